@@ -1,0 +1,36 @@
+# The two set-up commands of the README: `make demo` and `make test`. Each sets itself up on a fresh
+# machine that has Python >= 3.11 and Java >= 17.
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+
+.PHONY: demo test test-fast lint bench clean check-java
+
+$(STAMP): pyproject.toml
+	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "spcl needs Python >= 3.11")'
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install --quiet --upgrade pip
+	$(BIN)/pip install --quiet -e '.[spark,dev]'
+	touch $(STAMP)
+
+check-java:
+	@command -v java >/dev/null 2>&1 || { echo "spcl: Java 17+ is required for Spark but 'java' is not on PATH (Debian: apt-get install openjdk-17-jre-headless)" >&2; exit 1; }
+
+demo: $(STAMP) check-java
+	rm -rf demo-out
+	$(BIN)/spcl filter --input data/sample/ --output demo-out/
+	@echo "outputs under demo-out/ (stats: demo-out/stats.json)"
+
+test: $(STAMP) check-java
+	$(BIN)/ruff check spcl jobs tests
+	$(BIN)/pytest
+
+test-fast: $(STAMP)
+	$(BIN)/pytest -m 'not slow' -x -q
+
+lint: $(STAMP)
+	$(BIN)/ruff check spcl jobs tests
+
+clean:
+	rm -rf $(VENV) demo-out build *.egg-info

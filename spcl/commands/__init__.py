@@ -1,0 +1,1 @@
+"""Subcommands of the ``spcl`` console script; each module exposes ``register(subparsers)``."""

@@ -1,0 +1,178 @@
+"""Typed settings loaded from ``conf/*.yaml``.
+
+Every section is a pydantic model with ``extra="forbid"``: an unknown key or a bad value stops the run
+with a message that names the key (``policy.PHONE: Input should be 'flag', 'count' or 'ignore'``).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from pathlib import Path
+from typing import Any, Literal
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+PII_TYPES: tuple[str, ...] = (
+    "PHONE",
+    "EMAIL",
+    "RRN",
+    "MYNUMBER",
+    "CARD",
+    "ACCOUNT",
+    "DOB",
+    "POSTAL",
+    "ADDRESS",
+)
+"""Types the rule detectors can report (``spcl.detect``)."""
+
+Action = Literal["flag", "count", "ignore"]
+DEFAULT_CONF = Path(__file__).resolve().parent.parent / "conf" / "default.yaml"
+
+
+class ConfigError(ValueError):
+    """A configuration file is missing, unreadable or invalid; the message names the key."""
+
+
+class _Section(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class InputSettings(_Section):
+    """How crawl records are read."""
+
+    format: Literal["auto", "jsonl", "parquet"] = "auto"
+    text_field: str = "text"
+    id_field: str | None = "id"
+    max_text_chars: int = Field(5_000_000, gt=0, description="longer texts go to quarantine")
+    keep_meta: bool = True
+
+
+class DetectSettings(_Section):
+    """Which rule detectors run and how (the same settings drive ``spcl.detect.find_pii`` and the job)."""
+
+    types: tuple[str, ...] = PII_TYPES
+    keep_invalid: bool = False
+    """Also report hits whose checksum failed (validated=False); they never flag a document."""
+    include_company_numbers: bool = False
+    """Report company representative numbers (15xx/16xx/18xx, 0120/0800) as PHONE hits."""
+    context_window: int = Field(24, ge=1, le=200)
+    """Characters before a candidate searched for context words (ACCOUNT, DOB)."""
+
+    @field_validator("types")
+    @classmethod
+    def _known_types(cls, value: tuple[str, ...]) -> tuple[str, ...]:
+        unknown = sorted(set(value) - set(PII_TYPES))
+        if unknown:
+            raise ValueError(f"unknown PII type(s) {unknown}; known: {list(PII_TYPES)}")
+        return value
+
+
+class PolicySettings(_Section):
+    """Per rule type: ``flag`` the document, only ``count`` the hit in stats, or ``ignore`` it."""
+
+    PHONE: Action = "flag"
+    EMAIL: Action = "flag"
+    RRN: Action = "flag"
+    MYNUMBER: Action = "flag"
+    CARD: Action = "flag"
+    ACCOUNT: Action = "flag"
+    DOB: Action = "flag"
+    POSTAL: Action = "flag"
+    ADDRESS: Action = "flag"
+    min_hits: int = Field(1, ge=1, description="flag only when at least this many flagging hits")
+
+    def action(self, pii_type: str) -> Action:
+        """The action for one PII type."""
+        return getattr(self, pii_type)
+
+
+class ScreenSettings(_Section):
+    """The TF-IDF → LightGBM ∪ LinearSVC screen classifier."""
+
+    enabled: bool = True
+    model: str = "models/screen-default"
+
+
+class SparkSettings(_Section):
+    """How the job uses Spark (ignored by the plain-Python engine)."""
+
+    master: str = "local[*]"
+    app_name: str = "spcl-filter"
+    batch_rows: int = Field(2000, gt=0, description="rows per Arrow batch handed to Python workers")
+    partitions: int = Field(0, ge=0, description="repartition parsed records to N partitions; 0 = auto")
+    max_partition_bytes: str = "32m"
+    conf: dict[str, str] = Field(default_factory=dict, description="extra spark.* settings")
+
+
+class OutputSettings(_Section):
+    """Where and how outputs are written."""
+
+    compression: Literal["zstd", "snappy", "gzip", "none"] = "zstd"
+    manifest: bool = True
+
+
+class Settings(_Section):
+    """The whole configuration of a run."""
+
+    input: InputSettings = Field(default_factory=InputSettings)
+    detect: DetectSettings = Field(default_factory=DetectSettings)
+    policy: PolicySettings = Field(default_factory=PolicySettings)
+    screen: ScreenSettings = Field(default_factory=ScreenSettings)
+    spark: SparkSettings = Field(default_factory=SparkSettings)
+    output: OutputSettings = Field(default_factory=OutputSettings)
+
+    def config_hash(self) -> str:
+        """SHA-256 (first 16 hex digits) of the canonical JSON of these settings."""
+        canonical = json.dumps(self.model_dump(mode="json"), sort_keys=True, separators=(",", ":"))
+        return hashlib.sha256(canonical.encode()).hexdigest()[:16]
+
+
+def _format_errors(err: ValidationError, origin: str) -> str:
+    lines = []
+    for e in err.errors():
+        key = ".".join(str(p) for p in e["loc"]) or "<root>"
+        msg = e["msg"]
+        if e["type"] == "extra_forbidden":
+            msg = "unknown key"
+        lines.append(f"  {key}: {msg}")
+    return f"invalid configuration in {origin}:\n" + "\n".join(lines)
+
+
+def settings_from_dict(data: dict[str, Any] | None, origin: str = "<dict>") -> Settings:
+    """Validate a plain dict into :class:`Settings`; raise :class:`ConfigError` naming each bad key."""
+    try:
+        return Settings.model_validate(data or {})
+    except ValidationError as err:
+        raise ConfigError(_format_errors(err, origin)) from None
+
+
+def load_settings(path: str | Path | None = None, overrides: dict[str, Any] | None = None) -> Settings:
+    """Read a YAML config (default ``conf/default.yaml`` if present) and apply dotted-key overrides.
+
+    >>> load_settings(overrides={"policy.PHONE": "count"}).policy.PHONE
+    'count'
+    """
+    data: dict[str, Any] = {}
+    origin = "<defaults>"
+    if path is None and DEFAULT_CONF.exists():
+        path = DEFAULT_CONF
+    if path is not None:
+        origin = str(path)
+        try:
+            loaded = yaml.safe_load(Path(path).read_text(encoding="utf-8"))
+        except FileNotFoundError:
+            raise ConfigError(f"configuration file not found: {path}") from None
+        except yaml.YAMLError as err:
+            raise ConfigError(f"configuration file {path} is not valid YAML: {err}") from None
+        if loaded is not None and not isinstance(loaded, dict):
+            raise ConfigError(f"configuration file {path} must hold a mapping at the top level")
+        data = loaded or {}
+    for dotted, value in (overrides or {}).items():
+        node = data
+        *parents, leaf = dotted.split(".")
+        for part in parents:
+            node = node.setdefault(part, {})
+        node[leaf] = value
+    return settings_from_dict(data, origin)

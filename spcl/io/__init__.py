@@ -1,0 +1,1 @@
+"""Readers, writers and schemas of spcl's datasets."""
