@@ -1,0 +1,1 @@
+"""Seeded synthetic data: the sample corpus (``corpus``) and the PII extraction set (``pii``)."""
