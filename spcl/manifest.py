@@ -91,3 +91,59 @@ def verify_manifest(root: str | Path) -> VerifyReport:
             report.changed.append(rel)
     report.unlisted = sorted(set(present) - set(listed))
     return report
+
+
+def read_manifest(root: str | Path) -> dict[str, Any]:
+    """The parsed ``root/manifest.json``."""
+    return json.loads((Path(root) / MANIFEST_NAME).read_text())
+
+
+def count_records(path: str | Path) -> int | None:
+    """Records in one data file: lines of ``.jsonl``, rows of ``.csv`` (less the header) or
+    ``.parquet``; ``None`` for other files.
+    """
+    p = Path(path)
+    name = p.name.lower()
+    if name.endswith(".jsonl"):
+        with open(p, "rb") as fh:
+            return sum(1 for line in fh if line.strip())
+    if name.endswith(".csv"):
+        import csv
+
+        with open(p, encoding="utf-8-sig", newline="") as fh:
+            return max(sum(1 for _ in csv.reader(fh)) - 1, 0)
+    if name.endswith(".parquet"):
+        import pyarrow.parquet as pq
+
+        return int(pq.ParquetFile(p).metadata.num_rows)
+    return None
+
+
+def record_counts(root: str | Path) -> dict[str, int]:
+    """``{relative path: records}`` for every countable data file under ``root``."""
+    root_path = Path(root)
+    counts = {}
+    for p in _dataset_files(root_path):
+        n = count_records(p)
+        if n is not None:
+            counts[p.relative_to(root_path).as_posix()] = n
+    return counts
+
+
+def manifest_ref(root: str | Path) -> dict[str, Any]:
+    """How a derived dataset cites a source: its path, the SHA-256 of its manifest, kind, records and
+    licence (``manifest_sha256`` is ``None`` when the source has no manifest).
+    """
+    root_path = Path(root)
+    path = root_path / MANIFEST_NAME if root_path.is_dir() else root_path
+    ref: dict[str, Any] = {"path": str(root), "manifest_sha256": None}
+    if path.is_file():
+        ref["manifest_sha256"] = sha256_file(path)
+        try:
+            data = json.loads(path.read_text())
+        except (OSError, ValueError):
+            return ref
+        for key in ("kind", "records", "licence", "config_hash"):
+            if key in data:
+                ref[key] = data[key]
+    return ref

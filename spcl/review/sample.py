@@ -1,0 +1,400 @@
+"""Stratified, hashed-id sampling of a filter output for manual review.
+
+A document's stratum is ``decision × lang × top category × score bucket`` (any subset of those
+dimensions). Each stratum gets a size from ``allocate`` (a share of ``clean`` always included), and the
+sample of a stratum is its ``k`` documents with the smallest ``sha256(f"{seed}:{id}")`` (bottom-k).
+Bottom-k depends only on the ids and the seed, never on partitioning or worker order, so the plain
+Python path (``sample_dataset``) and the Spark path (``sample_spark``) return the same documents.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import heapq
+import itertools
+import math
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.dataset as ds
+
+DIMENSIONS: tuple[str, ...] = ("decision", "lang", "category", "bucket")
+"""Stratum dimensions: ``category`` is ``top_category``; ``bucket`` is the screen-score bucket."""
+
+DEFAULT_DIMENSIONS: tuple[str, ...] = DIMENSIONS
+DEFAULT_BUCKET_EDGES: tuple[float, ...] = (0.5, 0.8, 0.95)
+DEFAULT_DECISIONS: tuple[str, ...] = ("clean", "flagged")
+"""Quarantined records have no text to read, so they are not sampled unless asked for."""
+
+NULL = "-"
+"""How a missing lang / category / score shows in a stratum name."""
+
+_STRATUM_COLUMNS = ["id", "decision", "lang", "top_category", "scores"]
+
+
+@dataclass(frozen=True)
+class SampleSpec:
+    """What to draw: total ``n`` (or a fixed ``per_stratum`` size), the seed and the strata."""
+
+    n: int = 500
+    seed: int = 0
+    dimensions: tuple[str, ...] = DEFAULT_DIMENSIONS
+    decisions: tuple[str, ...] = DEFAULT_DECISIONS
+    clean_share: float = 0.25
+    min_per_stratum: int = 5
+    per_stratum: int | None = None
+    bucket_edges: tuple[float, ...] = DEFAULT_BUCKET_EDGES
+
+    def __post_init__(self) -> None:
+        unknown = [d for d in self.dimensions if d not in DIMENSIONS]
+        if unknown or "decision" not in self.dimensions:
+            raise ValueError(f"strata must include 'decision' and use only {', '.join(DIMENSIONS)}")
+        if not 0.0 <= self.clean_share <= 1.0:
+            raise ValueError("clean_share must lie in [0, 1]")
+        if self.n < 0 or (self.per_stratum is not None and self.per_stratum < 0):
+            raise ValueError("sample sizes must be non-negative")
+        if list(self.bucket_edges) != sorted(self.bucket_edges):
+            raise ValueError("bucket edges must be increasing")
+
+
+@dataclass
+class SamplePlan:
+    """The spec, every stratum's population and its sample size (JSON-serialisable, no text)."""
+
+    spec: SampleSpec
+    populations: dict[str, int]
+    sizes: dict[str, int] = field(default_factory=dict)
+
+    def to_json(self) -> dict[str, Any]:
+        """A plain dict for ``plan.json``."""
+        return {
+            "spec": asdict(self.spec),
+            "strata": {
+                s: {"population": self.populations[s], "sample": self.sizes.get(s, 0)}
+                for s in sorted(self.populations)
+            },
+        }
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> SamplePlan:
+        """Inverse of ``to_json``."""
+        spec_d = dict(data["spec"])
+        for key in ("dimensions", "decisions", "bucket_edges"):
+            spec_d[key] = tuple(spec_d[key])
+        strata = data["strata"]
+        return cls(
+            spec=SampleSpec(**spec_d),
+            populations={s: int(v["population"]) for s, v in strata.items()},
+            sizes={s: int(v["sample"]) for s, v in strata.items()},
+        )
+
+
+def hash_key(seed: int, doc_id: str) -> str:
+    """The sampling key of a document: hex ``sha256(f"{seed}:{id}")`` (equal to Spark's ``sha2``).
+
+    >>> hash_key(7, "doc-1")[:12]
+    '1d1ad8d2a4a1'
+    """
+    return hashlib.sha256(f"{seed}:{doc_id}".encode()).hexdigest()
+
+
+def score_bucket(score: float | None, edges: Sequence[float] = DEFAULT_BUCKET_EDGES) -> str:
+    """Name of the score bucket ``score`` falls in (``lgbm`` score; ``"-"`` without a screen).
+
+    >>> score_bucket(0.9), score_bucket(0.1), score_bucket(None)
+    ('0.8-0.95', '<0.5', '-')
+    """
+    if score is None or (isinstance(score, float) and math.isnan(score)):
+        return NULL
+    if score < edges[0]:
+        return f"<{edges[0]:g}"
+    for lo, hi in itertools.pairwise(edges):
+        if score < hi:
+            return f"{lo:g}-{hi:g}"
+    return f">={edges[-1]:g}"
+
+
+def stratum_name(
+    dimensions: Sequence[str],
+    decision: str,
+    lang: str | None,
+    category: str | None,
+    score: float | None,
+    edges: Sequence[float] = DEFAULT_BUCKET_EDGES,
+) -> str:
+    """``"decision=flagged|lang=ja|category=MEDICAL|bucket=>=0.95"`` for the chosen dimensions."""
+    values = {
+        "decision": decision,
+        "lang": lang or NULL,
+        "category": category or NULL,
+        "bucket": score_bucket(score, edges) if "bucket" in dimensions else NULL,
+    }
+    return "|".join(f"{d}={values[d]}" for d in dimensions)
+
+
+def parse_stratum(name: str) -> dict[str, str]:
+    """Inverse of ``stratum_name``: ``{"decision": "flagged", "lang": "ja", ...}``."""
+    return dict(part.split("=", 1) for part in name.split("|"))
+
+
+def _split(populations: Mapping[str, int], budget: int, floor: int) -> dict[str, int]:
+    """Split ``budget`` over strata: ``floor`` each first, the rest proportional to population."""
+    keys = sorted(populations)
+    sizes = dict.fromkeys(keys, 0)
+    budget = min(budget, sum(populations.values()))
+    base = {k: min(floor, populations[k]) for k in keys}
+    if sum(base.values()) >= budget:
+        while budget > 0:  # round-robin in name order: deterministic and as even as possible
+            for k in keys:
+                if budget > 0 and sizes[k] < base[k]:
+                    sizes[k] += 1
+                    budget -= 1
+        return sizes
+    sizes = base
+    budget -= sum(base.values())
+    while budget > 0:
+        room = [k for k in keys if populations[k] > sizes[k]]
+        total = sum(populations[k] for k in room)
+        quotas = {k: budget * populations[k] / total for k in room}
+        add = {k: min(populations[k] - sizes[k], int(quotas[k])) for k in room}
+        if sum(add.values()) == 0:  # all quotas < 1: largest remainder, one each
+            order = sorted(room, key=lambda k: (-quotas[k], k))
+            add = {k: 1 for k in order[:budget]}
+        for k, v in add.items():
+            sizes[k] += v
+        budget -= sum(add.values())
+    return sizes
+
+
+def allocate(populations: Mapping[str, int], spec: SampleSpec) -> dict[str, int]:
+    """Sample size of every stratum.
+
+    With ``spec.per_stratum`` every stratum gets ``min(per_stratum, population)``. Otherwise ``spec.n``
+    is split between ``clean`` (``clean_share`` of it, at least one document when any clean exists)
+    and the other decisions (by population); inside a decision each stratum first gets
+    ``min_per_stratum`` and the rest is proportional to population (largest remainder).
+    """
+    if spec.per_stratum is not None:
+        return {s: min(spec.per_stratum, p) for s, p in populations.items()}
+    by_decision: dict[str, dict[str, int]] = {}
+    for s, p in populations.items():
+        by_decision.setdefault(parse_stratum(s)["decision"], {})[s] = p
+    clean = by_decision.pop("clean", {})
+    others_total = sum(sum(g.values()) for g in by_decision.values())
+    n_clean = 0
+    if clean:
+        n_clean = spec.n if not others_total else max(1, round(spec.n * spec.clean_share))
+        n_clean = min(n_clean, spec.n, sum(clean.values()))
+    sizes = _split(clean, n_clean, spec.min_per_stratum) if clean else {}
+    rest = spec.n - n_clean
+    if others_total:
+        totals = {d: sum(g.values()) for d, g in by_decision.items()}
+        budgets = _split(totals, rest, 0)
+        for d, group in by_decision.items():
+            sizes.update(_split(group, budgets[d], spec.min_per_stratum))
+    return sizes
+
+
+def _batch_strata(batch: pa.RecordBatch, spec: SampleSpec) -> list[str]:
+    decisions = batch.column("decision").to_pylist()
+    langs = batch.column("lang").to_pylist()
+    cats = batch.column("top_category").to_pylist()
+    scores = batch.column("scores")
+    if "bucket" in spec.dimensions:
+        lgbm = pc.struct_field(scores, "lgbm").to_pylist()
+    else:
+        lgbm = [None] * len(decisions)
+    return [
+        stratum_name(spec.dimensions, d, lang, c, s, spec.bucket_edges)
+        for d, lang, c, s in zip(decisions, langs, cats, lgbm, strict=True)
+    ]
+
+
+def output_dataset(path: str | Path) -> ds.Dataset:
+    """The filter output under ``path`` (``decision=*/…parquet``, hive-partitioned) as one dataset."""
+    root = Path(path)
+    files = sorted(str(p) for p in root.glob("decision=*/**/*.parquet"))
+    if not files:
+        raise FileNotFoundError(f"no decision=*/*.parquet files under {root}")
+    return ds.dataset(files, format="parquet", partitioning="hive", partition_base_dir=str(root))
+
+
+def _decision_filter(spec: SampleSpec) -> pc.Expression:
+    return pc.field("decision").isin(list(spec.decisions))
+
+
+def iter_strata(dataset: ds.Dataset, spec: SampleSpec) -> Iterator[tuple[list[str], list[str]]]:
+    """``(ids, strata)`` per batch of the sampled decisions, reading only the stratum columns."""
+    for batch in dataset.to_batches(columns=_STRATUM_COLUMNS, filter=_decision_filter(spec)):
+        if batch.num_rows:
+            yield batch.column("id").to_pylist(), _batch_strata(batch, spec)
+
+
+def bottom_k(
+    rows: Iterable[tuple[str, str]], sizes: Mapping[str, int], seed: int
+) -> dict[str, list[tuple[str, str]]]:
+    """Per stratum, the ``sizes[stratum]`` pairs ``(key, id)`` with the smallest keys, sorted.
+
+    ``rows`` yields ``(stratum, id)``; the result is independent of their order.
+    """
+    heaps: dict[str, list[tuple[str, str]]] = {s: [] for s in sizes}
+    for stratum, doc_id in rows:
+        k = sizes.get(stratum, 0)
+        if k <= 0:
+            continue
+        item = (hash_key(seed, doc_id), doc_id)
+        heap = heaps[stratum]  # a max-heap of the k smallest, via negated order
+        neg = _Neg(item)
+        if len(heap) < k:
+            heapq.heappush(heap, neg)  # type: ignore[arg-type]
+        elif item < heap[0].item:  # type: ignore[attr-defined]
+            heapq.heapreplace(heap, neg)  # type: ignore[arg-type]
+    return {s: sorted(n.item for n in h) for s, h in heaps.items()}  # type: ignore[attr-defined]
+
+
+class _Neg:
+    """Reverses the order of a ``(key, id)`` pair so ``heapq`` keeps the largest on top."""
+
+    __slots__ = ("item",)
+
+    def __init__(self, item: tuple[str, str]) -> None:
+        self.item = item
+
+    def __lt__(self, other: _Neg) -> bool:
+        return self.item > other.item
+
+
+def draw(
+    ids: Sequence[str], strata: Sequence[str], spec: SampleSpec
+) -> tuple[SamplePlan, dict[str, list[str]]]:
+    """The plan and the sampled ids per stratum for in-memory ``ids`` and their ``strata``."""
+    populations: dict[str, int] = {}
+    for s in strata:
+        populations[s] = populations.get(s, 0) + 1
+    plan = SamplePlan(spec, populations, allocate(populations, spec))
+    chosen = bottom_k(zip(strata, ids, strict=True), plan.sizes, spec.seed)
+    return plan, {s: [i for _k, i in pairs] for s, pairs in chosen.items()}
+
+
+def plan_dataset(dataset: ds.Dataset, spec: SampleSpec) -> SamplePlan:
+    """Count every stratum's population (one pass over small columns) and allocate sizes."""
+    populations: dict[str, int] = {}
+    for _ids, strata in iter_strata(dataset, spec):
+        for s in strata:
+            populations[s] = populations.get(s, 0) + 1
+    return SamplePlan(spec, populations, allocate(populations, spec))
+
+
+SAMPLE_COLUMNS: tuple[str, ...] = (
+    "id",
+    "decision",
+    "lang",
+    "top_category",
+    "text",
+    "hits",
+    "reasons",
+    "scores",
+    "config_hash",
+    "model_version",
+)
+
+
+def _finish(table: pa.Table, plan: SamplePlan, chosen: Mapping[str, Sequence[str]]) -> pa.Table:
+    """Add ``stratum``, ``sample_key`` and ``weight`` columns; order rows by sample key."""
+    stratum_of = {i: s for s, ids in chosen.items() for i in ids}
+    ids = table.column("id").to_pylist()
+    strata = [stratum_of[i] for i in ids]
+    weights = [plan.populations[s] / max(plan.sizes[s], 1) for s in strata]
+    keys = [hash_key(plan.spec.seed, i) for i in ids]
+    table = table.append_column("stratum", pa.array(strata, pa.string()))
+    table = table.append_column("sample_key", pa.array(keys, pa.string()))
+    table = table.append_column("weight", pa.array(weights, pa.float64()))
+    return table.sort_by([("sample_key", "ascending"), ("id", "ascending")])
+
+
+def sample_dataset(path: str | Path, spec: SampleSpec) -> tuple[SamplePlan, pa.Table]:
+    """Plan and draw the sample from a filter output folder in plain Python (three column passes).
+
+    Returns the plan and the sampled rows (``SAMPLE_COLUMNS`` plus ``stratum``, ``sample_key``,
+    ``weight``), ordered by sample key so reviewers do not read one stratum in a block.
+    """
+    dataset = output_dataset(path)
+    plan = plan_dataset(dataset, spec)
+    pairs = (p for ids, strata in iter_strata(dataset, spec) for p in zip(strata, ids, strict=True))
+    chosen = {s: [i for _k, i in v] for s, v in bottom_k(pairs, plan.sizes, spec.seed).items()}
+    wanted = sorted(i for ids in chosen.values() for i in ids)
+    table = dataset.to_table(
+        columns=list(SAMPLE_COLUMNS),
+        filter=_decision_filter(spec) & pc.field("id").isin(wanted),
+    )
+    return plan, _finish(table, plan, chosen)
+
+
+def _spark_stratum_column(spec: SampleSpec) -> Any:
+    """The stratum name as a Spark column, equal to ``stratum_name`` row by row."""
+    from pyspark.sql import functions as F
+
+    parts = []
+    for dim in spec.dimensions:
+        if dim == "decision":
+            value = F.col("decision")
+        elif dim == "lang":
+            value = F.coalesce(F.col("lang"), F.lit(NULL))
+        elif dim == "category":
+            value = F.coalesce(F.col("top_category"), F.lit(NULL))
+        else:
+            score = F.col("scores.lgbm").cast("double")
+            edges = spec.bucket_edges
+            expr = F.when(score.isNull() | F.isnan(score), F.lit(NULL)).when(
+                score < F.lit(edges[0]), F.lit(f"<{edges[0]:g}")
+            )
+            for lo, hi in itertools.pairwise(edges):
+                expr = expr.when(score < F.lit(hi), F.lit(f"{lo:g}-{hi:g}"))
+            value = expr.otherwise(F.lit(f">={edges[-1]:g}"))
+        parts.append(F.concat(F.lit(f"{dim}="), value))
+    return F.concat_ws("|", *parts)
+
+
+def sample_spark(spark: Any, path: str | Path, spec: SampleSpec) -> tuple[SamplePlan, pa.Table]:
+    """The same sample as ``sample_dataset``, computed by Spark for outputs too big for one machine.
+
+    Keys are Spark's ``sha2(concat(seed, ':', id), 256)``; sizes come from ``allocate`` on the
+    driver; each stratum keeps rows ranked ``<= size`` by ``(key, id)``. Only the sample is collected.
+    """
+    from pyspark.sql import Window
+    from pyspark.sql import functions as F
+
+    root = str(path)
+    df = spark.read.option("basePath", root).parquet(f"{root}/decision=*")
+    df = df.where(F.col("decision").isin(list(spec.decisions)))
+    df = df.withColumn("stratum", _spark_stratum_column(spec))
+    populations = {r["stratum"]: int(r["count"]) for r in df.groupBy("stratum").count().collect()}
+    plan = SamplePlan(spec, populations, allocate(populations, spec))
+    sizes = spark.createDataFrame(
+        [(s, k) for s, k in plan.sizes.items() if k > 0] or [("", 0)], "stratum string, size int"
+    )
+    keyed = df.withColumn("sample_key", F.sha2(F.concat(F.lit(f"{spec.seed}:"), F.col("id")), 256))
+    rank = F.row_number().over(Window.partitionBy("stratum").orderBy("sample_key", "id"))
+    picked = (
+        keyed.join(F.broadcast(sizes), "stratum")
+        .withColumn("rank", rank)
+        .where(F.col("rank") <= F.col("size"))
+        .select(*SAMPLE_COLUMNS, "stratum")
+    )
+    rows = picked.toArrow()
+    chosen: dict[str, list[str]] = {}
+    for i, s in zip(rows.column("id").to_pylist(), rows.column("stratum").to_pylist(), strict=True):
+        chosen.setdefault(s, []).append(i)
+    table = rows.drop_columns(["stratum"]).cast(_sample_schema(rows.drop_columns(["stratum"]).schema))
+    return plan, _finish(table, plan, chosen)
+
+
+def _sample_schema(found: pa.Schema) -> pa.Schema:
+    """``SAMPLE_COLUMNS`` typed as in ``OUTPUT_SCHEMA`` (Spark returns nullable, partition as string)."""
+    from spcl.io.schema import OUTPUT_SCHEMA
+
+    return pa.schema([pa.field(n, OUTPUT_SCHEMA.field(n).type) for n in found.names])
