@@ -1,0 +1,149 @@
+"""Benchmarks of the filter job: docs/s per core and peak memory, plain Python vs Spark local[2].
+
+A benchmark is a command (``spcl bench filter``), never a test: this machine has slow episodes, so
+runs are compared side by side in one invocation and the numbers reported, not asserted.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import resource
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+from spcl.synth.corpus import generate_corpus, write_jsonl
+
+GOAL_PYTHON_DOCS_PER_CORE = 5000.0
+
+
+def make_bench_corpus(workdir: Path, docs: int, seed: int, files: int = 8) -> list[str]:
+    """Write ``docs`` synthetic ~1.5 KB mixed ja/ko/en documents into ``files`` JSONL.gz files."""
+    workdir.mkdir(parents=True, exist_ok=True)
+    paths = []
+    per_file = -(-docs // files)
+    stream = generate_corpus(docs, seed)
+    for i in range(files):
+        path = workdir / f"bench-{i:03d}.jsonl.gz"
+        chunk = [doc for _, doc in zip(range(per_file), stream, strict=False)]
+        if not chunk:
+            break
+        write_jsonl(iter(chunk), str(path), drop=("planted",))
+        paths.append(str(path))
+    return paths
+
+
+def _python_engine_child(inputs: list[str], output: str, screen: bool) -> dict[str, Any]:
+    """Run in a child process: the plain-Python engine end to end; returns timings and peak RSS."""
+    from spcl.config import load_settings
+    from spcl.filter_job import FilterJob, run_filter
+    from spcl.io.readers import read_records
+    from spcl.pipeline import build_context, process_batch
+
+    settings = load_settings(overrides={"screen.enabled": screen})
+    ctx = build_context(settings)
+    batches = []
+    for path in inputs:
+        with open(path, "rb") as fh:
+            batches += list(read_records(fh, path, settings.input, settings.spark.batch_rows))
+    docs = sum(b.num_rows for b in batches)
+    started = time.perf_counter()
+    for batch in batches:
+        process_batch(batch, ctx)
+    screen_seconds = time.perf_counter() - started
+    started = time.perf_counter()
+    run_filter(FilterJob(tuple(inputs), output, settings, engine="python", overwrite=True))
+    job_seconds = time.perf_counter() - started
+    return {
+        "docs": docs,
+        "batch_function_docs_per_s": docs / screen_seconds,
+        "job_docs_per_s": docs / job_seconds,
+        "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+    }
+
+
+class _WorkerMemory(threading.Thread):
+    """Samples the RSS of pyspark Python workers (children of this process tree) until stopped."""
+
+    def __init__(self) -> None:
+        super().__init__(daemon=True)
+        self.peak_worker_mb = 0.0
+        self.peak_jvm_mb = 0.0
+        self._stop_event = threading.Event()
+
+    def run(self) -> None:
+        import psutil
+
+        me = psutil.Process()
+        while not self._stop_event.wait(0.2):
+            for child in me.children(recursive=True):
+                try:
+                    rss = child.memory_info().rss / 2**20
+                    cmd = " ".join(child.cmdline())
+                except psutil.Error:
+                    continue
+                if "java" in cmd:
+                    self.peak_jvm_mb = max(self.peak_jvm_mb, rss)
+                elif "pyspark" in cmd or "daemon" in cmd or "python" in cmd:
+                    self.peak_worker_mb = max(self.peak_worker_mb, rss)
+
+    def stop(self) -> None:
+        self._stop_event.set()
+        self.join()
+
+
+def _spark_run(inputs: list[str], output: str, screen: bool, cores: int = 2) -> dict[str, Any]:
+    from spcl.config import load_settings
+    from spcl.filter_job import FilterJob, run_filter
+    from spcl.spark import build_session
+
+    settings = load_settings(overrides={"screen.enabled": screen})
+    build_session(settings, f"local[{cores}]")
+    # warm-up: start Python workers and load detectors/models once, as a long job would
+    run_filter(FilterJob(tuple(inputs[:1]), output + "-warmup", settings, "spark", f"local[{cores}]", True))
+    monitor = _WorkerMemory()
+    monitor.start()
+    started = time.perf_counter()
+    stats = run_filter(FilterJob(tuple(inputs), output, settings, "spark", f"local[{cores}]", True))
+    seconds = time.perf_counter() - started
+    monitor.stop()
+    docs = stats["reconciliation"]["input_records"]
+    return {"docs": docs, "cores": cores, "job_docs_per_s": docs / seconds,
+            "docs_per_s_per_core": docs / seconds / cores,
+            "peak_worker_rss_mb": monitor.peak_worker_mb, "peak_jvm_rss_mb": monitor.peak_jvm_mb}
+
+
+def run_filter_bench(docs: int, seed: int, workdir: str | None, spark: bool = True,
+                     screen: bool = False) -> dict[str, Any]:
+    """Generate the corpus, run both engines, print a side-by-side report; returns the numbers."""
+    root = Path(workdir or tempfile.mkdtemp(prefix="spcl-bench-"))
+    inputs = make_bench_corpus(root / "input", docs, seed)
+    mean_bytes = sum(os.path.getsize(p) for p in inputs)
+    print(f"corpus: {docs} docs in {len(inputs)} files under {root} ({mean_bytes / 2**20:.1f} MiB compressed)")
+    code = ("import json,sys; from spcl.bench import _python_engine_child as f; "
+            "print(json.dumps(f(json.loads(sys.argv[1]), sys.argv[2], sys.argv[3] == '1')))")
+    child = subprocess.run([sys.executable, "-c", code, json.dumps(inputs), str(root / "out-python"),
+                            "1" if screen else "0"], check=True, capture_output=True, text=True)
+    py = json.loads(child.stdout.strip().splitlines()[-1])
+    path_name = "full screen (rules + model)" if screen else "rules-only"
+    print(f"\n{path_name} path, 1 core")
+    print(f"  plain Python, batch function : {py['batch_function_docs_per_s']:8.0f} docs/s per core")
+    print(f"  plain Python, job end to end : {py['job_docs_per_s']:8.0f} docs/s per core "
+          f"(peak RSS {py['peak_rss_mb']:.0f} MB)")
+    if not screen:
+        ratio = py["batch_function_docs_per_s"] / GOAL_PYTHON_DOCS_PER_CORE
+        print(f"  goal 5,000 docs/s per core   : {ratio:.2f}x of goal")
+    result: dict[str, Any] = {"python": py}
+    if spark:
+        sp = _spark_run(inputs, str(root / "out-spark"), screen)
+        result["spark"] = sp
+        print(f"  Spark local[2], job end to end: {sp['docs_per_s_per_core']:8.0f} docs/s per core "
+              f"(peak Python worker RSS {sp['peak_worker_rss_mb']:.0f} MB, JVM {sp['peak_jvm_rss_mb']:.0f} MB)")
+        print(f"  Spark / plain Python job     : {sp['docs_per_s_per_core'] / py['job_docs_per_s']:.2f}")
+        print(f"  Spark / plain batch function : {sp['docs_per_s_per_core'] / py['batch_function_docs_per_s']:.2f}")
+    return result

@@ -1,0 +1,25 @@
+"""``spcl bench filter``: throughput of the rules-only filter, plain Python vs Spark local[2]."""
+
+from __future__ import annotations
+
+import argparse
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    """Add ``spcl bench``."""
+    parser = sub.add_parser("bench", help="benchmarks (docs/s per core, peak memory)")
+    bench_sub = parser.add_subparsers(dest="bench", required=True, metavar="BENCH")
+    filt = bench_sub.add_parser("filter", help="rules-only filter: plain Python and Spark local[2]")
+    filt.add_argument("--docs", type=int, default=50_000, help="documents to generate (default 50000)")
+    filt.add_argument("--seed", type=int, default=0)
+    filt.add_argument("--workdir", default=None, help="folder for generated data (default: a temp dir)")
+    filt.add_argument("--skip-spark", action="store_true")
+    filt.add_argument("--screen", action="store_true", help="include the screen model (full screen path)")
+    filt.set_defaults(func=_run_filter_bench)
+
+
+def _run_filter_bench(args: argparse.Namespace) -> int:
+    from spcl.bench import run_filter_bench
+
+    run_filter_bench(args.docs, args.seed, args.workdir, spark=not args.skip_spark, screen=args.screen)
+    return 0
