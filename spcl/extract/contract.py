@@ -1,0 +1,127 @@
+"""The extractor contract: ``TYPE<TAB>ORIGINAL`` lines, checked against the source.
+
+``parse_extraction`` NFC-normalizes the source and each value, trims type and value (the type is also
+upper-cased), removes complete ``<think>…</think>`` blocks, reads only lines that contain a tab (type =
+text before the first tab, value = the rest), keeps allowed types with non-empty values, de-duplicates
+``(type, value)`` pairs, and keeps a candidate only if its literal or one of its restricted variants occurs
+in the source (``spcl.mask.variants``, the same digit-boundary rule as the masker).
+
+``parse_success`` is True when the output is empty (only whitespace once think blocks are removed) or
+when at least one row matched the source; anything else (chatter, only hallucinated rows, only foreign
+types) is a failure, and the document must not be released as clean (fail closed).
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from collections import Counter
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+
+from spcl.mask.variants import DEFAULT_TYPES, normalize_type, normalize_value, occurs
+
+THINK_RE = re.compile(r"<think>.*?</think>", re.DOTALL)
+REJECT_REASONS: tuple[str, ...] = ("type_not_allowed", "empty_value", "duplicate", "not_in_source")
+
+
+@dataclass(slots=True)
+class ParseResult:
+    """What the parser kept and why it dropped the rest (counts only name reasons, never values).
+
+    ``candidates``: accepted ``(TYPE, VALUE)`` pairs in output order. ``hallucinated_rows``: allowed-type,
+    non-empty, de-duplicated rows whose value does not occur in the source. ``rows_read``: lines with a tab.
+    ``lines_without_tab``: non-blank lines without a tab. ``rows_rejected``: reason → count, reasons in
+    ``REJECT_REASONS``. ``checked_rows``: allowed-type, non-empty, de-duplicated rows (the denominator of
+    the hallucination rate).
+    """
+
+    candidates: list[tuple[str, str]] = field(default_factory=list)
+    hallucinated_rows: list[tuple[str, str]] = field(default_factory=list)
+    parse_success: bool = True
+    rows_read: int = 0
+    lines_without_tab: int = 0
+    rows_rejected: dict[str, int] = field(default_factory=dict)
+    think_blocks: int = 0
+
+    @property
+    def checked_rows(self) -> int:
+        """Rows that reached the source check: accepted + hallucinated."""
+        return len(self.candidates) + len(self.hallucinated_rows)
+
+    def __repr__(self) -> str:  # never print values
+        return (
+            f"ParseResult(candidates={len(self.candidates)}, hallucinated={len(self.hallucinated_rows)}, "
+            f"parse_success={self.parse_success}, rows_read={self.rows_read}, "
+            f"rows_rejected={self.rows_rejected})"
+        )
+
+
+def _normalized_allowed(allowed_types: Iterable[str]) -> frozenset[str]:
+    return frozenset(normalize_type(t) for t in allowed_types)
+
+
+def check_candidates(
+    rows: Iterable[tuple[str, str]],
+    source: str,
+    allowed_types: Iterable[str] = DEFAULT_TYPES,
+    *,
+    result: ParseResult | None = None,
+) -> ParseResult:
+    """Apply the contract's row rules (allowed type, non-empty, de-duplicated, in source) to ready rows.
+
+    Used by ``parse_extraction`` and by the evaluator for predictions given as candidate lists.
+    ``parse_success`` is set to True when no row was given or at least one row was accepted.
+    """
+    res = result if result is not None else ParseResult()
+    allowed = _normalized_allowed(allowed_types)
+    text = unicodedata.normalize("NFC", source)
+    rejected: Counter[str] = Counter(res.rows_rejected)
+    seen: set[tuple[str, str]] = set()
+    n_rows = 0
+    for type_raw, value_raw in rows:
+        n_rows += 1
+        type_ = normalize_type(type_raw)
+        value = normalize_value(value_raw)
+        if type_ not in allowed:
+            rejected["type_not_allowed"] += 1
+            continue
+        if not value:
+            rejected["empty_value"] += 1
+            continue
+        if (type_, value) in seen:
+            rejected["duplicate"] += 1
+            continue
+        seen.add((type_, value))
+        if occurs(type_, value, text):
+            res.candidates.append((type_, value))
+        else:
+            res.hallucinated_rows.append((type_, value))
+            rejected["not_in_source"] += 1
+    res.rows_rejected = {k: rejected[k] for k in REJECT_REASONS if rejected[k]}
+    res.parse_success = n_rows == 0 or bool(res.candidates)
+    return res
+
+
+def parse_extraction(raw: str, source: str, allowed_types: Iterable[str] = DEFAULT_TYPES) -> ParseResult:
+    """Parse an extractor's raw output into source-checked candidates.
+
+    >>> r = parse_extraction("<think>x</think>PERSON\\t김가상\\nACCOUNT\\talias123456\\n", "김 가 상 123456")
+    >>> r.candidates, r.hallucinated_rows, r.parse_success
+    ([('PERSON', '김가상')], [('ACCOUNT', 'alias123456')], True)
+    """
+    res = ParseResult()
+    res.think_blocks = len(THINK_RE.findall(raw))
+    body = THINK_RE.sub("", raw)
+    rows: list[tuple[str, str]] = []
+    for line in body.splitlines():
+        if "\t" not in line:
+            if line.strip():
+                res.lines_without_tab += 1
+            continue
+        type_, value = line.split("\t", 1)
+        rows.append((type_, value))
+    res.rows_read = len(rows)
+    check_candidates(rows, source, allowed_types, result=res)
+    res.parse_success = not body.strip() or bool(res.candidates)
+    return res

@@ -1,0 +1,77 @@
+"""The deterministic masker: candidates → ``[TYPE_n]`` tokens, spans into the NFC source, and a mapping.
+
+Rules (issue 4): literal predictions win over variants of other predictions and a fixed type priority
+settles one value with several types (``spcl.mask.variants``); the NFC source is scanned once with a
+single regex whose alternatives are ordered longest-first; at each position the longest match wins and
+overlapping matches merge into one masked span (so no part of any candidate's occurrence stays in clear);
+tokens are assigned per type in source order over the actual surface (same surface → same token, a
+different spacing or separator → its own token), skipping token names the source already contains.
+"""
+
+from __future__ import annotations
+
+import unicodedata
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+
+from spcl.mask.tokens import TokenAllocator, reserved_tokens
+from spcl.mask.variants import canonical_alternatives, check_type_name, scan
+
+
+@dataclass(frozen=True, slots=True)
+class Span:
+    """One masked span: ``type`` at the half-open ``[start, end)`` of the NFC source, replaced by ``token``."""
+
+    type: str
+    start: int
+    end: int
+    token: str
+
+
+@dataclass(slots=True)
+class MaskResult:
+    """The masked text, the token → surface ``mapping`` (a secret: vault only) and the spans."""
+
+    masked_text: str
+    mapping: dict[str, str] = field(default_factory=dict)
+    spans: list[Span] = field(default_factory=list)
+
+
+def mask_text(source: str, candidates: Iterable[tuple[str, str]]) -> MaskResult:
+    """Mask every occurrence of the candidates (and their restricted variants) in NFC ``source``.
+
+    Candidate types are trimmed and upper-cased, values NFC-normalized and trimmed; empty values are
+    ignored. The result does not depend on the order of ``candidates``.
+
+    >>> r = mask_text("김가상 / 김 가 상 / [PERSON_1]", [("PERSON", "김가상")])
+    >>> r.masked_text
+    '[PERSON_2] / [PERSON_3] / [PERSON_1]'
+    >>> r.mapping
+    {'[PERSON_2]': '김가상', '[PERSON_3]': '김 가 상'}
+    """
+    text = unicodedata.normalize("NFC", source)
+    alts = canonical_alternatives(candidates)
+    for type_ in sorted({a.type for a in alts}):
+        check_type_name(type_)
+    clusters: list[list] = []  # [start, end, type]
+    for occ in scan(text, alts):
+        if clusters and occ.start < clusters[-1][1]:
+            clusters[-1][1] = max(clusters[-1][1], occ.end)
+        else:
+            clusters.append([occ.start, occ.end, occ.type])
+    allocator = TokenAllocator(reserved_tokens(text))
+    mapping: dict[str, str] = {}
+    spans: list[Span] = []
+    pieces: list[str] = []
+    pos = 0
+    for start, end, type_ in clusters:
+        surface = text[start:end]
+        token, new = allocator.token(type_, surface)
+        if new:
+            mapping[token] = surface
+        spans.append(Span(type_, start, end, token))
+        pieces.append(text[pos:start])
+        pieces.append(token)
+        pos = end
+    pieces.append(text[pos:])
+    return MaskResult("".join(pieces), mapping, spans)

@@ -1,0 +1,225 @@
+"""Where a candidate value occurs in a source: its literal and its restricted variants.
+
+This module is the single definition of "a value occurs in the source", shared by the contract parser
+(``spcl.extract.contract``), the masker (``spcl.mask.masker``) and the evaluator's leak check:
+
+- **Literal**: the NFC value itself.
+- **PERSON variant**: the name with its spaces removed (2–6 characters), matched with at most two
+  spaces/tabs/newlines (``" \\t\\r\\n\\u3000"``) between its characters: ``김가상`` also matches ``김 가 상``.
+- **Numeric variant** (RRN, DOB, PHONE, ACCOUNT, CARD): only when the value consists of digits and the
+  known separators; its digits (ASCII or full-width) in order with at most two separators between any two
+  digits: ``010-0000-1234`` also matches ``010 0000 1234`` and ``01000001234``. Letters are never
+  dropped, so ``alias123456`` has no variant and never matches ``123456``.
+- **Digit boundary**: a match that starts (ends) with a digit must not be preceded (followed) by a digit,
+  so ``123456`` does not match inside ``91234567``. Literals and variants obey the same rule.
+
+Every pattern is a plain sequence with bounded gaps: matching is linear in the text length.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from collections.abc import Iterable
+from dataclasses import dataclass
+from functools import lru_cache
+
+DEFAULT_TYPES: tuple[str, ...] = (
+    "PERSON",
+    "RRN",
+    "DOB",
+    "REL",
+    "ADDRESS",
+    "PHONE",
+    "EMAIL",
+    "ACCOUNT",
+    "CARD",
+)
+# When one value is predicted with several types, the first type here wins (no semantic guessing).
+TYPE_PRIORITY: tuple[str, ...] = (
+    "RRN",
+    "CARD",
+    "ACCOUNT",
+    "PHONE",
+    "EMAIL",
+    "DOB",
+    "PERSON",
+    "ADDRESS",
+    "REL",
+)
+NUMERIC_TYPES: frozenset[str] = frozenset({"RRN", "DOB", "PHONE", "ACCOUNT", "CARD"})
+PERSON_VARIANT_MIN, PERSON_VARIANT_MAX = 2, 6
+PERSON_GAP_CHARS = " \t\r\n\u3000"
+NUMERIC_SEPARATORS = " \t-./()\u2010\u2011\u2012\u2013\u2014\u2015\u2212\uff0d"
+_MAX_GAP = 2
+
+_FULLWIDTH_TO_ASCII = str.maketrans("０１２３４５６７８９", "0123456789")
+_NUMERIC_VALUE_CHARS = frozenset("0123456789０１２３４５６７８９+" + NUMERIC_SEPARATORS)
+_PERSON_GAP = "[" + re.escape(PERSON_GAP_CHARS) + f"]{{0,{_MAX_GAP}}}"
+_NUMERIC_GAP = "[" + re.escape(NUMERIC_SEPARATORS) + f"]{{0,{_MAX_GAP}}}"
+_TYPE_RE = re.compile(r"[A-Z][A-Z0-9_]*")
+
+
+def normalize_type(type_: str) -> str:
+    """A candidate type as compared everywhere: trimmed and upper-cased."""
+    return type_.strip().upper()
+
+
+def normalize_value(value: str) -> str:
+    """A candidate value as compared everywhere: NFC and trimmed."""
+    return unicodedata.normalize("NFC", value).strip()
+
+
+def type_rank(type_: str) -> int:
+    """Position of ``type_`` in the fixed priority (types not listed rank after all listed ones)."""
+    try:
+        return TYPE_PRIORITY.index(type_)
+    except ValueError:
+        return len(TYPE_PRIORITY)
+
+
+def check_type_name(type_: str) -> None:
+    """Raise ``ValueError`` unless ``type_`` can name a token ``[TYPE_n]`` (``[A-Z][A-Z0-9_]*``)."""
+    if not _TYPE_RE.fullmatch(type_):
+        raise ValueError(f"type {type_!r} cannot name a token: use [A-Z][A-Z0-9_]*")
+
+
+@dataclass(frozen=True, slots=True)
+class Alternative:
+    """One way a candidate can appear: a regex ``pattern`` (with digit boundaries) for ``type``.
+
+    ``literal`` tells a literal from a variant; ``length`` is its nominal length (characters of the literal,
+    or of the variant's compact form), used to order alternatives longest-first.
+    """
+
+    type: str
+    pattern: str
+    literal: bool
+    length: int
+
+    def sort_key(self) -> tuple[int, int, int, str, str]:
+        """Longest first, literal before variant, then type priority, then the pattern itself."""
+        return (-self.length, 0 if self.literal else 1, type_rank(self.type), self.type, self.pattern)
+
+
+def _bounded(body: str, first: str, last: str) -> str:
+    left = r"(?<!\d)" if first.isdigit() else ""
+    right = r"(?!\d)" if last.isdigit() else ""
+    return left + body + right
+
+
+def _digit_class(ch: str) -> str:
+    ascii_digit = ch.translate(_FULLWIDTH_TO_ASCII)
+    return "[" + ascii_digit + chr(ord(ascii_digit) - ord("0") + ord("０")) + "]"
+
+
+def alternatives(type_: str, value: str) -> list[Alternative]:
+    """The literal and restricted-variant alternatives of one normalized ``(type, value)``.
+
+    >>> [a.literal for a in alternatives("PERSON", "김가상")]
+    [True, False]
+    >>> [a.literal for a in alternatives("ACCOUNT", "alias123456")]
+    [True]
+    """
+    if not value:
+        return []
+    alts = [Alternative(type_, _bounded(re.escape(value), value[0], value[-1]), True, len(value))]
+    if type_ == "PERSON":
+        compact = "".join(ch for ch in value if ch not in PERSON_GAP_CHARS)
+        if PERSON_VARIANT_MIN <= len(compact) <= PERSON_VARIANT_MAX:
+            body = _PERSON_GAP.join(re.escape(ch) for ch in compact)
+            alts.append(Alternative(type_, _bounded(body, compact[0], compact[-1]), False, len(compact)))
+    elif type_ in NUMERIC_TYPES and all(ch in _NUMERIC_VALUE_CHARS for ch in value):
+        digits = [ch for ch in value if ch.isdigit()]
+        if digits:
+            body = _NUMERIC_GAP.join(_digit_class(d) for d in digits)
+            alts.append(Alternative(type_, _bounded(body, "0", "0"), False, len(digits)))
+    return alts
+
+
+def canonical_alternatives(candidates: Iterable[tuple[str, str]]) -> list[Alternative]:
+    """Alternatives of all candidates, de-duplicated and in one canonical (longest-first) order.
+
+    Candidates are normalized first; empty values are skipped. When several candidates produce the same
+    pattern, the literal one wins, then the type with the higher fixed priority. The result does not
+    depend on the order of ``candidates``.
+    """
+    best: dict[str, Alternative] = {}
+    for type_raw, value_raw in candidates:
+        type_ = normalize_type(type_raw)
+        value = normalize_value(value_raw)
+        if not value:
+            continue
+        for alt in alternatives(type_, value):
+            have = best.get(alt.pattern)
+            if have is None or (0 if alt.literal else 1, type_rank(alt.type), alt.type) < (
+                0 if have.literal else 1,
+                type_rank(have.type),
+                have.type,
+            ):
+                best[alt.pattern] = alt
+    return sorted(best.values(), key=Alternative.sort_key)
+
+
+def scan_regex(alts: list[Alternative]) -> re.Pattern[str]:
+    """One regex that, at every position where any alternative matches, captures each one that does.
+
+    Group ``i + 1`` holds alternative ``i``'s match at that position (zero-width lookaheads, so overlapping
+    occurrences are all seen in a single left-to-right scan).
+    """
+    guard = "(?=" + "|".join(f"(?:{a.pattern})" for a in alts) + ")"
+    return re.compile(guard + "".join(f"(?:(?=({a.pattern})))?" for a in alts))
+
+
+@dataclass(frozen=True, slots=True)
+class Occurrence:
+    """At ``start``, the best alternative that matches: its index, end and type."""
+
+    start: int
+    end: int
+    index: int
+    type: str
+
+
+def scan(text: str, alts: list[Alternative]) -> list[Occurrence]:
+    """For every position of ``text`` where an alternative matches, the winning alternative there.
+
+    The winner is the longest actual match; ties go to literal over variant, then type priority, then the
+    canonical order of ``alts``.
+    """
+    if not alts:
+        return []
+    found: list[Occurrence] = []
+    for m in scan_regex(alts).finditer(text):
+        start = m.start()
+        best: tuple[tuple[int, int, int, int], int, int] | None = None
+        for i, alt in enumerate(alts):
+            end = m.end(i + 1)
+            if end < 0:
+                continue
+            key = (start - end, 0 if alt.literal else 1, type_rank(alt.type), i)
+            if best is None or key < best[0]:
+                best = (key, i, end)
+        assert best is not None  # the guard guarantees one alternative matched
+        found.append(Occurrence(start, best[2], best[1], alts[best[1]].type))
+    return found
+
+
+@lru_cache(maxsize=4096)
+def _value_alternatives(type_: str, value: str) -> tuple[Alternative, ...]:
+    return tuple(alternatives(type_, value))
+
+
+def find_occurrences(type_: str, value: str, text: str) -> list[tuple[int, int]]:
+    """Every ``[start, end)`` where the value or one of its variants occurs (longest at each start).
+
+    ``text`` must already be NFC; ``type_`` and ``value`` are normalized here.
+    """
+    alts = list(_value_alternatives(normalize_type(type_), normalize_value(value)))
+    return [(occ.start, occ.end) for occ in scan(text, alts)]
+
+
+def occurs(type_: str, value: str, text: str) -> bool:
+    """True when the value or one of its restricted variants occurs in the NFC ``text``."""
+    alts = _value_alternatives(normalize_type(type_), normalize_value(value))
+    return any(re.search(a.pattern, text) for a in alts)
