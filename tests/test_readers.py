@@ -1,0 +1,106 @@
+from __future__ import annotations
+
+import gzip
+import io
+import json
+from pathlib import Path
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+import zstandard
+
+from spcl.config import InputSettings
+from spcl.io.readers import count_records, derive_id, iter_lines, read_records
+from spcl.synth.corpus import BAD_LINES
+from tests.conftest import doc_line
+
+SETTINGS = InputSettings()
+
+
+def _rows(data: bytes, name: str, settings: InputSettings = SETTINGS) -> list[dict]:
+    batches = list(read_records(io.BytesIO(data), name, settings, batch_rows=3))
+    return pa.Table.from_batches(batches).to_pylist() if batches else []
+
+
+def test_each_bad_record_is_quarantined_with_its_reason_and_bytes() -> None:
+    rows = _rows(b"\n".join(BAD_LINES), "bad.jsonl")
+    assert [r["error"] for r in rows] == [
+        "malformed_json", "invalid_utf8", "missing_text_field", "text_not_string", "empty_text",
+        "text_contains_nul", "not_an_object", "invalid_unicode_surrogate",
+    ]
+    assert [r["raw"] for r in rows] == list(BAD_LINES)
+    assert all(r["text"] is None for r in rows)
+
+
+def test_good_records_keep_id_text_meta_and_byte_offset() -> None:
+    lines = [doc_line("a", "첫 문서", url="u1"), b"", doc_line("b", "二つ目")]
+    rows = _rows(b"\n".join(lines) + b"\n", "x.jsonl")
+    assert [(r["id"], r["text"], r["error"]) for r in rows] == [("a", "첫 문서", None), ("b", "二つ目", None)]
+    assert json.loads(rows[0]["meta"]) == {"url": "u1"}
+    assert rows[1]["position"] == len(lines[0]) + 2  # blank line skipped, offset counts it
+
+
+def test_missing_ids_are_derived_stably_from_source_and_offset() -> None:
+    data = b'{"text": "one"}\n{"text": "two"}\n'
+    rows = _rows(data, "s3a://bucket/crawl.jsonl")
+    assert rows[0]["id"] == derive_id("s3a://bucket/crawl.jsonl", 0)
+    assert rows[1]["id"] == derive_id("s3a://bucket/crawl.jsonl", 16)
+    assert rows[0]["id"] != rows[1]["id"]
+
+
+def test_configurable_fields_and_size_limit() -> None:
+    settings = InputSettings(text_field="body", id_field="doc", max_text_chars=10)
+    data = b'{"doc": 7, "body": "short"}\n{"doc": 8, "body": "much too long here"}\n'
+    rows = _rows(data, "x.jsonl", settings)
+    assert [(r["id"], r["error"]) for r in rows] == [("7", None), ("8", "text_too_long")]
+
+
+def test_truncated_gzip_keeps_every_complete_record_before_the_break() -> None:
+    lines = [doc_line(f"d{i}", "x" * 200) for i in range(200)]
+    packed = gzip.compress(b"\n".join(lines) + b"\n")
+    rows = _rows(packed[: len(packed) * 2 // 3], "t.jsonl.gz")
+    good = [r for r in rows if r["error"] is None]
+    assert rows[-1]["error"] == "truncated_or_corrupt_stream"
+    assert [r["id"] for r in good] == [f"d{i}" for i in range(len(good))]
+    assert len(good) > 50
+    assert count_records(io.BytesIO(packed[: len(packed) * 2 // 3]), "t.jsonl.gz", SETTINGS) == len(rows)
+
+
+def test_zstd_and_multi_member_gzip() -> None:
+    a, b = doc_line("a", "alpha"), doc_line("b", "beta")
+    multi = gzip.compress(a + b"\n") + gzip.compress(b + b"\n")
+    assert [r["id"] for r in _rows(multi, "m.jsonl.gz")] == ["a", "b"]
+    zst = zstandard.ZstdCompressor().compress(a + b"\n" + b + b"\n")
+    assert [r["id"] for r in _rows(zst, "m.jsonl.zst")] == ["a", "b"]
+
+
+def test_corrupt_gzip_is_one_quarantine_row() -> None:
+    rows = _rows(b"\x1f\x8b\x08\x00garbage-garbage-garbage", "c.jsonl.gz")
+    assert [r["error"] for r in rows] == ["truncated_or_corrupt_stream"]
+
+
+def test_parquet_rows_and_bad_parquet(tmp_path: Path) -> None:
+    table = pa.table({"id": ["p1", "p2", "p3"], "text": ["ok", None, ""], "lang": ["en", "en", "en"]})
+    path = tmp_path / "x.parquet"
+    pq.write_table(table, path)
+    rows = _rows(path.read_bytes(), str(path))
+    assert [(r["id"], r["error"]) for r in rows] == [("p1", None), ("p2", "missing_text_field"), ("p3", "empty_text")]
+    assert json.loads(rows[1]["raw"]) == {"id": "p2", "text": None, "lang": "en"}
+    broken = _rows(b"PAR1 this is not parquet", "broken.parquet")
+    assert [(r["error"], r["raw"]) for r in broken] == [("unreadable_parquet_file", b"PAR1 this is not parquet")]
+
+
+@pytest.mark.parametrize("newline", [b"\n", b"\r\n"])
+def test_iter_lines_offsets(newline: bytes) -> None:
+    data = b"ab" + newline + newline + b"cd"
+    assert [(o, line) for o, line, _ in iter_lines(io.BytesIO(data), "x.jsonl")] == [
+        (0, b"ab"), (2 * len(newline) + 2, b"cd"),
+    ]
+
+
+def test_twenty_megabyte_document_is_processed_or_quarantined_not_crashed() -> None:
+    big = doc_line("big", "가" * (20 << 20))
+    assert _rows(big, "x.jsonl", InputSettings())[0]["error"] == "text_too_long"
+    rows = _rows(big, "x.jsonl", InputSettings(max_text_chars=30 << 20))
+    assert rows[0]["error"] is None and len(rows[0]["text"]) == 20 << 20
