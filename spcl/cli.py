@@ -13,6 +13,8 @@ from spcl.config import ConfigError
 COMMAND_MODULES: tuple[str, ...] = (
     "spcl.commands.filter",
     "spcl.commands.bench",
+    "spcl.commands.review",
+    "spcl.commands.manifest",
 )
 
 

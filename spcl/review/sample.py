@@ -74,8 +74,7 @@ class SamplePlan:
         return {
             "spec": asdict(self.spec),
             "strata": {
-                s: {"population": self.populations[s], "sample": self.sizes.get(s, 0)}
-                for s in sorted(self.populations)
+                s: {"population": self.populations[s], "sample": self.sizes.get(s, 0)} for s in sorted(self.populations)
             },
         }
 
@@ -97,7 +96,7 @@ def hash_key(seed: int, doc_id: str) -> str:
     """The sampling key of a document: hex ``sha256(f"{seed}:{id}")`` (equal to Spark's ``sha2``).
 
     >>> hash_key(7, "doc-1")[:12]
-    '1d1ad8d2a4a1'
+    'b7b86aae0c7a'
     """
     return hashlib.sha256(f"{seed}:{doc_id}".encode()).hexdigest()
 
@@ -199,15 +198,13 @@ def allocate(populations: Mapping[str, int], spec: SampleSpec) -> dict[str, int]
     return sizes
 
 
-def _batch_strata(batch: pa.RecordBatch, spec: SampleSpec) -> list[str]:
+def batch_strata(batch: pa.RecordBatch, spec: SampleSpec) -> list[str]:
+    """The stratum name of every row of ``batch`` (needs id, decision, lang, top_category, scores)."""
     decisions = batch.column("decision").to_pylist()
     langs = batch.column("lang").to_pylist()
     cats = batch.column("top_category").to_pylist()
     scores = batch.column("scores")
-    if "bucket" in spec.dimensions:
-        lgbm = pc.struct_field(scores, "lgbm").to_pylist()
-    else:
-        lgbm = [None] * len(decisions)
+    lgbm = pc.struct_field(scores, "lgbm").to_pylist() if "bucket" in spec.dimensions else [None] * len(decisions)
     return [
         stratum_name(spec.dimensions, d, lang, c, s, spec.bucket_edges)
         for d, lang, c, s in zip(decisions, langs, cats, lgbm, strict=True)
@@ -223,20 +220,19 @@ def output_dataset(path: str | Path) -> ds.Dataset:
     return ds.dataset(files, format="parquet", partitioning="hive", partition_base_dir=str(root))
 
 
-def _decision_filter(spec: SampleSpec) -> pc.Expression:
+def decision_filter(spec: SampleSpec) -> pc.Expression:
+    """Dataset filter keeping the decisions ``spec`` samples."""
     return pc.field("decision").isin(list(spec.decisions))
 
 
 def iter_strata(dataset: ds.Dataset, spec: SampleSpec) -> Iterator[tuple[list[str], list[str]]]:
     """``(ids, strata)`` per batch of the sampled decisions, reading only the stratum columns."""
-    for batch in dataset.to_batches(columns=_STRATUM_COLUMNS, filter=_decision_filter(spec)):
+    for batch in dataset.to_batches(columns=_STRATUM_COLUMNS, filter=decision_filter(spec)):
         if batch.num_rows:
-            yield batch.column("id").to_pylist(), _batch_strata(batch, spec)
+            yield batch.column("id").to_pylist(), batch_strata(batch, spec)
 
 
-def bottom_k(
-    rows: Iterable[tuple[str, str]], sizes: Mapping[str, int], seed: int
-) -> dict[str, list[tuple[str, str]]]:
+def bottom_k(rows: Iterable[tuple[str, str]], sizes: Mapping[str, int], seed: int) -> dict[str, list[tuple[str, str]]]:
     """Per stratum, the ``sizes[stratum]`` pairs ``(key, id)`` with the smallest keys, sorted.
 
     ``rows`` yields ``(stratum, id)``; the result is independent of their order.
@@ -268,9 +264,7 @@ class _Neg:
         return self.item > other.item
 
 
-def draw(
-    ids: Sequence[str], strata: Sequence[str], spec: SampleSpec
-) -> tuple[SamplePlan, dict[str, list[str]]]:
+def draw(ids: Sequence[str], strata: Sequence[str], spec: SampleSpec) -> tuple[SamplePlan, dict[str, list[str]]]:
     """The plan and the sampled ids per stratum for in-memory ``ids`` and their ``strata``."""
     populations: dict[str, int] = {}
     for s in strata:
@@ -329,7 +323,7 @@ def sample_dataset(path: str | Path, spec: SampleSpec) -> tuple[SamplePlan, pa.T
     wanted = sorted(i for ids in chosen.values() for i in ids)
     table = dataset.to_table(
         columns=list(SAMPLE_COLUMNS),
-        filter=_decision_filter(spec) & pc.field("id").isin(wanted),
+        filter=decision_filter(spec) & pc.field("id").isin(wanted),
     )
     return plan, _finish(table, plan, chosen)
 

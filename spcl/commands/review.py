@@ -1,0 +1,292 @@
+"""``spcl review``: export samples for people, measure agreement, estimate error rates, make training data.
+
+spcl review export --input out/ --out review/batch-01 --n 500 --seed 7 --reviewers a,b
+spcl review agree review/batch-01/reviewer-a.csv review/batch-01/reviewer-b.csv
+spcl review adjudicate review/batch-01/reviewer-a.csv review/batch-01/reviewer-b.csv
+spcl review report --input out/ --reviews review/batch-01/adjudicated.csv
+spcl review to-train review/batch-01/adjudicated.csv --out data/train-extra --input out/
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import io
+import json
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+from spcl.review.labels import ReviewError
+
+
+def _csv_list(value: str) -> tuple[str, ...]:
+    return tuple(v.strip() for v in value.split(",") if v.strip())
+
+
+def _fail(cmd: str, err: Exception) -> int:
+    print(f"spcl review {cmd}: {err}", file=sys.stderr)
+    return 1
+
+
+def _spark_session(master: str | None) -> Any:
+    """A small Spark session for sampling (pure SQL: no Python workers are started)."""
+    from pyspark.sql import SparkSession
+
+    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+    return (
+        SparkSession.builder.master(master or "local[*]")
+        .appName("spcl-review-export")
+        .config("spark.ui.enabled", "false")
+        .config("spark.sql.session.timeZone", "UTC")
+        .getOrCreate()
+    )
+
+
+def _export(args: argparse.Namespace) -> int:
+    from spcl.review.export import export_sample
+    from spcl.review.sample import DIMENSIONS, SampleSpec, sample_dataset, sample_spark
+
+    strata = _csv_list(args.strata)
+    strata = tuple("category" if s in ("top_category", "cat") else s for s in strata)
+    try:
+        spec = SampleSpec(
+            n=args.n,
+            seed=args.seed,
+            dimensions=tuple(d for d in DIMENSIONS if d in strata),
+            decisions=_csv_list(args.decisions),
+            clean_share=args.clean_share,
+            min_per_stratum=args.min_per_stratum,
+            per_stratum=args.per_stratum,
+            bucket_edges=tuple(float(x) for x in _csv_list(args.bucket_edges)),
+        )
+        if set(strata) - set(DIMENSIONS):
+            raise ValueError(f"--strata takes {', '.join(DIMENSIONS)}")
+        if args.engine == "spark":
+            spark = _spark_session(args.master)
+            try:
+                plan, table = sample_spark(spark, args.input, spec)
+            finally:
+                spark.stop()
+        else:
+            plan, table = sample_dataset(args.input, spec)
+        manifest = export_sample(
+            table,
+            plan,
+            args.out,
+            formats=_csv_list(args.format),
+            redacted=args.redact,
+            source=args.input,
+            licence=args.licence,
+            reviewers=_csv_list(args.reviewers),
+            force=args.force,
+        )
+    except (ValueError, OSError, ReviewError) as err:
+        return _fail("export", err)
+    strata_used = sum(1 for k in plan.sizes.values() if k)
+    print(
+        f"exported {manifest['records']} documents from {strata_used} strata "
+        f"(of {len(plan.populations)}) to {args.out}: {', '.join(sorted(manifest['files']))}"
+    )
+    return 0
+
+
+def _read_all(paths: list[str]) -> dict[str, Any]:
+    from spcl.review.reviews import read_reviews
+
+    out: dict[str, Any] = {}
+    for p in paths:
+        name = Path(p).stem
+        name = name[len("reviewer-") :] if name.startswith("reviewer-") else name
+        if name in out:
+            name = p
+        out[name] = read_reviews(p)
+    return out
+
+
+def _agree(args: argparse.Namespace) -> int:
+    from spcl.review.agree import agreement
+
+    try:
+        result = agreement(_read_all(args.files))
+    except (ValueError, OSError, ReviewError) as err:
+        return _fail("agree", err)
+    data = result.to_json()
+    out = Path(args.out) if args.out else Path(args.files[0]).parent / "agreement.json"
+    out.write_text(json.dumps(data, indent=2) + "\n")
+    print(f"{result.method} kappa = {result.kappa} on {result.items} documents: {result.verdict}")
+    print(f"SCPI-vs-rest kappa = {result.kappa_scpi_vs_rest}; per category: {result.per_category}")
+    print(f"labels {result.labels}; confusion (rows: earlier reviewer):")
+    for lab, row in zip(result.labels, result.confusion, strict=True):
+        print(f"  {lab:8s} {row}")
+    print(
+        f"{len(result.label_disagreements)} label / {len(result.category_disagreements)} category "
+        f"disagreements; ids in {out}"
+    )
+    if args.fail_under is not None and (result.kappa is None or result.kappa < args.fail_under):
+        return 1
+    return 0
+
+
+def _adjudicate(args: argparse.Namespace) -> int:
+    from spcl.review.agree import adjudicate
+    from spcl.review.export import private_dir, write_private
+
+    try:
+        rows = adjudicate(_read_all(args.files), policy=args.policy)
+    except (ValueError, OSError, ReviewError) as err:
+        return _fail("adjudicate", err)
+    out = Path(args.out) if args.out else Path(args.files[0]).parent / "adjudicated.csv"
+    private_dir(out.parent)
+    columns: list[str] = []
+    for row in rows:
+        columns += [c for c in row if c not in columns]
+    buf = io.StringIO()
+    writer = csv.DictWriter(buf, fieldnames=columns, lineterminator="\r\n", restval="")
+    writer.writeheader()
+    writer.writerows(rows)
+    write_private(out, "\ufeff" + buf.getvalue())
+    open_rows = sum(1 for r in rows if not r["label"])
+    print(f"wrote {len(rows)} rows to {out}; {open_rows} left for an adjudicator (empty label)")
+    return 0
+
+
+def _report(args: argparse.Namespace) -> int:
+    from spcl.manifest import MANIFEST_NAME, manifest_ref, sha256_file, write_manifest
+    from spcl.review.estimate import estimate, plot_estimates, scan_output
+    from spcl.review.reviews import read_reviews
+    from spcl.review.sample import SamplePlan, SampleSpec
+
+    reviews_path = Path(args.reviews)
+    plan_path = Path(args.plan) if args.plan else reviews_path.parent / "plan.json"
+    try:
+        spec = SamplePlan.from_json(json.loads(plan_path.read_text())).spec if plan_path.is_file() else SampleSpec()
+        reviews = read_reviews(reviews_path)
+        scan = scan_output(args.input, spec, set(reviews))
+        stats_path = Path(args.input) / "stats.json"
+        counts = json.loads(stats_path.read_text()).get("counts", {}) if stats_path.is_file() else {}
+        result = estimate(reviews, scan, counts, positive=_csv_list(args.positive))
+    except (ValueError, OSError, ReviewError) as err:
+        return _fail("report", err)
+    out = Path(args.out) if args.out else reviews_path.parent / "report"
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "estimates.json").write_text(json.dumps(result, indent=2) + "\n")
+    plot_estimates(result, out / "estimates.png")
+    write_manifest(
+        out,
+        kind="review-report",
+        records=sum(1 for r in reviews.values() if r.label),
+        sources=[manifest_ref(args.input), {"path": str(reviews_path), "sha256": sha256_file(reviews_path)}],
+        plan=str(plan_path) if plan_path.is_file() else None,
+    )
+    for key, name in (("precision_flagged", "precision of flagged"), ("miss_rate_clean", "miss rate of clean")):
+        r = result[key]["overall"]
+        if r["rate"] is None:
+            print(f"{name}: no reviewed documents")
+            continue
+        print(
+            f"{name}: {r['rate']:.3f} [{r['low']:.3f}, {r['high']:.3f}] from {r['reviewed']} reviewed; "
+            f"≈ {r['count']:.0f} [{r['count_low']:.0f}, {r['count_high']:.0f}] of {r['population']} docs"
+        )
+    if result["ids_not_in_output"]:
+        print(f"warning: {len(result['ids_not_in_output'])} reviewed ids not in the output", file=sys.stderr)
+    print(f"wrote {out / 'estimates.json'}, {out / 'estimates.png'}, {out / MANIFEST_NAME}")
+    return 0
+
+
+def _to_train(args: argparse.Namespace) -> int:
+    from spcl.review.to_train import TRAIN_FILE, to_train
+
+    agreement_path = Path(args.agreement) if args.agreement else Path(args.adjudicated).parent / "agreement.json"
+    try:
+        agreement = json.loads(agreement_path.read_text()) if agreement_path.is_file() else None
+        manifest = to_train(
+            args.adjudicated,
+            args.out,
+            input_dir=args.input,
+            source=args.source,
+            licence=args.licence,
+            agreement=agreement,
+        )
+    except (ValueError, OSError, ReviewError) as err:
+        return _fail("to-train", err)
+    print(
+        f"wrote {manifest['records']} records to {Path(args.out) / TRAIN_FILE} "
+        f"({manifest['skipped_unlabelled']} unlabelled skipped); labels {manifest['labels']}"
+    )
+    return 0
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    """Add ``spcl review`` with its subcommands export, agree, adjudicate, report, to-train."""
+    parser = sub.add_parser(
+        "review",
+        help="sampled manual review: export, agree, report, to-train",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    rsub = parser.add_subparsers(dest="review_command", required=True, metavar="STEP")
+
+    p = rsub.add_parser("export", help="draw a stratified hashed-id sample and write it for reviewers")
+    p.add_argument("--input", "-i", required=True, help="filter output folder (decision=*/ parquet)")
+    p.add_argument("--out", "-o", required=True, help="new folder for the review batch (mode 0700)")
+    p.add_argument("--n", type=int, default=500, help="documents in total (default 500)")
+    p.add_argument("--seed", type=int, default=0, help="sampling seed (default 0)")
+    p.add_argument(
+        "--strata",
+        default="decision,lang,category,bucket",
+        help="stratum dimensions from decision,lang,category,bucket (default: all)",
+    )
+    p.add_argument("--decisions", default="clean,flagged", help="decisions to sample (default clean,flagged)")
+    p.add_argument("--clean-share", type=float, default=0.25, help="share of n drawn from clean (default 0.25)")
+    p.add_argument("--min-per-stratum", type=int, default=5, help="floor per stratum before proportional split")
+    p.add_argument("--per-stratum", type=int, default=None, help="fixed size per stratum (ignores --n)")
+    p.add_argument("--bucket-edges", default="0.5,0.8,0.95", help="lgbm score bucket edges")
+    p.add_argument("--format", default="csv,jsonl,labelstudio,html", help="any of csv,jsonl,labelstudio,html")
+    p.add_argument("--redact", action="store_true", help="export text with rule hits replaced by [TYPE]")
+    p.add_argument("--reviewers", default="", help="names: write reviewer-NAME.csv for each (e.g. a,b)")
+    p.add_argument("--licence", default=None, help="licence for the manifest (default: the input's)")
+    p.add_argument(
+        "--engine",
+        choices=("python", "spark"),
+        default="python",
+        help="python (default) or spark for outputs that do not fit one machine",
+    )
+    p.add_argument("--master", default=None, help="Spark master for --engine spark (default local[*])")
+    p.add_argument("--force", action="store_true", help="overwrite a non-empty --out folder")
+    p.set_defaults(func=_export)
+
+    p = rsub.add_parser("agree", help="Cohen's / Fleiss' kappa, per category, confusion, disagreements")
+    p.add_argument("files", nargs="+", help="two or more reviewer files (.csv, .jsonl, Label Studio .json)")
+    p.add_argument("--out", default=None, help="agreement JSON (default: agreement.json beside the first)")
+    p.add_argument("--fail-under", type=float, default=None, help="exit 1 when kappa is below this")
+    p.set_defaults(func=_agree)
+
+    p = rsub.add_parser("adjudicate", help="merge reviewer files; disagreements left for an adjudicator")
+    p.add_argument("files", nargs="+", help="two or more reviewer files")
+    p.add_argument("--out", default=None, help="output CSV (default: adjudicated.csv beside the first)")
+    p.add_argument(
+        "--policy",
+        choices=("blank", "sensitive"),
+        default="blank",
+        help="blank: leave disagreements empty; sensitive: SCPI > RELATED > NONE, union of categories",
+    )
+    p.set_defaults(func=_adjudicate)
+
+    p = rsub.add_parser("report", help="precision / miss rate with Wilson intervals, scaled to stats.json")
+    p.add_argument("--input", "-i", required=True, help="the filter output folder the sample came from")
+    p.add_argument("--reviews", required=True, help="adjudicated review file")
+    p.add_argument("--plan", default=None, help="plan.json of the export (default: beside --reviews)")
+    p.add_argument("--positive", default="SCPI", help="labels counted as sensitive (default SCPI)")
+    p.add_argument("--out", default=None, help="report folder (default: report/ beside --reviews)")
+    p.set_defaults(func=_report)
+
+    p = rsub.add_parser("to-train", help="adjudicated reviews -> training JSONL with provenance")
+    p.add_argument("adjudicated", help="adjudicated review file")
+    p.add_argument("--out", "-o", required=True, help="output folder (train.jsonl + manifest.json)")
+    p.add_argument("--input", "-i", default=None, help="filter output to take original text from (redacted exports)")
+    p.add_argument("--source", default="spcl-review", help="value of the 'source' field (default spcl-review)")
+    p.add_argument("--licence", default=None, help="licence for the manifest")
+    p.add_argument("--agreement", default=None, help="agreement.json (default: beside the file)")
+    p.set_defaults(func=_to_train)

@@ -1,0 +1,212 @@
+"""Inter-annotator agreement: Cohen's kappa (two reviewers), Fleiss' kappa (three or more), per
+category, a confusion matrix, the ids reviewers disagree on, the verdict, and adjudication.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from collections.abc import Hashable, Mapping, Sequence
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+import numpy as np
+
+from spcl.review.labels import CATEGORIES, LABELS
+from spcl.review.reviews import Review
+
+GOOD = 0.6
+EXCELLENT = 0.8
+
+
+def cohen_kappa(a: Sequence[Hashable], b: Sequence[Hashable], labels: Sequence[Hashable] | None = None) -> float:
+    """Cohen's kappa of two raters; equals ``sklearn.metrics.cohen_kappa_score`` (NaN when undefined).
+
+    >>> round(cohen_kappa(["x", "x", "y", "y"], ["x", "y", "y", "y"]), 3)
+    0.5
+    """
+    if len(a) != len(b):
+        raise ValueError("both raters must rate the same items")
+    if not a:
+        return math.nan
+    cats = list(labels) if labels is not None else sorted(set(a) | set(b), key=str)
+    index = {c: i for i, c in enumerate(cats)}
+    cm = confusion_matrix(a, b, cats, index)
+    n = cm.sum()
+    if n == 0:
+        return math.nan
+    po = np.trace(cm) / n
+    pe = float(cm.sum(axis=1) @ cm.sum(axis=0)) / (n * n)
+    if math.isclose(pe, 1.0):
+        return math.nan
+    return float((po - pe) / (1.0 - pe))
+
+
+def confusion_matrix(
+    a: Sequence[Hashable],
+    b: Sequence[Hashable],
+    labels: Sequence[Hashable],
+    index: Mapping[Hashable, int] | None = None,
+) -> np.ndarray:
+    """Counts ``m[i, j]`` of items rater ``a`` put in ``labels[i]`` and rater ``b`` in ``labels[j]``."""
+    index = index or {c: i for i, c in enumerate(labels)}
+    cm = np.zeros((len(labels), len(labels)), dtype=np.int64)
+    for x, y in zip(a, b, strict=True):
+        if x in index and y in index:
+            cm[index[x], index[y]] += 1
+    return cm
+
+
+def fleiss_kappa(counts: np.ndarray | Sequence[Sequence[int]]) -> float:
+    """Fleiss' kappa from an ``items × categories`` table of how many raters chose each category.
+
+    Every item must have the same number of raters (at least two).
+    """
+    table = np.asarray(counts, dtype=float)
+    raters = table.sum(axis=1)
+    if table.ndim != 2 or table.shape[0] == 0 or not np.allclose(raters, raters[0]) or raters[0] < 2:
+        raise ValueError("every item needs the same number (>= 2) of ratings")
+    n_items, r = table.shape[0], raters[0]
+    p_j = table.sum(axis=0) / (n_items * r)
+    p_i = ((table * table).sum(axis=1) - r) / (r * (r - 1))
+    p_bar, pe = p_i.mean(), float((p_j * p_j).sum())
+    if math.isclose(pe, 1.0):
+        return math.nan
+    return float((p_bar - pe) / (1.0 - pe))
+
+
+def fleiss_from_ratings(ratings: Sequence[Sequence[Hashable]], labels: Sequence[Hashable]) -> float:
+    """Fleiss' kappa from ``items × raters`` ratings (each row one item's labels)."""
+    index = {c: i for i, c in enumerate(labels)}
+    counts = np.zeros((len(ratings), len(labels)), dtype=np.int64)
+    for i, row in enumerate(ratings):
+        for v in row:
+            counts[i, index[v]] += 1
+    return fleiss_kappa(counts)
+
+
+def kappa(ratings: Sequence[Sequence[Hashable]], labels: Sequence[Hashable]) -> float:
+    """Cohen's kappa for two raters, Fleiss' for more; ``ratings`` is ``items × raters``."""
+    if not ratings:
+        return math.nan
+    if len(ratings[0]) == 2:
+        return cohen_kappa([r[0] for r in ratings], [r[1] for r in ratings], labels)
+    return fleiss_from_ratings(ratings, labels)
+
+
+def verdict(k: float) -> str:
+    """What teams do with a kappa: below 0.6 rewrite the guideline; 0.6–0.8 good; 0.8 and up excellent."""
+    if math.isnan(k):
+        return "undefined (a single label throughout): review more varied documents"
+    if k < GOOD:
+        return "poor: rewrite the guideline and label again"
+    if k < EXCELLENT:
+        return "good"
+    return "excellent"
+
+
+def _nan_to_none(x: float) -> float | None:
+    return None if math.isnan(x) else round(x, 6)
+
+
+@dataclass
+class Agreement:
+    """Everything ``agreement`` measured (ids only, no text)."""
+
+    raters: list[str]
+    items: int
+    method: str
+    kappa: float | None
+    verdict: str
+    kappa_scpi_vs_rest: float | None
+    per_category: dict[str, float | None]
+    labels: list[str]
+    confusion: list[list[int]]
+    pairwise: dict[str, float | None]
+    label_disagreements: list[str]
+    category_disagreements: list[str]
+    not_rated_by_all: list[str] = field(default_factory=list)
+
+    def to_json(self) -> dict[str, Any]:
+        """A plain dict for ``agreement.json``."""
+        return asdict(self)
+
+
+def agreement(reviews: Mapping[str, Mapping[str, Review]]) -> Agreement:
+    """Agreement of two or more reviewers (``{reviewer name: {id: Review}}``) on the ids all labelled.
+
+    The confusion matrix sums every reviewer pair (rows: the earlier reviewer). Per-category kappa
+    treats each category as present/absent per document.
+    """
+    names = list(reviews)
+    if len(names) < 2:
+        raise ValueError("agreement needs at least two reviewers")
+    all_ids = sorted(set().union(*(set(r) for r in reviews.values())))
+    common = [i for i in all_ids if all(i in reviews[n] and reviews[n][i].label for n in names)]
+    not_all = [i for i in all_ids if i not in set(common)]
+    labels = [[reviews[n][i].label for n in names] for i in common]
+    cats = [[reviews[n][i].categories for n in names] for i in common]
+    k = kappa(labels, LABELS) if common else math.nan
+    scpi = [["SCPI" if x == "SCPI" else "REST" for x in row] for row in labels]
+    per_cat = {
+        c: _nan_to_none(kappa([[c in s for s in row] for row in cats], [False, True]) if common else math.nan)
+        for c in CATEGORIES
+    }
+    cm = np.zeros((len(LABELS), len(LABELS)), dtype=np.int64)
+    pairwise = {}
+    for i, j in itertools.combinations(range(len(names)), 2):
+        a, b = [row[i] for row in labels], [row[j] for row in labels]
+        cm += confusion_matrix(a, b, LABELS)
+        pairwise[f"{names[i]}~{names[j]}"] = _nan_to_none(cohen_kappa(a, b, LABELS) if a else math.nan)
+    return Agreement(
+        raters=names,
+        items=len(common),
+        method="cohen" if len(names) == 2 else "fleiss",
+        kappa=_nan_to_none(k),
+        verdict=verdict(k),
+        kappa_scpi_vs_rest=_nan_to_none(kappa(scpi, ["SCPI", "REST"]) if common else math.nan),
+        per_category=per_cat,
+        labels=list(LABELS),
+        confusion=cm.tolist(),
+        pairwise=pairwise,
+        label_disagreements=[i for i, row in zip(common, labels, strict=True) if len(set(row)) > 1],
+        category_disagreements=[i for i, row in zip(common, cats, strict=True) if len(set(row)) > 1],
+        not_rated_by_all=not_all,
+    )
+
+
+ADJUDICATION_POLICIES: tuple[str, ...] = ("blank", "sensitive")
+
+
+def adjudicate(reviews: Mapping[str, Mapping[str, Review]], policy: str = "blank") -> list[dict[str, Any]]:
+    """Merge reviewers' files into rows for ``adjudicated.csv``.
+
+    Where all reviewers agree the label and categories are kept. Disagreements are left blank for a
+    person to decide (``policy="blank"``) or resolved toward the more sensitive label with the union of
+    categories (``policy="sensitive"``, as for ``scpi-real-v1``). Each row keeps the first reviewer's
+    export columns and adds ``agreed`` (``yes``/``no``).
+    """
+    if policy not in ADJUDICATION_POLICIES:
+        raise ValueError(f"policy must be one of {', '.join(ADJUDICATION_POLICIES)}")
+    names = list(reviews)
+    first = reviews[names[0]]
+    rows = []
+    for doc_id in first:
+        votes = [reviews[n][doc_id] for n in names if doc_id in reviews[n] and reviews[n][doc_id].label]
+        row = dict(first[doc_id].row)
+        row["id"] = doc_id
+        labels = {v.label for v in votes}
+        cats = {v.categories for v in votes}
+        agreed = len(votes) == len(names) and len(labels) == 1 and len(cats) == 1
+        row["agreed"] = "yes" if agreed else "no"
+        row["note"] = " | ".join(
+            f"{n}: {reviews[n][doc_id].note}" for n in names if doc_id in reviews[n] and reviews[n][doc_id].note
+        )
+        if agreed or (policy == "sensitive" and votes):
+            label = min(labels, key=LABELS.index)  # type: ignore[arg-type]
+            union = sorted(set().union(*cats)) if label != "NONE" else []
+            row["label"], row["categories"] = label, ",".join(union)
+        else:
+            row["label"], row["categories"] = "", ""
+        rows.append(row)
+    return rows

@@ -1,0 +1,235 @@
+"""Estimates from adjudicated reviews: precision of ``flagged``, miss rate of ``clean``, with Wilson
+95 % intervals, weighted by stratum and scaled to the corpus counts in ``stats.json``.
+
+A reviewed document in stratum ``h`` stands for ``N_h / n_h`` documents (population over reviewed).
+A rate over a domain (a decision, a language, a category) is the weighted share of positives; its
+interval is Wilson's at the Kish effective sample size ``(Σw)² / Σw²``, which is plain Wilson when
+the weights are equal.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+from spcl.review.labels import CATEGORIES
+from spcl.review.reviews import Review
+from spcl.review.sample import SampleSpec, batch_strata, decision_filter, output_dataset
+
+Z95 = 1.959963984540054
+
+
+def wilson(successes: float, n: float, z: float = Z95) -> tuple[float, float]:
+    """Wilson score interval for a binomial proportion (no continuity correction).
+
+    >>> [round(x, 4) for x in wilson(81, 263)]
+    [0.2553, 0.3662]
+    """
+    if n <= 0:
+        return (0.0, 1.0)
+    p = successes / n
+    z2 = z * z
+    centre = (p + z2 / (2 * n)) / (1 + z2 / n)
+    half = z * math.sqrt(p * (1 - p) / n + z2 / (4 * n * n)) / (1 + z2 / n)
+    return (max(0.0, centre - half), min(1.0, centre + half))
+
+
+@dataclass
+class Rate:
+    """A weighted rate with its Wilson interval, and the same scaled to a population count."""
+
+    rate: float | None
+    low: float | None
+    high: float | None
+    reviewed: int
+    positives: int
+    effective_n: float
+    population: int
+    count: float | None
+    count_low: float | None
+    count_high: float | None
+
+
+def weighted_rate(items: Sequence[tuple[float, bool]], population: int) -> Rate:
+    """Rate over ``items`` (``(weight, positive)`` pairs), scaled to ``population`` documents."""
+    sw = sum(w for w, _ in items)
+    if not items or sw <= 0:
+        return Rate(None, None, None, 0, 0, 0.0, population, None, None, None)
+    sw2 = sum(w * w for w, _ in items)
+    p = sum(w for w, y in items if y) / sw
+    n_eff = sw * sw / sw2
+    low, high = wilson(p * n_eff, n_eff)
+    return Rate(
+        rate=p,
+        low=low,
+        high=high,
+        reviewed=len(items),
+        positives=sum(1 for _, y in items if y),
+        effective_n=round(n_eff, 3),
+        population=population,
+        count=p * population,
+        count_low=low * population,
+        count_high=high * population,
+    )
+
+
+@dataclass
+class Scan:
+    """What the report needs from the filter output: stratum populations, domain sizes, and the
+    stratum / lang / top category of each reviewed id.
+    """
+
+    populations: dict[str, int]
+    domains: dict[tuple[str, str, str], int]
+    docs: dict[str, tuple[str, str, str, str]]
+
+
+def scan_output(path: str | Path, spec: SampleSpec, ids: set[str]) -> Scan:
+    """One pass over the stratum columns of the filter output under ``path``."""
+    dataset = output_dataset(path)
+    populations: dict[str, int] = {}
+    domains: dict[tuple[str, str, str], int] = {}
+    docs: dict[str, tuple[str, str, str, str]] = {}
+    columns = ["id", "decision", "lang", "top_category", "scores"]
+    for batch in dataset.to_batches(columns=columns, filter=decision_filter(spec)):
+        strata = batch_strata(batch, spec)
+        rows = zip(
+            batch.column("id").to_pylist(),
+            batch.column("decision").to_pylist(),
+            batch.column("lang").to_pylist(),
+            batch.column("top_category").to_pylist(),
+            strata,
+            strict=True,
+        )
+        for doc_id, dec, lang, cat, s in rows:
+            lang, cat = lang or "-", cat or "-"
+            populations[s] = populations.get(s, 0) + 1
+            for key in ((dec, "all", ""), (dec, "lang", lang), (dec, "category", cat)):
+                domains[key] = domains.get(key, 0) + 1
+            if doc_id in ids:
+                docs[doc_id] = (s, dec, lang, cat)
+    return Scan(populations, domains, docs)
+
+
+def _rate_json(r: Rate) -> dict[str, Any]:
+    return {k: (round(v, 6) if isinstance(v, float) else v) for k, v in asdict(r).items()}
+
+
+def estimate(
+    reviews: Mapping[str, Review],
+    scan: Scan,
+    corpus_counts: Mapping[str, int],
+    positive: Sequence[str] = ("SCPI",),
+) -> dict[str, Any]:
+    """Precision of ``flagged`` and miss rate of ``clean`` overall, per language and per category.
+
+    ``positive`` are the labels that count as sensitive. Per category: precision by the screen's
+    ``top_category`` for flagged; for clean, the share of documents reviewers labelled positive *with*
+    that category. Counts are scaled to ``corpus_counts`` (from ``stats.json``) for the totals and to
+    the domain sizes found in the output for languages and categories.
+    """
+    labelled = {i: r for i, r in reviews.items() if r.label}
+    missing = sorted(i for i in labelled if i not in scan.docs)
+    reviewed_in: dict[str, int] = {}
+    for i in labelled:
+        if i in scan.docs:
+            s = scan.docs[i][0]
+            reviewed_in[s] = reviewed_in.get(s, 0) + 1
+
+    def items(pred: Callable[[str, str, str], bool], hit: Callable[[Review], bool]) -> list[tuple[float, bool]]:
+        out = []
+        for i, r in labelled.items():
+            if i not in scan.docs:
+                continue
+            s, dec, lang, cat = scan.docs[i]
+            if pred(dec, lang, cat):
+                out.append((scan.populations[s] / reviewed_in[s], hit(r)))
+        return out
+
+    def is_pos(r: Review) -> bool:
+        return r.label in positive
+
+    result: dict[str, Any] = {"positive_labels": list(positive), "ids_not_in_output": missing}
+    for dec, name in (("flagged", "precision_flagged"), ("clean", "miss_rate_clean")):
+        total = int(corpus_counts.get(dec, scan.domains.get((dec, "all", ""), 0)))
+        block: dict[str, Any] = {
+            "overall": _rate_json(weighted_rate(items(lambda d, lang, c, dec=dec: d == dec, is_pos), total))
+        }
+        langs = sorted(k[2] for k in scan.domains if k[0] == dec and k[1] == "lang")
+        block["by_lang"] = {
+            lg: _rate_json(
+                weighted_rate(
+                    items(lambda d, lang, c, dec=dec, lg=lg: d == dec and lang == lg, is_pos),
+                    scan.domains[(dec, "lang", lg)],
+                )
+            )
+            for lg in langs
+        }
+        if dec == "flagged":
+            cats = sorted(k[2] for k in scan.domains if k[0] == dec and k[1] == "category")
+            block["by_category"] = {
+                cg: _rate_json(
+                    weighted_rate(
+                        items(lambda d, lang, c, cg=cg: d == "flagged" and c == cg, is_pos),
+                        scan.domains[("flagged", "category", cg)],
+                    )
+                )
+                for cg in cats
+            }
+        else:
+            block["by_category"] = {
+                cg: _rate_json(
+                    weighted_rate(
+                        items(lambda d, lang, c: d == "clean", lambda r, cg=cg: is_pos(r) and cg in r.categories),
+                        total,
+                    )
+                )
+                for cg in CATEGORIES
+            }
+        result[name] = block
+    p = result["precision_flagged"]["overall"]
+    m = result["miss_rate_clean"]["overall"]
+    if p["count"] is not None and m["count"] is not None and p["count"] + m["count"] > 0:
+        result["recall_estimate"] = {
+            "rate": round(p["count"] / (p["count"] + m["count"]), 6),
+            "low": round(p["count_low"] / (p["count_low"] + m["count_high"]), 6)
+            if p["count_low"] + m["count_high"] > 0
+            else None,
+            "high": round(p["count_high"] / (p["count_high"] + m["count_low"]), 6)
+            if p["count_high"] + m["count_low"] > 0
+            else None,
+            "note": "bounds combine the two Wilson intervals (conservative, approximate)",
+        }
+    return result
+
+
+def plot_estimates(result: Mapping[str, Any], path: str | Path) -> Path:
+    """A PNG with precision of flagged and miss rate of clean, overall and per language, with intervals."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, axes = plt.subplots(1, 2, figsize=(10, 4))
+    for ax, key, title in (
+        (axes[0], "precision_flagged", "precision of flagged"),
+        (axes[1], "miss_rate_clean", "miss rate of clean"),
+    ):
+        block = result[key]
+        entries = [("all", block["overall"]), *sorted(block["by_lang"].items())]
+        entries = [(n, r) for n, r in entries if r["rate"] is not None]
+        xs = range(len(entries))
+        rates = [r["rate"] for _, r in entries]
+        err = [[r["rate"] - r["low"] for _, r in entries], [r["high"] - r["rate"] for _, r in entries]]
+        ax.bar(xs, rates, yerr=err, capsize=4, color="#4c72b0")
+        ax.set_xticks(list(xs), [f"{n}\n(n={r['reviewed']})" for n, r in entries])
+        ax.set_ylim(0, 1)
+        ax.set_title(f"{title} (Wilson 95 %)")
+    fig.tight_layout()
+    out = Path(path)
+    fig.savefig(out, dpi=100)
+    plt.close(fig)
+    return out

@@ -1,0 +1,335 @@
+"""Writing a review sample for people: CSV, JSONL, Label Studio tasks + config, one HTML page.
+
+Every file is created readable by the owner only (0600, folder 0700) because a sample holds raw
+text. With ``redact=True`` each rule-hit span is replaced by ``[TYPE]`` before anything is written.
+"""
+
+from __future__ import annotations
+
+import csv
+import html
+import io
+import json
+import os
+from collections.abc import Iterable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+
+from spcl.config import PII_TYPES
+from spcl.manifest import MANIFEST_NAME, manifest_ref, record_counts, write_manifest
+from spcl.review.labels import CATEGORIES, LABELS
+from spcl.review.redact import check_hits, redact
+from spcl.review.sample import SamplePlan
+
+FORMATS: tuple[str, ...] = ("csv", "jsonl", "labelstudio", "html")
+FILE_NAMES: dict[str, tuple[str, ...]] = {
+    "csv": ("sample.csv",),
+    "jsonl": ("sample.jsonl",),
+    "labelstudio": ("labelstudio-tasks.json", "labelstudio-config.xml"),
+    "html": ("sample.html",),
+}
+CSV_COLUMNS: tuple[str, ...] = (
+    "id",
+    "decision",
+    "lang",
+    "top_category",
+    "stratum",
+    "weight",
+    "lgbm",
+    "svc",
+    "reasons",
+    "hit_types",
+    "text",
+    "label",
+    "categories",
+    "note",
+)
+"""Columns of ``sample.csv``; reviewers fill ``label``, ``categories`` and ``note``."""
+
+_FORMULA_START = ("=", "+", "-", "@", "\t", "\r", "'")
+
+
+def private_dir(path: str | Path) -> Path:
+    """Create ``path`` (and parents) and make it owner-only (0700)."""
+    p = Path(path)
+    p.mkdir(parents=True, exist_ok=True)
+    os.chmod(p, 0o700)
+    return p
+
+
+def write_private(path: str | Path, data: bytes | str) -> Path:
+    """Write ``data`` to ``path`` created with mode 0600 (re-applied if the file existed)."""
+    raw = data.encode("utf-8") if isinstance(data, str) else data
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    try:
+        os.fchmod(fd, 0o600)
+        with os.fdopen(fd, "wb", closefd=False) as fh:
+            fh.write(raw)
+    finally:
+        os.close(fd)
+    return Path(path)
+
+
+def escape_cell(value: str) -> str:
+    """Guard a CSV cell against spreadsheet formula injection by a leading ``'`` (see ``unescape_cell``).
+
+    >>> escape_cell("=SUM(A1)"), escape_cell("plain")
+    ("'=SUM(A1)", 'plain')
+    """
+    return "'" + value if value.startswith(_FORMULA_START) else value
+
+
+def unescape_cell(value: str) -> str:
+    """Inverse of ``escape_cell``."""
+    return value[1:] if value.startswith("'") and value[1:].startswith(_FORMULA_START) else value
+
+
+def review_records(table: pa.Table, *, redacted: bool) -> list[dict[str, Any]]:
+    """One plain dict per sampled row: metadata, scores, hits (offsets into the exported text), text.
+
+    Raw hit values never appear except inside ``text`` when ``redacted`` is false.
+    """
+    records = []
+    for row in table.to_pylist():
+        doc_id = row["id"]
+        text = row["text"] or ""
+        hits = [{k: h[k] for k in ("type", "start", "end", "validated", "detector")} for h in row["hits"] or []]
+        if redacted:
+            text, hits = redact(doc_id, text, hits)
+        else:
+            check_hits(doc_id, text, hits)
+        hits.sort(key=lambda h: (h["start"], h["end"]))
+        scores = row["scores"]
+        records.append(
+            {
+                "id": doc_id,
+                "decision": row["decision"],
+                "lang": row["lang"],
+                "top_category": row["top_category"],
+                "stratum": row["stratum"],
+                "weight": row["weight"],
+                "scores": scores,
+                "reasons": list(row["reasons"] or []),
+                "hits": hits,
+                "text": text,
+                "label": "",
+                "categories": [],
+                "note": "",
+            }
+        )
+    return records
+
+
+def _score(scores: Mapping[str, Any] | None, key: str) -> str:
+    value = (scores or {}).get(key)
+    return "" if value is None else f"{value:.4f}"
+
+
+def to_csv(records: Iterable[Mapping[str, Any]]) -> str:
+    """CSV text (write it UTF-8 *with BOM* so spreadsheets read Korean/Japanese correctly)."""
+    buf = io.StringIO()
+    writer = csv.writer(buf, lineterminator="\r\n")
+    writer.writerow(CSV_COLUMNS)
+    for r in records:
+        writer.writerow(
+            [
+                r["id"],
+                r["decision"],
+                r["lang"] or "",
+                r["top_category"] or "",
+                r["stratum"],
+                f"{r['weight']:.6g}",
+                _score(r["scores"], "lgbm"),
+                _score(r["scores"], "svc"),
+                ";".join(r["reasons"]),
+                ";".join(sorted({h["type"] for h in r["hits"]})),
+                escape_cell(r["text"]),
+                "",
+                "",
+                "",
+            ]
+        )
+    return buf.getvalue()
+
+
+def to_jsonl(records: Iterable[Mapping[str, Any]]) -> str:
+    """One JSON object a line, ``label``/``categories``/``note`` left empty for the reviewer."""
+    return "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in records)
+
+
+def labelstudio_config(pii_types: Sequence[str] = PII_TYPES) -> str:
+    """Label Studio labelling config: document label, categories, a note, rule spans as pre-labels."""
+    pii = "\n".join(f'    <Label value="{t}"/>' for t in pii_types)
+    labels = "\n".join(f'    <Choice value="{v}"/>' for v in LABELS)
+    cats = "\n".join(f'    <Choice value="{v}"/>' for v in CATEGORIES)
+    return f"""<View>
+  <Header value="$doc_id ($lang, $decision, $top_category)"/>
+  <Labels name="pii" toName="text">
+{pii}
+  </Labels>
+  <Text name="text" value="$text"/>
+  <Header value="Label"/>
+  <Choices name="label" toName="text" choice="single" required="true">
+{labels}
+  </Choices>
+  <Header value="Categories"/>
+  <Choices name="categories" toName="text" choice="multiple">
+{cats}
+  </Choices>
+  <TextArea name="note" toName="text" maxSubmissions="1"/>
+</View>
+"""
+
+
+def to_labelstudio(records: Iterable[Mapping[str, Any]]) -> str:
+    """Label Studio task JSON: one task per document, rule hits as a ``rules`` prediction (spans only)."""
+    tasks = []
+    for r in records:
+        result = [
+            {
+                "id": f"h{i}",
+                "from_name": "pii",
+                "to_name": "text",
+                "type": "labels",
+                "value": {"start": h["start"], "end": h["end"], "labels": [h["type"]]},
+            }
+            for i, h in enumerate(r["hits"])
+        ]
+        tasks.append(
+            {
+                "data": {
+                    "doc_id": r["id"],
+                    "text": r["text"],
+                    "lang": r["lang"] or "",
+                    "decision": r["decision"],
+                    "top_category": r["top_category"] or "",
+                    "stratum": r["stratum"],
+                    "scores": r["scores"],
+                    "reasons": r["reasons"],
+                },
+                "predictions": [{"model_version": "rules", "result": result}] if result else [],
+            }
+        )
+    return json.dumps(tasks, ensure_ascii=False, indent=1) + "\n"
+
+
+def _highlight(text: str, hits: Sequence[Mapping[str, Any]]) -> str:
+    """HTML-escaped ``text`` with non-overlapping hit spans wrapped in ``<mark>``."""
+    out: list[str] = []
+    cursor = 0
+    for h in sorted(hits, key=lambda h: (h["start"], -h["end"])):
+        if h["start"] < cursor:
+            continue
+        out.append(html.escape(text[cursor : h["start"]]))
+        t = html.escape(h["type"])
+        out.append(f'<mark class="hit" title="{t}">{html.escape(text[h["start"] : h["end"]])}</mark>')
+        out.append(f'<sup class="type">{t}</sup>')
+        cursor = h["end"]
+    out.append(html.escape(text[cursor:]))
+    return "".join(out)
+
+
+_CSS = """
+body{font-family:system-ui,"Noto Sans CJK JP","Noto Sans KR",sans-serif;margin:2em;max-width:60em}
+.doc{border:1px solid #ccc;border-radius:6px;padding:.8em;margin:1em 0}
+.meta{color:#555;font-size:.85em}
+.text{white-space:pre-wrap;margin-top:.5em;line-height:1.6}
+mark.hit{background:#ffd54f}
+sup.type{color:#a15c00;font-size:.7em;margin-left:1px}
+table.scores td{padding:0 .6em;font-size:.85em}
+"""
+
+
+def to_html(records: Sequence[Mapping[str, Any]], *, title: str, redacted: bool) -> str:
+    """One self-contained page (no scripts, no remote resources): metadata, scores, highlighted text."""
+    parts = [
+        "<!DOCTYPE html>",
+        '<html><head><meta charset="utf-8">',
+        "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; style-src 'unsafe-inline'\">",
+        f"<title>{html.escape(title)}</title><style>{_CSS}</style></head><body>",
+        f"<h1>{html.escape(title)}</h1>",
+        f"<p>{len(records)} documents{' (redacted)' if redacted else ''}. Rule hits are highlighted.</p>",
+    ]
+    for r in records:
+        scores = r["scores"] or {}
+        cells = "".join(
+            f"<td>{html.escape(k)}: {html.escape(_score(scores, k) if isinstance(v, float) else str(v))}</td>"
+            for k, v in scores.items()
+            if v is not None
+        )
+        meta = " · ".join(
+            html.escape(str(x)) for x in (r["decision"], r["lang"] or "-", r["top_category"] or "-", r["stratum"])
+        )
+        reasons = html.escape(", ".join(r["reasons"])) or "-"
+        parts.append(
+            f'<div class="doc" id="{html.escape(r["id"], quote=True)}">'
+            f"<h3>{html.escape(r['id'])}</h3>"
+            f'<div class="meta">{meta}<br>reasons: {reasons}</div>'
+            f'<table class="scores"><tr>{cells or "<td>no screen scores</td>"}</tr></table>'
+            f'<div class="text">{_highlight(r["text"], r["hits"])}</div></div>'
+        )
+    parts.append("</body></html>\n")
+    return "\n".join(parts)
+
+
+def export_sample(
+    table: pa.Table,
+    plan: SamplePlan,
+    out: str | Path,
+    *,
+    formats: Sequence[str] = FORMATS,
+    redacted: bool = False,
+    source: str | Path | None = None,
+    licence: str | None = None,
+    reviewers: Sequence[str] = (),
+    force: bool = False,
+) -> dict[str, Any]:
+    """Write the sample ``table`` to ``out`` in ``formats``, plus ``plan.json`` and a manifest.
+
+    ``reviewers`` (e.g. ``["a", "b"]``) adds one ``reviewer-<name>.csv`` copy per reviewer. Refuses a
+    non-empty ``out`` unless ``force``. Returns the manifest.
+    """
+    bad = [f for f in formats if f not in FORMATS]
+    if bad:
+        raise ValueError(f"unknown export format(s) {bad}; choose from {', '.join(FORMATS)}")
+    out_dir = Path(out)
+    if out_dir.exists() and any(out_dir.iterdir()) and not force:
+        raise FileExistsError(f"{out_dir} is not empty (reviewers' files?); pass --force to overwrite")
+    private_dir(out_dir)
+    records = review_records(table, redacted=redacted)
+    title = f"spcl review sample: {out_dir.name}"
+    if "csv" in formats or reviewers:
+        body = "\ufeff" + to_csv(records)
+        if "csv" in formats:
+            write_private(out_dir / "sample.csv", body)
+        for name in reviewers:
+            if not name.replace("-", "").replace("_", "").isalnum():
+                raise ValueError("reviewer names may use letters, digits, '-' and '_' only")
+            write_private(out_dir / f"reviewer-{name}.csv", body)
+    if "jsonl" in formats:
+        write_private(out_dir / "sample.jsonl", to_jsonl(records))
+    if "labelstudio" in formats:
+        write_private(out_dir / "labelstudio-tasks.json", to_labelstudio(records))
+        write_private(out_dir / "labelstudio-config.xml", labelstudio_config())
+    if "html" in formats:
+        write_private(out_dir / "sample.html", to_html(records, title=title, redacted=redacted))
+    write_private(out_dir / "plan.json", json.dumps(plan.to_json(), indent=2, ensure_ascii=False) + "\n")
+    src = manifest_ref(source) if source is not None else None
+    manifest = write_manifest(
+        out_dir,
+        kind="review-export",
+        records=len(records),
+        record_counts=record_counts(out_dir),
+        seed=plan.spec.seed,
+        strata=list(plan.spec.dimensions),
+        redacted=redacted,
+        formats=list(formats),
+        licence=licence or (src or {}).get("licence"),
+        sources=[src] if src else [],
+        config_hash=sorted({h for h in table.column("config_hash").to_pylist() if h}),
+        model_version=sorted({v for v in table.column("model_version").to_pylist() if v}),
+    )
+    os.chmod(out_dir / MANIFEST_NAME, 0o600)
+    return manifest

@@ -1,0 +1,85 @@
+"""Reading reviewers' files back: the CSV/JSONL written by ``export`` or a Label Studio JSON export."""
+
+from __future__ import annotations
+
+import csv
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from spcl.review.labels import ReviewError, parse_categories, parse_label
+
+
+@dataclass(frozen=True)
+class Review:
+    """One reviewer's verdict on one document; ``label`` is ``None`` when left empty."""
+
+    id: str
+    label: str | None
+    categories: tuple[str, ...] = ()
+    note: str = ""
+    row: dict[str, Any] = field(default_factory=dict, compare=False, repr=False)
+
+
+def _from_labelstudio(tasks: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    rows = []
+    for task in tasks:
+        data = task.get("data", {})
+        row = {**data, "id": data.get("doc_id", task.get("id")), "label": "", "categories": "", "note": ""}
+        annotations = [a for a in task.get("annotations", []) if not a.get("was_cancelled")]
+        if annotations:
+            for item in annotations[-1].get("result", []):
+                value = item.get("value", {})
+                if item.get("from_name") == "label":
+                    row["label"] = ",".join(value.get("choices", []))
+                elif item.get("from_name") == "categories":
+                    row["categories"] = ",".join(value.get("choices", []))
+                elif item.get("from_name") == "note":
+                    row["note"] = " ".join(value.get("text", []))
+        rows.append(row)
+    return rows
+
+
+def _rows(path: Path) -> list[dict[str, Any]]:
+    name = path.name.lower()
+    if name.endswith(".csv"):
+        with open(path, encoding="utf-8-sig", newline="") as fh:
+            reader = csv.DictReader(fh)
+            missing = [c for c in ("id", "label") if c not in (reader.fieldnames or [])]
+            if missing:
+                raise ReviewError(f"{path.name}: missing column(s) {', '.join(missing)}")
+            return list(reader)
+    if name.endswith(".jsonl"):
+        with open(path, encoding="utf-8") as fh:
+            return [json.loads(line) for line in fh if line.strip()]
+    if name.endswith(".json"):
+        data = json.loads(path.read_text(encoding="utf-8"))
+        if not isinstance(data, list):
+            raise ReviewError(f"{path.name}: expected a list of Label Studio tasks")
+        return _from_labelstudio(data)
+    raise ReviewError(f"{path.name}: review files must be .csv, .jsonl or Label Studio .json")
+
+
+def read_reviews(path: str | Path) -> dict[str, Review]:
+    """``{id: Review}`` from one reviewer's file; a duplicate id or a bad cell raises ``ReviewError``."""
+    p = Path(path)
+    out: dict[str, Review] = {}
+    for row in _rows(p):
+        doc_id = str(row.get("id") or "").strip()
+        if not doc_id:
+            raise ReviewError(f"{p.name}: a row has an empty 'id'")
+        if doc_id in out:
+            raise ReviewError(f"{p.name}: id {doc_id!r} appears twice")
+        cats = row.get("categories")
+        if isinstance(cats, list):
+            cats = ",".join(cats)
+        label = row.get("label")
+        out[doc_id] = Review(
+            id=doc_id,
+            label=parse_label(label if isinstance(label, str) else None, row_id=doc_id),
+            categories=parse_categories(cats, row_id=doc_id),
+            note=str(row.get("note") or ""),
+            row=dict(row),
+        )
+    return out
