@@ -1,0 +1,164 @@
+"""Rule detectors: regexes plus check-digit validators for PII in NFC web text (ja/ko/en).
+
+``find_pii(text)`` is the one-call entry point; ``build_detectors(settings)`` builds the detector set
+once per worker and its ``find(text)`` is the fast path the Spark job calls per document. Both return
+hits sorted by ``(start, -end)``, with overlaps resolved so that each span is reported once.
+
+>>> [(h.type, h.validated) for h in find_pii("연락처 010-1234-5678, 주민번호 900101-1234568")]
+[('PHONE', None), ('RRN', True)]
+"""
+
+from __future__ import annotations
+
+import re
+from bisect import bisect_right
+from functools import lru_cache
+from itertools import pairwise
+
+from spcl.config import PII_TYPES, DetectSettings
+from spcl.detect.account import AccountDetector
+from spcl.detect.base import Detector, Hit
+from spcl.detect.dob import DobDetector
+from spcl.detect.ids import CardDetector, MyNumberDetector, RrnDetector
+from spcl.detect.location import AddressDetector, PostalDetector
+from spcl.detect.mail import EmailDetector
+from spcl.detect.phone import PhoneDetector
+
+__all__ = [
+    "TYPE_PRIORITY",
+    "Detector",
+    "DetectorSet",
+    "Hit",
+    "build_detectors",
+    "find_pii",
+    "resolve_overlaps",
+]
+
+DETECTORS: dict[str, type] = {
+    "PHONE": PhoneDetector,
+    "EMAIL": EmailDetector,
+    "RRN": RrnDetector,
+    "MYNUMBER": MyNumberDetector,
+    "CARD": CardDetector,
+    "ACCOUNT": AccountDetector,
+    "DOB": DobDetector,
+    "POSTAL": PostalDetector,
+    "ADDRESS": AddressDetector,
+}
+"""The detector class of each PII type in ``spcl.config.PII_TYPES``."""
+
+TYPE_PRIORITY: dict[str, int] = {
+    t: i for i, t in enumerate(("RRN", "MYNUMBER", "CARD", "EMAIL", "PHONE", "ACCOUNT", "DOB", "POSTAL",
+                                "ADDRESS"))
+}  # fmt: skip
+"""Last tie-breaker between overlapping hits (lower wins), after validation and span length."""
+
+# Prefilters: one cheap search each decides whether a whole group of detectors can match at all.
+_NUMERIC = frozenset({"PHONE", "RRN", "MYNUMBER", "CARD", "ACCOUNT", "POSTAL"})
+_HAS_4_DIGITS = re.compile(r"\d{4}")  # every numeric form above holds a run of >= 4 digits
+_HAS_ERA = re.compile(r"明治|大正|昭和|平成|令和")  # era dates can have no 4-digit run
+_HAS_ADDRESS_CUE = re.compile(r"[都道府県]|[로길동리가] ?\d")
+_VALIDATION_RANK = {True: 2, None: 1, False: 0}
+
+
+def resolve_overlaps(hits: list[Hit]) -> list[Hit]:
+    """Keep one hit per overlapping group, sorted by ``(start, -end)``.
+
+    Preference: ``validated=True`` over ``None`` over ``False``, then the longer span, then
+    :data:`TYPE_PRIORITY`, then the earlier start and the detector name (so the answer is deterministic).
+
+    >>> a = Hit("ACCOUNT", 0, 14, None, "account@1"); b = Hit("RRN", 0, 14, True, "rrn_kr@1")
+    >>> resolve_overlaps([a, b]) == [b]
+    True
+    """
+    if len(hits) <= 1:
+        return hits
+    hits.sort(key=lambda h: (h.start, -h.end))
+    if all(a.end <= b.start for a, b in pairwise(hits)):
+        return hits
+    ranked = sorted(
+        hits,
+        key=lambda h: (
+            -_VALIDATION_RANK[h.validated],
+            h.start - h.end,
+            TYPE_PRIORITY.get(h.type, 99),
+            h.start,
+            h.detector,
+        ),
+    )
+    starts: list[int] = []
+    kept: list[Hit] = []  # disjoint, sorted by start
+    for h in ranked:
+        i = bisect_right(starts, h.start)
+        if i and kept[i - 1].end > h.start:
+            continue
+        if i < len(kept) and kept[i].start < h.end:
+            continue
+        starts.insert(i, h.start)
+        kept.insert(i, h)
+    return kept
+
+
+class DetectorSet:
+    """The detectors one settings object switches on, with prefilters and overlap resolution.
+
+    Build it once per worker (compiled regexes are module-level and shared) and call :meth:`find` per
+    document.
+    """
+
+    def __init__(self, settings: DetectSettings) -> None:
+        self.settings = settings
+        on = [t for t in PII_TYPES if t in settings.types]
+        self.numeric: list[Detector] = [DETECTORS[t](settings) for t in on if t in _NUMERIC]
+        self.email: list[Detector] = [DETECTORS[t](settings) for t in on if t == "EMAIL"]
+        self.dob: list[Detector] = [DETECTORS[t](settings) for t in on if t == "DOB"]
+        self.address: list[Detector] = [DETECTORS[t](settings) for t in on if t == "ADDRESS"]
+
+    @property
+    def detectors(self) -> list[Detector]:
+        """Every detector in this set."""
+        return [*self.numeric, *self.email, *self.dob, *self.address]
+
+    def find(self, text: str) -> list[Hit]:
+        """All hits in ``text`` (NFC), overlaps resolved, sorted by ``(start, -end)``.
+
+        >>> build_detectors(DetectSettings(types=("EMAIL",))).find("a@example.com 010-1234-5678")
+        [Hit(type='EMAIL', start=0, end=13, validated=None, detector='email@1')]
+        """
+        hits: list[Hit] = []
+        has_digits = _HAS_4_DIGITS.search(text) is not None
+        if has_digits:
+            for d in self.numeric:
+                hits += d.find(text)
+        if self.email and "@" in text:
+            hits += self.email[0].find(text)
+        if self.dob and (has_digits or _HAS_ERA.search(text)):
+            hits += self.dob[0].find(text)
+        if self.address and _HAS_ADDRESS_CUE.search(text):
+            hits += self.address[0].find(text)
+        return resolve_overlaps(hits)
+
+
+def build_detectors(settings: DetectSettings | None = None) -> DetectorSet:
+    """The detector set for ``settings`` (defaults when ``None``): build once, reuse over many texts."""
+    return DetectorSet(settings if settings is not None else DetectSettings())
+
+
+@lru_cache(maxsize=16)
+def _cached(settings: DetectSettings) -> DetectorSet:
+    return DetectorSet(settings)
+
+
+_DEFAULT = DetectSettings()
+
+
+def find_pii(text: str, settings: DetectSettings | None = None) -> list[Hit]:
+    """All rule hits in the NFC ``text``, sorted by ``(start, -end)``, one hit per span.
+
+    The detector set is cached per settings object (the default settings included), so repeated calls
+    cost only the matching.
+
+    >>> find_pii("mail kim@example.com")
+    [Hit(type='EMAIL', start=5, end=20, validated=None, detector='email@1')]
+    """
+    return _cached(settings if settings is not None else _DEFAULT).find(text)

@@ -1,0 +1,44 @@
+"""Shared regex fragments and context helpers for the rule detectors.
+
+Boundaries are digit lookarounds, never ``\\b``: ``\\b`` fails when digits touch Hangul or kana
+("전화01012345678로"). Every pattern here and in the detectors is linear-time: bounded quantifiers, and
+separators that are required between repeated groups, so no input makes the engine backtrack
+quadratically.
+"""
+
+from __future__ import annotations
+
+import re
+
+# Before a number: no digit or ASCII letter (product codes, hex), no "hex-" (UUID pieces) and no
+# "digit." (IP addresses, versions, decimals). Hangul, kana, kanji, spaces and punctuation are fine.
+NUM_LEFT = r"(?<![\dA-Za-z])(?<![\dA-Fa-f][-‐－])(?<!\d[.．])"
+# After a number: no digit or ASCII letter, and the run does not continue with "-x" or ".digit".
+NUM_RIGHT = r"(?![\dA-Za-z])(?![-‐－][\dA-Za-z])(?![.．]\d)"
+# Digit-group separators: hyphens and dashes (ASCII, Unicode, full-width), dot, space.
+SEP = r"[-‐‑‒–—−－.． ]"
+# Separators allowed inside card / My Number groups.
+GROUP_SEP = r"[-‐‑–−－ ]"
+
+_NEGATIVE_CONTEXT = re.compile(
+    r"주문\s?번호|송장|운송장|접수\s?번호|일련\s?번호|제품\s?번호|모델|특허|사업자|"
+    r"order\s?(?:no|number|id|#)|invoice|tracking|isbn|issn|serial|patent|model|s/n|sku|"
+    r"注文番号|伝票番号|お?問い?合わ?せ番号|受付番号|特許|製品番号|型番|法人番号",
+    re.IGNORECASE,
+)
+NEGATIVE_WINDOW = 16
+
+
+def window_has(pattern: re.Pattern[str], text: str, start: int, window: int) -> bool:
+    """True when ``pattern`` occurs in the ``window`` characters before ``start`` (no copy of the text)."""
+    return pattern.search(text, max(0, start - window), start) is not None
+
+
+def after_has(pattern: re.Pattern[str], text: str, end: int, window: int) -> bool:
+    """True when ``pattern`` matches right at ``end`` within ``window`` characters."""
+    return pattern.match(text, end, min(len(text), end + window)) is not None
+
+
+def negative_context(text: str, start: int) -> bool:
+    """True when words before ``start`` say the number is an order, tracking, ISBN or serial number."""
+    return window_has(_NEGATIVE_CONTEXT, text, start, NEGATIVE_WINDOW)

@@ -1,0 +1,97 @@
+"""DOB: calendar dates written beside a birth context word.
+
+Dates are everywhere in web text; one is a date of birth only when a birth word occurs in the
+``context_window`` characters before it (생년월일, 생일, 출생, 生年月日, 誕生日, born, DOB, date of birth,
+birthday) or right after it (…生まれ, …生, …생). ``validated`` is the calendar check: ``True`` for a real
+date, ``False`` for an impossible one such as Feb 30 (reported only with ``keep_invalid``).
+"""
+
+from __future__ import annotations
+
+import re
+
+from spcl.config import DetectSettings
+from spcl.detect._common import after_has, window_has
+from spcl.detect.base import Hit
+from spcl.detect.validators import digits_of, is_calendar_date
+
+_MONTHS = {
+    "jan": 1, "feb": 2, "mar": 3, "apr": 4, "may": 5, "jun": 6,
+    "jul": 7, "aug": 8, "sep": 9, "oct": 10, "nov": 11, "dec": 12,
+}  # fmt: skip
+_MONTH = (
+    r"(?i:jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?"
+    r"|sep(?:t(?:ember)?)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)"
+)
+_ORD = r"(?:st|nd|rd|th)?"
+# (base year, last year number) of each Japanese era.
+_ERAS = {"明治": (1867, 45), "大正": (1911, 15), "昭和": (1925, 64), "平成": (1988, 31), "令和": (2018, 99)}
+
+_DATE = re.compile(
+    r"(?<!\d)(?<!\d[-./])(?:"
+    r"(?P<a_y>(?:19|20)\d{2})(?P<a_s>[-/.]|\. )(?P<a_m>\d{1,2})(?P=a_s)(?P<a_d>\d{1,2})(?![-/.]\d)"
+    r"|(?P<c_y>\d{4}) ?[年년] ?(?P<c_m>\d{1,2}) ?[月월] ?(?P<c_d>\d{1,2}) ?[日일]"
+    r"|(?P<b_ymd>(?:19|20)\d{6})"
+    r"|(?P<f_a>\d{1,2})(?P<f_s>[-/.])(?P<f_b>\d{1,2})(?P=f_s)(?P<f_y>(?:19|20)\d{2})"
+    r"|(?P<h_d>\d{1,2})" + _ORD + r" (?:of )?(?P<h_m>" + _MONTH + r")\.?,? (?P<h_y>\d{4})"
+    r")(?!\d)"
+    r"|(?P<e_era>明治|大正|昭和|平成|令和) ?(?P<e_y>元|\d{1,2}) ?年 ?(?P<e_m>\d{1,2}) ?月 ?(?P<e_d>\d{1,2}) ?日"
+    r"|(?<![A-Za-z])(?P<g_m>" + _MONTH + r")\.? (?P<g_d>\d{1,2})" + _ORD + r",? (?P<g_y>\d{4})(?!\d)"
+)
+_BEFORE = re.compile(
+    r"생년월일|생일|출생|태어|生年月日|誕生日|生まれ|出生|born|birth|d\.?o\.?b(?![a-z])", re.IGNORECASE
+)
+_AFTER = re.compile(r" ?(?:生まれ|生|생|출생|に生まれ)")
+
+
+def _n(value: str) -> int:
+    return int(digits_of(value))
+
+
+def _date_ok(m: re.Match[str]) -> bool:
+    """Calendar check of one match, whatever form it took."""
+    g = m.group
+    if g("a_y"):
+        return is_calendar_date(_n(g("a_y")), _n(g("a_m")), _n(g("a_d")))
+    if g("c_y"):
+        return is_calendar_date(_n(g("c_y")), _n(g("c_m")), _n(g("c_d")))
+    if g("b_ymd"):
+        d = digits_of(g("b_ymd"))
+        return is_calendar_date(int(d[:4]), int(d[4:6]), int(d[6:]))
+    if g("f_y"):  # day/month order is ambiguous: either reading will do
+        y, a, b = _n(g("f_y")), _n(g("f_a")), _n(g("f_b"))
+        return is_calendar_date(y, b, a) or is_calendar_date(y, a, b)
+    if g("h_y"):
+        return is_calendar_date(_n(g("h_y")), _MONTHS[g("h_m")[:3].lower()], _n(g("h_d")))
+    if g("g_y"):
+        return is_calendar_date(_n(g("g_y")), _MONTHS[g("g_m")[:3].lower()], _n(g("g_d")))
+    base, last = _ERAS[g("e_era")]
+    year = 1 if g("e_y") == "元" else _n(g("e_y"))
+    return 1 <= year <= last and is_calendar_date(base + year, _n(g("e_m")), _n(g("e_d")))
+
+
+class DobDetector:
+    """Dates of birth: a date (ISO, dotted, slashed, CJK, Japanese era, English) beside a birth word."""
+
+    name = "dob@1"
+    type = "DOB"
+
+    def __init__(self, settings: DetectSettings) -> None:
+        self._keep_invalid = settings.keep_invalid
+        self._window = settings.context_window
+
+    def find(self, text: str) -> list[Hit]:
+        """DOB hits in ``text``.
+
+        >>> DobDetector(DetectSettings()).find("생년월일: 1990년 1월 2일")
+        [Hit(type='DOB', start=6, end=17, validated=True, detector='dob@1')]
+        """
+        hits: list[Hit] = []
+        for m in _DATE.finditer(text):
+            s, e = m.span()
+            if not (window_has(_BEFORE, text, s, self._window) or after_has(_AFTER, text, e, 5)):
+                continue
+            valid = _date_ok(m)
+            if valid or self._keep_invalid:
+                hits.append(Hit(self.type, s, e, valid, self.name))
+        return hits

@@ -1,0 +1,102 @@
+"""POSTAL and ADDRESS: Japanese/Korean postal codes and street addresses.
+
+Postal codes have no checksum: a Japanese code counts after 〒 or 郵便番号, a Korean 5-digit code (or
+the old 3-3 form) only after 우편번호 / (우). The hit spans the digits only. Addresses are Korean
+road-name (or lot-number) addresses starting at a 시/도 and Japanese addresses starting at a prefecture,
+each ending in a building or block number; every part has a bounded length, so a hit is at most about 80
+characters and matching stays linear. ``validated`` is always ``None``.
+"""
+
+from __future__ import annotations
+
+import re
+
+from spcl.config import DetectSettings
+from spcl.detect._common import NUM_RIGHT
+from spcl.detect.base import Hit
+from spcl.detect.validators import digits_of
+
+_POSTAL = re.compile(
+    r"(?:(?P<jp>〒|郵便番号)|(?P<kr>우편\s?번호|\(우\)|우\)))[\s:：(（]{0,3}"
+    r"(?P<code>\d{3}[-‐－ー]?\d{4}|\d{5}|\d{3}[-‐－]\d{3})" + NUM_RIGHT
+)
+
+_KR_PROVINCE = (
+    r"(?:(?:서울|부산|대구|인천|광주|대전|울산)(?:특별시|광역시|시)?|세종(?:특별자치시|시)?|경기도?"
+    r"|강원(?:특별자치도|도)?|충청[남북]도|충[남북]|전라[남북]도|전[남북](?:특별자치도)?|경상[남북]도|경[남북]"
+    r"|제주(?:특별자치도|도)?)"
+)
+_KR_NUM = r"\d{1,5}(?:-\d{1,5})?"
+_KR_ADDRESS = (
+    r"(?<![가-힣])" + _KR_PROVINCE + r"(?: {1,2}[가-힣]{1,6}[시군구]){0,2} {1,2}(?:[가-힣]{1,6}[읍면] {1,2})?"
+    r"(?:[가-힣\d]{1,12}[로길] ?" + _KR_NUM + r"|[가-힣\d]{1,8}[동리가] ?" + _KR_NUM + r"(?:번지)?)(?!\d)"
+)
+_JP_PREFECTURE = (
+    r"(?:東京都|北海道|(?:大阪|京都)府|(?:青森|岩手|宮城|秋田|山形|福島|茨城|栃木|群馬|埼玉|千葉|神奈川|新潟"
+    r"|富山|石川|福井|山梨|長野|岐阜|静岡|愛知|三重|滋賀|兵庫|奈良|和歌山|鳥取|島根|岡山|広島|山口|徳島|香川"
+    r"|愛媛|高知|福岡|佐賀|長崎|熊本|大分|宮崎|鹿児島|沖縄)県)"
+)
+_JP_CHARS = r"[一-鿿々〆ヶぁ-んァ-ヴー]"
+_JP_NUM = r"(?:\d{1,4}|[一二三四五六七八九十]{1,3})"
+_JP_DASH = r"[-‐－−]"
+_JP_ADDRESS = (
+    _JP_PREFECTURE + r" ?(?:" + _JP_CHARS + r"{1,7}[市区町村郡] ?){1,3}" + _JP_CHARS + r"{0,10}"
+    + _JP_NUM
+    + r"(?:丁目(?:" + _JP_NUM + r"(?:番地?|" + _JP_DASH + r")(?:" + _JP_NUM + r"号?)?)?"
+    + r"|番地?(?:" + _JP_NUM + r"号|の\d{1,4})?"
+    + r"|(?:" + _JP_DASH + r"\d{1,4}){1,2}号?)(?!\d)"
+)
+_ADDRESS = re.compile(_KR_ADDRESS + "|" + _JP_ADDRESS)
+
+
+class PostalDetector:
+    """Postal codes after 〒 / 郵便番号 (Japan, NNN-NNNN) or 우편번호 (Korea, NNNNN)."""
+
+    name = "postal@1"
+    type = "POSTAL"
+
+    def __init__(self, settings: DetectSettings) -> None:
+        del settings  # no options
+
+    def find(self, text: str) -> list[Hit]:
+        """POSTAL hits in ``text`` (the span covers the code, not the marker).
+
+        >>> PostalDetector(DetectSettings()).find("〒100-0001 東京都")
+        [Hit(type='POSTAL', start=1, end=9, validated=None, detector='postal_jp@1')]
+        """
+        hits: list[Hit] = []
+        for m in _POSTAL.finditer(text):
+            n = len(digits_of(m.group("code")))
+            if m.group("jp"):
+                if n != 7:
+                    continue
+                region = "jp"
+            else:
+                if n not in (5, 6) or "ー" in m.group("code"):
+                    continue
+                region = "kr"
+            hits.append(Hit(self.type, m.start("code"), m.end("code"), None, f"postal_{region}@1"))
+        return hits
+
+
+class AddressDetector:
+    """Street addresses: KR 시/도 + 시/군/구 + road (…로/길) + building number, or JP prefecture +
+    municipality + town + 丁目/番地/番/号 or hyphenated block numbers."""
+
+    name = "address@1"
+    type = "ADDRESS"
+
+    def __init__(self, settings: DetectSettings) -> None:
+        del settings  # no options
+
+    def find(self, text: str) -> list[Hit]:
+        """ADDRESS hits in ``text``.
+
+        >>> [h.end for h in AddressDetector(DetectSettings()).find("서울특별시 강남구 테헤란로 152 3층")]
+        [18]
+        """
+        hits: list[Hit] = []
+        for m in _ADDRESS.finditer(text):
+            region = "kr" if "\uac00" <= m.group()[0] <= "\ud7a3" else "jp"
+            hits.append(Hit(self.type, m.start(), m.end(), None, f"address_{region}@1"))
+        return hits

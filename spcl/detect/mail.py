@@ -1,0 +1,42 @@
+"""EMAIL: addresses with an ASCII local part and a dotted domain ending in an alphabetic TLD.
+
+The local part may only start where the character before it cannot belong to a local part, so each run
+of local-part characters is scanned once (a 100k-letter run without '@' costs one pass, not n²).
+"""
+
+from __future__ import annotations
+
+import re
+
+from spcl.config import DetectSettings
+from spcl.detect.base import Hit
+
+_EMAIL = re.compile(
+    r"(?<![A-Za-z0-9._%+\-])[A-Za-z0-9._%+\-]{1,64}@"
+    r"[A-Za-z0-9\-]{1,63}(?:\.[A-Za-z0-9\-]{1,63}){0,8}\.(?P<tld>[A-Za-z]{2,24})(?![A-Za-z0-9\-])"
+)
+# "logo@2x.png" and friends: file names, not mailboxes.
+_FILE_TLDS = frozenset({"png", "jpg", "jpeg", "gif", "svg", "webp", "bmp", "ico", "js", "css", "map"})
+
+
+class EmailDetector:
+    """E-mail addresses (``validated=None``: there is nothing to check beyond the shape)."""
+
+    name = "email@1"
+    type = "EMAIL"
+
+    def __init__(self, settings: DetectSettings) -> None:
+        del settings  # no options
+
+    def find(self, text: str) -> list[Hit]:
+        """EMAIL hits in ``text``.
+
+        >>> EmailDetector(DetectSettings()).find("메일: kim.minsu@example.co.kr 로")
+        [Hit(type='EMAIL', start=4, end=27, validated=None, detector='email@1')]
+        """
+        hits: list[Hit] = []
+        for m in _EMAIL.finditer(text):
+            if m.group("tld").lower() in _FILE_TLDS or m.group().startswith("."):
+                continue
+            hits.append(Hit(self.type, m.start(), m.end(), None, self.name))
+        return hits
