@@ -184,12 +184,14 @@ def allocate(populations: Mapping[str, int], spec: SampleSpec) -> dict[str, int]
         by_decision.setdefault(parse_stratum(s)["decision"], {})[s] = p
     clean = by_decision.pop("clean", {})
     others_total = sum(sum(g.values()) for g in by_decision.values())
+    clean_total = sum(clean.values())
     n_clean = 0
-    if clean:
+    if clean and spec.n > 0:
         n_clean = spec.n if not others_total else max(1, round(spec.n * spec.clean_share))
-        n_clean = min(n_clean, spec.n, sum(clean.values()))
+        n_clean = min(n_clean, spec.n, clean_total)
+    rest = min(spec.n - n_clean, others_total)
+    n_clean = min(clean_total, spec.n - rest)  # what the other decisions cannot absorb goes to clean
     sizes = _split(clean, n_clean, spec.min_per_stratum) if clean else {}
-    rest = spec.n - n_clean
     if others_total:
         totals = {d: sum(g.values()) for d, g in by_decision.items()}
         budgets = _split(totals, rest, 0)
