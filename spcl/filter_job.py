@@ -24,11 +24,11 @@ from typing import Any
 from urllib.parse import urlparse
 
 import pyarrow as pa
-import pyarrow.dataset as pads
 import pyarrow.parquet as pq
 
 from spcl import __version__
 from spcl.config import Settings
+from spcl.io.outputs import output_dataset
 from spcl.io.readers import count_records, is_supported, read_records
 from spcl.io.schema import DECISIONS, OUTPUT_SCHEMA
 from spcl.manifest import write_manifest
@@ -131,7 +131,7 @@ def _write_local_partitions(batches: Iterator[pa.RecordBatch], out: Path, compre
 
 
 def _local_output_stats(out: Path) -> list[dict[str, Any]]:
-    dataset = pads.dataset(out, format="parquet", partitioning="hive")
+    dataset = output_dataset(out)
     return [batch_stats(b) for b in dataset.to_batches(columns=list(STATS_COLUMNS))]
 
 
@@ -160,7 +160,7 @@ def _run_spark(job: FilterJob) -> tuple[int, list[dict[str, Any]], list[str], li
     if is_local(job.output):
         _prepare_local_output(job.output, job.overwrite)
     files_df = sp.binary_files(session, list(job.inputs))
-    listed = [r["path"] for r in files_df.select("path").collect()]
+    listed = [sp.source_name(r["path"]) for r in files_df.select("path").collect()]
     files = [p for p in listed if is_supported(p, job.settings.input)]
     skipped = [p for p in listed if p not in set(files)]
     if not files:

@@ -16,6 +16,7 @@ import sys
 from collections.abc import Iterator
 from functools import partial
 from typing import TYPE_CHECKING, Any
+from urllib.parse import urlparse
 
 import pyarrow as pa
 
@@ -73,12 +74,21 @@ def build_session(settings: Settings, master: str | None = None) -> SparkSession
     return spark
 
 
+def source_name(path: str) -> str:
+    """The source name recorded for a file: local ``file:`` URLs become plain paths (as in the plain engine).
+
+    >>> source_name("file:/data/crawl.jsonl"), source_name("s3a://bucket/crawl.jsonl")
+    ('/data/crawl.jsonl', 's3a://bucket/crawl.jsonl')
+    """
+    return urlparse(path).path if path.startswith("file:") else path
+
+
 def _file_rows(batches: Iterator[pa.RecordBatch]) -> Iterator[tuple[str, bytes]]:
     for batch in batches:
         paths = batch.column("path").to_pylist()
         contents = batch.column("content")
         for i, path in enumerate(paths):
-            yield path, contents[i].as_py()
+            yield source_name(path), contents[i].as_py()
 
 
 def read_files_arrow(settings_json: str, batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
@@ -118,6 +128,15 @@ def spark_schema(schema: pa.Schema) -> Any:
     return from_arrow_schema(schema)
 
 
+def hadoop_glob(spark: SparkSession, pattern: str) -> list[str]:
+    """Paths matching a glob on any Hadoop filesystem (local, s3a, hdfs, ...), sorted."""
+    jvm = spark.sparkContext._jvm  # type: ignore[attr-defined]
+    path = jvm.org.apache.hadoop.fs.Path(pattern)
+    fs = path.getFileSystem(spark.sparkContext._jsc.hadoopConfiguration())  # type: ignore[attr-defined]
+    statuses = fs.globStatus(path) or []
+    return sorted(str(status.getPath().toString()) for status in statuses)
+
+
 def binary_files(spark: SparkSession, inputs: list[str]) -> DataFrame:
     """Spark's ``binaryFile`` source over files, directories (recursive) or globs, any Hadoop scheme."""
     return spark.read.format("binaryFile").option("recursiveFileLookup", "true").load(inputs)
@@ -141,5 +160,7 @@ def count_input_records(files: DataFrame, settings: Settings) -> int:
 
 def output_stats(spark: SparkSession, output: str) -> list[dict[str, dict[str, int]]]:
     """Partial counters over the written output (one per partition)."""
-    written = spark.read.parquet(output).select(*STATS_COLUMNS)
+    base = output.rstrip("/")
+    partitions = hadoop_glob(spark, f"{base}/decision=*")
+    written = spark.read.option("basePath", base).parquet(*partitions).select(*STATS_COLUMNS)
     return [json.loads(r["stats"]) for r in written.mapInArrow(stats_arrow, "stats string").collect()]

@@ -6,12 +6,12 @@ import gzip
 import json
 from pathlib import Path
 
-import pyarrow.dataset as pads
 import pytest
 
 from spcl.cli import main as cli_main
 from spcl.config import load_settings
 from spcl.filter_job import FilterJob, JobError, run_filter
+from spcl.io.outputs import output_dataset
 from spcl.manifest import verify_manifest
 from spcl.synth.corpus import BAD_LINES, valid_card, valid_rrn
 from tests.conftest import doc_line, write_lines
@@ -54,7 +54,7 @@ def _corpus(tmp: Path) -> tuple[Path, dict[str, tuple[str, str]]]:
 
 
 def _read(out: Path) -> dict[str, dict]:
-    table = pads.dataset(out, format="parquet", partitioning="hive").to_table()
+    table = output_dataset(out).to_table()
     return {r["id"]: r for r in table.to_pylist()}
 
 
