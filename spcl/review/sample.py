@@ -365,7 +365,11 @@ def sample_spark(spark: Any, path: str | Path, spec: SampleSpec) -> tuple[Sample
     from pyspark.sql import functions as F
 
     root = str(path)
-    df = spark.read.option("basePath", root).parquet(f"{root}/decision=*")
+    if "://" in root and not root.startswith("file://"):
+        paths = [f"{root}/decision=*"]
+    else:  # local: name the partition folders (a glob makes Spark log a stack trace)
+        paths = [str(p) for p in sorted(Path(root.removeprefix("file://")).glob("decision=*")) if p.is_dir()]
+    df = spark.read.option("basePath", root).parquet(*paths)
     df = df.where(F.col("decision").isin(list(spec.decisions)))
     df = df.withColumn("stratum", _spark_stratum_column(spec))
     populations = {r["stratum"]: int(r["count"]) for r in df.groupBy("stratum").count().collect()}
