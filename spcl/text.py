@@ -12,7 +12,7 @@ _HANGUL = re.compile(r"[\uac00-\ud7a3\u1100-\u11ff\u3130-\u318f]")
 _HAN = re.compile(r"[\u4e00-\u9fff\u3400-\u4dbf]")
 _LATIN = re.compile(r"[A-Za-z]")
 _EN_WORDS = re.compile(r"(?i)(?<![a-z])(?:the|and|of|to|is|in|for|with|that|this|was|are)(?![a-z])")
-_SAMPLE_CHARS = 4000
+_SAMPLE_CHARS = 1000
 
 
 def normalize(text: str) -> str:
@@ -27,7 +27,7 @@ def normalize(text: str) -> str:
 
 
 def guess_lang(text: str) -> str:
-    """Guess ``ja``, ``ko``, ``en`` or ``other`` from the scripts in the first 4,000 characters.
+    """Guess ``ja``, ``ko``, ``en`` or ``other`` from the scripts in the first 1,000 characters.
 
     Kana → ja, Hangul → ko (the more frequent script wins when both occur); Han without kana or
     Hangul → other (Chinese); Latin letters with common English function words → en.

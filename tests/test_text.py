@@ -1,0 +1,32 @@
+from __future__ import annotations
+
+import unicodedata
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from spcl.text import guess_lang, normalize
+
+
+def test_language_guess_by_script() -> None:
+    assert guess_lang("東京都に住んでいます。毎日電車で通勤しています。") == "ja"
+    assert guess_lang("서울에 살고 있습니다. 매일 지하철로 출근합니다.") == "ko"
+    assert guess_lang("I live in Seoul and take the subway to work every day.") == "en"
+    assert guess_lang("我住在北京，每天坐地铁上班。") == "other"
+    assert guess_lang("Je vis à Paris depuis dix ans.") == "other"
+    assert guess_lang("12345 67890 !!!") == "other"
+    # a Korean article quoting a Japanese word is still Korean
+    assert guess_lang("일본어로 ありがとう 는 고맙다는 뜻입니다. 자주 쓰는 표현입니다.") == "ko"
+
+
+def test_normalize_composes_decomposed_hangul_and_kana() -> None:
+    decomposed = unicodedata.normalize("NFD", "한국어 がぎぐ")
+    assert decomposed != "한국어 がぎぐ"
+    assert normalize(decomposed) == "한국어 がぎぐ"
+
+
+@given(st.text())
+def test_normalize_is_nfc_and_idempotent(text: str) -> None:
+    once = normalize(text)
+    assert unicodedata.is_normalized("NFC", once)
+    assert normalize(once) == once
