@@ -7,7 +7,7 @@ This module is the single definition of "a value occurs in the source", shared b
 - **PERSON variant**: the name with its spaces removed (2–6 characters), matched with at most two
   spaces/tabs/newlines (``" \\t\\r\\n\\u3000"``) between its characters: ``김가상`` also matches ``김 가 상``.
 - **Numeric variant** (RRN, DOB, PHONE, ACCOUNT, CARD): only when the value consists of digits and the
-  known separators; its digits (ASCII or full-width) in order with at most two separators between any two
+  known separators; its digits (ASCII or full-width) in order with at most three separators between any two
   digits: ``010-0000-1234`` also matches ``010 0000 1234`` and ``01000001234``. Letters are never
   dropped, so ``alias123456`` has no variant and never matches ``123456``.
 - **Digit boundary**: a match that starts (ends) with a digit must not be preceded (followed) by a digit,
@@ -51,12 +51,37 @@ NUMERIC_TYPES: frozenset[str] = frozenset({"RRN", "DOB", "PHONE", "ACCOUNT", "CA
 PERSON_VARIANT_MIN, PERSON_VARIANT_MAX = 2, 6
 PERSON_GAP_CHARS = " \t\r\n\u3000"
 NUMERIC_SEPARATORS = " \t-./()\u2010\u2011\u2012\u2013\u2014\u2015\u2212\uff0d"
-_MAX_GAP = 2
+_MAX_PERSON_GAP = 2
+_MAX_NUMERIC_GAP = 3
 
 _FULLWIDTH_TO_ASCII = str.maketrans("０１２３４５６７８９", "0123456789")
 _NUMERIC_VALUE_CHARS = frozenset("0123456789０１２３４５６７８９+" + NUMERIC_SEPARATORS)
-_PERSON_GAP = "[" + re.escape(PERSON_GAP_CHARS) + f"]{{0,{_MAX_GAP}}}"
-_NUMERIC_GAP = "[" + re.escape(NUMERIC_SEPARATORS) + f"]{{0,{_MAX_GAP}}}"
+
+
+def _gap(chars: str, most: int) -> str:
+    """A bounded run of ``chars``: ASCII ones in one class, each run of other code points on its own.
+
+    Python's ``re`` compiles a class that mixes ASCII with scattered non-ASCII characters into a 64K-entry
+    bitmap (≈0.5 ms per class, and a numeric variant has one gap per digit); a class of one contiguous run
+    is cheap. The empty lookahead ``(?=)`` keeps the parser from merging the runs back into one class.
+    """
+    ascii_chars = "".join(ch for ch in chars if ord(ch) < 128)
+    items = ["[" + re.escape(ascii_chars) + "]"]
+    others = sorted({ord(ch) for ch in chars if ord(ch) >= 128})
+    runs: list[list[int]] = []
+    for cp in others:
+        if runs and cp == runs[-1][1] + 1:
+            runs[-1][1] = cp
+        else:
+            runs.append([cp, cp])
+    for lo, hi in runs:
+        body = re.escape(chr(lo)) if lo == hi else f"[{re.escape(chr(lo))}-{re.escape(chr(hi))}]"
+        items.append(body + "(?=)")
+    return "(?:" + "|".join(items) + ")" + f"{{0,{most}}}"
+
+
+_PERSON_GAP = _gap(PERSON_GAP_CHARS, _MAX_PERSON_GAP)
+_NUMERIC_GAP = _gap(NUMERIC_SEPARATORS, _MAX_NUMERIC_GAP)
 _TYPE_RE = re.compile(r"[A-Z][A-Z0-9_]*")
 
 
@@ -89,13 +114,15 @@ class Alternative:
     """One way a candidate can appear: a regex ``pattern`` (with digit boundaries) for ``type``.
 
     ``literal`` tells a literal from a variant; ``length`` is its nominal length (characters of the literal,
-    or of the variant's compact form), used to order alternatives longest-first.
+    or of the variant's compact form), used to order alternatives longest-first; ``first`` holds the
+    characters a match can start with.
     """
 
     type: str
     pattern: str
     literal: bool
     length: int
+    first: str
 
     def sort_key(self) -> tuple[int, int, int, str, str]:
         """Longest first, literal before variant, then type priority, then the pattern itself."""
@@ -123,17 +150,18 @@ def alternatives(type_: str, value: str) -> list[Alternative]:
     """
     if not value:
         return []
-    alts = [Alternative(type_, _bounded(re.escape(value), value[0], value[-1]), True, len(value))]
+    alts = [Alternative(type_, _bounded(re.escape(value), value[0], value[-1]), True, len(value), value[0])]
     if type_ == "PERSON":
         compact = "".join(ch for ch in value if ch not in PERSON_GAP_CHARS)
         if PERSON_VARIANT_MIN <= len(compact) <= PERSON_VARIANT_MAX:
             body = _PERSON_GAP.join(re.escape(ch) for ch in compact)
-            alts.append(Alternative(type_, _bounded(body, compact[0], compact[-1]), False, len(compact)))
+            alts.append(Alternative(type_, _bounded(body, compact[0], compact[-1]), False, len(compact), compact[0]))
     elif type_ in NUMERIC_TYPES and all(ch in _NUMERIC_VALUE_CHARS for ch in value):
         digits = [ch for ch in value if ch.isdigit()]
         if digits:
             body = _NUMERIC_GAP.join(_digit_class(d) for d in digits)
-            alts.append(Alternative(type_, _bounded(body, "0", "0"), False, len(digits)))
+            first = _digit_class(digits[0])[1:-1]
+            alts.append(Alternative(type_, _bounded(body, "0", "0"), False, len(digits), first))
     return alts
 
 
@@ -161,13 +189,16 @@ def canonical_alternatives(candidates: Iterable[tuple[str, str]]) -> list[Altern
     return sorted(best.values(), key=Alternative.sort_key)
 
 
-def scan_regex(alts: list[Alternative]) -> re.Pattern[str]:
+@lru_cache(maxsize=4096)
+def scan_regex(alts: tuple[Alternative, ...]) -> re.Pattern[str]:
     """One regex that, at every position where any alternative matches, captures each one that does.
 
     Group ``i + 1`` holds alternative ``i``'s match at that position (zero-width lookaheads, so overlapping
-    occurrences are all seen in a single left-to-right scan).
+    occurrences are all seen in a single left-to-right scan). A lookahead on the possible first characters
+    skips positions where nothing can start.
     """
-    guard = "(?=" + "|".join(f"(?:{a.pattern})" for a in alts) + ")"
+    firsts = sorted(set("".join(a.first for a in alts)))
+    guard = "(?=[" + "".join(re.escape(ch) for ch in firsts) + "])"
     return re.compile(guard + "".join(f"(?:(?=({a.pattern})))?" for a in alts))
 
 
@@ -190,7 +221,7 @@ def scan(text: str, alts: list[Alternative]) -> list[Occurrence]:
     if not alts:
         return []
     found: list[Occurrence] = []
-    for m in scan_regex(alts).finditer(text):
+    for m in scan_regex(tuple(alts)).finditer(text):
         start = m.start()
         best: tuple[tuple[int, int, int, int], int, int] | None = None
         for i, alt in enumerate(alts):
@@ -200,8 +231,8 @@ def scan(text: str, alts: list[Alternative]) -> list[Occurrence]:
             key = (start - end, 0 if alt.literal else 1, type_rank(alt.type), i)
             if best is None or key < best[0]:
                 best = (key, i, end)
-        assert best is not None  # the guard guarantees one alternative matched
-        found.append(Occurrence(start, best[2], best[1], alts[best[1]].type))
+        if best is not None:  # the guard only checks the first character
+            found.append(Occurrence(start, best[2], best[1], alts[best[1]].type))
     return found
 
 
@@ -222,4 +253,4 @@ def find_occurrences(type_: str, value: str, text: str) -> list[tuple[int, int]]
 def occurs(type_: str, value: str, text: str) -> bool:
     """True when the value or one of its restricted variants occurs in the NFC ``text``."""
     alts = _value_alternatives(normalize_type(type_), normalize_value(value))
-    return any(re.search(a.pattern, text) for a in alts)
+    return bool(alts) and scan_regex(alts).search(text) is not None
