@@ -15,6 +15,9 @@ COMMAND_MODULES: tuple[str, ...] = (
     "spcl.commands.bench",
     "spcl.commands.review",
     "spcl.commands.manifest",
+    "spcl.commands.synth",
+    "spcl.commands.eval",
+    "spcl.commands.vault",
 )
 
 

@@ -1,0 +1,63 @@
+"""``spcl eval``: evaluation commands.
+
+spcl eval masking --gold data/synth-pii/test.jsonl --pred pred.jsonl --out metrics.json
+
+``eval`` is a group others extend: write ``register_<name>(eval_sub)`` (it receives the ``eval``
+sub-parsers object and adds one subcommand) and add it to ``EVAL_COMMANDS`` below.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Callable
+from pathlib import Path
+
+
+def _masking(args: argparse.Namespace) -> int:
+    from spcl.evaluate.masking import EvalError, evaluate_masking
+
+    types = tuple(t.strip().upper() for t in args.types.split(",") if t.strip()) if args.types else None
+    try:
+        metrics = evaluate_masking(args.gold, args.pred, types) if types else evaluate_masking(args.gold, args.pred)
+    except (EvalError, OSError) as err:
+        print(f"spcl eval masking: {err}", file=sys.stderr)
+        return 2
+    text = json.dumps(metrics, indent=2, ensure_ascii=False)
+    print(text)
+    if args.out:
+        Path(args.out).parent.mkdir(parents=True, exist_ok=True)
+        Path(args.out).write_text(text + "\n", encoding="utf-8")
+    return 0
+
+
+def register_masking(sub: argparse._SubParsersAction) -> None:
+    """Add ``spcl eval masking``."""
+    p = sub.add_parser(
+        "masking",
+        help="extraction + masking metrics of predictions against gold (P/R/F1, leaks, round trip)",
+        description="PRED.jsonl: {id, raw} or {id, candidates: [[TYPE, VALUE], ...], parse_success}; "
+        "see spcl.evaluate.masking.",
+    )
+    p.add_argument("--gold", required=True, metavar="GOLD.jsonl")
+    p.add_argument("--pred", required=True, metavar="PRED.jsonl")
+    p.add_argument("--out", default=None, metavar="FILE.json", help="also write the metrics here")
+    p.add_argument("--types", default=None, help="allowed types, comma-separated (default: all nine)")
+    p.set_defaults(func=_masking)
+
+
+EVAL_COMMANDS: list[Callable[[argparse._SubParsersAction], None]] = [register_masking]
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    """Add the ``spcl eval`` group and every subcommand of ``EVAL_COMMANDS``."""
+    parser = sub.add_parser(
+        "eval",
+        help="evaluate pipeline stages against gold data",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    esub = parser.add_subparsers(dest="eval_command", required=True, metavar="WHAT")
+    for add in EVAL_COMMANDS:
+        add(esub)

@@ -1,0 +1,37 @@
+"""``spcl vault``: keys for the encrypted mapping vault.
+
+spcl vault keygen --out ~/.config/spcl/vault.key     (mode 0600; then export SPCL_VAULT_KEY_FILE=...)
+
+Keys are never read from the command line: set ``SPCL_VAULT_KEY`` or ``SPCL_VAULT_KEY_FILE``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+
+def _keygen(args: argparse.Namespace) -> int:
+    from spcl.mask.vault import KEY_FILE_ENV, VaultError, write_key_file
+
+    try:
+        path = write_key_file(args.out)
+    except (VaultError, OSError) as err:
+        print(f"spcl vault keygen: {err}", file=sys.stderr)
+        return 1
+    print(f"wrote a new vault key to {path} (mode 0600); use it with {KEY_FILE_ENV}={path}")
+    return 0
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    """Add ``spcl vault keygen``."""
+    parser = sub.add_parser(
+        "vault",
+        help="manage keys of the encrypted mapping vault",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    vsub = parser.add_subparsers(dest="vault_command", required=True, metavar="ACTION")
+    p = vsub.add_parser("keygen", help="write a new random 256-bit key file (mode 0600, never overwrites)")
+    p.add_argument("--out", required=True, metavar="FILE")
+    p.set_defaults(func=_keygen)
