@@ -131,3 +131,23 @@ def test_spark_engine_matches_python_engine(tmp_path: Path) -> None:
     assert {k: (v["decision"], v["hits"], v["reasons"]) for k, v in spark_rows.items()} == {
         k: (v["decision"], v["hits"], v["reasons"]) for k, v in py_rows.items()
     }
+
+
+@pytest.mark.slow
+def test_spark_submit_entry_point(tmp_path: Path, root: Path) -> None:
+    import os
+    import subprocess
+    import sys
+
+    folder, planted = _corpus(tmp_path)
+    out = tmp_path / "submitted"
+    spark_submit = Path(sys.executable).parent / "spark-submit"
+    env = {**os.environ, "PYSPARK_PYTHON": sys.executable}
+    proc = subprocess.run([str(spark_submit), "--master", "local[2]", str(root / "jobs" / "filter.py"),
+                           "--input", str(folder), "--output", str(out), "--no-screen"],
+                          capture_output=True, text=True, env=env, timeout=300)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    stats = json.loads((out / "stats.json").read_text())
+    _check_outputs(out, planted, stats)
+    for _, value in planted.values():
+        assert value not in proc.stdout + proc.stderr
