@@ -53,11 +53,16 @@ TYPE_PRIORITY: dict[str, int] = {
 }  # fmt: skip
 """Last tie-breaker between overlapping hits (lower wins), after validation and span length."""
 
-# Prefilters: one cheap search each decides whether a whole group of detectors can match at all.
-_NUMERIC = frozenset({"PHONE", "RRN", "MYNUMBER", "CARD", "ACCOUNT", "POSTAL"})
-_HAS_4_DIGITS = re.compile(r"\d{4}")  # every numeric form above holds a run of >= 4 digits
-_HAS_ERA = re.compile(r"明治|大正|昭和|平成|令和")  # era dates can have no 4-digit run
-_HAS_ADDRESS_CUE = re.compile(r"[都道府県]|[로길동리가] ?\d")
+# Numeric detectors run only inside "number clusters": maximal runs of digits and the separators a
+# number may hold, found by one scan. A cluster shorter than a detector's shortest form is skipped.
+_NUMERIC = frozenset({"PHONE", "RRN", "MYNUMBER", "CARD", "ACCOUNT"})
+# >= 7 characters (shorter runs hold no PII); ASCII and full-width digits. A leading "+" or "(" is
+# added in Python: an optional first character would cost the scan its fast first-character search.
+_CLUSTER = re.compile(r"[0-9０-９][-0-9０-９‐‑‒–—−－.．() ]{6,}")
+# One character-class scan tells which of the other detectors can match at all (see their ``cues``).
+_CUE_CHARS = re.compile(
+    "[" + "".join(sorted(set().union(*(c.cues for c in DETECTORS.values() if c.type not in _NUMERIC)))) + "]"
+)
 _VALIDATION_RANK = {True: 2, None: 1, False: 0}
 
 
@@ -109,15 +114,13 @@ class DetectorSet:
     def __init__(self, settings: DetectSettings) -> None:
         self.settings = settings
         on = [t for t in PII_TYPES if t in settings.types]
-        self.numeric: list[Detector] = [DETECTORS[t](settings) for t in on if t in _NUMERIC]
-        self.email: list[Detector] = [DETECTORS[t](settings) for t in on if t == "EMAIL"]
-        self.dob: list[Detector] = [DETECTORS[t](settings) for t in on if t == "DOB"]
-        self.address: list[Detector] = [DETECTORS[t](settings) for t in on if t == "ADDRESS"]
+        self.numeric = [DETECTORS[t](settings) for t in on if t in _NUMERIC]
+        self.other: list[Detector] = [DETECTORS[t](settings) for t in on if t not in _NUMERIC]
 
     @property
     def detectors(self) -> list[Detector]:
         """Every detector in this set."""
-        return [*self.numeric, *self.email, *self.dob, *self.address]
+        return [*self.numeric, *self.other]
 
     def find(self, text: str) -> list[Hit]:
         """All hits in ``text`` (NFC), overlaps resolved, sorted by ``(start, -end)``.
@@ -126,16 +129,21 @@ class DetectorSet:
         [Hit(type='EMAIL', start=0, end=13, validated=None, detector='email@1')]
         """
         hits: list[Hit] = []
-        has_digits = _HAS_4_DIGITS.search(text) is not None
-        if has_digits:
-            for d in self.numeric:
-                hits += d.find(text)
-        if self.email and "@" in text:
-            hits += self.email[0].find(text)
-        if self.dob and (has_digits or _HAS_ERA.search(text)):
-            hits += self.dob[0].find(text)
-        if self.address and _HAS_ADDRESS_CUE.search(text):
-            hits += self.address[0].find(text)
+        if self.numeric:
+            n = len(text)
+            for m in _CLUSTER.finditer(text):
+                s, e = m.span()
+                if s and text[s - 1] in "+(（":
+                    s -= 1
+                e = min(n, e + 2)  # let the right-hand lookarounds see past the cluster
+                for d in self.numeric:
+                    if e - s >= d.min_len:
+                        hits += d.find_in(text, s, e)
+        if self.other:
+            cues = set(_CUE_CHARS.findall(text))
+            for d in self.other:
+                if not cues.isdisjoint(d.cues):
+                    hits += d.find(text)
         return resolve_overlaps(hits)
 
 

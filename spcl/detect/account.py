@@ -14,7 +14,7 @@ import re
 from spcl.config import DetectSettings
 from spcl.detect._common import NUM_LEFT, NUM_RIGHT, negative_context, window_has
 from spcl.detect.base import Hit
-from spcl.detect.phone import classify_jp, classify_kr
+from spcl.detect.phone import classify_jp, classify_kr, first_group
 from spcl.detect.validators import digits_of, is_calendar_date
 
 _ACCOUNT = re.compile(NUM_LEFT + r"(?:\d{2,6}(?:[-‐－]\d{2,8}){1,3}|\d{7,14})" + NUM_RIGHT)
@@ -38,6 +38,7 @@ class AccountDetector:
 
     name = "account@1"
     type = "ACCOUNT"
+    min_len = 7
 
     def __init__(self, settings: DetectSettings) -> None:
         self._window = settings.context_window
@@ -48,8 +49,12 @@ class AccountDetector:
         >>> AccountDetector(DetectSettings()).find("국민은행 계좌 123456-01-123456")
         [Hit(type='ACCOUNT', start=8, end=24, validated=None, detector='account@1')]
         """
+        return self.find_in(text, 0, len(text))
+
+    def find_in(self, text: str, start: int, end: int) -> list[Hit]:
+        """Hits whose candidate lies in ``text[start:end]`` (lookbehinds still see the text before)."""
         hits: list[Hit] = []
-        for m in _ACCOUNT.finditer(text):
+        for m in _ACCOUNT.finditer(text, start, end):
             s = m.start()
             raw = m.group()
             digits = digits_of(raw)
@@ -60,8 +65,8 @@ class AccountDetector:
                 continue
             if not window_has(_CONTEXT, text, s, self._window):
                 continue
-            separated = n != len(raw)
-            if classify_kr(digits, separated) or classify_jp(digits, separated):
+            prefix = first_group(raw, digits)
+            if classify_kr(digits, prefix) or classify_jp(digits, prefix):
                 continue
             if _looks_like_timestamp(digits) or negative_context(text, s):
                 continue

@@ -41,7 +41,13 @@ _DATE = re.compile(
 _BEFORE = re.compile(
     r"생년월일|생일|출생|태어|生年月日|誕生日|生まれ|出生|born|birth|d\.?o\.?b(?![a-z])", re.IGNORECASE
 )
-_AFTER = re.compile(r" ?(?:生まれ|生|생|출생|に生まれ)")
+_AFTER = re.compile(r" ?(?:生まれ|生|생|출생)")
+# Where dates are searched: after each of these substrings (together they cover _BEFORE in the usual
+# casings); _BEFORE itself then checks the window of every date found.
+_BEFORE_CUES = ("생년월일", "생일", "출생", "태어", "生年月日", "誕生日", "生まれ", "出生", "born", "Born", "BORN",
+                "irth", "IRTH", "dob", "DOB", "Dob", "d.o.b", "D.O.B")  # fmt: skip
+_AFTER_MARKS = ("生", "생")
+_MAX_DATE_LEN = 40
 
 
 def _n(value: str) -> int:
@@ -75,6 +81,7 @@ class DobDetector:
 
     name = "dob@1"
     type = "DOB"
+    cues = frozenset("생출태生誕出bBdDiI")  # first characters of the cue words and after-marks
 
     def __init__(self, settings: DetectSettings) -> None:
         self._keep_invalid = settings.keep_invalid
@@ -86,12 +93,32 @@ class DobDetector:
         >>> DobDetector(DetectSettings()).find("생년월일: 1990년 1월 2일")
         [Hit(type='DOB', start=6, end=17, validated=True, detector='dob@1')]
         """
+        spans: dict[tuple[int, int], re.Match[str]] = {}
+        n = len(text)
+        for cue in _BEFORE_CUES:
+            pos = 0
+            while (p := text.find(cue, pos)) != -1:
+                pos = p + 1
+                self._collect(text, p + len(cue), min(n, p + self._window + _MAX_DATE_LEN), spans)
+        for mark in _AFTER_MARKS:
+            pos = 0
+            while (p := text.find(mark, pos)) != -1:
+                pos = p + 1
+                q = p - 2 if p >= 2 and text[p - 1] == " " else p - 1
+                if q >= 0 and (text[q] in "日일" or text[q].isdecimal()):
+                    self._collect(text, max(0, q - _MAX_DATE_LEN), min(n, p + 2), spans)
         hits: list[Hit] = []
-        for m in _DATE.finditer(text):
-            s, e = m.span()
+        for (s, e), m in sorted(spans.items()):
             if not (window_has(_BEFORE, text, s, self._window) or after_has(_AFTER, text, e, 5)):
                 continue
             valid = _date_ok(m)
             if valid or self._keep_invalid:
                 hits.append(Hit(self.type, s, e, valid, self.name))
         return hits
+
+    @staticmethod
+    def _collect(text: str, start: int, end: int, spans: dict[tuple[int, int], re.Match[str]]) -> None:
+        """Dates in ``text[start:end]`` whose end the lookaheads could fully see."""
+        for m in _DATE.finditer(text, start, end):
+            if m.end() + 2 <= end or end == len(text):
+                spans.setdefault(m.span(), m)

@@ -37,6 +37,7 @@ class RrnDetector:
 
     name = "rrn_kr@1"
     type = "RRN"
+    min_len = 13
 
     def __init__(self, settings: DetectSettings) -> None:
         self._keep_invalid = settings.keep_invalid
@@ -47,8 +48,12 @@ class RrnDetector:
         >>> RrnDetector(DetectSettings()).find("주민번호 900101-1234568")
         [Hit(type='RRN', start=5, end=19, validated=True, detector='rrn_kr@1')]
         """
+        return self.find_in(text, 0, len(text))
+
+    def find_in(self, text: str, start: int, end: int) -> list[Hit]:
+        """Hits whose candidate lies in ``text[start:end]`` (lookbehinds still see the text before)."""
         hits: list[Hit] = []
-        for m in _RRN.finditer(text):
+        for m in _RRN.finditer(text, start, end):
             valid = validate_rrn(digits_of(m.group()))
             if (valid is False and not self._keep_invalid) or negative_context(text, m.start()):
                 continue
@@ -63,6 +68,7 @@ class MyNumberDetector:
 
     name = "mynumber_jp@1"
     type = "MYNUMBER"
+    min_len = 12
 
     def __init__(self, settings: DetectSettings) -> None:
         self._keep_invalid = settings.keep_invalid
@@ -74,8 +80,12 @@ class MyNumberDetector:
         >>> MyNumberDetector(DetectSettings()).find("個人番号：123456789018")
         [Hit(type='MYNUMBER', start=5, end=17, validated=True, detector='mynumber_jp@1')]
         """
+        return self.find_in(text, 0, len(text))
+
+    def find_in(self, text: str, start: int, end: int) -> list[Hit]:
+        """Hits whose candidate lies in ``text[start:end]`` (lookbehinds still see the text before)."""
         hits: list[Hit] = []
-        for m in _MYNUMBER.finditer(text):
+        for m in _MYNUMBER.finditer(text, start, end):
             s = m.start()
             grouped = m.group(1) is not None
             if not grouped and not window_has(_MYNUMBER_CONTEXT, text, s, self._window):
@@ -93,6 +103,7 @@ class CardDetector:
 
     name = "card@1"
     type = "CARD"
+    min_len = 13
 
     def __init__(self, settings: DetectSettings) -> None:
         self._keep_invalid = settings.keep_invalid
@@ -103,8 +114,12 @@ class CardDetector:
         >>> CardDetector(DetectSettings()).find("card 4111 1111 1111 1111")
         [Hit(type='CARD', start=5, end=24, validated=True, detector='card@1')]
         """
+        return self.find_in(text, 0, len(text))
+
+    def find_in(self, text: str, start: int, end: int) -> list[Hit]:
+        """Hits whose candidate lies in ``text[start:end]`` (lookbehinds still see the text before)."""
         hits: list[Hit] = []
-        for m in _CARD.finditer(text):
+        for m in _CARD.finditer(text, start, end):
             valid = validate_card(digits_of(m.group()))
             if (not valid and not self._keep_invalid) or negative_context(text, m.start()):
                 continue

@@ -17,7 +17,7 @@ from spcl.detect.base import Hit
 from spcl.detect.validators import digits_of
 
 _POSTAL = re.compile(
-    r"(?:(?P<jp>〒|郵便番号)|(?P<kr>우편\s?번호|\(우\)|우\)))[\s:：(（]{0,3}"
+    r"(?:(?P<jp>〒|郵便番号)|(?P<kr>우편 ?번호|우\)))[\s:：(（]{0,3}"
     r"(?P<code>\d{3}[-‐－ー]?\d{4}|\d{5}|\d{3}[-‐－]\d{3})" + NUM_RIGHT
 )
 
@@ -46,7 +46,13 @@ _JP_ADDRESS = (
     + r"|番地?(?:" + _JP_NUM + r"号|の\d{1,4})?"
     + r"|(?:" + _JP_DASH + r"\d{1,4}){1,2}号?)(?!\d)"
 )
-_ADDRESS = re.compile(_KR_ADDRESS + "|" + _JP_ADDRESS)
+_KR = re.compile(_KR_ADDRESS)
+_JP = re.compile(_JP_ADDRESS)
+# Anchors: every KR address starts with a 시/도 name, every JP one holds one of these characters.
+_KR_PROV = re.compile(_KR_PROVINCE)
+_JP_ANCHORS = ("都", "道", "府", "県")
+_KR_CUE = re.compile(r"[로길동리가] ?[0-9]")  # every KR address holds one: road or lot name + number
+_POSTAL_CUES = ("〒", "郵便番号", "우편", "우)")  # every _POSTAL match starts with one of these
 
 
 class PostalDetector:
@@ -54,6 +60,7 @@ class PostalDetector:
 
     name = "postal@1"
     type = "POSTAL"
+    cues = frozenset("〒郵우")
 
     def __init__(self, settings: DetectSettings) -> None:
         del settings  # no options
@@ -65,18 +72,29 @@ class PostalDetector:
         [Hit(type='POSTAL', start=1, end=9, validated=None, detector='postal_jp@1')]
         """
         hits: list[Hit] = []
-        for m in _POSTAL.finditer(text):
-            n = len(digits_of(m.group("code")))
-            if m.group("jp"):
-                if n != 7:
-                    continue
-                region = "jp"
-            else:
-                if n not in (5, 6) or "ー" in m.group("code"):
-                    continue
-                region = "kr"
-            hits.append(Hit(self.type, m.start("code"), m.end("code"), None, f"postal_{region}@1"))
+        for cue in _POSTAL_CUES:
+            pos = 0
+            while (p := text.find(cue, pos)) != -1:
+                pos = p + 1
+                m = _POSTAL.match(text, p)
+                hit = self._hit(m) if m is not None else None
+                if hit is not None:
+                    hits.append(hit)
+        hits.sort(key=lambda h: h.start)
         return hits
+
+    def _hit(self, m: re.Match[str]) -> Hit | None:
+        """The hit for one marker + code match, or ``None`` when the code has the wrong length."""
+        n = len(digits_of(m.group("code")))
+        if m.group("jp"):
+            if n != 7:
+                return None
+            region = "jp"
+        else:
+            if n not in (5, 6) or "ー" in m.group("code"):
+                return None
+            region = "kr"
+        return Hit(self.type, m.start("code"), m.end("code"), None, f"postal_{region}@1")
 
 
 class AddressDetector:
@@ -85,6 +103,7 @@ class AddressDetector:
 
     name = "address@1"
     type = "ADDRESS"
+    cues = frozenset("都道府県서부대인광울세경강충전제")
 
     def __init__(self, settings: DetectSettings) -> None:
         del settings  # no options
@@ -95,8 +114,22 @@ class AddressDetector:
         >>> [h.end for h in AddressDetector(DetectSettings()).find("서울특별시 강남구 테헤란로 152 3층")]
         [18]
         """
+        found: dict[int, tuple[int, str]] = {}
+        for cue in _KR_CUE.finditer(text):  # a road/lot name + number, then look back for a 시/도
+            for prov in _KR_PROV.finditer(text, max(0, cue.start() - 64), cue.start()):
+                if (m := _KR.match(text, prov.start())) is not None:
+                    found[prov.start()] = max(found.get(prov.start(), (0, "")), (m.end(), "kr"))
+        for char in _JP_ANCHORS if any(c in text for c in "市区町村郡") else ():
+            pos = 0
+            while (p := text.find(char, pos)) != -1:
+                pos = p + 1
+                for q in range(max(0, p - 3), p - 1):  # prefecture names are 2-3 characters + 都道府県
+                    if (m := _JP.match(text, q)) is not None:
+                        found[q] = max(found.get(q, (0, "")), (m.end(), "jp"))
         hits: list[Hit] = []
-        for m in _ADDRESS.finditer(text):
-            region = "kr" if "\uac00" <= m.group()[0] <= "\ud7a3" else "jp"
-            hits.append(Hit(self.type, m.start(), m.end(), None, f"address_{region}@1"))
+        last_end = -1
+        for start, (end, region) in sorted(found.items()):
+            if start >= last_end:  # nested matches ("경기" inside "경기도 …" at the same start) collapse
+                hits.append(Hit(self.type, start, end, None, f"address_{region}@1"))
+                last_end = end
         return hits

@@ -24,6 +24,7 @@ class EmailDetector:
 
     name = "email@1"
     type = "EMAIL"
+    cues = frozenset("@")
 
     def __init__(self, settings: DetectSettings) -> None:
         del settings  # no options
@@ -35,7 +36,15 @@ class EmailDetector:
         [Hit(type='EMAIL', start=4, end=27, validated=None, detector='email@1')]
         """
         hits: list[Hit] = []
-        for m in _EMAIL.finditer(text):
+        n = len(text)
+        pos = 0
+        while (at := text.find("@", pos)) != -1:
+            # Search only around this '@': a local part is at most 64 characters, a domain at most 255.
+            m = _EMAIL.search(text, max(pos, at - 64), min(n, at + 260))
+            if m is None or m.start() > at:
+                pos = at + 1
+                continue
+            pos = m.end()
             if m.group("tld").lower() in _FILE_TLDS or m.group().startswith("."):
                 continue
             hits.append(Hit(self.type, m.start(), m.end(), None, self.name))

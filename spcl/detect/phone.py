@@ -36,70 +36,102 @@ _INTL = re.compile(
 
 _KR_AREA = re.compile(r"0(?:2|3[1-3]|4[1-4]|5[1-5]|6[1-4])")
 _KR_MOBILE = re.compile(r"01[016-9]")
-_JP_NOT_FIXED = ("050", "070", "080", "090", "0120", "0570", "0800", "020", "0990")
+_KR_PERSONAL_050 = re.compile(r"050[2-8]?")
+_COMPANY_KR = re.compile(r"1[568]\d\d")
+_JP_NOT_FIXED = ("050", "060", "070", "080", "090", "0120", "0570", "0800", "020", "0990")
+_GROUP = re.compile(r"\d+")
 
 
-def classify_kr(digits: str, separated: bool) -> Kind | None:
+def classify_kr(digits: str, prefix: str | None) -> Kind | None:
     """What a Korean domestic number is: ``"personal"``, ``"company"`` or ``None`` (not a KR phone).
 
-    >>> classify_kr("01012345678", False), classify_kr("15881234", True), classify_kr("0212345678", False)
+    ``prefix`` is the first digit group as written (``"02"`` in 02-123-4567), or ``None`` when the
+    number has no separators; then only mobile numbers of exact length count.
+
+    >>> classify_kr("01012345678", None), classify_kr("15881234", "1588"), classify_kr("0312345678", "03")
     ('personal', 'company', None)
     """
     n = len(digits)
-    if digits[:1] == "1":
-        return "company" if n == 8 and digits[1] in "568" and separated else None
-    if digits.startswith("010"):
+    if prefix is None:
+        if digits.startswith(("010", "070")):
+            return "personal" if n == 11 else None
+        return "personal" if _KR_MOBILE.match(digits) and n in (10, 11) else None
+    if _COMPANY_KR.fullmatch(prefix):
+        year_range = 1500 <= int(digits[:4]) < int(digits[4:]) <= 2099  # "1600-1700" is not a phone
+        return "company" if n == 8 and not year_range else None
+    if prefix in ("010", "070"):
         return "personal" if n == 11 else None
-    if _KR_MOBILE.match(digits):
+    if _KR_MOBILE.fullmatch(prefix):
         return "personal" if n in (10, 11) else None
-    if digits.startswith("070"):
-        return "personal" if n == 11 else None
-    if digits.startswith("050"):
-        return "personal" if n in (11, 12) and separated else None
-    if digits.startswith("080"):
-        return "company" if n == 10 and separated else None
-    if digits.startswith("02"):
-        return "personal" if n in (9, 10) and separated else None
-    if _KR_AREA.match(digits):
-        return "personal" if n in (10, 11) and separated else None
+    if _KR_PERSONAL_050.fullmatch(prefix):
+        return "personal" if n in (11, 12) else None
+    if prefix == "080":
+        return "company" if n == 10 else None
+    if prefix == "02":
+        return "personal" if n in (9, 10) else None
+    if _KR_AREA.fullmatch(prefix):
+        return "personal" if n in (10, 11) else None
     return None
 
 
-def classify_jp(digits: str, separated: bool) -> Kind | None:
+def classify_jp(digits: str, prefix: str | None) -> Kind | None:
     """What a Japanese domestic number is: ``"personal"``, ``"company"`` or ``None`` (not a JP phone).
 
-    >>> classify_jp("09012345678", False), classify_jp("0120123456", True), classify_jp("0312345678", True)
+    ``prefix`` as in :func:`classify_kr`; fixed lines (10 digits, area code of 2-5 digits with the
+    leading 0) need separators.
+
+    >>> classify_jp("09012345678", None), classify_jp("0120123456", "0120"), classify_jp("0312345678", "03")
     ('personal', 'company', 'personal')
     """
     n = len(digits)
-    if digits.startswith(("0120", "0570")):
-        return "company" if n == 10 and separated else None
-    if digits.startswith("0800"):
-        return "company" if n == 11 and separated else None
-    if digits.startswith(("070", "080", "090")):
+    if prefix is None:
+        ok = digits.startswith(("070", "080", "090")) and not digits.startswith("0800") and n == 11
+        return "personal" if ok else None
+    if prefix in ("0120", "0570"):
+        return "company" if n == 10 else None
+    if prefix == "0800":
+        return "company" if n == 11 else None
+    if prefix in ("070", "080", "090", "050"):
         return "personal" if n == 11 else None
-    if digits.startswith("050"):
-        return "personal" if n == 11 and separated else None
-    if digits[:1] == "0" and digits[1:2] != "0" and not digits.startswith(_JP_NOT_FIXED):
-        return "personal" if n == 10 and separated else None
+    fixed = 2 <= len(prefix) <= 5 and prefix[0] == "0" and prefix[1] != "0"
+    if fixed and not prefix.startswith(_JP_NOT_FIXED):
+        return "personal" if n == 10 else None
     return None
 
 
-def _classify_intl(digits: str) -> tuple[str, Kind] | None:
-    """(region, kind) of an international number given as digits after '+', or ``None``."""
+def first_group(raw: str, digits: str) -> str | None:
+    """The first written digit group of a separated number, ``None`` for a plain digit run."""
+    if len(raw) == len(digits):
+        return None
+    m = _GROUP.search(raw)
+    return digits[: m.end() - m.start()] if m else None
+
+
+def _classify_intl(raw: str, digits: str) -> tuple[str, Kind] | None:
+    """(region, kind) of an international number written after '+', or ``None``."""
     n = len(digits)
     if n < 8 or n > 15:
         return None
-    if digits.startswith("82"):
-        nsn = digits[2:].removeprefix("0")
-        national = nsn if nsn[:1] == "1" and len(nsn) == 8 else "0" + nsn
-        kind = classify_kr(national, True)
-        return ("kr", kind) if kind else None
-    if digits.startswith("81"):
-        kind = classify_jp("0" + digits[2:].removeprefix("0"), True)
-        return ("jp", kind) if kind else None
+    groups = [digits_of(g) for g in _GROUP.findall(raw)]
+    for cc, region, classify in (("82", "kr", classify_kr), ("81", "jp", classify_jp)):
+        if not digits.startswith(cc):
+            continue
+        rest = groups[1:] if groups[0] == cc else [groups[0][len(cc) :], *groups[1:]]
+        rest = [g for g in rest if g]
+        if rest and rest[0] == "0":  # "+82 (0)10-…"
+            rest = rest[1:]
+        if not rest:
+            return None
+        first = rest[0].removeprefix("0")
+        if region == "kr" and _COMPANY_KR.fullmatch(first):
+            national, prefix = "".join(rest), first
+        else:
+            national = "0" + "".join(rest).removeprefix("0")
+            prefix = "0" + first if len(rest) > 1 else None
+        kind = classify(national, prefix)
+        return (region, kind) if kind else None
     if digits[0] == "1":
-        # NANP: 1 + area code (2-9) + exchange (2-9) + 4 digits.
+        # NANP: 1 + area code (2-9..) + exchange (2-9..) + 4 digits.
         ok = n == 11 and digits[1] in "23456789" and digits[4] in "23456789"
         return ("intl", "personal") if ok else None
     return ("intl", "personal") if n >= 9 else None
@@ -111,6 +143,7 @@ class PhoneDetector:
 
     name = "phone@1"
     type = "PHONE"
+    min_len = 9
 
     def __init__(self, settings: DetectSettings) -> None:
         self._company = settings.include_company_numbers
@@ -124,24 +157,28 @@ class PhoneDetector:
         >>> [h.detector for h in PhoneDetector(DetectSettings()).find("전화01012345678로")]
         ['phone_kr@1']
         """
+        return self.find_in(text, 0, len(text))
+
+    def find_in(self, text: str, start: int, end: int) -> list[Hit]:
+        """Hits whose candidate lies in ``text[start:end]`` (lookbehinds still see the text before)."""
         hits: list[Hit] = []
-        for m in _DOMESTIC.finditer(text):
+        for m in _DOMESTIC.finditer(text, start, end):
             s, e = m.span()
             raw = m.group()
             digits = digits_of(raw)
-            separated = len(digits) != len(raw)
-            kind = classify_kr(digits, separated)
+            prefix = first_group(raw, digits)
+            kind = classify_kr(digits, prefix)
             region = "kr"
             if kind is None:
-                kind = classify_jp(digits, separated)
+                kind = classify_jp(digits, prefix)
                 region = "jp"
             if kind is None or not self._keep(kind) or negative_context(text, s):
                 continue
             hits.append(Hit("PHONE", s, e, None, f"phone_{region}@1"))
-        if "+" in text:
-            for m in _INTL.finditer(text):
+        if text.find("+", start, end) != -1:
+            for m in _INTL.finditer(text, start, end):
                 s, e = m.span()
-                got = _classify_intl(digits_of(m.group()))
+                got = _classify_intl(m.group(), digits_of(m.group()))
                 if got is None or not self._keep(got[1]):
                     continue
                 hits.append(Hit("PHONE", s, e, None, f"phone_{got[0]}@1"))
