@@ -253,4 +253,7 @@ def find_occurrences(type_: str, value: str, text: str) -> list[tuple[int, int]]
 def occurs(type_: str, value: str, text: str) -> bool:
     """True when the value or one of its restricted variants occurs in the NFC ``text``."""
     alts = _value_alternatives(normalize_type(type_), normalize_value(value))
-    return bool(alts) and scan_regex(alts).search(text) is not None
+    if not alts:
+        return False
+    # the guard only checks the first character: a real occurrence has captured some group
+    return any(m.lastindex is not None for m in scan_regex(alts).finditer(text))
