@@ -31,7 +31,9 @@ def sha256_file(path: str | Path) -> str:
 
 def _dataset_files(root: Path) -> list[Path]:
     files = []
-    for dirpath, _dirs, names in os.walk(root):
+    for dirpath, dirs, names in os.walk(root):
+        # a sub-folder with its own manifest is a nested dataset, verified on its own
+        dirs[:] = [d for d in dirs if not (Path(dirpath) / d / MANIFEST_NAME).is_file()]
         for name in names:
             path = Path(dirpath) / name
             rel = path.relative_to(root).as_posix()
@@ -45,7 +47,8 @@ def write_manifest(root: str | Path, **provenance: Any) -> dict[str, Any]:
     """Hash every file under ``root`` and write ``root/manifest.json``; returns the manifest.
 
     ``provenance`` is stored as given (e.g. ``kind``, ``config_hash``, ``records``, ``licence``,
-    ``sources``). Hidden files (Spark's ``.crc``) and ``_SUCCESS`` markers are left out.
+    ``sources``). Hidden files (Spark's ``.crc``), ``_SUCCESS`` markers and sub-folders holding their
+    own manifest (nested datasets, such as a review batch's ``report/``) are left out.
     """
     root_path = Path(root)
     entries = {

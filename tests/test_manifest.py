@@ -98,3 +98,14 @@ def test_cli_write_and_verify(dataset: Path, tmp_path: Path, capsys):
     assert "changed: b.csv" in err and "unlisted: extra.bin" in err
     assert main(["manifest", "verify", str(tmp_path / "none")]) == 1
     assert json.loads((dataset / "manifest.json").read_text())["kind"] == "training-set"
+
+
+def test_nested_dataset_with_own_manifest_is_left_out(dataset: Path):
+    write_manifest(dataset)
+    nested = dataset / "report"
+    nested.mkdir()
+    (nested / "estimates.json").write_text("{}")
+    write_manifest(nested, kind="review-report")
+    assert verify_manifest(dataset).ok and verify_manifest(nested).ok
+    (nested / "estimates.json").write_text("{ }")
+    assert verify_manifest(dataset).ok and verify_manifest(nested).changed == ["estimates.json"]

@@ -497,13 +497,17 @@ def test_cli_loop_export_agree_adjudicate_report_to_train(tmp_path: Path, out_di
         == 0
     )
     adj = batch / "adjudicated.csv"
+    batch_manifest = read_manifest(batch)
+    assert batch_manifest["kind"] == "review-batch" and batch_manifest["iaa"]["kappa"] == agreed["kappa"]
+    assert batch_manifest["export_manifest_sha256"] and verify_manifest(batch).ok
+    assert main(["manifest", "verify", str(batch)]) == 0
     assert main(["review", "report", "--input", str(out_dir), "--reviews", str(adj)]) == 0
     est = json.loads((batch / "report" / "estimates.json").read_text())
     assert est["precision_flagged"]["overall"]["rate"] == pytest.approx(1.0)
     assert est["miss_rate_clean"]["overall"]["rate"] == 0.0
     assert est["precision_flagged"]["overall"]["population"] == sum(r["decision"] == "flagged" for r in rows)
     assert (batch / "report" / "estimates.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
-    assert verify_manifest(batch / "report").ok
+    assert verify_manifest(batch / "report").ok and verify_manifest(batch).ok
     # a redacted export must take its training text from the filter output
     assert main(["review", "to-train", str(adj), "--out", str(tmp_path / "train")]) == 1
     assert main(["review", "to-train", str(adj), "--out", str(tmp_path / "train"), "--input", str(out_dir)]) == 0

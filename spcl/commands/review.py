@@ -39,6 +39,7 @@ def _spark_session(master: str | None) -> Any:
         SparkSession.builder.master(master or "local[*]")
         .appName("spcl-review-export")
         .config("spark.ui.enabled", "false")
+        .config("spark.ui.showConsoleProgress", "false")
         .config("spark.sql.session.timeZone", "UTC")
         .getOrCreate()
     )
@@ -107,6 +108,7 @@ def _read_all(paths: list[str]) -> dict[str, Any]:
 
 def _agree(args: argparse.Namespace) -> int:
     from spcl.review.agree import agreement
+    from spcl.review.export import write_private
 
     try:
         result = agreement(_read_all(args.files))
@@ -114,7 +116,7 @@ def _agree(args: argparse.Namespace) -> int:
         return _fail("agree", err)
     data = result.to_json()
     out = Path(args.out) if args.out else Path(args.files[0]).parent / "agreement.json"
-    out.write_text(json.dumps(data, indent=2) + "\n")
+    write_private(out, json.dumps(data, indent=2) + "\n")
     print(f"{result.method} kappa = {result.kappa} on {result.items} documents: {result.verdict}")
     print(f"SCPI-vs-rest kappa = {result.kappa_scpi_vs_rest}; per category: {result.per_category}")
     print(f"labels {result.labels}; confusion (rows: earlier reviewer):")
@@ -127,6 +129,28 @@ def _agree(args: argparse.Namespace) -> int:
     if args.fail_under is not None and (result.kappa is None or result.kappa < args.fail_under):
         return 1
     return 0
+
+
+def _update_batch_manifest(batch: Path, records: int) -> None:
+    """Re-hash a review batch after adjudication: kind ``review-batch``, the IAA kappa, and the export's
+    manifest (by SHA-256) as its source. Does nothing outside an exported batch folder.
+    """
+    from spcl.manifest import MANIFEST_NAME, read_manifest, record_counts, sha256_file, write_manifest
+
+    path = batch / MANIFEST_NAME
+    if not path.is_file():
+        return
+    old = read_manifest(batch)
+    keep = {k: v for k, v in old.items() if k not in ("files", "spcl_version", "created", "record_counts")}
+    agreement_path = batch / "agreement.json"
+    if agreement_path.is_file():
+        agreed = json.loads(agreement_path.read_text())
+        keep["iaa"] = {"kappa": agreed.get("kappa"), "method": agreed.get("method"), "raters": agreed.get("raters")}
+    if old.get("kind") == "review-export":
+        keep["export_manifest_sha256"] = sha256_file(path)
+    keep.update(kind="review-batch", adjudicated_records=records, record_counts=record_counts(batch))
+    write_manifest(batch, **keep)
+    os.chmod(path, 0o600)
 
 
 def _adjudicate(args: argparse.Namespace) -> int:
@@ -147,6 +171,7 @@ def _adjudicate(args: argparse.Namespace) -> int:
     writer.writeheader()
     writer.writerows(rows)
     write_private(out, "\ufeff" + buf.getvalue())
+    _update_batch_manifest(out.parent, len(rows))
     open_rows = sum(1 for r in rows if not r["label"])
     print(f"wrote {len(rows)} rows to {out}; {open_rows} left for an adjudicator (empty label)")
     return 0
