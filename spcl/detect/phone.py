@@ -20,13 +20,14 @@ from spcl.detect.validators import digits_of
 
 Kind = Literal["personal", "company"]
 
+# "0" and "1" also in full width (０, １): the cluster scan hands full-width numbers over too.
 _DOMESTIC = re.compile(
     NUM_LEFT
-    + r"(?:\(0\d{1,4}\)[ ]?\d{1,4}" + SEP + r"\d{4}"  # (03) 1234-5678, (02)123-4567
-    + r"|0\d{1,4}\(\d{1,4}\)\d{4}"  # 03(1234)5678
-    + r"|0\d{1,4}\)[ ]?\d{1,4}" + SEP + r"\d{4}"  # 02)123-4567
-    + r"|0\d{1,4}" + SEP + r"?\d{1,4}" + SEP + r"?\d{4}"  # 010-1234-5678, 01012345678
-    + r"|1[568]\d{2}" + SEP + r"\d{4})"  # 1588-1234 (company)
+    + r"(?:\([0０]\d{1,4}\)[ ]?\d{1,4}" + SEP + r"\d{4}"  # (03) 1234-5678, (02)123-4567
+    + r"|[0０]\d{1,4}\(\d{1,4}\)\d{4}"  # 03(1234)5678
+    + r"|[0０]\d{1,4}\)[ ]?\d{1,4}" + SEP + r"\d{4}"  # 02)123-4567
+    + r"|[0０]\d{1,4}" + SEP + r"?\d{1,4}" + SEP + r"?\d{3,4}"  # 010-1234-5678, 0120-123-456
+    + r"|[1１][568５６８]\d{2}" + SEP + r"\d{4})"  # 1588-1234 (company)
     + NUM_RIGHT
 )
 _INTL = re.compile(

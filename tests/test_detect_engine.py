@@ -1,0 +1,129 @@
+"""The detector set: public API, overlap resolution, prefilter equivalence, caching, no values in logs."""
+
+from __future__ import annotations
+
+import logging
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from spcl.config import PII_TYPES, DetectSettings
+from spcl.detect import (
+    DETECTORS,
+    TYPE_PRIORITY,
+    Hit,
+    build_detectors,
+    find_pii,
+    resolve_overlaps,
+)
+
+FAST = settings(max_examples=200, deadline=None)
+
+# Pieces that combine into PII, near-PII and noise, so random texts hit every detector and its edges.
+PIECES = [
+    "010-1234-5678", "01012345678", "02-123-4567", "090-1234-5678", "03(3581)3111", "+82 10-1234-5678",
+    "+1 (415) 555-2671", "1588-1234", "0120-123-456", "kim@example.com", "a.b@c.co.kr", "@", "@@",
+    "900101-1234568", "9001011234568", "900230-1234568", "123456789018", "1234 5678 9018", "マイナンバー",
+    "4111 1111 1111 1111", "4111111111111111", "378282246310005", "계좌", "은행", "普通", "口座",
+    "123456-01-123456", "1234567", "생년월일", "born", "生まれ", "1990-01-02", "1990年1月2日", "1990년 1월 2일",
+    "平成2年1月2日", "January 2, 1990", "02/01/1990", "〒", "우편번호", "100-0001", "06236",
+    "서울특별시 강남구 테헤란로 152", "東京都千代田区千代田1-1", "大阪府大阪市北区梅田3丁目1番3号",
+    "2024-01-02 12:34:56", "20240102123456", "ISBN 978-4-06-123456-7", "주문번호", "550e8400-e29b-41d4",
+    "192.168.0.1", "1,234,567원", "-", ".", " ", "(", ")", "+", "0", "1", "9", "가", "あ", "x", "😀", "\n",
+]  # fmt: skip
+texts = st.lists(st.sampled_from(PIECES), min_size=0, max_size=25).map("".join)
+noisy = st.lists(
+    st.one_of(st.sampled_from(PIECES), st.text(alphabet="0123456789-. ()+@가あx", max_size=8)), max_size=25
+).map("".join)
+
+
+def reference_find(text: str, s: DetectSettings) -> list[Hit]:
+    """Every detector run on the whole text, no prefilter: what the fast path must reproduce."""
+    hits: list[Hit] = []
+    for t in PII_TYPES:
+        if t in s.types:
+            hits += DETECTORS[t](s).find(text)
+    return resolve_overlaps(hits)
+
+
+@FAST
+@given(noisy)
+def test_hits_never_overlap_and_lie_within_the_text(text: str) -> None:
+    hits = find_pii(text, DetectSettings(keep_invalid=True, include_company_numbers=True))
+    for h in hits:
+        assert 0 <= h.start < h.end <= len(text)
+        assert h.type in PII_TYPES
+        assert h.validated in (True, False, None)
+        assert "@" in h.detector
+    for a, b in zip(hits, hits[1:], strict=False):
+        assert a.end <= b.start, (a, b)
+    assert hits == sorted(hits, key=lambda h: (h.start, -h.end))
+
+
+@FAST
+@given(texts)
+def test_prefiltered_fast_path_equals_running_every_detector(text: str) -> None:
+    for s in (DetectSettings(), DetectSettings(keep_invalid=True, include_company_numbers=True)):
+        assert build_detectors(s).find(text) == reference_find(text, s)
+
+
+@FAST
+@given(texts)
+def test_default_hits_are_never_shown_invalid(text: str) -> None:
+    assert all(h.validated is not False for h in find_pii(text))
+
+
+def test_find_pii_caches_the_detector_set() -> None:
+    from spcl.detect import _cached
+
+    find_pii("warm up")
+    before = _cached.cache_info()
+    find_pii("010-1234-5678")
+    find_pii("kim@example.com", DetectSettings())
+    after = _cached.cache_info()
+    assert after.misses == before.misses
+    assert after.hits == before.hits + 2
+
+
+def test_build_detectors_honours_types() -> None:
+    ds = build_detectors(DetectSettings(types=("PHONE", "EMAIL")))
+    assert sorted(d.type for d in ds.detectors) == ["EMAIL", "PHONE"]
+    assert len(build_detectors().detectors) == len(PII_TYPES)
+
+
+def test_empty_and_pii_free_texts() -> None:
+    assert find_pii("") == []
+    assert find_pii("오늘 날씨가 좋다. 今日はいい天気です。 Nice weather today.") == []
+
+
+def test_overlap_prefers_validated_then_longer_then_priority() -> None:
+    valid = Hit("RRN", 0, 14, True, "rrn_kr@1")
+    unknown_longer = Hit("ACCOUNT", 0, 16, None, "account@1")
+    assert resolve_overlaps([unknown_longer, valid]) == [valid]
+    shorter = Hit("PHONE", 2, 10, None, "phone_kr@1")
+    assert resolve_overlaps([shorter, unknown_longer]) == [unknown_longer]
+    phone = Hit("PHONE", 0, 13, None, "phone_kr@1")
+    account = Hit("ACCOUNT", 0, 13, None, "account@1")
+    assert resolve_overlaps([account, phone]) == [phone]
+    assert TYPE_PRIORITY["PHONE"] < TYPE_PRIORITY["ACCOUNT"]
+    invalid = Hit("CARD", 0, 19, False, "card@1")
+    assert resolve_overlaps([invalid, phone]) == [phone]
+
+
+def test_overlap_keeps_disjoint_hits_and_drops_chains_correctly() -> None:
+    a = Hit("PHONE", 0, 10, None, "p")
+    b = Hit("ACCOUNT", 8, 20, None, "a")  # longer: wins over a and c
+    c = Hit("PHONE", 18, 25, None, "p")
+    d = Hit("EMAIL", 30, 40, None, "e")
+    assert resolve_overlaps([d, c, b, a]) == [b, d]
+    assert resolve_overlaps([a, d]) == [a, d]
+
+
+def test_no_values_in_logs(caplog) -> None:  # type: ignore[no-untyped-def]
+    caplog.set_level(logging.DEBUG)
+    text = "주민번호 900101-1234568 010-1234-5678 kim@example.com"
+    find_pii(text)
+    for record in caplog.records:
+        message = record.getMessage()
+        for value in ("900101", "1234-5678", "kim@example.com"):
+            assert value not in message
