@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+from itertools import pairwise
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -55,7 +56,7 @@ def test_hits_never_overlap_and_lie_within_the_text(text: str) -> None:
         assert h.type in PII_TYPES
         assert h.validated in (True, False, None)
         assert "@" in h.detector
-    for a, b in zip(hits, hits[1:], strict=False):
+    for a, b in pairwise(hits):
         assert a.end <= b.start, (a, b)
     assert hits == sorted(hits, key=lambda h: (h.start, -h.end))
 
