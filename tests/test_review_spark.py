@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from spcl.review import sample
 from spcl.review.sample import SampleSpec, sample_dataset, sample_spark
 from tests.test_review import make_rows, write_output
 
@@ -33,7 +34,12 @@ def spark():
     session.stop()
 
 
-def test_spark_sample_equals_python_sample(spark, tmp_path: Path):
+@pytest.mark.parametrize("tight", [False, True], ids=["default", "tight-threshold"])
+def test_spark_sample_equals_python_sample(spark, tmp_path: Path, monkeypatch, tight: bool):
+    if tight:  # pre-filter to about k rows per stratum: exercises the threshold and the short-stratum redo
+        monkeypatch.setattr(sample, "OVERSAMPLE", 1.0)
+        monkeypatch.setattr(sample, "SLACK", 0)
+        assert sample.key_threshold(2, 80) < "1"
     rows = make_rows(500, seed=4)
     one = write_output(tmp_path / "one", rows, rows_per_file=1000)
     many = write_output(tmp_path / "many", rows, rows_per_file=23, shuffle_seed=11)

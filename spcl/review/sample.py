@@ -355,11 +355,30 @@ def _spark_stratum_column(spec: SampleSpec) -> Any:
     return F.concat_ws("|", *parts)
 
 
+OVERSAMPLE = 2.0
+SLACK = 100
+"""Spark pre-filter: a stratum of ``N`` rows needing ``k`` keeps rows whose key falls in the lowest
+``(OVERSAMPLE·k + SLACK) / N`` of the key space before ranking; a stratum left short is redone whole.
+"""
+
+
+def key_threshold(k: int, population: int) -> str:
+    """Upper bound on a 16-hex-digit key prefix so that about ``OVERSAMPLE·k + SLACK`` rows pass.
+
+    ``"g"`` (above every hex digit) when the whole stratum must be ranked.
+    """
+    share = (OVERSAMPLE * k + SLACK) / max(population, 1)
+    return "g" if share >= 1.0 else format(int(share * 16**16), "016x")
+
+
 def sample_spark(spark: Any, path: str | Path, spec: SampleSpec) -> tuple[SamplePlan, pa.Table]:
     """The same sample as ``sample_dataset``, computed by Spark for outputs too big for one machine.
 
     Keys are Spark's ``sha2(concat(seed, ':', id), 256)``; sizes come from ``allocate`` on the
-    driver; each stratum keeps rows ranked ``<= size`` by ``(key, id)``. Only the sample is collected.
+    driver. Rows whose key prefix is above the stratum's ``key_threshold`` are dropped first (keys are
+    uniform, so a stratum keeps about ``2k`` rows instead of being sorted whole), then each stratum
+    keeps rows ranked ``<= size`` by ``(key, id)``. Bottom-k is exact: a stratum with fewer than ``k``
+    survivors is ranked again without the threshold. Only the sample is collected to the driver.
     """
     from pyspark.sql import Window
     from pyspark.sql import functions as F
@@ -374,23 +393,50 @@ def sample_spark(spark: Any, path: str | Path, spec: SampleSpec) -> tuple[Sample
     df = df.withColumn("stratum", _spark_stratum_column(spec))
     populations = {r["stratum"]: int(r["count"]) for r in df.groupBy("stratum").count().collect()}
     plan = SamplePlan(spec, populations, allocate(populations, spec))
-    sizes = spark.createDataFrame(
-        [(s, k) for s, k in plan.sizes.items() if k > 0] or [("", 0)], "stratum string, size int"
-    )
+    wanted = {s: k for s, k in plan.sizes.items() if k > 0}
+    thresholds = {s: key_threshold(k, populations[s]) for s, k in wanted.items()}
     keyed = df.withColumn("sample_key", F.sha2(F.concat(F.lit(f"{spec.seed}:"), F.col("id")), 256))
     rank = F.row_number().over(Window.partitionBy("stratum").orderBy("sample_key", "id"))
-    picked = (
-        keyed.join(F.broadcast(sizes), "stratum")
-        .withColumn("rank", rank)
-        .where(F.col("rank") <= F.col("size"))
-        .select(*SAMPLE_COLUMNS, "stratum")
-    )
-    rows = picked.toArrow()
+    parts: list[pa.Table] = []
+    todo = dict(wanted)
+    while todo:
+        limits = spark.createDataFrame(
+            [(s, k, thresholds[s]) for s, k in sorted(todo.items())],
+            "stratum string, size int, threshold string",
+        )
+        picked = (
+            keyed.join(F.broadcast(limits), "stratum")
+            .where(F.substring("sample_key", 1, 16) < F.col("threshold"))
+            .withColumn("rank", rank)
+            .where(F.col("rank") <= F.col("size"))
+            .select(*SAMPLE_COLUMNS, "stratum")
+        )
+        rows = picked.toArrow()
+        got: dict[str, int] = {}
+        for st in rows.column("stratum").to_pylist():
+            got[st] = got.get(st, 0) + 1
+        short = {s for s, k in todo.items() if got.get(s, 0) < k}
+        if short:
+            keep = pc.invert(pc.is_in(rows.column("stratum"), value_set=pa.array(sorted(short), pa.string())))
+            rows = rows.filter(keep)
+        parts.append(rows)
+        todo = {s: todo[s] for s in short if thresholds[s] != "g"}
+        thresholds.update(dict.fromkeys(todo, "g"))
+    if not parts:
+        empty = pa.schema([pa.field(n, _sample_schema_type(n)) for n in (*SAMPLE_COLUMNS, "stratum")])
+        parts.append(empty.empty_table())
+    rows = pa.concat_tables([t.cast(parts[0].schema) for t in parts])
     chosen: dict[str, list[str]] = {}
-    for i, s in zip(rows.column("id").to_pylist(), rows.column("stratum").to_pylist(), strict=True):
-        chosen.setdefault(s, []).append(i)
+    for i, st in zip(rows.column("id").to_pylist(), rows.column("stratum").to_pylist(), strict=True):
+        chosen.setdefault(st, []).append(i)
     table = rows.drop_columns(["stratum"]).cast(_sample_schema(rows.drop_columns(["stratum"]).schema))
     return plan, _finish(table, plan, chosen)
+
+
+def _sample_schema_type(name: str) -> pa.DataType:
+    from spcl.io.schema import OUTPUT_SCHEMA
+
+    return pa.string() if name == "stratum" else OUTPUT_SCHEMA.field(name).type
 
 
 def _sample_schema(found: pa.Schema) -> pa.Schema:
