@@ -18,6 +18,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "spcl.commands.synth",
     "spcl.commands.eval",
     "spcl.commands.vault",
+    "spcl.commands.mask",
 )
 
 

@@ -1,0 +1,101 @@
+"""``spcl mask``: extract and mask the flagged documents (rules, OpenAI-compatible server, transformers, vLLM).
+
+    spcl mask --input out/decision=flagged --output masked/ --vault vault/ --backend rules
+    spcl mask ... --backend openai --endpoint http://gpu-node:8000/v1 --model NAME
+    spcl mask ... --backend transformers --model /models/SmolLM2-135M-Instruct.Q4_1.gguf
+    spcl mask ... --backend vllm --model /models/qwen3-8b --fallback rules
+
+The vault key comes from ``SPCL_VAULT_KEY`` (base64/hex) or ``SPCL_VAULT_KEY_FILE`` — never the command line.
+A rerun with the same ``--output`` resumes: finished input files are skipped.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import sys
+from typing import Any
+
+log = logging.getLogger("spcl.mask")
+
+
+def add_mask_arguments(parser: argparse.ArgumentParser) -> None:
+    """The arguments shared by ``spcl mask`` and ``jobs/mask.py``."""
+    from spcl.extract.backends import BACKENDS
+
+    parser.add_argument("--input", "-i", required=True, help="flagged Parquet: a file or a folder (recursive)")
+    parser.add_argument("--output", "-o", required=True, help="output folder: masked/, failed/, metrics.json")
+    parser.add_argument("--vault", required=True, help="vault folder for the encrypted token mappings")
+    parser.add_argument("--backend", choices=BACKENDS, default="rules", help="extractor backend (default rules)")
+    parser.add_argument("--model", default=None, help="model folder / .gguf file, or the served model name")
+    parser.add_argument("--endpoint", default=None, help="OpenAI-compatible base URL, e.g. http://host:8000/v1")
+    parser.add_argument("--fallback", choices=("rules",), default=None,
+                        help="retry documents the model failed on with the rules backend (marked fallback)")
+    parser.add_argument("--batch-size", type=int, default=64, help="documents per extractor call (default 64)")
+    parser.add_argument("--max-tokens", type=int, default=512, help="generated tokens per document (default 512)")
+    parser.add_argument("--concurrency", type=int, default=8, help="openai: requests in flight (default 8)")
+    parser.add_argument("--timeout", type=float, default=120.0, help="openai: seconds per request (default 120)")
+    parser.add_argument("--retries", type=int, default=3, help="openai: retries per request (default 3)")
+    parser.add_argument("--device", default="auto", help="transformers: cpu, cuda, auto (default)")
+    parser.add_argument("--tensor-parallel-size", type=int, default=1, help="vllm: GPUs per model (default 1)")
+    parser.add_argument("--types", default=None, help="comma-separated entity types (default: all nine)")
+    parser.add_argument("--pred-out", default=None,
+                        help="after the run, write PRED.jsonl for 'spcl eval masking' (VALUES IN CLEAR: "
+                             "synthetic/gold data only)")
+
+
+def backend_options(args: argparse.Namespace) -> dict[str, Any]:
+    """The backend constructor options the arguments ask for."""
+    if args.backend == "openai":
+        return {"max_tokens": args.max_tokens, "concurrency": args.concurrency, "timeout_s": args.timeout,
+                "retries": args.retries}
+    if args.backend == "transformers":
+        return {"max_new_tokens": args.max_tokens, "batch_size": args.batch_size, "device": args.device}
+    if args.backend == "vllm":
+        return {"max_tokens": args.max_tokens, "batch_size": args.batch_size,
+                "tensor_parallel_size": args.tensor_parallel_size}
+    return {}
+
+
+def config_from_args(args: argparse.Namespace) -> Any:
+    """A ``MaskJobConfig`` from parsed arguments."""
+    from spcl.mask.variants import DEFAULT_TYPES
+    from spcl.mask_job import MaskJobConfig
+
+    types = tuple(t.strip().upper() for t in args.types.split(",") if t.strip()) if args.types else DEFAULT_TYPES
+    return MaskJobConfig(input=args.input, output=args.output, vault=args.vault, backend=args.backend,
+                         model=args.model, endpoint=args.endpoint, fallback=args.fallback,
+                         batch_size=args.batch_size, types=types, options=backend_options(args))
+
+
+def run_from_args(args: argparse.Namespace) -> int:
+    """Run the mask job; exit code 0 ok, 1 the job could not run, 2 bad usage."""
+    from spcl.extract.backends import BackendUnavailable
+    from spcl.mask.vault import VaultError
+    from spcl.mask_job import MaskJobError, export_predictions, run_mask_job
+
+    try:
+        cfg = config_from_args(args)
+        metrics = run_mask_job(cfg)
+    except ValueError as err:
+        print(f"spcl mask: {err}", file=sys.stderr)
+        return 2
+    except (BackendUnavailable, MaskJobError, VaultError) as err:
+        print(f"spcl mask: {err}", file=sys.stderr)
+        return 1
+    if args.pred_out:
+        n = export_predictions(cfg.output, cfg.vault, args.pred_out)
+        log.info("wrote %d prediction records to %s", n, args.pred_out)
+    keys = ("documents", "masked", "failed", "failed_reasons", "entities_per_type", "parse_success_rate",
+            "hallucination_rate", "docs_per_second", "run")
+    print(json.dumps({k: metrics[k] for k in keys}, indent=2))
+    return 0
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    """Add ``spcl mask``."""
+    parser = sub.add_parser("mask", help="extract and mask flagged documents (fail closed, resumable)",
+                            description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    add_mask_arguments(parser)
+    parser.set_defaults(func=run_from_args)
