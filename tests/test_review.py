@@ -24,10 +24,10 @@ from spcl.io.schema import OUTPUT_SCHEMA
 from spcl.manifest import read_manifest, verify_manifest
 from spcl.review.agree import adjudicate, agreement, cohen_kappa, fleiss_kappa, verdict
 from spcl.review.estimate import Scan, estimate, weighted_rate, wilson
-from spcl.review.export import export_sample, unescape_cell
+from spcl.review.export import export_sample
 from spcl.review.labels import ReviewError, parse_categories
 from spcl.review.redact import redact
-from spcl.review.reviews import Review, read_reviews
+from spcl.review.reviews import Review, escape_cell, read_reviews, unescape_cell
 from spcl.review.sample import SampleSpec, allocate, draw, parse_stratum, sample_dataset
 
 PHONES = {"ja": "090-{:04d}-{:04d}", "ko": "010-{:04d}-{:04d}", "en": "+1 415 {:03d} {:04d}"}
@@ -288,6 +288,13 @@ def test_redacted_export_leaves_no_hit_value(tmp_path: Path, out_dir: Path, rows
         for res in t["predictions"][0]["result"]:
             v = res["value"]
             assert t["data"]["text"][v["start"] : v["end"]] == "[PHONE]"
+
+
+@given(st.text(alphabet="='+-@\tab", max_size=6))
+def test_csv_formula_guard_round_trips(cell: str):
+    guarded = escape_cell(cell)
+    assert not guarded.startswith(("=", "+", "-", "@", "\t"))
+    assert unescape_cell(guarded) == cell
 
 
 def test_redact_masks_repeats_and_merges_overlaps():

@@ -21,6 +21,7 @@ from spcl.config import PII_TYPES
 from spcl.manifest import MANIFEST_NAME, manifest_ref, record_counts, write_manifest
 from spcl.review.labels import CATEGORIES, LABELS
 from spcl.review.redact import check_hits, redact
+from spcl.review.reviews import escape_cell
 from spcl.review.sample import SamplePlan
 
 FORMATS: tuple[str, ...] = ("csv", "jsonl", "labelstudio", "html")
@@ -48,8 +49,6 @@ CSV_COLUMNS: tuple[str, ...] = (
 )
 """Columns of ``sample.csv``; reviewers fill ``label``, ``categories`` and ``note``."""
 
-_FORMULA_START = ("=", "+", "-", "@", "\t", "\r", "'")
-
 
 def private_dir(path: str | Path) -> Path:
     """Create ``path`` (and parents) and make it owner-only (0700)."""
@@ -70,20 +69,6 @@ def write_private(path: str | Path, data: bytes | str) -> Path:
     finally:
         os.close(fd)
     return Path(path)
-
-
-def escape_cell(value: str) -> str:
-    """Guard a CSV cell against spreadsheet formula injection by a leading ``'`` (see ``unescape_cell``).
-
-    >>> escape_cell("=SUM(A1)"), escape_cell("plain")
-    ("'=SUM(A1)", 'plain')
-    """
-    return "'" + value if value.startswith(_FORMULA_START) else value
-
-
-def unescape_cell(value: str) -> str:
-    """Inverse of ``escape_cell``."""
-    return value[1:] if value.startswith("'") and value[1:].startswith(_FORMULA_START) else value
 
 
 def review_records(table: pa.Table, *, redacted: bool) -> list[dict[str, Any]]:
@@ -128,13 +113,17 @@ def _score(scores: Mapping[str, Any] | None, key: str) -> str:
 
 
 def to_csv(records: Iterable[Mapping[str, Any]]) -> str:
-    """CSV text (write it UTF-8 *with BOM* so spreadsheets read Korean/Japanese correctly)."""
+    """CSV text (write it UTF-8 *with BOM* so spreadsheets read Korean/Japanese correctly).
+
+    Every cell is guarded by ``escape_cell``; ``spcl.review.reviews.read_reviews`` undoes it.
+    """
     buf = io.StringIO()
     writer = csv.writer(buf, lineterminator="\r\n")
     writer.writerow(CSV_COLUMNS)
     for r in records:
         writer.writerow(
-            [
+            escape_cell(cell)
+            for cell in [
                 r["id"],
                 r["decision"],
                 r["lang"] or "",
@@ -145,7 +134,7 @@ def to_csv(records: Iterable[Mapping[str, Any]]) -> str:
                 _score(r["scores"], "svc"),
                 ";".join(r["reasons"]),
                 ";".join(sorted({h["type"] for h in r["hits"]})),
-                escape_cell(r["text"]),
+                r["text"],
                 "",
                 "",
                 "",

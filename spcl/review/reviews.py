@@ -10,6 +10,23 @@ from typing import Any
 
 from spcl.review.labels import ReviewError, parse_categories, parse_label
 
+_FORMULA_START = ("=", "+", "-", "@", "\t", "\r", "'")
+
+
+def escape_cell(value: str) -> str:
+    """Guard a CSV cell against spreadsheet formula injection by a leading ``'`` (undone by
+    ``unescape_cell``).
+
+    >>> escape_cell("=SUM(A1)"), escape_cell("plain")
+    ("'=SUM(A1)", 'plain')
+    """
+    return "'" + value if value.startswith(_FORMULA_START) else value
+
+
+def unescape_cell(value: str) -> str:
+    """Inverse of ``escape_cell``."""
+    return value[1:] if value.startswith("'") and value[1:].startswith(_FORMULA_START) else value
+
 
 @dataclass(frozen=True)
 class Review:
@@ -49,7 +66,7 @@ def _rows(path: Path) -> list[dict[str, Any]]:
             missing = [c for c in ("id", "label") if c not in (reader.fieldnames or [])]
             if missing:
                 raise ReviewError(f"{path.name}: missing column(s) {', '.join(missing)}")
-            return list(reader)
+            return [{k: unescape_cell(v) if isinstance(v, str) else v for k, v in row.items()} for row in reader]
     if name.endswith(".jsonl"):
         with open(path, encoding="utf-8") as fh:
             return [json.loads(line) for line in fh if line.strip()]

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from spcl.manifest import MANIFEST_NAME, manifest_ref, record_counts, sha256_file, write_manifest
-from spcl.review.export import private_dir, unescape_cell, write_private
+from spcl.review.export import private_dir, write_private
 from spcl.review.labels import ReviewError
 from spcl.review.reviews import read_reviews
 from spcl.review.sample import output_dataset
@@ -66,7 +66,7 @@ def to_train(
                 raise ReviewError(f"id {r.id!r}: not found in the filter output")
             text, lang = originals[r.id]
         else:
-            text, lang = unescape_cell(str(r.row.get("text") or "")), r.row.get("lang")
+            text, lang = str(r.row.get("text") or ""), r.row.get("lang")
         if not text:
             raise ReviewError(f"id {r.id!r}: column 'text' is empty")
         record = {
