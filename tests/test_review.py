@@ -23,12 +23,12 @@ from spcl.cli import main
 from spcl.io.schema import OUTPUT_SCHEMA
 from spcl.manifest import read_manifest, verify_manifest
 from spcl.review.agree import adjudicate, agreement, cohen_kappa, fleiss_kappa, verdict
-from spcl.review.estimate import Scan, estimate, weighted_rate, wilson
+from spcl.review.estimate import Scan, estimate, scan_output, scan_with_plan, weighted_rate, wilson
 from spcl.review.export import export_sample
 from spcl.review.labels import ReviewError, parse_categories
 from spcl.review.redact import redact
 from spcl.review.reviews import Review, escape_cell, read_reviews, unescape_cell
-from spcl.review.sample import SampleSpec, allocate, draw, parse_stratum, sample_dataset
+from spcl.review.sample import SamplePlan, SampleSpec, allocate, draw, parse_stratum, sample_dataset
 
 PHONES = {"ja": "090-{:04d}-{:04d}", "ko": "010-{:04d}-{:04d}", "en": "+1 415 {:03d} {:04d}"}
 TEMPLATES = {
@@ -510,6 +510,10 @@ def test_cli_loop_export_agree_adjudicate_report_to_train(tmp_path: Path, out_di
     assert main(["manifest", "verify", str(batch)]) == 0
     assert main(["review", "report", "--input", str(out_dir), "--reviews", str(adj)]) == 0
     est = json.loads((batch / "report" / "estimates.json").read_text())
+    # the plan-based scan (reviewed ids only) and a full scan of the output agree
+    plan = SamplePlan.from_json(json.loads((batch / "plan.json").read_text()))
+    ids = set(read_reviews(adj))
+    assert scan_with_plan(out_dir, plan, ids) == scan_output(out_dir, plan.spec, ids)
     assert est["precision_flagged"]["overall"]["rate"] == pytest.approx(1.0)
     assert est["miss_rate_clean"]["overall"]["rate"] == 0.0
     assert est["precision_flagged"]["overall"]["population"] == sum(r["decision"] == "flagged" for r in rows)

@@ -179,16 +179,18 @@ def _adjudicate(args: argparse.Namespace) -> int:
 
 def _report(args: argparse.Namespace) -> int:
     from spcl.manifest import MANIFEST_NAME, manifest_ref, sha256_file, write_manifest
-    from spcl.review.estimate import estimate, plot_estimates, scan_output
+    from spcl.review.estimate import estimate, plot_estimates, scan_output, scan_with_plan
     from spcl.review.reviews import read_reviews
     from spcl.review.sample import SamplePlan, SampleSpec
 
     reviews_path = Path(args.reviews)
     plan_path = Path(args.plan) if args.plan else reviews_path.parent / "plan.json"
     try:
-        spec = SamplePlan.from_json(json.loads(plan_path.read_text())).spec if plan_path.is_file() else SampleSpec()
         reviews = read_reviews(reviews_path)
-        scan = scan_output(args.input, spec, set(reviews))
+        if plan_path.is_file():
+            scan = scan_with_plan(args.input, SamplePlan.from_json(json.loads(plan_path.read_text())), set(reviews))
+        else:
+            scan = scan_output(args.input, SampleSpec(), set(reviews))
         stats_path = Path(args.input) / "stats.json"
         counts = json.loads(stats_path.read_text()).get("counts", {}) if stats_path.is_file() else {}
         result = estimate(reviews, scan, counts, positive=_csv_list(args.positive))

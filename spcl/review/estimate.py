@@ -15,9 +15,18 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from spcl.review.labels import CATEGORIES
+import pyarrow.compute as pc
+
+from spcl.review.labels import CATEGORIES, ReviewError
 from spcl.review.reviews import Review
-from spcl.review.sample import SampleSpec, batch_strata, decision_filter, output_dataset
+from spcl.review.sample import (
+    SamplePlan,
+    SampleSpec,
+    batch_strata,
+    decision_filter,
+    output_dataset,
+    parse_stratum,
+)
 
 Z95 = 1.959963984540054
 
@@ -112,6 +121,41 @@ def scan_output(path: str | Path, spec: SampleSpec, ids: set[str]) -> Scan:
             if doc_id in ids:
                 docs[doc_id] = (s, dec, lang, cat)
     return Scan(populations, domains, docs)
+
+
+def scan_with_plan(path: str | Path, plan: SamplePlan, ids: set[str]) -> Scan:
+    """Like ``scan_output`` but taking populations from the export's plan: only the reviewed ids are
+    read from the output (falls back to a full scan when the strata lack ``lang`` or ``category``).
+
+    Raises ``ReviewError`` when a reviewed document's stratum is not in the plan (output changed).
+    """
+    if not {"lang", "category"} <= set(plan.spec.dimensions):
+        return scan_output(path, plan.spec, ids)
+    domains: dict[tuple[str, str, str], int] = {}
+    for s, n in plan.populations.items():
+        parts = parse_stratum(s)
+        dec = parts["decision"]
+        for key in ((dec, "all", ""), (dec, "lang", parts["lang"]), (dec, "category", parts["category"])):
+            domains[key] = domains.get(key, 0) + n
+    table = output_dataset(path).to_table(
+        columns=["id", "decision", "lang", "top_category", "scores"],
+        filter=decision_filter(plan.spec) & pc.field("id").isin(sorted(ids)),
+    )
+    docs: dict[str, tuple[str, str, str, str]] = {}
+    for batch in table.to_batches():
+        rows = zip(
+            batch.column("id").to_pylist(),
+            batch.column("decision").to_pylist(),
+            batch.column("lang").to_pylist(),
+            batch.column("top_category").to_pylist(),
+            batch_strata(batch, plan.spec),
+            strict=True,
+        )
+        for doc_id, dec, lang, cat, s in rows:
+            if s not in plan.populations:
+                raise ReviewError(f"id {doc_id!r}: stratum {s!r} is not in the export plan (output changed?)")
+            docs[doc_id] = (s, dec, lang or "-", cat or "-")
+    return Scan(dict(plan.populations), domains, docs)
 
 
 def _rate_json(r: Rate) -> dict[str, Any]:
