@@ -381,6 +381,13 @@ def test_agreement_report_and_verdicts():
     assert sens["3"]["label"] == "SCPI" and sens["4"]["categories"] == "CRIME,MEDICAL"
 
 
+def test_reviews_read_from_a_semicolon_spreadsheet_export(tmp_path: Path):
+    p = tmp_path / "r.csv"
+    p.write_text("\ufeffid;text;label;categories;note\n'-d1;x, y;scpi;crime, medical;ok\nd2;z;;;\n", encoding="utf-8")
+    got = read_reviews(p)
+    assert got["-d1"] == Review("-d1", "SCPI", ("CRIME", "MEDICAL"), "ok") and got["d2"].label is None
+
+
 def test_bad_review_cell_names_id_and_column_only(tmp_path: Path):
     p = tmp_path / "r.csv"
     p.write_text("id,text,label\nd-9,秘密の本文 010-9999-8888,MAYBE\n", encoding="utf-8")

@@ -62,7 +62,11 @@ def _rows(path: Path) -> list[dict[str, Any]]:
     name = path.name.lower()
     if name.endswith(".csv"):
         with open(path, encoding="utf-8-sig", newline="") as fh:
-            reader = csv.DictReader(fh)
+            header = fh.readline()
+            fh.seek(0)
+            # spreadsheets in some locales save with ';' or tabs
+            delimiter = max([",", ";", "\t"], key=lambda d: (header.count(d), d == ","))
+            reader = csv.DictReader(fh, delimiter=delimiter)
             missing = [c for c in ("id", "label") if c not in (reader.fieldnames or [])]
             if missing:
                 raise ReviewError(f"{path.name}: missing column(s) {', '.join(missing)}")
