@@ -442,6 +442,10 @@ def test_estimate_scales_to_corpus_counts():
     assert m["overall"]["count"] == pytest.approx(300) and m["by_category"]["MEDICAL"]["rate"] == pytest.approx(0.05)
     assert m["by_category"]["CRIME"]["positives"] == 0
     assert result["recall_estimate"]["rate"] == pytest.approx(3200 / 3500, abs=1e-6)
+    wider = estimate(reviews, scan, {"flagged": 4000, "clean": 6000}, positive=["scpi", "NONE"])
+    assert wider["precision_flagged"]["overall"]["rate"] == 1.0
+    with pytest.raises(ValueError):
+        estimate(reviews, scan, {}, positive=["YES"])
 
 
 # ---------------------------------------------------------------- the whole loop through the CLI

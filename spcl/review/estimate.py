@@ -17,7 +17,7 @@ from typing import Any
 
 import pyarrow.compute as pc
 
-from spcl.review.labels import CATEGORIES, ReviewError
+from spcl.review.labels import CATEGORIES, LABELS, ReviewError
 from spcl.review.reviews import Review
 from spcl.review.sample import (
     SamplePlan,
@@ -175,6 +175,9 @@ def estimate(
     that category. Counts are scaled to ``corpus_counts`` (from ``stats.json``) for the totals and to
     the domain sizes found in the output for languages and categories.
     """
+    positive = tuple(p.strip().upper() for p in positive)
+    if not positive or not set(positive) <= set(LABELS):
+        raise ValueError(f"positive labels must be among {', '.join(LABELS)}")
     labelled = {i: r for i, r in reviews.items() if r.label}
     missing = sorted(i for i in labelled if i not in scan.docs)
     reviewed_in: dict[str, int] = {}
