@@ -15,6 +15,7 @@ _EMAIL = re.compile(
     r"(?<![A-Za-z0-9._%+\-])[A-Za-z0-9._%+\-]{1,64}@"
     r"[A-Za-z0-9\-]{1,63}(?:\.[A-Za-z0-9\-]{1,63}){0,8}\.(?P<tld>[A-Za-z]{2,24})(?![A-Za-z0-9\-])"
 )
+_LOCAL_RUN = re.compile(r"(?<![A-Za-z0-9._%+\-])[A-Za-z0-9._%+\-]{1,64}@")
 # "logo@2x.png" and friends: file names, not mailboxes.
 _FILE_TLDS = frozenset({"png", "jpg", "jpeg", "gif", "svg", "webp", "bmp", "ico", "js", "css", "map"})
 
@@ -36,12 +37,13 @@ class EmailDetector:
         [Hit(type='EMAIL', start=4, end=27, validated=None, detector='email@1')]
         """
         hits: list[Hit] = []
-        n = len(text)
         pos = 0
         while (at := text.find("@", pos)) != -1:
-            # Search only around this '@': a local part is at most 64 characters, a domain at most 255.
-            m = _EMAIL.search(text, max(pos, at - 64), min(n, at + 260))
-            if m is None or m.start() > at:
+            # The local part lies between the previous '@' (or match) and this one, at most 64 characters:
+            # each character is looked at a bounded number of times, however many '@' there are.
+            local = _LOCAL_RUN.search(text, max(pos, at - 64), at + 1)
+            m = _EMAIL.match(text, local.start()) if local is not None else None
+            if m is None:
                 pos = at + 1
                 continue
             pos = m.end()
