@@ -54,7 +54,7 @@ from typing import Any
 
 from spcl.extract.contract import ParseResult, check_candidates, parse_extraction
 from spcl.mask import mask_text, reassemble_text
-from spcl.mask.variants import DEFAULT_TYPES, find_occurrences, normalize_type, normalize_value
+from spcl.mask.variants import DEFAULT_TYPES, normalize_type, normalize_value, occurrences_by_pair
 
 Pair = tuple[str, str]
 
@@ -104,10 +104,12 @@ def gold_doc(rec: dict[str, Any]) -> GoldDoc:
             raise EvalError(f"gold id {doc_id!r} entity {i} ({pair[0]}): empty value")
         if pair in seen:
             continue
-        if not find_occurrences(pair[0], pair[1], text):
-            raise EvalError(f"gold id {doc_id!r} entity {i} ({pair[0]}): value does not occur in source_text")
         seen.add(pair)
         pairs.append(pair)
+    found = occurrences_by_pair(pairs, text)
+    for i, pair in enumerate(pairs):
+        if not found[pair]:
+            raise EvalError(f"gold id {doc_id!r} entity {i} ({pair[0]}): value does not occur in source_text")
     return GoldDoc(doc_id, text, pairs)
 
 
@@ -211,8 +213,7 @@ def evaluate_documents(
         counts["round_trip"] += reassemble_text(masked.masked_text, masked.mapping) == doc.source
         intervals = [(s.start, s.end) for s in masked.spans]  # disjoint and sorted by construction
         leaked_pairs = 0
-        for type_, value in doc.pairs:
-            occurrences = find_occurrences(type_, value, doc.source)
+        for occurrences in occurrences_by_pair(doc.pairs, doc.source).values():
             leaked_pairs += any(not _covered(intervals, s, e) for s, e in occurrences)
         counts["gold_pairs"] += len(doc.pairs)
         counts["leaked_pairs"] += leaked_pairs

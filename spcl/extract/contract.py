@@ -19,7 +19,7 @@ from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-from spcl.mask.variants import DEFAULT_TYPES, normalize_type, normalize_value, occurs
+from spcl.mask.variants import DEFAULT_TYPES, normalize_type, normalize_value, occurrences_by_pair
 
 THINK_RE = re.compile(r"<think>.*?</think>", re.DOTALL)
 REJECT_REASONS: tuple[str, ...] = ("type_not_allowed", "empty_value", "duplicate", "not_in_source")
@@ -78,6 +78,7 @@ def check_candidates(
     text = unicodedata.normalize("NFC", source)
     rejected: Counter[str] = Counter(res.rows_rejected)
     seen: set[tuple[str, str]] = set()
+    checked: list[tuple[str, str]] = []
     n_rows = 0
     for type_raw, value_raw in rows:
         n_rows += 1
@@ -93,10 +94,13 @@ def check_candidates(
             rejected["duplicate"] += 1
             continue
         seen.add((type_, value))
-        if occurs(type_, value, text):
-            res.candidates.append((type_, value))
+        checked.append((type_, value))
+    found = occurrences_by_pair(checked, text)  # one scan for all rows
+    for pair in checked:
+        if found[pair]:
+            res.candidates.append(pair)
         else:
-            res.hallucinated_rows.append((type_, value))
+            res.hallucinated_rows.append(pair)
             rejected["not_in_source"] += 1
     res.rows_rejected = {k: rejected[k] for k in REJECT_REASONS if rejected[k]}
     res.parse_success = n_rows == 0 or bool(res.candidates)

@@ -236,6 +236,43 @@ def scan(text: str, alts: list[Alternative]) -> list[Occurrence]:
     return found
 
 
+def scan_all(text: str, alts: list[Alternative]) -> list[tuple[int, int, int]]:
+    """Every ``(start, end, index)`` where alternative ``alts[index]`` matches ``text`` (overlaps included)."""
+    if not alts:
+        return []
+    found: list[tuple[int, int, int]] = []
+    for m in scan_regex(tuple(alts)).finditer(text):
+        if m.lastindex is None:
+            continue
+        start = m.start()
+        for i in range(len(alts)):
+            end = m.end(i + 1)
+            if end >= 0:
+                found.append((start, end, i))
+    return found
+
+
+def occurrences_by_pair(pairs: Iterable[tuple[str, str]], text: str) -> dict[tuple[str, str], list[tuple[int, int]]]:
+    """For each normalized ``(type, value)``, every ``[start, end)`` where it or a variant occurs in NFC ``text``.
+
+    One scan for all pairs (the same compiled regex as ``mask_text`` uses for the same candidates); at each
+    start only the longest occurrence is listed. Pairs are normalized; empty values map to ``[]``.
+    """
+    norm = {(normalize_type(t), normalize_value(v)) for t, v in pairs}
+    alts = canonical_alternatives(norm)
+    index = {a.pattern: i for i, a in enumerate(alts)}
+    by_alt: dict[int, list[tuple[str, str]]] = {}
+    for pair in sorted(norm):
+        for alt in _value_alternatives(*pair):
+            by_alt.setdefault(index[alt.pattern], []).append(pair)
+    longest: dict[tuple[str, str], dict[int, int]] = {pair: {} for pair in norm}
+    for start, end, i in scan_all(text, alts):
+        for pair in by_alt.get(i, ()):
+            ends = longest[pair]
+            ends[start] = max(end, ends.get(start, end))
+    return {pair: sorted(ends.items()) for pair, ends in longest.items()}
+
+
 @lru_cache(maxsize=4096)
 def _value_alternatives(type_: str, value: str) -> tuple[Alternative, ...]:
     return tuple(alternatives(type_, value))
@@ -246,8 +283,7 @@ def find_occurrences(type_: str, value: str, text: str) -> list[tuple[int, int]]
 
     ``text`` must already be NFC; ``type_`` and ``value`` are normalized here.
     """
-    alts = list(_value_alternatives(normalize_type(type_), normalize_value(value)))
-    return [(occ.start, occ.end) for occ in scan(text, alts)]
+    return next(iter(occurrences_by_pair([(type_, value)], text).values()))
 
 
 def occurs(type_: str, value: str, text: str) -> bool:
