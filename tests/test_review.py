@@ -543,6 +543,14 @@ def test_cli_loop_export_agree_adjudicate_report_to_train(tmp_path: Path, out_di
             assert set(json.loads(fh.readline())) == set(records[0]) - {"provenance"}
     assert all(r["text"] == by_id[r["id"]]["text"] for r in records)
     assert records[0]["provenance"]["kappa"] == agreed["kappa"]
+    try:  # the training reader of `spcl train`, where present in this checkout
+        from spcl.screen.train import read_records
+    except ImportError:
+        read_records = None
+    if read_records is not None:
+        parsed = read_records([tmp_path / "train" / "train.jsonl"])
+        assert [r.id for r in parsed] == [r["id"] for r in records]
+        assert [r.label for r in parsed] == [r["label"] for r in records]
     m = read_manifest(tmp_path / "train")
     assert m["kind"] == "training-set" and m["records"] == 80 and m["iaa"]["kappa"] == agreed["kappa"]
     assert verify_manifest(tmp_path / "train").ok
