@@ -470,6 +470,26 @@ def run_mask_job(cfg: MaskJobConfig, extractor: Extractor | None = None) -> dict
         runner.close()
 
 
+_VARIANT_NOISE = re.compile(r"[\s\-./()\u3000]")
+
+
+def _candidates_from_mapping(mapping: dict[str, str], token_re: re.Pattern[str]) -> list[list[str]]:
+    """``[TYPE, surface]`` per token; a surface that is only a spacing/separator variant of an earlier one of
+    the same type (``김 가 상`` after ``김가상``) is left out, since the masker found it from the same candidate."""
+    seen: set[tuple[str, str]] = set()
+    out: list[list[str]] = []
+    for tok, surface in sorted(mapping.items(), key=lambda kv: (len(kv[1]) - len(_VARIANT_NOISE.sub("", kv[1])),
+                                                                 kv[0])):
+        if not token_re.fullmatch(tok):
+            continue
+        type_ = tok[1:].rsplit("_", 1)[0]
+        key = (type_, _VARIANT_NOISE.sub("", surface))
+        if key not in seen:
+            seen.add(key)
+            out.append([type_, surface])
+    return out
+
+
 def export_predictions(output: str | Path, vault_dir: str | Path, pred_path: str | Path,
                        key: bytes | str | Path | None = None) -> int:
     """Write ``spcl eval masking``'s PRED.jsonl from a finished run: candidates from the vault's mappings.
@@ -488,9 +508,7 @@ def export_predictions(output: str | Path, vault_dir: str | Path, pred_path: str
             for part in sorted((Path(output) / name).glob("*.parquet")):
                 for doc_id in pq.read_table(part, columns=["id"]).column("id").to_pylist():
                     if name == "masked":
-                        mapping = vault.get(doc_id)
-                        cands = [[tok[1:].rsplit("_", 1)[0], surface] for tok, surface in mapping.items()
-                                 if TOKEN_RE.fullmatch(tok)]
+                        cands = _candidates_from_mapping(vault.get(doc_id), TOKEN_RE)
                         rec: dict[str, Any] = {"id": doc_id, "candidates": cands, "parse_success": True}
                     else:
                         rec = {"id": doc_id, "candidates": [], "parse_success": False}

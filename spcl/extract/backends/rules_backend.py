@@ -53,6 +53,11 @@ KO_SURNAMES = (
 KO_COMPOUND_SURNAMES = ("남궁", "황보", "제갈", "선우", "독고", "사공", "서문")
 _KO_SUR = "(?:" + "|".join(KO_COMPOUND_SURNAMES) + "|[" + KO_SURNAMES + "])"
 _KO_FULL_NAME = re.compile(rf"{_KO_SUR}[가-힣]{{2,3}}")  # tagger names: surname + 2-3 syllables ("장군" is not one)
+_KO_PARTICLE_AHEAD = r"(?=[의은는이가을를와과도께에,.)\s]|님|씨|$)"
+_KO_CUES = "신청인|예금주|성명|이름|환자|보호자|담당자|고객|" + "|".join(
+    ("어머니", "아버지", "엄마", "아빠", "남편", "아내", "부인", "아들", "딸", "할머니", "할아버지", "배우자", "동생",
+     "누나", "오빠", "언니", "형", "손자", "손녀", "외할머니", "외할아버지", "며느리", "사위"))
+_KO_NOT_NAMES = frozenset(_KO_CUES.split("|")) | {"고객님", "선생님", "사장님", "부장님", "과장님"}
 _KO_AGE = r"\(\s?\d{1,3}(?:\s?세)?\s?\)"
 _KO_PATTERNS: tuple[re.Pattern[str], ...] = (
     # 김모(33)씨, 김모 씨, 김모씨
@@ -60,27 +65,55 @@ _KO_PATTERNS: tuple[re.Pattern[str], ...] = (
     # A씨(42), B씨
     re.compile(r"(?<![A-Za-z])([A-Z]\s?씨)(?=\s?(?:\(|[은는이가의를와과도에,.\s]|$))"),
     # 김가상(33)씨 / 김가상 씨 / 김가상(33) / 김가상 님
-    re.compile(rf"(?<![가-힣])({_KO_SUR}[가-힣]{{1,2}})\s?(?:{_KO_AGE}\s?(?:씨|군|양|님)?|씨|님(?![가-힣]))"),
+    re.compile(rf"(?<![가-힣])({_KO_SUR}[가-힣]{{1,2}})\s?(?:{_KO_AGE}\s?(?:씨|군|양|님)?|씨|(?:고객)?님{_KO_PARTICLE_AHEAD})"),
+    # 오예시(1978년 …), a name right before a parenthesis that opens with a digit
+    re.compile(rf"(?<![가-힣])({_KO_SUR}[가-힣]{{1,2}})\(\d"),
+    # a cue or a kinship word, then a name: 신청인 한유진의, 보호자: 아내 권하린, (예금주 조예시)
+    re.compile(rf"(?:{_KO_CUES})\s?:?\s?(?!{_KO_CUES})({_KO_SUR}[가-힣]{{1,2}}){_KO_PARTICLE_AHEAD}"),
     # 박씨 (surname alone + 씨)
     re.compile(rf"(?<![가-힣])({_KO_SUR}\s?씨)(?=[은는이가의를와과도에게,.\s]|$)"),
 )
+def _words(text: str) -> frozenset[str]:
+    return frozenset(text.split())
+
+
 _EN_TITLE = re.compile(
     r"\b(?:Mr|Mrs|Ms|Miss|Mx|Dr|Prof)\.?\s+((?:[A-Z][a-z]+(?:[-'][A-Z][a-z]+)?)(?:\s+[A-Z][a-z]+(?:[-'][A-Z][a-z]+)?){0,2})"
 )
 _EN_CUE = re.compile(
-    r"\b(?:[Mm]y name is|[Nn]amed|[Nn]ame:|[Cc]ontact person:?|[Pp]atient:?|[Ss]incerely,|[Rr]egards,)\s+"
+    r"\b(?:[Mm]y name is|[Nn]amed|[Nn]ame:|[Cc]ontact(?: person)?:|[Pp]atient:?|[Ss]incerely,|[Rr]egards,|"
+    r"[Rr]efund|[Dd]ear|(?:mother|father|husband|wife|son|daughter|brother|sister|spouse|partner),)\s+"
     r"([A-Z][a-z]+(?:\s+[A-Z][a-z]+){0,2})"
 )
+EN_GIVEN_NAMES = _words(
+    """James John Robert Michael William David Richard Joseph Thomas Charles Christopher Daniel Matthew Anthony
+    Mark Donald Steven Paul Andrew Joshua Kenneth Kevin Brian George Timothy Ronald Edward Jason Jeffrey Ryan
+    Jacob Gary Nicholas Eric Jonathan Stephen Larry Justin Scott Brandon Benjamin Samuel Gregory Alexander Frank
+    Patrick Raymond Jack Dennis Jerry Tyler Aaron Jose Adam Nathan Henry Douglas Zachary Peter Kyle Noah Ethan
+    Jeremy Walter Christian Keith Roger Terry Austin Sean Gerald Carl Harold Dylan Arthur Lawrence Jordan Jesse
+    Bryan Billy Bruce Gabriel Joe Logan Alan Juan Albert Willie Elijah Wayne Randy Vincent Liam Mason Lucas
+    Mary Patricia Jennifer Linda Elizabeth Barbara Susan Jessica Sarah Karen Lisa Nancy Betty Sandra Margaret
+    Ashley Kimberly Emily Donna Michelle Carol Amanda Melissa Deborah Stephanie Dorothy Rebecca Sharon Laura
+    Cynthia Amy Kathleen Angela Shirley Brenda Emma Anna Pamela Nicole Samantha Katherine Christine Helen Debra
+    Rachel Carolyn Janet Maria Catherine Heather Diane Olivia Julie Joyce Victoria Ruth Virginia Lauren Kelly
+    Christina Joan Evelyn Judith Andrea Hannah Megan Cheryl Jacqueline Martha Madison Teresa Gloria Sara Janice
+    Ann Kathryn Abigail Sophia Frances Jean Alice Judy Isabella Julia Grace Amber Denise Danielle Marilyn
+    Beverly Charlotte Natalie Theresa Diana Brittany Doris Kayla Alexis Lori Marie Ava Mia Harper Ella
+    Morgan Jamie Avery Riley Casey Taylor Alex Sam Jordan Quinn Skyler Cameron Drew Reese Rowan Parker Peyton
+    Kendall Hayden Emerson Finley Dakota Charlie Robin Jesse Blake Sage"""
+)
+_EN_NOT_SURNAME = _words("Street Avenue Road Lane Court Drive University Hospital Bank Inc Company")
+_EN_GIVEN_FULL = re.compile(r"\b([A-Z][a-z]+)\s+([A-Z][a-z]+(?:-[A-Z][a-z]+)?)\b")
 REL_WORDS: tuple[str, ...] = (
     # Korean
     "어머니", "아버지", "엄마", "아빠", "남편", "아내", "부인", "아들", "할머니", "할아버지", "손자", "손녀",
-    "누나", "오빠", "언니", "남동생", "여동생", "시어머니", "시아버지", "장모", "장인", "며느리", "사위", "외할머니",
-    "외할아버지", "배우자", "자녀", "딸아이",
+    "누나", "오빠", "언니", "동생", "남동생", "여동생", "시어머니", "시아버지", "장모", "장인", "며느리", "사위",
+    "외할머니", "외할아버지", "배우자", "자녀", "딸아이",
     # Japanese
     "母親", "父親", "息子", "祖母", "祖父", "長男", "長女", "次男", "次女", "義母", "義父", "配偶者", "お母さん",
     "お父さん", "主人", "家内", "嫁",
     # English
-    "mother", "father", "husband", "daughter", "brother", "sister", "grandmother", "grandfather", "spouse",
+    "mother", "father", "husband", "daughter", "brother", "sister", "grandmother", "grandfather", "spouse", "wife",
 )  # fmt: skip
 _REL_RE = re.compile("|".join(sorted((re.escape(w) for w in REL_WORDS if len(w) >= 2), key=len, reverse=True)))
 
@@ -163,6 +196,8 @@ def ko_person_names(text: str) -> list[tuple[int, str]]:
     # a pattern may start inside a tagger's name (or the reverse): keep the longest per overlap
     kept: list[tuple[int, str]] = []
     for start, name in sorted(found.items(), key=lambda kv: (kv[0], -len(kv[1]))):
+        if name in _KO_NOT_NAMES:
+            continue
         if kept and start < kept[-1][0] + len(kept[-1][1]):
             continue
         kept.append((start, name))
@@ -175,9 +210,40 @@ def en_person_names(text: str) -> list[tuple[int, str]]:
     >>> [n for _, n in en_person_names("Please call Dr. Jane Roe; my name is Sam Lee.")]
     ['Jane Roe', 'Sam Lee']
     """
-    out = [(m.start(1), m.group(1)) for m in _EN_TITLE.finditer(text)]
-    out += [(m.start(1), m.group(1)) for m in _EN_CUE.finditer(text)]
-    return sorted(out)
+    found: dict[int, str] = {}
+    for pattern in (_EN_TITLE, _EN_CUE):
+        for m in pattern.finditer(text):
+            found.setdefault(m.start(1), m.group(1))
+    for m in _EN_GIVEN_FULL.finditer(text):
+        if m.group(1) in EN_GIVEN_NAMES and m.group(2) not in EN_GIVEN_NAMES | _EN_NOT_SURNAME:
+            found.setdefault(m.start(1), m.group(0))
+    kept: list[tuple[int, str]] = []
+    for start, name in sorted(found.items(), key=lambda kv: (kv[0], -len(kv[1]))):
+        if kept and start < kept[-1][0] + len(kept[-1][1]):
+            continue
+        kept.append((start, name))
+    return kept
+
+
+_EXTRA_RULES: tuple[tuple[str, re.Pattern[str]], ...] = (
+    # 16 digits in four groups: masked as a card even when the check digit fails (a typo is still a card)
+    ("CARD", re.compile(r"(?<!\d)\d{4}([ -])\d{4}\1\d{4}\1\d{4}(?!\d)")),
+    # North American numbers: (335) 555-0109, 676-555-0163
+    # (area codes start with 2-9; toll-free 8XX codes are company numbers, not personal)
+    ("PHONE", re.compile(r"(?<![\d(])(?:\((?!8(?:00|33|44|55|66|77|88))[2-9]\d{2}\)\s?|"
+                         r"(?!8(?:00|33|44|55|66|77|88))[2-9]\d{2}[-.])\d{3}[-.]\d{4}(?!\d)")),
+    # English street addresses: 158 Sample Street, Apt 2, Fairview
+    ("ADDRESS", re.compile(
+        r"(?<!\d)\d{1,5}\s[A-Z][a-z]+(?:\s[A-Z][a-z]+)?\s(?:Street|St\.?|Avenue|Ave\.?|Road|Rd\.?|Lane|Ln\.?|"
+        r"Court|Ct\.?|Drive|Dr\.?|Boulevard|Blvd\.?|Way|Place|Pl\.?)(?:,\s(?:Apt|Suite|Unit|#)\.?\s?\w+)?"
+        r"(?:,\s[A-Z][a-z]+(?:\s[A-Z][a-z]+)?)?")),
+)
+_KO_UNIT = re.compile(r"\s?\d{1,4}동\s?\d{1,5}호")  # apartment building and unit after a Korean address
+_ACCOUNT_CUE = re.compile(r"account|acct|계좌|口座|은행|銀行")
+
+
+def _overlaps(spans: list[tuple[int, int]], start: int, end: int) -> bool:
+    return any(s < end and start < e for s, e in spans)
 
 
 def rules_rows(text: str, types: tuple[str, ...] = DEFAULT_TYPES) -> list[tuple[str, str]]:
@@ -187,11 +253,23 @@ def rules_rows(text: str, types: tuple[str, ...] = DEFAULT_TYPES) -> list[tuple[
     text = unicodedata.normalize("NFC", text)
     allowed = set(types)
     found: list[tuple[int, str, str]] = []
+    taken: list[tuple[int, int]] = []
     for h in find_pii(text):
         type_ = HIT_TYPE_MAP.get(h.type)
         if type_ is None or h.validated is False:
             continue
-        found.append((h.start, type_, text[h.start:h.end]))
+        end = h.end
+        if h.type == "MYNUMBER" and _ACCOUNT_CUE.search(text, max(0, h.start - 40), h.start):
+            type_ = "ACCOUNT"  # a 12-digit number after an account cue is an account, whatever its checksum
+        if type_ == "ADDRESS" and (unit := _KO_UNIT.match(text, end)):
+            end = unit.end()
+        found.append((h.start, type_, text[h.start : end]))
+        taken.append((h.start, end))
+    for type_, pattern in _EXTRA_RULES:
+        for m in pattern.finditer(text):
+            if not _overlaps(taken, m.start(), m.end()):
+                found.append((m.start(), type_, m.group()))
+                taken.append((m.start(), m.end()))
     if "PERSON" in allowed:
         for finder in (ja_person_names, ko_person_names, en_person_names):
             found += [(start, "PERSON", name) for start, name in finder(text)]
@@ -229,6 +307,7 @@ class RulesExtractor(Extractor):
                 raw = format_rows(rules_rows(text, self.types))
                 results.append(Extraction(raw=raw, seconds=time.perf_counter() - started))
             except Exception as err:  # one bad document must not stop the batch
-                results.append(Extraction(error=f"rules_error:{type(err).__name__}",
-                                          seconds=time.perf_counter() - started))
+                results.append(
+                    Extraction(error=f"rules_error:{type(err).__name__}", seconds=time.perf_counter() - started)
+                )
         return results
