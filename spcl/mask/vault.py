@@ -115,7 +115,7 @@ def _aad(doc_id: str) -> bytes:
 class Vault:
     """An open vault folder: ``put`` appends to this writer's file; ``get`` and iteration read all files."""
 
-    def __init__(self, root: str | Path, key: bytes | str | Path | None = None, *, writer: str = "part-0"):
+    def __init__(self, root: str | Path, key: bytes | str | Path | None = None, *, writer: str = "part-0") -> None:
         if not _WRITER_RE.fullmatch(writer):
             raise VaultError("writer name must match [A-Za-z0-9][A-Za-z0-9._-]*")
         self.root = Path(root)
