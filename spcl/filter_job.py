@@ -147,10 +147,12 @@ def _run_python(job: FilterJob) -> tuple[int, list[dict[str, Any]], list[str], l
     return input_records, _local_output_stats(out), files, skipped
 
 
-def _auto_partitions(settings: Settings, n_files: int, parallelism: int) -> int:
+def auto_partitions(settings: Settings, read_partitions: int, parallelism: int) -> int:
+    """Partitions to spread parsed records over: the configured number, else 4 × parallelism when the
+    input gives fewer than 2 read tasks per core (few or small files), else 0 (keep the file split)."""
     if settings.spark.partitions:
         return settings.spark.partitions
-    return parallelism * 4 if n_files < parallelism * 2 else 0
+    return parallelism * 4 if read_partitions < parallelism * 2 else 0
 
 
 def _run_spark(job: FilterJob) -> tuple[int, list[dict[str, Any]], list[str], list[str]]:
@@ -165,7 +167,8 @@ def _run_spark(job: FilterJob) -> tuple[int, list[dict[str, Any]], list[str], li
     skipped = [p for p in listed if p not in set(files)]
     if not files:
         raise _no_inputs(job.inputs)
-    partitions = _auto_partitions(job.settings, len(files), session.sparkContext.defaultParallelism)
+    partitions = auto_partitions(job.settings, files_df.rdd.getNumPartitions(),
+                                 session.sparkContext.defaultParallelism)
     screened = sp.screen_dataframe(files_df, job.settings, partitions)
     mode = "overwrite" if job.overwrite or is_local(job.output) else "errorifexists"
     screened.write.mode(mode).partitionBy("decision").parquet(job.output)
