@@ -59,10 +59,7 @@ _NUMERIC = frozenset({"PHONE", "RRN", "MYNUMBER", "CARD", "ACCOUNT"})
 # >= 7 characters (shorter runs hold no PII); ASCII and full-width digits. A leading "+" or "(" is
 # added in Python: an optional first character would cost the scan its fast first-character search.
 _CLUSTER = re.compile(r"[0-9０-９][-0-9０-９‐‑‒–—−－.．() ]{6,}")
-# One character-class scan tells which of the other detectors can match at all (see their ``cues``).
-_CUE_CHARS = re.compile(
-    "[" + "".join(sorted(set().union(*(c.cues for c in DETECTORS.values() if c.type not in _NUMERIC)))) + "]"
-)
+
 _VALIDATION_RANK = {True: 2, None: 1, False: 0}
 
 
@@ -139,11 +136,8 @@ class DetectorSet:
                 for d in self.numeric:
                     if e - s >= d.min_len:
                         hits += d.find_in(text, s, e)
-        if self.other:
-            cues = set(_CUE_CHARS.findall(text))
-            for d in self.other:
-                if not cues.isdisjoint(d.cues):
-                    hits += d.find(text)
+        for d in self.other:  # each gates itself on one-character searches for its cue words
+            hits += d.find(text)
         return resolve_overlaps(hits)
 
 

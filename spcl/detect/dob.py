@@ -81,7 +81,6 @@ class DobDetector:
 
     name = "dob@1"
     type = "DOB"
-    cues = frozenset("생출태生誕出bBdDI")  # first characters of the cue words and after-marks
 
     def __init__(self, settings: DetectSettings) -> None:
         self._keep_invalid = settings.keep_invalid

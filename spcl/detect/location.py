@@ -29,7 +29,8 @@ _KR_PROVINCE = (
 _KR_NUM = r"\d{1,5}(?:-\d{1,5})?"
 _KR_ADDRESS = (
     r"(?<![가-힣])" + _KR_PROVINCE + r"(?: {1,2}[가-힣]{1,6}[시군구]){0,2} {1,2}(?:[가-힣]{1,6}[읍면] {1,2})?"
-    r"(?:[가-힣\d]{1,12}[로길] ?" + _KR_NUM + r"|[가-힣\d]{1,8}[동리가] ?" + _KR_NUM + r"(?:번지)?)(?!\d)"
+    r"(?:[가-힣\d]{1,12}[로길] ?" + _KR_NUM + r"|[가-힣\d]{1,8}[동리가] ?" + _KR_NUM + r"(?:번지)?)"
+    r"(?![\d가-힣])"  # "주로 3월", "안암동 5가": a unit or a district name, not a building number
 )
 _JP_PREFECTURE = (
     r"(?:東京都|北海道|(?:大阪|京都)府|(?:青森|岩手|宮城|秋田|山形|福島|茨城|栃木|群馬|埼玉|千葉|神奈川|新潟"
@@ -60,7 +61,6 @@ class PostalDetector:
 
     name = "postal@1"
     type = "POSTAL"
-    cues = frozenset("〒郵우")
 
     def __init__(self, settings: DetectSettings) -> None:
         del settings  # no options
@@ -73,6 +73,8 @@ class PostalDetector:
         """
         hits: list[Hit] = []
         for cue in _POSTAL_CUES:
+            if cue[0] not in text:
+                continue
             pos = 0
             while (p := text.find(cue, pos)) != -1:
                 pos = p + 1
@@ -103,7 +105,6 @@ class AddressDetector:
 
     name = "address@1"
     type = "ADDRESS"
-    cues = frozenset("都道府県서부대인광울세경강충전제")
 
     def __init__(self, settings: DetectSettings) -> None:
         del settings  # no options

@@ -25,7 +25,6 @@ class EmailDetector:
 
     name = "email@1"
     type = "EMAIL"
-    cues = frozenset("@")
 
     def __init__(self, settings: DetectSettings) -> None:
         del settings  # no options
