@@ -74,6 +74,18 @@ def test_default_hits_are_never_shown_invalid(text: str) -> None:
     assert all(h.validated is not False for h in find_pii(text))
 
 
+@FAST
+@given(st.text(max_size=300))
+def test_any_text_is_handled(text: str) -> None:
+    # Unicode case folding ("ſep" matches "sep" case-insensitively), odd digits, surrogates…: no crash.
+    hits = find_pii(text, DetectSettings(keep_invalid=True, include_company_numbers=True))
+    assert all(0 <= h.start < h.end <= len(text) for h in hits)
+
+
+def test_unicode_case_folding_month_does_not_crash() -> None:
+    assert [h.validated for h in find_pii("born ſep 2, 1990", DetectSettings(keep_invalid=True))] == [False]
+
+
 def test_find_pii_caches_the_detector_set() -> None:
     from spcl.detect import _cached
 

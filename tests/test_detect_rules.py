@@ -69,6 +69,8 @@ POSITIVES: list[tuple[str, str, str, bool | None]] = [
     (f"외국인등록번호 {rrn('851231-5')}", "RRN", rrn("851231-5"), True),
     (f"외국인등록번호 {rrn('851231-5')[:-1]}{(rrn_check_digit('851231512345') + 2) % 10}", "RRN", None, None),
     ("주민번호 900101-1234560", "RRN", "900101-1234560", None),  # post-2020 style: can't tell
+    ("주민등록번호: 9001011234560", "RRN", "9001011234560", None),  # plain digits need the context word
+    ("주민번호 ９００１０１－１２３４５６８", "RRN", "９００１０１－１２３４５６８", True),
     # MYNUMBER
     (f"マイナンバー：{VALID_MYNUMBER}", "MYNUMBER", VALID_MYNUMBER, True),
     (f"個人番号 {VALID_MYNUMBER[:4]} {VALID_MYNUMBER[4:8]} {VALID_MYNUMBER[8:]}", "MYNUMBER", None, True),
@@ -154,6 +156,7 @@ NEGATIVES: list[str] = [
     "1234567890123456789012345",
     f"0{VALID_MYNUMBER}",
     "4111111111111111111111",
+    "JANコード 4902102072458",  # a barcode: plain 13 digits, RRN check digit fails, no RRN word
     # company numbers are not personal
     "고객센터 1588-1234",
     "무료전화 080-123-4567",

@@ -68,9 +68,9 @@ def _date_ok(m: re.Match[str]) -> bool:
         y, a, b = _n(g("f_y")), _n(g("f_a")), _n(g("f_b"))
         return is_calendar_date(y, b, a) or is_calendar_date(y, a, b)
     if g("h_y"):
-        return is_calendar_date(_n(g("h_y")), _MONTHS[g("h_m")[:3].lower()], _n(g("h_d")))
+        return is_calendar_date(_n(g("h_y")), _MONTHS.get(g("h_m")[:3].lower(), 0), _n(g("h_d")))
     if g("g_y"):
-        return is_calendar_date(_n(g("g_y")), _MONTHS[g("g_m")[:3].lower()], _n(g("g_d")))
+        return is_calendar_date(_n(g("g_y")), _MONTHS.get(g("g_m")[:3].lower(), 0), _n(g("g_d")))
     base, last = _ERAS[g("e_era")]
     year = 1 if g("e_y") == "元" else _n(g("e_y"))
     return 1 <= year <= last and is_calendar_date(base + year, _n(g("e_m")), _n(g("e_d")))

@@ -14,7 +14,8 @@ from spcl.detect._common import GROUP_SEP, NUM_LEFT, NUM_RIGHT, negative_context
 from spcl.detect.base import Hit
 from spcl.detect.validators import digits_of, validate_card, validate_mynumber, validate_rrn
 
-_RRN = re.compile(NUM_LEFT + r"\d{6}[-‐–−－ ]?[1-8１-８]\d{6}" + NUM_RIGHT)
+_RRN = re.compile(NUM_LEFT + r"\d{6}(?P<sep>[-‐–−－ ]?)[1-8１-８]\d{6}" + NUM_RIGHT)
+_RRN_CONTEXT = re.compile(r"주민|등록\s?번호|외국인|rrn|resident", re.IGNORECASE)
 
 _MYNUMBER = re.compile(
     NUM_LEFT + r"(?<!\d )\d{4}(?:(" + GROUP_SEP + r")\d{4}\1\d{4}|\d{8})" + NUM_RIGHT + r"(?! \d)"
@@ -32,8 +33,12 @@ _CARD = re.compile(
 
 
 class RrnDetector:
-    """Korean resident registration numbers ``YYMMDD-GNNNNNC`` (dash optional) and foreigner numbers
-    (G 5-8); the birth date must be real, the check digit decides ``True`` vs ``None``."""
+    """Korean resident registration numbers ``YYMMDD-GNNNNNC`` and foreigner numbers (G 5-8).
+
+    The birth date must be real; the check digit decides ``True`` vs ``None``. Thirteen plain digits
+    are also product barcodes (the JAN code 4902102072458 reads as a 1949 birth date), so without the dash
+    a number counts only when its check digit matches or an RRN word (주민, 등록번호, 외국인, RRN) is in
+    the context window."""
 
     name = "rrn_kr@1"
     type = "RRN"
@@ -41,6 +46,7 @@ class RrnDetector:
 
     def __init__(self, settings: DetectSettings) -> None:
         self._keep_invalid = settings.keep_invalid
+        self._window = settings.context_window
 
     def find(self, text: str) -> list[Hit]:
         """RRN hits in ``text``.
@@ -54,10 +60,13 @@ class RrnDetector:
         """Hits whose candidate lies in ``text[start:end]`` (lookbehinds still see the text before)."""
         hits: list[Hit] = []
         for m in _RRN.finditer(text, start, end):
+            s = m.start()
             valid = validate_rrn(digits_of(m.group()))
-            if (valid is False and not self._keep_invalid) or negative_context(text, m.start()):
+            if (valid is False and not self._keep_invalid) or negative_context(text, s):
                 continue
-            hits.append(Hit(self.type, m.start(), m.end(), valid, self.name))
+            if valid is None and not m.group("sep") and not window_has(_RRN_CONTEXT, text, s, self._window):
+                continue
+            hits.append(Hit(self.type, s, m.end(), valid, self.name))
         return hits
 
 
