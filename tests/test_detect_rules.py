@@ -57,6 +57,7 @@ POSITIVES: list[tuple[str, str, str, bool | None]] = [
     # PHONE — international
     ("SF office +1 (415) 555-2671.", "PHONE", "+1 (415) 555-2671", None),
     ("London +44 20 7946 0958", "PHONE", "+44 20 7946 0958", None),
+    ("Call (415) 555-2671 today", "PHONE", "(415) 555-2671", None),
     ("E.164 +821012345678", "PHONE", "+821012345678", None),
     # EMAIL
     ("메일 kim.minsu@example.co.kr 로 보내", "EMAIL", "kim.minsu@example.co.kr", None),

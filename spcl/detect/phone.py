@@ -1,4 +1,4 @@
-"""PHONE: Korean and Japanese domestic numbers and international (+CC) forms.
+"""PHONE: Korean and Japanese domestic numbers, international (+CC) forms and US "(415) 555-2671".
 
 One regex finds phone-shaped candidates; a small classifier on the digits decides what the number is
 (FACTS.md): a personal number (reported), a company representative / toll-free number (reported only
@@ -34,6 +34,8 @@ _INTL = re.compile(
     r"(?<![\dA-Za-z+])\+(?:\d{1,3}[-. ]?(?:\(0?\d{1,4}\)[-. ]?)?\d{1,4}(?:[-. ]\d{1,4}){1,4}|\d{8,15})"
     + NUM_RIGHT
 )
+# North American numbers written the US way without +1: (415) 555-2671.
+_NANP = re.compile(r"(?<![\dA-Za-z])\([2-9]\d{2}\) ?[2-9]\d{2}[-.]\d{4}" + NUM_RIGHT)
 
 _KR_AREA = re.compile(r"0(?:2|3[1-3]|4[1-4]|5[1-5]|6[1-4])")
 _KR_MOBILE = re.compile(r"01[016-9]")
@@ -176,6 +178,8 @@ class PhoneDetector:
             if kind is None or not self._keep(kind) or negative_context(text, s):
                 continue
             hits.append(Hit("PHONE", s, e, None, f"phone_{region}@1"))
+        if text.find("(", start, end) != -1:
+            hits += [Hit("PHONE", m.start(), m.end(), None, "phone_intl@1") for m in _NANP.finditer(text, start, end)]
         if text.find("+", start, end) != -1:
             for m in _INTL.finditer(text, start, end):
                 s, e = m.span()
