@@ -4,6 +4,16 @@
 once per worker and its ``find(text)`` is the fast path the Spark job calls per document. Both return
 hits sorted by ``(start, -end)``, with overlaps resolved so that each span is reported once.
 
+Reporting rule: ``validated`` True or None is reported; False (a failed check digit or calendar date)
+only with ``keep_invalid``. Per type: PHONE/EMAIL/ACCOUNT/POSTAL/ADDRESS are always None (no checksum);
+RRN True/None (False only for impossible dates); MYNUMBER and CARD True/False; DOB True/False (calendar).
+
+Speed: the five numeric detectors run only inside "number clusters" (one character-class scan for
+runs of >= 7 digits and separators); EMAIL, DOB, POSTAL and ADDRESS anchor on their own cue
+characters ('@', birth words, 〒/우편, a road name + number, 都道府県), so a typical 1.5 KB document
+costs a few regex scans. ``tests/test_detect_engine.py`` checks that this fast path returns exactly
+what running every detector over the whole text returns.
+
 >>> [(h.type, h.validated) for h in find_pii("연락처 010-1234-5678, 주민번호 900101-1234568")]
 [('PHONE', None), ('RRN', True)]
 """
