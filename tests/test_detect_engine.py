@@ -140,3 +140,18 @@ def test_no_values_in_logs(caplog) -> None:  # type: ignore[no-untyped-def]
         message = record.getMessage()
         for value in ("900101", "1234-5678", "kim@example.com"):
             assert value not in message
+
+
+@FAST
+@given(texts)
+def test_dob_cue_windows_equal_a_full_scan(text: str) -> None:
+    from spcl.detect.dob import _AFTER, _BEFORE, _DATE, DobDetector, _date_ok
+
+    s = DetectSettings(keep_invalid=True)
+    naive = [
+        (m.start(), m.end(), _date_ok(m))
+        for m in _DATE.finditer(text)
+        if _BEFORE.search(text, max(0, m.start() - s.context_window), m.start())
+        or _AFTER.match(text, m.end(), m.end() + 5)
+    ]
+    assert [(h.start, h.end, h.validated) for h in DobDetector(s).find(text)] == naive
