@@ -341,7 +341,9 @@ class MaskRunner:
             stats.entities = dict(sorted(entities.items()))
             self._commit(key, tmp, vault_stage, writer, masked_rows, failed_rows)
             stats.seconds = time.perf_counter() - started
-            _write_json_atomic(self.done_marker(key), {"input": str(path), "key": key, "stats": asdict(stats)})
+            marker = {"input": str(path), "key": key, "backend": ex.name, "model": ex.model,
+                      "prompt_version": ex.prompt_version, "stats": asdict(stats)}
+            _write_json_atomic(self.done_marker(key), marker)
             log.info("%s: %d documents, %d masked, %d failed", source_file, stats.documents, stats.masked,
                      stats.failed)
             return stats
@@ -399,16 +401,38 @@ def _rate(num: float, den: float) -> float:
     return num / den if den else 0.0
 
 
+def _marker_identity(output: str | Path) -> tuple[list[str], list[str]]:
+    models: set[str] = set()
+    prompts: set[str] = set()
+    for marker in (Path(output) / "_done").glob("*.json"):
+        data = json.loads(marker.read_text(encoding="utf-8"))
+        models.add(str(data.get("model", "")))
+        prompts.add(str(data.get("prompt_version", "")))
+    return sorted(models), sorted(prompts)
+
+
 def build_metrics(cfg: MaskJobConfig, extractor: Extractor | None, done: dict[str, FileStats],
                   run: dict[str, Any]) -> dict[str, Any]:
-    """metrics.json: totals over every finished file plus this run's speed (counts and rates, no values)."""
+    """metrics.json: totals over every finished file plus this run's speed (counts and rates, no values).
+
+    Model and prompt version come from ``extractor``, or (Spark driver, which builds none) the done-markers;
+    ``models_in_output`` lists every model that wrote a finished file (a resumed output can hold several).
+    """
     total = FileStats()
     for stats in done.values():
         total.merge(stats)
+    models, prompts = _marker_identity(cfg.output)  # a resumed output may hold files of several runs
+    if extractor is not None:
+        model, prompt_version = extractor.model, extractor.prompt_version
+    else:
+        model = models[0] if len(models) == 1 else "mixed"
+        prompt_version = prompts[0] if len(prompts) == 1 else "mixed"
     return {
         "backend": cfg.backend,
-        "model": extractor.model if extractor else (cfg.model or ""),
-        "prompt_version": extractor.prompt_version if extractor else "",
+        "model": model,
+        "prompt_version": prompt_version,
+        "models_in_output": models,
+        "prompt_versions_in_output": prompts,
         "fallback": cfg.fallback,
         "files": total.files,
         "documents": total.documents,
@@ -468,6 +492,58 @@ def run_mask_job(cfg: MaskJobConfig, extractor: Extractor | None = None) -> dict
         return write_metrics(cfg, runner.extractor, run)
     finally:
         runner.close()
+
+
+_RUNNERS: dict[str, MaskRunner] = {}
+
+
+def _runner_for(cfg_json: str) -> MaskRunner:
+    """The runner of this worker process (the extractor and its model are loaded once per process)."""
+    runner = _RUNNERS.get(cfg_json)
+    if runner is None:
+        runner = MaskRunner(MaskJobConfig.from_json(cfg_json))
+        _RUNNERS[cfg_json] = runner
+    return runner
+
+
+def process_partition(cfg_json: str, files: Iterable[tuple[str, str]]) -> Iterator[str]:
+    """Spark ``mapPartitions`` body: mask each ``(path, key)`` not yet done; yields one JSON line per file."""
+    runner = _runner_for(cfg_json)
+    for path, key in files:
+        if runner.done_marker(key).exists():  # a retried or speculative task: already committed
+            continue
+        stats = runner.process_file(Path(path), key)
+        yield json.dumps({"key": key, "documents": stats.documents})
+
+
+def run_mask_job_spark(cfg: MaskJobConfig, master: str | None = None) -> dict[str, Any]:
+    """Run the job with Spark: one task per unfinished input file, the same ``MaskRunner`` code on executors.
+
+    Executors read the vault key from their own environment (``SPCL_VAULT_KEY`` / ``SPCL_VAULT_KEY_FILE``,
+    e.g. ``spark.executorEnv.SPCL_VAULT_KEY_FILE``); it is never shipped inside a task. Paths must be
+    visible to every executor (local mode, or a shared filesystem).
+    """
+    from functools import partial
+
+    from spcl.config import load_settings
+    from spcl.mask.vault import open_vault
+    from spcl.spark import build_session
+
+    started = time.perf_counter()
+    todo, skipped = pending_files(cfg)
+    open_vault(cfg.vault).close()  # fail fast on a missing or wrong key, on the driver
+    clean_staging(cfg)
+    (Path(cfg.output) / "_done").mkdir(parents=True, exist_ok=True)
+    docs = 0
+    if todo:
+        spark = build_session(load_settings(None), master)
+        rdd = spark.sparkContext.parallelize([(str(p), k) for p, k in todo], numSlices=len(todo))
+        lines = rdd.mapPartitions(partial(process_partition, cfg.to_json())).collect()
+        docs = sum(json.loads(line)["documents"] for line in lines)
+    elapsed = time.perf_counter() - started
+    run = {"engine": "spark", "files_processed": len(todo), "files_skipped": skipped, "documents": docs,
+           "elapsed_seconds": round(elapsed, 3), "docs_per_second": round(_rate(docs, elapsed), 3)}
+    return write_metrics(cfg, None, run)
 
 
 _VARIANT_NOISE = re.compile(r"[\s\-./()\u3000]")

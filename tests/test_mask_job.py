@@ -343,3 +343,37 @@ def test_input_listing_and_file_keys(tmp_path: Path) -> None:
                                                                          "part-0.parquet"]
     keys = {file_key(f, tmp_path / "a") for f in files}
     assert len(keys) == 2 and all(k.startswith("part-0-") for k in keys)
+
+
+@pytest.mark.slow
+def test_spark_job_matches_python_engine_and_resumes(tmp_path: Path, records) -> None:
+    """jobs/mask.py (Spark local[2]) finishes a half-done output; its rows equal the plain engine's."""
+    docs = write_flagged(tmp_path / "in", records, 4)
+    from spcl.extract.backends.rules_backend import RulesExtractor
+
+    rules = RulesExtractor()
+    crashing = ScriptedExtractor(lambda t: rules.run([t])[0].raw, fail_after_batches=1)
+    with pytest.raises(BackendUnavailable):
+        run_mask_job(cfg_for(tmp_path, output=str(tmp_path / "spark")), extractor=crashing)
+    assert len(load_done(tmp_path / "spark")) == 1
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "SPCL_VAULT_KEY": base64.b64encode(KEY).decode(),
+           "PYSPARK_PYTHON": sys.executable}
+    proc = subprocess.run(
+        [sys.executable, str(ROOT / "jobs" / "mask.py"), "--input", str(tmp_path / "in"), "--output",
+         str(tmp_path / "spark"), "--vault", str(tmp_path / "vault"), "--batch-size", "16", "--master", "local[2]"],
+        env=env, capture_output=True, text=True, timeout=400,
+    )
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    metrics = json.loads((tmp_path / "spark" / "metrics.json").read_text())
+    assert metrics["run"]["engine"] == "spark" and metrics["run"]["files_processed"] == 3
+    assert metrics["documents"] == len(docs) and metrics["model"] == "mixed"
+    assert metrics["models_in_output"] == ["rules-v1", "scripted-v0"]
+    run_mask_job(cfg_for(tmp_path, output=str(tmp_path / "plain"), vault=str(tmp_path / "vault-plain")))
+    spark_rows = {r["id"]: r for r in read_dir(tmp_path / "spark" / "masked")}
+    plain_rows = {r["id"]: r for r in read_dir(tmp_path / "plain" / "masked")}
+    assert sorted(spark_rows) == sorted(plain_rows) == sorted(docs)
+    for doc_id, row in plain_rows.items():
+        assert spark_rows[doc_id]["masked_text"] == row["masked_text"]
+        assert spark_rows[doc_id]["spans"] == row["spans"]
+    vault_ids = vault_record_ids(tmp_path / "vault")
+    assert sorted(vault_ids) == sorted(docs)

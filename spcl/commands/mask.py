@@ -40,6 +40,9 @@ def add_mask_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--device", default="auto", help="transformers: cpu, cuda, auto (default)")
     parser.add_argument("--tensor-parallel-size", type=int, default=1, help="vllm: GPUs per model (default 1)")
     parser.add_argument("--types", default=None, help="comma-separated entity types (default: all nine)")
+    parser.add_argument("--engine", choices=("python", "spark"), default="python",
+                        help="python (default, this process) or spark (one task per input file)")
+    parser.add_argument("--master", default=None, help="Spark master (engine spark; default local[*])")
     parser.add_argument("--pred-out", default=None,
                         help="after the run, write PRED.jsonl for 'spcl eval masking' (VALUES IN CLEAR: "
                              "synthetic/gold data only)")
@@ -73,11 +76,11 @@ def run_from_args(args: argparse.Namespace) -> int:
     """Run the mask job; exit code 0 ok, 1 the job could not run, 2 bad usage."""
     from spcl.extract.backends import BackendUnavailable
     from spcl.mask.vault import VaultError
-    from spcl.mask_job import MaskJobError, export_predictions, run_mask_job
+    from spcl.mask_job import MaskJobError, export_predictions, run_mask_job, run_mask_job_spark
 
     try:
         cfg = config_from_args(args)
-        metrics = run_mask_job(cfg)
+        metrics = run_mask_job_spark(cfg, args.master) if args.engine == "spark" else run_mask_job(cfg)
     except ValueError as err:
         print(f"spcl mask: {err}", file=sys.stderr)
         return 2
