@@ -183,3 +183,16 @@ def test_mask_cli_openai_backend_with_fallback(served: str, tiny_models: dict[st
     rows = pq.read_table(next((tmp_path / "fb" / "masked").glob("*.parquet"))).to_pylist()
     assert all(r["fallback"] and r["extracted_by"] == "rules" and r["backend"] == "openai" for r in rows)
     assert "[PHONE_1]" in next(r["masked_text"] for r in rows if r["id"] == "ko-1")
+
+
+def test_gpu_check_script_cpu_smoke(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """The prepared GPU check runs end to end with the transformers backend (vLLM itself needs a GPU)."""
+    from spcl.extract.backends.gpu_check import main
+
+    rc = main(["--out", str(tmp_path), "--docs", "6", "--backend", "transformers", "--hidden", "128", "--layers",
+               "1", "--max-tokens", "4", "--batch-size", "3", "--fallback", "rules"])
+    assert rc == 0
+    summary = json.loads((tmp_path / "gpu_check.json").read_text())
+    assert summary["documents"] == 6 and summary["metrics"]["documents"] == 6
+    assert summary["metrics"]["masked_by_fallback"] == summary["metrics"]["masked"]
+    assert summary["generated_tokens_per_second"] > 0
