@@ -232,6 +232,11 @@ _EXTRA_RULES: tuple[tuple[str, re.Pattern[str]], ...] = (
     # (area codes start with 2-9; toll-free 8XX codes are company numbers, not personal)
     ("PHONE", re.compile(r"(?<![\d(])(?:\((?!8(?:00|33|44|55|66|77|88))[2-9]\d{2}\)\s?|"
                          r"(?!8(?:00|33|44|55|66|77|88))[2-9]\d{2}[-.])\d{3}[-.]\d{4}(?!\d)")),
+    # Korean road-name addresses whose building number is glued to a particle (…솔내로 56로 이사했)
+    ("ADDRESS", re.compile(
+        r"(?:서울특별시|부산광역시|대구광역시|인천광역시|광주광역시|대전광역시|울산광역시|세종특별자치시|경기도|강원도|"
+        r"강원특별자치도|충청북도|충청남도|전라북도|전북특별자치도|전라남도|경상북도|경상남도|제주특별자치도)"
+        r"(?:\s[가-힣]{1,6}[시군구]){1,2}\s[가-힣0-9]{1,10}(?:로|길)\s\d{1,4}(?:-\d{1,4})?(?!\d)")),
     # English street addresses: 158 Sample Street, Apt 2, Fairview
     ("ADDRESS", re.compile(
         r"(?<!\d)\d{1,5}\s[A-Z][a-z]+(?:\s[A-Z][a-z]+)?\s(?:Street|St\.?|Avenue|Ave\.?|Road|Rd\.?|Lane|Ln\.?|"
@@ -267,9 +272,12 @@ def rules_rows(text: str, types: tuple[str, ...] = DEFAULT_TYPES) -> list[tuple[
         taken.append((h.start, end))
     for type_, pattern in _EXTRA_RULES:
         for m in pattern.finditer(text):
-            if not _overlaps(taken, m.start(), m.end()):
-                found.append((m.start(), type_, m.group()))
-                taken.append((m.start(), m.end()))
+            end = m.end()
+            if type_ == "ADDRESS" and (unit := _KO_UNIT.match(text, end)):
+                end = unit.end()
+            if not _overlaps(taken, m.start(), end):
+                found.append((m.start(), type_, text[m.start() : end]))
+                taken.append((m.start(), end))
     if "PERSON" in allowed:
         for finder in (ja_person_names, ko_person_names, en_person_names):
             found += [(start, "PERSON", name) for start, name in finder(text)]
