@@ -97,7 +97,7 @@ def test_transformers_real_smollm2_gguf(tmp_path: Path) -> None:
     proc = subprocess.run(
         [sys.executable, "-m", "spcl.cli", "mask", "--input", str(tmp_path / "in"), "--output", str(tmp_path / "out"),
          "--vault", str(tmp_path / "vault"), "--backend", "transformers", "--model", str(gguf), "--device", "cpu",
-         "--max-tokens", "48", "--batch-size", "3"],
+         "--max-tokens", "24", "--batch-size", "3"],
         env=env, capture_output=True, text=True, timeout=600,
     )
     assert proc.returncode == 0, proc.stderr[-3000:]
