@@ -1,0 +1,125 @@
+"""``spcl train``: train a screen model artifact from labelled JSONL, with a cross-validation report."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import time
+from pathlib import Path
+
+log = logging.getLogger(__name__)
+
+
+def add_train_arguments(parser: argparse.ArgumentParser) -> None:
+    """Arguments shared by ``spcl train`` and ``jobs/train.py``."""
+    parser.add_argument("--data", action="append", required=True, metavar="FILE.jsonl",
+                        help="labelled JSONL (id, text, lang, label, categories); repeatable")
+    parser.add_argument("--out", required=True, metavar="models/NAME", help="artifact folder to write")
+    parser.add_argument("--seed", type=int, default=0, help="seed of every random choice (default 0)")
+    parser.add_argument("--synthetic", type=int, default=0, metavar="N",
+                        help="add the seeded synthetic ja/ko/en corpus, N records per label and language "
+                             "(NONE: 2N); used for training only, never for evaluation")
+    parser.add_argument("--cv-folds", type=int, default=5,
+                        help="grouped stratified CV folds on the real records (0 = no CV report)")
+    parser.add_argument("--target-recall", type=float, default=0.95,
+                        help="recall each model's threshold must reach on real positives (default 0.95)")
+    parser.add_argument("--positive", default="SCPI,RELATED",
+                        help="labels that count as positive (default SCPI,RELATED)")
+    parser.add_argument("--threads", type=int, default=1, help="LightGBM training threads (default 1)")
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    """Add ``spcl train``."""
+    parser = sub.add_parser("train", help="train the screen model (TF-IDF → LightGBM ∪ LinearSVC)")
+    add_train_arguments(parser)
+    parser.set_defaults(func=run_train)
+
+
+def run_train(args: argparse.Namespace) -> int:
+    """Train, cross-validate and save; prints a short JSON summary (metrics only, no text)."""
+    from dataclasses import replace
+
+    from spcl.screen.report import write_cv_outputs
+    from spcl.screen.train import Record, TrainSettings, fit_screen, read_records, record_from_dict
+
+    records: list[Record] = read_records(args.data)
+    extra: list[Record] = []
+    if args.synthetic > 0:
+        from spcl.synth.screen_data import generate
+
+        extra = [record_from_dict(r) for r in generate(args.synthetic, seed=args.seed)]
+    positive = tuple(x.strip() for x in args.positive.split(",") if x.strip())
+    settings = replace(
+        TrainSettings(),
+        seed=args.seed,
+        target_recall=args.target_recall,
+        positive_labels=positive,
+        num_threads=args.threads,
+    )
+    real = [r for r in records if not r.synthetic]
+    extra = [r for r in records if r.synthetic] + extra
+    cv_card = None
+    out = Path(args.out)
+    if args.cv_folds and args.cv_folds > 1:
+        from spcl.screen.evaluate import cross_validate, cv_report
+
+        t0 = time.perf_counter()
+        cv = cross_validate(real, extra, settings, folds=args.cv_folds)
+        cv_card = cv_report(cv)
+        cv_card["folds"] = args.cv_folds
+        cv_card["seconds"] = round(time.perf_counter() - t0, 1)
+        out.mkdir(parents=True, exist_ok=True)
+        write_cv_outputs(cv, cv_card, out)
+    screen = fit_screen(real + extra, settings)
+    sources = [{"path": str(p), "sha256": _sha256(p)} for p in args.data]
+    card_extra = {
+        "training_data": sources,
+        "synthetic": (
+            {"generator": "spcl.synth.screen_data.generate", "n_per_label": args.synthetic, "seed": args.seed}
+            if args.synthetic > 0 else None
+        ),
+        "trained_on": _trained_on(real, extra),
+        "cv_metrics": cv_card,
+        "rebuild": _rebuild_command(args),
+    }
+    screen.save(out, card_extra)
+    summary = {
+        "out": str(out),
+        "version": screen.version,
+        "thresholds": screen.thresholds,
+        "training_seconds": screen.card["training_seconds"],
+        "cv_overall": (cv_card or {}).get("overall"),
+    }
+    print(json.dumps(summary, indent=2))
+    return 0
+
+
+def _sha256(path: str) -> str:
+    from spcl.manifest import sha256_file
+
+    return sha256_file(path)
+
+
+def _trained_on(real: list, extra: list) -> str:
+    langs = sorted({r.lang for r in real})
+    text = f"{len(real)} real labelled documents ({', '.join(langs)})"
+    if extra:
+        text += f" plus {len(extra)} synthetic augmentation documents (spcl.synth.screen_data; training only)"
+    return text
+
+
+def _rebuild_command(args: argparse.Namespace) -> str:
+    parts = ["spcl", "train"]
+    for d in args.data:
+        parts += ["--data", str(d)]
+    parts += ["--out", str(args.out), "--seed", str(args.seed)]
+    if args.synthetic:
+        parts += ["--synthetic", str(args.synthetic)]
+    if args.cv_folds != 5:
+        parts += ["--cv-folds", str(args.cv_folds)]
+    if args.target_recall != 0.95:
+        parts += ["--target-recall", str(args.target_recall)]
+    if args.positive != "SCPI,RELATED":
+        parts += ["--positive", args.positive]
+    return " ".join(parts)

@@ -1,0 +1,299 @@
+"""Hashed bag-of-token features with a stored IDF, built from integer arrays with NumPy.
+
+Every token becomes a 64-bit key, computed without a Python call per token:
+
+- MeCab words (Japanese): the wakati strings of a batch are joined, turned into a code-point array
+  (UTF-32) and each space-delimited word gets a polynomial hash from prefix sums (mod 2**64);
+- SentencePiece ids (the other languages): the id itself is the key, no string is hashed at all;
+- word bigrams combine the keys of neighbours; optional character n-grams pack code points.
+
+Keys are mixed (splitmix64) and their top ``bits`` bits are the column, so inference needs no
+vocabulary. Columns: ``[0, 2**bits)`` hashed tokens, then one dense column per lexicon kind.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import asdict, dataclass
+from itertools import chain
+from typing import Any
+
+import numpy as np
+import scipy.sparse as sp
+
+from spcl.screen.lexicon import LEXICON_KINDS
+from spcl.screen.tokenize import Tokenizers, route
+
+_U64 = np.uint64
+_P = _U64(0x100000001B3)  # odd multiplier of the polynomial word hash
+_P_INV = _U64(pow(0x100000001B3, -1, 1 << 64))
+_SALT_SP = _U64(0x5350000000000000)
+_SALT_BI = _U64(0x9E3779B97F4A7C15)
+_SALT_CHAR = _U64(0xC4A2000000000000)
+
+
+@dataclass(frozen=True)
+class FeatureSettings:
+    """How texts become columns; stored in the model card and checked when a model loads."""
+
+    bits: int = 18
+    """Hashed width is ``2**bits`` columns."""
+    word_bigrams: bool = True
+    """Add bigrams of neighbouring words / pieces."""
+    char_ngrams: tuple[int, ...] = ()
+    """Optional character n-gram orders (1–3) for every language."""
+    sp_vocab_size: int = 8000
+    """Requested SentencePiece vocabulary (grows to cover the training characters)."""
+    max_chars: int = 100_000
+    """Only the first ``max_chars`` characters of a document are tokenized (rules see everything)."""
+    sublinear_tf: bool = True
+    """Use ``1 + log(tf)`` instead of raw counts."""
+    lexicon: bool = True
+    """Append lexicon hit counts (``log1p``) as dense columns."""
+
+    def to_json(self) -> dict[str, Any]:
+        """Plain-JSON form for the model card."""
+        d = asdict(self)
+        d["char_ngrams"] = list(self.char_ngrams)
+        return d
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> FeatureSettings:
+        """Inverse of :meth:`to_json`; unknown keys raise ``TypeError``."""
+        data = dict(data)
+        data["char_ngrams"] = tuple(data.get("char_ngrams", ()))
+        return cls(**data)
+
+
+def mix64(keys: np.ndarray) -> np.ndarray:
+    """splitmix64 finaliser over a ``uint64`` array (wrap-around arithmetic)."""
+    x = keys.astype(_U64, copy=True)
+    with np.errstate(over="ignore"):
+        x ^= x >> _U64(30)
+        x *= _U64(0xBF58476D1CE4E5B9)
+        x ^= x >> _U64(27)
+        x *= _U64(0x94D049BB133111EB)
+        x ^= x >> _U64(31)
+    return x
+
+
+def _codepoints(joined: str) -> np.ndarray:
+    return np.frombuffer(joined.encode("utf-32-le"), dtype=np.uint32).astype(_U64)
+
+
+def word_keys(wakati: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
+    """Keys of space-separated words, and the index of the text each word came from.
+
+    >>> k, d = word_keys(["a bb a", "bb"])
+    >>> d.tolist(), bool(k[0] == k[2]), bool(k[1] == k[3]), bool(k[0] == k[1])
+    ([0, 0, 0, 1], True, True, False)
+    """
+    if not wakati:
+        return np.zeros(0, _U64), np.zeros(0, np.int64)
+    cp = _codepoints("\n".join(wakati))
+    is_nl = cp == 10
+    is_sep = (cp == 32) | is_nl
+    n = cp.size
+    if n == 0:
+        return np.zeros(0, _U64), np.zeros(0, np.int64)
+    with np.errstate(over="ignore"):
+        powers = np.empty(n, _U64)
+        powers[0] = 1
+        powers[1:] = _P
+        powers = np.cumprod(powers, dtype=_U64)
+        inv = np.empty(n, _U64)
+        inv[0] = 1
+        inv[1:] = _P_INV
+        inv = np.cumprod(inv, dtype=_U64)
+        term = np.where(is_sep, _U64(0), (cp + _U64(1)) * powers)
+        prefix = np.zeros(n + 1, _U64)
+        np.cumsum(term, dtype=_U64, out=prefix[1:])
+        edge = np.diff(np.concatenate(([0], (~is_sep).astype(np.int8), [0])))
+        starts = np.flatnonzero(edge == 1)
+        ends = np.flatnonzero(edge == -1)
+        keys = (prefix[ends] - prefix[starts]) * inv[starts]
+    doc = np.cumsum(is_nl)[starts]
+    return keys, doc.astype(np.int64)
+
+
+def bigram_keys(keys: np.ndarray, doc: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Keys of neighbouring pairs inside the same document."""
+    if keys.size < 2:
+        return np.zeros(0, _U64), np.zeros(0, np.int64)
+    same = doc[1:] == doc[:-1]
+    with np.errstate(over="ignore"):
+        bk = mix64(keys[:-1][same]) * _SALT_BI + keys[1:][same]
+    return bk, doc[1:][same]
+
+
+def char_ngram_keys(texts: Sequence[str], orders: Sequence[int]) -> tuple[np.ndarray, np.ndarray]:
+    """Keys of character n-grams (orders 1–3, 21 bits per code point) and their text index."""
+    if not texts or not orders:
+        return np.zeros(0, _U64), np.zeros(0, np.int64)
+    cp = _codepoints("\x00".join(texts))
+    is_sep = cp == 0
+    doc_all = np.cumsum(is_sep)
+    out_k, out_d = [], []
+    for n in orders:
+        if not 1 <= n <= 3 or cp.size < n:
+            continue
+        m = cp.size - n + 1
+        key = np.zeros(m, _U64)
+        bad = np.zeros(m, bool)
+        for j in range(n):
+            key = (key << _U64(21)) | cp[j : j + m]
+            bad |= is_sep[j : j + m]
+        keep = ~bad
+        out_k.append(key[keep] ^ (_SALT_CHAR + _U64(n)))
+        out_d.append(doc_all[:m][keep])
+    if not out_k:
+        return np.zeros(0, _U64), np.zeros(0, np.int64)
+    return np.concatenate(out_k), np.concatenate(out_d).astype(np.int64)
+
+
+class Featurizer:
+    """Texts → hashed token counts (CSR) and lexicon counts, for one worker.
+
+    Lexicon terms are tokenized once, with the same tokenizers, into the keys of one word or of a
+    bigram (the first two tokens of a longer term); a document's lexicon count for a kind is the
+    number of its token keys that equal a term key of that kind (exact 64-bit keys, no regex pass).
+    """
+
+    def __init__(
+        self,
+        settings: FeatureSettings,
+        tokenizers: Tokenizers,
+        lexicon: Mapping[str, Mapping[str, Sequence[str]]] | None = None,
+    ) -> None:
+        self.settings = settings
+        self.tokenizers = tokenizers
+        self._shift = _U64(64 - settings.bits)
+        self._lex_keys = {"mecab": np.zeros(0, _U64), "sp": np.zeros(0, _U64)}
+        self._lex_mask = {"mecab": np.zeros(0, np.uint8), "sp": np.zeros(0, np.uint8)}
+        self._use_lex = bool(settings.lexicon and lexicon)
+        if self._use_lex and lexicon is not None:
+            self._build_lexicon(lexicon)
+
+    def _build_lexicon(self, lexicon: Mapping[str, Mapping[str, Sequence[str]]]) -> None:
+        table: dict[str, dict[int, int]] = {"mecab": {}, "sp": {}}
+        for lang, kinds in lexicon.items():
+            engine = route(lang)
+            for kind, terms in kinds.items():
+                bit = 1 << LEXICON_KINDS.index(kind)
+                for term in terms:
+                    key = self._term_key(term.lower(), engine)
+                    if key is not None:
+                        table[engine][key] = table[engine].get(key, 0) | bit
+        for engine, mapping in table.items():
+            keys = np.array(sorted(mapping), dtype=_U64)
+            self._lex_keys[engine] = keys
+            self._lex_mask[engine] = np.array([mapping[int(k)] for k in keys], np.uint8)
+
+    def _term_key(self, term: str, engine: str) -> int | None:
+        if not term.strip():
+            return None
+        if engine == "mecab":
+            k, d = word_keys(self.tokenizers.wakati([term]))
+        else:
+            ids = self.tokenizers.pieces([term])[0]
+            k = np.asarray(ids, np.int64).astype(_U64) + _SALT_SP
+            d = np.zeros(k.size, np.int64)
+        if k.size == 0:
+            return None
+        if k.size == 1:
+            return int(k[0])
+        bk, _ = bigram_keys(k[:2], d[:2])
+        return int(bk[0])
+
+    @property
+    def width(self) -> int:
+        """Total columns: hashed block plus the lexicon block."""
+        return (1 << self.settings.bits) + (len(LEXICON_KINDS) if self._use_lex else 0)
+
+    def _lex_hits(self, engine: str, keys: np.ndarray, docs: np.ndarray, out: np.ndarray) -> None:
+        lex = self._lex_keys[engine]
+        if not self._use_lex or lex.size == 0 or keys.size == 0:
+            return
+        idx = np.searchsorted(lex, keys)
+        idx[idx == lex.size] = 0
+        hit = lex[idx] == keys
+        if not hit.any():
+            return
+        masks = self._lex_mask[engine][idx[hit]]
+        hd = docs[hit]
+        for k in range(out.shape[1]):
+            sel = (masks >> k) & 1
+            if sel.any():
+                out[:, k] += np.bincount(hd, weights=sel, minlength=out.shape[0]).astype(np.float32)
+
+    def featurize(self, texts: Sequence[str], langs: Sequence[str]) -> tuple[sp.csr_matrix, np.ndarray]:
+        """Raw token counts, shape ``(n, 2**bits)`` float32 canonical CSR, and lexicon counts ``(n, kinds)``."""
+        s = self.settings
+        n = len(texts)
+        lex = np.zeros((n, len(LEXICON_KINDS) if self._use_lex else 0), np.float32)
+        prepared = [t[: s.max_chars].lower() for t in texts]
+        ja_idx = [i for i, lang in enumerate(langs) if route(lang) == "mecab"]
+        sp_idx = [i for i, lang in enumerate(langs) if route(lang) != "mecab"]
+        keys_parts: list[np.ndarray] = []
+        doc_parts: list[np.ndarray] = []
+        for engine, idx in (("mecab", ja_idx), ("sp", sp_idx)):
+            if not idx:
+                continue
+            if engine == "mecab":
+                k, d = word_keys(self.tokenizers.wakati([prepared[i] for i in idx]))
+                d = np.asarray(idx, np.int64)[d] if d.size else d
+            else:
+                ids = self.tokenizers.pieces([prepared[i] for i in idx])
+                lens = np.fromiter(map(len, ids), np.int64, len(ids))
+                flat = np.fromiter(chain.from_iterable(ids), np.int64, int(lens.sum()))
+                k = flat.astype(_U64) + _SALT_SP
+                d = np.repeat(np.asarray(idx, np.int64), lens)
+            keys_parts.append(k)
+            doc_parts.append(d)
+            bk, bd = bigram_keys(k, d)
+            if s.word_bigrams:
+                keys_parts.append(bk)
+                doc_parts.append(bd)
+            self._lex_hits(engine, k, d, lex)
+            self._lex_hits(engine, bk, bd, lex)
+        if s.char_ngrams:
+            k, d = char_ngram_keys(prepared, s.char_ngrams)
+            keys_parts.append(k)
+            doc_parts.append(d)
+        width = 1 << s.bits
+        if not keys_parts:
+            return sp.csr_matrix((n, width), dtype=np.float32), lex
+        keys = np.concatenate(keys_parts)
+        docs = np.concatenate(doc_parts)
+        cols = (mix64(keys) >> self._shift).astype(np.int32)
+        mat = sp.csr_matrix(
+            (np.ones(cols.size, np.float32), (docs.astype(np.int32), cols)), shape=(n, width)
+        )
+        mat.sum_duplicates()
+        return mat, lex
+
+
+def fit_idf(counts: sp.csr_matrix) -> np.ndarray:
+    """Smoothed IDF ``ln((1 + n) / (1 + df)) + 1`` per column (float32)."""
+    n = counts.shape[0]
+    df = np.bincount(counts.indices, minlength=counts.shape[1]).astype(np.float64)
+    return (np.log((1.0 + n) / (1.0 + df)) + 1.0).astype(np.float32)
+
+
+def tfidf(counts: sp.csr_matrix, idf: np.ndarray, lex: np.ndarray, sublinear: bool = True) -> sp.csr_matrix:
+    """L2-normalised TF-IDF rows with ``log1p`` lexicon counts appended as extra columns."""
+    mat = counts.astype(np.float32, copy=True)
+    if sublinear:
+        np.log(mat.data, out=mat.data)
+        mat.data += 1.0
+    mat.data *= idf[mat.indices]
+    lengths = np.diff(mat.indptr)
+    rows = np.repeat(np.arange(mat.shape[0]), lengths)
+    norms = np.sqrt(np.bincount(rows, weights=mat.data.astype(np.float64) ** 2, minlength=mat.shape[0]))
+    norms = norms.astype(np.float32)
+    norms[norms == 0] = 1.0
+    mat.data /= np.repeat(norms, lengths)
+    if lex.shape[1] == 0:
+        return mat
+    dense = sp.csr_matrix(np.log1p(lex).astype(np.float32))
+    return sp.hstack([mat, dense], format="csr", dtype=np.float32)

@@ -1,0 +1,275 @@
+"""The screen model stack (hashed TF-IDF → LightGBM ∪ LinearSVC, plus category scores) and its artifact.
+
+An artifact is a folder of plain files, none of which executes code when loaded:
+
+| file | content |
+|---|---|
+| ``model_card.json`` | format version, settings, thresholds, data hashes, CV metrics, SHA-256 of every file |
+| ``lgbm.txt`` | LightGBM's own text model over the selected columns |
+| ``screen.npz`` | IDF, SVC weights, selected columns, category weights (``allow_pickle=False``) |
+| ``spm.model`` | the SentencePiece model (Korean / English / other) |
+| ``lexicon.json`` | the category lexicon the model was trained with |
+
+Every file except the card is written byte-for-byte deterministically (no timestamps; the ``.npz`` zip
+entries carry a fixed date), so the same data and seed give identical files. The card holds the only
+volatile fields: ``created`` and ``training_seconds``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import json
+import zipfile
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import lightgbm as lgb
+import numpy as np
+import scipy.sparse as sp
+
+from spcl import __version__
+from spcl.screen.features import FeatureSettings, Featurizer, tfidf
+from spcl.screen.tokenize import Tokenizers, guess_lang
+
+FORMAT_VERSION = 1
+"""Artifact format; a loader refuses any other value."""
+CATEGORIES: tuple[str, ...] = ("MEDICAL", "CRIME", "DISABILITY", "OTHER")
+CARD = "model_card.json"
+MODEL_FILES: tuple[str, ...] = ("lexicon.json", "lgbm.txt", "screen.npz", "spm.model")
+_ZIP_DATE = (1980, 1, 1, 0, 0, 0)
+_NPZ_KEYS = ("idf", "svc_coef", "svc_intercept", "lgbm_columns", "cat_coef", "cat_intercept")
+
+
+class ScreenModelError(RuntimeError):
+    """A screen artifact is missing, corrupt or incompatible; the message names the file and the cause."""
+
+
+@dataclass(frozen=True)
+class ScreenResult:
+    """Per-document screen output; every array has one entry per input text.
+
+    ``flag`` is the union ``lgbm_flag | svc_flag``. ``lgbm_score`` is LightGBM's probability of a
+    sensitive topic, ``svc_score`` the LinearSVC margin; each model flags at its own threshold
+    (``score >= threshold``). ``categories`` maps MEDICAL, CRIME, DISABILITY and OTHER to a
+    probability-like score in [0, 1] (one-vs-rest logistic regression on the same features).
+    """
+
+    flag: np.ndarray
+    lgbm_score: np.ndarray
+    lgbm_flag: np.ndarray
+    svc_score: np.ndarray
+    svc_flag: np.ndarray
+    categories: dict[str, np.ndarray]
+
+    def __len__(self) -> int:
+        return int(self.flag.shape[0])
+
+
+class Screen:
+    """A loaded (or freshly trained) screen: one object per worker, reused for every batch.
+
+    Build it with :func:`load_screen` (from a folder) or :func:`spcl.screen.train.fit_screen`.
+    """
+
+    def __init__(
+        self,
+        *,
+        settings: FeatureSettings,
+        sp_model: bytes,
+        lexicon: Mapping[str, Mapping[str, Sequence[str]]],
+        arrays: Mapping[str, np.ndarray],
+        lgbm_model: str,
+        thresholds: Mapping[str, float],
+        card: Mapping[str, Any] | None = None,
+        name: str = "screen",
+    ) -> None:
+        missing = [k for k in _NPZ_KEYS if k not in arrays]
+        if missing:
+            raise ScreenModelError(f"screen arrays lack {missing}")
+        self.settings = settings
+        self.sp_model = bytes(sp_model)
+        self.lexicon = {lang: {k: list(v) for k, v in t.items()} for lang, t in lexicon.items()}
+        self.arrays = {k: np.asarray(arrays[k]) for k in _NPZ_KEYS}
+        self.lgbm_model = lgbm_model
+        self.thresholds = {"lgbm": float(thresholds["lgbm"]), "svc": float(thresholds["svc"])}
+        self.card: dict[str, Any] = dict(card or {})
+        self.name = name
+        self.featurizer = Featurizer(settings, Tokenizers(self.sp_model), self.lexicon)
+        self._booster = lgb.Booster(model_str=lgbm_model)
+        self._idf = self.arrays["idf"].astype(np.float32)
+        self._svc_w = self.arrays["svc_coef"].astype(np.float32)
+        self._svc_b = np.float32(self.arrays["svc_intercept"].reshape(-1)[0])
+        self._cols = self.arrays["lgbm_columns"].astype(np.int64)
+        self._cat_w = self.arrays["cat_coef"].astype(np.float32)
+        self._cat_b = self.arrays["cat_intercept"].astype(np.float32)
+        if self._svc_w.shape[0] != self.featurizer.width or self._cat_w.shape[1] != self.featurizer.width:
+            raise ScreenModelError("weight width does not match the feature settings")
+
+    @property
+    def version(self) -> str:
+        """``NAME@SHA12``: the artifact name and the first 12 hex digits of its model files' hash."""
+        return f"{self.name}@{model_digest(self.file_bytes())[:12]}"
+
+    def features(self, texts: Sequence[str], langs: Sequence[str] | None = None) -> sp.csr_matrix:
+        """The TF-IDF matrix (hashed block plus lexicon block) the models see."""
+        if langs is None:
+            langs = [guess_lang(t) for t in texts]
+        counts, lex = self.featurizer.featurize(texts, langs)
+        return tfidf(counts, self._idf, lex, self.settings.sublinear_tf)
+
+    def predict(self, texts: Sequence[str], langs: Sequence[str] | None = None) -> ScreenResult:
+        """Score a batch of NFC texts; ``langs`` (ja/ko/en/other) is guessed by script when None.
+
+        >>> # res = load_screen("models/screen-default").predict(["..."], ["ja"]); res.flag[0]
+        """
+        texts = list(texts)
+        if langs is not None and len(langs) != len(texts):
+            raise ValueError(f"{len(texts)} texts but {len(langs)} langs")
+        n = len(texts)
+        if n == 0:
+            empty_f = np.zeros(0, np.float32)
+            empty_b = np.zeros(0, bool)
+            return ScreenResult(
+                empty_b, empty_f, empty_b, empty_f, empty_b, {c: empty_f for c in CATEGORIES}
+            )
+        x = self.features(texts, langs)
+        return self.predict_features(x)
+
+    def predict_features(self, x: sp.csr_matrix) -> ScreenResult:
+        """Score an already built feature matrix (see :meth:`features`)."""
+        svc = (x @ self._svc_w + self._svc_b).astype(np.float32)
+        lg = self._booster.predict(x[:, self._cols], num_threads=1).astype(np.float32)
+        cat = np.asarray(x @ self._cat_w.T, dtype=np.float32) + self._cat_b
+        cat = (1.0 / (1.0 + np.exp(-np.clip(cat, -30, 30)))).astype(np.float32)
+        lf = lg >= np.float32(self.thresholds["lgbm"])
+        sf = svc >= np.float32(self.thresholds["svc"])
+        return ScreenResult(
+            flag=lf | sf,
+            lgbm_score=lg,
+            lgbm_flag=lf,
+            svc_score=svc,
+            svc_flag=sf,
+            categories={c: np.ascontiguousarray(cat[:, i]) for i, c in enumerate(CATEGORIES)},
+        )
+
+    def file_bytes(self) -> dict[str, bytes]:
+        """The deterministic model files (everything but the card), name → bytes."""
+        return {
+            "lexicon.json": _json_bytes(self.lexicon),
+            "lgbm.txt": self.lgbm_model.encode("utf-8"),
+            "screen.npz": _npz_bytes(self.arrays),
+            "spm.model": self.sp_model,
+        }
+
+    def save(self, path: str | Path, card_extra: Mapping[str, Any] | None = None) -> Path:
+        """Write the artifact folder (created if needed); returns its path.
+
+        The card gets the settings, thresholds and the SHA-256 of every file, plus ``card_extra``.
+        """
+        out = Path(path)
+        out.mkdir(parents=True, exist_ok=True)
+        files = self.file_bytes()
+        for fname, data in files.items():
+            (out / fname).write_bytes(data)
+        card = dict(self.card)
+        card.update(card_extra or {})
+        card.update(
+            {
+                "format_version": FORMAT_VERSION,
+                "name": out.name,
+                "spcl_version": card.get("spcl_version", __version__),
+                "features": self.settings.to_json(),
+                "thresholds": self.thresholds,
+                "categories": list(CATEGORIES),
+                "files": {k: hashlib.sha256(v).hexdigest() for k, v in sorted(files.items())},
+                "model_sha256": model_digest(files),
+            }
+        )
+        (out / CARD).write_text(json.dumps(card, indent=2, ensure_ascii=False, sort_keys=True) + "\n")
+        self.card = card
+        self.name = out.name
+        return out
+
+
+def model_digest(files: Mapping[str, bytes]) -> str:
+    """SHA-256 over the sorted (name, SHA-256) pairs of the model files."""
+    h = hashlib.sha256()
+    for name in sorted(files):
+        h.update(name.encode() + b"\0" + hashlib.sha256(files[name]).hexdigest().encode() + b"\n")
+    return h.hexdigest()
+
+
+def _json_bytes(obj: Any) -> bytes:
+    return (json.dumps(obj, ensure_ascii=False, sort_keys=True, indent=1) + "\n").encode("utf-8")
+
+
+def _npz_bytes(arrays: Mapping[str, np.ndarray]) -> bytes:
+    """A NumPy ``.npz`` (deflated zip) with fixed entry dates, so equal arrays give equal bytes."""
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w", compression=zipfile.ZIP_DEFLATED) as zf:
+        for key in sorted(arrays):
+            arr_buf = io.BytesIO()
+            np.lib.format.write_array(arr_buf, np.ascontiguousarray(arrays[key]), allow_pickle=False)
+            info = zipfile.ZipInfo(f"{key}.npy", date_time=_ZIP_DATE)
+            info.compress_type = zipfile.ZIP_DEFLATED
+            info.external_attr = 0o644 << 16
+            zf.writestr(info, arr_buf.getvalue(), compresslevel=6)
+    return buf.getvalue()
+
+
+def load_screen(path: str | Path) -> Screen:
+    """Load a screen artifact folder, checking the card, the format version and every file's SHA-256.
+
+    Raises :class:`ScreenModelError` with a message naming the file when something is missing,
+    corrupt (hash mismatch, unreadable) or written by an incompatible format version.
+    """
+    root = Path(path)
+    card_path = root / CARD
+    if not root.is_dir():
+        raise ScreenModelError(f"screen model folder not found: {root}")
+    if not card_path.is_file():
+        raise ScreenModelError(f"{card_path}: model card missing")
+    try:
+        card = json.loads(card_path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as err:
+        raise ScreenModelError(f"{card_path}: unreadable model card ({type(err).__name__})") from None
+    if not isinstance(card, dict):
+        raise ScreenModelError(f"{card_path}: model card is not a JSON object")
+    fmt = card.get("format_version")
+    if fmt != FORMAT_VERSION:
+        raise ScreenModelError(
+            f"{card_path}: format_version {fmt!r} is not supported by spcl {__version__} "
+            f"(expects {FORMAT_VERSION}); retrain with `spcl train`"
+        )
+    expected = card.get("files") or {}
+    files: dict[str, bytes] = {}
+    for fname in MODEL_FILES:
+        fpath = root / fname
+        if not fpath.is_file():
+            raise ScreenModelError(f"{fpath}: model file missing")
+        data = fpath.read_bytes()
+        if hashlib.sha256(data).hexdigest() != expected.get(fname):
+            raise ScreenModelError(f"{fpath}: SHA-256 does not match the model card (corrupt or altered)")
+        files[fname] = data
+    try:
+        settings = FeatureSettings.from_json(card["features"])
+        with np.load(io.BytesIO(files["screen.npz"]), allow_pickle=False) as npz:
+            arrays = {k: npz[k] for k in _NPZ_KEYS}
+        screen = Screen(
+            settings=settings,
+            sp_model=files["spm.model"],
+            lexicon=json.loads(files["lexicon.json"].decode("utf-8")),
+            arrays=arrays,
+            lgbm_model=files["lgbm.txt"].decode("utf-8"),
+            thresholds=card["thresholds"],
+            card=card,
+            name=str(card.get("name", root.name)),
+        )
+    except ScreenModelError:
+        raise
+    except Exception as err:  # any parse failure of a hashed-but-wrong file is a corrupt artifact
+        raise ScreenModelError(f"{root}: cannot load screen model ({type(err).__name__})") from None
+    return screen

@@ -1,0 +1,69 @@
+"""Files of a cross-validation report: metrics JSON, PR curves (PNG) and the union's confusion matrix."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from spcl.screen.evaluate import CVResult
+
+
+def pr_curve(scores: np.ndarray, positive: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Precision and recall at every distinct score threshold (descending thresholds).
+
+    >>> p, r = pr_curve(np.array([0.9, 0.8, 0.1]), np.array([True, False, True]))
+    >>> p.tolist(), r.tolist()
+    ([1.0, 0.5, 0.6666666666666666], [0.5, 0.5, 1.0])
+    """
+    order = np.argsort(-np.asarray(scores, np.float64), kind="stable")
+    pos = np.asarray(positive, bool)[order]
+    tp = np.cumsum(pos)
+    k = np.arange(1, pos.size + 1)
+    return tp / k, tp / max(int(pos.sum()), 1)
+
+
+def write_cv_outputs(cv: CVResult, report: dict[str, Any], out: str | Path) -> list[Path]:
+    """Write ``cv_report.json``, ``cv_pr_curves.png`` and ``cv_confusion.png`` into ``out``."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    root = Path(out)
+    root.mkdir(parents=True, exist_ok=True)
+    written = [root / "cv_report.json"]
+    written[0].write_text(json.dumps(report, indent=2, sort_keys=True) + "\n")
+    y = np.isin(cv.labels, ("SCPI", "RELATED"))
+    fig, ax = plt.subplots(figsize=(6, 5))
+    for name, s in (("LightGBM", cv.lgbm_score), ("LinearSVC", cv.svc_score), ("baseline char SVC", cv.baseline_score)):
+        p, r = pr_curve(s, y)
+        ax.plot(r, p, label=name)
+    m = report["overall"]["union"]
+    ax.scatter([m["recall"]], [m["precision"]], color="black", zorder=5, label="union at thresholds")
+    ax.set_xlabel("recall (SCPI ∪ RELATED)")
+    ax.set_ylabel("precision")
+    ax.set_title("screen: out-of-fold PR curves (real sentences)")
+    ax.legend(loc="lower left")
+    ax.grid(alpha=0.3)
+    fig.tight_layout()
+    written.append(root / "cv_pr_curves.png")
+    fig.savefig(written[-1], dpi=90, metadata={"Software": None})
+    plt.close(fig)
+    labels = ("SCPI", "RELATED", "NONE")
+    mat = np.array([[report["confusion_union"][lab][k] for k in ("flagged", "clean")] for lab in labels])
+    fig, ax = plt.subplots(figsize=(4, 3.5))
+    ax.imshow(mat, cmap="Blues")
+    for i in range(3):
+        for j in range(2):
+            ax.text(j, i, str(mat[i, j]), ha="center", va="center")
+    ax.set_xticks([0, 1], ["flagged", "clean"])
+    ax.set_yticks([0, 1, 2], list(labels))
+    ax.set_title("union: gold label × decision")
+    fig.tight_layout()
+    written.append(root / "cv_confusion.png")
+    fig.savefig(written[-1], dpi=90, metadata={"Software": None})
+    plt.close(fig)
+    return written

@@ -1,0 +1,88 @@
+"""Tokenizers of the screen and the language routing that picks one per document.
+
+Japanese goes to MeCab (fugashi + unidic-lite, wakati output); Korean, English and anything else goes
+to a SentencePiece model trained by ``spcl train`` on the training texts. Both are created per worker:
+MeCab taggers do not pickle, so a :class:`Tokenizers` object is built where it is used.
+"""
+
+from __future__ import annotations
+
+import io
+from collections.abc import Iterable, Sequence
+
+import fugashi
+import sentencepiece as spm
+
+from spcl.text import guess_lang as _guess
+
+LANGS: tuple[str, ...] = ("ja", "ko", "en", "other")
+
+
+
+def guess_lang(text: str) -> str:
+    """The job's script-based guess (:func:`spcl.text.guess_lang`): ``ja``, ``ko``, ``en`` or ``other``.
+
+    >>> [guess_lang(t) for t in ("東京に住む", "서울에 산다", "I live in the city", "12345")]
+    ['ja', 'ko', 'en', 'other']
+    """
+    return _guess(text)
+
+
+def route(lang: str) -> str:
+    """Which tokenizer serves a language: ``mecab`` for ``ja``, ``sp`` for everything else.
+
+    >>> [route(x) for x in ("ja", "ko", "en", "other", "xx")]
+    ['mecab', 'sp', 'sp', 'sp', 'sp']
+    """
+    return "mecab" if lang == "ja" else "sp"
+
+
+def train_sentencepiece(texts: Iterable[str], vocab_size: int, seed: int = 0) -> bytes:
+    """Train a unigram SentencePiece model on ``texts`` (lower-cased); returns the ``.model`` bytes.
+
+    Single-threaded, input order kept: the same texts give the same bytes. The vocabulary grows when
+    the texts need more distinct characters than ``vocab_size`` allows. ``seed`` is recorded for
+    symmetry with the other trainers; SentencePiece's unigram trainer is deterministic without one.
+    """
+    del seed
+    lines = [t.lower().replace("\n", " ") for t in texts if t.strip()]
+    if not lines:
+        raise ValueError("no non-empty texts to train SentencePiece on")
+    n_chars = len(set("".join(lines)))
+    buf = io.BytesIO()
+    spm.SentencePieceTrainer.train(
+        sentence_iterator=iter(lines),
+        model_writer=buf,
+        vocab_size=max(vocab_size, n_chars + 64),
+        hard_vocab_limit=False,
+        model_type="unigram",
+        character_coverage=0.9995,
+        num_threads=1,
+        shuffle_input_sentence=False,
+        input_sentence_size=0,
+        max_sentence_length=1 << 16,
+        minloglevel=2,
+    )
+    return buf.getvalue()
+
+
+class Tokenizers:
+    """The two tokenizers of one worker: MeCab for Japanese, SentencePiece for the rest."""
+
+    def __init__(self, sp_model: bytes) -> None:
+        self.mecab = fugashi.Tagger("-Owakati")
+        self.sp = spm.SentencePieceProcessor(model_proto=sp_model)
+
+    @property
+    def sp_vocab_size(self) -> int:
+        """Number of SentencePiece ids (column indices of the unigram block)."""
+        return int(self.sp.get_piece_size())
+
+    def wakati(self, texts: Sequence[str]) -> list[str]:
+        """MeCab word segmentation: one space-separated string per text (newlines dropped)."""
+        parse = self.mecab.parse
+        return [parse(t) for t in texts]
+
+    def pieces(self, texts: Sequence[str]) -> list[list[int]]:
+        """SentencePiece ids per text."""
+        return self.sp.encode(list(texts))

@@ -1,0 +1,420 @@
+"""Training of the screen: SentencePiece, IDF, LinearSVC, chi²-selected LightGBM, category models.
+
+Thresholds come from out-of-fold scores (grouped, stratified k-fold inside the training data): each
+model's threshold is the highest score that still reaches ``target_recall`` on the real (non-synthetic)
+positive documents of the folds. The final models are then fitted on all the training data.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import time
+from collections.abc import Iterable, Sequence
+from dataclasses import asdict, dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import lightgbm as lgb
+import numpy as np
+import scipy.sparse as sp
+from sklearn.feature_selection import chi2
+from sklearn.linear_model import LogisticRegression
+from sklearn.model_selection import StratifiedGroupKFold
+from sklearn.svm import LinearSVC
+
+from spcl import __version__
+from spcl.screen.features import FeatureSettings, Featurizer, fit_idf, tfidf
+from spcl.screen.lexicon import default_lexicon
+from spcl.screen.model import CATEGORIES, Screen
+from spcl.screen.tokenize import LANGS, Tokenizers, train_sentencepiece
+from spcl.text import guess_lang
+
+log = logging.getLogger(__name__)
+LABELS: tuple[str, ...] = ("SCPI", "RELATED", "NONE")
+
+
+@dataclass(frozen=True)
+class Record:
+    """One labelled document."""
+
+    id: str
+    text: str
+    lang: str
+    label: str
+    categories: tuple[str, ...] = ()
+    source: str = ""
+
+    @property
+    def synthetic(self) -> bool:
+        """True for generated augmentation data (``source`` starts with ``synth``)."""
+        return self.source.startswith("synth")
+
+
+@dataclass(frozen=True)
+class TrainSettings:
+    """Everything that decides a trained screen (stored in the model card)."""
+
+    features: FeatureSettings = field(default_factory=FeatureSettings)
+    positive_labels: tuple[str, ...] = ("SCPI", "RELATED")
+    target_recall: float = 0.95
+    """Recall the thresholds must reach on real documents of ``threshold_labels`` (out-of-fold)."""
+    threshold_labels: tuple[str, ...] = ("SCPI", "RELATED")
+    """Labels whose recall the thresholds target (a subset of the positive labels)."""
+    threshold_mode: str = "union"
+    """``union``: both models at one common per-model recall level, the lowest at which their union
+    reaches ``target_recall`` (fewest flags); ``each``: every model alone reaches ``target_recall``."""
+    synthetic_weight: float = 0.3
+    """Sample weight of synthetic (augmentation) records relative to real ones."""
+    threshold_folds: int = 5
+    svc_c: float = 0.5
+    lgbm_top_k: int = 3000
+    lgbm_trees: int = 200
+    lgbm_max_bin: int = 63
+    lgbm_leaves: int = 15
+    lgbm_learning_rate: float = 0.05
+    lgbm_min_child_samples: int = 5
+    category_c: float = 4.0
+    num_threads: int = 1
+    """LightGBM threads; 1 by default: OpenMP spinning on a busy shared machine slowed training 40×."""
+    seed: int = 0
+
+    def to_json(self) -> dict[str, Any]:
+        """Plain-JSON form for the model card."""
+        d = asdict(self)
+        d["features"] = self.features.to_json()
+        d["positive_labels"] = list(self.positive_labels)
+        d["threshold_labels"] = list(self.threshold_labels)
+        return d
+
+
+def record_from_dict(row: dict[str, Any], where: str = "<record>") -> Record:
+    """Validate one labelled row into a :class:`Record`; errors name ``where``, never the text."""
+    label = row.get("label")
+    if label not in LABELS:
+        raise ValueError(f"{where}: label {label!r} not in {list(LABELS)}")
+    text = row.get("text")
+    if not isinstance(text, str):
+        raise ValueError(f"{where}: field 'text' missing or not a string")
+    lang = row.get("lang") if row.get("lang") in LANGS else guess_lang(text)
+    return Record(
+        id=str(row.get("id", where)),
+        text=text,
+        lang=lang,
+        label=label,
+        categories=tuple(c for c in row.get("categories") or () if c in CATEGORIES),
+        source=str(row.get("source", "")),
+    )
+
+
+def read_records(paths: Iterable[str | Path]) -> list[Record]:
+    """Read labelled JSONL files (``id, text, lang?, label, categories?, source?``).
+
+    Unknown labels raise ``ValueError`` naming the file and line (never the text).
+    """
+    out: list[Record] = []
+    for path in paths:
+        with open(path, encoding="utf-8") as fh:
+            for lineno, line in enumerate(fh, 1):
+                if not line.strip():
+                    continue
+                try:
+                    row = json.loads(line)
+                except json.JSONDecodeError:
+                    raise ValueError(f"{path}:{lineno}: not valid JSON") from None
+                if not isinstance(row, dict):
+                    raise ValueError(f"{path}:{lineno}: not a JSON object")
+                out.append(record_from_dict(row, f"{path}:{lineno}"))
+    return out
+
+
+def near_duplicate_groups(texts: Sequence[str], threshold: float = 0.5) -> np.ndarray:
+    """Group ids such that texts whose character-trigram Jaccard similarity ≥ ``threshold`` share one.
+
+    Connected components over the similarity graph, so chains of near-duplicates stay together.
+    """
+    n = len(texts)
+    vocab: dict[str, int] = {}
+    rows, cols = [], []
+    for i, t in enumerate(texts):
+        grams = {t[j : j + 3] for j in range(max(1, len(t) - 2))}
+        for g in grams:
+            rows.append(i)
+            cols.append(vocab.setdefault(g, len(vocab)))
+    m = sp.csr_matrix((np.ones(len(rows), np.float32), (rows, cols)), shape=(n, max(1, len(vocab))))
+    inter = (m @ m.T).tocoo()
+    sizes = np.asarray(m.sum(axis=1)).ravel()
+    union = sizes[inter.row] + sizes[inter.col] - inter.data
+    keep = (inter.row < inter.col) & (inter.data >= threshold * np.maximum(union, 1))
+    parent = list(range(n))
+
+    def find(a: int) -> int:
+        while parent[a] != a:
+            parent[a] = parent[parent[a]]
+            a = parent[a]
+        return a
+
+    for a, b in zip(inter.row[keep].tolist(), inter.col[keep].tolist(), strict=True):
+        ra, rb = find(a), find(b)
+        if ra != rb:
+            parent[max(ra, rb)] = min(ra, rb)
+    return np.array([find(i) for i in range(n)], np.int64)
+
+
+def threshold_for_recall(scores: np.ndarray, positive: np.ndarray, target: float) -> float:
+    """The highest threshold ``t`` such that ``mean(scores[positive] >= t) >= target``.
+
+    >>> threshold_for_recall(np.array([0.1, 0.4, 0.8, 0.9]), np.array([0, 1, 1, 1], bool), 0.66)
+    0.8
+    """
+    pos = np.sort(np.asarray(scores, np.float64)[positive])[::-1]
+    if pos.size == 0:
+        return float("inf")
+    k = int(np.ceil(target * pos.size - 1e-9))
+    k = min(max(k, 1), pos.size)
+    return float(pos[k - 1])
+
+
+@dataclass
+class _Data:
+    counts: sp.csr_matrix
+    lex: np.ndarray
+    y: np.ndarray
+    cats: np.ndarray
+    real: np.ndarray
+    weight: np.ndarray
+    target: np.ndarray
+    strata: np.ndarray
+    groups: np.ndarray
+
+
+def _prepare(records: Sequence[Record], featurizer: Featurizer, settings: TrainSettings) -> _Data:
+    texts = [r.text for r in records]
+    langs = [r.lang for r in records]
+    y = np.array([r.label in settings.positive_labels for r in records], bool)
+    cats = np.array([[c in r.categories for c in CATEGORIES] for r in records], bool).reshape(-1, 4)
+    real = np.array([not r.synthetic for r in records], bool)
+    target = np.array([r.label in settings.threshold_labels for r in records], bool) & real
+    strata = np.array([f"{r.lang}:{r.label}:{int(r.synthetic)}" for r in records])
+    counts, lex = featurizer.featurize(texts, langs)
+    return _Data(
+        counts=counts,
+        lex=lex,
+        y=y,
+        cats=cats,
+        real=real,
+        weight=np.where(real, 1.0, settings.synthetic_weight).astype(np.float64),
+        target=target,
+        strata=strata,
+        groups=near_duplicate_groups(texts),
+    )
+
+
+def _select_columns(x: sp.csr_matrix, y: np.ndarray, top_k: int, hashed_width: int) -> np.ndarray:
+    """chi² top-k hashed columns (stable order by score, then index), plus every lexicon column."""
+    df = np.bincount(x.indices, minlength=x.shape[1])
+    scores, _ = chi2(x, y)
+    scores = np.nan_to_num(scores, nan=0.0)
+    cand = np.flatnonzero((df[:hashed_width] >= 2) & (scores[:hashed_width] > 0))
+    order = cand[np.lexsort((cand, -scores[cand]))][:top_k]
+    lex_cols = np.arange(hashed_width, x.shape[1])
+    return np.sort(np.concatenate([order, lex_cols])).astype(np.int32)
+
+
+def _fit_models(
+    x: sp.csr_matrix, y: np.ndarray, w: np.ndarray, settings: TrainSettings, hashed_width: int
+) -> tuple[np.ndarray, float, np.ndarray, str]:
+    """SVC weights, SVC intercept, LightGBM columns and LightGBM model text for one training set."""
+    svc = LinearSVC(C=settings.svc_c, class_weight="balanced", random_state=settings.seed, max_iter=5000)
+    svc.fit(x, y, sample_weight=w)
+    cols = _select_columns(x, y, settings.lgbm_top_k, hashed_width)
+    pos = max(float(w[y].sum()), 1e-9)
+    neg = max(float(w[~y].sum()), 1e-9)
+    params = {
+        "objective": "binary",
+        "learning_rate": settings.lgbm_learning_rate,
+        "num_leaves": settings.lgbm_leaves,
+        "min_child_samples": settings.lgbm_min_child_samples,
+        "min_sum_hessian_in_leaf": 1e-3,
+        "feature_fraction": 0.5,
+        "bagging_fraction": 0.8,
+        "bagging_freq": 1,
+        "lambda_l2": 1.0,
+        "scale_pos_weight": neg / pos,
+        "seed": settings.seed,
+        "deterministic": True,
+        "force_row_wise": True,
+        "max_bin": settings.lgbm_max_bin,
+        "feature_pre_filter": False,
+        "num_threads": settings.num_threads,
+        "verbosity": -1,
+    }
+    ds = lgb.Dataset(x[:, cols], label=y.astype(np.float32), weight=w, params=params, free_raw_data=True)
+    booster = lgb.train(params, ds, num_boost_round=settings.lgbm_trees)
+    return (
+        svc.coef_.ravel().astype(np.float32),
+        float(np.float32(svc.intercept_[0])),
+        cols,
+        booster.model_to_string(),
+    )
+
+
+def _score(x: sp.csr_matrix, svc_w: np.ndarray, svc_b: float, cols: np.ndarray, model: str) -> tuple[
+    np.ndarray, np.ndarray
+]:
+    booster = lgb.Booster(model_str=model)
+    lg = booster.predict(x[:, cols], num_threads=1).astype(np.float32)
+    svc = (x @ svc_w + np.float32(svc_b)).astype(np.float32)
+    return lg, svc
+
+
+def _fit_categories(
+    x: sp.csr_matrix, cats: np.ndarray, w: np.ndarray, settings: TrainSettings
+) -> tuple[np.ndarray, np.ndarray]:
+    coef = np.zeros((len(CATEGORIES), x.shape[1]), np.float32)
+    intercept = np.full(len(CATEGORIES), -10.0, np.float32)
+    for i in range(len(CATEGORIES)):
+        yc = cats[:, i]
+        if yc.sum() < 2 or (~yc).sum() < 2:
+            continue
+        lr = LogisticRegression(
+            C=settings.category_c, class_weight="balanced", solver="liblinear", random_state=settings.seed
+        )
+        lr.fit(x, yc, sample_weight=w)
+        coef[i] = lr.coef_.ravel()
+        intercept[i] = lr.intercept_[0]
+    return coef, intercept
+
+
+def oof_thresholds(data: _Data, settings: TrainSettings, hashed_width: int) -> dict[str, Any]:
+    """Out-of-fold scores on the training data and the per-model thresholds reaching the target recall."""
+    n = data.y.size
+    lg_oof = np.zeros(n, np.float32)
+    svc_oof = np.zeros(n, np.float32)
+    folds = StratifiedGroupKFold(n_splits=settings.threshold_folds, shuffle=True, random_state=settings.seed)
+    for tr, te in folds.split(np.zeros(n), data.strata, data.groups):
+        idf = fit_idf(data.counts[tr])
+        xtr = tfidf(data.counts[tr], idf, data.lex[tr], settings.features.sublinear_tf)
+        xte = tfidf(data.counts[te], idf, data.lex[te], settings.features.sublinear_tf)
+        w, b, cols, model = _fit_models(xtr, data.y[tr], data.weight[tr], settings, hashed_width)
+        lg_oof[te], svc_oof[te] = _score(xte, w, b, cols, model)
+    pos = data.target if data.target.any() else data.y
+    lg_t, svc_t = tune_thresholds(lg_oof, svc_oof, pos, settings.target_recall, settings.threshold_mode)
+    return {"lgbm": lg_t, "svc": svc_t, "oof_lgbm": lg_oof, "oof_svc": svc_oof}
+
+
+def tune_thresholds(
+    lg: np.ndarray, svc: np.ndarray, positive: np.ndarray, target: float, mode: str = "union"
+) -> tuple[float, float]:
+    """Per-model thresholds from validation scores (see :attr:`TrainSettings.threshold_mode`).
+
+    In ``union`` mode the union's recall on ``positive`` is at least ``target`` whenever each model
+    alone could reach it, and never lower than in ``each`` mode's guarantee for the union.
+    """
+    if mode == "each":
+        return threshold_for_recall(lg, positive, target), threshold_for_recall(svc, positive, target)
+    if mode != "union":
+        raise ValueError(f"threshold_mode must be 'union' or 'each', not {mode!r}")
+    for level in np.arange(0.50, target + 1e-9, 0.005):
+        t_l = threshold_for_recall(lg, positive, float(level))
+        t_s = threshold_for_recall(svc, positive, float(level))
+        union = ((lg >= t_l) | (svc >= t_s))[positive]
+        if union.size and union.mean() >= target:
+            return t_l, t_s
+    return threshold_for_recall(lg, positive, target), threshold_for_recall(svc, positive, target)
+
+
+def _sha256_records(records: Sequence[Record]) -> str:
+    h = hashlib.sha256()
+    for r in records:
+        h.update(json.dumps([r.id, r.text, r.lang, r.label, list(r.categories), r.source]).encode())
+        h.update(b"\n")
+    return h.hexdigest()
+
+
+def fit_screen(
+    records: Sequence[Record],
+    settings: TrainSettings | None = None,
+    lexicon: dict[str, dict[str, list[str]]] | None = None,
+) -> Screen:
+    """Train a complete screen on labelled records; deterministic for the same records and settings.
+
+    The returned :class:`Screen` predicts exactly as the artifact it saves to.
+    """
+    settings = settings or TrainSettings()
+    if not records:
+        raise ValueError("no training records")
+    t0 = time.perf_counter()
+    lexicon = lexicon if lexicon is not None else default_lexicon()
+    fs = settings.features
+    sp_model = train_sentencepiece([r.text for r in records], fs.sp_vocab_size, settings.seed)
+    featurizer = Featurizer(fs, Tokenizers(sp_model), lexicon)
+    data = _prepare(records, featurizer, settings)
+    if data.y.all() or not data.y.any():
+        raise ValueError("training data needs both positive and negative documents")
+    hashed_width = 1 << fs.bits
+    th = oof_thresholds(data, settings, hashed_width)
+    idf = fit_idf(data.counts)
+    x = tfidf(data.counts, idf, data.lex, fs.sublinear_tf)
+    w, b, cols, model = _fit_models(x, data.y, data.weight, settings, hashed_width)
+    cat_w, cat_b = _fit_categories(x, data.cats, data.weight, settings)
+    arrays = {
+        "idf": idf,
+        "svc_coef": w,
+        "svc_intercept": np.array([b], np.float32),
+        "lgbm_columns": cols,
+        "cat_coef": cat_w,
+        "cat_intercept": cat_b,
+    }
+    counts_by = {}
+    for r in records:
+        key = f"{'synthetic' if r.synthetic else 'real'}:{r.lang}:{r.label}"
+        counts_by[key] = counts_by.get(key, 0) + 1
+    card = {
+        "spcl_version": __version__,
+        "created": datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
+        "training_seconds": round(time.perf_counter() - t0, 2),
+        "label_set": list(LABELS),
+        "positive_labels": list(settings.positive_labels),
+        "train_settings": settings.to_json(),
+        "training_records": len(records),
+        "training_records_sha256": _sha256_records(records),
+        "training_counts": dict(sorted(counts_by.items())),
+        "threshold_rule": (
+            f"mode {settings.threshold_mode}: recall {settings.target_recall} of real "
+            f"{'+'.join(settings.threshold_labels)} documents, out-of-fold "
+            f"({settings.threshold_folds}-fold grouped stratified CV on the training data)"
+        ),
+        "tokenizers": {
+            "ja": "MeCab (fugashi + unidic-lite, -Owakati), lower-cased",
+            "ko/en/other": "SentencePiece unigram trained on the training texts (spm.model), lower-cased",
+        },
+        "models": {
+            "svc": f"LinearSVC(C={settings.svc_c}, class_weight=balanced) on all hashed + lexicon columns",
+            "lgbm": (
+                f"LightGBM {settings.lgbm_trees} trees, {settings.lgbm_leaves} leaves on chi² top "
+                f"{settings.lgbm_top_k} hashed columns + lexicon columns ({cols.size} columns)"
+            ),
+            "categories": "one-vs-rest LogisticRegression per category (liblinear, balanced)",
+        },
+    }
+    screen = Screen(
+        settings=fs,
+        sp_model=sp_model,
+        lexicon=lexicon,
+        arrays=arrays,
+        lgbm_model=model,
+        thresholds={"lgbm": th["lgbm"], "svc": th["svc"]},
+        card=card,
+    )
+    screen.card["training_seconds"] = round(time.perf_counter() - t0, 2)
+    log.info(
+        "trained screen on %d records in %.1fs (thresholds lgbm=%.4f svc=%.4f)",
+        len(records),
+        screen.card["training_seconds"],
+        th["lgbm"],
+        th["svc"],
+    )
+    return screen

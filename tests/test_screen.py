@@ -1,0 +1,243 @@
+"""Screen model: tokenizer routing, features, thresholds, union property, artifact round trip and refusal."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from spcl.screen import CATEGORIES, Screen, ScreenModelError, ScreenResult, load_screen
+from spcl.screen.features import FeatureSettings, bigram_keys, char_ngram_keys, word_keys
+from spcl.screen.model import MODEL_FILES
+from spcl.screen.tokenize import Tokenizers, guess_lang, route, train_sentencepiece
+from spcl.screen.train import (
+    Record,
+    TrainSettings,
+    fit_screen,
+    near_duplicate_groups,
+    record_from_dict,
+    threshold_for_recall,
+    tune_thresholds,
+)
+from spcl.synth.screen_data import generate
+
+SMALL = TrainSettings(
+    features=FeatureSettings(bits=16, sp_vocab_size=1000),
+    threshold_folds=3,
+    lgbm_trees=30,
+    lgbm_top_k=500,
+    seed=0,
+)
+
+
+def small_records(n_per_label: int = 30, seed: int = 0) -> list[Record]:
+    """A small seeded ja/ko/en training set (synthetic: no real text in tests)."""
+    return [record_from_dict(r) for r in generate(n_per_label, seed=seed)]
+
+
+@pytest.fixture(scope="module")
+def tiny_screen(tmp_path_factory: pytest.TempPathFactory) -> tuple[Screen, Path]:
+    """A tiny screen trained once for this module, and the folder it was saved to."""
+    screen = fit_screen(small_records(), SMALL)
+    out = screen.save(tmp_path_factory.mktemp("models") / "screen-tiny")
+    return screen, out
+
+
+# --- tokenizers and routing ------------------------------------------------------------------------
+
+
+def test_route_per_language() -> None:
+    assert route("ja") == "mecab"
+    assert [route(x) for x in ("ko", "en", "other")] == ["sp", "sp", "sp"]
+
+
+def test_guess_lang_scripts() -> None:
+    assert guess_lang("東京都に住んでいます") == "ja"
+    assert guess_lang("서울에 살고 있습니다") == "ko"
+    assert guess_lang("I live in the city and work there") == "en"
+
+
+def test_featurizer_routes_japanese_to_mecab(tiny_screen: tuple[Screen, Path]) -> None:
+    screen, _ = tiny_screen
+    f = screen.featurizer
+    text = "田中さんは病院に入院した"
+    as_ja, _ = f.featurize([text], ["ja"])
+    as_ko, _ = f.featurize([text], ["ko"])
+    # MeCab words vs SentencePiece pieces of the same text land in different columns.
+    assert set(as_ja.indices.tolist()) != set(as_ko.indices.tolist())
+    words = f.tokenizers.wakati([text])[0].split()
+    assert "病院" in words and "入院" in words
+
+
+def test_sentencepiece_is_deterministic() -> None:
+    texts = [r.text for r in small_records(5)]
+    a = train_sentencepiece(texts, 500)
+    assert a == train_sentencepiece(texts, 500)
+    ids = Tokenizers(a).pieces(["경찰은 사기 혐의로 조사했다"])[0]
+    assert ids and all(isinstance(i, int) for i in ids)
+
+
+@given(st.lists(st.text(alphabet="ab 가나日本", min_size=0, max_size=12), min_size=1, max_size=6))
+def test_word_keys_equal_words_equal_keys(texts: list[str]) -> None:
+    wak = [" ".join(t.split()) for t in texts]
+    keys, docs = word_keys(wak)
+    words = [(i, w) for i, t in enumerate(wak) for w in t.split()]
+    assert keys.size == len(words) and docs.tolist() == [i for i, _ in words]
+    seen: dict[str, int] = {}
+    for (_, w), k in zip(words, keys.tolist(), strict=True):
+        assert seen.setdefault(w, k) == k
+    assert len(set(seen.values())) == len(seen)
+
+
+def test_bigrams_and_char_ngrams_stay_inside_documents() -> None:
+    keys, docs = word_keys(["a b", "c"])
+    _, bd = bigram_keys(keys, docs)
+    assert bd.tolist() == [0]
+    ck, cd = char_ngram_keys(["abc", "de"], (2,))
+    assert cd.tolist() == [0, 0, 1] and ck.size == 3
+
+
+# --- thresholds and the union -----------------------------------------------------------------------
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    st.lists(st.tuples(st.floats(0, 1), st.floats(-3, 3), st.booleans()), min_size=2, max_size=80),
+    st.sampled_from([0.8, 0.9, 0.95]),
+)
+def test_thresholds_reach_target_recall(rows: list[tuple[float, float, bool]], target: float) -> None:
+    lg = np.array([r[0] for r in rows], np.float32)
+    svc = np.array([r[1] for r in rows], np.float32)
+    pos = np.array([r[2] for r in rows], bool)
+    if not pos.any():
+        return
+    for mode in ("each", "union"):
+        t_l, t_s = tune_thresholds(lg, svc, pos, target, mode)
+        union = (lg >= t_l) | (svc >= t_s)
+        assert union[pos].mean() >= target - 1e-9
+        if mode == "each":
+            assert (lg >= t_l)[pos].mean() >= target - 1e-9
+            assert (svc >= t_s)[pos].mean() >= target - 1e-9
+
+
+def test_threshold_for_recall_is_the_highest_such_threshold() -> None:
+    scores = np.array([0.1, 0.2, 0.3, 0.4, 0.5])
+    pos = np.array([True, True, True, True, False])
+    assert threshold_for_recall(scores, pos, 0.75) == pytest.approx(0.2)
+    assert threshold_for_recall(scores, pos, 1.0) == pytest.approx(0.1)
+
+
+def test_trained_thresholds_reach_target_on_validation(tiny_screen: tuple[Screen, Path]) -> None:
+    """Held-out validation records: the union reaches the target recall the thresholds were tuned for."""
+    screen, _ = tiny_screen
+    held = [r for r in small_records(20, seed=7) if r.label != "NONE"]
+    res = screen.predict([r.text for r in held], [r.lang for r in held])
+    assert res.flag.mean() >= 0.9
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.lists(st.text(min_size=0, max_size=200), min_size=1, max_size=8))
+def test_union_never_flags_less_than_either_model(tiny_screen: tuple[Screen, Path], texts: list[str]) -> None:
+    screen, _ = tiny_screen
+    res = screen.predict(texts)
+    assert np.array_equal(res.flag, res.lgbm_flag | res.svc_flag)
+    assert (res.flag >= res.lgbm_flag).all() and (res.flag >= res.svc_flag).all()
+
+
+def test_result_shapes_and_types(tiny_screen: tuple[Screen, Path]) -> None:
+    screen, _ = tiny_screen
+    texts = ["김모(41)씨는 사기 혐의로 구속됐다.", "The new phone has a great camera.", ""]
+    res = screen.predict(texts, ["ko", "en", "other"])
+    assert isinstance(res, ScreenResult) and len(res) == 3
+    assert res.flag.dtype == bool and res.lgbm_score.dtype == np.float32 and res.svc_score.dtype == np.float32
+    assert set(res.categories) == set(CATEGORIES)
+    assert all(v.dtype == np.float32 and v.shape == (3,) for v in res.categories.values())
+    empty = screen.predict([])
+    assert len(empty) == 0
+    with pytest.raises(ValueError):
+        screen.predict(["a", "b"], ["en"])
+
+
+# --- artifact ---------------------------------------------------------------------------------------
+
+
+def test_round_trip_gives_identical_predictions(tiny_screen: tuple[Screen, Path]) -> None:
+    screen, path = tiny_screen
+    loaded = load_screen(path)
+    texts = [r.text for r in small_records(5, seed=3)]
+    a, b = screen.predict(texts), loaded.predict(texts)
+    for field in ("flag", "lgbm_score", "lgbm_flag", "svc_score", "svc_flag"):
+        assert np.array_equal(getattr(a, field), getattr(b, field)), field
+    for c in CATEGORIES:
+        assert np.array_equal(a.categories[c], b.categories[c])
+    assert loaded.version == screen.version and loaded.version.startswith("screen-tiny@")
+    card = json.loads((path / "model_card.json").read_text())
+    for key in ("spcl_version", "created", "training_records_sha256", "label_set", "positive_labels",
+                "thresholds", "features", "tokenizers", "training_seconds", "files", "format_version"):
+        assert key in card, key
+
+
+@pytest.mark.parametrize("victim", MODEL_FILES)
+def test_corrupted_file_is_refused(tiny_screen: tuple[Screen, Path], tmp_path: Path, victim: str) -> None:
+    _, path = tiny_screen
+    bad = tmp_path / "bad"
+    shutil.copytree(path, bad)
+    data = bytearray((bad / victim).read_bytes())
+    data[len(data) // 2] ^= 0xFF
+    (bad / victim).write_bytes(bytes(data))
+    with pytest.raises(ScreenModelError, match=victim):
+        load_screen(bad)
+
+
+def test_missing_or_incompatible_artifact_is_refused(tiny_screen: tuple[Screen, Path], tmp_path: Path) -> None:
+    _, path = tiny_screen
+    with pytest.raises(ScreenModelError, match="not found"):
+        load_screen(tmp_path / "nowhere")
+    bad = tmp_path / "bad"
+    shutil.copytree(path, bad)
+    (bad / "spm.model").unlink()
+    with pytest.raises(ScreenModelError, match="missing"):
+        load_screen(bad)
+    shutil.rmtree(bad)
+    shutil.copytree(path, bad)
+    card = json.loads((bad / "model_card.json").read_text())
+    card["format_version"] = 99
+    (bad / "model_card.json").write_text(json.dumps(card))
+    with pytest.raises(ScreenModelError, match="format_version"):
+        load_screen(bad)
+    (bad / "model_card.json").write_text("{not json")
+    with pytest.raises(ScreenModelError, match="unreadable"):
+        load_screen(bad)
+
+
+@pytest.mark.slow
+def test_same_data_and_seed_give_byte_identical_artifact(tmp_path: Path) -> None:
+    """Every model file is identical; the card differs only in ``created`` and ``training_seconds``."""
+    recs = small_records(15)
+    a = fit_screen(recs, SMALL).save(tmp_path / "a" / "screen")
+    b = fit_screen(recs, SMALL).save(tmp_path / "b" / "screen")
+    for name in MODEL_FILES:
+        assert (a / name).read_bytes() == (b / name).read_bytes(), name
+    ca, cb = (json.loads((p / "model_card.json").read_text()) for p in (a, b))
+    for card in (ca, cb):
+        card.pop("created")
+        card.pop("training_seconds")
+    assert ca == cb
+
+
+def test_near_duplicates_share_a_group() -> None:
+    texts = ["경찰은 사기 혐의로 김모씨를 구속했다.", "경찰은 사기 혐의로 김모씨를 구속했다!", "전혀 다른 문장입니다."]
+    g = near_duplicate_groups(texts)
+    assert g[0] == g[1] != g[2]
+
+
+def test_synthetic_corpus_is_seeded() -> None:
+    a, b = generate(5, seed=4), generate(5, seed=4)
+    assert a == b and a != generate(5, seed=5)
+    assert {r["lang"] for r in a} == {"ja", "ko", "en"}
+    assert {r["label"] for r in a} == {"SCPI", "RELATED", "NONE"}
