@@ -154,9 +154,11 @@ def char_ngram_keys(texts: Sequence[str], orders: Sequence[int]) -> tuple[np.nda
 class Featurizer:
     """Texts → hashed token counts (CSR) and lexicon counts, for one worker.
 
-    Lexicon terms are tokenized once, with the same tokenizers, into the keys of one word or of a
-    bigram (the first two tokens of a longer term); a document's lexicon count for a kind is the
-    number of its token keys that equal a term key of that kind (exact 64-bit keys, no regex pass).
+    Lexicon terms become 64-bit keys once: Japanese/Korean terms of two or more characters the key of
+    their first (up to) three characters, matched against every character 2-/3-gram of a document
+    (substring match, so Korean particles and Japanese compounds do not hide a term); Latin and
+    one-character terms the key of one token or of a bigram (first two tokens) from the tokenizers.
+    A document's count for a kind is the number of matching keys (sorted-array lookups, no regex).
     """
 
     def __init__(
@@ -168,22 +170,30 @@ class Featurizer:
         self.settings = settings
         self.tokenizers = tokenizers
         self._shift = _U64(64 - settings.bits)
-        self._lex_keys = {"mecab": np.zeros(0, _U64), "sp": np.zeros(0, _U64)}
-        self._lex_mask = {"mecab": np.zeros(0, np.uint8), "sp": np.zeros(0, np.uint8)}
+        self._lex_keys = {e: np.zeros(0, _U64) for e in ("mecab", "sp", "char")}
+        self._lex_mask = {e: np.zeros(0, np.uint8) for e in ("mecab", "sp", "char")}
         self._use_lex = bool(settings.lexicon and lexicon)
         if self._use_lex and lexicon is not None:
             self._build_lexicon(lexicon)
 
     def _build_lexicon(self, lexicon: Mapping[str, Mapping[str, Sequence[str]]]) -> None:
-        table: dict[str, dict[int, int]] = {"mecab": {}, "sp": {}}
+        table: dict[str, dict[int, int]] = {"mecab": {}, "sp": {}, "char": {}}
         for lang, kinds in lexicon.items():
             engine = route(lang)
             for kind, terms in kinds.items():
                 bit = 1 << LEXICON_KINDS.index(kind)
                 for term in terms:
-                    key = self._term_key(term.lower(), engine)
+                    term = term.lower().strip()
+                    if len(term) >= 2 and not term.isascii():
+                        # CJK terms match as a substring: the key of their first (up to) 3 characters.
+                        head = term[:3]
+                        k, _ = char_ngram_keys([head], (len(head),))
+                        key: int | None = int(k[0]) if k.size else None
+                        target = "char"
+                    else:
+                        key, target = self._term_key(term, engine), engine
                     if key is not None:
-                        table[engine][key] = table[engine].get(key, 0) | bit
+                        table[target][key] = table[target].get(key, 0) | bit
         for engine, mapping in table.items():
             keys = np.array(sorted(mapping), dtype=_U64)
             self._lex_keys[engine] = keys
@@ -260,6 +270,9 @@ class Featurizer:
             k, d = char_ngram_keys(prepared, s.char_ngrams)
             keys_parts.append(k)
             doc_parts.append(d)
+        if self._use_lex and self._lex_keys["char"].size:
+            k, d = char_ngram_keys(prepared, (2, 3))
+            self._lex_hits("char", k, d, lex)
         width = 1 << s.bits
         if not keys_parts:
             return sp.csr_matrix((n, width), dtype=np.float32), lex

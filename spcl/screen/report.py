@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import csv
 import json
 from pathlib import Path
 from typing import Any
@@ -26,7 +27,8 @@ def pr_curve(scores: np.ndarray, positive: np.ndarray) -> tuple[np.ndarray, np.n
 
 
 def write_cv_outputs(cv: CVResult, report: dict[str, Any], out: str | Path) -> list[Path]:
-    """Write ``cv_report.json``, ``cv_pr_curves.png`` and ``cv_confusion.png`` into ``out``."""
+    """Write ``cv_report.json``, ``cv_predictions.csv`` (ids, labels, out-of-fold scores; no text),
+    ``cv_pr_curves.png`` and ``cv_confusion.png`` into ``out``."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -36,6 +38,15 @@ def write_cv_outputs(cv: CVResult, report: dict[str, Any], out: str | Path) -> l
     root.mkdir(parents=True, exist_ok=True)
     written = [root / "cv_report.json"]
     written[0].write_text(json.dumps(report, indent=2, sort_keys=True) + "\n")
+    written.append(root / "cv_predictions.csv")
+    with written[-1].open("w", newline="", encoding="utf-8") as fh:
+        out_csv = csv.writer(fh)
+        out_csv.writerow(["id", "lang", "label", "categories", "fold", "lgbm_score", "svc_score",
+                          "lgbm_flag", "svc_flag", "flag", "baseline_score"])
+        for i, r in enumerate(cv.records):
+            out_csv.writerow([r.id, r.lang, r.label, "|".join(r.categories), int(cv.fold[i]),
+                              f"{cv.lgbm_score[i]:.6f}", f"{cv.svc_score[i]:.6f}", int(cv.lgbm_flag[i]),
+                              int(cv.svc_flag[i]), int(cv.flag[i]), f"{cv.baseline_score[i]:.6f}"])
     y = np.isin(cv.labels, ("SCPI", "RELATED"))
     fig, ax = plt.subplots(figsize=(6, 5))
     for name, s in (("LightGBM", cv.lgbm_score), ("LinearSVC", cv.svc_score), ("baseline char SVC", cv.baseline_score)):

@@ -1,0 +1,93 @@
+"""The shipped default screen model, ``spcl train`` end to end, and the threshold notebook."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from spcl.screen import Screen, load_screen
+from spcl.screen.model import MODEL_FILES
+from spcl.synth.screen_data import generate, write_jsonl
+
+ROOT = Path(__file__).resolve().parent.parent
+DEFAULT = ROOT / "models" / "screen-default"
+
+SENSITIVE = [
+    ("ko", "서울중앙지법은 사기 혐의로 구속 기소된 김모(52)씨에게 징역 3년을 선고했다."),
+    ("ko", "경찰은 마약 투약 혐의로 가수 박모(31)씨를 체포해 조사하고 있다."),
+    ("ja", "山田太郎容疑者は詐欺の疑いで警視庁に逮捕された。"),
+    ("ja", "佐藤選手は右膝の靭帯を損傷し、手術を受けた。"),
+    ("en", "My mother was diagnosed with breast cancer and is in hospital."),
+    ("en", "John Smith was arrested on suspicion of fraud and charged by prosecutors."),
+]
+PLAIN = [
+    ("ko", "이번 주말에는 가족과 함께 한강 공원에서 자전거를 탔다."),
+    ("ko", "새 스마트폰은 화면이 커지고 배터리가 오래간다."),
+    ("ja", "新しい駅ビルには百貨店と映画館が入る予定だ。"),
+    ("ja", "このレシピでは砂糖を控えめにしている。"),
+    ("en", "The new phone has a bigger screen and a faster chip."),
+    ("en", "We walked around the park on Sunday and stopped for coffee."),
+]
+
+
+@pytest.fixture(scope="module")
+def default_screen() -> Screen:
+    """The shipped model (skips when the artifact folder is absent, e.g. in a partial checkout)."""
+    if not (DEFAULT / "model_card.json").exists():
+        pytest.skip("models/screen-default not built")
+    return load_screen(DEFAULT)
+
+
+def test_default_model_card_is_complete(default_screen: Screen) -> None:
+    card = default_screen.card
+    assert default_screen.version.startswith("screen-default@") and len(default_screen.version) == 27
+    assert card["positive_labels"] == ["SCPI", "RELATED"]
+    assert set(card["thresholds"]) == {"lgbm", "svc"}
+    assert card["training_data"] and all(len(d["sha256"]) == 64 for d in card["training_data"])
+    assert card["cv_metrics"]["overall"]["union"]["n"] > 0
+    size = sum((DEFAULT / f).stat().st_size for f in MODEL_FILES)
+    assert size < 10 * 1024 * 1024
+
+
+def test_default_model_flags_planted_sensitive_and_keeps_plain_clean(default_screen: Screen) -> None:
+    sens = default_screen.predict([t for _, t in SENSITIVE], [lang for lang, _ in SENSITIVE])
+    plain = default_screen.predict([t for _, t in PLAIN], [lang for lang, _ in PLAIN])
+    assert sens.flag.all(), sens.flag
+    assert not plain.flag.any(), plain.flag
+    crime = default_screen.predict([SENSITIVE[0][1]], ["ko"]).categories
+    assert crime["CRIME"][0] > crime["DISABILITY"][0]
+
+
+def test_default_model_guesses_languages(default_screen: Screen) -> None:
+    with_langs = default_screen.predict([t for _, t in SENSITIVE], [lang for lang, _ in SENSITIVE])
+    guessed = default_screen.predict([t for _, t in SENSITIVE])
+    assert np.array_equal(with_langs.flag, guessed.flag)
+
+
+@pytest.mark.slow
+def test_train_command_writes_a_loadable_artifact(tmp_path: Path) -> None:
+    from spcl.cli import main
+
+    data = write_jsonl(tmp_path / "train.jsonl", generate(15, seed=2))
+    out = tmp_path / "models" / "screen-cli"
+    assert main(["train", "--data", str(data), "--out", str(out), "--cv-folds", "0", "--seed", "1"]) == 0
+    screen = load_screen(out)
+    card = json.loads((out / "model_card.json").read_text())
+    assert card["rebuild"].startswith("spcl train --data ")
+    assert screen.predict(["경찰은 사기 혐의로 김모씨를 구속했다."]).flag.dtype == bool
+
+
+@pytest.mark.slow
+def test_threshold_notebook_executes() -> None:
+    nbformat = pytest.importorskip("nbformat")
+    nbclient = pytest.importorskip("nbclient")
+    if not (DEFAULT / "cv_predictions.csv").exists():
+        pytest.skip("models/screen-default not built")
+    nb = nbformat.read(ROOT / "notebooks" / "screen_thresholds.ipynb", as_version=4)
+    nbclient.NotebookClient(nb, timeout=300, kernel_name="python3",
+                            resources={"metadata": {"path": str(ROOT / "notebooks")}}).execute()
+    outputs = "".join(o.get("text", "") for c in nb.cells if c.cell_type == "code" for o in c.get("outputs", []))
+    assert "thresholds" in outputs
