@@ -91,3 +91,11 @@ def test_threshold_notebook_executes() -> None:
                             resources={"metadata": {"path": str(ROOT / "notebooks")}}).execute()
     outputs = "".join(o.get("text", "") for c in nb.cells if c.cell_type == "code" for o in c.get("outputs", []))
     assert "thresholds" in outputs
+
+
+def test_spark_submit_entry_validates_arguments() -> None:
+    import runpy
+
+    module = runpy.run_path(str(ROOT / "jobs" / "train.py"), run_name="jobs_train")
+    with pytest.raises(SystemExit):
+        module["main"](["--out", "models/x"])  # --data is required

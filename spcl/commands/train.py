@@ -23,7 +23,9 @@ def add_train_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--cv-folds", type=int, default=5,
                         help="grouped stratified CV folds on the real records (0 = no CV report)")
     parser.add_argument("--target-recall", type=float, default=0.95,
-                        help="recall each model's threshold must reach on real positives (default 0.95)")
+                        help="recall the union's thresholds must reach out-of-fold (default 0.95)")
+    parser.add_argument("--threshold-labels", default="SCPI",
+                        help="labels whose recall the thresholds target (default SCPI)")
     parser.add_argument("--positive", default="SCPI,RELATED",
                         help="labels that count as positive (default SCPI,RELATED)")
     parser.add_argument("--threads", type=int, default=1, help="LightGBM training threads (default 1)")
@@ -55,6 +57,7 @@ def run_train(args: argparse.Namespace) -> int:
         seed=args.seed,
         target_recall=args.target_recall,
         positive_labels=positive,
+        threshold_labels=tuple(x.strip() for x in args.threshold_labels.split(",") if x.strip()),
         num_threads=args.threads,
     )
     real = [r for r in records if not r.synthetic]
@@ -122,4 +125,6 @@ def _rebuild_command(args: argparse.Namespace) -> str:
         parts += ["--target-recall", str(args.target_recall)]
     if args.positive != "SCPI,RELATED":
         parts += ["--positive", args.positive]
+    if args.threshold_labels != "SCPI":
+        parts += ["--threshold-labels", args.threshold_labels]
     return " ".join(parts)

@@ -61,12 +61,13 @@ class TrainSettings:
     positive_labels: tuple[str, ...] = ("SCPI", "RELATED")
     target_recall: float = 0.95
     """Recall the thresholds must reach on real documents of ``threshold_labels`` (out-of-fold)."""
-    threshold_labels: tuple[str, ...] = ("SCPI", "RELATED")
-    """Labels whose recall the thresholds target (a subset of the positive labels)."""
+    threshold_labels: tuple[str, ...] = ("SCPI",)
+    """Labels whose recall the thresholds target: SCPI by default (the screen's promise is SCPI recall;
+    RELATED documents are flagged as far as the same thresholds reach them)."""
     threshold_mode: str = "union"
     """``union``: both models at one common per-model recall level, the lowest at which their union
     reaches ``target_recall`` (fewest flags); ``each``: every model alone reaches ``target_recall``."""
-    synthetic_weight: float = 0.3
+    synthetic_weight: float = 0.2
     """Sample weight of synthetic (augmentation) records relative to real ones."""
     threshold_folds: int = 5
     svc_c: float = 0.5
