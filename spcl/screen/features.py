@@ -5,6 +5,8 @@ Every token becomes a 64-bit key, computed without a Python call per token:
 - MeCab words (Japanese): the wakati strings of a batch are joined, turned into a code-point array
   (UTF-32) and each space-delimited word gets a polynomial hash from prefix sums (mod 2**64);
 - SentencePiece ids (the other languages): the id itself is the key, no string is hashed at all;
+- whole Latin words of SentencePiece-routed documents (English fragments into pieces when the
+  SentencePiece model is trained mostly on Korean and Japanese), hashed like MeCab words;
 - word bigrams combine the keys of neighbours; optional character n-grams pack code points.
 
 Keys are mixed (splitmix64) and their top ``bits`` bits are the column, so inference needs no
@@ -13,6 +15,7 @@ vocabulary. Columns: ``[0, 2**bits)`` hashed tokens, then one dense column per l
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass
 from itertools import chain
@@ -30,6 +33,17 @@ _P_INV = _U64(pow(0x100000001B3, -1, 1 << 64))
 _SALT_SP = _U64(0x5350000000000000)
 _SALT_BI = _U64(0x9E3779B97F4A7C15)
 _SALT_CHAR = _U64(0xC4A2000000000000)
+_SALT_LATIN = _U64(0x1A71000000000000)
+_NON_LATIN = re.compile(r"[^a-z0-9']+")
+
+
+def latin_words(text: str) -> str:
+    """Lower-case Latin words (letters, digits, apostrophes) of ``text`` joined by single spaces.
+
+    >>> latin_words("He was ARRESTED, then 김씨 left.")
+    'he was arrested then left'
+    """
+    return _NON_LATIN.sub(" ", text.lower()).strip()
 
 
 @dataclass(frozen=True)
@@ -156,8 +170,8 @@ class Featurizer:
 
     Lexicon terms become 64-bit keys once: Japanese/Korean terms of two or more characters the key of
     their first (up to) three characters, matched against every character 2-/3-gram of a document
-    (substring match, so Korean particles and Japanese compounds do not hide a term); Latin and
-    one-character terms the key of one token or of a bigram (first two tokens) from the tokenizers.
+    (substring match, so Korean particles and Japanese compounds do not hide a term); Latin terms
+    the key of one whole word or of a word bigram; one-character CJK terms the key of one token.
     A document's count for a kind is the number of matching keys (sorted-array lookups, no regex).
     """
 
@@ -170,26 +184,28 @@ class Featurizer:
         self.settings = settings
         self.tokenizers = tokenizers
         self._shift = _U64(64 - settings.bits)
-        self._lex_keys = {e: np.zeros(0, _U64) for e in ("mecab", "sp", "char")}
-        self._lex_mask = {e: np.zeros(0, np.uint8) for e in ("mecab", "sp", "char")}
+        self._lex_keys = {e: np.zeros(0, _U64) for e in ("mecab", "sp", "char", "latin")}
+        self._lex_mask = {e: np.zeros(0, np.uint8) for e in ("mecab", "sp", "char", "latin")}
         self._use_lex = bool(settings.lexicon and lexicon)
         if self._use_lex and lexicon is not None:
             self._build_lexicon(lexicon)
 
     def _build_lexicon(self, lexicon: Mapping[str, Mapping[str, Sequence[str]]]) -> None:
-        table: dict[str, dict[int, int]] = {"mecab": {}, "sp": {}, "char": {}}
+        table: dict[str, dict[int, int]] = {"mecab": {}, "sp": {}, "char": {}, "latin": {}}
         for lang, kinds in lexicon.items():
             engine = route(lang)
             for kind, terms in kinds.items():
                 bit = 1 << LEXICON_KINDS.index(kind)
                 for term in terms:
                     term = term.lower().strip()
-                    if len(term) >= 2 and not term.isascii():
+                    if term.isascii():
+                        # Latin terms match whole words (one word, or the first two words).
+                        key, target = self._latin_key(term), "latin"
+                    elif len(term) >= 2:
                         # CJK terms match as a substring: the key of their first (up to) 3 characters.
                         head = term[:3]
                         k, _ = char_ngram_keys([head], (len(head),))
-                        key: int | None = int(k[0]) if k.size else None
-                        target = "char"
+                        key, target = (int(k[0]) if k.size else None), "char"
                     else:
                         key, target = self._term_key(term, engine), engine
                     if key is not None:
@@ -198,6 +214,16 @@ class Featurizer:
             keys = np.array(sorted(mapping), dtype=_U64)
             self._lex_keys[engine] = keys
             self._lex_mask[engine] = np.array([mapping[int(k)] for k in keys], np.uint8)
+
+    @staticmethod
+    def _latin_key(term: str) -> int | None:
+        k, d = word_keys([latin_words(term)])
+        if k.size == 0:
+            return None
+        if k.size == 1:
+            return int(k[0])
+        bk, _ = bigram_keys(k[:2], d[:2])
+        return int(bk[0])
 
     def _term_key(self, term: str, engine: str) -> int | None:
         if not term.strip():
@@ -260,6 +286,16 @@ class Featurizer:
                 d = np.repeat(np.asarray(idx, np.int64), lens)
             keys_parts.append(k)
             doc_parts.append(d)
+            if engine == "sp":
+                # Whole Latin words as extra tokens: SentencePiece pieces of English are often short
+                # fragments when the training texts are mostly Korean and Japanese.
+                wk, wd = word_keys([latin_words(prepared[i]) for i in idx])
+                wd = np.asarray(idx, np.int64)[wd] if wd.size else wd
+                keys_parts.append(wk ^ _SALT_LATIN)
+                doc_parts.append(wd)
+                self._lex_hits("latin", wk, wd, lex)
+                wbk, wbd = bigram_keys(wk, wd)
+                self._lex_hits("latin", wbk, wbd, lex)
             bk, bd = bigram_keys(k, d)
             if s.word_bigrams:
                 keys_parts.append(bk)

@@ -92,18 +92,18 @@ _KO = {
 _EN = {
     "MEDICAL": (
         "illness sick disease hospital hospitalized hospitalised surgery operation treatment diagnosed "
-        "diagnosis cancer tumor tumour leukemia pneumonia stroke heart attack diabetes dementia "
-        "alzheimer depression anxiety schizophrenia bipolar psychiatric mental health rehab injury "
-        "injured fracture torn ligament hepatitis tuberculosis hiv aids chemotherapy therapy transplant "
+        "diagnosis cancer tumor tumour leukemia pneumonia stroke heart_attack diabetes dementia "
+        "alzheimer depression anxiety schizophrenia bipolar psychiatric mental_health rehab injury "
+        "injured fracture torn_ligament hepatitis tuberculosis hiv aids chemotherapy therapy transplant "
         "dialysis patient clinic icu coma symptoms infection infected covid virus addiction overdose "
-        "pregnant pregnancy miscarriage infertility medication prescribed doctor nurse died of suicide "
+        "pregnant pregnancy miscarriage infertility medication prescribed doctor nurse died_of suicide "
         "seizure syndrome"
     ),
     "CRIME": (
         "arrest arrested suspect accused charged indicted indictment defendant trial convicted conviction "
         "guilty acquitted sentenced sentence prison jail imprisoned inmate parole probation bail "
-        "criminal record crime murder murdered killed assault robbery theft burglary fraud embezzlement "
-        "bribery bribe tax evasion drug trafficking smuggling kidnapping arson rape raped sexual assault "
+        "criminal_record crime murder murdered killed assault robbery theft burglary fraud embezzlement "
+        "bribery bribe tax_evasion drug_trafficking smuggling kidnapping arson rape raped sexual_assault "
         "harassment stalking extortion victim police prosecutor prosecuted investigation detectives "
         "custody warrant felony misdemeanor dui manslaughter homicide stabbed shot abuse abused "
         "terrorism terrorist killer criminal violence violent"
@@ -111,18 +111,18 @@ _EN = {
     "DISABILITY": (
         "disability disabled disabilities handicapped impairment impaired deaf blind blindness "
         "wheelchair paralyzed paralysed paraplegic quadriplegic amputee prosthetic autism autistic "
-        "adhd down syndrome cerebral palsy intellectual disability learning disability hearing loss "
-        "special needs paralympic sign language"
+        "adhd down_syndrome cerebral_palsy intellectual_disability learning_disability hearing_loss "
+        "special_needs paralympic sign_language"
     ),
     "OTHER": (
         "religion religious faith christian catholic protestant muslim islam jewish judaism buddhist "
         "hindu atheist church mosque synagogue temple baptized converted race racial ethnicity ethnic "
-        "immigrant refugee citizenship gay lesbian bisexual transgender lgbt lgbtq queer sexual "
-        "orientation came out caste welfare homeless orphan discrimination racism racist"
+        "immigrant refugee citizenship gay lesbian bisexual transgender lgbt lgbtq queer sexual_orientation "
+        " came_out caste welfare homeless orphan discrimination racism racist"
     ),
     "PERSON": (
-        "mr mrs ms dr my mother my father my son my daughter my wife my husband my brother my sister "
-        "my grandmother my grandfather i i'm i've me myself aged year-old years old he she his her"
+        "mr mrs ms dr my_mother my_father my_son my_daughter my_wife my_husband my_brother my_sister "
+        "my_grandmother my_grandfather i i'm i've me myself aged year-old years_old he she his her"
     ),
     "GENERIC": (
         "statistics rate percent nationwide law policy research study studies prevention awareness "
@@ -135,5 +135,6 @@ def default_lexicon() -> dict[str, dict[str, list[str]]]:
     """The default lexicon: ``{lang: {kind: [term, ...]}}`` for ``ja``, ``ko`` and ``en``."""
     out: dict[str, dict[str, list[str]]] = {}
     for lang, table in (("ja", _JA), ("ko", _KO), ("en", _EN)):
-        out[lang] = {kind: sorted(set(words.split())) for kind, words in table.items()}
+        # Terms are space-separated; "_" joins the words of a multi-word term ("heart_attack").
+        out[lang] = {kind: sorted({w.replace("_", " ") for w in words.split()}) for kind, words in table.items()}
     return out
