@@ -99,3 +99,27 @@ def test_spark_submit_entry_validates_arguments() -> None:
     module = runpy.run_path(str(ROOT / "jobs" / "train.py"), run_name="jobs_train")
     with pytest.raises(SystemExit):
         module["main"](["--out", "models/x"])  # --data is required
+
+
+@pytest.mark.slow
+def test_filter_job_with_default_model_flags_sensitive_and_keeps_plain(tmp_path: Path) -> None:
+    """The plain-Python filter engine with the shipped screen: planted topics flagged, plain text clean."""
+    if not (DEFAULT / "model_card.json").exists():
+        pytest.skip("models/screen-default not built")
+    from spcl.cli import main as cli_main
+    from spcl.io.outputs import output_dataset
+
+    folder = tmp_path / "crawl"
+    folder.mkdir()
+    docs = [{"id": f"s{i}", "text": t} for i, (_, t) in enumerate(SENSITIVE)]
+    docs += [{"id": f"p{i}", "text": t} for i, (_, t) in enumerate(PLAIN)]
+    (folder / "docs.jsonl").write_text("\n".join(json.dumps(d, ensure_ascii=False) for d in docs) + "\n")
+    out = tmp_path / "out"
+    assert cli_main(["filter", "-i", str(folder), "-o", str(out), "--engine", "python"]) == 0
+    rows = {r["id"]: r for r in output_dataset(out).to_table().to_pylist()}
+    for i in range(len(SENSITIVE)):
+        assert rows[f"s{i}"]["decision"] == "flagged", i
+        assert any(str(x).startswith("screen:") for x in rows[f"s{i}"]["reasons"]), i
+        assert str(rows[f"s{i}"]["model_version"]).startswith("screen-default@")
+    for i in range(len(PLAIN)):
+        assert rows[f"p{i}"]["decision"] == "clean", i
