@@ -104,8 +104,8 @@ def _spark_run(inputs: list[str], output: str, screen: bool, cores: int = 2) -> 
 
     settings = load_settings(overrides={"screen.enabled": screen})
     build_session(settings, f"local[{cores}]")
-    # warm-up: start Python workers and load detectors/models once, as a long job would
-    run_filter(FilterJob(tuple(inputs[:1]), output + "-warmup", settings, "spark", f"local[{cores}]", True))
+    # warm-up: start one Python worker per core and load detectors/models there, as a long job would
+    run_filter(FilterJob(tuple(inputs[:cores]), output + "-warmup", settings, "spark", f"local[{cores}]", True))
     monitor = _WorkerMemory()
     monitor.start()
     started = time.perf_counter()

@@ -18,7 +18,8 @@ import os
 import shutil
 import time
 from collections.abc import Iterator
-from dataclasses import dataclass
+from contextlib import contextmanager
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlparse
@@ -135,45 +136,73 @@ def _local_output_stats(out: Path) -> list[dict[str, Any]]:
     return [batch_stats(b) for b in dataset.to_batches(columns=list(STATS_COLUMNS))]
 
 
-def _run_python(job: FilterJob) -> tuple[int, list[dict[str, Any]], list[str], list[str]]:
-    files, skipped = expand_local_inputs(job.inputs, job.settings)
-    out = _prepare_local_output(job.output, job.overwrite)
-    compression = job.settings.output.compression
-    _write_local_partitions(_iter_outputs(files, job.settings), out, compression)
-    input_records = 0
-    for path in files:
-        with open(path, "rb") as fh:
-            input_records += count_records(fh, path, job.settings.input)
-    return input_records, _local_output_stats(out), files, skipped
+@dataclass
+class _RunResult:
+    input_records: int
+    stat_parts: list[dict[str, Any]]
+    files: list[str]
+    skipped: list[str]
+    stage_seconds: dict[str, float] = field(default_factory=dict)
 
 
-def auto_partitions(settings: Settings, read_partitions: int, parallelism: int) -> int:
+@contextmanager
+def _stage(timings: dict[str, float], name: str) -> Iterator[None]:
+    started = time.perf_counter()
+    yield
+    timings[name] = round(time.perf_counter() - started, 3)
+    log.info("stage %s: %.1f s", name, timings[name])
+
+
+def _run_python(job: FilterJob) -> _RunResult:
+    timings: dict[str, float] = {}
+    with _stage(timings, "list_inputs"):
+        files, skipped = expand_local_inputs(job.inputs, job.settings)
+        out = _prepare_local_output(job.output, job.overwrite)
+    with _stage(timings, "screen_and_write"):
+        _write_local_partitions(_iter_outputs(files, job.settings), out, job.settings.output.compression)
+    with _stage(timings, "count_input"):
+        input_records = 0
+        for path in files:
+            with open(path, "rb") as fh:
+                input_records += count_records(fh, path, job.settings.input)
+    with _stage(timings, "output_stats"):
+        parts = _local_output_stats(out)
+    return _RunResult(input_records, parts, files, skipped, timings)
+
+
+def auto_partitions(settings: Settings, read_tasks: int, parallelism: int) -> int:
     """Partitions to spread parsed records over: the configured number, else 4 × parallelism when the
-    input gives fewer than 2 read tasks per core (few or small files), else 0 (keep the file split)."""
+    input has fewer files (read tasks) than cores, else 0 (each file is read and screened in one task)."""
     if settings.spark.partitions:
         return settings.spark.partitions
-    return parallelism * 4 if read_partitions < parallelism * 2 else 0
+    return parallelism * 4 if read_tasks < parallelism else 0
 
 
-def _run_spark(job: FilterJob) -> tuple[int, list[dict[str, Any]], list[str], list[str]]:
+def _run_spark(job: FilterJob) -> _RunResult:
     from spcl import spark as sp
 
-    session = sp.build_session(job.settings, job.master)
-    if is_local(job.output):
-        _prepare_local_output(job.output, job.overwrite)
-    files_df = sp.binary_files(session, list(job.inputs))
-    listed = [sp.source_name(r["path"]) for r in files_df.select("path").collect()]
-    files = [p for p in listed if is_supported(p, job.settings.input)]
-    skipped = [p for p in listed if p not in set(files)]
-    if not files:
-        raise _no_inputs(job.inputs)
-    partitions = auto_partitions(job.settings, files_df.rdd.getNumPartitions(),
-                                 session.sparkContext.defaultParallelism)
-    screened = sp.screen_dataframe(files_df, job.settings, partitions)
-    mode = "overwrite" if job.overwrite or is_local(job.output) else "errorifexists"
-    screened.write.mode(mode).partitionBy("decision").parquet(job.output)
-    input_records = sp.count_input_records(files_df, job.settings)
-    return input_records, sp.output_stats(session, job.output), files, skipped
+    timings: dict[str, float] = {}
+    with _stage(timings, "list_inputs"):
+        session = sp.build_session(job.settings, job.master)
+        if is_local(job.output):
+            _prepare_local_output(job.output, job.overwrite)
+        files_df = sp.binary_files(session, list(job.inputs))
+        listed = [sp.source_name(r["path"]) for r in files_df.select("path").collect()]
+        files = [p for p in listed if is_supported(p, job.settings.input)]
+        skipped = [p for p in listed if p not in set(files)]
+        if not files:
+            raise _no_inputs(job.inputs)
+        partitions = auto_partitions(job.settings, files_df.rdd.getNumPartitions(),
+                                     session.sparkContext.defaultParallelism)
+    with _stage(timings, "screen_and_write"):
+        screened = sp.screen_dataframe(files_df, job.settings, partitions)
+        mode = "overwrite" if job.overwrite or is_local(job.output) else "errorifexists"
+        screened.write.mode(mode).partitionBy("decision").parquet(job.output)
+    with _stage(timings, "count_input"):
+        input_records = sp.count_input_records(files_df, job.settings)
+    with _stage(timings, "output_stats"):
+        parts = sp.output_stats(session, job.output)
+    return _RunResult(input_records, parts, files, skipped, timings)
 
 
 def run_filter(job: FilterJob) -> dict[str, Any]:
@@ -184,23 +213,25 @@ def run_filter(job: FilterJob) -> dict[str, Any]:
     """
     started = time.time()
     runner = _run_spark if job.engine == "spark" else _run_python
-    input_records, parts, files, skipped = runner(job)
+    result = runner(job)
     elapsed = time.time() - started
     settings = job.settings
     stats = summarize(
-        merge_stats(parts),
-        input_records,
+        merge_stats(result.stat_parts),
+        result.input_records,
         spcl_version=__version__,
         config_hash=settings.config_hash(),
         model=settings.screen.model if settings.screen.enabled else None,
         engine=job.engine,
         master=(job.master or settings.spark.master) if job.engine == "spark" else None,
-        input_files=files,
-        skipped_files=skipped,
+        input_files=result.files,
+        skipped_files=result.skipped,
         elapsed_seconds=round(elapsed, 3),
-        docs_per_second=round(input_records / elapsed, 1) if elapsed > 0 else None,
+        docs_per_second=round(result.input_records / elapsed, 1) if elapsed > 0 else None,
+        stage_seconds=result.stage_seconds,
     )
-    _write_run_files(job, stats)
+    with _stage(result.stage_seconds, "stats_and_manifest"):
+        _write_run_files(job, stats)
     if not stats["reconciliation"]["ok"]:
         rec = stats["reconciliation"]
         raise JobError(f"reconciliation failed: {rec['input_records']} input records but "

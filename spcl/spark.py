@@ -62,7 +62,11 @@ def build_session(settings: Settings, master: str | None = None) -> SparkSession
         "spark.sql.execution.arrow.maxRecordsPerBatch": str(sp.batch_rows),
         "spark.sql.execution.arrow.maxBytesPerBatch": str(64 << 20),
         "spark.sql.files.maxPartitionBytes": sp.max_partition_bytes,
+        # one input file per read task: shard files are the unit of parallelism and of retry
+        "spark.sql.files.openCostInBytes": sp.max_partition_bytes,
         "spark.sql.sources.partitionOverwriteMode": "static",
+        # three decision partitions: write them concurrently instead of sorting every task's rows first
+        "spark.sql.maxConcurrentOutputFileWriters": "4",
         "spark.ui.showConsoleProgress": "false",
         "spark.sql.parquet.compression.codec": settings.output.compression.replace("none", "uncompressed"),
         **sp.conf,
@@ -97,6 +101,14 @@ def read_files_arrow(settings_json: str, batches: Iterator[pa.RecordBatch]) -> I
     for path, content in _file_rows(batches):
         if is_supported(path, settings.input):
             yield from read_records(io.BytesIO(content), path, settings.input, settings.spark.batch_rows)
+
+
+def read_and_process_arrow(settings_json: str, batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+    """mapInArrow adapter: ``binaryFile`` rows → ``OUTPUT_SCHEMA`` batches, reading and screening in one
+    pass (no round trip of the parsed records through the JVM)."""
+    ctx = context_for(settings_json)
+    for records in read_files_arrow(settings_json, batches):
+        yield process_batch(records, ctx)
 
 
 def count_files_arrow(settings_json: str, batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
@@ -143,12 +155,17 @@ def binary_files(spark: SparkSession, inputs: list[str]) -> DataFrame:
 
 
 def screen_dataframe(files: DataFrame, settings: Settings, partitions: int) -> DataFrame:
-    """Read every record of ``files`` and screen it: a DataFrame of ``OUTPUT_SCHEMA`` rows."""
+    """Read every record of ``files`` and screen it: a DataFrame of ``OUTPUT_SCHEMA`` rows.
+
+    With ``partitions == 0`` each file is read and screened in one task; otherwise the parsed records are
+    first spread over ``partitions`` tasks (for inputs of few, large files).
+    """
     settings_json = settings.model_dump_json()
+    if partitions == 0:
+        return files.mapInArrow(partial(read_and_process_arrow, settings_json), spark_schema(OUTPUT_SCHEMA))
     records = files.mapInArrow(partial(read_files_arrow, settings_json), spark_schema(RECORD_SCHEMA))
-    if partitions > 0:
-        records = records.repartition(partitions)
-    return records.mapInArrow(partial(process_arrow, settings_json), spark_schema(OUTPUT_SCHEMA))
+    screened = partial(process_arrow, settings_json)
+    return records.repartition(partitions).mapInArrow(screened, spark_schema(OUTPUT_SCHEMA))
 
 
 def count_input_records(files: DataFrame, settings: Settings) -> int:
