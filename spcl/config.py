@@ -100,9 +100,8 @@ class SparkSettings(_Section):
 
     master: str = "local[*]"
     app_name: str = "spcl-filter"
-    batch_rows: int = Field(2000, gt=0, description="rows per Arrow batch handed to Python workers")
-    partitions: int = Field(0, ge=0, description="repartition parsed records to N partitions; 0 = auto")
-    max_partition_bytes: str = "32m"
+    batch_rows: int = Field(2000, gt=0, description="rows per Arrow batch in the screen and the writers")
+    max_partition_bytes: str = Field("32m", description="input bytes per read task (files are never split)")
     conf: dict[str, str] = Field(default_factory=dict, description="extra spark.* settings")
 
 

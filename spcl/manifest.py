@@ -55,14 +55,22 @@ def write_manifest(root: str | Path, **provenance: Any) -> dict[str, Any]:
         p.relative_to(root_path).as_posix(): {"sha256": sha256_file(p), "bytes": p.stat().st_size}
         for p in _dataset_files(root_path)
     }
-    manifest: dict[str, Any] = {
+    manifest = manifest_document(entries, **provenance)
+    (root_path / MANIFEST_NAME).write_text(json.dumps(manifest, indent=2, ensure_ascii=False) + "\n")
+    return manifest
+
+
+def manifest_document(entries: dict[str, dict[str, Any]], **provenance: Any) -> dict[str, Any]:
+    """The manifest for already-hashed files (``{relative path: {"sha256", "bytes", ...}}``).
+
+    Used where the writers hashed their own files (the filter job's tasks), so nothing is read twice.
+    """
+    return {
         "spcl_version": __version__,
         "created": datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
         **provenance,
         "files": entries,
     }
-    (root_path / MANIFEST_NAME).write_text(json.dumps(manifest, indent=2, ensure_ascii=False) + "\n")
-    return manifest
 
 
 @dataclass

@@ -1,14 +1,14 @@
-"""Spark wiring: the session, and ``mapInArrow`` adapters over spcl's plain-Python batch functions.
+"""Spark wiring: the session, and the ``mapInArrow`` adapter over spcl's plain-Python task function.
 
-Spark only distributes; every adapter here is a thin loop that hands Arrow batches to a function from
-``spcl.io.readers``, ``spcl.pipeline`` or ``spcl.stats``. Adapters are module-level functions bound with
-``functools.partial`` to serialized settings, so workers import them by reference and build their
+Spark only distributes: Hadoop lists and reads the input files (any scheme it understands) and hands
+each file's bytes to a Python worker, which runs ``spcl.task.screen_bytes`` — the same function the plain
+engine runs — and returns a small JSON report. The adapter is a module-level function bound with
+``functools.partial`` to serialized settings, so workers import it by reference and build their
 detectors and models once per Python worker (``spcl.pipeline.context_for`` caches them).
 """
 
 from __future__ import annotations
 
-import io
 import json
 import os
 import shutil
@@ -21,10 +21,9 @@ from urllib.parse import urlparse
 import pyarrow as pa
 
 from spcl.config import Settings
-from spcl.io.readers import count_records, is_supported, read_records
-from spcl.io.schema import OUTPUT_SCHEMA, RECORD_SCHEMA
-from spcl.pipeline import context_for, process_batch
-from spcl.stats import STATS_COLUMNS, batch_stats, merge_stats
+from spcl.io.readers import is_supported
+from spcl.pipeline import context_for
+from spcl.task import screen_bytes
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
@@ -62,13 +61,9 @@ def build_session(settings: Settings, master: str | None = None) -> SparkSession
         "spark.sql.execution.arrow.maxRecordsPerBatch": str(sp.batch_rows),
         "spark.sql.execution.arrow.maxBytesPerBatch": str(64 << 20),
         "spark.sql.files.maxPartitionBytes": sp.max_partition_bytes,
-        # one input file per read task: shard files are the unit of parallelism and of retry
+        # a file "costs" a whole partition: small shard files are not packed into one task
         "spark.sql.files.openCostInBytes": sp.max_partition_bytes,
-        "spark.sql.sources.partitionOverwriteMode": "static",
-        # three decision partitions: write them concurrently instead of sorting every task's rows first
-        "spark.sql.maxConcurrentOutputFileWriters": "4",
         "spark.ui.showConsoleProgress": "false",
-        "spark.sql.parquet.compression.codec": settings.output.compression.replace("none", "uncompressed"),
         **sp.conf,
     }
     for key, value in conf.items():
@@ -95,58 +90,20 @@ def _file_rows(batches: Iterator[pa.RecordBatch]) -> Iterator[tuple[str, bytes]]
             yield source_name(path), contents[i].as_py()
 
 
-def read_files_arrow(settings_json: str, batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
-    """mapInArrow adapter: ``binaryFile`` rows (path, content) → ``RECORD_SCHEMA`` batches."""
-    settings = Settings.model_validate_json(settings_json)
+REPORT_SCHEMA = pa.schema([("report", pa.string())])
+
+
+def screen_files_arrow(settings_json: str, output: str,
+                       batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+    """mapInArrow adapter: ``binaryFile`` rows → one JSON task report per supported input file.
+
+    Each file is read, screened and written by ``spcl.task.screen_bytes`` inside the task.
+    """
+    ctx = context_for(settings_json)
     for path, content in _file_rows(batches):
-        if is_supported(path, settings.input):
-            yield from read_records(io.BytesIO(content), path, settings.input, settings.spark.batch_rows)
-
-
-def read_and_process_arrow(settings_json: str, batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
-    """mapInArrow adapter: ``binaryFile`` rows → ``OUTPUT_SCHEMA`` batches, reading and screening in one
-    pass (no round trip of the parsed records through the JVM)."""
-    ctx = context_for(settings_json)
-    for records in read_files_arrow(settings_json, batches):
-        yield process_batch(records, ctx)
-
-
-def count_files_arrow(settings_json: str, batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
-    """mapInArrow adapter: ``binaryFile`` rows → one row ``(records)`` per supported file."""
-    settings = Settings.model_validate_json(settings_json)
-    counts = [count_records(io.BytesIO(content), path, settings.input)
-              for path, content in _file_rows(batches) if is_supported(path, settings.input)]
-    yield pa.RecordBatch.from_pydict({"records": counts}, schema=pa.schema([("records", pa.int64())]))
-
-
-def process_arrow(settings_json: str, batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
-    """mapInArrow adapter: ``RECORD_SCHEMA`` batches → ``OUTPUT_SCHEMA`` batches (the screen)."""
-    ctx = context_for(settings_json)
-    for batch in batches:
-        yield process_batch(batch, ctx)
-
-
-def stats_arrow(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
-    """mapInArrow adapter: output rows → one JSON row of partial counters per partition."""
-    merged = merge_stats(batch_stats(b) for b in batches)
-    schema = pa.schema([("stats", pa.string())])
-    yield pa.RecordBatch.from_pydict({"stats": [json.dumps(merged)]}, schema=schema)
-
-
-def spark_schema(schema: pa.Schema) -> Any:
-    """The Spark StructType of an Arrow schema."""
-    from pyspark.sql.pandas.types import from_arrow_schema
-
-    return from_arrow_schema(schema)
-
-
-def hadoop_glob(spark: SparkSession, pattern: str) -> list[str]:
-    """Paths matching a glob on any Hadoop filesystem (local, s3a, hdfs, ...), sorted."""
-    jvm = spark.sparkContext._jvm  # type: ignore[attr-defined]
-    path = jvm.org.apache.hadoop.fs.Path(pattern)
-    fs = path.getFileSystem(spark.sparkContext._jsc.hadoopConfiguration())  # type: ignore[attr-defined]
-    statuses = fs.globStatus(path) or []
-    return sorted(str(status.getPath().toString()) for status in statuses)
+        if is_supported(path, ctx.settings.input):
+            report = screen_bytes(content, path, output, ctx)
+            yield pa.RecordBatch.from_pydict({"report": [json.dumps(report)]}, schema=REPORT_SCHEMA)
 
 
 def binary_files(spark: SparkSession, inputs: list[str]) -> DataFrame:
@@ -154,30 +111,7 @@ def binary_files(spark: SparkSession, inputs: list[str]) -> DataFrame:
     return spark.read.format("binaryFile").option("recursiveFileLookup", "true").load(inputs)
 
 
-def screen_dataframe(files: DataFrame, settings: Settings, partitions: int) -> DataFrame:
-    """Read every record of ``files`` and screen it: a DataFrame of ``OUTPUT_SCHEMA`` rows.
-
-    With ``partitions == 0`` each file is read and screened in one task; otherwise the parsed records are
-    first spread over ``partitions`` tasks (for inputs of few, large files).
-    """
-    settings_json = settings.model_dump_json()
-    if partitions == 0:
-        return files.mapInArrow(partial(read_and_process_arrow, settings_json), spark_schema(OUTPUT_SCHEMA))
-    records = files.mapInArrow(partial(read_files_arrow, settings_json), spark_schema(RECORD_SCHEMA))
-    screened = partial(process_arrow, settings_json)
-    return records.repartition(partitions).mapInArrow(screened, spark_schema(OUTPUT_SCHEMA))
-
-
-def count_input_records(files: DataFrame, settings: Settings) -> int:
-    """Records in ``files`` counted without parsing (the reconciliation's independent side)."""
-    counted = files.mapInArrow(partial(count_files_arrow, settings.model_dump_json()), "records long")
-    total = counted.groupBy().sum("records").collect()[0][0]
-    return int(total or 0)
-
-
-def output_stats(spark: SparkSession, output: str) -> list[dict[str, dict[str, int]]]:
-    """Partial counters over the written output (one per partition)."""
-    base = output.rstrip("/")
-    partitions = hadoop_glob(spark, f"{base}/decision=*")
-    written = spark.read.option("basePath", base).parquet(*partitions).select(*STATS_COLUMNS)
-    return [json.loads(r["stats"]) for r in written.mapInArrow(stats_arrow, "stats string").collect()]
+def run_tasks(files: DataFrame, settings: Settings, output: str) -> list[dict[str, Any]]:
+    """Screen every file of ``files`` in Spark tasks (one per file) and collect their reports."""
+    adapter = partial(screen_files_arrow, settings.model_dump_json(), output)
+    return [json.loads(row["report"]) for row in files.mapInArrow(adapter, "report string").collect()]

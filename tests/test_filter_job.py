@@ -122,7 +122,7 @@ def test_no_sensitive_value_in_logs(tmp_path: Path, caplog: pytest.LogCaptureFix
 @pytest.mark.slow
 def test_spark_engine_matches_python_engine(tmp_path: Path) -> None:
     folder, planted = _corpus(tmp_path)
-    settings = load_settings(overrides={"screen.enabled": False, "spark.partitions": 3})
+    settings = load_settings(overrides={"screen.enabled": False})
     spark_out, py_out = tmp_path / "spark", tmp_path / "python"
     stats = run_filter(FilterJob((str(folder),), str(spark_out), settings, "spark", "local[2]"))
     spark_rows = _check_outputs(spark_out, planted, stats)

@@ -1,0 +1,61 @@
+"""Paths as URLs: one small layer over ``pyarrow.fs`` so local paths and ``s3://``, ``s3a://``, ``gs://``,
+``hdfs://`` outputs are the same code."""
+
+from __future__ import annotations
+
+import os
+from urllib.parse import urlparse
+
+import pyarrow.fs as pafs
+
+
+def is_local(url: str) -> bool:
+    """True for plain paths and ``file:`` URLs."""
+    return urlparse(url).scheme in ("", "file")
+
+
+def local_path(url: str) -> str:
+    """The filesystem path of a plain path or ``file:`` URL."""
+    return urlparse(url).path if url.startswith("file:") else url
+
+
+def filesystem(url: str) -> tuple[pafs.FileSystem, str]:
+    """(filesystem, path inside it) for a local path or URL; Hadoop's ``s3a``/``s3n`` are read as ``s3``."""
+    if is_local(url):
+        return pafs.LocalFileSystem(), os.path.abspath(local_path(url))
+    scheme, rest = url.split("://", 1)
+    if scheme in ("s3a", "s3n"):
+        scheme = "s3"
+    return pafs.FileSystem.from_uri(f"{scheme}://{rest}")
+
+
+def join(url: str, *parts: str) -> str:
+    """``url`` with ``parts`` appended with ``/``."""
+    return "/".join([url.rstrip("/"), *parts])
+
+
+def is_nonempty_dir(url: str) -> bool:
+    """True when ``url`` exists and is a non-empty folder (or a file)."""
+    fs, path = filesystem(url)
+    info = fs.get_file_info(path)
+    if info.type == pafs.FileType.NotFound:
+        return False
+    if info.type != pafs.FileType.Directory:
+        return True
+    return bool(fs.get_file_info(pafs.FileSelector(path, recursive=False)))
+
+
+def clear_dir(url: str) -> None:
+    """Create ``url`` as an empty folder (deleting what it held)."""
+    fs, path = filesystem(url)
+    if fs.get_file_info(path).type == pafs.FileType.Directory:
+        fs.delete_dir_contents(path)
+    else:
+        fs.create_dir(path, recursive=True)
+
+
+def write_text(url: str, text: str) -> None:
+    """Write a UTF-8 text file at ``url``."""
+    fs, path = filesystem(url)
+    with fs.open_output_stream(path) as out:
+        out.write(text.encode("utf-8"))
