@@ -24,8 +24,10 @@ def output_dataset(out: str | Path, decisions: Iterable[str] = DECISIONS) -> pad
     """A pyarrow dataset over the output partitions, with the ``decision`` column restored.
 
     ``stats.json`` and ``manifest.json`` sit beside the partitions; this reads only the Parquet files.
+    Raises ``FileNotFoundError`` when there are none.
     (Spark: ``spark.read.option("basePath", out).parquet(f"{out}/decision=*")``.)
     """
-    partitioning = pads.partitioning(flavor="hive")
-    return pads.dataset(output_files(out, decisions), format="parquet", partitioning=partitioning,
-                        partition_base_dir=str(out))
+    files = output_files(out, decisions)
+    if not files:
+        raise FileNotFoundError(f"no decision=*/*.parquet files under {out}")
+    return pads.dataset(files, format="parquet", partitioning="hive", partition_base_dir=str(out))

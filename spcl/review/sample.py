@@ -22,6 +22,8 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.dataset as ds
 
+from spcl.io.outputs import output_dataset
+
 DIMENSIONS: tuple[str, ...] = ("decision", "lang", "category", "bucket")
 """Stratum dimensions: ``category`` is ``top_category``; ``bucket`` is the screen-score bucket."""
 
@@ -211,15 +213,6 @@ def batch_strata(batch: pa.RecordBatch, spec: SampleSpec) -> list[str]:
         stratum_name(spec.dimensions, d, lang, c, s, spec.bucket_edges)
         for d, lang, c, s in zip(decisions, langs, cats, lgbm, strict=True)
     ]
-
-
-def output_dataset(path: str | Path) -> ds.Dataset:
-    """The filter output under ``path`` (``decision=*/…parquet``, hive-partitioned) as one dataset."""
-    root = Path(path)
-    files = sorted(str(p) for p in root.glob("decision=*/**/*.parquet"))
-    if not files:
-        raise FileNotFoundError(f"no decision=*/*.parquet files under {root}")
-    return ds.dataset(files, format="parquet", partitioning="hive", partition_base_dir=str(root))
 
 
 def decision_filter(spec: SampleSpec) -> pc.Expression:
