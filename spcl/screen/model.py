@@ -123,7 +123,8 @@ class Screen:
     def predict(self, texts: Sequence[str], langs: Sequence[str] | None = None) -> ScreenResult:
         """Score a batch of NFC texts; ``langs`` (ja/ko/en/other) is guessed by script when None.
 
-        >>> # res = load_screen("models/screen-default").predict(["..."], ["ja"]); res.flag[0]
+        Example: ``load_screen("models/screen-default").predict(["김모(41)씨는 사기 혐의로 구속됐다."],
+        ["ko"]).flag`` → ``array([ True])``; an empty batch gives empty arrays.
         """
         texts = list(texts)
         if langs is not None and len(langs) != len(texts):
