@@ -241,3 +241,23 @@ def test_synthetic_corpus_is_seeded() -> None:
     assert a == b and a != generate(5, seed=5)
     assert {r["lang"] for r in a} == {"ja", "ko", "en"}
     assert {r["label"] for r in a} == {"SCPI", "RELATED", "NONE"}
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.lists(st.text(alphabet=st.characters(codec=None, categories=None), max_size=60), min_size=1, max_size=5),
+       st.sampled_from(["ja", "ko", "en", "other"]))
+def test_any_unicode_scores_without_error(tiny_screen: tuple[Screen, Path], texts: list[str], lang: str) -> None:
+    """Lone surrogates, control characters, emoji: one odd record never fails the batch."""
+    screen, _ = tiny_screen
+    res = screen.predict([*texts, "a\ud800b"], [lang] * (len(texts) + 1))
+    assert len(res) == len(texts) + 1 and np.isfinite(res.svc_score).all()
+
+
+def test_bad_training_rows_name_the_line_not_the_text(tmp_path: Path) -> None:
+    from spcl.screen.train import read_records
+
+    path = tmp_path / "bad.jsonl"
+    path.write_text('{"id": "a", "text": "secret 010-1234-5678", "label": "MAYBE"}\n', encoding="utf-8")
+    with pytest.raises(ValueError, match=r"bad.jsonl:1: label 'MAYBE'") as err:
+        read_records([path])
+    assert "secret" not in str(err.value)

@@ -117,7 +117,13 @@ class Screen:
         """The TF-IDF matrix (hashed block plus lexicon block) the models see."""
         if langs is None:
             langs = [guess_lang(t) for t in texts]
-        counts, lex = self.featurizer.featurize(texts, langs)
+        try:
+            counts, lex = self.featurizer.featurize(texts, langs)
+        except (UnicodeError, TypeError):
+            # Lone surrogates (valid in JSON, not in UTF-8) break MeCab and SentencePiece: replace them
+            # and retry, so one odd record never fails a whole batch. Clean batches skip this pass.
+            texts = [_scrub(t) for t in texts]
+            counts, lex = self.featurizer.featurize(texts, langs)
         return tfidf(counts, self._idf, lex, self.settings.sublinear_tf)
 
     def predict(self, texts: Sequence[str], langs: Sequence[str] | None = None) -> ScreenResult:
@@ -193,6 +199,15 @@ class Screen:
         self.card = card
         self.name = out.name
         return out
+
+
+def _scrub(text: str) -> str:
+    """``text`` with lone surrogates (which UTF-8 cannot encode) replaced by U+FFFD."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return text.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "replace")
+    return text
 
 
 def model_digest(files: Mapping[str, bytes]) -> str:
