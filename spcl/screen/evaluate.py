@@ -14,6 +14,7 @@ from typing import Any
 
 import numpy as np
 from sklearn.feature_extraction.text import TfidfVectorizer
+from sklearn.metrics import roc_auc_score
 from sklearn.model_selection import StratifiedGroupKFold
 from sklearn.svm import LinearSVC
 
@@ -168,6 +169,9 @@ def cv_report(cv: CVResult) -> dict[str, Any]:
         m = np.array([c in r.categories for r in cv.records])
         if m.any():
             per_cat[c] = {"n": int(m.sum()), "union_recall": round(float(cv.flag[m].mean()), 4)}
+            if (~m).any():
+                # How well the category score ranks this category's documents above all others.
+                per_cat[c]["score_auc"] = round(float(roc_auc_score(m, cv.categories[c])), 4)
     report["per_category"] = per_cat
     y = np.isin(labels, ("SCPI", "RELATED"))
     report["confusion_union"] = {
