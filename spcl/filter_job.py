@@ -175,6 +175,7 @@ def run_filter(job: FilterJob) -> dict[str, Any]:
         elapsed_seconds=round(elapsed, 3),
         docs_per_second=round(input_records / elapsed, 1) if elapsed > 0 else None,
         stage_seconds=result.stage_seconds,
+        task_seconds=round(sum(r["seconds"] for r in result.reports), 3),
     )
     stats_bytes = (json.dumps(stats, indent=2, ensure_ascii=False) + "\n").encode()
     write_text(join(job.output, "stats.json"), stats_bytes.decode())

@@ -8,6 +8,7 @@ only thing that travels back to the driver.
 from __future__ import annotations
 
 import io
+import time
 from typing import IO, Any
 
 from spcl.io.readers import count_records, read_records
@@ -21,8 +22,9 @@ def screen_file(fh: IO[bytes], source: str, output: str, ctx: FilterContext) -> 
 
     Report keys: ``source``; ``input_records`` (counted by a separate pass that does not parse records,
     for the reconciliation); ``stats`` (``spcl.stats`` counters of the rows written); ``files`` (each
-    written file's path, rows, SHA-256 and size).
+    written file's path, rows, SHA-256 and size); ``seconds`` spent in the task.
     """
+    started = time.perf_counter()
     settings = ctx.settings
     writer = PartitionWriter(output, file_key(source), settings.output.compression)
     parts = []
@@ -32,9 +34,11 @@ def screen_file(fh: IO[bytes], source: str, output: str, ctx: FilterContext) -> 
         writer.write(screened)
     files = writer.close()
     fh.seek(0)
+    input_records = count_records(fh, source, settings.input)
     return {
         "source": source,
-        "input_records": count_records(fh, source, settings.input),
+        "input_records": input_records,
+        "seconds": round(time.perf_counter() - started, 4),
         "stats": {k: dict(v) for k, v in merge_stats(parts).items()},
         "files": [f.as_dict() for f in files],
     }
