@@ -2,6 +2,7 @@
 
 spcl synth pii --seed 42 --out data/synth-pii
 spcl synth to-chat --in data/synth-pii/train.jsonl --out data/synth-pii/train.chat.jsonl
+spcl synth to-parquet --in data/synth-pii/test.jsonl --out data/synth-pii/test.parquet
 
 Other synthetic sets may add their own subcommands to ``SYNTH_COMMANDS`` (``name -> register(sub)``).
 """
@@ -34,6 +35,23 @@ def _to_chat(args: argparse.Namespace) -> int:
     return 0
 
 
+def _to_parquet(args: argparse.Namespace) -> int:
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    try:
+        with open(args.input, encoding="utf-8") as fh:
+            rows = [json.loads(line) for line in fh if line.strip()]
+        table = pa.table({"id": [r["id"] for r in rows], "text": [r["source_text"] for r in rows],
+                          "lang": [r["lang"] for r in rows]})
+    except (OSError, ValueError, KeyError) as err:
+        print(f"spcl synth to-parquet: {type(err).__name__} reading {args.input}", file=sys.stderr)
+        return 1
+    pq.write_table(table, args.out)
+    print(json.dumps({"records": table.num_rows, "out": str(args.out)}))
+    return 0
+
+
 def _register_pii(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("pii", help="the synthetic PII extraction set (2,200 ko/en documents, 3 splits)")
     p.add_argument("--seed", type=int, default=42)
@@ -43,6 +61,10 @@ def _register_pii(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--in", dest="input", required=True, metavar="SPLIT.jsonl")
     p.add_argument("--out", required=True, metavar="CHAT.jsonl")
     p.set_defaults(func=_to_chat)
+    p = sub.add_parser("to-parquet", help="PII records -> Parquet (id, text, lang) that `spcl mask` reads")
+    p.add_argument("--in", dest="input", required=True, metavar="SPLIT.jsonl")
+    p.add_argument("--out", required=True, metavar="SPLIT.parquet")
+    p.set_defaults(func=_to_parquet)
 
 
 SYNTH_COMMANDS: dict[str, Callable[[argparse._SubParsersAction], None]] = {"pii": _register_pii}
