@@ -151,3 +151,13 @@ def test_spark_submit_entry_point(tmp_path: Path, root: Path) -> None:
     _check_outputs(out, planted, stats)
     for _, value in planted.values():
         assert value not in proc.stdout + proc.stderr
+
+
+def test_missing_java_gives_a_clear_message(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                            capsys: pytest.CaptureFixture[str]) -> None:
+    folder, _ = _corpus(tmp_path)
+    monkeypatch.delenv("JAVA_HOME", raising=False)
+    monkeypatch.setenv("PATH", str(tmp_path / "empty-bin"))
+    assert cli_main(["filter", "-i", str(folder), "-o", str(tmp_path / "o"), "--no-screen"]) == 1
+    err = capsys.readouterr().err
+    assert "Java 17" in err and "--engine python" in err
