@@ -216,14 +216,18 @@ class Featurizer:
             self._lex_mask[engine] = np.array([mapping[int(k)] for k in keys], np.uint8)
 
     @staticmethod
-    def _latin_key(term: str) -> int | None:
-        k, d = word_keys([latin_words(term)])
+    def _phrase_key(k: np.ndarray, d: np.ndarray) -> int | None:
+        """The column key of a lexicon term's tokens: its word key, or its first bigram's key."""
         if k.size == 0:
             return None
         if k.size == 1:
             return int(k[0])
         bk, _ = bigram_keys(k[:2], d[:2])
         return int(bk[0])
+
+    @classmethod
+    def _latin_key(cls, term: str) -> int | None:
+        return cls._phrase_key(*word_keys([latin_words(term)]))
 
     def _term_key(self, term: str, engine: str) -> int | None:
         if not term.strip():
@@ -234,12 +238,7 @@ class Featurizer:
             ids = self.tokenizers.pieces([term])[0]
             k = np.asarray(ids, np.int64).astype(_U64) + _SALT_SP
             d = np.zeros(k.size, np.int64)
-        if k.size == 0:
-            return None
-        if k.size == 1:
-            return int(k[0])
-        bk, _ = bigram_keys(k[:2], d[:2])
-        return int(bk[0])
+        return self._phrase_key(k, d)
 
     @property
     def width(self) -> int:

@@ -94,6 +94,23 @@ class Extractor(ABC):
         self.close()
 
 
+class BatchedExtractor(Extractor):
+    """An in-process model backend: ``run`` feeds ``_run_batch`` chunks of ``batch_size`` texts."""
+
+    batch_size: int = 16
+
+    @abstractmethod
+    def _run_batch(self, texts: list[str]) -> list[Extraction]:
+        """One :class:`Extraction` per text of one chunk."""
+
+    def run(self, texts: list[str]) -> list[Extraction]:
+        """Generate for ``texts`` in chunks of ``batch_size``; one :class:`Extraction` per text."""
+        out: list[Extraction] = []
+        for k in range(0, len(texts), self.batch_size):
+            out += self._run_batch(texts[k:k + self.batch_size])
+        return out
+
+
 def timed_batch(results: list[Extraction], started: float) -> list[Extraction]:
     """Stamp every result of a batch with the batch's wall time (what each document waited)."""
     elapsed = time.perf_counter() - started

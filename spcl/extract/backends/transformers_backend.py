@@ -16,7 +16,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from spcl.extract.backends.base import BackendUnavailable, Extraction, Extractor, timed_batch
+from spcl.extract.backends.base import BackendUnavailable, BatchedExtractor, Extraction, timed_batch
 from spcl.extract.prompt import PROMPT_VERSION, build_messages
 from spcl.mask.variants import DEFAULT_TYPES
 
@@ -64,7 +64,7 @@ def load_model(model: str | Path, device: str = "auto", dtype: str = "auto") -> 
     return net, tokenizer
 
 
-class TransformersExtractor(Extractor):
+class TransformersExtractor(BatchedExtractor):
     """Greedy chat generation with a local transformers model, ``batch_size`` documents at a time."""
 
     name = "transformers"
@@ -164,13 +164,6 @@ class TransformersExtractor(Extractor):
                 else:
                     results[i].error = "output_truncated"
         return timed_batch(results, started)
-
-    def run(self, texts: list[str]) -> list[Extraction]:
-        """Generate for ``texts`` in batches of ``batch_size``; one :class:`Extraction` per text."""
-        out: list[Extraction] = []
-        for k in range(0, len(texts), self.batch_size):
-            out += self._run_batch(texts[k:k + self.batch_size])
-        return out
 
     def close(self) -> None:
         """Drop the model."""

@@ -18,14 +18,14 @@ import time
 from pathlib import Path
 from typing import Any
 
-from spcl.extract.backends.base import BackendUnavailable, Extraction, Extractor, timed_batch
+from spcl.extract.backends.base import BackendUnavailable, BatchedExtractor, Extraction, timed_batch
 from spcl.extract.prompt import PROMPT_VERSION, build_messages
 from spcl.mask.variants import DEFAULT_TYPES
 
 log = logging.getLogger("spcl.extract.vllm")
 
 
-class VLLMExtractor(Extractor):
+class VLLMExtractor(BatchedExtractor):
     """Offline batched chat generation with vLLM (GPU)."""
 
     name = "vllm"
@@ -112,13 +112,6 @@ class VLLMExtractor(Extractor):
                 else:
                     results[i].raw = comp.text
         return timed_batch(results, started)
-
-    def run(self, texts: list[str]) -> list[Extraction]:
-        """Generate for ``texts`` in chunks of ``batch_size`` (vLLM schedules within a chunk)."""
-        out: list[Extraction] = []
-        for k in range(0, len(texts), self.batch_size):
-            out += self._run_batch(texts[k:k + self.batch_size])
-        return out
 
     def close(self) -> None:
         """Drop the engine."""
