@@ -123,3 +123,19 @@ def test_filter_job_with_default_model_flags_sensitive_and_keeps_plain(tmp_path:
         assert str(rows[f"s{i}"]["model_version"]).startswith("screen-default@")
     for i in range(len(PLAIN)):
         assert rows[f"p{i}"]["decision"] == "clean", i
+
+
+def test_model_card_cites_the_manifest_of_its_training_data(tmp_path: Path) -> None:
+    from spcl.cli import main
+    from spcl.manifest import sha256_file, write_manifest
+
+    folder = tmp_path / "train-extra"
+    folder.mkdir()
+    data = write_jsonl(folder / "train.jsonl", generate(15, seed=3))
+    write_manifest(folder, kind="training-set", licence="CC0-1.0")
+    out = tmp_path / "models" / "cited"
+    assert main(["train", "--data", str(data), "--out", str(out), "--cv-folds", "0"]) == 0
+    (source,) = json.loads((out / "model_card.json").read_text())["training_data"]
+    assert source["sha256"] == sha256_file(data)
+    assert source["manifest"]["manifest_sha256"] == sha256_file(folder / "manifest.json")
+    assert source["manifest"]["kind"] == "training-set" and source["manifest"]["licence"] == "CC0-1.0"

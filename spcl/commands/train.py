@@ -75,7 +75,7 @@ def run_train(args: argparse.Namespace) -> int:
         out.mkdir(parents=True, exist_ok=True)
         write_cv_outputs(cv, cv_card, out)
     screen = fit_screen(real + extra, settings)
-    sources = [{"path": str(p), "sha256": _sha256(p)} for p in args.data]
+    sources = [_data_source(p) for p in args.data]
     card_extra = {
         "training_data": sources,
         "synthetic": (
@@ -98,10 +98,16 @@ def run_train(args: argparse.Namespace) -> int:
     return 0
 
 
-def _sha256(path: str) -> str:
-    from spcl.manifest import sha256_file
+def _data_source(path: str) -> dict[str, object]:
+    """How the model card cites one training file: path, SHA-256, and the manifest of its dataset folder
+    (written by ``spcl review to-train``, ``spcl synth`` …) when there is one."""
+    from spcl.manifest import MANIFEST_NAME, manifest_ref, sha256_file
 
-    return sha256_file(path)
+    source: dict[str, object] = {"path": str(path), "sha256": sha256_file(path)}
+    folder = Path(path).parent
+    if (folder / MANIFEST_NAME).is_file():
+        source["manifest"] = manifest_ref(folder)
+    return source
 
 
 def _trained_on(real: list, extra: list) -> str:
