@@ -27,7 +27,7 @@ def test_bad_value_is_named(tmp_path: Path) -> None:
 
 
 def test_unknown_pii_type_is_rejected() -> None:
-    with pytest.raises(ConfigError, match="detect.types"):
+    with pytest.raises(ConfigError, match=r"detect\.types"):
         load_settings(overrides={"detect.types": ["PHONE", "SSN"]})
 
 
