@@ -113,8 +113,13 @@ def _data_source(path: str) -> dict[str, object]:
 def _trained_on(real: list, extra: list) -> str:
     langs = sorted({r.lang for r in real})
     text = f"{len(real)} real labelled documents ({', '.join(langs)})"
-    if extra:
-        text += f" plus {len(extra)} synthetic augmentation documents (spcl.synth.screen_data; training only)"
+    weak = [r for r in extra if r.source.startswith("weak:")]
+    synthetic = len(extra) - len(weak)
+    if weak:
+        sources = ", ".join(sorted({r.source.removeprefix("weak:") for r in weak}))
+        text += f" plus {len(weak)} weakly labelled real documents ({sources}; training only)"
+    if synthetic:
+        text += f" plus {synthetic} synthetic augmentation documents (spcl.synth.screen_data; training only)"
     return text
 
 

@@ -49,8 +49,9 @@ class Record:
 
     @property
     def synthetic(self) -> bool:
-        """True for generated augmentation data (``source`` starts with ``synth``)."""
-        return self.source.startswith("synth")
+        """True for training-only augmentation: generated (``source`` starts with ``synth``) or weakly
+        labelled real text (``weak:``, e.g. ``spcl.screen.weak_none``); never scored in CV."""
+        return self.source.startswith(("synth", "weak:"))
 
 
 @dataclass(frozen=True)
