@@ -23,6 +23,7 @@ import json
 import zipfile
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from functools import cached_property
 from pathlib import Path
 from typing import Any
 
@@ -108,9 +109,10 @@ class Screen:
         if self._svc_w.shape[0] != self.featurizer.width or self._cat_w.shape[1] != self.featurizer.width:
             raise ScreenModelError("weight width does not match the feature settings")
 
-    @property
+    @cached_property
     def version(self) -> str:
-        """``NAME@SHA12``: the artifact name and the first 12 hex digits of its model files' hash."""
+        """``NAME@SHA12``: the artifact name and the first 12 hex digits of its model files' hash
+        (computed once: hashing re-serializes the arrays)."""
         return f"{self.name}@{model_digest(self.file_bytes())[:12]}"
 
     def features(self, texts: Sequence[str], langs: Sequence[str] | None = None) -> sp.csr_matrix:
