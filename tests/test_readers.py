@@ -104,3 +104,19 @@ def test_twenty_megabyte_document_is_processed_or_quarantined_not_crashed() -> N
     assert _rows(big, "x.jsonl", InputSettings())[0]["error"] == "text_too_long"
     rows = _rows(big, "x.jsonl", InputSettings(max_text_chars=30 << 20))
     assert rows[0]["error"] is None and len(rows[0]["text"]) == 20 << 20
+
+
+def test_corrupt_row_group_quarantines_each_declared_row(tmp_path: Path) -> None:
+    table = pa.table({"id": [f"r{i}" for i in range(40)], "text": [f"문서 {i} " * 30 for i in range(40)]})
+    path = tmp_path / "two-groups.parquet"
+    pq.write_table(table, path, row_group_size=20, compression="zstd")
+    data = bytearray(path.read_bytes())
+    meta = pq.ParquetFile(path).metadata.row_group(1).column(1)
+    start = meta.data_page_offset
+    data[start + 20:start + 60] = b"\xff" * 40  # damage the second row group's text page
+    rows = _rows(bytes(data), str(path))
+    assert len(rows) == 40 == count_records(io.BytesIO(bytes(data)), str(path), SETTINGS)
+    assert [r["id"] for r in rows[:20]] == [f"r{i}" for i in range(20)]
+    assert all(r["error"] is None for r in rows[:20])
+    assert {r["error"] for r in rows[20:]} == {"corrupt_parquet_row_group"}
+    assert [r["position"] for r in rows] == list(range(40))

@@ -263,7 +263,12 @@ def _unreadable_file(fh: IO[bytes], source: str, reason: str, batch_rows: int) -
 
 def read_parquet(fh: IO[bytes], source: str, settings: InputSettings,
                  batch_rows: int = 2000) -> Iterator[pa.RecordBatch]:
-    """Arrow batches of the rows of one Parquet file; an unreadable file becomes one quarantine row."""
+    """Arrow batches of the rows of one Parquet file, row group by row group.
+
+    An unreadable file becomes one quarantine row (with the file's bytes); a row group that cannot be
+    decoded becomes one quarantine row per row its footer declares (``corrupt_parquet_row_group``), so the
+    reconciliation against the footer's row count still holds.
+    """
     try:
         pfile = pq.ParquetFile(fh)
         names = set(pfile.schema_arrow.names)
@@ -272,24 +277,34 @@ def read_parquet(fh: IO[bytes], source: str, settings: InputSettings,
         return
     position = 0
     builder = _BatchBuilder(source, batch_rows)
-    try:
-        for table_batch in pfile.iter_batches(batch_size=batch_rows):
-            for row in table_batch.to_pylist():
-                text = row.get(settings.text_field) if settings.text_field in names else None
-                doc_id = _doc_id(row.get(settings.id_field)) if settings.id_field else None
-                problem = text_problem(text, settings)
-                if problem:
-                    raw = json.dumps(row, ensure_ascii=True, default=str).encode()
-                    builder.add(position, doc_id=doc_id, error=problem, raw=raw)
-                else:
-                    builder.add(position, doc_id=doc_id, text=text, meta=_meta_json(row, settings))
-                position += 1
-                if builder.full() and (batch := builder.flush()) is not None:
-                    yield batch
-    except (pa.ArrowException, OSError, ValueError):
-        builder.add(position, error="corrupt_parquet_row_group", raw=None)
+    for group in range(pfile.num_row_groups):
+        declared = pfile.metadata.row_group(group).num_rows
+        try:
+            rows = pfile.read_row_group(group).to_pylist()
+        except (pa.ArrowException, OSError, ValueError):
+            rows = None
+        for offset in range(declared):
+            if rows is None or offset >= len(rows):
+                builder.add(position, error="corrupt_parquet_row_group")
+            else:
+                _add_parquet_row(builder, rows[offset], position, names, settings)
+            position += 1
+            if builder.full() and (batch := builder.flush()) is not None:
+                yield batch
     if (batch := builder.flush()) is not None:
         yield batch
+
+
+def _add_parquet_row(builder: _BatchBuilder, row: dict[str, Any], position: int, names: set[str],
+                     settings: InputSettings) -> None:
+    text = row.get(settings.text_field) if settings.text_field in names else None
+    doc_id = _doc_id(row.get(settings.id_field)) if settings.id_field else None
+    problem = text_problem(text, settings)
+    if problem:
+        raw = json.dumps(row, ensure_ascii=True, default=str).encode()
+        builder.add(position, doc_id=doc_id, error=problem, raw=raw)
+    else:
+        builder.add(position, doc_id=doc_id, text=text, meta=_meta_json(row, settings))
 
 
 def read_records(fh: IO[bytes], source: str, settings: InputSettings,
