@@ -110,6 +110,7 @@ class MaskJobConfig:
     batch_size: int = 64
     types: tuple[str, ...] = DEFAULT_TYPES
     options: dict[str, Any] = field(default_factory=dict)
+    chunk_chars: int = 0  # > 0: model backends see long documents in overlapping windows of this size
 
     def to_json(self) -> str:
         """The config as JSON (for Spark workers)."""
@@ -239,7 +240,8 @@ class MaskRunner:
         self.key = vault_key if vault_key is not None else resolve_key()
         open_vault(cfg.vault, self.key).close()  # creates the header, or checks the key against it
         self.extractor = extractor or make_extractor(cfg.backend, model=cfg.model, endpoint=cfg.endpoint,
-                                                     types=cfg.types, options=cfg.options)
+                                                     types=cfg.types, options=cfg.options,
+                                                     chunk_chars=cfg.chunk_chars)
         if fallback is None and cfg.fallback:
             if cfg.fallback != "rules":
                 raise MaskJobError("only --fallback rules is supported")

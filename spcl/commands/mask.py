@@ -34,6 +34,9 @@ def add_mask_arguments(parser: argparse.ArgumentParser) -> None:
                         help="retry documents the model failed on with the rules backend (marked fallback)")
     parser.add_argument("--batch-size", type=int, default=64, help="documents per extractor call (default 64)")
     parser.add_argument("--max-tokens", type=int, default=512, help="generated tokens per document (default 512)")
+    parser.add_argument("--chunk-chars", type=int, default=0, metavar="N",
+                        help="model backends: extract documents longer than N characters in overlapping windows "
+                             "(default 0 = whole documents; too long ones fail closed as input_too_long)")
     parser.add_argument("--concurrency", type=int, default=8, help="openai: requests in flight (default 8)")
     parser.add_argument("--timeout", type=float, default=120.0, help="openai: seconds per request (default 120)")
     parser.add_argument("--retries", type=int, default=3, help="openai: retries per request (default 3)")
@@ -69,7 +72,8 @@ def config_from_args(args: argparse.Namespace) -> Any:
     types = tuple(t.strip().upper() for t in args.types.split(",") if t.strip()) if args.types else DEFAULT_TYPES
     return MaskJobConfig(input=args.input, output=args.output, vault=args.vault, backend=args.backend,
                          model=args.model, endpoint=args.endpoint, fallback=args.fallback,
-                         batch_size=args.batch_size, types=types, options=backend_options(args))
+                         batch_size=args.batch_size, types=types, options=backend_options(args),
+                         chunk_chars=args.chunk_chars)
 
 
 def run_from_args(args: argparse.Namespace) -> int:

@@ -23,8 +23,12 @@ def make_extractor(
     endpoint: str | None = None,
     types: tuple[str, ...] = DEFAULT_TYPES,
     options: dict[str, Any] | None = None,
+    chunk_chars: int = 0,
 ) -> Extractor:
     """The extractor named ``backend`` (one of :data:`BACKENDS`); ``options`` go to its constructor.
+
+    With ``chunk_chars > 0`` a model backend sees long documents in overlapping windows of that many
+    characters (``spcl.extract.backends.chunking``); the rules backend never needs it.
 
     >>> make_extractor("rules").name
     'rules'
@@ -43,11 +47,19 @@ def make_extractor(
             raise ValueError("the openai backend needs --endpoint (e.g. http://gpu-node:8000/v1)")
         from spcl.extract.backends.openai_backend import OpenAIExtractor
 
-        return OpenAIExtractor(endpoint, model, types=types, **opts)
+        return _chunked(OpenAIExtractor(endpoint, model, types=types, **opts), chunk_chars)
     if backend == "transformers":
         from spcl.extract.backends.transformers_backend import TransformersExtractor
 
-        return TransformersExtractor(model, types=types, **opts)
+        return _chunked(TransformersExtractor(model, types=types, **opts), chunk_chars)
     from spcl.extract.backends.vllm_backend import VLLMExtractor
 
-    return VLLMExtractor(model, types=types, **opts)
+    return _chunked(VLLMExtractor(model, types=types, **opts), chunk_chars)
+
+
+def _chunked(extractor: Extractor, chunk_chars: int) -> Extractor:
+    if chunk_chars <= 0:
+        return extractor
+    from spcl.extract.backends.chunking import ChunkingExtractor
+
+    return ChunkingExtractor(extractor, max_chars=chunk_chars, overlap=min(200, chunk_chars // 4))
