@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 from spcl.screen import CATEGORIES, Screen, ScreenModelError, ScreenResult, load_screen
 from spcl.screen.features import FeatureSettings, bigram_keys, char_ngram_keys, word_keys
 from spcl.screen.model import MODEL_FILES
-from spcl.screen.tokenize import Tokenizers, guess_lang, route, train_sentencepiece
+from spcl.screen.tokenize import Tokenizers, route, train_sentencepiece
 from spcl.screen.train import (
     Record,
     TrainSettings,
@@ -25,6 +25,7 @@ from spcl.screen.train import (
     tune_thresholds,
 )
 from spcl.synth.screen_data import generate
+from spcl.text import guess_lang
 
 SMALL = TrainSettings(
     features=FeatureSettings(bits=16, sp_vocab_size=1000),

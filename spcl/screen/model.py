@@ -33,7 +33,8 @@ import scipy.sparse as sp
 
 from spcl import __version__
 from spcl.screen.features import FeatureSettings, Featurizer, tfidf
-from spcl.screen.tokenize import Tokenizers, guess_lang
+from spcl.screen.tokenize import Tokenizers
+from spcl.text import guess_lang
 
 FORMAT_VERSION = 1
 """Artifact format; a loader refuses any other value."""

@@ -13,20 +13,6 @@ from collections.abc import Iterable, Sequence
 import fugashi
 import sentencepiece as spm
 
-from spcl.text import guess_lang as _guess
-
-LANGS: tuple[str, ...] = ("ja", "ko", "en", "other")
-
-
-
-def guess_lang(text: str) -> str:
-    """The job's script-based guess (:func:`spcl.text.guess_lang`): ``ja``, ``ko``, ``en`` or ``other``.
-
-    >>> [guess_lang(t) for t in ("東京に住む", "서울에 산다", "I live in the city", "12345")]
-    ['ja', 'ko', 'en', 'other']
-    """
-    return _guess(text)
-
 
 def route(lang: str) -> str:
     """Which tokenizer serves a language: ``mecab`` for ``ja``, ``sp`` for everything else.

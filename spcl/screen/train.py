@@ -29,8 +29,8 @@ from spcl import __version__
 from spcl.screen.features import FeatureSettings, Featurizer, fit_idf, tfidf
 from spcl.screen.lexicon import default_lexicon
 from spcl.screen.model import CATEGORIES, Screen
-from spcl.screen.tokenize import LANGS, Tokenizers, train_sentencepiece
-from spcl.text import guess_lang
+from spcl.screen.tokenize import Tokenizers, train_sentencepiece
+from spcl.text import LANGS, guess_lang
 
 log = logging.getLogger(__name__)
 LABELS: tuple[str, ...] = ("SCPI", "RELATED", "NONE")
