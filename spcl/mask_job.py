@@ -37,7 +37,6 @@ import re
 import secrets
 import shutil
 import time
-import unicodedata
 from collections import Counter
 from collections.abc import Iterable, Iterator
 from dataclasses import asdict, dataclass, field
@@ -51,6 +50,7 @@ from spcl.extract.backends import Extraction, Extractor, make_extractor
 from spcl.extract.contract import ParseResult, parse_extraction
 from spcl.mask import mask_text, reassemble_text
 from spcl.mask.variants import DEFAULT_TYPES
+from spcl.text import normalize
 
 log = logging.getLogger("spcl.mask_job")
 
@@ -221,7 +221,7 @@ def mask_document(text: str, extraction: Extraction, types: tuple[str, ...]) -> 
         return _Outcome(reason=_failure_reason(parsed)), parsed
     try:
         result = mask_text(text, parsed.candidates)
-        if reassemble_text(result.masked_text, result.mapping) != unicodedata.normalize("NFC", text):
+        if reassemble_text(result.masked_text, result.mapping) != normalize(text):
             return _Outcome(reason="mask_roundtrip"), parsed
     except Exception as err:
         return _Outcome(reason=f"mask_error:{type(err).__name__}"), parsed

@@ -45,7 +45,6 @@ gold, gold values that do not occur in their source. Messages name files, lines,
 from __future__ import annotations
 
 import json
-import unicodedata
 from collections import Counter
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
@@ -55,6 +54,7 @@ from typing import Any
 from spcl.extract.contract import ParseResult, check_candidates, parse_extraction
 from spcl.mask import mask_text, reassemble_text
 from spcl.mask.variants import DEFAULT_TYPES, normalize_type, normalize_value, occurrences_by_pair
+from spcl.text import normalize
 
 Pair = tuple[str, str]
 
@@ -92,7 +92,7 @@ def gold_doc(rec: dict[str, Any]) -> GoldDoc:
     source = rec.get("source_text")
     if not isinstance(source, str):
         raise EvalError(f"gold id {doc_id!r}: source_text missing or not a string")
-    text = unicodedata.normalize("NFC", source)
+    text = normalize(source)
     pairs: list[Pair] = []
     seen: set[Pair] = set()
     for i, ent in enumerate(rec.get("entities") or []):

@@ -14,12 +14,12 @@ types) is a failure, and the document must not be released as clean (fail closed
 from __future__ import annotations
 
 import re
-import unicodedata
 from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from spcl.mask.variants import DEFAULT_TYPES, normalize_type, normalize_value, occurrences_by_pair
+from spcl.text import normalize
 
 THINK_RE = re.compile(r"<think>.*?</think>", re.DOTALL)
 REJECT_REASONS: tuple[str, ...] = ("type_not_allowed", "empty_value", "duplicate", "not_in_source")
@@ -75,7 +75,7 @@ def check_candidates(
     """
     res = result if result is not None else ParseResult()
     allowed = _normalized_allowed(allowed_types)
-    text = unicodedata.normalize("NFC", source)
+    text = normalize(source)
     rejected: Counter[str] = Counter(res.rows_rejected)
     seen: set[tuple[str, str]] = set()
     checked: list[tuple[str, str]] = []

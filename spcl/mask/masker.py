@@ -10,12 +10,12 @@ different spacing or separator → its own token), skipping token names the sour
 
 from __future__ import annotations
 
-import unicodedata
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from spcl.mask.tokens import TokenAllocator, reserved_tokens
 from spcl.mask.variants import canonical_alternatives, check_type_name, scan
+from spcl.text import normalize
 
 
 @dataclass(frozen=True, slots=True)
@@ -49,7 +49,7 @@ def mask_text(source: str, candidates: Iterable[tuple[str, str]]) -> MaskResult:
     >>> r.mapping
     {'[PERSON_2]': '김가상', '[PERSON_3]': '김 가 상'}
     """
-    text = unicodedata.normalize("NFC", source)
+    text = normalize(source)
     alts = canonical_alternatives(candidates)
     for type_ in sorted({a.type for a in alts}):
         check_type_name(type_)

@@ -19,10 +19,11 @@ Every pattern is a plain sequence with bounded gaps: matching is linear in the t
 from __future__ import annotations
 
 import re
-import unicodedata
 from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import lru_cache
+
+from spcl.text import normalize
 
 DEFAULT_TYPES: tuple[str, ...] = (
     "PERSON",
@@ -92,7 +93,7 @@ def normalize_type(type_: str) -> str:
 
 def normalize_value(value: str) -> str:
     """A candidate value as compared everywhere: NFC and trimmed."""
-    return unicodedata.normalize("NFC", value).strip()
+    return normalize(value).strip()
 
 
 def type_rank(type_: str) -> int:

@@ -22,12 +22,12 @@ from __future__ import annotations
 import logging
 import re
 import time
-import unicodedata
 from functools import lru_cache
 from typing import Any
 
 from spcl.extract.backends.base import Extraction, Extractor
 from spcl.mask.variants import DEFAULT_TYPES
+from spcl.text import normalize
 
 log = logging.getLogger("spcl.extract.rules")
 
@@ -257,7 +257,7 @@ def rules_rows(text: str, types: tuple[str, ...] = DEFAULT_TYPES) -> list[tuple[
     """The ``(TYPE, value)`` rows the rules backend prints for one NFC text, in order of first appearance."""
     from spcl.detect import find_pii
 
-    text = unicodedata.normalize("NFC", text)
+    text = normalize(text)
     allowed = set(types)
     found: list[tuple[int, str, str]] = []
     taken: list[tuple[int, int]] = []
