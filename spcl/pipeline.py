@@ -101,29 +101,35 @@ def _screen_scores(ctx: FilterContext, texts: list[str], langs: list[str]) -> li
     return rows
 
 
+def _quarantine(cols: dict[str, list[Any]], base: dict[str, Any], reason: str, raw: bytes | None) -> None:
+    _append(cols, **base, decision="quarantine", quarantine_reason=reason, raw=raw)
+
+
+def _raw_bytes(text: str) -> bytes:
+    return text.encode("utf-8", "surrogatepass")
+
+
 def process_batch(batch: pa.RecordBatch, ctx: FilterContext) -> pa.RecordBatch:
     """Screen one ``RECORD_SCHEMA`` batch: normalize, detect, score, decide; one output row per input row."""
-    records = batch.to_pylist()
     cols = _empty_columns()
     common = {"config_hash": ctx.config_hash, "model_version": ctx.model_version}
     kept: list[dict[str, Any]] = []
-    for rec in records:
+    for rec in batch.to_pylist():
         base = {"id": rec["id"], "source": rec["source"], "position": rec["position"], **common}
         if rec["error"] is not None:
-            _append(cols, **base, decision="quarantine", quarantine_reason=rec["error"], raw=rec["raw"])
+            _quarantine(cols, base, rec["error"], rec["raw"])
             continue
         try:
             text = normalize(rec["text"])
             hits = ctx.detectors.find(text)
-            kept.append({**base, "text": text, "lang": guess_lang(text), "meta": rec["meta"],
-                         "hits": reported_hits(hits, ctx.settings.policy),
-                         "reasons": rule_reasons(hits, ctx.settings.policy), "raw_text": rec["text"]})
+            kept.append({"base": base, "original": rec["text"], "text": text, "lang": guess_lang(text),
+                         "meta": rec["meta"], "hits": reported_hits(hits, ctx.settings.policy),
+                         "reasons": rule_reasons(hits, ctx.settings.policy)})
         except Exception as err:  # never crash the job on one record; never log the value
             log.warning("record %s at %s:%s failed in the screen: %s", rec["id"], rec["source"],
                         rec["position"], type(err).__name__)
-            raw = rec["text"].encode("utf-8", "surrogatepass") if isinstance(rec["text"], str) else None
-            _append(cols, **base, decision="quarantine", raw=raw,
-                    quarantine_reason=f"screen_error:{type(err).__name__}")
+            raw = _raw_bytes(rec["text"]) if isinstance(rec["text"], str) else None
+            _quarantine(cols, base, f"screen_error:{type(err).__name__}", raw)
     scores: list[dict[str, Any] | None] = [None] * len(kept)
     if ctx.screen is not None and kept:
         try:
@@ -131,11 +137,7 @@ def process_batch(batch: pa.RecordBatch, ctx: FilterContext) -> pa.RecordBatch:
         except Exception as err:  # fail closed: an unscored document is not released as clean
             log.warning("screen model failed on a batch of %d records: %s", len(kept), type(err).__name__)
             for row in kept:
-                raw = row["raw_text"].encode("utf-8")
-                _append(cols, **{k: row[k] for k in ("id", "source", "position", "config_hash",
-                                                       "model_version")},
-                        decision="quarantine", raw=raw,
-                        quarantine_reason=f"screen_model_error:{type(err).__name__}")
+                _quarantine(cols, row["base"], f"screen_model_error:{type(err).__name__}", _raw_bytes(row["original"]))
             return pa.RecordBatch.from_pydict(cols, schema=OUTPUT_SCHEMA)
     for row, score in zip(kept, scores, strict=True):
         reasons = row["reasons"]
@@ -143,7 +145,7 @@ def process_batch(batch: pa.RecordBatch, ctx: FilterContext) -> pa.RecordBatch:
         if score is not None:
             reasons = reasons + screen_reasons(score["lgbm_flag"], score["svc_flag"])
             top_category = score.pop("top_category")
-        row.pop("raw_text")
-        _append(cols, **{**row, "hits": _hit_rows(row["hits"]), "reasons": reasons, "scores": score,
-                         "top_category": top_category, "decision": decide(reasons)})
+        _append(cols, **row["base"], text=row["text"], lang=row["lang"], meta=row["meta"],
+                hits=_hit_rows(row["hits"]), reasons=reasons, scores=score, top_category=top_category,
+                decision=decide(reasons))
     return pa.RecordBatch.from_pydict(cols, schema=OUTPUT_SCHEMA)
