@@ -19,6 +19,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "spcl.commands.eval",
     "spcl.commands.vault",
     "spcl.commands.mask",
+    "spcl.commands.unmask",
     "spcl.commands.train",
     "spcl.commands.bench_screen",
 )

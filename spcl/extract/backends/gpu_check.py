@@ -56,7 +56,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
 
     from spcl.extract.backends.tiny_model import write_tiny_model
-    from spcl.mask_job import MaskJobConfig, run_mask_job
+    from spcl.mask_stage import MaskJobConfig, run_mask_job
 
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)

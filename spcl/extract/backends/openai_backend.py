@@ -24,9 +24,9 @@ import urllib.request
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
+from spcl.entity_types import DEFAULT_TYPES
 from spcl.extract.backends.base import BackendUnavailable, Extraction, Extractor
 from spcl.extract.prompt import PROMPT_VERSION, build_messages
-from spcl.mask.variants import DEFAULT_TYPES
 
 log = logging.getLogger("spcl.extract.openai")
 
