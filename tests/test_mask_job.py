@@ -374,6 +374,10 @@ def test_spark_job_matches_python_engine_and_resumes(tmp_path: Path, records) ->
     assert sorted(spark_rows) == sorted(plain_rows) == sorted(docs)
     for doc_id, row in plain_rows.items():
         assert spark_rows[doc_id]["masked_text"] == row["masked_text"]
-        assert spark_rows[doc_id]["spans"] == row["spans"]
+        # found_by may differ: one file was done by the scripted backend (its rows are "extractor" + "names")
+        def strip(spans: list[dict]) -> list[dict]:
+            return [{k: v for k, v in sp.items() if k != "found_by"} for sp in spans]
+
+        assert strip(spark_rows[doc_id]["spans"]) == strip(row["spans"])
     vault_ids = vault_record_ids(tmp_path / "vault")
     assert sorted(vault_ids) == sorted(r["row_key"] for r in spark_rows.values())
