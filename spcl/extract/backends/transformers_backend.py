@@ -7,6 +7,10 @@ does not fit ``max_input_tokens`` fails with ``input_too_long`` (the model would
 whose generation hits ``max_new_tokens`` without an end-of-sequence fails with ``output_truncated`` (its
 list may be cut short): both fail closed. If a whole batch raises, each document is retried alone so one
 bad document fails only itself.
+
+``adapter`` names a folder written by ``spcl train-extractor`` (a PEFT LoRA adapter in safetensors with its
+``model_card.json``): it is checked (no pickle, same prompt version, same base model) by
+``spcl.finetune.artifact.check_adapter`` and merged into the base weights before generation.
 """
 
 from __future__ import annotations
@@ -64,6 +68,33 @@ def load_model(model: str | Path, device: str = "auto", dtype: str = "auto") -> 
     return net, tokenizer
 
 
+def chat_prompt_ids(tokenizer: Any, messages: list[dict[str, str]]) -> list[int]:
+    """The token ids of ``messages`` under the tokenizer's chat template, with the generation prompt.
+
+    The one place the prompt is tokenized: inference here and fine-tuning (``spcl.finetune.lossmask``).
+    """
+    ids = tokenizer.apply_chat_template(messages, add_generation_prompt=True, tokenize=True, return_dict=False)
+    if isinstance(ids, dict) or hasattr(ids, "keys"):  # some tokenizers return a BatchEncoding
+        ids = ids["input_ids"]
+    return [int(i) for i in ids]
+
+
+def apply_adapter(net: Any, base: str | Path, adapter: str | Path) -> Any:
+    """``net`` with the checked LoRA adapter at ``adapter`` merged in (raises ``BackendUnavailable``)."""
+    from spcl.finetune.artifact import AdapterError, check_adapter
+
+    try:
+        check_adapter(adapter, base)
+        from peft import PeftModel
+    except AdapterError as err:
+        raise BackendUnavailable(f"adapter {Path(adapter).name}: {err}") from None
+    except ImportError:
+        raise BackendUnavailable("--adapter needs peft (pip install 'spcl[llm]')") from None
+    merged = PeftModel.from_pretrained(net, str(adapter), is_trainable=False).merge_and_unload()
+    merged.eval()
+    return merged
+
+
 class TransformersExtractor(BatchedExtractor):
     """Greedy chat generation with a local transformers model, ``batch_size`` documents at a time."""
 
@@ -80,13 +111,17 @@ class TransformersExtractor(BatchedExtractor):
         batch_size: int = 8,
         device: str = "auto",
         dtype: str = "auto",
+        adapter: str | Path | None = None,
     ):
         super().__init__(types)
         self.model = str(model)
+        self.adapter = str(adapter) if adapter else None
         self.max_new_tokens = max_new_tokens
         self.max_input_tokens = max_input_tokens
         self.batch_size = max(1, batch_size)
         self.net, self.tokenizer = load_model(model, device, dtype)
+        if adapter:
+            self.net = apply_adapter(self.net, model, adapter)
         self.device = self.net.device
         eos = self.net.generation_config.eos_token_id if self.net.generation_config else None
         eos_ids = eos if isinstance(eos, list) else [eos]
@@ -94,12 +129,7 @@ class TransformersExtractor(BatchedExtractor):
         self.eos_ids = frozenset(int(e) for e in eos_ids)
 
     def _prompt_ids(self, text: str) -> list[int]:
-        ids = self.tokenizer.apply_chat_template(
-            build_messages(text, self.types), add_generation_prompt=True, tokenize=True, return_dict=False
-        )
-        if isinstance(ids, dict) or hasattr(ids, "keys"):  # some tokenizers return a BatchEncoding
-            ids = ids["input_ids"]
-        return [int(i) for i in ids]
+        return chat_prompt_ids(self.tokenizer, build_messages(text, self.types))
 
     def _generate(self, prompts: list[list[int]]) -> list[tuple[str, int, bool]]:
         import torch

@@ -1,0 +1,16 @@
+"""Fine-tuning the LLM-stage extractor on chat records (``spcl train-extractor``).
+
+One idea per module:
+
+- ``records``: read chat records (or PII split records) and check that each prompt is exactly the
+  extraction prompt of ``spcl.extract.prompt`` (the version and the messages).
+- ``lossmask``: tokenize one record with the model's chat template and build its labels: -100 for every
+  system/user/template token, the token ids for the assistant completion and its end-of-turn token; verify.
+- ``collate``: pad examples into a batch and re-verify the loss mask on the batch (the only way batches
+  are built, for training and for evaluation).
+- ``checkpoint``: trainable weights and optimizer state in safetensors (no pickle), for resuming.
+- ``train``: the seeded training loop (LoRA via PEFT, or full fine-tuning).
+- ``evaluate``: the eval loss and the ``spcl eval masking`` metrics of the trained extractor.
+- ``artifact``: the model card and the checks a loader runs before using an adapter.
+- ``tracking``: metrics and hyper-parameters to a JSONL log and optionally MLflow; never text.
+"""

@@ -1,0 +1,331 @@
+"""The training loop of ``spcl train-extractor``: seeded, resumable, completion-only loss.
+
+``train_extractor(TrainConfig(...))`` reads and checks the chat records, tokenizes them with the base
+model's chat template (``spcl.finetune.lossmask``), wraps the model in a PEFT LoRA adapter (or trains every
+weight with ``full=True``) and runs AdamW with a linear warm-up/decay schedule. The loss is the summed
+cross-entropy over trained tokens divided by the trained tokens of the optimizer step, so every completion
+token weighs the same whatever the padding and gradient accumulation.
+
+Deterministic: the LoRA initialisation is seeded, each epoch's order is the examples sorted by
+``sha256(seed:epoch:id)``, and the dropout generator is reseeded from ``(seed, step)`` before each step, so
+a run resumed from a checkpoint continues exactly as the uninterrupted one would. Records that fail their
+checks stop the run (``TrainError`` naming ids and reasons) unless ``drop_bad_records``; dropped ids are
+listed in the model card. Logs and tracker events carry ids, counts and numbers only.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import math
+import time
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from spcl.finetune.artifact import base_fingerprint, pickle_files, write_model_card
+from spcl.finetune.checkpoint import latest_checkpoint, load_checkpoint, save_checkpoint
+from spcl.finetune.collate import collate
+from spcl.finetune.evaluate import eval_loss, hashed_order, is_gold_file, masking_metrics
+from spcl.finetune.lossmask import EncodeReport, encode_records
+from spcl.finetune.records import read_records
+from spcl.finetune.tracking import Tracker
+
+log = logging.getLogger("spcl.finetune")
+
+
+class TrainError(RuntimeError):
+    """The run cannot go on (bad records, a checkpoint from other settings); names ids and reasons only."""
+
+
+@dataclass(frozen=True)
+class TrainConfig:
+    """Everything a run depends on (paths, model, LoRA and optimizer settings, evaluation)."""
+
+    data: str
+    base: str
+    out: str
+    eval: str | None = None
+    full: bool = False
+    lora_rank: int = 16
+    lora_alpha: int | None = None
+    lora_dropout: float = 0.05
+    target_modules: str = "all-linear"
+    epochs: int = 1
+    max_steps: int = 0
+    batch_size: int = 1
+    grad_accum: int = 8
+    lr: float | None = None
+    weight_decay: float = 0.0
+    warmup_steps: int = 0
+    max_grad_norm: float = 1.0
+    max_length: int = 2048
+    drop_bad_records: bool = False
+    seed: int = 0
+    device: str = "auto"
+    dtype: str = "auto"
+    save_every: int = 100
+    resume: bool = False
+    eval_limit: int = 0
+    eval_max_new_tokens: int = 256
+    eval_batch_size: int = 8
+    eval_generate: bool = True
+    mlflow: str | None = None
+
+    @property
+    def learning_rate(self) -> float:
+        """``lr``, or the default: 2e-4 for LoRA, 1e-5 for full fine-tuning."""
+        return self.lr if self.lr is not None else (1e-5 if self.full else 2e-4)
+
+    def hyper_parameters(self) -> dict[str, Any]:
+        """The settings that change the trained weights (what the model card and the tracker record)."""
+        keys = ("full", "lora_rank", "lora_dropout", "target_modules", "epochs", "max_steps", "batch_size",
+                "grad_accum", "weight_decay", "warmup_steps", "max_grad_norm", "max_length", "seed", "dtype")
+        hp = {k: getattr(self, k) for k in keys}
+        hp["lora_alpha"] = self.lora_alpha if self.lora_alpha is not None else 2 * self.lora_rank
+        hp["lr"] = self.learning_rate
+        if self.full:
+            for k in ("lora_rank", "lora_alpha", "lora_dropout", "target_modules"):
+                hp.pop(k)
+        return hp
+
+
+def _sha(text: str) -> str:
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+def eos_token_ids(net: Any, tokenizer: Any) -> frozenset[int]:
+    """The end-of-turn ids generation stops at (the model's generation config, else the tokenizer's eos)."""
+    eos = net.generation_config.eos_token_id if getattr(net, "generation_config", None) else None
+    ids = [e for e in (eos if isinstance(eos, list) else [eos]) if e is not None] or [tokenizer.eos_token_id]
+    return frozenset(int(e) for e in ids)
+
+
+def lr_at(step: int, total: int, peak: float, warmup: int) -> float:
+    """Linear warm-up over ``warmup`` steps to ``peak``, then linear decay to 0 at ``total``."""
+    if warmup > 0 and step < warmup:
+        return peak * (step + 1) / warmup
+    return peak * max(0.0, (total - step) / max(1, total - warmup))
+
+
+def _problem_summary(problems: list[tuple[str, str]]) -> dict[str, Any]:
+    return {"count": len(problems), "by_reason": dict(sorted(Counter(r for _, r in problems).items())),
+            "records": [{"id": i, "reason": r} for i, r in problems]}
+
+
+def _prepare_out(cfg: TrainConfig) -> Path:
+    out = Path(cfg.out)
+    if out.exists() and any(out.iterdir()) and not cfg.resume:
+        raise TrainError(f"output folder {out} is not empty (pass --resume to continue a run there)")
+    out.mkdir(parents=True, exist_ok=True)
+    return out
+
+
+def _wrap(net: Any, cfg: TrainConfig) -> Any:
+    import torch
+
+    torch.manual_seed(cfg.seed)
+    if cfg.full:
+        for p in net.parameters():
+            p.requires_grad_(True)
+        return net
+    from peft import LoraConfig, get_peft_model
+
+    hp = cfg.hyper_parameters()
+    targets: Any = cfg.target_modules if cfg.target_modules == "all-linear" else cfg.target_modules.split(",")
+    lora = LoraConfig(r=cfg.lora_rank, lora_alpha=hp["lora_alpha"], lora_dropout=cfg.lora_dropout,
+                      target_modules=targets, bias="none", task_type="CAUSAL_LM")
+    return get_peft_model(net, lora)
+
+
+def train_extractor(cfg: TrainConfig, on_step: Callable[[int, dict[str, float]], None] | None = None) -> dict[str, Any]:
+    """Train, save the artifact under ``cfg.out``, evaluate, and return the model card.
+
+    ``on_step(step, metrics)`` is called after every optimizer step (progress, tests).
+    """
+    import torch
+    import torch.nn.functional as F
+
+    from spcl.extract.backends.transformers_backend import load_model
+    from spcl.manifest import manifest_ref, sha256_file
+
+    out = _prepare_out(cfg)
+    records, record_problems = read_records(cfg.data)
+    net, tokenizer = load_model(cfg.base, cfg.device, cfg.dtype)
+    eos_ids = eos_token_ids(net, tokenizer)
+    pad_id = int(tokenizer.pad_token_id)
+    report: EncodeReport = encode_records(tokenizer, records, max_length=cfg.max_length, eos_ids=eos_ids)
+    problems = [(p.id, p.reason) for p in record_problems] + report.problems
+    if problems:
+        reasons = Counter(r for _, r in problems)
+        log.warning("%d training record(s) fail their checks (%s); ids: %s", len(problems),
+                    ", ".join(f"{r}={n}" for r, n in sorted(reasons.items())), ", ".join(i for i, _ in problems[:20]))
+        if not cfg.drop_bad_records:
+            raise TrainError(f"{len(problems)} training record(s) fail their checks "
+                             f"({', '.join(f'{r}={n}' for r, n in sorted(reasons.items()))}; first ids: "
+                             f"{', '.join(i for i, _ in problems[:10])}); fix them, raise --max-length, "
+                             "or pass --drop-bad-records")
+    examples = report.examples
+    if not examples:
+        raise TrainError("no training example is left")
+    log.info("loss mask verified on %d examples: %d masked and %d trained tokens (%d dropped)",
+             len(examples), report.masked_tokens, report.trained_tokens, len(problems))
+
+    net = _wrap(net, cfg)
+    net.train()
+    device = next(net.parameters()).device
+    trainable = [p for p in net.parameters() if p.requires_grad]
+    optimizer = torch.optim.AdamW(trainable, lr=cfg.learning_rate, weight_decay=cfg.weight_decay)
+    per_step = cfg.batch_size * cfg.grad_accum
+    steps_per_epoch = math.ceil(len(examples) / per_step)
+    total = cfg.max_steps if cfg.max_steps > 0 else cfg.epochs * steps_per_epoch
+    data_sha = sha256_file(cfg.data)
+    settings = _sha(json.dumps({"hp": cfg.hyper_parameters(), "data": data_sha, "total": total,
+                                "base": base_fingerprint(cfg.base)}, sort_keys=True))
+    ckpt_dir = out / "checkpoints"
+    start = 0
+    if cfg.resume and (ckpt := latest_checkpoint(ckpt_dir)) is not None:
+        state = load_checkpoint(ckpt, net, optimizer)
+        if state.get("settings_sha256") != settings:
+            raise TrainError(f"checkpoint {ckpt.name} was written with other settings, data or base model")
+        start = int(state["step"])
+        log.info("resuming from %s (step %d of %d)", ckpt.name, start, total)
+
+    tracker = Tracker(out / "train_log.jsonl", cfg.mlflow)
+    params = {**cfg.hyper_parameters(), "base": Path(cfg.base).name[:64], "device": str(device),
+              "examples": len(examples), "dropped": len(problems), "total_steps": total,
+              "prompt_version": _prompt_version()}
+    tracker.log_params(params)
+    orders = {}
+    ids = [e.id for e in examples]
+    started = time.perf_counter()
+    tokens_seen = 0
+    history: list[dict[str, float]] = []
+    try:
+        for step in range(start, total):
+            epoch, j = divmod(step, steps_per_epoch)
+            if epoch not in orders:
+                orders = {epoch: hashed_order(ids, cfg.seed, f"epoch{epoch}")}
+            chosen = [examples[i] for i in orders[epoch][j * per_step : (j + 1) * per_step]]
+            lr = lr_at(step, total, cfg.learning_rate, cfg.warmup_steps)
+            for group in optimizer.param_groups:
+                group["lr"] = lr
+            torch.manual_seed(int.from_bytes(hashlib.sha256(f"{cfg.seed}:step:{step}".encode()).digest()[:7], "big"))
+            step_trained = sum(e.completion_tokens for e in chosen)
+            loss_sum, step_tokens = 0.0, 0
+            for k in range(0, len(chosen), cfg.batch_size):
+                batch = collate(chosen[k : k + cfg.batch_size], pad_id, eos_ids).to(device)
+                logits = net(input_ids=batch.input_ids, attention_mask=batch.attention_mask).logits
+                loss = F.cross_entropy(logits[:, :-1].flatten(0, 1).float(), batch.labels[:, 1:].flatten(),
+                                       ignore_index=-100, reduction="sum")
+                (loss / step_trained).backward()
+                loss_sum += float(loss.detach())
+                step_tokens += batch.masked_tokens + batch.trained_tokens
+            grad_norm = float(torch.nn.utils.clip_grad_norm_(trainable, cfg.max_grad_norm))
+            optimizer.step()
+            optimizer.zero_grad(set_to_none=True)
+            tokens_seen += step_tokens
+            elapsed = time.perf_counter() - started
+            metrics = {"loss": loss_sum / step_trained, "lr": lr, "grad_norm": grad_norm, "epoch": epoch,
+                       "trained_tokens": step_trained, "tokens": step_tokens,
+                       "tokens_per_s": tokens_seen / elapsed if elapsed > 0 else 0.0}
+            history.append(metrics)
+            tracker.log_metrics(metrics, step + 1)
+            log.info("step %d/%d loss %.4f lr %.2e grad-norm %.3f %.0f tokens/s", step + 1, total, metrics["loss"],
+                     lr, grad_norm, metrics["tokens_per_s"])
+            if (step + 1) % max(1, cfg.save_every) == 0 or step + 1 == total:
+                save_checkpoint(ckpt_dir, step + 1, net, optimizer, {"settings_sha256": settings})
+            if on_step is not None:
+                on_step(step + 1, metrics)
+        train_seconds = time.perf_counter() - started
+        if cfg.full:
+            net.save_pretrained(out, safe_serialization=True)
+            tokenizer.save_pretrained(out)
+        else:
+            net.save_pretrained(out, safe_serialization=True)
+        peak = _peak_memory(device)
+        card: dict[str, Any] = {
+            "method": "full" if cfg.full else "lora",
+            "base": {"path": str(cfg.base), "fingerprint": base_fingerprint(cfg.base),
+                     "dequantized_from_gguf": str(cfg.base).endswith(".gguf")},
+            "hyper_parameters": cfg.hyper_parameters(),
+            "data": {"train": {"file": Path(cfg.data).name, "sha256": data_sha, "records": len(records)
+                               + len(record_problems), "examples": len(examples),
+                               "dataset_manifest": manifest_ref(Path(cfg.data).parent)},
+                     "left_out": _problem_summary(problems)},
+            "loss_mask": {"examples": len(examples), "masked_tokens": report.masked_tokens,
+                          "trained_tokens": report.trained_tokens,
+                          "rule": "labels -100 on system/user/template tokens; completion + end-of-turn trained"},
+            "training": {"steps": total, "resumed_from_step": start, "seconds_this_run": round(train_seconds, 3),
+                         "tokens_per_s": round(tokens_seen / train_seconds, 1) if train_seconds > 0 else None,
+                         "final_loss": history[-1]["loss"] if history else None, "device": str(device),
+                         "peak_memory_bytes": peak, "torch": torch.__version__},
+            "eval": None,
+        }
+        write_model_card(out, card)
+        if cfg.eval:
+            card["eval"] = _evaluate(cfg, net, tokenizer, eos_ids, pad_id, device, out)
+            tracker.log_metrics(_flat_eval(card["eval"]), total)
+            write_model_card(out, card)
+    finally:
+        tracker.close()
+    bad = pickle_files(out)
+    if bad:  # pragma: no cover - write_model_card already refuses
+        raise TrainError(f"pickle-capable files in {out}: {', '.join(bad)}")
+    return json.loads((out / "model_card.json").read_text(encoding="utf-8"))
+
+
+def _prompt_version() -> str:
+    from spcl.extract.prompt import PROMPT_VERSION
+
+    return PROMPT_VERSION
+
+
+def _peak_memory(device: Any) -> int:
+    import torch
+
+    if getattr(device, "type", "cpu") == "cuda":
+        return int(torch.cuda.max_memory_allocated(device))
+    import resource
+
+    return int(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss) * 1024  # Linux reports KiB
+
+
+def _evaluate(cfg: TrainConfig, net: Any, tokenizer: Any, eos_ids: frozenset[int], pad_id: int, device: Any,
+              out: Path) -> dict[str, Any]:
+    """Eval loss (verified batches) and, for a gold split, ``spcl eval masking`` metrics of the served artifact."""
+    from spcl.manifest import sha256_file
+
+    assert cfg.eval is not None
+    records, problems = read_records(cfg.eval)
+    order = hashed_order([r.id for r in records], cfg.seed, "eval")
+    chosen = [records[i] for i in sorted(order[: cfg.eval_limit] if cfg.eval_limit > 0 else order)]
+    report = encode_records(tokenizer, chosen, max_length=cfg.max_length, eos_ids=eos_ids)
+    result: dict[str, Any] = {"file": Path(cfg.eval).name, "sha256": sha256_file(cfg.eval),
+                              "records": len(records) + len(problems), "evaluated": len(chosen),
+                              "left_out": _problem_summary([(p.id, p.reason) for p in problems] + report.problems)}
+    if report.examples:
+        result.update(eval_loss(net, report.examples, batch_size=cfg.batch_size, pad_id=pad_id, eos_ids=eos_ids,
+                                device=device))
+    if cfg.eval_generate and is_gold_file(cfg.eval):
+        base = out if cfg.full else cfg.base
+        adapter = None if cfg.full else out
+        result["masking"] = masking_metrics(cfg.eval, out / "eval", base=base, adapter=adapter,
+                                            limit=cfg.eval_limit, seed=cfg.seed, device=cfg.device,
+                                            max_new_tokens=cfg.eval_max_new_tokens, batch_size=cfg.eval_batch_size)
+    log.info("eval: %s", json.dumps({k: v for k, v in _flat_eval(result).items()}))
+    return result
+
+
+def _flat_eval(result: dict[str, Any]) -> dict[str, float]:
+    flat = {k: float(result[k]) for k in ("eval_loss",) if k in result}
+    m = result.get("masking")
+    if m:
+        flat.update({"eval_entity_precision": m["entity"]["precision"], "eval_entity_recall": m["entity"]["recall"],
+                     "eval_entity_f1": m["entity"]["f1"], "eval_doc_leak_rate": m["documents"]["leak_rate"],
+                     "eval_parse_success_rate": m["parse"]["success_rate"]})
+    return flat
+
