@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import math
+import os
 from pathlib import Path
 from typing import Any
 
@@ -52,6 +53,8 @@ class Tracker:
                 import mlflow
             except ImportError:
                 raise ValueError("--mlflow needs the mlflow package (pip install mlflow)") from None
+            # MLflow 3 keeps the file store in maintenance mode behind this switch; a local folder is the point
+            os.environ.setdefault("MLFLOW_ALLOW_FILE_STORE", "true")
             mlflow.set_tracking_uri(Path(mlflow_dir).resolve().as_uri())
             mlflow.set_experiment("spcl-extractor")
             mlflow.start_run(run_name=run_name)
