@@ -278,3 +278,18 @@ def test_real_smollm2_gguf_two_steps(setup: dict[str, Any], tmp_path: Path) -> N
     assert card["loss_mask"]["examples"] == 6 and card["data"]["left_out"]["count"] == 0
     assert math.isfinite(card["training"]["final_loss"]) and card["eval"]["masking"]["documents_evaluated"] == 2
     _no_secret_in(proc.stdout + proc.stderr, setup["secrets"])
+
+
+def test_gpu_check_tool_cpu_smoke(tmp_path: Path) -> None:
+    """The prepared GPU check runs end to end on CPU with a small random model (plumbing only)."""
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "HF_HUB_OFFLINE": "1"}
+    proc = subprocess.run(
+        [sys.executable, str(ROOT / "tools" / "gpu_check_finetune.py"), "--out", str(tmp_path), "--device", "cpu",
+         "--hidden", "64", "--layers", "1", "--max-steps", "1", "--batch-size", "1", "--grad-accum", "1",
+         "--eval-limit", "2", "--eval-max-new-tokens", "4"],
+        env=env, capture_output=True, text=True, timeout=600,
+    )
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    summary = json.loads((tmp_path / "gpu_check_finetune.json").read_text())
+    assert summary["examples"] == 1600 and summary["steps"] == 1 and summary["eval_documents"] == 2
+    assert summary["trained_tokens"] > 0 and summary["masked_tokens"] > summary["trained_tokens"]
