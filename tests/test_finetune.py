@@ -144,6 +144,17 @@ def test_verify_example_rejects_cut_or_tampered_masks(tiny: dict[str, Any]) -> N
         verify_example(Example(ex.id, ex.input_ids, tuple(wrong), ex.prompt_tokens, ex.completion_tokens), eos)
 
 
+def test_a_template_error_fails_its_record_only(tiny: dict[str, Any]) -> None:
+    from transformers import AutoTokenizer
+
+    tok = AutoTokenizer.from_pretrained(str(tiny["path"]), local_files_only=True)
+    tok.chat_template = ("{% if messages[1]['content'] == 'bad' %}{{ raise_exception('no ' + messages[1]['content']) }}"
+                         "{% endif %}" + tok.chat_template)
+    report = encode_records(tok, [_record("bad", ""), _record("good", "", "r-2")], max_length=8192,
+                            eos_ids=tiny["eos"])
+    assert report.problems == [("r-1", "tokenize_error:TemplateError")] and len(report.examples) == 1
+
+
 def test_template_whose_prompt_is_not_a_prefix_is_refused(tiny: dict[str, Any]) -> None:
     from transformers import AutoTokenizer
 

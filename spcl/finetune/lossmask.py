@@ -144,11 +144,17 @@ class EncodeReport:
 
 def encode_records(tokenizer: Any, records: list[ChatRecord], *, max_length: int,
                    eos_ids: Collection[int]) -> EncodeReport:
-    """Encode every record; failures are collected as ``(id, reason)`` instead of raised."""
+    """Encode every record; failures are collected as ``(id, reason)`` instead of raised.
+
+    A tokenizer or template error fails its record only, as ``tokenize_error:<exception type>`` (the
+    exception's message, which could quote the text, is not kept).
+    """
     report = EncodeReport([], [])
     for rec in records:
         try:
             report.examples.append(encode_record(tokenizer, rec, max_length=max_length, eos_ids=eos_ids))
         except LossMaskError as err:
             report.problems.append((rec.id, err.reason))
+        except Exception as err:  # a template or tokenizer failure fails this record only
+            report.problems.append((rec.id, f"tokenize_error:{type(err).__name__}"))
     return report
