@@ -206,6 +206,27 @@ def test_collate_pads_with_ignored_labels_and_counts_every_token(
         collate([], 0, eos)
 
 
+def test_completion_loss_matches_the_models_own_masked_loss(
+    tiny: dict[str, Any], pii: dict[str, list[dict[str, Any]]]
+) -> None:
+    import torch
+    from transformers import AutoModelForCausalLM
+
+    from spcl.finetune.loss import completion_loss_sum
+
+    net = AutoModelForCausalLM.from_pretrained(str(tiny["path"]), local_files_only=True)
+    examples = encode_records(tiny["tok"], [chat_from_json(r) for r in pii["train"][4:7]], max_length=8192,
+                              eos_ids=tiny["eos"]).examples
+    assert len({e.prompt_tokens for e in examples}) > 1  # rows start training at different positions
+    batch = collate(examples, pad_id=0, eos_ids=tiny["eos"])
+    with torch.no_grad():
+        sliced = completion_loss_sum(net, batch)
+        full = completion_loss_sum(net, batch, slice_logits=False)
+        oracle = net(input_ids=batch.input_ids, attention_mask=batch.attention_mask, labels=batch.labels).loss
+    assert batch.first_trained == min(e.prompt_tokens for e in examples)
+    assert torch.allclose(sliced, full, rtol=1e-5) and torch.allclose(full / batch.trained_tokens, oracle, rtol=1e-5)
+
+
 # --- schedule, checkpoints, tracker, artifact -----------------------------------------------------------
 
 

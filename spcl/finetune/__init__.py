@@ -8,6 +8,7 @@ One idea per module:
   system/user/template token, the token ids for the assistant completion and its end-of-turn token; verify.
 - ``collate``: pad examples into a batch and re-verify the loss mask on the batch (the only way batches
   are built, for training and for evaluation).
+- ``loss``: the summed cross-entropy over a batch's trained tokens (logits only where they are needed).
 - ``checkpoint``: trainable weights and optimizer state in safetensors (no pickle), for resuming.
 - ``train``: the seeded training loop (LoRA via PEFT, or full fine-tuning).
 - ``evaluate``: the eval loss and the ``spcl eval masking`` metrics of the trained extractor.

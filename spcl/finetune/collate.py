@@ -25,11 +25,12 @@ class Batch:
     masked_tokens: int
     trained_tokens: int
     pad_tokens: int
+    first_trained: int = 0  # the first position any row trains (the shortest prompt)
 
     def to(self, device: Any) -> Batch:
         """The same batch with its tensors on ``device``."""
         return Batch(self.ids, self.input_ids.to(device), self.attention_mask.to(device), self.labels.to(device),
-                     self.masked_tokens, self.trained_tokens, self.pad_tokens)
+                     self.masked_tokens, self.trained_tokens, self.pad_tokens, self.first_trained)
 
 
 def collate(examples: Sequence[Example], pad_id: int, eos_ids: Collection[int]) -> Batch:
@@ -52,7 +53,8 @@ def collate(examples: Sequence[Example], pad_id: int, eos_ids: Collection[int]) 
         labels[row, :n] = torch.tensor(ex.labels, dtype=torch.long)
         attention[row, :n] = 1
     pad = int((attention == 0).sum())
-    batch = Batch([ex.id for ex in examples], input_ids, attention, labels, masked, trained, pad)
+    batch = Batch([ex.id for ex in examples], input_ids, attention, labels, masked, trained, pad,
+                  min(ex.prompt_tokens for ex in examples))
     verify_batch(batch, examples)
     return batch
 
@@ -68,6 +70,8 @@ def verify_batch(batch: Batch, examples: Sequence[Example]) -> None:
         raise LossMaskError("batch_token_count_mismatch", batch.ids)
     if bool((batch.labels[batch.attention_mask == 0] != IGNORE).any()):
         raise LossMaskError("padding_trained", batch.ids)
+    if bool((batch.labels[:, : batch.first_trained] != IGNORE).any()):
+        raise LossMaskError("prompt_token_trained", batch.ids)
     for row, ex in enumerate(examples):
         n = len(ex.input_ids)
         if batch.labels[row, :n].tolist() != list(ex.labels) or batch.input_ids[row, :n].tolist() != list(ex.input_ids):

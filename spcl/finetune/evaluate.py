@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from spcl.finetune.collate import collate
+from spcl.finetune.loss import completion_loss_sum
 from spcl.finetune.lossmask import Example
 
 
@@ -30,7 +31,6 @@ def eval_loss(net: Any, examples: list[Example], *, batch_size: int, pad_id: int
               device: Any) -> dict[str, float]:
     """Mean cross-entropy per trained token over ``examples`` (teacher forcing, completion tokens only)."""
     import torch
-    import torch.nn.functional as F
 
     total, tokens = 0.0, 0
     was_training = net.training
@@ -38,9 +38,7 @@ def eval_loss(net: Any, examples: list[Example], *, batch_size: int, pad_id: int
     with torch.no_grad():
         for i in range(0, len(examples), batch_size):
             batch = collate(examples[i : i + batch_size], pad_id, eos_ids).to(device)
-            logits = net(input_ids=batch.input_ids, attention_mask=batch.attention_mask).logits
-            total += float(F.cross_entropy(logits[:, :-1].flatten(0, 1).float(), batch.labels[:, 1:].flatten(),
-                                           ignore_index=-100, reduction="sum"))
+            total += float(completion_loss_sum(net, batch))
             tokens += batch.trained_tokens
     if was_training:
         net.train()

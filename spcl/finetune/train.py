@@ -30,6 +30,7 @@ from spcl.finetune.artifact import base_fingerprint, pickle_files, write_model_c
 from spcl.finetune.checkpoint import latest_checkpoint, load_checkpoint, save_checkpoint
 from spcl.finetune.collate import collate
 from spcl.finetune.evaluate import eval_loss, hashed_order, is_gold_file, masking_metrics
+from spcl.finetune.loss import completion_loss_sum
 from spcl.finetune.lossmask import EncodeReport, encode_records
 from spcl.finetune.records import read_records
 from spcl.finetune.tracking import Tracker
@@ -147,7 +148,6 @@ def train_extractor(cfg: TrainConfig, on_step: Callable[[int, dict[str, float]],
     ``on_step(step, metrics)`` is called after every optimizer step (progress, tests).
     """
     import torch
-    import torch.nn.functional as F
 
     from spcl.extract.backends.transformers_backend import load_model
     from spcl.manifest import manifest_ref, sha256_file
@@ -218,9 +218,7 @@ def train_extractor(cfg: TrainConfig, on_step: Callable[[int, dict[str, float]],
             loss_sum, step_tokens = 0.0, 0
             for k in range(0, len(chosen), cfg.batch_size):
                 batch = collate(chosen[k : k + cfg.batch_size], pad_id, eos_ids).to(device)
-                logits = net(input_ids=batch.input_ids, attention_mask=batch.attention_mask).logits
-                loss = F.cross_entropy(logits[:, :-1].flatten(0, 1).float(), batch.labels[:, 1:].flatten(),
-                                       ignore_index=-100, reduction="sum")
+                loss = completion_loss_sum(net, batch)
                 (loss / step_trained).backward()
                 loss_sum += float(loss.detach())
                 step_tokens += batch.masked_tokens + batch.trained_tokens
