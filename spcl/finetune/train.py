@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from spcl.finetune.artifact import base_fingerprint, pickle_files, write_model_card
-from spcl.finetune.checkpoint import latest_checkpoint, load_checkpoint, save_checkpoint
+from spcl.finetune.checkpoint import STATE_NAME, latest_checkpoint, load_checkpoint, save_checkpoint
 from spcl.finetune.collate import collate
 from spcl.finetune.evaluate import eval_loss, hashed_order, is_gold_file, masking_metrics
 from spcl.finetune.loss import completion_loss_sum
@@ -188,10 +188,12 @@ def train_extractor(cfg: TrainConfig, on_step: Callable[[int, dict[str, float]],
     ckpt_dir = out / "checkpoints"
     start = 0
     if cfg.resume and (ckpt := latest_checkpoint(ckpt_dir)) is not None:
-        state = load_checkpoint(ckpt, net, optimizer)
-        if state.get("settings_sha256") != settings:
+        if json.loads((ckpt / STATE_NAME).read_text()).get("settings_sha256") != settings:
             raise TrainError(f"checkpoint {ckpt.name} was written with other settings, data or base model")
-        start = int(state["step"])
+        try:
+            start = int(load_checkpoint(ckpt, net, optimizer)["step"])
+        except (ValueError, KeyError) as err:
+            raise TrainError(f"checkpoint {ckpt.name} cannot be restored: {type(err).__name__}") from None
         log.info("resuming from %s (step %d of %d)", ckpt.name, start, total)
 
     tracker = Tracker(out / "train_log.jsonl", cfg.mlflow)
