@@ -14,6 +14,8 @@ from typing import Any, Literal
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
+from spcl.resources import shipped_locations, shipped_path
+
 PII_TYPES: tuple[str, ...] = (
     "PHONE",
     "EMAIL",
@@ -28,7 +30,8 @@ PII_TYPES: tuple[str, ...] = (
 """Types the rule detectors can report (``spcl.detect``)."""
 
 Action = Literal["flag", "count", "ignore"]
-DEFAULT_CONF = Path(__file__).resolve().parent.parent / "conf" / "default.yaml"
+# the source tree's conf/default.yaml, or the copy a wheel installs under <prefix>/share/spcl/conf/
+DEFAULT_CONF = shipped_path("conf/default.yaml") or shipped_locations("conf/default.yaml")[0]
 
 
 class ConfigError(ValueError):
