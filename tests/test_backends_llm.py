@@ -40,7 +40,7 @@ DOCS = {
 @pytest.fixture(scope="module")
 def tiny_models(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     """Two tiny random-weight Llama chat models: ``noisy`` (prints noise) and ``mute`` (answers nothing)."""
-    from spcl.extract.backends.tiny_model import write_tiny_model
+    from spcl.bench.tiny_model import write_tiny_model
 
     root = tmp_path_factory.mktemp("tiny")
     return {"noisy": write_tiny_model(root / "noisy", seed=1), "mute": write_tiny_model(root / "mute", mute=True)}
@@ -187,7 +187,7 @@ def test_mask_cli_openai_backend_with_fallback(served: str, tiny_models: dict[st
 
 def test_gpu_check_script_cpu_smoke(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """The prepared GPU check runs end to end with the transformers backend (vLLM itself needs a GPU)."""
-    from spcl.extract.backends.gpu_check import main
+    from spcl.bench.gpu_check import main
 
     rc = main(["--out", str(tmp_path), "--docs", "6", "--backend", "transformers", "--hidden", "128", "--layers",
                "1", "--max-tokens", "4", "--batch-size", "3", "--fallback", "rules"])

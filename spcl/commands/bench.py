@@ -19,7 +19,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def _run_filter_bench(args: argparse.Namespace) -> int:
-    from spcl.bench import run_filter_bench
+    from spcl.bench.filter import run_filter_bench
 
     run_filter_bench(args.docs, args.seed, args.workdir, spark=not args.skip_spark, screen=args.screen)
     return 0
