@@ -21,6 +21,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "spcl.commands.mask",
     "spcl.commands.train",
     "spcl.commands.bench_screen",
+    "spcl.commands.report",
 )
 
 
