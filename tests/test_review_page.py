@@ -204,3 +204,15 @@ def test_label_reload_download_and_agree_in_chromium(tmp_path: Path, batch: Path
     agreed = json.loads((tmp_path / "agreement.json").read_text())
     assert agreed["items"] == 4 and agreed["label_disagreements"] == [ids[1]]
     assert "Landis–Koch" in capsys.readouterr().out
+
+
+def test_missing_browser_skips_with_a_reason_unless_required(monkeypatch, tmp_path: Path):
+    import tests.browser as browser
+
+    monkeypatch.setattr(browser, "CHROMIUM", tmp_path / "no-chromium")
+    monkeypatch.delenv("SPCL_REQUIRE_BROWSER", raising=False)
+    with pytest.raises(pytest.skip.Exception, match="apt-get install chromium chromium-driver"):
+        browser.require_browser()
+    monkeypatch.setenv("SPCL_REQUIRE_BROWSER", "1")
+    with pytest.raises(pytest.fail.Exception, match="SPCL_REQUIRE_BROWSER is set"):
+        browser.require_browser()
