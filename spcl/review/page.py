@@ -76,7 +76,8 @@ _JS = r"""
   var helpEl = document.getElementById("help");
   var reviewerEl = document.getElementById("reviewer");
   var warnEl = document.getElementById("storage-warning");
-  var state = { reviewer: "", current: 0, labels: {} };
+  // labels by document id in a prototype-free map: an id such as "__proto__" is just a key
+  var state = { reviewer: "", current: 0, labels: Object.create(null) };
 
   function warn() { warnEl.hidden = false; }
   function load() {
@@ -87,7 +88,7 @@ _JS = r"""
       if (saved && typeof saved === "object" && saved.labels && typeof saved.labels === "object") {
         state.reviewer = String(saved.reviewer || "");
         state.current = Math.max(0, Math.min(docs.length - 1, saved.current | 0));
-        state.labels = saved.labels;
+        Object.keys(saved.labels).forEach(function (id) { state.labels[id] = saved.labels[id]; });
       }
     } catch (e) { warn(); }
   }
