@@ -22,6 +22,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "spcl.commands.unmask",
     "spcl.commands.train",
     "spcl.commands.bench_screen",
+    "spcl.commands.report",
 )
 
 

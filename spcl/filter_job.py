@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import glob
 import hashlib
+import itertools
 import json
 import logging
 import os
@@ -34,6 +35,7 @@ from spcl.io.storage import clear_dir, is_nonempty_dir, join, local_path, write_
 from spcl.io.writers import footer_rows
 from spcl.manifest import MANIFEST_NAME, manifest_document
 from spcl.pipeline import build_context
+from spcl.progress import Progress
 from spcl.stats import merge_stats, summarize
 from spcl.task import screen_file
 
@@ -112,9 +114,15 @@ def _run_python(job: FilterJob) -> _RunResult:
     with _stage(timings, "screen_and_write"):
         ctx = build_context(job.settings)
         reports = []
-        for path in files:
-            with open(path, "rb") as fh:
-                reports.append(screen_file(fh, path, job.output, ctx))
+        sizes = [os.path.getsize(p) for p in files]
+        with Progress("filter", total_work=sum(sizes)) as bar:  # a TTY only; ETA from input bytes read
+            for path, before in zip(files, itertools.accumulate([0, *sizes]), strict=False):
+                with open(path, "rb") as fh:
+
+                    def on_batch(rows: int, fh: Any = fh, before: int = before) -> None:
+                        bar.advance(rows, work=before + fh.tell())
+
+                    reports.append(screen_file(fh, path, job.output, ctx, on_batch))
     return _RunResult(reports, files, skipped, timings)
 
 

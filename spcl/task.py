@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import io
 import time
+from collections.abc import Callable
 from typing import IO, Any
 
 from spcl.io.readers import count_records, read_records
@@ -17,8 +18,12 @@ from spcl.pipeline import FilterContext, process_batch
 from spcl.stats import batch_stats, merge_stats
 
 
-def screen_file(fh: IO[bytes], source: str, output: str, ctx: FilterContext) -> dict[str, Any]:
+def screen_file(
+    fh: IO[bytes], source: str, output: str, ctx: FilterContext, on_batch: Callable[[int], None] | None = None
+) -> dict[str, Any]:
     """Read, screen and write every record of one seekable input file; return its report.
+
+    ``on_batch`` (e.g. a progress bar) is told the row count of each batch written.
 
     Report keys: ``source``; ``input_records`` (counted by a separate pass that does not parse records,
     for the reconciliation); ``stats`` (``spcl.stats`` counters of the rows written); ``files`` (each
@@ -32,6 +37,8 @@ def screen_file(fh: IO[bytes], source: str, output: str, ctx: FilterContext) -> 
         screened = process_batch(records, ctx)
         parts.append(batch_stats(screened))
         writer.write(screened)
+        if on_batch is not None:
+            on_batch(screened.num_rows)
     files = writer.close()
     fh.seek(0)
     input_records = count_records(fh, source, settings.input)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import csv
 import json
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -11,16 +12,20 @@ from typing import Any
 from spcl.review.labels import ReviewError, parse_categories, parse_label
 
 _FORMULA_START = ("=", "+", "-", "@", "\t", "\r", "'")
+_NUMBER = re.compile(r"[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?", re.ASCII)
 
 
 def escape_cell(value: str) -> str:
     """Guard a CSV cell against spreadsheet formula injection by a leading ``'`` (undone by
-    ``unescape_cell``).
+    ``unescape_cell``). Only cells a spreadsheet would run as a formula are guarded: a plain number
+    such as ``-0.9071`` stays a number.
 
-    >>> escape_cell("=SUM(A1)"), escape_cell("plain")
-    ("'=SUM(A1)", 'plain')
+    >>> escape_cell("=SUM(A1)"), escape_cell("plain"), escape_cell("-0.9071")
+    ("'=SUM(A1)", 'plain', '-0.9071')
     """
-    return "'" + value if value.startswith(_FORMULA_START) else value
+    if not value.startswith(_FORMULA_START) or _NUMBER.fullmatch(value):
+        return value
+    return "'" + value
 
 
 def unescape_cell(value: str) -> str:
