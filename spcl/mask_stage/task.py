@@ -82,6 +82,7 @@ class MaskRunner:
             (self.out / sub).mkdir(parents=True, exist_ok=True)
         self.check = getattr(self.extractor, "check", None)
         self.config_hash = cfg.config_hash()
+        self.progress: Any = None  # a spcl.progress.Progress while the python engine runs (counts only)
 
     def _identity(self, source_file: str) -> RowIdentity:
         ex = self.extractor
@@ -152,6 +153,8 @@ class MaskRunner:
                     continue
                 docs.append(_Doc(i, nfc, hits))
         outcomes = self._outcomes(docs, stats)
+        if self.progress is not None:
+            self.progress.advance(len(docs) + len(early))
         for i, row_key in enumerate(rows.row_keys):
             if i in early:
                 failed.add(rows.ids[i], row_key, early[i], who)
