@@ -148,13 +148,14 @@ class TransformersChat(ChatClient):
     name = "transformers"
 
     def __init__(self, model: str, *, batch_size: int = 8, max_input_tokens: int = 8192, device: str = "auto",
-                 dtype: str = "auto"):
+                 dtype: str = "auto", loaded: tuple[Any, Any] | None = None):
         from spcl.extract.backends.transformers_backend import load_model
 
         self.model = str(model)
         self.batch_size = max(1, batch_size)
         self.max_input_tokens = max_input_tokens
-        self.net, self.tokenizer = load_model(model, device, dtype)
+        # ``loaded``: the (model, tokenizer) an extractor already holds, so one process loads the weights once
+        self.net, self.tokenizer = loaded if loaded is not None else load_model(model, device, dtype)
         eos = self.net.generation_config.eos_token_id if self.net.generation_config else None
         eos_ids = [e for e in (eos if isinstance(eos, list) else [eos]) if e is not None]
         self.eos_ids = frozenset(int(e) for e in (eos_ids or [self.tokenizer.eos_token_id]))

@@ -16,7 +16,7 @@ Every candidate is built from parts of the parsed value and *subsumes* it (prope
   town, road, number); English ones as comma-separated parts small → big. Rungs: without the building
   number → district → city → region → country (only rungs that exist; the country only for a Korean or
   Japanese address). Default rung: the district (Korean 시/군/구, Japanese 市区町村), else the city.
-- **Kinship** (REL): the family rung (``가족``, ``家族``, ``a family member``).
+- **Kinship** (REL): the family rung (``가족``, ``家族``, ``family member``).
 
 Identifiers (PHONE, EMAIL, RRN, MYNUMBER, CARD, ACCOUNT, POSTAL, CODE) and PERSON always get labels:
 :data:`LABEL_TYPES`.
@@ -78,7 +78,7 @@ RUNG_ORDER: dict[str, tuple[str, ...]] = {
     "family": ("family",),
 }
 """Rung names of each ladder kind, finest first (the names ``generalize.rules_rungs`` takes)."""
-_FAMILY = {"ko": "가족", "ja": "家族", "en": "a family member"}
+_FAMILY = {"ko": "가족", "ja": "家族", "en": "family member"}
 _COUNTRY = {"ko": "대한민국", "ja": "日本"}
 
 
