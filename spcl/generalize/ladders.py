@@ -43,7 +43,7 @@ _MONTH_RE = (
     r"|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)\.?"
 )
 _MONTH_NUM = {name[:3].lower(): i for i, name in enumerate(MONTH_NAMES, 1)}
-_ERAS = {"明治": 1867, "大正": 1911, "昭和": 1925, "平成": 1988, "令和": 2018}
+_ERAS = {"明治": (1867, 45), "大正": (1911, 15), "昭和": (1925, 64), "平成": (1988, 31), "令和": (2018, 99)}  # base, last
 _DATE_FORMS: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
     (lang, re.compile(p, re.IGNORECASE)) for lang, p in (
         ("ko", r"(?P<y>\d{4}) ?년(?: ?(?P<m>\d{1,2}) ?월(?: ?(?P<d>\d{1,2}) ?일)?)?(?: ?생)?"),
@@ -133,7 +133,14 @@ def parse_date(value: str) -> tuple[str, int, int | None, int | None] | None:
         if m is None:
             continue
         g = m.groupdict()
-        y = _ERAS[g["era"]] + (1 if g["ey"] == "元" else int(g["ey"])) if g.get("era") else int(g["y"])
+        if g.get("era"):
+            base, last = _ERAS[g["era"]]
+            era_year = 1 if g["ey"] == "元" else int(g["ey"])
+            if not 1 <= era_year <= last:
+                return None
+            y = base + era_year
+        else:
+            y = int(g["y"])
         month = _MONTH_NUM[g["mon"][:3].lower()] if g.get("mon") else (int(g["m"]) if g.get("m") else None)
         day = int(g["d"]) if g.get("d") else None
         if not 1000 <= y <= 2999 or (month is not None and not 1 <= month <= 12):
