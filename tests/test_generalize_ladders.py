@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import calendar
 import re
+from itertools import pairwise
 
 import pytest
 from hypothesis import given, settings
@@ -62,7 +63,7 @@ def test_property_date_ladders_are_true(y: int, m: int, data: st.DataObject, for
         assert cand != value
     assert interval(lad.candidates[lad.rung("year")]) == ((y, 1, 1), (y, 12, 31))  # default rung keeps the year
     widths = [interval(c) for c in lad.candidates]
-    assert all(a[0] >= b[0] and a[1] <= b[1] for a, b in zip(widths, widths[1:], strict=False))  # most specific first
+    assert all(a[0] >= b[0] and a[1] <= b[1] for a, b in pairwise(widths))  # most specific first
 
 
 @pytest.mark.parametrize(("value", "lang", "expected"), [

@@ -7,6 +7,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from spcl.generalize import choose, matches
+from spcl.generalize.ladders import MONTH_NAMES
 from spcl.generalize.match import acronyms, content_lemmas
 
 
@@ -67,7 +68,8 @@ def test_original_without_content_needs_equal_strings() -> None:
 def test_choose_first_unmatched() -> None:
     cands = ["1991년 6월", "1991년", "1990년대"]
     assert choose("1991년 6월 9일", "DOB", cands, [["1991년 6월 9일"], ["1992년"]], "ko") == 1
-    assert choose("1991년 6월 9일", "DOB", cands, [["1991년 6월 9일"], ["1991년 6월 9일"], ["6월 9일, 1991"]], "ko") is None
+    all_guessed = [["1991년 6월 9일"], ["1991년 6월 9일"], ["6월 9일, 1991"]]
+    assert choose("1991년 6월 9일", "DOB", cands, all_guessed, "ko") is None
     assert choose("1991년 6월 9일", "DOB", cands, [["1990년 1월 1일", "1991년 6월 1일"]], "ko") == 0
     # an unattacked candidate, or one the attacker gave no guess for, is never chosen
     assert choose("Leeds", "LOC", ["Yorkshire", "England"], [], "en") is None
@@ -91,7 +93,7 @@ def test_property_a_value_always_matches_itself(words: list[str], type_: str, la
 @settings(max_examples=150, deadline=None)
 @given(y=st.integers(1900, 2030), m=st.integers(1, 12), d=st.integers(1, 28), lang=LANGS)
 def test_property_strict_dates_need_the_day(y: int, m: int, d: int, lang: str) -> None:
-    full = {"ko": f"{y}년 {m}월 {d}일", "ja": f"{y}年{m}月{d}日", "en": f"{d} {['January', 'February', 'March', 'April', 'May', 'June', 'July', 'August', 'September', 'October', 'November', 'December'][m - 1]} {y}"}[lang]
+    full = {"ko": f"{y}년 {m}월 {d}일", "ja": f"{y}年{m}月{d}日", "en": f"{d} {MONTH_NAMES[m - 1]} {y}"}[lang]
     month = {"ko": f"{y}년 {m}월", "ja": f"{y}年{m}月", "en": f"{y}-{m:02d}"}[lang]
     assert matches(full, full, "DOB", lang)
     assert matches(full, f"{y}-{m:02d}-{d:02d}", "DOB", lang)

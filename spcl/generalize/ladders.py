@@ -43,7 +43,8 @@ _MONTH_RE = (
     r"|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)\.?"
 )
 _MONTH_NUM = {name[:3].lower(): i for i, name in enumerate(MONTH_NAMES, 1)}
-_ERAS = {"明治": (1867, 45), "大正": (1911, 15), "昭和": (1925, 64), "平成": (1988, 31), "令和": (2018, 99)}  # base, last
+# era → (base year, last year number)
+_ERAS = {"明治": (1867, 45), "大正": (1911, 15), "昭和": (1925, 64), "平成": (1988, 31), "令和": (2018, 99)}
 _DATE_FORMS: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
     (lang, re.compile(p, re.IGNORECASE)) for lang, p in (
         ("ko", r"(?P<y>\d{4}) ?년(?: ?(?P<m>\d{1,2}) ?월(?: ?(?P<d>\d{1,2}) ?일)?)?(?: ?생)?"),
