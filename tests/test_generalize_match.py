@@ -65,6 +65,19 @@ def test_original_without_content_needs_equal_strings() -> None:
     assert not matches("", "", "MISC")
 
 
+def test_disclosed_lemmas_do_not_count_as_recovered() -> None:
+    original = "서울특별시 강남구 테헤란로 123"
+    assert matches(original, "서울특별시 강남구 역삼로 5", "ADDRESS", "ko")  # plain MATCH: shares 서울, 강남구
+    assert not matches(original, "서울특별시 강남구 역삼로 5", "ADDRESS", "ko", disclosed="서울특별시 강남구")
+    assert matches(original, "강남구 테헤란로", "ADDRESS", "ko", disclosed="서울특별시 강남구")
+    assert matches("1991년 6월 9일", "1991년 6월 9일", "DOB", "ko", disclosed="1991년 6월")
+    assert not matches("1991년 6월 9일", "1991년 6월 1일", "DOB", "ko", disclosed="1991년 6월")
+    assert matches("Leeds", "Leeds", "LOC", disclosed="Leeds")  # a candidate that discloses everything
+    assert not matches("Leeds General Infirmary", "Pinderfields Hospital", "ORG", disclosed="a hospital in Leeds")
+    assert choose("서울특별시 강남구 테헤란로 123", "ADDRESS", ["서울특별시 강남구 테헤란로", "서울특별시 강남구"],
+                  [["서울특별시 강남구 테헤란로 123"], ["서울특별시 강남구 역삼로 5", "서울특별시 강남구 논현로"]], "ko") == 1
+
+
 def test_choose_first_unmatched() -> None:
     cands = ["1991년 6월", "1991년", "1990년대"]
     assert choose("1991년 6월 9일", "DOB", cands, [["1991년 6월 9일"], ["1992년"]], "ko") == 1

@@ -26,6 +26,12 @@ Rules by type (``entity_type`` takes the project's types and the TAB benchmark's
   match on a shared character 4-gram of a lemma (``Turkey`` ↔ ``Turkish``) and on acronyms built from the
   capitals of multi-word names (``ECHR`` ↔ ``European Court of Human Rights``).
 - When the original has no content lemma at all, the two normalized strings must be equal.
+
+``disclosed`` (used by ``choose``: the candidate the attacker saw) removes from the original the lemmas the
+candidate itself shows: an attacker who repeats ``서울특별시 강남구`` has recovered nothing the
+generalization did not already say. Without this, every truthful address or organisation generalization
+would count as "guessed" (lemma overlap on its own words) and fall back to a label. When nothing of the
+original is left undisclosed, the guess matches (the candidate gave it all away).
 """
 
 from __future__ import annotations
@@ -207,7 +213,7 @@ def _plain(text: str) -> str:
     return " ".join(unicodedata.normalize("NFKC", text).lower().split())
 
 
-def matches(original: str, guess: str, entity_type: str, lang: str = "en") -> bool:
+def matches(original: str, guess: str, entity_type: str, lang: str = "en", *, disclosed: str = "") -> bool:
     """True when ``guess`` recovers ``original`` (an attacker's success), by the rules in the module docstring.
 
     >>> matches("3 August 2003", "August 2003", "DATETIME")
@@ -221,15 +227,19 @@ def matches(original: str, guess: str, entity_type: str, lang: str = "en") -> bo
     orig = content_lemmas(original, type_, lang)
     if not orig:
         return bool(_plain(original)) and _plain(original) == _plain(guess)
+    if disclosed:
+        orig = orig - content_lemmas(disclosed, type_, lang)
+        if not orig:
+            return True
     got = content_lemmas(guess, type_, lang)
     if type_ in STRICT_TYPES:
         return orig <= got
     if orig & got:
         return True
     if type_ in NAMED_ENTITY_TYPES:
-        a_orig, a_guess = acronyms(original), acronyms(guess)
+        a_orig, a_guess = acronyms(original) - acronyms(disclosed), acronyms(guess)
         if a_orig & (got | a_guess) or a_guess & orig:
             return True
-        if _four_grams(orig) & _four_grams(got):
+        if _four_grams(orig) & (_four_grams(got) - _four_grams(content_lemmas(disclosed, type_, lang))):
             return True
     return False

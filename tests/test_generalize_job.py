@@ -1,0 +1,291 @@
+"""The generalize job end to end: the rules backend, and the whole two-stage loop against a real
+OpenAI-compatible HTTP server on loopback whose *model* is scripted (named as such below)."""
+
+from __future__ import annotations
+
+import base64
+import json
+import os
+import re
+import subprocess
+import sys
+import threading
+from collections import Counter
+from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+from spcl.detect import find_pii
+from spcl.generalize.engine import DocInput, Generalizer, release_check, restore
+from spcl.generalize.job import GENERALIZED_SCHEMA, GeneralizeJobConfig, iter_generalized, run_generalize_job
+from spcl.generalize.spans import collect_spans
+from spcl.mask.variants import DEFAULT_TYPES
+from spcl.mask.vault import open_vault
+
+ROOT = Path(__file__).resolve().parent.parent
+KEY = bytes(range(32))
+KEY_B64 = base64.b64encode(KEY).decode()
+
+DOCS = {
+    "en-1": "Jordan Sample was treated at Leeds General Infirmary on 3 August 2003. Call 010-2345-6789.",
+    "ko-1": "김가상 씨의 생년월일 1991년 6월 9일, 주소 서울특별시 강남구 테헤란로 123. 어머니와 산다.",
+    "ja-1": "山田太郎さんの生年月日は1985年4月2日、住所は東京都千代田区見本町1-2-3です。",
+}
+VALUES = ["Jordan Sample", "Leeds General Infirmary", "3 August 2003", "010-2345-6789", "김가상", "1991년 6월 9일",
+          "서울특별시 강남구 테헤란로 123", "山田太郎", "1985年4月2日", "東京都千代田区見本町1-2-3"]
+
+
+@pytest.fixture(autouse=True)
+def vault_key(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every test runs with a known vault key in the environment."""
+    monkeypatch.setenv("SPCL_VAULT_KEY", KEY_B64)
+    monkeypatch.delenv("SPCL_VAULT_KEY_FILE", raising=False)
+
+
+def write_flagged(path: Path, docs: dict[str, str], *, with_hits: bool) -> None:
+    """``docs`` as the filter's flagged Parquet; ``with_hits`` adds the filter's ``hits`` column."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    cols: dict[str, list] = {"id": list(docs), "text": list(docs.values()),
+                             "lang": [k.split("-")[0] for k in docs]}
+    if with_hits:
+        cols["hits"] = [[{"type": h.type, "start": h.start, "end": h.end, "validated": h.validated,
+                          "detector": h.detector} for h in find_pii(t)] for t in docs.values()]
+    pq.write_table(pa.table(cols), path)
+
+
+def read_rows(folder: Path) -> list[dict]:
+    """All rows of the Parquet files in ``folder``."""
+    return [r for p in sorted(folder.glob("*.parquet")) for r in pq.read_table(p).to_pylist()]
+
+
+def assert_no_values(text: str, values: list[str] = VALUES) -> None:
+    """None of the planted ``values`` occurs in ``text`` (logs, metrics, outputs)."""
+    for v in values:
+        assert v not in text
+
+
+# --- rules backend ----------------------------------------------------------------------------------
+
+
+def test_rules_job_outputs_vault_restore_and_metrics(tmp_path: Path) -> None:
+    write_flagged(tmp_path / "in" / "a.parquet", {"en-1": DOCS["en-1"], "ko-1": DOCS["ko-1"]}, with_hits=True)
+    write_flagged(tmp_path / "in" / "b.parquet", {"ja-1": DOCS["ja-1"]}, with_hits=False)
+    cfg = GeneralizeJobConfig(input=str(tmp_path / "in"), output=str(tmp_path / "out"), vault=str(tmp_path / "v"))
+    metrics = run_generalize_job(cfg)
+    rows = {r["id"]: r for r in iter_generalized(tmp_path / "out")}
+    assert sorted(rows) == sorted(DOCS) and metrics["failed"] == 0 and metrics["documents"] == 3
+    assert pq.read_schema(next((tmp_path / "out" / "generalized").glob("*.parquet"))).names == GENERALIZED_SCHEMA.names
+    ko = rows["ko-1"]["generalized_text"]
+    assert "1991년" in ko and "1991년 6월" not in ko  # DOB keeps the year
+    assert "서울특별시 강남구" in ko and "테헤란로" not in ko  # address: the district
+    assert "[PERSON_1]" in ko and "가족" in ko
+    assert "1985年" in rows["ja-1"]["generalized_text"] and "東京都千代田区" in rows["ja-1"]["generalized_text"]
+    assert "[PHONE_1]" in rows["en-1"]["generalized_text"]
+    vault = open_vault(tmp_path / "v", KEY)
+    for doc_id, row in rows.items():
+        assert restore(row["generalized_text"], row["spans"], vault.get(doc_id)) == DOCS[doc_id]
+        assert {s["kind"] for s in row["spans"]} <= {"generalized", "label"}
+        # the rules backend has no ORG finder and a plain date is no DOB: those two stay (an LLM finds them)
+        assert_no_values(row["generalized_text"], [v for v in VALUES if v not in ("Leeds General Infirmary",
+                                                                                   "3 August 2003")])
+    assert metrics["share_by_rank"] and abs(sum(metrics["share_by_rank"].values()) - 1) < 1e-6
+    assert metrics["llm_calls"] == 0 and metrics["backend"] == "rules"
+    assert_no_values(json.dumps(metrics, ensure_ascii=False))
+    # a rerun resumes: nothing is processed twice
+    again = run_generalize_job(cfg)
+    assert again["run"]["files_processed"] == 0 and again["documents"] == 3
+
+
+def test_release_check_fails_closed() -> None:
+    text = "연락처 010-2345-6789 입니다"
+    hits = [("PHONE", 4, 17)]
+    ents = collect_spans(text, [], [])  # the candidate set missed the hit
+    assert release_check(text, text, ents, hits) == "release:hit_not_replaced:PHONE"
+    ents = collect_spans(text, [], [{"type": "PHONE", "start": 4, "end": 17, "validated": None}])
+    assert release_check(text, "연락처 010-2345-6789", ents, hits) == "release:value_in_output:PHONE"
+    assert release_check(text, "연락처 [PHONE_1] 입니다", ents, hits) is None
+    assert release_check(text, "연락처 [PHONE_1] 010-9876-5432", ents, hits) == "release:detected_in_output:PHONE"
+
+
+def test_uncovered_hit_sends_the_document_to_failed() -> None:
+    text = "메일 kim@example.com 으로"
+    doc = DocInput("d", text, "ko", entities=[], hits=[("EMAIL", 3, 18)])
+    res = Generalizer(None).run([doc])[0]
+    assert res.text is None and res.reason == "release:hit_not_replaced:EMAIL"
+
+
+# --- the two-stage loop against a real HTTP server with a scripted model ----------------------------
+
+
+class ScriptedModel:
+    """Test double for the MODEL only: a scripted answer per prompt kind, served over real HTTP below.
+
+    extract: document substring → ``TYPE\\tVALUE`` lines; candidates: original → candidates; guesses:
+    candidate → guesses. Every request is logged by kind; ``fail`` names substrings answered with HTTP 500.
+    """
+
+    def __init__(self, extract: dict[str, str], candidates: dict[str, list[str]], guesses: dict[str, list[str]],
+                 fail: tuple[str, ...] = ()):
+        self.extract, self.candidates, self.guesses, self.fail = extract, candidates, guesses, fail
+        self.calls: Counter[str] = Counter()
+        self.lock = threading.Lock()
+
+    def answer(self, body: dict) -> tuple[int, str]:
+        system = body["messages"][0]["content"]
+        user = body["messages"][-1]["content"]
+        if any(f in user for f in self.fail):
+            return 500, ""
+        marked = re.search(r"\[\[(.+?)\]\]", user)
+        if system.startswith("You find personal information"):
+            kind, text = "extract", next((v for k, v in self.extract.items() if k in user), "")
+        elif system.startswith("You generalize"):
+            kind, text = "candidates", "\n".join(f"{i}. {c}" for i, c in
+                                                 enumerate(self.candidates.get(marked.group(1), []), 1))
+        else:
+            assert system.startswith("Some personal information") and body["temperature"] == 0.3
+            kind, text = "attack", "\n".join(self.guesses.get(marked.group(1), ["no idea"]))
+        with self.lock:
+            self.calls[kind] += 1
+        return 200, text
+
+
+@pytest.fixture
+def server() -> Iterator[tuple[str, list[ScriptedModel]]]:
+    """A real OpenAI-compatible server (http.server) on loopback; the test sets its scripted model."""
+    holder: list[ScriptedModel] = []
+
+    class Handler(BaseHTTPRequestHandler):
+        def log_message(self, *args: object) -> None:
+            return None
+
+        def _send(self, status: int, payload: dict) -> None:
+            data = json.dumps(payload, ensure_ascii=False).encode()
+            self.send_response(status)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data)
+
+        def do_GET(self) -> None:
+            self._send(200, {"object": "list", "data": [{"id": "scripted-model", "object": "model"}]})
+
+        def do_POST(self) -> None:
+            assert self.path == "/v1/chat/completions"
+            body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+            status, text = holder[0].answer(body)
+            if status != 200:
+                self._send(status, {"error": "scripted failure"})
+                return
+            self._send(200, {"id": "x", "object": "chat.completion", "model": body["model"],
+                             "choices": [{"index": 0, "finish_reason": "stop",
+                                          "message": {"role": "assistant", "content": text}}],
+                             "usage": {"completion_tokens": 7}})
+
+    httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
+    thread.start()
+    yield f"http://127.0.0.1:{httpd.server_address[1]}/v1", holder
+    httpd.shutdown()
+    httpd.server_close()
+    thread.join(timeout=10)
+
+
+def scripted() -> ScriptedModel:
+    """The script: ORG candidates from the model; dates and addresses from ladders; guesses per candidate."""
+    return ScriptedModel(
+        extract={"Jordan Sample": "PERSON\tJordan Sample\nORG\tLeeds General Infirmary\nDATETIME\t3 August 2003",
+                 "김가상": "PERSON\t김가상\nREL\t어머니", "山田太郎": "PERSON\t山田太郎"},
+        candidates={"Leeds General Infirmary": ["a hospital in Leeds", "a hospital in West Yorkshire",
+                                                "a hospital in England"]},
+        guesses={
+            "a hospital in Leeds": ["Leeds General Infirmary", "St James's University Hospital"],  # recovered
+            "a hospital in West Yorkshire": ["Pinderfields Hospital", "Bradford Royal Infirmary"],  # 'infirmary'
+            "a hospital in England": ["Guy's Hospital", "Addenbrooke's Hospital"],  # safe: rank 2
+            "August 2003": ["3 August 2003"],  # recovered
+            "2003": ["12 May 2003", "1 January 2003"],  # safe: rank 1
+            "1991년 6월": ["1991년 6월 3일", "1991년 6월 20일"],  # safe: rank 0
+            "서울특별시 강남구 테헤란로": ["서울특별시 강남구 테헤란로 123"],  # recovered
+            "서울특별시 강남구": ["서울특별시 강남구 역삼로 5"],  # safe: rank 1 (the district is disclosed)
+            "가족": ["어머니", "아버지"],  # recovered: the only rung → label fallback
+            "1985年4月": ["1985年4月1日"],
+            "東京都千代田区見本町": ["東京都千代田区丸の内5-6"],
+        },
+    )
+
+
+def test_two_stage_loop_over_http(server: tuple[str, list[ScriptedModel]], tmp_path: Path) -> None:
+    url, holder = server
+    holder.append(scripted())
+    write_flagged(tmp_path / "in" / "a.parquet", DOCS, with_hits=True)
+    cfg = GeneralizeJobConfig(input=str(tmp_path / "in"), output=str(tmp_path / "out"), vault=str(tmp_path / "v"),
+                              backend="openai", model="scripted-model", endpoint=url,
+                              types=(*DEFAULT_TYPES, "ORG", "DATETIME"),
+                              options={"concurrency": 4, "retries": 0}, extract_options={"retries": 0})
+    metrics = run_generalize_job(cfg)
+    rows = {r["id"]: r for r in iter_generalized(tmp_path / "out")}
+    assert sorted(rows) == sorted(DOCS), metrics["failed_reasons"]
+    spans = {(r["id"], s["type"]): s for r in rows.values() for s in r["spans"]}
+    assert spans[("en-1", "ORG")]["replacement"] == "a hospital in England" and spans[("en-1", "ORG")]["rank"] == 2
+    assert spans[("en-1", "DATETIME")]["replacement"] == "2003" and spans[("en-1", "DATETIME")]["rank"] == 1
+    assert spans[("ko-1", "DOB")]["replacement"] == "1991년 6월" and spans[("ko-1", "DOB")]["rank"] == 0
+    assert spans[("ko-1", "ADDRESS")]["replacement"] == "서울특별시 강남구"
+    assert spans[("ko-1", "REL")]["kind"] == "label" and spans[("ko-1", "REL")]["replacement"] == "[REL_1]"
+    assert spans[("ja-1", "DOB")]["replacement"] == "1985年4月"
+    assert spans[("ja-1", "ADDRESS")]["replacement"] == "東京都千代田区見本町"
+    assert spans[("en-1", "PERSON")]["kind"] == "label"
+    for doc_id, row in rows.items():
+        assert_no_values(row["generalized_text"])
+        assert restore(row["generalized_text"], row["spans"], open_vault(tmp_path / "v", KEY).get(doc_id)) == DOCS[doc_id]
+    calls = holder[0].calls
+    # one extraction per document, one candidate call (the ORG), one attack per candidate tried
+    assert calls["extract"] == 3 and calls["candidates"] == 1
+    assert calls["attack"] == 3 + 2 + 1 + 2 + 1 + 1 + 1  # ORG, DATETIME, ko DOB, ko ADDRESS, REL, ja DOB, ja ADDRESS
+    assert metrics["llm_calls"] == calls["candidates"] + calls["attack"]
+    assert metrics["label_fallback_per_type"]["REL"] == {"generalizable": 1, "label": 1, "share": 1.0}
+    assert metrics["entities_by_rank"]["2"] == 1 and metrics["prompt_version"].startswith("generalize-")
+    assert metrics["attacked_entities"] == 7
+    assert_no_values(json.dumps(metrics, ensure_ascii=False))
+
+
+def test_repeated_documents_hit_the_caches(server: tuple[str, list[ScriptedModel]], tmp_path: Path) -> None:
+    url, holder = server
+    holder.append(scripted())
+    docs = {"en-1": DOCS["en-1"], "en-2": DOCS["en-1"], "en-3": DOCS["en-1"]}
+    write_flagged(tmp_path / "in" / "a.parquet", docs, with_hits=True)
+    cfg = GeneralizeJobConfig(input=str(tmp_path / "in"), output=str(tmp_path / "out"), vault=str(tmp_path / "v"),
+                              backend="openai", model="scripted-model", endpoint=url,
+                              types=(*DEFAULT_TYPES, "ORG", "DATETIME"), options={"retries": 0},
+                              extract_options={"retries": 0})
+    metrics = run_generalize_job(cfg)
+    assert metrics["generalized"] == 3
+    assert holder[0].calls["candidates"] == 1 and holder[0].calls["attack"] == 3 + 2  # as for one document
+    assert metrics["cache_hits"] == 2 * (1 + 3 + 2)
+
+
+def test_llm_failures_fail_closed(server: tuple[str, list[ScriptedModel]], tmp_path: Path) -> None:
+    url, holder = server
+    model = scripted()
+    model.fail = ("[[a hospital in West Yorkshire]]",)  # the attack on the second ORG candidate: HTTP 500
+    holder.append(model)
+    write_flagged(tmp_path / "in" / "a.parquet", DOCS, with_hits=True)
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "SPCL_VAULT_KEY": KEY_B64}
+    proc = subprocess.run(
+        [sys.executable, "-m", "spcl.cli", "generalize", "--input", str(tmp_path / "in"), "--output",
+         str(tmp_path / "out"), "--vault", str(tmp_path / "v"), "--backend", "openai", "--endpoint", url,
+         "--model", "scripted-model", "--types", ",".join((*DEFAULT_TYPES, "ORG", "DATETIME"))],
+        env=env, capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    failed = read_rows(tmp_path / "out" / "failed")
+    assert [(r["id"], r["reason"]) for r in failed] == [("en-1", "attack:http_500")]
+    assert sorted(r["id"] for r in iter_generalized(tmp_path / "out")) == ["ja-1", "ko-1"]
+    assert_no_values(proc.stdout + proc.stderr)
+    # an unreachable endpoint stops the job before any file is touched (exit 1), a rerun would resume
+    proc = subprocess.run(
+        [sys.executable, "-m", "spcl.cli", "generalize", "--input", str(tmp_path / "in"), "--output",
+         str(tmp_path / "out2"), "--vault", str(tmp_path / "v"), "--backend", "openai", "--endpoint",
+         "http://127.0.0.1:9/v1", "--model", "m"], env=env, capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 1 and "cannot reach" in proc.stderr
