@@ -237,9 +237,10 @@ def test_two_stage_loop_over_http(server: tuple[str, list[ScriptedModel]], tmp_p
     assert spans[("ja-1", "DOB")]["replacement"] == "1985年4月"
     assert spans[("ja-1", "ADDRESS")]["replacement"] == "東京都千代田区見本町"
     assert spans[("en-1", "PERSON")]["kind"] == "label"
+    vault = open_vault(tmp_path / "v", KEY)
     for doc_id, row in rows.items():
         assert_no_values(row["generalized_text"])
-        assert restore(row["generalized_text"], row["spans"], open_vault(tmp_path / "v", KEY).get(doc_id)) == DOCS[doc_id]
+        assert restore(row["generalized_text"], row["spans"], vault.get(doc_id)) == DOCS[doc_id]
     calls = holder[0].calls
     # one extraction per document, one candidate call (the ORG), one attack per candidate tried
     assert calls["extract"] == 3 and calls["candidates"] == 1

@@ -74,8 +74,8 @@ def test_disclosed_lemmas_do_not_count_as_recovered() -> None:
     assert not matches("1991년 6월 9일", "1991년 6월 1일", "DOB", "ko", disclosed="1991년 6월")
     assert matches("Leeds", "Leeds", "LOC", disclosed="Leeds")  # a candidate that discloses everything
     assert not matches("Leeds General Infirmary", "Pinderfields Hospital", "ORG", disclosed="a hospital in Leeds")
-    assert choose("서울특별시 강남구 테헤란로 123", "ADDRESS", ["서울특별시 강남구 테헤란로", "서울특별시 강남구"],
-                  [["서울특별시 강남구 테헤란로 123"], ["서울특별시 강남구 역삼로 5", "서울특별시 강남구 논현로"]], "ko") == 1
+    guesses = [["서울특별시 강남구 테헤란로 123"], ["서울특별시 강남구 역삼로 5", "서울특별시 강남구 논현로"]]
+    assert choose(original, "ADDRESS", ["서울특별시 강남구 테헤란로", "서울특별시 강남구"], guesses, "ko") == 1
 
 
 def test_choose_first_unmatched() -> None:
