@@ -290,3 +290,18 @@ def test_llm_failures_fail_closed(server: tuple[str, list[ScriptedModel]], tmp_p
          str(tmp_path / "out2"), "--vault", str(tmp_path / "v"), "--backend", "openai", "--endpoint",
          "http://127.0.0.1:9/v1", "--model", "m"], env=env, capture_output=True, text=True, timeout=300)
     assert proc.returncode == 1 and "cannot reach" in proc.stderr
+
+
+@pytest.mark.slow
+def test_gpu_check_script_cpu_smoke(tmp_path: Path) -> None:
+    """The prepared GPU check (tools/) runs end to end on CPU with a tiny random model: noise fails closed."""
+    pytest.importorskip("transformers")
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "SPCL_VAULT_KEY": KEY_B64, "HF_HUB_OFFLINE": "1"}
+    proc = subprocess.run([sys.executable, str(ROOT / "tools" / "gpu_check_generalize.py"), "--out", str(tmp_path),
+                           "--docs", "8", "--hidden", "128", "--layers", "1", "--max-tokens", "8", "--batch-size", "8",
+                           "--device", "cpu"], env=env, capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    summary = json.loads((tmp_path / "gpu_check_generalize.json").read_text())
+    assert summary["documents"] == 8 == summary["generalized"] + summary["failed"]
+    assert summary["llm_calls"] > 0 and set(summary["failed_reasons"]) <= {"attack:output_truncated",
+                                                                           "candidates:output_truncated"}

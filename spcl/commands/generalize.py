@@ -45,6 +45,8 @@ def add_generalize_arguments(parser: argparse.ArgumentParser, *, job: bool = Tru
     parser.add_argument("--timeout", type=float, default=120.0, help="openai: seconds per request (default 120)")
     parser.add_argument("--device", default="auto", help="transformers: cpu, cuda, auto (default)")
     parser.add_argument("--types", default=None, help="comma-separated extractor types (default: all nine)")
+    parser.add_argument("--extract-backend", choices=("same", "rules"), default="same",
+                        help="who finds the spans: the same model (default) or the rules extractor (cheaper)")
 
 
 def config_from_args(args: argparse.Namespace, *, input: str = "", output: str = "", vault: str = "") -> Any:
@@ -70,7 +72,8 @@ def config_from_args(args: argparse.Namespace, *, input: str = "", output: str =
     return GeneralizeJobConfig(
         input=getattr(args, "input", None) or input, output=getattr(args, "output", None) or output,
         vault=getattr(args, "vault", None) or vault, backend=args.backend, model=args.model, endpoint=args.endpoint,
-        batch_size=args.batch_size, types=types, options=options, extract_options=extract_options, settings=section)
+        batch_size=args.batch_size, types=types, options=options, extract_options=extract_options, settings=section,
+        extract_backend=None if args.extract_backend == "same" else args.extract_backend)
 
 
 def run_from_args(args: argparse.Namespace) -> int:
@@ -98,7 +101,6 @@ def run_from_args(args: argparse.Namespace) -> int:
 def bench_from_args(args: argparse.Namespace) -> int:
     """Generalize synthetic documents in memory and print, per document, every entity's candidates, guesses
     and choice, then LLM calls per entity (values in clear: synthetic data only)."""
-    from spcl.extract.backends import make_extractor
     from spcl.extract.contract import parse_extraction
     from spcl.generalize.engine import DocInput, Generalizer, GeneralizeSettings
     from spcl.generalize.job import build_clients
@@ -108,10 +110,7 @@ def bench_from_args(args: argparse.Namespace) -> int:
     cfg = config_from_args(args)
     records = generate_records(args.seed if args.seed is not None else 42)["test"]
     records = (records * (1 + args.docs // max(1, len(records))))[: args.docs]
-    if cfg.backend == "rules":
-        extractor, chat = make_extractor("rules", types=cfg.types), None
-    else:
-        extractor, chat = build_clients(cfg)
+    extractor, chat = build_clients(cfg)
     try:
         if chat is not None:
             chat.check()

@@ -92,6 +92,7 @@ class GeneralizeJobConfig:
     options: dict[str, Any] = field(default_factory=dict)
     extract_options: dict[str, Any] = field(default_factory=dict)
     settings: dict[str, Any] = field(default_factory=dict)  # GeneralizeSettings fields
+    extract_backend: str | None = None  # None: the same backend finds the spans; "rules": the rules extractor
 
     def to_json(self) -> str:
         """The config as JSON (for Spark workers)."""
@@ -176,6 +177,9 @@ def build_clients(cfg: GeneralizeJobConfig) -> tuple[Extractor, ChatClient | Non
     """The extractor and the chat client of ``cfg.backend`` (the transformers model is loaded once, shared)."""
     if cfg.backend == "rules":
         return make_extractor("rules", types=cfg.types), None
+    if cfg.extract_backend == "rules":
+        return make_extractor("rules", types=cfg.types), make_chat(cfg.backend, model=cfg.model,
+                                                                   endpoint=cfg.endpoint, options=cfg.options)
     if cfg.backend == "transformers":
         extractor = make_extractor("transformers", model=cfg.model, types=cfg.types, options=cfg.extract_options)
         loaded = (extractor.net, extractor.tokenizer)  # type: ignore[attr-defined]
