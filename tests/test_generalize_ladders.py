@@ -78,7 +78,19 @@ def test_date_ladder_in_each_language(value: str, lang: str, expected: tuple[str
     assert lad is not None and lad.candidates == expected and lad.candidates[lad.default] == expected[1]
 
 
-@pytest.mark.parametrize("value", ["1991-02-30", "2001년 13월 1일", "next Tuesday", "昭和65年1月1日"])
+@settings(max_examples=100, deadline=None)
+@given(m=st.integers(1, 12), d=st.integers(1, 31), form=st.sampled_from(["{m}월 {d}일", "{m}月{d}日", "{M} {d}",
+                                                                      "{d} {M}", "{d}th of {M}"]))
+def test_property_month_day_dates_keep_only_the_month(m: int, d: int, form: str) -> None:
+    lad = ladder("DATETIME", form.format(m=m, d=d, M=MONTHS[m - 1]), "en")
+    if d > calendar.monthrange(2000, m)[1]:
+        assert lad is None
+        return
+    assert lad is not None and lad.candidates in ((f"{m}월",), (f"{m}月",), (MONTHS[m - 1],))
+    assert lad.rung("year") is None  # no year rung: --backend rules labels it
+
+
+@pytest.mark.parametrize("value", ["1991-02-30", "2001년 13월 1일", "next Tuesday", "昭和65年1月1日", "17日"])
 def test_impossible_or_free_form_dates_get_no_ladder(value: str) -> None:
     assert ladder("DOB", value, "en") is None
 

@@ -8,7 +8,9 @@ Every candidate is built from parts of the parsed value and *subsumes* it (prope
   ``平成3年6月9日``, ``1991-06-09``, ``1991/06/09``, ``June 9, 1991``, ``9 June 1991``, ``June 1991`` — climb
   day → month → year → decade, written in the language's own format (``1991년 6월`` → ``1991년`` →
   ``1990년대``; ``1991年6月`` → ``1991年`` → ``1990年代``; ``June 1991`` → ``1991`` → ``the 1990s``).
-  Default rung: the year. A date that is not a real calendar date gets no ladder.
+  A month and day without a year (``7月17日``, ``6월 9일``, ``June 9``) has one rung, the month.
+  Default rung: the year (a date without a year gets a label under ``--backend rules``). A date that is not
+  a real calendar date gets no ladder.
 - **Ages** (AGE, QUANTITY when the value is an age) — ``33세``, ``33살``, ``33歳``, ``33 years old``,
   ``aged 33``, a bare ``33`` — become a 5-year band, then a 10-year band (``30~34세`` → ``30대``;
   ``30～34歳`` → ``30代``; ``30-34 years old`` → ``in their 30s``). Default rung: the 10-year band.
@@ -55,6 +57,11 @@ _DATE_FORMS: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
         ("", r"(?P<y>\d{4})(?P<s>[-/])(?P<m>\d{1,2})(?:(?P=s)(?P<d>\d{1,2}))?"),
         ("en", r"(?:(?P<d>\d{1,2})(?:st|nd|rd|th)? (?:of )?)?" + _MONTH_RE + r",? (?P<y>\d{4})"),
         ("en", _MONTH_RE + r" (?P<d>\d{1,2})(?:st|nd|rd|th)?,? (?P<y>\d{4})"),
+        # month and day without a year: only the month rung
+        ("ko", r"(?P<m>\d{1,2}) ?월 ?(?P<d>\d{1,2}) ?일"),
+        ("ja", r"(?P<m>\d{1,2}) ?月 ?(?P<d>\d{1,2}) ?日"),
+        ("en", r"(?:(?P<d>\d{1,2})(?:st|nd|rd|th)? (?:of )?)" + _MONTH_RE),
+        ("en", _MONTH_RE + r" (?P<d>\d{1,2})(?:st|nd|rd|th)?"),
     )
 )
 _AGE_FORMS: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
@@ -120,10 +127,11 @@ def _decade(lang: str, y: int) -> str:
     return {"ko": f"{d}년대", "ja": f"{d}年代"}.get(lang, f"the {d}s")
 
 
-def parse_date(value: str) -> tuple[str, int, int | None, int | None] | None:
+def parse_date(value: str) -> tuple[str, int | None, int | None, int | None] | None:
     """``(form language, year, month, day)`` of a date in a standard form, or None (also for impossible dates).
 
     The form language is ``""`` for numeric ISO-like forms (``1991-06-09``), which every language writes.
+    The year is None for a month and day without a year (``7月17日``, ``June 9``).
 
     >>> parse_date("1991년 6월 9일")
     ('ko', 1991, 6, 9)
@@ -140,13 +148,16 @@ def parse_date(value: str) -> tuple[str, int, int | None, int | None] | None:
             if not 1 <= era_year <= last:
                 return None
             y = base + era_year
-        else:
+        elif g.get("y"):
             y = int(g["y"])
+        else:
+            y = None
         month = _MONTH_NUM[g["mon"][:3].lower()] if g.get("mon") else (int(g["m"]) if g.get("m") else None)
         day = int(g["d"]) if g.get("d") else None
-        if not 1000 <= y <= 2999 or (month is not None and not 1 <= month <= 12):
+        if (y is not None and not 1000 <= y <= 2999) or (month is not None and not 1 <= month <= 12):
             return None
-        if day is not None and (month is None or not 1 <= day <= calendar.monthrange(y, month)[1]):
+        leap = 2000  # a month and day without a year: Feb 29 is possible
+        if day is not None and (month is None or not 1 <= day <= calendar.monthrange(y or leap, month)[1]):
             return None
         return lang, y, month, day
     return None
@@ -159,6 +170,9 @@ def date_ladder(value: str, lang: str = "en") -> Ladder | None:
         return None
     form, y, month, day = parsed
     out_lang = form or lang
+    if y is None:  # month and day: the month alone
+        name = {"ko": f"{month}월", "ja": f"{month}月"}.get(out_lang, MONTH_NAMES[(month or 1) - 1])
+        return Ladder((name,), default=0, kind="date", names=("month",))
     rungs: list[str] = []
     names: list[str] = []
     if day is not None:
