@@ -132,6 +132,7 @@ class ScriptedModel:
                  fail: tuple[str, ...] = ()):
         self.extract, self.candidates, self.guesses, self.fail = extract, candidates, guesses, fail
         self.calls: Counter[str] = Counter()
+        self.attacked: list[str] = []  # every edited document D' the attacker saw
         self.lock = threading.Lock()
 
     def answer(self, body: dict) -> tuple[int, str]:
@@ -150,6 +151,8 @@ class ScriptedModel:
             kind, text = "attack", "\n".join(self.guesses.get(marked.group(1), ["no idea"]))
         with self.lock:
             self.calls[kind] += 1
+            if kind == "attack":
+                self.attacked.append(user)
         return 200, text
 
 
@@ -241,6 +244,11 @@ def test_two_stage_loop_over_http(server: tuple[str, list[ScriptedModel]], tmp_p
     for doc_id, row in rows.items():
         assert_no_values(row["generalized_text"])
         assert restore(row["generalized_text"], row["spans"], vault.get(doc_id)) == DOCS[doc_id]
+    # D': decided entities carry their choice, undecided ones their most specific candidate, labels stay labels
+    seen = holder[0].attacked
+    assert any("[[a hospital in Leeds]]" in d and " on August 2003." in d and "[PHONE]" in d for d in seen)
+    assert any("[[2003]]" in d and "a hospital in England" in d for d in seen)
+    assert not any("Jordan Sample" in d or "010-2345-6789" in d or "Leeds General Infirmary" in d for d in seen)
     calls = holder[0].calls
     # one extraction per document, one candidate call (the ORG), one attack per candidate tried
     assert calls["extract"] == 3 and calls["candidates"] == 1
@@ -341,3 +349,38 @@ def test_spark_job_matches_python_engine_and_resumes(tmp_path: Path) -> None:
         assert spark_rows[doc_id]["generalized_text"] == row["generalized_text"]
         assert spark_rows[doc_id]["spans"] == row["spans"]
     assert sorted(open_vault(tmp_path / "v", KEY).ids()) == sorted(spark_rows)
+
+
+def test_config_section_drives_the_rules_rungs(tmp_path: Path) -> None:
+    """``generalize.rules_rungs`` in the YAML config changes the rung per type (here: DOB month, ADDRESS label)."""
+    from spcl.config import GeneralizeSection
+    from spcl.generalize.engine import DEFAULT_RULES_RUNGS, GeneralizeSettings
+
+    assert GeneralizeSection().rules_rungs == DEFAULT_RULES_RUNGS
+    assert set(GeneralizeSection().model_dump()) <= set(GeneralizeSettings.__dataclass_fields__)
+    write_flagged(tmp_path / "in" / "a.parquet", {"ko-1": DOCS["ko-1"]}, with_hits=True)
+    conf = tmp_path / "conf.yaml"
+    conf.write_text("generalize:\n  rules_rungs: {DOB: month, ADDRESS: label, REL: family}\n", encoding="utf-8")
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "SPCL_VAULT_KEY": KEY_B64}
+    proc = subprocess.run([sys.executable, "-m", "spcl.cli", "generalize", "--input", str(tmp_path / "in"),
+                           "--output", str(tmp_path / "out"), "--vault", str(tmp_path / "v"), "--conf", str(conf)],
+                          env=env, capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    text = next(iter(iter_generalized(tmp_path / "out")))["generalized_text"]
+    assert "1991년 6월," in text and "[ADDRESS_1]" in text and "서울특별시" not in text
+    conf.write_text("generalize:\n  rules_rungs: {DOB: fortnight}\n", encoding="utf-8")
+    bad = subprocess.run([sys.executable, "-m", "spcl.cli", "generalize", "--input", str(tmp_path / "in"),
+                          "--output", str(tmp_path / "out2"), "--vault", str(tmp_path / "v"), "--conf", str(conf)],
+                         env=env, capture_output=True, text=True, timeout=300)
+    assert bad.returncode == 2 and "generalize.rules_rungs" in bad.stderr
+
+
+def test_invalid_hits_are_not_spans_and_missing_hits_rerun_the_detectors() -> None:
+    text = "카드 4111-1111-1111-1112 / 연락처 010-2345-6789"
+    invalid = {"type": "CARD", "start": 3, "end": 22, "validated": False}
+    phone = {"type": "PHONE", "start": 29, "end": 42, "validated": None}
+    assert [e.type for e in collect_spans(text, [], [invalid, phone])] == ["PHONE"]
+    assert [e.type for e in collect_spans(text, [], None)] == ["PHONE"]  # the detectors: the card fails Luhn
+    mynumber = {"type": "MYNUMBER", "start": 29, "end": 42, "validated": True}
+    ents = collect_spans(text, [("PERSON", "김가상")], [mynumber])
+    assert [e.type for e in ents] == ["RRN"]  # detector types map onto the extractor's (as in spcl mask)

@@ -42,7 +42,7 @@ from spcl.generalize.prompts import PROMPT_VERSION
 from spcl.generalize.spans import collect_spans, usable_hits
 from spcl.mask.variants import DEFAULT_TYPES
 from spcl.mask_job import MaskJobError, file_key, list_input_files
-from spcl.text import normalize
+from spcl.text import guess_lang, normalize
 
 log = logging.getLogger("spcl.generalize")
 
@@ -258,7 +258,7 @@ class GeneralizeRunner:
             except Exception as err:
                 out[i] = f"spans_error:{type(err).__name__}"
                 continue
-            out[i] = DocInput(str(ids[i]), text, langs[i] or "en", entities, kept)
+            out[i] = DocInput(str(ids[i]), text, langs[i] or guess_lang(text), entities, kept)
         return ids, out, langs
 
     def process_file(self, path: Path, key: str) -> GenStats:
