@@ -125,3 +125,18 @@ def test_property_choose_returns_the_first_safe_candidate(n: int, data: st.DataO
     got = choose(original, "ORG", [f"c{i}" for i in range(n)], rows, "en")
     first_safe = next((i for i, r in enumerate(rows) if not set(r) & set(risky)), None)
     assert got == first_safe
+
+
+@pytest.mark.parametrize("module", ["match", "select", "ladders", "spans", "prompts"])
+def test_docstring_examples(module: str) -> None:
+    import doctest
+    import importlib
+
+    result = doctest.testmod(importlib.import_module(f"spcl.generalize.{module}"))
+    assert result.attempted > 0 and result.failed == 0
+
+
+def test_acronyms_stop_at_punctuation_and_capital_words() -> None:
+    assert acronyms("the European Court of Human Rights (ECHR)") == {"echr"}
+    assert acronyms("Seoul, Korea") == set()
+    assert matches("World Health Organization", "the WHO", "ORG")

@@ -193,12 +193,12 @@ def acronyms(text: str) -> frozenset[str]:
     norm = unicodedata.normalize("NFKC", text)
     out = {w.lower() for w in re.findall(r"\b[A-Z]{2,}\b", norm)}
     run: list[str] = []
-    for word in [*re.findall(r"[A-Za-z][A-Za-z'\-]*", norm), ""]:
-        if word[:1].isupper():
+    for word in [*re.findall(r"[A-Za-z][A-Za-z'\-]*|[^\sA-Za-z]", norm), "."]:
+        if word[:1].isupper() and not (len(word) > 1 and word.isupper()):
             run.append(word)
         elif word.lower() in _ACRONYM_SKIP and run:
             continue
-        else:
+        else:  # a lower-case word, an all-capital word or punctuation ends a name
             if len(run) >= 2:
                 out.add("".join(w[0] for w in run).lower())
             run = []
