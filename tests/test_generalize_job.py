@@ -144,6 +144,9 @@ class ScriptedModel:
         if system.startswith("You find personal information"):
             kind, text = "extract", next((v for k, v in self.extract.items() if k in user), "")
         elif system.startswith("You generalize"):
+            # the paper's settings: one-shot prompt, target in double brackets, T=0.3, <= 512 new tokens, seeded
+            assert [m["role"] for m in body["messages"]] == ["system", "user", "assistant", "user"]
+            assert (body["temperature"], body["max_tokens"], body["seed"]) == (0.3, 512, 0) and marked
             kind, text = "candidates", "\n".join(f"{i}. {c}" for i, c in
                                                  enumerate(self.candidates.get(marked.group(1), []), 1))
         else:
