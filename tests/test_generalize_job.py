@@ -11,8 +11,6 @@ import subprocess
 import sys
 import threading
 from collections import Counter
-from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pyarrow as pa
@@ -20,11 +18,14 @@ import pyarrow.parquet as pq
 import pytest
 
 from spcl.detect import find_pii
+from spcl.entity_types import DEFAULT_TYPES
+from spcl.extract.backends import make_extractor
+from spcl.generalize.chat import ChatReply, ChatRequest, OpenAIChat
 from spcl.generalize.engine import DocInput, Generalizer, release_check, restore
 from spcl.generalize.job import GENERALIZED_SCHEMA, GeneralizeJobConfig, iter_generalized, run_generalize_job
 from spcl.generalize.spans import collect_spans
-from spcl.mask.variants import DEFAULT_TYPES
 from spcl.mask.vault import open_vault
+from tests.scripted_llm import MODEL_NAME, scripted_server
 
 ROOT = Path(__file__).resolve().parent.parent
 KEY = bytes(range(32))
@@ -122,82 +123,50 @@ def test_uncovered_hit_sends_the_document_to_failed() -> None:
 
 
 class ScriptedModel:
-    """Test double for the MODEL only: a scripted answer per prompt kind, served over real HTTP below.
+    """The *model* behind ``tests/scripted_llm.py``'s real loopback server: a scripted answer per prompt kind.
 
-    extract: document substring → ``TYPE\\tVALUE`` lines; candidates: original → candidates; guesses:
-    candidate → guesses. Every request is logged by kind; ``fail`` names substrings answered with HTTP 500.
+    The server passes each request's last message: a candidate request (``Type: …`` with ``[[target]]``), an
+    attack (the edited document with ``[[candidate]]``) or, otherwise, an extraction (the document). extract:
+    document substring → ``TYPE\tVALUE`` lines; candidates: original → candidates; guesses: candidate →
+    guesses; ``fail``: substrings answered with HTTP 500. Every attacked document D' is kept.
     """
 
     def __init__(self, extract: dict[str, str], candidates: dict[str, list[str]], guesses: dict[str, list[str]],
                  fail: tuple[str, ...] = ()):
         self.extract, self.candidates, self.guesses, self.fail = extract, candidates, guesses, fail
         self.calls: Counter[str] = Counter()
-        self.attacked: list[str] = []  # every edited document D' the attacker saw
+        self.attacked: list[str] = []
         self.lock = threading.Lock()
 
-    def answer(self, body: dict) -> tuple[int, str]:
-        system = body["messages"][0]["content"]
-        user = body["messages"][-1]["content"]
+    def __call__(self, user: str, attempt: int) -> str | int:
+        del attempt
         if any(f in user for f in self.fail):
-            return 500, ""
+            return 500
         marked = re.search(r"\[\[(.+?)\]\]", user)
-        if system.startswith("You find personal information"):
-            kind, text = "extract", next((v for k, v in self.extract.items() if k in user), "")
-        elif system.startswith("You generalize"):
-            # the paper's settings: one-shot prompt, target in double brackets, T=0.3, <= 512 new tokens, seeded
-            assert [m["role"] for m in body["messages"]] == ["system", "user", "assistant", "user"]
-            assert (body["temperature"], body["max_tokens"], body["seed"]) == (0.3, 512, 0) and marked
-            kind, text = "candidates", "\n".join(f"{i}. {c}" for i, c in
-                                                 enumerate(self.candidates.get(marked.group(1), []), 1))
-        else:
-            assert system.startswith("Some personal information") and body["temperature"] == 0.3
+        if user.startswith("Type: ") and marked:
+            kind = "candidates"
+            text = "\n".join(f"{i}. {c}" for i, c in enumerate(self.candidates.get(marked.group(1), []), 1))
+        elif marked:
             kind, text = "attack", "\n".join(self.guesses.get(marked.group(1), ["no idea"]))
+        else:
+            kind, text = "extract", next((v for k, v in self.extract.items() if k in user), "")
         with self.lock:
             self.calls[kind] += 1
             if kind == "attack":
                 self.attacked.append(user)
-        return 200, text
+        return text
 
 
-@pytest.fixture
-def server() -> Iterator[tuple[str, list[ScriptedModel]]]:
-    """A real OpenAI-compatible server (http.server) on loopback; the test sets its scripted model."""
-    holder: list[ScriptedModel] = []
+class RecordingChat(OpenAIChat):
+    """The real OpenAI-compatible client, keeping the decoding settings of every request it sends."""
 
-    class Handler(BaseHTTPRequestHandler):
-        def log_message(self, *args: object) -> None:
-            return None
+    def __init__(self, *args: object, **kw: object) -> None:
+        super().__init__(*args, **kw)  # type: ignore[arg-type]
+        self.sent: list[tuple[int, float, int, int]] = []  # (messages, temperature, max tokens, seed)
 
-        def _send(self, status: int, payload: dict) -> None:
-            data = json.dumps(payload, ensure_ascii=False).encode()
-            self.send_response(status)
-            self.send_header("Content-Type", "application/json")
-            self.send_header("Content-Length", str(len(data)))
-            self.end_headers()
-            self.wfile.write(data)
-
-        def do_GET(self) -> None:
-            self._send(200, {"object": "list", "data": [{"id": "scripted-model", "object": "model"}]})
-
-        def do_POST(self) -> None:
-            assert self.path == "/v1/chat/completions"
-            body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
-            status, text = holder[0].answer(body)
-            if status != 200:
-                self._send(status, {"error": "scripted failure"})
-                return
-            self._send(200, {"id": "x", "object": "chat.completion", "model": body["model"],
-                             "choices": [{"index": 0, "finish_reason": "stop",
-                                          "message": {"role": "assistant", "content": text}}],
-                             "usage": {"completion_tokens": 7}})
-
-    httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
-    thread.start()
-    yield f"http://127.0.0.1:{httpd.server_address[1]}/v1", holder
-    httpd.shutdown()
-    httpd.server_close()
-    thread.join(timeout=10)
+    def complete(self, requests: list[ChatRequest]) -> list[ChatReply]:
+        self.sent += [(len(r.messages), r.temperature, r.max_tokens, r.seed) for r in requests]
+        return super().complete(requests)
 
 
 def scripted() -> ScriptedModel:
@@ -223,15 +192,25 @@ def scripted() -> ScriptedModel:
     )
 
 
-def test_two_stage_loop_over_http(server: tuple[str, list[ScriptedModel]], tmp_path: Path) -> None:
-    url, holder = server
-    holder.append(scripted())
+TYPES = (*DEFAULT_TYPES, "ORG", "DATETIME")
+
+
+def openai_cfg(tmp_path: Path, url: str) -> GeneralizeJobConfig:
+    """A job config for the scripted server under ``tmp_path``."""
+    return GeneralizeJobConfig(input=str(tmp_path / "in"), output=str(tmp_path / "out"), vault=str(tmp_path / "v"),
+                               backend="openai", model=MODEL_NAME, endpoint=url, types=TYPES,
+                               options={"concurrency": 4, "retries": 0}, extract_options={"retries": 0})
+
+
+def test_two_stage_loop_over_http(tmp_path: Path) -> None:
+    model = scripted()
     write_flagged(tmp_path / "in" / "a.parquet", DOCS, with_hits=True)
-    cfg = GeneralizeJobConfig(input=str(tmp_path / "in"), output=str(tmp_path / "out"), vault=str(tmp_path / "v"),
-                              backend="openai", model="scripted-model", endpoint=url,
-                              types=(*DEFAULT_TYPES, "ORG", "DATETIME"),
-                              options={"concurrency": 4, "retries": 0}, extract_options={"retries": 0})
-    metrics = run_generalize_job(cfg)
+    with scripted_server(model) as server:
+        cfg = openai_cfg(tmp_path, server.endpoint)
+        chat = RecordingChat(server.endpoint, MODEL_NAME, concurrency=4, retries=0)
+        extractor = make_extractor("openai", model=MODEL_NAME, endpoint=server.endpoint, types=TYPES,
+                                   options={"retries": 0})
+        metrics = run_generalize_job(cfg, extractor, chat)
     rows = {r["id"]: r for r in iter_generalized(tmp_path / "out")}
     assert sorted(rows) == sorted(DOCS), metrics["failed_reasons"]
     spans = {(r["id"], s["type"]): s for r in rows.values() for s in r["spans"]}
@@ -247,49 +226,46 @@ def test_two_stage_loop_over_http(server: tuple[str, list[ScriptedModel]], tmp_p
     for doc_id, row in rows.items():
         assert_no_values(row["generalized_text"])
         assert restore(row["generalized_text"], row["spans"], vault.get(doc_id)) == DOCS[doc_id]
+    # the paper's settings: one-shot candidate prompt (4 messages), T=0.3, <= 512 new tokens, seed 0
+    assert (4, 0.3, 512, 0) in chat.sent and all(s[1:] == (0.3, 512, 0) for s in chat.sent)
     # D': decided entities carry their choice, undecided ones their most specific candidate, labels stay labels
-    seen = holder[0].attacked
+    seen = model.attacked
     assert any("[[a hospital in Leeds]]" in d and " on August 2003." in d and "[PHONE]" in d for d in seen)
     assert any("[[2003]]" in d and "a hospital in England" in d for d in seen)
     assert not any("Jordan Sample" in d or "010-2345-6789" in d or "Leeds General Infirmary" in d for d in seen)
-    calls = holder[0].calls
     # one extraction per document, one candidate call (the ORG), one attack per candidate tried
-    assert calls["extract"] == 3 and calls["candidates"] == 1
-    assert calls["attack"] == 3 + 2 + 1 + 2 + 1 + 1 + 1  # ORG, DATETIME, ko DOB, ko ADDRESS, REL, ja DOB, ja ADDRESS
-    assert metrics["llm_calls"] == calls["candidates"] + calls["attack"]
+    assert model.calls["extract"] == 3 and model.calls["candidates"] == 1
+    # attacks: ORG 3, DATETIME 2, ko DOB 1, ko ADDRESS 2, REL 1, ja DOB 1, ja ADDRESS 1
+    assert model.calls["attack"] == 3 + 2 + 1 + 2 + 1 + 1 + 1
+    assert metrics["llm_calls"] == model.calls["candidates"] + model.calls["attack"]
     assert metrics["label_fallback_per_type"]["REL"] == {"generalizable": 1, "label": 1, "share": 1.0}
     assert metrics["entities_by_rank"]["2"] == 1 and metrics["prompt_version"].startswith("generalize-")
     assert metrics["attacked_entities"] == 7
     assert_no_values(json.dumps(metrics, ensure_ascii=False))
 
 
-def test_repeated_documents_hit_the_caches(server: tuple[str, list[ScriptedModel]], tmp_path: Path) -> None:
-    url, holder = server
-    holder.append(scripted())
+def test_repeated_documents_hit_the_caches(tmp_path: Path) -> None:
+    model = scripted()
     docs = {"en-1": DOCS["en-1"], "en-2": DOCS["en-1"], "en-3": DOCS["en-1"]}
     write_flagged(tmp_path / "in" / "a.parquet", docs, with_hits=True)
-    cfg = GeneralizeJobConfig(input=str(tmp_path / "in"), output=str(tmp_path / "out"), vault=str(tmp_path / "v"),
-                              backend="openai", model="scripted-model", endpoint=url,
-                              types=(*DEFAULT_TYPES, "ORG", "DATETIME"), options={"retries": 0},
-                              extract_options={"retries": 0})
-    metrics = run_generalize_job(cfg)
+    with scripted_server(model) as server:
+        metrics = run_generalize_job(openai_cfg(tmp_path, server.endpoint))
     assert metrics["generalized"] == 3
-    assert holder[0].calls["candidates"] == 1 and holder[0].calls["attack"] == 3 + 2  # as for one document
+    assert model.calls["candidates"] == 1 and model.calls["attack"] == 3 + 2  # as for one document
     assert metrics["cache_hits"] == 2 * (1 + 3 + 2)
 
 
-def test_llm_failures_fail_closed(server: tuple[str, list[ScriptedModel]], tmp_path: Path) -> None:
-    url, holder = server
+def test_llm_failures_fail_closed(tmp_path: Path) -> None:
     model = scripted()
     model.fail = ("[[a hospital in West Yorkshire]]",)  # the attack on the second ORG candidate: HTTP 500
-    holder.append(model)
     write_flagged(tmp_path / "in" / "a.parquet", DOCS, with_hits=True)
     env = {**os.environ, "PYTHONPATH": str(ROOT), "SPCL_VAULT_KEY": KEY_B64}
-    proc = subprocess.run(
-        [sys.executable, "-m", "spcl.cli", "generalize", "--input", str(tmp_path / "in"), "--output",
-         str(tmp_path / "out"), "--vault", str(tmp_path / "v"), "--backend", "openai", "--endpoint", url,
-         "--model", "scripted-model", "--types", ",".join((*DEFAULT_TYPES, "ORG", "DATETIME"))],
-        env=env, capture_output=True, text=True, timeout=300)
+    with scripted_server(model) as server:
+        proc = subprocess.run(
+            [sys.executable, "-m", "spcl.cli", "generalize", "--input", str(tmp_path / "in"), "--output",
+             str(tmp_path / "out"), "--vault", str(tmp_path / "v"), "--backend", "openai", "--endpoint",
+             server.endpoint, "--model", MODEL_NAME, "--types", ",".join(TYPES)],
+            env=env, capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stderr[-2000:]
     failed = read_rows(tmp_path / "out" / "failed")
     assert [(r["id"], r["reason"]) for r in failed] == [("en-1", "attack:http_500")]

@@ -42,8 +42,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--device", default="auto")
     args = parser.parse_args(argv)
 
-    from spcl.extract.backends.gpu_check import write_docs
-    from spcl.extract.backends.tiny_model import write_tiny_model
+    from spcl.bench.gpu_check import write_docs
+    from spcl.bench.tiny_model import write_tiny_model
     from spcl.generalize.job import GeneralizeJobConfig, run_generalize_job
 
     out = Path(args.out)

@@ -52,8 +52,8 @@ def add_generalize_arguments(parser: argparse.ArgumentParser, *, job: bool = Tru
 def config_from_args(args: argparse.Namespace, *, input: str = "", output: str = "", vault: str = "") -> Any:
     """A ``GeneralizeJobConfig`` from parsed arguments and the config file's ``generalize:`` section."""
     from spcl.config import load_settings
+    from spcl.entity_types import DEFAULT_TYPES
     from spcl.generalize.job import GeneralizeJobConfig
-    from spcl.mask.variants import DEFAULT_TYPES
 
     section = load_settings(args.conf).generalize.model_dump()
     for name in ("candidates", "guesses", "seed", "max_tokens"):
@@ -81,7 +81,7 @@ def run_from_args(args: argparse.Namespace) -> int:
     from spcl.extract.backends import BackendUnavailable
     from spcl.generalize.job import run_generalize_job, run_generalize_job_spark
     from spcl.mask.vault import VaultError
-    from spcl.mask_job import MaskJobError
+    from spcl.mask_stage import MaskJobError
 
     try:
         cfg = config_from_args(args)
@@ -104,7 +104,7 @@ def bench_from_args(args: argparse.Namespace) -> int:
     from spcl.extract.contract import parse_extraction
     from spcl.generalize.engine import DocInput, Generalizer, GeneralizeSettings
     from spcl.generalize.job import build_clients
-    from spcl.generalize.spans import collect_spans, usable_hits
+    from spcl.generalize.spans import collect_spans, document_hits
     from spcl.synth.pii import generate_records
 
     cfg = config_from_args(args)
@@ -118,9 +118,11 @@ def bench_from_args(args: argparse.Namespace) -> int:
         docs = []
         texts = [r["source_text"] for r in records]
         for rec, ext in zip(records, extractor.run(texts), strict=True):
-            rows = parse_extraction(ext.raw or "", rec["source_text"], cfg.types).candidates if ext.ok else []
-            docs.append(DocInput(rec["id"], rec["source_text"], rec["lang"],
-                                 collect_spans(rec["source_text"], rows, None), usable_hits(rec["source_text"], None)))
+            text = rec["source_text"]
+            rows = parse_extraction(ext.raw or "", text, cfg.types).candidates if ext.ok else []
+            found = document_hits(text, None)
+            docs.append(DocInput(rec["id"], text, rec["lang"], collect_spans(text, rows, found, types=cfg.types),
+                                 [(h.type, h.start, h.end) for h in found]))
         started = time.perf_counter()
         results = gen.run(docs)
         wall = time.perf_counter() - started

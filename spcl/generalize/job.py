@@ -34,14 +34,14 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from spcl.entity_types import DEFAULT_TYPES
 from spcl.extract.backends import Extractor, make_extractor
 from spcl.extract.contract import parse_extraction
 from spcl.generalize.chat import ChatClient, TransformersChat, make_chat
 from spcl.generalize.engine import DocInput, DocResult, Generalizer, GeneralizeSettings
 from spcl.generalize.prompts import PROMPT_VERSION
-from spcl.generalize.spans import collect_spans, usable_hits
-from spcl.mask.variants import DEFAULT_TYPES
-from spcl.mask_job import MaskJobError, file_key, list_input_files
+from spcl.generalize.spans import collect_spans, document_hits
+from spcl.mask_stage import MaskJobError, file_key, list_input_files
 from spcl.text import guess_lang, normalize
 
 log = logging.getLogger("spcl.generalize")
@@ -93,6 +93,7 @@ class GeneralizeJobConfig:
     extract_options: dict[str, Any] = field(default_factory=dict)
     settings: dict[str, Any] = field(default_factory=dict)  # GeneralizeSettings fields
     extract_backend: str | None = None  # None: the same backend finds the spans; "rules": the rules extractor
+    names: bool = True  # add the CPU person-name finders' rows to the candidates (as spcl mask does)
 
     def to_json(self) -> str:
         """The config as JSON (for Spark workers)."""
@@ -251,10 +252,10 @@ class GeneralizeRunner:
             if not parsed.parse_success:
                 out[i] = "extract:unparseable_output"
                 continue
-            doc_hits = hits[i] if "hits" in names else None
             try:
-                entities = collect_spans(text, parsed.candidates, doc_hits)
-                kept = usable_hits(text, doc_hits)
+                found = document_hits(text, hits[i])  # the hits column (None: none) ∪ the detectors again
+                entities = collect_spans(text, parsed.candidates, found, types=self.cfg.types, names=self.cfg.names)
+                kept = [(h.type, h.start, h.end) for h in found]
             except Exception as err:
                 out[i] = f"spans_error:{type(err).__name__}"
                 continue

@@ -1,22 +1,24 @@
-"""The spans to generalize: one function, ``collect_spans``, so the candidate set can be swapped in one place.
+"""The spans to generalize: the mask stage's candidate set, grouped into entities (one decision each).
 
-Candidates are the extractor's rows ∪ the filter's rule hits (``validated`` not False; detector types
-mapped onto the extractor's as ``spcl mask`` does: MYNUMBER → RRN, POSTAL → ADDRESS). Their occurrences
-are found exactly as the masker finds them (``spcl.mask.mask_text``: literal and restricted variants,
-longest match wins, overlaps merge), so a value is replaced wherever it occurs. Mentions of one value —
-the same type and the same characters once spaces and separators are removed (``김가상`` and ``김 가 상``)
-— form one :class:`Entity`, decided once and replaced the same way everywhere.
+``collect_spans`` uses the same candidates ``spcl mask`` masks (``spcl.mask_stage.candidates``): extractor
+rows ∪ the filter's rule hits (the ``hits`` column, ``validated`` not False, *and* the detectors run again)
+∪ the CPU person-name finders. Their occurrences are found exactly as the masker finds them
+(``spcl.mask.mask_text``: literal and restricted variants, longest match wins, overlaps merge), so a value is
+replaced wherever it occurs. Mentions of one value — the same type and the same characters once spaces and
+separators are removed (``김가상`` and ``김 가 상``) — form one :class:`Entity`, decided once and replaced the
+same way everywhere.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from spcl.extract.backends.rules_backend import HIT_TYPE_MAP
+from spcl.entity_types import DEFAULT_TYPES
 from spcl.mask import mask_text
+from spcl.mask_stage.candidates import RuleHit, collect_candidates, rule_hits
 from spcl.text import normalize
 
 _VARIANT_NOISE = re.compile(r"[\s\-./()\u3000]")
@@ -34,40 +36,28 @@ class Entity:
         return f"Entity(type={self.type!r}, mentions={len(self.mentions)})"
 
 
-def hit_fields(hit: Any) -> tuple[str, int, int, bool | None]:
-    """``(type, start, end, validated)`` of a rule hit given as ``spcl.detect.Hit`` or as a Parquet dict."""
-    if isinstance(hit, Mapping):
-        return str(hit["type"]), int(hit["start"]), int(hit["end"]), hit.get("validated")
-    return hit.type, hit.start, hit.end, hit.validated
+def document_hits(text: str, hits: Iterable[Any] | None, reasons: Sequence[str] | None = None) -> list[RuleHit]:
+    """The rule hits of NFC ``text``: ``hits`` when already :class:`RuleHit`, else the filter's ``hits`` column
+    (``None`` when the input has none) ∪ the detectors run again (``spcl.mask_stage.candidates.rule_hits``)."""
+    items = list(hits) if hits is not None else None
+    if items is not None and all(isinstance(h, RuleHit) for h in items):
+        return items
+    return rule_hits(text, items, reasons)
 
 
-def usable_hits(text: str, hits: Iterable[Any] | None) -> list[tuple[str, int, int]]:
-    """The rule hits that must be replaced: ``(type, start, end)`` with ``validated`` not False.
-
-    ``hits=None`` means the input had no hits column: the detectors run again on ``text`` (NFC).
-    """
-    if hits is None:
-        from spcl.detect import find_pii
-
-        hits = find_pii(text)
-    out = []
-    for hit in hits:
-        type_, start, end, validated = hit_fields(hit)
-        if validated is not False and 0 <= start < end <= len(text):
-            out.append((HIT_TYPE_MAP.get(type_, type_), start, end))
-    return out
-
-
-def collect_spans(text: str, extraction_rows: Iterable[tuple[str, str]], hits: Iterable[Any] | None) -> list[Entity]:
+def collect_spans(text: str, extraction_rows: Iterable[tuple[str, str]], hits: Iterable[Any] | None, *,
+                  types: Sequence[str] = DEFAULT_TYPES, names: bool = True) -> list[Entity]:
     """The entities of NFC ``text`` in order of first mention (see the module docstring).
+
+    ``hits``: :class:`RuleHit` values, the filter's ``hits`` column of the row, or ``None``; ``types`` the entity
+    types that may become candidates; ``names`` adds the CPU person-name finders.
 
     >>> [(e.type, e.mentions) for e in collect_spans("김가상 / 김 가 상", [("PERSON", "김가상")], [])]
     [('PERSON', [(0, 3), (6, 11)])]
     """
     text = normalize(text)
-    candidates = [(t, v) for t, v in extraction_rows]
-    candidates += [(t, text[s:e]) for t, s, e in usable_hits(text, hits)]
-    result = mask_text(text, candidates)
+    cands = collect_candidates(text, extraction_rows, document_hits(text, hits), types, names)
+    result = mask_text(text, cands.union())
     entities: dict[tuple[str, str], Entity] = {}
     for span in result.spans:
         surface = text[span.start:span.end]
