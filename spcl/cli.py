@@ -20,6 +20,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "spcl.commands.vault",
     "spcl.commands.mask",
     "spcl.commands.unmask",
+    "spcl.commands.generalize",
     "spcl.commands.train",
     "spcl.commands.bench_screen",
     "spcl.commands.report",
