@@ -16,12 +16,9 @@ A reply cut by the token limit is ``output_truncated`` (its list may be cut shor
 from __future__ import annotations
 
 import time
-import urllib.error
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
 from typing import Any
-
-from spcl.extract.backends.base import BackendUnavailable
 
 
 @dataclass(frozen=True, slots=True)
@@ -89,11 +86,11 @@ class OpenAIChat(ChatClient):
     name = "openai"
 
     def __init__(self, endpoint: str, model: str, *, concurrency: int = 8, timeout_s: float = 120.0,
-                 retries: int = 3, backoff_s: float = 1.0, extra_body: dict[str, Any] | None = None):
+                 retries: int = 3, extra_body: dict[str, Any] | None = None):
         from spcl.extract.backends.openai_backend import OpenAIExtractor
 
         self._http = OpenAIExtractor(endpoint, model, concurrency=concurrency, timeout_s=timeout_s,
-                                     retries=retries, backoff_s=backoff_s, extra_body=extra_body)
+                                     retries=retries, extra_body=extra_body)
         self.model = model
 
     def check(self) -> None:
@@ -101,41 +98,13 @@ class OpenAIChat(ChatClient):
         self._http.check()
 
     def _one(self, req: ChatRequest) -> ChatReply:
-        from spcl.extract.backends.openai_backend import RETRY_STATUS, _BadReply, _Unreachable
-
-        http = self._http
-        body: dict[str, Any] = {"model": self.model, "messages": req.message_dicts(), "temperature": req.temperature,
-                                "max_tokens": req.max_tokens, "seed": req.seed, "stream": False, **http.extra_body}
-        started = time.perf_counter()
-        reason, unreachable = "unknown", 0
-        for attempt in range(http.retries + 1):
-            if attempt:
-                time.sleep(min(30.0, http.backoff_s * 2 ** (attempt - 1)))
-            try:
-                reply = http._request("POST", "/chat/completions", body, http.timeout_s)
-            except TimeoutError:
-                reason = "timeout"
-                continue
-            except _BadReply:
-                reason = "bad_response"
-                continue
-            except _Unreachable:
-                reason, unreachable = "unreachable", unreachable + 1
-                continue
-            except urllib.error.HTTPError as err:
-                reason = f"http_{err.code}"
-                if err.code in RETRY_STATUS:
-                    continue
-                break
-            ex = http._read_reply(reply, time.perf_counter() - started)
-            return ChatReply(text=ex.raw, error=ex.error, tokens=ex.generated_tokens or 0, seconds=ex.seconds)
-        if unreachable == http.retries + 1:
-            raise BackendUnavailable(f"the endpoint {http.endpoint} became unreachable ({http.retries + 1} tries)")
-        return ChatReply(error=reason, seconds=time.perf_counter() - started)
+        ex = self._http.chat(req.message_dicts(), temperature=req.temperature, max_tokens=req.max_tokens,
+                             seed=req.seed)
+        return ChatReply(text=ex.raw, error=ex.error, tokens=ex.generated_tokens or 0, seconds=ex.seconds)
 
     def complete(self, requests: list[ChatRequest]) -> list[ChatReply]:
         """All requests at once on the backend's thread pool; replies in request order."""
-        return list(self._http._pool.map(self._one, requests))
+        return self._http.map(self._one, requests)
 
     def close(self) -> None:
         """Stop the request threads."""

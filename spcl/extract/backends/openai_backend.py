@@ -89,15 +89,20 @@ class OpenAIExtractor(Extractor):
             log.warning("model %r is not in the endpoint's model list (%d served)", self.model, len(models))
         return models
 
-    def _complete(self, text: str) -> Extraction:
+    def chat(self, messages: list[dict[str, str]], *, temperature: float = 0.0, max_tokens: int | None = None,
+             seed: int | None = None) -> Extraction:
+        """One chat completion for ``messages`` (any prompt), with this client's retries, timeout and reason codes.
+
+        Raises :class:`BackendUnavailable` when the endpoint cannot be reached on any try.
+        """
         started = time.perf_counter()
         try:
             reply = self._client.chat.completions.create(
                 model=self.model,
-                messages=build_messages(text, self.types),  # type: ignore[arg-type]
-                temperature=0.0,
-                max_tokens=self.max_tokens,
-                seed=self.seed,
+                messages=messages,  # type: ignore[arg-type]
+                temperature=temperature,
+                max_tokens=self.max_tokens if max_tokens is None else max_tokens,
+                seed=self.seed if seed is None else seed,
                 stream=False,
                 extra_body=self.extra_body or None,
             )
@@ -111,6 +116,13 @@ class OpenAIExtractor(Extractor):
         except (openai.APIError, ValueError, TypeError):  # a reply that is not the expected JSON
             return Extraction(error="bad_response", seconds=time.perf_counter() - started)
         return self._read_reply(reply, time.perf_counter() - started)
+
+    def _complete(self, text: str) -> Extraction:
+        return self.chat(build_messages(text, self.types))
+
+    def map(self, fn: Any, items: list[Any]) -> list[Any]:
+        """``fn`` over ``items`` on this client's bounded thread pool, results in order."""
+        return list(self._pool.map(fn, items))
 
     @staticmethod
     def _read_reply(reply: Any, seconds: float) -> Extraction:
