@@ -7,6 +7,8 @@
 - A lone surname or given name (``田宮``, ``鉄平``) counts before an honorific (さん, 様, 氏, 君 …), a
   role word (監督, 選手, 容疑者 …) or a particle (が, は, の …); not before another noun, where it is
   usually part of a company or place name (``藤倉電線``).
+- A surname followed by one or two glued kanji/hiragana tokens of two characters at most, then a particle,
+  honorific, role word or punctuation, is a full name whose given name the dictionary lacks (``中山ちゑが``).
 - A name glued to a noun that makes it a place, company, prize or law (社, 駅, 大学, 賞, 事件 …) is
   not a person (``ハーマン社``, ``シンプソンビル``).
 
@@ -25,7 +27,7 @@ ROLE_WORDS = frozenset((
     "教授", "医師", "弁護士", "記者", "投手", "捕手", "内野手", "外野手", "騎手", "棋士", "役", "夫人", "元", "被害者",
     "長官", "大佐", "中佐", "少佐", "大将", "将軍", "党首", "議長", "判事", "候補", "国王", "王", "皇帝", "女王",
     "首席", "主席", "総裁", "委員長", "大臣", "外相", "蔵相", "副大統領", "上院議員", "下院議員", "博士",
-    "選手権", "容疑",
+    "選手権", "容疑", "女史", "アナ", "アナウンサー", "キャスター", "校長", "院長", "理事長", "八段", "九段",
 ))
 NOT_PERSON_NOUNS = (  # nouns that make a name before them part of a place, company, prize or law
     "社", "号", "駅", "ビル", "大学", "病院", "通り", "ストリート", "トロフィー", "賞", "杯", "線", "城", "島",
@@ -34,10 +36,12 @@ NOT_PERSON_NOUNS = (  # nouns that make a name before them part of a place, comp
     "高校", "教会", "寺", "神社", "公園", "空港", "港", "橋", "宣言", "条約", "事件", "法", "効果", "定理", "方程式",
     "症候群", "病", "ホテル", "ホール", "劇場", "スタジアム", "センター", "タワー", "ハウス", "丸", "グループ", "銀行",
     "製", "式", "型", "派", "流", "語", "記念", "通信", "新聞", "放送", "書店", "出版", "商会", "物産", "自動車",
-    "裁判", "肺", "教", "対",
+    "裁判", "肺", "教", "対", "産業", "製薬", "薬品", "軍",
 )
 _DOTS = frozenset(("・", "＝", "=", "･"))
 _KATAKANA = re.compile(r"^[\u30a0-\u30ffー]+$")
+_GIVEN_CHARS = re.compile(r"^[\u3041-\u309f\u4e00-\u9fff]+$")
+_NAME_PARTICLES = frozenset(("が", "は", "の", "と", "も", "に", "を", "ら"))
 _INITIAL = re.compile(r"^[A-ZＡ-Ｚ]\.?$")
 _JA_SCRIPT = re.compile(r"[\u3040-\u30ff\u4e00-\u9fff]")
 
@@ -77,6 +81,28 @@ def _offsets(text: str, words: list[Any]) -> list[int]:
     return offsets
 
 
+def _unknown_given_name(text: str, offsets: list[int], words: list[Any], last: int) -> int:
+    """After a surname: the index of the last token of a given name the dictionary does not know (one or
+    two glued kanji/hiragana tokens, two characters at most, then a particle, honorific, role word or
+    punctuation), else ``last`` unchanged."""
+    k, chars = last, 0
+    while k + 1 < len(words) and _glued(text, offsets, words, k) and chars < 2:
+        w = words[k + 1]
+        if w.feature.pos1 in ("助詞", "助動詞", "補助記号") or w.surface in HONORIFICS or w.surface in ROLE_WORDS:
+            break
+        if not _GIVEN_CHARS.match(w.surface) or chars + len(w.surface) > 2 or any(
+                w.surface.startswith(n) for n in NOT_PERSON_NOUNS):
+            return last  # 藤本製薬, 芥川賞, 徳川家, 竹下派: a company, prize, house or faction
+        chars += len(w.surface)
+        k += 1
+    if k == last or k + 1 >= len(words):
+        return last
+    after = words[k + 1]
+    ok = after.surface in HONORIFICS or after.surface in ROLE_WORDS or after.surface in _NAME_PARTICLES or (
+        after.feature.pos1 == "補助記号")
+    return k if ok else last
+
+
 def ja_name_spans(text: str) -> list[tuple[int, int]]:
     """Japanese person-name spans from unidic tags (see the module docstring for the rules).
 
@@ -109,6 +135,10 @@ def ja_name_spans(text: str) -> list[tuple[int, int]]:
             last += 2
             while last + 1 < len(words) and _glued(text, offsets, words, last) and _foreign_part(words[last + 1]):
                 last += 1
+        if parts == {"姓"} and first == i:
+            last = _unknown_given_name(text, offsets, words, last)  # 中山|ち|ゑが → 中山ちゑ
+            if last > j:
+                parts.add("名")
         start, end = offsets[first], offsets[last] + len(words[last].surface)
         nxt = words[last + 1] if last + 1 < len(words) else None
         full = ("姓" in parts and "名" in parts) or first < i or last > j
