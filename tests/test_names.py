@@ -165,3 +165,16 @@ def test_rule_finders_meet_the_bar_on_held_out_real_sentences() -> None:
     for lang in ("ja", "ko"):
         assert metrics[lang]["recall"] >= 0.75, (lang, metrics[lang])
         assert metrics[lang]["false_row_rate"] <= 0.05, (lang, metrics[lang])
+
+
+@pytest.mark.slow
+def test_eval_set_rebuilds_byte_identically(tmp_path: Path) -> None:
+    """The builder reproduces the committed JSONL (needs the names-eval extra and shared/data beside the repo)."""
+    from spcl.evaluate.names_set import build_names_set
+
+    scpi = SET_DIR.parents[2] / "shared" / "data" / "scpi-real-v1" / "labelled.jsonl"
+    if not scpi.is_file() or importlib.util.find_spec("hironsan") is None or importlib.util.find_spec("konlpy") is None:
+        pytest.skip("needs shared/data/scpi-real-v1 and the names-eval extra (hironsancorpus, konlpy)")
+    path = build_names_set(tmp_path, scpi, SET_DIR / "annotations-scpi-real.tsv",
+                           SET_DIR.parents[1] / "data" / "weak-none" / "libreoffice-help.jsonl")
+    assert path.read_bytes() == (SET_DIR / "names-eval.jsonl").read_bytes()

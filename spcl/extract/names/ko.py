@@ -6,8 +6,10 @@
   form one name (``리암 니슨``). Not when a noun is glued after it (``세브란스병원``), nor the
   transliterated countries, cities and brands the dictionary also tags ``인명`` (``핀란드``). A one-syllable
   ``인명`` token is a bare surname: it counts only with a title or honorific (below). List separators
-  (``․``, ``ㆍ``, ``·``) are read as spaces, so lawmakers'
-  lists (``정의화․이명수``) split into names.
+  (``․``, ``ㆍ``, ``·``) are read as spaces, so lawmakers' lists (``정의화․이명수``) split into names.
+  A transliterated name (not shaped like surname + given name) needs a cue — a role word before it
+  (가수, 대통령 …), or a title, a particle (은/는/이/가/의 …) or a quote after it — because the dictionary
+  also tags many loanwords ``인명`` (``메소드``, ``클래스``).
 - Patterns that need no tagger: ``김모(33)씨``, ``이모 감독관`` → ``김모``/``이모 감독관``; ``A씨(42)``,
   ``A(25)씨``, ``A양``, ``K군``, ``A 경장``; ``김가상 씨``/``김가상(33)``/``김가상 님``; a surname with a
   title (``김 의원``, ``윤 전 대변인``, ``박씨``) keeps its title, because the masker masks every occurrence
@@ -34,8 +36,7 @@ KO_COMPOUND_SURNAMES = ("남궁", "황보", "제갈", "선우", "독고", "사�
 _SUR = "(?:" + "|".join(KO_COMPOUND_SURNAMES) + "|[" + KO_SURNAMES + "])"
 _PARTICLE_AHEAD = r"(?=[의은는이가을를와과도께에,.)\s]|님|씨|$)"
 _KIN = ("어머니", "아버지", "엄마", "아빠", "남편", "아내", "부인", "아들", "딸", "할머니", "할아버지", "배우자",
-        "동생",
-        "누나", "오빠", "언니", "형", "손자", "손녀", "외할머니", "외할아버지", "며느리", "사위")
+        "동생", "누나", "오빠", "언니", "형", "손자", "손녀", "외할머니", "외할아버지", "며느리", "사위")
 _CUES = "신청인|예금주|성명|이름|환자|보호자|담당자|고객|" + "|".join(_KIN)
 # titles and ranks written after a surname in news style (김 의원, 윤 전 대변인, 박 경사)
 _TITLES = (
