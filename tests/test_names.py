@@ -180,3 +180,17 @@ def test_eval_set_rebuilds_byte_identically(tmp_path: Path) -> None:
     path = build_names_set(tmp_path, scpi, SET_DIR / "annotations-scpi-real.tsv",
                            SET_DIR.parents[1] / "data" / "weak-none" / "libreoffice-help.jsonl")
     assert path.read_bytes() == (SET_DIR / "names-eval.jsonl").read_bytes()
+
+
+def test_eval_names_command(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture) -> None:
+    from spcl.cli import main
+
+    monkeypatch.setenv("SPCL_NAMES_NER", "off")  # restored after the test (--no-ner sets it too)
+    out = tmp_path / "names.json"
+    rc = main(["eval", "names", "--set", str(SET_DIR / "names-eval.jsonl"), "--lang", "ko", "--split", "dev",
+               "--predictor", "finder", "--no-ner", "--out", str(out)])
+    assert rc == 0
+    metrics = json.loads(out.read_text(encoding="utf-8"))
+    assert set(metrics["by_lang"]) == {"ko"} and metrics["predictor"] == "finder"
+    assert "ko/scpi-real" in capsys.readouterr().out
+    assert main(["eval", "names", "--set", str(tmp_path / "missing.jsonl")]) == 2
