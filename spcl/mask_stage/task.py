@@ -45,6 +45,7 @@ class _Doc:
     index: int
     text: str
     hits: list[RuleHit]
+    lang: str | None
 
 
 def _read_part(path: Path, schema: pa.Schema) -> pa.Table:
@@ -113,7 +114,7 @@ class MaskRunner:
             stats.latencies.append(round(res.seconds, 6))
             stats.generated_tokens += res.generated_tokens or 0
             stats.outputs += res.ok
-            outcome = mask_document(doc.text, res, doc.hits, cfg.types, self.names)
+            outcome = mask_document(doc.text, res, doc.hits, cfg.types, self.names, doc.lang)
             if outcome.parsed is not None:
                 stats.parsed += outcome.parsed.parse_success
                 stats.checked_rows += outcome.parsed.checked_rows
@@ -122,7 +123,7 @@ class MaskRunner:
         retry = [d for d in docs if outcomes[d.index][0].released is None]
         if self.fallback is not None and retry:
             for doc, res in zip(retry, self._extract(self.fallback, [d.text for d in retry]), strict=True):
-                outcome = mask_document(doc.text, res, doc.hits, cfg.types, self.names)
+                outcome = mask_document(doc.text, res, doc.hits, cfg.types, self.names, doc.lang)
                 if outcome.released is not None:
                     outcomes[doc.index] = (outcome, self.fallback)
         return outcomes
@@ -151,7 +152,7 @@ class MaskRunner:
                 except Exception as err:  # a detector bug fails this document, closed
                     early[i] = f"detect_error:{type(err).__name__}"
                     continue
-                docs.append(_Doc(i, nfc, hits))
+                docs.append(_Doc(i, nfc, hits, rows.langs[i]))
         outcomes = self._outcomes(docs, stats)
         if self.progress is not None:
             self.progress.advance(len(docs) + len(early))
