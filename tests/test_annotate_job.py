@@ -5,6 +5,8 @@ kappa, resume, review export of the rejected texts, the Spark engine, and traini
 
 from __future__ import annotations
 
+import csv
+import io
 import json
 import logging
 import math
@@ -252,6 +254,25 @@ def test_review_export_of_the_rejected_texts(tmp_path: Path, server, capsys) -> 
 
     assert set(read_reviews(rev / "reviewer-a.csv")) == set(EXPECTED_REJECTED)
     assert verify_manifest(rev).ok
+    # people decide: both reviewers label every disputed text, then adjudicate and make training data
+    for name in ("a", "b"):
+        path = rev / f"reviewer-{name}.csv"
+        table = list(csv.DictReader(io.StringIO(path.read_text(encoding="utf-8-sig"))))
+        for row in table:
+            row["label"] = "SCPI" if row["id"] in ("ja-crime", "ja-lgbt") else "NONE"
+            row["categories"] = {"ja-crime": "CRIME", "ja-lgbt": "OTHER"}.get(row["id"], "")
+        buf = io.StringIO()
+        writer = csv.DictWriter(buf, fieldnames=list(table[0]), lineterminator="\r\n")
+        writer.writeheader()
+        writer.writerows(table)
+        path.write_text("\ufeff" + buf.getvalue(), encoding="utf-8")
+    assert main(["review", "adjudicate", str(rev / "reviewer-a.csv"), str(rev / "reviewer-b.csv")]) == 0
+    assert main(["review", "to-train", str(rev / "adjudicated.csv"), "--out", str(tmp_path / "reviewed")]) == 0
+    from spcl.screen.train import read_records
+
+    reviewed = {r.id: r for r in read_records([tmp_path / "reviewed" / "train.jsonl"])}
+    assert set(reviewed) == set(EXPECTED_REJECTED) and reviewed["ja-crime"].categories == ("CRIME",)
+    assert reviewed["ja-crime"].text == DOCS["ja-crime"] and reviewed["en-rel"].label == "NONE"
     small = tmp_path / "review-small"
     assert main(["review", "export", "--input", str(out), "--out", str(small), "--what", "rejected", "--n", "2",
                  "--strata", "decision", "--format", "jsonl"]) == 0

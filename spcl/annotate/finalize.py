@@ -18,11 +18,11 @@ from spcl.annotate.job import (
     OUTPUT_FILES,
     WORK,
     AnnotateConfig,
-    _jsonl,
-    _write_private_atomic,
+    jsonl_text,
     load_done,
     merge_counts,
     read_jsonl,
+    write_private_atomic,
 )
 from spcl.annotate.prompt import PROMPT_VERSION
 from spcl.annotate.report import pair_agreement, plot_agreement, teacher_report
@@ -52,7 +52,7 @@ def finalize(cfg: AnnotateConfig, run: dict[str, Any]) -> dict[str, Any]:
                  "source_file": labelled[i]["source_file"], "position": labelled[i]["position"]}
                 for i in sorted(bal.dropped)]
     for name, rows in zip(OUTPUT_FILES, (kept, rejected, dropped), strict=True):
-        _write_private_atomic(out / name, _jsonl(rows))
+        write_private_atomic(out / name, jsonl_text(rows))
 
     names = [t.name for t in cfg.teachers]
     votes = [[TeacherVote.from_json(v) for v in r["votes"]] for r in labelled + rejected]
@@ -101,7 +101,7 @@ def finalize(cfg: AnnotateConfig, run: dict[str, Any]) -> dict[str, Any]:
         "seconds_per_candidate": round(stats.get("seconds", 0.0) / max(1, stats.get("candidates", 0)), 6),
         "run": run,
     }
-    _write_private_atomic(out / REPORT, json.dumps(report, indent=2, ensure_ascii=False) + "\n")
+    write_private_atomic(out / REPORT, json.dumps(report, indent=2, ensure_ascii=False) + "\n")
     plot_agreement(pairs, out / CHART)
     write_manifest(work, kind="annotate-checkpoints", files_done=len(done), parts_hash=cfg.parts_hash())
     write_manifest(

@@ -16,6 +16,10 @@ Layout under ``--out``::
 
 Every input record ends in exactly one of labelled / rejected / dropped (``report.json`` checks it).
 
+**Scale.** Records are read ``batch_size`` at a time; each batch goes to every teacher (``openai``
+teachers all at once, each with ``concurrency`` requests in flight; in-process models one after the
+other), then the kept texts to the verifier. ``--engine spark`` runs one task per input file.
+
 **Resumable** like ``spcl mask``: each input file is one unit of work whose three part files are moved
 into place with ``os.replace`` before its done-marker is written; a rerun skips files with a marker and
 redoes any other from scratch. The final files are rebuilt from the parts at the end of every run, so a
@@ -35,6 +39,7 @@ import shutil
 import time
 from collections import Counter
 from collections.abc import Iterable, Iterator
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -129,7 +134,7 @@ def input_key(path: Path, root: str | Path) -> str:
     return f"{stem}-{file_key(rel)}"
 
 
-def _write_private_atomic(path: Path, data: str) -> None:
+def write_private_atomic(path: Path, data: str) -> None:
     """Write ``data`` to ``path`` (mode 0600) under a temporary name, then move it into place."""
     tmp = path.with_name(f".{path.name}.{os.getpid()}.{secrets.token_hex(4)}")
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
@@ -138,7 +143,8 @@ def _write_private_atomic(path: Path, data: str) -> None:
     os.replace(tmp, path)
 
 
-def _jsonl(rows: Iterable[dict[str, Any]]) -> str:
+def jsonl_text(rows: Iterable[dict[str, Any]]) -> str:
+    """One JSON object a line (UTF-8 text kept as is)."""
     return "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows)
 
 
@@ -234,7 +240,14 @@ class AnnotateRunner:
         if not docs:
             return []
         conversations = [build_messages(d["text"]) for d in docs]
-        votes = [self._ask(t.name, conversations, stats["teachers"]) for t in self.cfg.teachers]
+        names = [t.name for t in self.cfg.teachers]
+        for n in names:
+            stats["teachers"].setdefault(n, _teacher_stats())
+        if all(t.backend == "openai" for t in self.cfg.teachers):  # servers: ask every teacher at once
+            with ThreadPoolExecutor(max_workers=len(names), thread_name_prefix="spcl-teacher") as pool:
+                votes = list(pool.map(lambda n: self._ask(n, conversations, stats["teachers"]), names))
+        else:  # in-process models share the accelerator: one teacher after the other
+            votes = [self._ask(n, conversations, stats["teachers"]) for n in names]
         per_doc = [[v[i] for v in votes] for i in range(len(docs))]
         decisions = [decide(vs, self.cfg.min_confidence) for vs in per_doc]
         checks: list[TeacherVote | None] = [None] * len(docs)
@@ -307,8 +320,8 @@ class AnnotateRunner:
         stats["labelled"] = len(rows["labelled"])
         stats["seconds"] = round(time.perf_counter() - started, 6)
         for part in PARTS:  # commit: parts first, the done-marker last
-            _write_private_atomic(self.work / "parts" / f"{key}.{part}.jsonl", _jsonl(rows[part]))
-        _write_private_atomic(self.done_marker(key), json.dumps(
+            write_private_atomic(self.work / "parts" / f"{key}.{part}.jsonl", jsonl_text(rows[part]))
+        write_private_atomic(self.done_marker(key), json.dumps(
             {"key": key, "source_file": source_file, "parts_hash": cfg.parts_hash(), "stats": stats},
             indent=1, sort_keys=True) + "\n")
         log.info("%s: %d records, %d candidates, %d labelled, %d rejected", source_file, stats["input_records"],
