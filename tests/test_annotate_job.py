@@ -82,7 +82,7 @@ def server():
 
 
 def write_input(folder: Path) -> Path:
-    """Two JSONL files (one with a malformed line) and a filter-output-like Parquet file."""
+    """Two JSONL files (one with a malformed line), a filter-output-like Parquet file and metadata files."""
     (folder / "sub").mkdir(parents=True)
     ko = [i for i in DOCS if i.startswith(("ko", "no-person")) and i != "no-person-ja"]
     lines = [json.dumps({"id": i, "text": DOCS[i]}, ensure_ascii=False) for i in ko]
@@ -93,6 +93,8 @@ def write_input(folder: Path) -> Path:
     en = [i for i in DOCS if i.startswith("en")]
     pq.write_table(pa.table({"id": en, "text": [DOCS[i] for i in en], "lang": ["en"] * len(en),
                              "decision": ["flagged"] * len(en)}), folder / "sub" / "c.parquet")
+    for meta in ("stats.json", "manifest.json"):  # a filter output's metadata is not input
+        (folder / meta).write_text('{"counts": {}}\n')
     return folder
 
 

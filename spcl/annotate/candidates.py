@@ -13,9 +13,17 @@ from spcl.extract.backends.rules_backend import en_person_names, ja_person_names
 CANDIDATE_MODES: tuple[str, ...] = ("person", "all")
 
 
+_FINDERS = (en_person_names, ja_person_names, ko_person_names)  # cheapest first
+
+
 def person_mentions(text: str) -> int:
     """How many person-name mentions the CPU name finders see in ``text`` (ja, ko and en finders)."""
-    return sum(len(finder(text)) for finder in (ja_person_names, ko_person_names, en_person_names))
+    return sum(len(finder(text)) for finder in _FINDERS)
+
+
+def has_person(text: str) -> bool:
+    """True when some name finder sees a person in ``text`` (stops at the first finder that does)."""
+    return any(finder(text) for finder in _FINDERS)
 
 
 def is_candidate(text: str, mode: str) -> bool:
@@ -28,4 +36,4 @@ def is_candidate(text: str, mode: str) -> bool:
         return True
     if mode != "person":
         raise ValueError(f"unknown candidates mode {mode!r}; choose one of {', '.join(CANDIDATE_MODES)}")
-    return person_mentions(text) > 0
+    return has_person(text)

@@ -8,6 +8,7 @@ rows are held in memory to balance them (an annotation sample is thousands to a 
 from __future__ import annotations
 
 import json
+import logging
 import os
 from pathlib import Path
 from typing import Any
@@ -28,6 +29,7 @@ from spcl.annotate.prompt import PROMPT_VERSION
 from spcl.annotate.report import pair_agreement, plot_agreement, teacher_report
 from spcl.screen import CATEGORIES
 
+log = logging.getLogger("spcl.annotate")
 REPORT = "report.json"
 CHART = "agreement.png"
 
@@ -48,6 +50,8 @@ def finalize(cfg: AnnotateConfig, run: dict[str, Any]) -> dict[str, Any]:
     labelled, rejected, dropped = parts["labelled"], parts["rejected"], parts["dropped"]
     bal = balance([(r["id"], r["label"]) for r in labelled], cfg.positive_share, cfg.seed)
     kept = [r for i, r in enumerate(labelled) if i not in bal.dropped]
+    if bal.dropped and bal.none_kept == 0:
+        log.warning("--positive-share %s cannot be reached: every NONE text was balanced out", cfg.positive_share)
     dropped += [{"id": labelled[i]["id"], "reason": "balanced_out", "label": labelled[i]["label"],
                  "source_file": labelled[i]["source_file"], "position": labelled[i]["position"]}
                 for i in sorted(bal.dropped)]

@@ -113,9 +113,14 @@ class AnnotateConfig:
         return hashlib.sha256(json.dumps(what, sort_keys=True).encode()).hexdigest()[:16]
 
 
+METADATA_FILES = frozenset({"manifest.json", "stats.json", "metrics.json", "report.json", "plan.json",
+                            "agreement.json", "estimates.json"})
+"""spcl's own metadata files: never read as input when a folder (e.g. a filter output) is given."""
+
+
 def list_input_files(input_path: str | Path) -> list[Path]:
     """The JSONL / Parquet files under ``input_path`` (a file or a folder, recursive), sorted; names starting
-    with ``.`` or ``_`` are skipped."""
+    with ``.`` or ``_`` and spcl's metadata files (:data:`METADATA_FILES`) are skipped."""
     root = Path(input_path)
     if root.is_file():
         return [root]
@@ -123,6 +128,7 @@ def list_input_files(input_path: str | Path) -> list[Path]:
         raise AnnotateError(f"input {root} is neither a file nor a folder")
     settings = InputSettings()
     return sorted(p for p in root.rglob("*") if p.is_file() and is_supported(p.name, settings)
+                  and p.name not in METADATA_FILES
                   and not any(part.startswith((".", "_")) for part in p.relative_to(root).parts))
 
 
