@@ -40,6 +40,7 @@ def finalize(cfg: AnnotateConfig, run: dict[str, Any]) -> dict[str, Any]:
     from spcl.manifest import manifest_ref, record_counts, write_manifest
 
     out, work = Path(cfg.out), Path(cfg.out) / WORK
+    work.mkdir(parents=True, exist_ok=True)
     done = load_done(out)
     stats: dict[str, Any] = {}
     parts: dict[str, list[dict[str, Any]]] = {"labelled": [], "rejected": [], "dropped": []}

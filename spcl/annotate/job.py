@@ -371,15 +371,15 @@ def run_annotate(cfg: AnnotateConfig, clients: dict[str, ChatClient] | None = No
     started = time.perf_counter()
     todo, skipped = pending_files(cfg)
     clean_staging(cfg)
-    runner = AnnotateRunner(cfg, clients)
     docs = 0
-    try:
-        if todo:
+    if todo:  # a rerun with nothing left to ask only re-balances: no model is loaded, no server asked
+        runner = AnnotateRunner(cfg, clients)
+        try:
             runner.check()
-        for path, key in todo:
-            docs += runner.process_file(path, key)["input_records"]
-    finally:
-        runner.close()
+            for path, key in todo:
+                docs += runner.process_file(path, key)["input_records"]
+        finally:
+            runner.close()
     elapsed = time.perf_counter() - started
     return finalize(cfg, {"engine": "python", "files_processed": len(todo), "files_skipped": skipped,
                           "records": docs, "elapsed_seconds": round(elapsed, 3)})
