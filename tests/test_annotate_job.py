@@ -335,7 +335,7 @@ def test_annotated_output_trains_a_screen(tmp_path: Path, root: Path) -> None:
     assert report["reconciliation"]["ok"] and report["counts"]["rejected"] == report["rejected_reasons"].get(
         "label_disagreement", 0) > 0
     assert main(["train", "--data", str(tmp_path / "ann" / "labelled.jsonl"), "--out", str(tmp_path / "model"),
-                 "--cv-folds", "0", "--target-recall", "0.9"]) == 0
+                 "--cv-folds", "2", "--target-recall", "0.9"]) == 0
     from spcl.screen import load_screen
 
     screen = load_screen(tmp_path / "model")

@@ -67,7 +67,7 @@ def main(argv: list[str] | None = None) -> int:
     out = Path(args.out)
     models = args.model
     if not models:
-        from spcl.extract.backends.tiny_model import write_tiny_model
+        from spcl.bench.tiny_model import write_tiny_model
 
         models = [str(write_tiny_model(out / f"tiny-{s}", seed=s, hidden_size=args.hidden, layers=args.layers,
                                        heads=max(1, args.hidden // 64))) for s in (1, 2)]

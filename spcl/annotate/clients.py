@@ -5,9 +5,9 @@ messages, so this module holds thin clients of the same three kinds, built from 
 ``BACKEND:MODEL[@ENDPOINT]``:
 
 - ``openai:NAME@http://host:8000/v1`` — any OpenAI-compatible chat-completions server (vLLM, SGLang,
-  llama.cpp, ``transformers serve``): bounded thread pool (``concurrency``), timeout, retries with back-off
-  on connection errors, timeouts, HTTP 408/429/5xx; a server unreachable for every try of a request (or at
-  ``check``) raises :class:`BackendUnavailable`, which stops the job (a rerun resumes).
+  llama.cpp, ``transformers serve``) through the ``openai`` SDK, as the LLM stage does: bounded thread pool
+  (``concurrency``), timeout, the SDK's retries with back-off; a server unreachable for every try of a
+  request (or at ``check``) raises :class:`BackendUnavailable`, which stops the job (a rerun resumes).
 - ``transformers:/models/x`` — in-process greedy generation (``spcl.extract.backends.transformers_backend
   .load_model``: local folder or GGUF, CPU or GPU), left-padded batches.
 - ``vllm:/models/x`` — in-process offline batches with ``vllm.LLM.chat`` (GPU).
@@ -19,13 +19,9 @@ reason code such as ``timeout``, ``http_503``, ``output_truncated``, ``input_too
 
 from __future__ import annotations
 
-import http.client
-import json
 import logging
 import os
 import time
-import urllib.error
-import urllib.request
 from abc import ABC, abstractmethod
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass
@@ -37,8 +33,6 @@ from spcl.extract.backends.base import BackendUnavailable, Extraction, timed_bat
 log = logging.getLogger("spcl.annotate.clients")
 
 TEACHER_BACKENDS: tuple[str, ...] = ("openai", "transformers", "vllm")
-RETRY_STATUS = frozenset({408, 409, 425, 429, 500, 502, 503, 504})
-MAX_BACKOFF_S = 30.0
 Messages = list[dict[str, str]]
 
 
@@ -116,21 +110,22 @@ class ChatClient(ABC):
         return None
 
 
-def _api_key() -> str | None:
-    return os.environ.get("SPCL_OPENAI_API_KEY") or os.environ.get("OPENAI_API_KEY") or None
-
-
-class _Unreachable(Exception):
-    """No connection could be made."""
+def _api_key() -> str:
+    # servers without authentication accept any key; the SDK insists on one
+    return os.environ.get("SPCL_OPENAI_API_KEY") or os.environ.get("OPENAI_API_KEY") or "EMPTY"
 
 
 class OpenAIChat(ChatClient):
-    """Chat completions against an OpenAI-compatible ``endpoint`` for served model ``model``."""
+    """Chat completions against an OpenAI-compatible ``endpoint`` for served model ``model``, through the
+    ``openai`` SDK as in the LLM stage: one pooled client, the SDK's retries with back-off (``Retry-After``
+    honoured) on connection errors, timeouts, 408/409/429 and 5xx, ``concurrency`` requests in flight."""
 
     backend = "openai"
 
     def __init__(self, endpoint: str, model: str, *, max_tokens: int = 256, concurrency: int = 8,
-                 timeout_s: float = 120.0, retries: int = 3, backoff_s: float = 1.0, seed: int = 0):
+                 timeout_s: float = 120.0, retries: int = 3, seed: int = 0):
+        import openai
+
         if not endpoint.startswith(("http://", "https://")):
             raise ValueError("endpoint must be an http(s) URL such as http://host:8000/v1")
         self.endpoint = endpoint.rstrip("/")
@@ -138,92 +133,69 @@ class OpenAIChat(ChatClient):
         self.max_tokens = max_tokens
         self.timeout_s = timeout_s
         self.retries = max(0, retries)
-        self.backoff_s = backoff_s
         self.seed = seed
+        self._client = openai.OpenAI(base_url=self.endpoint, api_key=_api_key(), timeout=timeout_s,
+                                     max_retries=self.retries)
         self._pool = ThreadPoolExecutor(max_workers=max(1, concurrency), thread_name_prefix="spcl-annotate")
 
-    def _request(self, method: str, path: str, body: dict[str, Any] | None, timeout: float) -> Any:
-        data = json.dumps(body, ensure_ascii=False).encode("utf-8") if body is not None else None
-        headers = {"Content-Type": "application/json", "Accept": "application/json"}
-        if key := _api_key():
-            headers["Authorization"] = f"Bearer {key}"
-        req = urllib.request.Request(self.endpoint + path, data=data, headers=headers, method=method)
-        try:
-            with urllib.request.urlopen(req, timeout=timeout) as resp:
-                raw = resp.read()
-        except urllib.error.HTTPError:
-            raise
-        except urllib.error.URLError as err:
-            if isinstance(err.reason, TimeoutError):
-                raise TimeoutError from None
-            raise _Unreachable(type(err.reason).__name__) from None
-        except TimeoutError:
-            raise
-        except (OSError, http.client.HTTPException) as err:
-            raise _Unreachable(type(err).__name__) from None
-        try:
-            return json.loads(raw.decode("utf-8"))
-        except (UnicodeDecodeError, ValueError):
-            return None
-
     def check(self) -> None:
-        """``GET /models``; :class:`BackendUnavailable` when the server cannot be reached."""
+        """``GET /models``; :class:`BackendUnavailable` when the server cannot be reached or refuses."""
+        import openai
+
         try:
-            self._request("GET", "/models", None, min(self.timeout_s, 30.0))
-        except (_Unreachable, TimeoutError) as err:
+            self._client.with_options(timeout=min(self.timeout_s, 30.0), max_retries=0).models.list()
+        except openai.APIConnectionError as err:  # includes timeouts
             raise BackendUnavailable(f"cannot reach the OpenAI-compatible endpoint {self.endpoint} "
                                      f"({type(err).__name__}); is the server running?") from None
-        except urllib.error.HTTPError as err:
-            raise BackendUnavailable(f"endpoint {self.endpoint} answered GET /models with HTTP {err.code}") from None
+        except openai.APIStatusError as err:
+            raise BackendUnavailable(f"endpoint {self.endpoint} answered GET /models with HTTP "
+                                     f"{err.status_code}") from None
+        except (openai.APIError, ValueError, TypeError, AttributeError) as err:
+            raise BackendUnavailable(f"endpoint {self.endpoint} gave an unreadable model list "
+                                     f"({type(err).__name__})") from None
 
     def _complete(self, messages: Messages) -> Extraction:
-        body = {"model": self.model, "messages": messages, "temperature": 0.0, "max_tokens": self.max_tokens,
-                "seed": self.seed, "stream": False}
+        import openai
+
         started = time.perf_counter()
-        reason, unreachable = "unknown", 0
-        for attempt in range(self.retries + 1):
-            if attempt:
-                time.sleep(min(MAX_BACKOFF_S, self.backoff_s * 2 ** (attempt - 1)))
-            try:
-                reply = self._request("POST", "/chat/completions", body, self.timeout_s)
-            except TimeoutError:
-                reason = "timeout"
-                continue
-            except _Unreachable:
-                reason, unreachable = "unreachable", unreachable + 1
-                continue
-            except urllib.error.HTTPError as err:
-                reason = f"http_{err.code}"
-                if err.code in RETRY_STATUS:
-                    continue
-                break
-            return _read_reply(reply, time.perf_counter() - started)
-        if unreachable == self.retries + 1:
-            raise BackendUnavailable(f"the endpoint {self.endpoint} became unreachable ({self.retries + 1} tries)")
-        return Extraction(error=reason, seconds=time.perf_counter() - started)
+        try:
+            reply = self._client.chat.completions.create(
+                model=self.model, messages=messages,  # type: ignore[arg-type]
+                temperature=0.0, max_tokens=self.max_tokens, seed=self.seed, stream=False)
+        except openai.APITimeoutError:
+            return Extraction(error="timeout", seconds=time.perf_counter() - started)
+        except openai.APIConnectionError:
+            raise BackendUnavailable(
+                f"the endpoint {self.endpoint} became unreachable ({self.retries + 1} tries)") from None
+        except openai.APIStatusError as err:
+            return Extraction(error=f"http_{err.status_code}", seconds=time.perf_counter() - started)
+        except (openai.APIError, ValueError, TypeError):  # a reply that is not the expected JSON
+            return Extraction(error="bad_response", seconds=time.perf_counter() - started)
+        return read_reply(reply, time.perf_counter() - started)
 
     def generate(self, conversations: list[Messages]) -> list[Extraction]:
         """One request per conversation, ``concurrency`` in flight; results in input order."""
         return list(self._pool.map(self._complete, conversations))
 
     def close(self) -> None:
-        """Stop the request threads."""
+        """Stop the request threads and close the HTTP connections."""
         self._pool.shutdown(wait=True, cancel_futures=True)
+        self._client.close()
 
 
-def _read_reply(reply: Any, seconds: float) -> Extraction:
-    """An :class:`Extraction` from a chat-completions reply (``bad_response``, ``output_truncated`` …)."""
+def read_reply(reply: Any, seconds: float) -> Extraction:
+    """An :class:`Extraction` from an SDK chat-completion reply: the text, or ``bad_response`` /
+    ``output_truncated`` (an answer cut by ``max_tokens`` may have lost its line: fail closed)."""
     try:
-        choice = reply["choices"][0]
-        content = choice["message"].get("content")
-    except (KeyError, IndexError, TypeError, AttributeError):
+        choice = reply.choices[0]
+        content, finish = choice.message.content, choice.finish_reason
+    except (AttributeError, IndexError, TypeError):
         return Extraction(error="bad_response", seconds=seconds)
-    usage = reply.get("usage") if isinstance(reply.get("usage"), dict) else {}
-    tokens = usage.get("completion_tokens")
+    tokens = getattr(getattr(reply, "usage", None), "completion_tokens", None)
     tokens = int(tokens) if isinstance(tokens, int | float) else None
     if not isinstance(content, str):
         return Extraction(error="bad_response", generated_tokens=tokens, seconds=seconds)
-    if choice.get("finish_reason") == "length":
+    if finish == "length":
         return Extraction(error="output_truncated", generated_tokens=tokens, seconds=seconds)
     return Extraction(raw=content, generated_tokens=tokens, seconds=seconds)
 
