@@ -1,6 +1,7 @@
-"""``spcl annotate`` end to end against a real OpenAI-compatible HTTP server on loopback serving two
-*scripted teachers* (and a scripted verifier) that disagree on some texts: outputs, reasons, report,
-kappa, resume, review export of the rejected texts, the Spark engine, and training a screen on the result.
+"""``spcl annotate`` end to end against real OpenAI-compatible HTTP servers on loopback (the project's
+``tests/scripted_llm.py``, one per teacher) serving two *scripted teachers* (and a scripted verifier) that
+disagree on some texts: outputs, reasons, report, kappa, resume, review export of the rejected texts, the
+Spark engine, and training a screen on the result.
 """
 
 from __future__ import annotations
@@ -13,7 +14,10 @@ import math
 import os
 import subprocess
 import sys
+import threading
 import warnings
+from collections.abc import Callable, Iterator
+from functools import partial
 from pathlib import Path
 
 import pyarrow as pa
@@ -21,9 +25,10 @@ import pyarrow.parquet as pq
 import pytest
 from sklearn.metrics import cohen_kappa_score
 
+from spcl.annotate.prompt import build_messages
 from spcl.cli import main
 from spcl.manifest import verify_manifest
-from tests.annotate_server import ScriptedTeacherServer
+from tests.scripted_llm import ScriptedChatServer
 
 ROOT = Path(__file__).resolve().parent.parent
 A, B, V = "scripted-a", "scripted-b", "scripted-v"
@@ -75,10 +80,57 @@ def script(model: str, doc: str) -> tuple[int, str]:
     return answers.get(model) or answers[A]
 
 
+def document_of(prompt: str) -> str:
+    """The document inside an ``annotate-v1`` prompt."""
+    return prompt.rsplit("\nDocument:\n", 1)[1].rsplit("\n\nAnswer:", 1)[0]
+
+
+class ScriptedTeachers:
+    """One scripted OpenAI-compatible server per teacher; ``script(teacher, document)`` gives the answer
+    text or an HTTP status. After ``down_after`` requests in all, every server goes away (the request's
+    handler dies: the client gets no reply)."""
+
+    def __init__(self, script: Callable[[str, str], tuple[int, str]], names: tuple[str, ...] = (A, B, V)):
+        self.script = script
+        self.down_after: int | None = None
+        self._served = 0
+        self._lock = threading.Lock()
+        self.servers = {n: ScriptedChatServer(partial(self._answer, n)) for n in names}
+
+    def _answer(self, name: str, prompt: str, attempt: int) -> str | int:
+        with self._lock:
+            if self.down_after is not None and self._served >= self.down_after:
+                raise ConnectionAbortedError("scripted server went away")
+            self._served += 1
+        status, content = self.script(name, document_of(prompt))
+        return content if status == 200 else status
+
+    def spec(self, name: str) -> str:
+        """The ``--teacher`` value of teacher ``name``."""
+        return f"openai:{name}@{self.servers[name].endpoint}"
+
+    def asked(self, name: str, text: str) -> int:
+        """Requests teacher ``name`` got for ``text``."""
+        return self.servers[name].attempts[build_messages(text)[0]["content"]]
+
+    def total(self) -> int:
+        """Requests all teachers got."""
+        return sum(s.requests() for s in self.servers.values())
+
+    def __enter__(self) -> ScriptedTeachers:
+        for s in self.servers.values():
+            s.__enter__()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        for s in self.servers.values():
+            s.__exit__()
+
+
 @pytest.fixture()
-def server():
-    with ScriptedTeacherServer(script, models=(A, B, V)) as srv:
-        yield srv
+def server() -> Iterator[ScriptedTeachers]:
+    with ScriptedTeachers(script) as teachers:
+        yield teachers
 
 
 def write_input(folder: Path) -> Path:
@@ -102,16 +154,16 @@ def read(path: Path) -> list[dict]:
     return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
 
 
-def annotate(inp: Path, out: Path, url: str, *extra: str) -> int:
-    return main(["annotate", "--input", str(inp), "--out", str(out), "--teacher", f"openai:{A}@{url}",
-                 "--teacher", f"openai:{B}@{url}", "--retries", "0", "--concurrency", "4", *extra])
+def annotate(inp: Path, out: Path, teachers: ScriptedTeachers, *extra: str) -> int:
+    return main(["annotate", "--input", str(inp), "--out", str(out), "--teacher", teachers.spec(A),
+                 "--teacher", teachers.spec(B), "--retries", "0", "--concurrency", "4", *extra])
 
 
-def test_end_to_end_outputs_reasons_report_and_kappa(tmp_path: Path, server: ScriptedTeacherServer,
+def test_end_to_end_outputs_reasons_report_and_kappa(tmp_path: Path, server: ScriptedTeachers,
                                                      caplog: pytest.LogCaptureFixture) -> None:
     inp, out = write_input(tmp_path / "in"), tmp_path / "out"
     with caplog.at_level(logging.DEBUG):
-        assert annotate(inp, out, server.url) == 0
+        assert annotate(inp, out, server) == 0
     labelled = {r["id"]: r for r in read(out / "labelled.jsonl")}
     rejected = {r["id"]: r for r in read(out / "rejected.jsonl")}
     dropped = {r["id"]: r for r in read(out / "dropped.jsonl")}
@@ -170,18 +222,19 @@ def test_end_to_end_outputs_reasons_report_and_kappa(tmp_path: Path, server: Scr
     report_text = (out / "report.json").read_text()
     for text in DOCS.values():
         assert text not in caplog.text and text not in report_text
-    assert all(server.answered[(m, d)] == 1 for m in (A, B) for d in BY_TEXT if BY_TEXT[d] in SCRIPT)
+    assert all(server.asked(m, DOCS[d]) == 1 for m in (A, B) for d in SCRIPT)
+    assert all(server.asked(m, DOCS[d]) == 0 for m in (A, B) for d in EXPECTED_DROPPED)
 
 
 def test_rerun_skips_done_files_and_rebalances_without_asking_again(tmp_path: Path, server) -> None:
     inp, out = write_input(tmp_path / "in"), tmp_path / "out"
-    assert annotate(inp, out, server.url) == 0
+    assert annotate(inp, out, server) == 0
     first = (out / "labelled.jsonl").read_bytes()
-    asked = sum(server.answered.values())
-    assert annotate(inp, out, server.url) == 0
-    assert (out / "labelled.jsonl").read_bytes() == first and sum(server.answered.values()) == asked
-    assert annotate(inp, out, server.url, "--positive-share", "0.6", "--seed", "3") == 0
-    assert sum(server.answered.values()) == asked  # balancing re-reads the parts; no teacher is asked
+    asked = server.total()
+    assert annotate(inp, out, server) == 0
+    assert (out / "labelled.jsonl").read_bytes() == first and server.total() == asked
+    assert annotate(inp, out, server, "--positive-share", "0.6", "--seed", "3") == 0
+    assert server.total() == asked  # balancing re-reads the parts; no teacher is asked
     report = json.loads((out / "report.json").read_text())
     assert report["counts"]["balanced_out"] == 1 and report["labels"] == {"SCPI": 4, "RELATED": 0, "NONE": 2}
     assert report["reconciliation"]["ok"] and report["run"]["files_skipped"] == 3
@@ -192,34 +245,36 @@ def test_rerun_skips_done_files_and_rebalances_without_asking_again(tmp_path: Pa
     nones = ["ko-none2", "ja-none", "en-none"]
     assert balanced[0]["id"] == max(nones, key=lambda i: hash_key(3, i))  # the largest hashed id goes
     # other teachers on the same output folder are refused
-    rc = main(["annotate", "--input", str(inp), "--out", str(out), "--teacher", f"openai:{A}@{server.url}",
-               "--teacher", f"openai:{V}@{server.url}"])
+    rc = main(["annotate", "--input", str(inp), "--out", str(out), "--teacher", server.spec(A),
+               "--teacher", server.spec(V)])
     assert rc == 1
 
 
 def test_server_going_away_stops_the_job_and_a_rerun_finishes_exactly_once(tmp_path: Path, server, capsys) -> None:
     inp, out = write_input(tmp_path / "in"), tmp_path / "out"
     server.down_after = 10  # a.jsonl has 5 candidates × 2 teachers; then the server goes away
-    assert annotate(inp, out, server.url) == 1
+    assert annotate(inp, out, server) == 1
     assert "unreachable" in capsys.readouterr().err
     assert len(list((out / "_work" / "done").glob("*.json"))) == 1
     server.down_after = None
-    assert annotate(inp, out, server.url) == 0
+    assert annotate(inp, out, server) == 0
     ids = [r["id"] for name in ("labelled", "rejected", "dropped") for r in read(out / f"{name}.jsonl")]
     assert len(ids) == len(set(ids)) == 15
-    assert max(server.answered.values()) == 1  # nothing was asked twice
+    first_file = [i for i in SCRIPT if i.startswith("ko")]  # a.jsonl, committed before the server went away
+    assert all(server.asked(m, DOCS[i]) == 1 for m in (A, B) for i in first_file)  # never asked again
+    assert all(server.asked(m, DOCS[i]) <= 2 for m in (A, B) for i in SCRIPT)
 
 
 def test_verifier_moves_its_disagreements_to_rejected(tmp_path: Path, server) -> None:
     inp, out = write_input(tmp_path / "in"), tmp_path / "out"
-    assert annotate(inp, out, server.url, "--verifier", f"openai:{V}@{server.url}") == 0
+    assert annotate(inp, out, server, "--verifier", server.spec(V)) == 0
     rejected = {r["id"]: r for r in read(out / "rejected.jsonl")}
     assert rejected["ko-dis"]["reason"] == "verifier_disagreement"
     assert rejected["ko-dis"]["verifier"]["label"] == "RELATED"
     report = json.loads((out / "report.json").read_text())
     assert report["counts"]["verifier_rejected"] == 1 and report["counts"]["agreed_by_teachers"] == 7
     assert report["verifier_stats"]["documents"] == 7  # only the kept texts are verified
-    assert sum(server.answered[(V, d)] for d in BY_TEXT) == 7
+    assert sum(server.asked(V, t) for t in DOCS.values()) == 7
 
 
 def test_candidates_all_and_bad_usage(tmp_path: Path, server, capsys) -> None:
@@ -227,13 +282,13 @@ def test_candidates_all_and_bad_usage(tmp_path: Path, server, capsys) -> None:
     script_all = dict(SCRIPT, **{"no-person": {A: (200, "NONE\t-\t1"), B: (200, "NONE\t-\t1")},
                                  "no-person-ja": {A: (200, "NONE\t-\t1"), B: (200, "NONE\t-\t0.5")}})
     server.script = lambda model, doc: script_all[BY_TEXT[doc]].get(model) or script_all[BY_TEXT[doc]][A]
-    assert annotate(inp, tmp_path / "all", server.url, "--candidates", "all") == 0
+    assert annotate(inp, tmp_path / "all", server, "--candidates", "all") == 0
     report = json.loads((tmp_path / "all" / "report.json").read_text())
     assert report["counts"]["candidates"] == 14 and report["counts"]["not_candidates"] == 0
     assert report["rejected_reasons"]["low_confidence"] == 2
     assert main(["annotate", "--input", str(inp), "--out", str(tmp_path / "x"), "--teacher", "openai:m@x"]) == 2
     assert main(["annotate", "--input", str(inp), "--out", str(tmp_path / "x"), "--teacher",
-                 f"openai:{A}@{server.url}"]) == 2  # one teacher is not enough
+                 server.spec(A)]) == 2  # one teacher is not enough
     rc = main(["annotate", "--input", str(inp), "--out", str(tmp_path / "x"), "--teacher",
                "openai:m@http://127.0.0.1:9/v1", "--teacher", "openai:n@http://127.0.0.1:9/v1", "--retries", "0"])
     assert rc == 1 and "cannot reach the OpenAI-compatible endpoint" in capsys.readouterr().err
@@ -242,7 +297,7 @@ def test_candidates_all_and_bad_usage(tmp_path: Path, server, capsys) -> None:
 
 def test_review_export_of_the_rejected_texts(tmp_path: Path, server, capsys) -> None:
     inp, out = write_input(tmp_path / "in"), tmp_path / "out"
-    assert annotate(inp, out, server.url) == 0
+    assert annotate(inp, out, server) == 0
     rev = tmp_path / "review"
     assert main(["review", "export", "--input", str(out), "--out", str(rev), "--what", "rejected",
                  "--format", "csv,jsonl,html", "--reviewers", "a,b"]) == 0
@@ -289,11 +344,11 @@ def test_review_export_of_the_rejected_texts(tmp_path: Path, server, capsys) -> 
 @pytest.mark.slow
 def test_spark_engine_matches_the_python_engine(tmp_path: Path, server) -> None:
     inp = write_input(tmp_path / "in")
-    assert annotate(inp, tmp_path / "plain", server.url, "--positive-share", "0.6") == 0
+    assert annotate(inp, tmp_path / "plain", server, "--positive-share", "0.6") == 0
     env = {**os.environ, "PYTHONPATH": str(ROOT), "PYSPARK_PYTHON": sys.executable}
     proc = subprocess.run(
         [sys.executable, str(ROOT / "jobs" / "annotate.py"), "--input", str(inp), "--out", str(tmp_path / "spark"),
-         "--teacher", f"openai:{A}@{server.url}", "--teacher", f"openai:{B}@{server.url}", "--retries", "0",
+         "--teacher", server.spec(A), "--teacher", server.spec(B), "--retries", "0",
          "--positive-share", "0.6", "--master", "local[2]"],
         env=env, capture_output=True, text=True, timeout=400)
     assert proc.returncode == 0, proc.stderr[-3000:]
@@ -329,8 +384,8 @@ def test_annotated_output_trains_a_screen(tmp_path: Path, root: Path) -> None:
     (tmp_path / "in").mkdir()
     pq.write_table(pa.table({"id": [r["id"] for r in pick], "text": [r["text"] for r in pick],
                              "lang": [r["lang"] for r in pick]}), tmp_path / "in" / "sample.parquet")
-    with ScriptedTeacherServer(gold_script) as srv:
-        assert annotate(tmp_path / "in", tmp_path / "ann", srv.url, "--candidates", "all") == 0
+    with ScriptedTeachers(gold_script, names=(A, B)) as teachers:
+        assert annotate(tmp_path / "in", tmp_path / "ann", teachers, "--candidates", "all") == 0
     report = json.loads((tmp_path / "ann" / "report.json").read_text())
     assert report["reconciliation"]["ok"] and report["counts"]["rejected"] == report["rejected_reasons"].get(
         "label_disagreement", 0) > 0

@@ -1,13 +1,15 @@
 """Teacher clients: free-form chat generation, one document per request, behind one small interface.
 
 The extraction backends (``spcl.extract.backends``) send the extraction prompt; annotation needs its own
-messages, so this module holds thin clients of the same three kinds, built from a teacher spec
+messages, so this module holds thin clients of the same three kinds (the openai one reuses the LLM stage's
+HTTP client), built from a teacher spec
 ``BACKEND:MODEL[@ENDPOINT]``:
 
 - ``openai:NAME@http://host:8000/v1`` — any OpenAI-compatible chat-completions server (vLLM, SGLang,
-  llama.cpp, ``transformers serve``) through the ``openai`` SDK, as the LLM stage does: bounded thread pool
-  (``concurrency``), timeout, the SDK's retries with back-off; a server unreachable for every try of a
-  request (or at ``check``) raises :class:`BackendUnavailable`, which stops the job (a rerun resumes).
+  llama.cpp, ``transformers serve``) through the LLM stage's client (``OpenAIExtractor.chat``: the ``openai``
+  SDK, its retries with back-off, its reason codes), ``concurrency`` requests in flight; a server unreachable
+  for every try of a request (or at ``check``) raises :class:`BackendUnavailable`, which stops the job (a
+  rerun resumes).
 - ``transformers:/models/x`` — in-process greedy generation (``spcl.extract.backends.transformers_backend
   .load_model``: local folder or GGUF, CPU or GPU), left-padded batches.
 - ``vllm:/models/x`` — in-process offline batches with ``vllm.LLM.chat`` (GPU).
@@ -20,7 +22,6 @@ reason code such as ``timeout``, ``http_503``, ``output_truncated``, ``input_too
 from __future__ import annotations
 
 import logging
-import os
 import time
 from abc import ABC, abstractmethod
 from concurrent.futures import ThreadPoolExecutor
@@ -110,94 +111,34 @@ class ChatClient(ABC):
         return None
 
 
-def _api_key() -> str:
-    # servers without authentication accept any key; the SDK insists on one
-    return os.environ.get("SPCL_OPENAI_API_KEY") or os.environ.get("OPENAI_API_KEY") or "EMPTY"
-
-
 class OpenAIChat(ChatClient):
-    """Chat completions against an OpenAI-compatible ``endpoint`` for served model ``model``, through the
-    ``openai`` SDK as in the LLM stage: one pooled client, the SDK's retries with back-off (``Retry-After``
-    honoured) on connection errors, timeouts, 408/409/429 and 5xx, ``concurrency`` requests in flight."""
+    """Chat completions against an OpenAI-compatible ``endpoint`` for served model ``model``: the LLM stage's
+    own client (``OpenAIExtractor.chat``: the ``openai`` SDK, its retries with back-off, the same reason
+    codes), ``concurrency`` requests in flight."""
 
     backend = "openai"
 
     def __init__(self, endpoint: str, model: str, *, max_tokens: int = 256, concurrency: int = 8,
                  timeout_s: float = 120.0, retries: int = 3, seed: int = 0):
-        import openai
+        from spcl.extract.backends.openai_backend import OpenAIExtractor
 
-        if not endpoint.startswith(("http://", "https://")):
-            raise ValueError("endpoint must be an http(s) URL such as http://host:8000/v1")
-        self.endpoint = endpoint.rstrip("/")
         self.model = model
-        self.max_tokens = max_tokens
-        self.timeout_s = timeout_s
-        self.retries = max(0, retries)
-        self.seed = seed
-        self._client = openai.OpenAI(base_url=self.endpoint, api_key=_api_key(), timeout=timeout_s,
-                                     max_retries=self.retries)
+        self._http = OpenAIExtractor(endpoint, model, max_tokens=max_tokens, concurrency=1, timeout_s=timeout_s,
+                                     retries=retries, seed=seed)
         self._pool = ThreadPoolExecutor(max_workers=max(1, concurrency), thread_name_prefix="spcl-annotate")
 
     def check(self) -> None:
         """``GET /models``; :class:`BackendUnavailable` when the server cannot be reached or refuses."""
-        import openai
-
-        try:
-            self._client.with_options(timeout=min(self.timeout_s, 30.0), max_retries=0).models.list()
-        except openai.APIConnectionError as err:  # includes timeouts
-            raise BackendUnavailable(f"cannot reach the OpenAI-compatible endpoint {self.endpoint} "
-                                     f"({type(err).__name__}); is the server running?") from None
-        except openai.APIStatusError as err:
-            raise BackendUnavailable(f"endpoint {self.endpoint} answered GET /models with HTTP "
-                                     f"{err.status_code}") from None
-        except (openai.APIError, ValueError, TypeError, AttributeError) as err:
-            raise BackendUnavailable(f"endpoint {self.endpoint} gave an unreadable model list "
-                                     f"({type(err).__name__})") from None
-
-    def _complete(self, messages: Messages) -> Extraction:
-        import openai
-
-        started = time.perf_counter()
-        try:
-            reply = self._client.chat.completions.create(
-                model=self.model, messages=messages,  # type: ignore[arg-type]
-                temperature=0.0, max_tokens=self.max_tokens, seed=self.seed, stream=False)
-        except openai.APITimeoutError:
-            return Extraction(error="timeout", seconds=time.perf_counter() - started)
-        except openai.APIConnectionError:
-            raise BackendUnavailable(
-                f"the endpoint {self.endpoint} became unreachable ({self.retries + 1} tries)") from None
-        except openai.APIStatusError as err:
-            return Extraction(error=f"http_{err.status_code}", seconds=time.perf_counter() - started)
-        except (openai.APIError, ValueError, TypeError):  # a reply that is not the expected JSON
-            return Extraction(error="bad_response", seconds=time.perf_counter() - started)
-        return read_reply(reply, time.perf_counter() - started)
+        self._http.check()
 
     def generate(self, conversations: list[Messages]) -> list[Extraction]:
-        """One request per conversation, ``concurrency`` in flight; results in input order."""
-        return list(self._pool.map(self._complete, conversations))
+        """One request per conversation, ``concurrency`` in flight, greedy; results in input order."""
+        return list(self._pool.map(lambda messages: self._http.chat(messages, temperature=0.0), conversations))
 
     def close(self) -> None:
         """Stop the request threads and close the HTTP connections."""
         self._pool.shutdown(wait=True, cancel_futures=True)
-        self._client.close()
-
-
-def read_reply(reply: Any, seconds: float) -> Extraction:
-    """An :class:`Extraction` from an SDK chat-completion reply: the text, or ``bad_response`` /
-    ``output_truncated`` (an answer cut by ``max_tokens`` may have lost its line: fail closed)."""
-    try:
-        choice = reply.choices[0]
-        content, finish = choice.message.content, choice.finish_reason
-    except (AttributeError, IndexError, TypeError):
-        return Extraction(error="bad_response", seconds=seconds)
-    tokens = getattr(getattr(reply, "usage", None), "completion_tokens", None)
-    tokens = int(tokens) if isinstance(tokens, int | float) else None
-    if not isinstance(content, str):
-        return Extraction(error="bad_response", generated_tokens=tokens, seconds=seconds)
-    if finish == "length":
-        return Extraction(error="output_truncated", generated_tokens=tokens, seconds=seconds)
-    return Extraction(raw=content, generated_tokens=tokens, seconds=seconds)
+        self._http.close()
 
 
 class TransformersChat(ChatClient):
