@@ -1,32 +1,24 @@
 """The candidates step: which texts the teachers see.
 
-``person``: only texts that mention a person, found by the rules backend's CPU name finders
-(``spcl.extract.backends.rules_backend``: unidic ``人名`` tags for Japanese, honorific patterns and
-mecab-ko-dic ``인명`` for Korean, titles and cue phrases for English) — the published pipeline's NER step.
-``all``: every readable text.
+``person``: only texts that mention a person, found by the project's CPU name finders
+(``spcl.extract.names.find_person_names``: unidic ``人名`` tags for Japanese, mecab-ko-dic ``인명`` and
+honorific patterns for Korean, titles, cues and given names for English, plus GiNZA / spaCy NER where the
+``names`` extra is installed) — the published pipeline's NER step. ``all``: every readable text.
 """
 
 from __future__ import annotations
 
-from spcl.extract.backends.rules_backend import en_person_names, ja_person_names, ko_person_names
+from spcl.extract.names import find_person_names
 
 CANDIDATE_MODES: tuple[str, ...] = ("person", "all")
 
 
-_FINDERS = (en_person_names, ja_person_names, ko_person_names)  # cheapest first
+def person_mentions(text: str, lang: str | None = None) -> int:
+    """How many person-name spans the finders see in ``text`` (``lang`` picks the NER model, if installed)."""
+    return len(find_person_names(text, lang))
 
 
-def person_mentions(text: str) -> int:
-    """How many person-name mentions the CPU name finders see in ``text`` (ja, ko and en finders)."""
-    return sum(len(finder(text)) for finder in _FINDERS)
-
-
-def has_person(text: str) -> bool:
-    """True when some name finder sees a person in ``text`` (stops at the first finder that does)."""
-    return any(finder(text) for finder in _FINDERS)
-
-
-def is_candidate(text: str, mode: str) -> bool:
+def is_candidate(text: str, mode: str, lang: str | None = None) -> bool:
     """True when ``text`` goes to the teachers under candidates ``mode`` (``person`` or ``all``).
 
     >>> is_candidate("山田太郎さんは入院した。", "person"), is_candidate("晴れです。", "person")
@@ -36,4 +28,4 @@ def is_candidate(text: str, mode: str) -> bool:
         return True
     if mode != "person":
         raise ValueError(f"unknown candidates mode {mode!r}; choose one of {', '.join(CANDIDATE_MODES)}")
-    return has_person(text)
+    return person_mentions(text, lang) > 0

@@ -300,10 +300,10 @@ class AnnotateRunner:
                     if len(text) > cfg.max_chars:
                         drop(doc_id, position, "too_long")
                         continue
-                    if not is_candidate(text, cfg.candidates):
+                    lang = _lang(meta, text)
+                    if not is_candidate(text, cfg.candidates, lang):
                         drop(doc_id, position, "no_person_mention")
                         continue
-                    lang = _lang(meta, text)
                     langs[lang] += 1
                     docs.append({"id": doc_id, "text": text, "lang": lang, "position": position})
                 for doc, (decision, votes, check) in zip(docs, self.annotate(docs, stats), strict=True):
