@@ -24,6 +24,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "spcl.commands.train",
     "spcl.commands.bench_screen",
     "spcl.commands.report",
+    "spcl.commands.annotate",
 )
 
 

@@ -64,7 +64,11 @@ def _export(args: argparse.Namespace) -> int:
         )
         if set(strata) - set(DIMENSIONS):
             raise ValueError(f"--strata takes {', '.join(DIMENSIONS)}")
-        if args.engine == "spark":
+        if args.what == "rejected":  # an 'spcl annotate' output: the texts the teachers disputed
+            from spcl.annotate.review import rejected_sample
+
+            plan, table = rejected_sample(args.input, spec)
+        elif args.engine == "spark":
             spark = _spark_session(args.master)
             try:
                 plan, table = sample_spark(spark, args.input, spec)
@@ -307,6 +311,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     )
     p.add_argument("--master", default=None, help="Spark master for --engine spark (default local[*])")
     p.add_argument("--force", action="store_true", help="overwrite a non-empty --out folder")
+    p.add_argument("--what", choices=("sample", "rejected"), default="sample",
+                   help="sample: a filter output (default); rejected: an 'spcl annotate' output's disputed texts")
     p.set_defaults(func=_export)
 
     p = rsub.add_parser("agree", help="Cohen's / Fleiss' kappa, per category, confusion, disagreements")
