@@ -391,6 +391,10 @@ def test_annotated_output_trains_a_screen(tmp_path: Path, root: Path) -> None:
         "label_disagreement", 0) > 0
     assert main(["train", "--data", str(tmp_path / "ann" / "labelled.jsonl"), "--out", str(tmp_path / "model"),
                  "--cv-folds", "2", "--target-recall", "0.9"]) == 0
+    # without cross-validation (--cv-folds 0) training still works (it used to divide by zero)
+    assert main(["train", "--data", str(tmp_path / "ann" / "labelled.jsonl"), "--out", str(tmp_path / "model0"),
+                 "--cv-folds", "0"]) == 0
+    assert (tmp_path / "model0" / "model_card.json").exists()
     from spcl.screen import load_screen
 
     screen = load_screen(tmp_path / "model")

@@ -69,7 +69,8 @@ def run_train(args: argparse.Namespace) -> int:
     folds = args.cv_folds if args.cv_folds and args.cv_folds > 1 else 0
     # documents passed through training: each CV fold trains on ~(k-1)/k of the real records plus extra,
     # then the final model on all of them (a TTY only)
-    total = round(folds * (len(real) * (folds - 1) / folds + len(extra))) + len(real) + len(extra)
+    cv_docs = round(len(real) * (folds - 1) + folds * len(extra)) if folds else 0
+    total = cv_docs + len(real) + len(extra)
     with Progress("train", total=total) as bar:
         if folds:
             from spcl.screen.evaluate import cross_validate, cv_report
