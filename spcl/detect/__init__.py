@@ -29,6 +29,7 @@ from spcl.config import PII_TYPES, DetectSettings
 from spcl.detect.account import AccountDetector
 from spcl.detect.base import Detector, Hit
 from spcl.detect.dob import DobDetector
+from spcl.detect.folding import fold
 from spcl.detect.ids import CardDetector, MyNumberDetector, RrnDetector
 from spcl.detect.location import AddressDetector, PostalDetector
 from spcl.detect.mail import EmailDetector
@@ -132,9 +133,23 @@ class DetectorSet:
     def find(self, text: str) -> list[Hit]:
         """All hits in ``text`` (NFC), overlaps resolved, sorted by ``(start, -end)``.
 
+        The detectors run on the folded view of the text (:mod:`spcl.detect.folding`: invisible characters
+        dropped, look-alike digits folded) and each hit is mapped back, so that its span covers the whole
+        written value in ``text``, the invisible characters inside it included.
+
         >>> build_detectors(DetectSettings(types=("EMAIL",))).find("a@example.com 010-1234-5678")
         [Hit(type='EMAIL', start=0, end=13, validated=None, detector='email@1')]
+        >>> build_detectors().find("tel 010\u200b1234\u200b5678")
+        [Hit(type='PHONE', start=4, end=17, validated=None, detector='phone_kr@1')]
         """
+        folded = fold(text)
+        if folded is None:
+            return self.find_folded(text)
+        hits = self.find_folded(folded.text)
+        return [Hit(h.type, *folded.span(h.start, h.end), h.validated, h.detector) for h in hits]
+
+    def find_folded(self, text: str) -> list[Hit]:
+        """All hits in an already folded ``text`` (offsets into it), overlaps resolved."""
         hits: list[Hit] = []
         if self.numeric:
             n = len(text)

@@ -2,7 +2,9 @@
 
 Dates are everywhere in web text; one is a date of birth only when a birth word occurs in the
 ``context_window`` characters before it (생년월일, 생일, 출생, 生年月日, 誕生日, born, DOB, date of birth,
-birthday) or right after it (…生まれ, …生, …생). ``validated`` is the calendar check: ``True`` for a real
+birthday, "(b. "), a "was born" word of running prose earlier in the same sentence (born, 태어, 출생, 生まれ,
+誕生; up to 64 characters before), or a birth word right after it (…生まれ, …生, …생, "…3일에 태어났습니다",
+"…2日に生まれた"). ``validated`` is the calendar check: ``True`` for a real
 date, ``False`` for an impossible one such as Feb 30 (reported only with ``keep_invalid``).
 """
 
@@ -39,13 +41,26 @@ _DATE = re.compile(
     r"|(?<![A-Za-z])(?P<g_m>" + _MONTH + r")\.? (?P<g_d>\d{1,2})" + _ORD + r",? (?P<g_y>\d{4})(?!\d)"
 )
 _BEFORE = re.compile(
-    r"생년월일|생일|출생|태어|生年月日|誕生日|生まれ|出生|born|birth|d\.?o\.?b(?![a-z])", re.IGNORECASE
+    r"생년월일|생일|生年月日|誕生日|birth|d\.?o\.?b(?![a-z])|\(b\. ?", re.IGNORECASE
 )
-_AFTER = re.compile(r" ?(?:生まれ|生|생|출생)")
+# Field labels above; words of running prose that say "was born" below: they count farther from the
+# date, but only within its sentence ("He was born in 1950. On 14 May 1983 he married." is no DOB).
+_BORN = re.compile(r"born|태어|출생|生まれ|誕生|出生", re.IGNORECASE)
+_BORN_WINDOW = 64
+_SENTENCE_END = re.compile(r"[。！？\n]|[.!?](?:\s|$)")
+# Right after the date: 生まれ/生/생/출생 at once ("1990年1月2日生まれ", "1992년생"), or a birth word a few
+# characters on ("1992년 7월 3일에 태어났습니다", "1968年11月2日に生まれた", "1983-05-14, born").
+_AFTER = re.compile(
+    r" ?(?:生まれ|生(?!産|活|命|放送|成|徒)|생(?!방송|산|활|각|명|존|중|물|선|기|계)|출생)"
+    r"|.{0,10}?(?:태어|출생|出生|生まれ|誕生|(?i:born))"
+)
+_AFTER_WINDOW = 16
 # Where dates are searched: after each of these substrings (together they cover _BEFORE in the usual
 # casings); _BEFORE itself then checks the window of every date found.
 _BEFORE_CUES = ("생년월일", "생일", "출생", "태어", "生年月日", "誕生日", "生まれ", "出生", "born", "Born", "BORN",
-                "birth", "Birth", "BIRTH", "dob", "DOB", "Dob", "d.o.b", "D.O.B")  # fmt: skip
+                "birth", "Birth", "BIRTH", "dob", "DOB", "Dob", "DoB", "d.o.b", "D.O.B", "D.o.B", "(b.")  # fmt: skip
+# Before each of these substrings too (a date followed by a birth word).
+_AFTER_CUES = ("태어", "출생", "生まれ", "誕生", "出生", "born", "Born")
 _AFTER_MARKS = ("生", "생")
 _MAX_DATE_LEN = 40
 
@@ -98,9 +113,17 @@ class DobDetector:
             if cue[0] not in text:  # a one-character search is far cheaper than a word search
                 continue
             pos = 0
+            reach = max(self._window, _BORN_WINDOW) + _MAX_DATE_LEN
             while (p := text.find(cue, pos)) != -1:
                 pos = p + 1
-                windows.append((p + len(cue), min(n, p + self._window + _MAX_DATE_LEN)))
+                windows.append((p + len(cue), min(n, p + len(cue) + reach)))
+        for cue in _AFTER_CUES:
+            if cue[0] not in text:
+                continue
+            pos = 0
+            while (p := text.find(cue, pos)) != -1:
+                pos = p + 1
+                windows.append((max(0, p - _AFTER_WINDOW - _MAX_DATE_LEN), min(n, p + 2)))
         for mark in _AFTER_MARKS:
             pos = 0
             while (p := text.find(mark, pos)) != -1:
@@ -122,12 +145,21 @@ class DobDetector:
             self._collect(text, start, end, spans)
         hits: list[Hit] = []
         for (s, e), m in sorted(spans.items()):
-            if not (window_has(_BEFORE, text, s, self._window) or after_has(_AFTER, text, e, 5)):
+            if not (window_has(_BEFORE, text, s, self._window) or self._born_before(text, s)
+                    or after_has(_AFTER, text, e, _AFTER_WINDOW)):
                 continue
             valid = _date_ok(m)
             if valid or self._keep_invalid:
                 hits.append(Hit(self.type, s, e, valid, self.name))
         return hits
+
+    @staticmethod
+    def _born_before(text: str, start: int) -> bool:
+        """True when a "born" word lies within ``_BORN_WINDOW`` characters before ``start``, in its sentence."""
+        cue_end = -1
+        for m in _BORN.finditer(text, max(0, start - _BORN_WINDOW), start):
+            cue_end = m.end()
+        return cue_end >= 0 and _SENTENCE_END.search(text, cue_end, start) is None
 
     @staticmethod
     def _collect(text: str, start: int, end: int, spans: dict[tuple[int, int], re.Match[str]]) -> None:
