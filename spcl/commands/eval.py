@@ -1,6 +1,7 @@
 """``spcl eval``: evaluation commands.
 
 spcl eval masking --gold data/synth-pii/test.jsonl --pred pred.jsonl --out metrics.json
+spcl eval detect --gold data/detect-eval/gold.jsonl --gold data/detect-eval/prose.jsonl --out detect.json
 
 ``eval`` is a group others extend: write ``register_<name>(eval_sub)`` (it receives the ``eval``
 sub-parsers object and adds one subcommand) and add it to ``EVAL_COMMANDS`` below.
@@ -86,7 +87,47 @@ def register_names(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(func=_names)
 
 
-EVAL_COMMANDS: list[Callable[[argparse._SubParsersAction], None]] = [register_masking, register_names]
+def _detect(args: argparse.Namespace) -> int:
+    from itertools import chain
+
+    from spcl.config import DetectSettings
+    from spcl.evaluate.detect import DetectEvalError, evaluate_detect, format_summary, read_gold
+
+    settings = DetectSettings(keep_invalid=args.keep_invalid, include_company_numbers=args.company_numbers)
+    try:
+        report = evaluate_detect(chain.from_iterable(read_gold(p) for p in args.gold), settings)
+    except (DetectEvalError, OSError) as err:
+        print(f"spcl eval detect: {err}", file=sys.stderr)
+        return 2
+    text = json.dumps(report, indent=2, ensure_ascii=False)
+    print(text if args.json else format_summary(report))
+    if args.out:
+        Path(args.out).parent.mkdir(parents=True, exist_ok=True)
+        Path(args.out).write_text(text + "\n", encoding="utf-8")
+    return 0
+
+
+def register_detect(sub: argparse._SubParsersAction) -> None:
+    """Add ``spcl eval detect``."""
+    p = sub.add_parser(
+        "detect",
+        help="rule detectors against gold spans: recall/precision by type and language, negatives, hits/MB",
+        description="GOLD.jsonl: {id, lang, kind: gold|negative|prose, text, spans: [{type, start, end}], "
+        "tags}; see spcl.evaluate.detect.",
+    )
+    p.add_argument("--gold", required=True, action="append", metavar="GOLD.jsonl", help="repeatable")
+    p.add_argument("--out", default=None, metavar="FILE.json", help="also write the full JSON report here")
+    p.add_argument("--json", action="store_true", help="print the full JSON report instead of the summary")
+    p.add_argument("--keep-invalid", action="store_true", help="report hits whose check digit fails too")
+    p.add_argument("--company-numbers", action="store_true", help="report company representative numbers too")
+    p.set_defaults(func=_detect)
+
+
+EVAL_COMMANDS: list[Callable[[argparse._SubParsersAction], None]] = [
+    register_masking,
+    register_names,
+    register_detect,
+]
 
 
 def register(sub: argparse._SubParsersAction) -> None:

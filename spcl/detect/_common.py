@@ -22,7 +22,7 @@ GROUP_SEP = r"[-‐‑–−－ ]"
 
 _NEGATIVE_CONTEXT = re.compile(
     r"주문\s?번호|송장|운송장|접수\s?번호|일련\s?번호|제품\s?번호|모델|특허|사업자|"
-    r"order\s?(?:no|number|id|#)|invoice|tracking|isbn|issn|serial|patent|model|s/n|sku|version|release|"
+    r"order\s?(?:no|number|id|#)|invoice|tracking|isbn|issn|serial|patent|model|s/n|sku|"
     r"注文番号|伝票番号|お?問い?合わ?せ番号|受付番号|特許|製品番号|型番|法人番号",
     re.IGNORECASE,
 )

@@ -33,6 +33,8 @@ _DOMESTIC = re.compile(
 # The right edge of a phone number: as NUM_RIGHT, except that an extension may follow at once ("x204").
 _PHONE_RIGHT = r"(?!\d)(?!(?![xX]\.? ?\d|[eE][xX][tT])[A-Za-z])(?![-‐－][\dA-Za-z])(?![.．]\d)"
 # International numbers: "+CC …" or an international call prefix ("001-1-…", "00700 82 …", "011 1 …").
+PHONE_SHAPE = _DOMESTIC
+"""The written shape of a KR/JP domestic number (groups of the right lengths), for other detectors."""
 _INTL_BODY = r"\d{1,3}[-. ]?(?:\(0?\d{1,4}\)[-. ]?)?\d{1,4}(?:[-. ]\d{1,4}){1,4}"
 _INTL = re.compile(
     r"(?<![\dA-Za-z+])(?:\+(?P<plus>" + _INTL_BODY + r"|\d{8,15})"
@@ -41,11 +43,16 @@ _INTL = re.compile(
 )
 # North American numbers written the US way: (415) 555-2671, (212)555-0147, 415-555-0132, 415.555.0132,
 # 1-800-555-0199. Without parentheses both separators must agree ("-" or "."), so that a space-separated
-# run of numbers is never read as a phone.
+# run of numbers is never read as a phone; a leading "1." is a version ("1.429.945.6764"), not a trunk.
 _NANP = re.compile(
     NUM_LEFT
-    + r"(?:1[-. ]?)?(?:\([2-9]\d{2}\)[ ]?[2-9]\d{2}[-. ]\d{4}|[2-9]\d{2}(?P<s>[-.])[2-9]\d{2}(?P=s)\d{4})"
+    + r"(?:1[- ]?)?(?:\([2-9]\d{2}\)[ ]?[2-9]\d{2}[-. ]\d{4}|[2-9]\d{2}(?P<s>[-.])[2-9]\d{2}(?P=s)\d{4})"
     + _PHONE_RIGHT
+)
+# "212 555 0147" with spaces only: a phone only after a phone word (a table of numbers is not).
+_NANP_SPACED = re.compile(NUM_LEFT + r"(?:1 )?[2-9]\d{2} [2-9]\d{2} \d{4}" + _PHONE_RIGHT)
+_PHONE_CONTEXT = re.compile(
+    r"phone|tel\b|call|cell|mobile|fax|contact|reach|text me|전화|연락|휴대|電話|携帯|連絡", re.IGNORECASE
 )
 # An extension right after a number: "x204", " ext. 45", ", extension 12", " 内線 123", " 내선 45".
 _EXT = re.compile(r"[ ,]{0,2}(?:[xX]\.?|(?i:ext)\.?|(?i:extension)|内線|내선)[ .:#]{0,2}\d{1,6}(?!\d)")
@@ -203,6 +210,11 @@ class PhoneDetector:
                 if negative_context(text, s) or (m.group("s") and window_has(_BANK_CONTEXT, text, s, 16)):
                     continue
                 hits.append(self._hit(text, s, m.end(), "intl"))
+        if text.find(" ", start, end) != -1:
+            for m in _NANP_SPACED.finditer(text, start, end):
+                s = m.start()
+                if window_has(_PHONE_CONTEXT, text, s, 24) and not negative_context(text, s):
+                    hits.append(self._hit(text, s, m.end(), "intl"))
         if text.find("+", start, end) != -1 or text.find("0", start, end) != -1:
             for m in _INTL.finditer(text, start, end):
                 body = m.group("plus") or m.group("exit")
