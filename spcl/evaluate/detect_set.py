@@ -200,7 +200,8 @@ def rrn(rng: random.Random) -> str:
         year = rng.randint(1940, 2019)
         month, day = rng.randint(1, 12), rng.randint(1, 28)
         g = rng.choice("12") if year < 2000 else rng.choice("34")
-        body = f"{year % 100:02d}{month:02d}{day:02d}{g}{rng.randint(0, 99999):05d}"
+        # digits 8-9: the registration office's region code (00-96), then a serial
+        body = f"{year % 100:02d}{month:02d}{day:02d}{g}{rng.randint(0, 96):02d}{rng.randint(0, 999):03d}"
         total = sum(int(d) * w for d, w in zip(body, (2, 3, 4, 5, 6, 7, 8, 9, 2, 3, 4, 5), strict=True))
         return body + str((11 - total % 11) % 10)
 
