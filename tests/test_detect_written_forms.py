@@ -22,7 +22,7 @@ def _found(text: str) -> list[tuple[str, str]]:
         ("My number is 415.555.0132.", "415.555.0132"),
         ("Reach me at 212-555-0147 after 5.", "212-555-0147"),
         ("Call me at 212 555 0147.", "212 555 0147"),
-        ("Toll free 1-800-555-0199 any time", "1-800-555-0199"),
+        ("Call 1-415-555-0199 any time", "1-415-555-0199"),
         ("phone +1 415 555 0132 (cell)", "+1 415 555 0132"),
         ("+1-212-555-0147, extension 12", "+1-212-555-0147, extension 12"),
         ("call 001-1-415-555-0132 from Korea", "001-1-415-555-0132"),
@@ -88,6 +88,15 @@ def test_dates_of_birth_in_running_prose(text: str, value: str) -> None:
 )
 def test_hard_negatives_stay_unhit(text: str) -> None:
     assert _found(text) == []
+
+
+def test_toll_free_us_numbers_are_company_numbers() -> None:
+    from spcl.config import DetectSettings
+
+    text = "Toll free 1-800-555-0199 or +1 888 555 0100 or (877) 555-0100"
+    assert _found(text) == []
+    hits = find_pii(text, DetectSettings(include_company_numbers=True))
+    assert [text[h.start : h.end] for h in hits] == ["1-800-555-0199", "+1 888 555 0100", "(877) 555-0100"]
 
 
 def test_a_bank_account_shaped_like_a_us_number_is_an_account() -> None:

@@ -59,6 +59,8 @@ _EXT = re.compile(r"[ ,]{0,2}(?:[xX]\.?|(?i:ext)\.?|(?i:extension)|内線|내선
 # A bare 3-3-4 group after a banking word is an account number, not a US phone.
 _BANK_CONTEXT = re.compile(r"계좌|은행|口座|銀行|account|acct|bank", re.IGNORECASE)
 
+# NANP toll-free area codes: company numbers, like KR 15xx/16xx/18xx and JP 0120/0800.
+NANP_TOLL_FREE = frozenset({"800", "833", "844", "855", "866", "877", "888"})
 _KR_AREA = re.compile(r"0(?:2|3[1-3]|4[1-4]|5[1-5]|6[1-4])")
 _KR_MOBILE = re.compile(r"01[016-9]")
 _KR_PERSONAL_050 = re.compile(r"050[2-8]?")
@@ -157,10 +159,16 @@ def _classify_intl(raw: str, digits: str, plus: bool = True) -> tuple[str, Kind]
         kind = classify(national, prefix)
         return (region, kind) if kind else None
     if digits[0] == "1":
-        # NANP: 1 + area code (2-9..) + exchange (2-9..) + 4 digits.
+        # NANP: 1 + area code (2-9..) + exchange (2-9..) + 4 digits; toll-free area codes are companies.
         ok = n == 11 and digits[1] in "23456789" and digits[4] in "23456789"
-        return ("intl", "personal") if ok else None
+        return ("intl", "company" if digits[1:4] in NANP_TOLL_FREE else "personal") if ok else None
     return ("intl", "personal") if n >= 9 and plus else None
+
+
+def _nanp_kind(raw: str) -> Kind:
+    """A North American number written without "+": company when its area code is toll-free."""
+    digits = digits_of(raw)
+    return "company" if digits[-10:-7] in NANP_TOLL_FREE else "personal"
 
 
 class PhoneDetector:
@@ -209,11 +217,13 @@ class PhoneDetector:
                 s = m.start()
                 if negative_context(text, s) or (m.group("s") and window_has(_BANK_CONTEXT, text, s, 16)):
                     continue
-                hits.append(self._hit(text, s, m.end(), "intl"))
+                if self._keep(_nanp_kind(m.group())):
+                    hits.append(self._hit(text, s, m.end(), "intl"))
         if text.find(" ", start, end) != -1:
             for m in _NANP_SPACED.finditer(text, start, end):
                 s = m.start()
-                if window_has(_PHONE_CONTEXT, text, s, 24) and not negative_context(text, s):
+                near_word = window_has(_PHONE_CONTEXT, text, s, 24) and not negative_context(text, s)
+                if near_word and self._keep(_nanp_kind(m.group())):
                     hits.append(self._hit(text, s, m.end(), "intl"))
         if text.find("+", start, end) != -1 or text.find("0", start, end) != -1:
             for m in _INTL.finditer(text, start, end):

@@ -278,7 +278,8 @@ def phone(rng: random.Random, lang: str) -> tuple[str, str]:
     else:
 
         def nanp() -> tuple[str, str, str]:
-            return str(rng.randint(201, 989)), str(rng.randint(200, 999)), f"{rng.randint(0, 9999):04d}"
+            area = rng.randint(201, 789)  # below the toll-free 8XX codes (company numbers, not personal)
+            return str(area), str(rng.randint(200, 999)), f"{rng.randint(0, 9999):04d}"
 
         forms = {
             "paren": lambda: "({}) {}-{}".format(*nanp()),
