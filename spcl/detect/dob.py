@@ -62,6 +62,10 @@ _BEFORE_CUES = ("생년월일", "생일", "출생", "태어", "生年月日", "�
 # Before each of these substrings too (a date followed by a birth word).
 _AFTER_CUES = ("태어", "출생", "生まれ", "誕生", "出生", "born", "Born")
 _AFTER_MARKS = ("生", "생")
+# Every cue once, grouped by its first character: (cue, search after it, search before it).
+_CUES_BY_FIRST: dict[str, list[tuple[str, bool, bool]]] = {}
+for _cue in dict.fromkeys((*_BEFORE_CUES, *_AFTER_CUES)):
+    _CUES_BY_FIRST.setdefault(_cue[0], []).append((_cue, _cue in _BEFORE_CUES, _cue in _AFTER_CUES))
 _MAX_DATE_LEN = 40
 
 
@@ -109,21 +113,18 @@ class DobDetector:
         """
         n = len(text)
         windows: list[tuple[int, int]] = []  # where a date may lie, merged below so each char is scanned once
-        for cue in _BEFORE_CUES:
-            if cue[0] not in text:  # a one-character search is far cheaper than a word search
+        reach = max(self._window, _BORN_WINDOW) + _MAX_DATE_LEN
+        for first, cues in _CUES_BY_FIRST.items():
+            if first not in text:  # one one-character search per first character, far cheaper than words
                 continue
-            pos = 0
-            reach = max(self._window, _BORN_WINDOW) + _MAX_DATE_LEN
-            while (p := text.find(cue, pos)) != -1:
-                pos = p + 1
-                windows.append((p + len(cue), min(n, p + len(cue) + reach)))
-        for cue in _AFTER_CUES:
-            if cue[0] not in text:
-                continue
-            pos = 0
-            while (p := text.find(cue, pos)) != -1:
-                pos = p + 1
-                windows.append((max(0, p - _AFTER_WINDOW - _MAX_DATE_LEN), min(n, p + 2)))
+            for cue, look_after, look_before in cues:
+                pos = 0
+                while (p := text.find(cue, pos)) != -1:
+                    pos = p + 1
+                    if look_after:
+                        windows.append((p + len(cue), min(n, p + len(cue) + reach)))
+                    if look_before:
+                        windows.append((max(0, p - _AFTER_WINDOW - _MAX_DATE_LEN), min(n, p + 2)))
         for mark in _AFTER_MARKS:
             pos = 0
             while (p := text.find(mark, pos)) != -1:

@@ -42,15 +42,15 @@ _INTL = re.compile(
     + _PHONE_RIGHT
 )
 # North American numbers written the US way: (415) 555-2671, (212)555-0147, 415-555-0132, 415.555.0132,
-# 1-800-555-0199. Without parentheses both separators must agree ("-" or "."), so that a space-separated
-# run of numbers is never read as a phone; a leading "1." is a version ("1.429.945.6764"), not a trunk.
+# 1-800-555-0199. Without parentheses both separators must agree ("-" or "."), so that a run of numbers is
+# never read as a phone; a leading "1." is a version ("1.429.945.6764"), not a trunk. "212 555 0147" with
+# spaces only (group "spaced") counts only after a phone word: a table of numbers is not a phone.
 _NANP = re.compile(
     NUM_LEFT
-    + r"(?:1[- ]?)?(?:\([2-9]\d{2}\)[ ]?[2-9]\d{2}[-. ]\d{4}|[2-9]\d{2}(?P<s>[-.])[2-9]\d{2}(?P=s)\d{4})"
+    + r"(?:(?P<spaced>(?:1 )?[2-9]\d{2} [2-9]\d{2} \d{4})"
+    + r"|(?:1[- ]?)?(?:\([2-9]\d{2}\)[ ]?[2-9]\d{2}[-. ]\d{4}|[2-9]\d{2}(?P<s>[-.])[2-9]\d{2}(?P=s)\d{4}))"
     + _PHONE_RIGHT
 )
-# "212 555 0147" with spaces only: a phone only after a phone word (a table of numbers is not).
-_NANP_SPACED = re.compile(NUM_LEFT + r"(?:1 )?[2-9]\d{2} [2-9]\d{2} \d{4}" + _PHONE_RIGHT)
 _PHONE_CONTEXT = re.compile(
     r"phone|tel\b|call|cell|mobile|fax|contact|reach|text me|전화|연락|휴대|電話|携帯|連絡", re.IGNORECASE
 )
@@ -212,20 +212,16 @@ class PhoneDetector:
             if kind is None or not self._keep(kind) or negative_context(text, s):
                 continue
             hits.append(self._hit(text, s, e, region))
-        if text.find("(", start, end) != -1 or text.find("-", start, end) != -1 or text.find(".", start, end) != -1:
-            for m in _NANP.finditer(text, start, end):
-                s = m.start()
-                if negative_context(text, s) or (m.group("s") and window_has(_BANK_CONTEXT, text, s, 16)):
-                    continue
-                if self._keep(_nanp_kind(m.group())):
-                    hits.append(self._hit(text, s, m.end(), "intl"))
-        if text.find(" ", start, end) != -1:
-            for m in _NANP_SPACED.finditer(text, start, end):
-                s = m.start()
-                near_word = window_has(_PHONE_CONTEXT, text, s, 24) and not negative_context(text, s)
-                if near_word and self._keep(_nanp_kind(m.group())):
-                    hits.append(self._hit(text, s, m.end(), "intl"))
-        if text.find("+", start, end) != -1 or text.find("0", start, end) != -1:
+        for m in _NANP.finditer(text, start, end):
+            s = m.start()
+            if negative_context(text, s) or not self._keep(_nanp_kind(m.group())):
+                continue
+            if m.group("spaced") and not window_has(_PHONE_CONTEXT, text, s, 24):
+                continue
+            if m.group("s") and window_has(_BANK_CONTEXT, text, s, 16):
+                continue
+            hits.append(self._hit(text, s, m.end(), "intl"))
+        if text.find("+", start, end) != -1 or text.find("00", start, end) != -1 or text.find("011", start, end) != -1:
             for m in _INTL.finditer(text, start, end):
                 body = m.group("plus") or m.group("exit")
                 got = _classify_intl(body, digits_of(body), plus=m.group("plus") is not None)
