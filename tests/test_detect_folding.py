@@ -45,8 +45,8 @@ def _values() -> st.SearchStrategy[tuple[str, str, str]]:
         if kind == 0:
             return "PHONE", f"010-{rng.randint(2000, 9999)}-{rng.randint(0, 9999):04d}", "연락처 {v} 입니다"
         if kind == 1:
-            area, exchange, line = rng.randint(201, 989), rng.randint(200, 999), rng.randint(0, 9999)
-            return "PHONE", f"({area}) {exchange}-{line:04d}", "Call {v} now"
+            area, exchange, line = rng.randint(201, 789), rng.randint(200, 999), rng.randint(0, 9999)
+            return "PHONE", f"({area}) {exchange}-{line:04d}", "Call {v} now"  # area below toll-free 8XX
         if kind == 2:
             n = rrn(rng)
             return "RRN", f"{n[:6]}-{n[6:]}", "주민등록번호 {v} 확인"
