@@ -132,7 +132,7 @@ def evaluate_detect(records: Iterable[GoldRecord], settings: DetectSettings | No
     """Score the rule detectors (``settings``, defaults when ``None``) on ``records``; a JSON-able report.
 
     Keys: ``recall`` (overall and by type, language, type/language and tag; ``recall_any_type`` counts
-    a span covered by a hit of any type), ``precision`` (on gold records: overall and by hit type),
+    a span covered by a hit of any type), ``precision`` (on gold records: overall, by hit type and language),
     ``negatives`` (share of hard-negative records hit, by language and tag; hit types; ids hit),
     ``prose`` (MB, hits by type, non-e-mail hits per MB, by language), ``misses`` (id, type, language and
     tags of each missed gold span) and ``goals`` (each bar of :data:`GOALS`, its value and whether it holds).
@@ -166,7 +166,7 @@ def evaluate_detect(records: Iterable[GoldRecord], settings: DetectSettings | No
                     misses.append({"id": rec.id, "type": g.type, "lang": rec.lang, "tags": ",".join(rec.tags)})
             for h in hits:
                 correct = any(h.type == g.type and h.start < g.end and g.start < h.end for g in rec.spans)
-                precision.add(("all", f"type:{h.type}"), correct)
+                precision.add(("all", f"type:{h.type}", f"lang:{rec.lang}"), correct)
     by_type = recall.table("type:", "recall")
     for t, row in by_type.items():
         row["recall_any_type"] = recall_any.rate(f"type:{t}")
@@ -185,6 +185,7 @@ def evaluate_detect(records: Iterable[GoldRecord], settings: DetectSettings | No
             "overall": precision.rate("all"),
             "hits": precision.n["all"],
             "by_type": precision.table("type:", "precision"),
+            "by_lang": precision.table("lang:", "precision"),
         },
         "negatives": {
             "n": negatives.n["all"],
@@ -244,7 +245,8 @@ def format_summary(report: dict[str, Any]) -> str:
         p = report["precision"]["by_type"].get(t, {}).get("precision")
         lines.append(f"  {t:<9} n={row['n']:<5} recall={row['recall']}  precision={p}")
     for lang, row in r["by_lang"].items():
-        lines.append(f"  lang {lang:<4} n={row['n']:<5} recall={row['recall']}")
+        p = report["precision"]["by_lang"].get(lang, {}).get("precision")
+        lines.append(f"  lang {lang:<4} n={row['n']:<5} recall={row['recall']}  precision={p}")
     n = report["negatives"]
     lines.append(f"hard negatives hit: {n['hit']}/{n['n']} = {n['rate']}  types {n['hit_types']}")
     p = report["prose"]
