@@ -12,9 +12,10 @@ mathematical digits "𝟎𝟏𝟎…"). The detectors therefore run on a *folded
 
 :meth:`Folded.span` maps a half-open span of the folded text back to the text; the span's end is pushed
 over the dropped characters that follow it, so a hit covers the whole written value, the invisible
-characters inside and right after it included. A text with nothing to fold (every ASCII text, and most
-others after one character-class scan) gets ``None`` from :func:`fold`: the detectors then run on the
-text itself at no extra cost.
+characters inside and right after it included. A text with nothing to fold gets ``None`` from
+:func:`fold` and the detectors run on the text itself: an ASCII text costs nothing, any other text one
+character-class scan (about 5-10 ns a character, some 15 % of the detectors' time on 1 KB documents).
+A text that needs folding pays per run of suspicious characters, not per character.
 """
 
 from __future__ import annotations
@@ -63,9 +64,9 @@ def _tables() -> tuple[frozenset[str], frozenset[str], dict[str, str]]:
 
 
 _DROP, _MARKS, _MAP = _tables()
-# One scan finds every run of characters that may need folding. The class holds the BMP characters
-# (compiled to a bitmap: a few ns a character) and, as one range, every astral character (emoji too);
-# what each character of a run becomes is decided in Python, so a text pays per suspicious character.
+# One scan tells whether anything may need folding. The class holds the BMP characters (compiled to a
+# bitmap) and, as one range, every astral character (emoji too): a class listing the astral marks and
+# digits one by one, or a "+", would make the scan several times slower.
 _ANY = re.compile(
     "[" + _ranges(sorted(ord(c) for c in (*_DROP, *_MARKS, *_MAP) if ord(c) < 0x10000)) + "\U00010000-\U0010ffff]"
 )
