@@ -156,14 +156,9 @@ def test_no_values_in_logs(caplog) -> None:  # type: ignore[no-untyped-def]
 @FAST
 @given(texts)
 def test_dob_cue_windows_equal_a_full_scan(text: str) -> None:
-    from spcl.detect.dob import _AFTER, _AFTER_WINDOW, _BEFORE, _DATE, DobDetector, _date_ok
+    from spcl.detect.dob import _DATE, DobDetector, _date_ok
 
     s = DetectSettings(keep_invalid=True)
-    naive = [
-        (m.start(), m.end(), _date_ok(m))
-        for m in _DATE.finditer(text)
-        if _BEFORE.search(text, max(0, m.start() - s.context_window), m.start())
-        or DobDetector._born_before(text, m.start())
-        or _AFTER.match(text, m.end(), m.end() + _AFTER_WINDOW)
-    ]
+    detector = DobDetector(s)
+    naive = [(m.start(), m.end(), _date_ok(m)) for m in _DATE.finditer(text) if detector.in_birth_context(text, m)]
     assert [(h.start, h.end, h.validated) for h in DobDetector(s).find(text)] == naive

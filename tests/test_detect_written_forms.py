@@ -51,6 +51,11 @@ def test_phone_forms_of_english_text_are_hit_whole(text: str, value: str) -> Non
         ("D.O.B. 1983-03-14", "1983-03-14"),
         ("John Carter (b. 14 May 1983) is a writer.", "14 May 1983"),
         ("Date of birth: 14th of May 1983", "14th of May 1983"),
+        # two-digit years: after a field label or right before 생/生 only
+        ("생년월일: 920703", "920703"),
+        ("생년월일 92.07.03", "92.07.03"),
+        ("92년 7월 3일생", "92년 7월 3일"),
+        ("DOB 83/03/14", "83/03/14"),
     ],
 )
 def test_dates_of_birth_in_running_prose(text: str, value: str) -> None:
@@ -67,6 +72,8 @@ def test_dates_of_birth_in_running_prose(text: str, value: str) -> None:
         "The company was founded on 14 May 1983.",
         "He was born in 1950. On 14 May 1983 he married.",
         "Released 2023-05-14.",
+        "회의 24.05.03 진행",
+        "I was born in Ohio; build 83.03.14 shipped later.",
         # versions, IPs, GUIDs, prices, other numbers
         "The build 1.429.945.6764 fixed the crash.",
         "Upgrade to 10.0.19045.3803 first.",

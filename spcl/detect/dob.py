@@ -4,7 +4,8 @@ Dates are everywhere in web text; one is a date of birth only when a birth word 
 ``context_window`` characters before it (생년월일, 생일, 출생, 生年月日, 誕生日, born, DOB, date of birth,
 birthday, "(b. "), a "was born" word of running prose earlier in the same sentence (born, 태어, 출생, 生まれ,
 誕生; up to 64 characters before), or a birth word right after it (…生まれ, …生, …생, "…3일에 태어났습니다",
-"…2日に生まれた"). ``validated`` is the calendar check: ``True`` for a real
+"…2日に生まれた"). Dates with a two-digit year ("92.07.03", "92년 7월 3일", "920703") count only after a
+field label or right before 生/생. ``validated`` is the calendar check: ``True`` for a real
 date, ``False`` for an impossible one such as Feb 30 (reported only with ``keep_invalid``).
 """
 
@@ -36,6 +37,10 @@ _DATE = re.compile(
     r"|(?P<b_ymd>(?:19|20)\d{6})"
     r"|(?P<f_a>\d{1,2})(?P<f_s>[-/.])(?P<f_b>\d{1,2})(?P=f_s)(?P<f_y>(?:19|20)\d{2})"
     r"|(?P<h_d>\d{1,2})" + _ORD + r" (?:of )?(?P<h_m>" + _MONTH + r")\.?,? (?P<h_y>\d{4})"
+    # short forms with a two-digit year (only beside a field label or 生/생: see _SHORT)
+    r"|(?P<t_y>\d{2})(?P<t_s>[-/.]|\. )(?P<t_m>\d{1,2})(?P=t_s)(?P<t_d>\d{1,2})(?![-/.]\d)"
+    r"|(?P<k_y>\d{2}) ?[年년] ?(?P<k_m>\d{1,2}) ?[月월] ?(?P<k_d>\d{1,2}) ?[日일]"
+    r"|(?P<s_ymd>\d{6})(?![-‐－]\d)"
     r")(?!\d)"
     r"|(?P<e_era>明治|大正|昭和|平成|令和) ?(?P<e_y>元|\d{1,2}) ?年 ?(?P<e_m>\d{1,2}) ?月 ?(?P<e_d>\d{1,2}) ?日"
     r"|(?<![A-Za-z])(?P<g_m>" + _MONTH + r")\.? (?P<g_d>\d{1,2})" + _ORD + r",? (?P<g_y>\d{4})(?!\d)"
@@ -50,10 +55,11 @@ _BORN_WINDOW = 64
 _SENTENCE_END = re.compile(r"[。！？\n]|[.!?](?:\s|$)")
 # Right after the date: 生まれ/生/생/출생 at once ("1990年1月2日生まれ", "1992년생"), or a birth word a few
 # characters on ("1992년 7월 3일에 태어났습니다", "1968年11月2日に生まれた", "1983-05-14, born").
-_AFTER = re.compile(
-    r" ?(?:生まれ|生(?!産|活|命|放送|成|徒)|생(?!방송|산|활|각|명|존|중|물|선|기|계)|출생)"
-    r"|.{0,10}?(?:태어|출생|出生|生まれ|誕生|(?i:born))"
-)
+_AFTER_MARK = re.compile(r" ?(?:生まれ|生(?!産|活|命|放送|成|徒)|생(?!방송|산|활|각|명|존|중|물|선|기|계)|출생)")
+_AFTER = re.compile(_AFTER_MARK.pattern + r"|.{0,10}?(?:태어|출생|出生|生まれ|誕生|(?i:born))")
+# Groups of the short forms (two-digit year: "92.07.03", "92년 7월 3일", "920703"): a date of birth only
+# after a field label (생년월일, DOB …) or right before 生/생 ("92년 7월 3일생"), never from prose words.
+_SHORT = ("t_y", "k_y", "s_ymd")
 _AFTER_WINDOW = 16
 # Where dates are searched: after each of these substrings (together they cover _BEFORE in the usual
 # casings); _BEFORE itself then checks the window of every date found.
@@ -73,6 +79,11 @@ def _n(value: str) -> int:
     return int(digits_of(value))
 
 
+def _short_year(yy: int) -> int:
+    """The year of a two-digit birth year (00-29: 2000s, else 1900s), for the calendar check."""
+    return 2000 + yy if yy < 30 else 1900 + yy
+
+
 def _date_ok(m: re.Match[str]) -> bool:
     """Calendar check of one match, whatever form it took."""
     g = m.group
@@ -90,6 +101,12 @@ def _date_ok(m: re.Match[str]) -> bool:
         return is_calendar_date(_n(g("h_y")), _MONTHS.get(g("h_m")[:3].lower(), 0), _n(g("h_d")))
     if g("g_y"):
         return is_calendar_date(_n(g("g_y")), _MONTHS.get(g("g_m")[:3].lower(), 0), _n(g("g_d")))
+    if g("t_y") or g("k_y"):
+        y = _short_year(_n(g("t_y") or g("k_y")))
+        return is_calendar_date(y, _n(g("t_m") or g("k_m")), _n(g("t_d") or g("k_d")))
+    if g("s_ymd"):
+        d = digits_of(g("s_ymd"))
+        return is_calendar_date(_short_year(int(d[:2])), int(d[2:4]), int(d[4:]))
     base, last = _ERAS[g("e_era")]
     year = 1 if g("e_y") == "元" else _n(g("e_y"))
     return 1 <= year <= last and is_calendar_date(base + year, _n(g("e_m")), _n(g("e_d")))
@@ -146,13 +163,21 @@ class DobDetector:
             self._collect(text, start, end, spans)
         hits: list[Hit] = []
         for (s, e), m in sorted(spans.items()):
-            if not (window_has(_BEFORE, text, s, self._window) or self._born_before(text, s)
-                    or after_has(_AFTER, text, e, _AFTER_WINDOW)):
+            if not self.in_birth_context(text, m):
                 continue
             valid = _date_ok(m)
             if valid or self._keep_invalid:
                 hits.append(Hit(self.type, s, e, valid, self.name))
         return hits
+
+    def in_birth_context(self, text: str, m: re.Match[str]) -> bool:
+        """True when the date ``m`` of ``text`` is written as a date of birth (see the module docstring)."""
+        s, e = m.span()
+        if window_has(_BEFORE, text, s, self._window):
+            return True
+        if any(m.group(g) for g in _SHORT):
+            return after_has(_AFTER_MARK, text, e, 5)
+        return self._born_before(text, s) or after_has(_AFTER, text, e, _AFTER_WINDOW)
 
     @staticmethod
     def _born_before(text: str, start: int) -> bool:
