@@ -8,6 +8,10 @@ Reporting rule: ``validated`` True or None is reported; False (a failed check di
 only with ``keep_invalid``. Per type: PHONE/EMAIL/ACCOUNT/POSTAL/ADDRESS are always None (no checksum);
 RRN True/None (False only for impossible dates); MYNUMBER and CARD True/False; DOB True/False (calendar).
 
+Invisible and look-alike characters (zero-width spaces, soft hyphens, marks after digits, mathematical or
+full-width digits) are folded away first (:mod:`spcl.detect.folding`) and hits are mapped back, so a span
+covers the whole written value in the NFC text.
+
 Speed: the five numeric detectors run only inside "number clusters" (one character-class scan for
 runs of >= 7 digits and separators); EMAIL, DOB, POSTAL and ADDRESS anchor on their own cue
 characters ('@', birth words, 〒/우편, a road name + number, 都道府県), so a typical 1.5 KB document
