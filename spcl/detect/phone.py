@@ -1,4 +1,7 @@
-"""PHONE: Korean and Japanese domestic numbers, international (+CC) forms and US "(415) 555-2671".
+"""PHONE: Korean and Japanese domestic numbers, international forms (+CC, or after an international call
+prefix such as 001-) and North American numbers as people write them in English text: "(415) 555-2671",
+"(212)555-0147", "415-555-0132", "415.555.0132", "1-800-…", "212 555 0147" after a phone word, each with
+an optional extension ("x204", "ext. 45", also "内線"/"내선" after domestic numbers).
 
 One regex finds phone-shaped candidates; a small classifier on the digits decides what the number is
 (FACTS.md): a personal number (reported), a company representative / toll-free number (reported only
@@ -32,9 +35,9 @@ _DOMESTIC = re.compile(
 )
 # The right edge of a phone number: as NUM_RIGHT, except that an extension may follow at once ("x204").
 _PHONE_RIGHT = r"(?!\d)(?!(?![xX]\.? ?\d|[eE][xX][tT])[A-Za-z])(?![-‐－][\dA-Za-z])(?![.．]\d)"
-# International numbers: "+CC …" or an international call prefix ("001-1-…", "00700 82 …", "011 1 …").
 PHONE_SHAPE = _DOMESTIC
 """The written shape of a KR/JP domestic number (groups of the right lengths), for other detectors."""
+# International numbers: "+CC …" or an international call prefix ("001-1-…", "00700 82 …", "011 1 …").
 _INTL_BODY = r"\d{1,3}[-. ]?(?:\(0?\d{1,4}\)[-. ]?)?\d{1,4}(?:[-. ]\d{1,4}){1,4}"
 _INTL = re.compile(
     r"(?<![\dA-Za-z+])(?:\+(?P<plus>" + _INTL_BODY + r"|\d{8,15})"
