@@ -44,14 +44,16 @@ _INTL = re.compile(
     + r"|(?<![-‐－.．])(?:00700|00[1-9]|011)[-. ]?(?P<exit>" + _INTL_BODY + r"))"
     + _PHONE_RIGHT
 )
-# North American numbers written the US way: (415) 555-2671, (212)555-0147, 415-555-0132, 415.555.0132,
-# 1-800-555-0199. Without parentheses both separators must agree ("-" or "."), so that a run of numbers is
-# never read as a phone; a leading "1." is a version ("1.429.945.6764"), not a trunk. "212 555 0147" with
-# spaces only (group "spaced") counts only after a phone word: a table of numbers is not a phone.
+# North American numbers written the US way: (415) 555-2671, (212)555-0147, (415)-555-0132, 415-555-0132,
+# 415.555.0132, 415 555-0132, 1-800-555-0199. Without parentheses the separators agree ("-" or ".", or a
+# space then "-"), so that a run of numbers is never read as a phone; a leading "1." is a version
+# ("1.429.945.6764"), not a trunk. "212 555 0147" with spaces only (group "spaced") counts only after a
+# phone word: a table of numbers is not a phone.
 _NANP = re.compile(
     NUM_LEFT
     + r"(?:(?P<spaced>(?:1 )?[2-9]\d{2} [2-9]\d{2} \d{4})"
-    + r"|(?:1[- ]?)?(?:\([2-9]\d{2}\)[ ]?[2-9]\d{2}[-. ]\d{4}|[2-9]\d{2}(?P<s>[-.])[2-9]\d{2}(?P=s)\d{4}))"
+    + r"|(?:1[- ]?)?(?:\([2-9]\d{2}\)[ -]?[2-9]\d{2}[-. ]\d{4}|[2-9]\d{2}(?P<s>[-.])[2-9]\d{2}(?P=s)\d{4}"
+    + r"|[2-9]\d{2} [2-9]\d{2}-\d{4}))"
     + _PHONE_RIGHT
 )
 _PHONE_CONTEXT = re.compile(
@@ -59,7 +61,7 @@ _PHONE_CONTEXT = re.compile(
 )
 # An extension right after a number: "x204", " ext. 45", ", extension 12", " 内線 123", " 내선 45".
 _EXT = re.compile(r"[ ,]{0,2}(?:[xX]\.?|(?i:ext)\.?|(?i:extension)|内線|내선)[ .:#]{0,2}\d{1,6}(?!\d)")
-# A bare 3-3-4 group after a banking word is an account number, not a US phone.
+# A bare 3-3-4 group after one of these words is an account number, not a US phone.
 _BANK_CONTEXT = re.compile(r"계좌|은행|口座|銀行|account|acct|bank", re.IGNORECASE)
 
 # NANP toll-free area codes: company numbers, like KR 15xx/16xx/18xx and JP 0120/0800.
@@ -221,8 +223,8 @@ class PhoneDetector:
                 continue
             if m.group("spaced") and not window_has(_PHONE_CONTEXT, text, s, 24):
                 continue
-            if m.group("s") and window_has(_BANK_CONTEXT, text, s, 16):
-                continue
+            if "(" not in m.group() and window_has(_BANK_CONTEXT, text, s, 16):
+                continue  # a bare 3-3-4 group after a banking word: an account number
             hits.append(self._hit(text, s, m.end(), "intl"))
         if text.find("+", start, end) != -1 or text.find("00", start, end) != -1 or text.find("011", start, end) != -1:
             for m in _INTL.finditer(text, start, end):
