@@ -31,7 +31,7 @@ from itertools import pairwise
 
 from spcl.config import PII_TYPES, DetectSettings
 from spcl.detect.account import AccountDetector
-from spcl.detect.base import Detector, Hit
+from spcl.detect.base import Detector, Hit, NumericDetector
 from spcl.detect.dob import DobDetector
 from spcl.detect.folding import fold
 from spcl.detect.ids import CardDetector, MyNumberDetector, RrnDetector
@@ -44,6 +44,7 @@ __all__ = [
     "Detector",
     "DetectorSet",
     "Hit",
+    "NumericDetector",
     "build_detectors",
     "find_pii",
     "resolve_overlaps",
@@ -126,7 +127,7 @@ class DetectorSet:
     def __init__(self, settings: DetectSettings) -> None:
         self.settings = settings
         on = [t for t in PII_TYPES if t in settings.types]
-        self.numeric = [DETECTORS[t](settings) for t in on if t in _NUMERIC]
+        self.numeric: list[NumericDetector] = [DETECTORS[t](settings) for t in on if t in _NUMERIC]
         self.other: list[Detector] = [DETECTORS[t](settings) for t in on if t not in _NUMERIC]
 
     @property
