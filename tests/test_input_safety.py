@@ -1,0 +1,215 @@
+"""Issue 15: never delete, re-read or double-count the input — one test per numbered item, both engines.
+
+Every test checks that the input files are untouched (SHA-256 of every file before and after), that every
+input record is in exactly one output row, and that the message names the problem.
+"""
+
+from __future__ import annotations
+
+import gzip
+import hashlib
+import json
+import os
+from pathlib import Path
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+from spcl.cli import main as cli_main
+from spcl.config import Settings, load_settings
+from spcl.filter_job import FilterJob, JobError, UsageError, run_filter
+from spcl.io.outputs import output_dataset
+from spcl.manifest import verify_manifest
+from tests.conftest import doc_line, write_lines
+
+ENGINES = ["python", pytest.param("spark", marks=pytest.mark.slow)]
+
+
+def snapshot(folder: Path) -> dict[str, str]:
+    """SHA-256 of every file under ``folder`` (links not followed), by relative path."""
+    out = {}
+    for dirpath, _dirs, files in os.walk(folder):
+        for name in files:
+            p = Path(dirpath) / name
+            if not p.is_symlink():
+                out[str(p.relative_to(folder))] = hashlib.sha256(p.read_bytes()).hexdigest()
+    return out
+
+
+def corpus(folder: Path, files: int = 3, per_file: int = 30, prefix: str = "f") -> int:
+    """``files`` JSONL files of ``per_file`` plain records each; returns the record count."""
+    folder.mkdir(parents=True, exist_ok=True)
+    for f in range(files):
+        write_lines(folder / f"{prefix}{f}.jsonl",
+                    [doc_line(f"{prefix}{f}-{i}", f"평범한 문장 {i} 입니다.") for i in range(per_file)])
+    return files * per_file
+
+
+def settings() -> Settings:
+    return load_settings(overrides={"screen.enabled": False})
+
+
+def run(engine: str, inputs: list[Path | str], out: Path, **kw: object) -> dict:
+    """Run the filter job in ``engine`` (Spark: local[2])."""
+    master = "local[2]" if engine == "spark" else None
+    return run_filter(FilterJob(tuple(str(i) for i in inputs), str(out), settings(), engine, master, **kw))
+
+
+def rows(out: Path) -> list[dict]:
+    return output_dataset(out).to_table().to_pylist()
+
+
+def assert_each_record_once(out: Path, stats: dict, expected: int) -> list[dict]:
+    """Every input record in exactly one output row; stats, footers and manifest agree."""
+    got = rows(out)
+    keys = [(r["source"], r["position"]) for r in got]
+    assert len(keys) == len(set(keys)) == expected
+    assert len({r["row_key"] for r in got}) == expected
+    rec = stats["reconciliation"]
+    assert rec["ok"] and rec["input_records"] == rec["output_records"] == expected
+    assert sum(stats["counts"].values()) == expected
+    assert verify_manifest(out).ok
+    return got
+
+
+def cli(engine: str, *args: str) -> int:
+    return cli_main(["filter", "--engine", engine, "--no-screen", *args])
+
+
+# 1. --overwrite must never delete the input ------------------------------------------------------
+
+
+@pytest.mark.parametrize("engine", ["python", "spark"])  # refused before Spark starts: fast in both
+def test_1_overwrite_never_deletes_the_input(tmp_path: Path, engine: str, capsys: pytest.CaptureFixture[str]) -> None:
+    data = tmp_path / "data"
+    crawl = data / "crawl"
+    corpus(crawl)
+    (tmp_path / "link").symlink_to(crawl)
+    before = snapshot(tmp_path)
+    cases = [
+        (crawl, crawl, " is input "),                      # output == input
+        (crawl, data, " contains input "),                 # output contains the input
+        (crawl, crawl / "out", " lies inside input "),     # output inside the input
+        (tmp_path / "link", crawl, " is input "),          # the same folder through a symlink
+        (f"{crawl}/*.jsonl", crawl, " is input "),         # a glob in the same folder
+        (f"file://{crawl}", data, " contains input "),     # a file: URL
+    ]
+    for inp, out, relation in cases:
+        assert cli(engine, "-i", str(inp), "-o", str(out), "--overwrite") == 2, (inp, out)
+        err = capsys.readouterr().err
+        assert relation in err and "refusing" in err, err
+        assert snapshot(tmp_path) == before
+    assert not (crawl / "out").exists()
+
+
+def test_1_remote_urls_are_compared_too() -> None:
+    from spcl.io.inputs import UnsafeOutput, check_output
+
+    with pytest.raises(UnsafeOutput, match="lies inside input"):
+        check_output(["s3a://bucket/crawl/"], "s3://bucket/crawl/out")
+    with pytest.raises(UnsafeOutput, match="contains input"):
+        check_output(["s3a://bucket/crawl/*.jsonl.gz"], "s3a://bucket")
+    check_output(["s3a://bucket/crawl"], "s3a://bucket/crawl-out")  # a sibling with a common prefix is fine
+
+
+# 2. output inside the input is never read back; .json side files are not records -------------------
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_2_previous_output_is_not_read_back(tmp_path: Path, engine: str,
+                                            capsys: pytest.CaptureFixture[str]) -> None:
+    src = tmp_path / "in"
+    n = corpus(src)
+    (src / "stats.json").write_text(json.dumps({"counts": {"clean": 90}}, indent=2))
+    (src / "manifest.json").write_text(json.dumps({"files": {}}, indent=2))
+    before = snapshot(src)
+    assert cli(engine, "-i", str(src), "-o", str(src / "out2")) == 2
+    assert "lies inside input" in capsys.readouterr().err
+    assert not (src / "out2").exists()
+    out = tmp_path / "out"
+    stats = run(engine, [src], out)
+    assert_each_record_once(out, stats, n)
+    assert stats["skipped_file_reasons"] == {"spcl_side_file": 2}
+    assert {Path(p).name for p in stats["skipped_files"]} == {"stats.json", "manifest.json"}
+    assert snapshot(src) == before
+
+
+# 3. overlapping inputs are read once --------------------------------------------------------------
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_3_overlapping_inputs_count_once(tmp_path: Path, engine: str) -> None:
+    in1 = tmp_path / "in1"
+    n = corpus(in1)
+    (tmp_path / "alias.jsonl").symlink_to(in1 / "f0.jsonl")
+    (in1 / "sub").mkdir()
+    (in1 / "sub" / "again.jsonl").symlink_to(in1 / "f1.jsonl")
+    before = snapshot(in1)
+    out = tmp_path / "out"
+    stats = run(engine, [in1, in1 / "f0.jsonl", tmp_path / "alias.jsonl", f"{in1}/*.jsonl"], out)
+    got = assert_each_record_once(out, stats, n)
+    assert stats["duplicate_input_files"] >= 4
+    assert len(stats["input_files"]) == 3
+    assert {r["source"] for r in got} == {str((in1 / f"f{i}.jsonl").resolve()) for i in range(3)}
+    assert snapshot(in1) == before
+
+
+# 5. content decides how a file is read, not its name ----------------------------------------------
+
+
+def _content_corpus(folder: Path) -> tuple[int, bytes]:
+    folder.mkdir()
+    plain = [doc_line(f"p{i}", f"문장 {i} 입니다.") for i in range(500)]
+    write_lines(folder / "plain-named.jsonl.gz", plain)  # plain text with a .gz name
+    write_lines(folder / "gzip-named.jsonl", [doc_line(f"g{i}", f"글 {i}") for i in range(20)], gz=True)
+    table = pa.table({"id": [f"q{i}" for i in range(7)], "text": [f"行 {i}" for i in range(7)]})
+    pq.write_table(table, folder / "parquet-named.jsonl")
+    broken = gzip.compress(b"\n".join(doc_line(f"b{i}", "x" * 50) for i in range(40)), mtime=0)
+    broken = broken[:10] + b"\x00garbage\xff" * 20  # a gzip header, then nothing decodable
+    (folder / "broken.jsonl.gz").write_bytes(broken)
+    return 500 + 20 + 7 + 1, broken
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_5_content_not_extension(tmp_path: Path, engine: str) -> None:
+    src = tmp_path / "in"
+    n, broken = _content_corpus(src)
+    before = snapshot(src)
+    out = tmp_path / "out"
+    stats = run(engine, [src], out)
+    got = assert_each_record_once(out, stats, n)
+    quarantined = [r for r in got if r["decision"] == "quarantine"]
+    assert [r["quarantine_reason"] for r in quarantined] == ["truncated_or_corrupt_stream"]
+    assert quarantined[0]["raw"] == broken  # the row carries the bytes it stands for
+    ids = {r["id"] for r in got}
+    assert {f"p{i}" for i in range(500)} | {f"g{i}" for i in range(20)} | {f"q{i}" for i in range(7)} <= ids
+    assert snapshot(src) == before
+
+
+def test_5_every_quarantine_row_carries_bytes_or_says_why(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import spcl.io.readers as readers
+
+    src = tmp_path / "in"
+    src.mkdir()
+    packed = gzip.compress(b"\n".join(doc_line(f"t{i}", "y" * 80) for i in range(200)) + b"\n", mtime=0)
+    (src / "cut.jsonl.gz").write_bytes(packed[: len(packed) // 2])
+    monkeypatch.setattr(readers, "MAX_RAW_FILE_BYTES", 100)
+    out = tmp_path / "out"
+    stats = run("python", [src], out)
+    got = rows(out)
+    q = [r for r in got if r["decision"] == "quarantine"]
+    assert [r["quarantine_reason"] for r in q] == ["truncated_or_corrupt_stream_too_large_to_keep"]
+    assert q[0]["raw"] is None and q[0]["source"].endswith("cut.jsonl.gz")
+    assert stats["reconciliation"]["ok"]
+
+
+def test_usage_errors_are_raised_before_anything_is_written(tmp_path: Path) -> None:
+    src = tmp_path / "in"
+    corpus(src)
+    before = snapshot(tmp_path)
+    with pytest.raises(UsageError):
+        run("python", [src], src, overwrite=True)
+    with pytest.raises(JobError, match="input not found"):
+        run("python", [tmp_path / "nope"], tmp_path / "o")
+    assert snapshot(tmp_path) == before
