@@ -33,6 +33,7 @@ FILE_NAMES: dict[str, tuple[str, ...]] = {
 }
 CSV_COLUMNS: tuple[str, ...] = (
     "id",
+    "row_key",
     "decision",
     "lang",
     "top_category",
@@ -90,6 +91,7 @@ def review_records(table: pa.Table, *, redacted: bool) -> list[dict[str, Any]]:
         records.append(
             {
                 "id": doc_id,
+                "row_key": row.get("row_key") or doc_id,
                 "decision": row["decision"],
                 "lang": row["lang"],
                 "top_category": row["top_category"],
@@ -125,6 +127,7 @@ def to_csv(records: Iterable[Mapping[str, Any]]) -> str:
             escape_cell(cell)
             for cell in [
                 r["id"],
+                r["row_key"],
                 r["decision"],
                 r["lang"] or "",
                 r["top_category"] or "",
@@ -190,6 +193,7 @@ def to_labelstudio(records: Iterable[Mapping[str, Any]]) -> str:
             {
                 "data": {
                     "doc_id": r["id"],
+                    "row_key": r["row_key"],
                     "text": r["text"],
                     "lang": r["lang"] or "",
                     "decision": r["decision"],

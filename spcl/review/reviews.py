@@ -30,13 +30,15 @@ def unescape_cell(value: str) -> str:
 
 @dataclass(frozen=True)
 class Review:
-    """One reviewer's verdict on one document; ``label`` is ``None`` when left empty."""
+    """One reviewer's verdict on one document; ``label`` is ``None`` when left empty. ``key`` is the
+    record's ``row_key`` when the file has one (exports since row keys), else its ``id``."""
 
     id: str
     label: str | None
     categories: tuple[str, ...] = ()
     note: str = ""
     row: dict[str, Any] = field(default_factory=dict, compare=False, repr=False)
+    key: str = field(default="", compare=False)
 
 
 def _from_labelstudio(tasks: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -83,21 +85,25 @@ def _rows(path: Path) -> list[dict[str, Any]]:
 
 
 def read_reviews(path: str | Path) -> dict[str, Review]:
-    """``{id: Review}`` from one reviewer's file; a duplicate id or a bad cell raises ``ReviewError``."""
+    """``{key: Review}`` from one reviewer's file, keyed by ``row_key`` when the file has that column
+    (so records sharing a document id stay apart) and by ``id`` otherwise; a repeated key or a bad
+    cell raises ``ReviewError``."""
     p = Path(path)
     out: dict[str, Review] = {}
     for row in _rows(p):
         doc_id = str(row.get("id") or "").strip()
         if not doc_id:
             raise ReviewError(f"{p.name}: a row has an empty 'id'")
-        if doc_id in out:
-            raise ReviewError(f"{p.name}: id {doc_id!r} appears twice")
+        key = str(row.get("row_key") or "").strip() or doc_id
+        if key in out:
+            raise ReviewError(f"{p.name}: {'row_key' if key != doc_id else 'id'} {key!r} appears twice")
         cats = row.get("categories")
         if isinstance(cats, list):
             cats = ",".join(cats)
         label = row.get("label")
-        out[doc_id] = Review(
+        out[key] = Review(
             id=doc_id,
+            key=key,
             label=parse_label(label if isinstance(label, str) else None, row_id=doc_id),
             categories=parse_categories(cats, row_id=doc_id),
             note=str(row.get("note") or ""),
