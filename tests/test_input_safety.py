@@ -20,6 +20,7 @@ from spcl.cli import main as cli_main
 from spcl.config import Settings, load_settings
 from spcl.filter_job import FilterJob, JobError, UsageError, run_filter
 from spcl.io.outputs import output_dataset
+from spcl.io.readers import derive_id
 from spcl.manifest import verify_manifest
 from tests.conftest import doc_line, write_lines
 
@@ -32,7 +33,7 @@ def snapshot(folder: Path) -> dict[str, str]:
     for dirpath, _dirs, files in os.walk(folder):
         for name in files:
             p = Path(dirpath) / name
-            if not p.is_symlink():
+            if p.is_file() and not p.is_symlink():
                 out[str(p.relative_to(folder))] = hashlib.sha256(p.read_bytes()).hexdigest()
     return out
 
@@ -213,3 +214,137 @@ def test_usage_errors_are_raised_before_anything_is_written(tmp_path: Path) -> N
     with pytest.raises(JobError, match="input not found"):
         run("python", [tmp_path / "nope"], tmp_path / "o")
     assert snapshot(tmp_path) == before
+
+
+# 4. listing: no loops, every file whatever its name, unlistable entries reported ---------------------
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_4_listing_follows_no_loop_and_keeps_every_name(tmp_path: Path, engine: str) -> None:
+    src = tmp_path / "in"
+    (src / "sub").mkdir(parents=True)
+    (src / "sub" / "up").symlink_to("..")  # a loop back to in/
+    names = ["hash#1.jsonl", "a[1].jsonl", "b{x}.jsonl", "with space.jsonl", "pct%41.jsonl", "q?.jsonl"]
+    for k, name in enumerate(names):
+        write_lines(src / "sub" / name if k % 2 else src / name,
+                    [doc_line(f"{k}-{i}", f"문서 {k} {i}") for i in range(3)])
+    (src / "dead.jsonl").symlink_to(tmp_path / "nowhere.jsonl")
+    os.mkfifo(src / "pipe.jsonl")
+    before = snapshot(src)
+    out = tmp_path / "out"
+    stats = run(engine, [src], out)
+    got = assert_each_record_once(out, stats, 3 * len(names))
+    assert sorted(Path(r["source"]).name for r in got) == sorted(n for n in names for _ in range(3))
+    skipped = {Path(p).name for p in stats["skipped_files"]}
+    assert {"dead.jsonl", "pipe.jsonl"} <= skipped
+    assert stats["skipped_file_reasons"]["not_a_file_or_broken_link"] == 2
+    assert snapshot(src) == before
+
+
+# 6. a UTF-8 byte order mark costs no record ---------------------------------------------------------
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_6_bom_keeps_the_first_record(tmp_path: Path, engine: str) -> None:
+    src = tmp_path / "in"
+    src.mkdir()
+    lines = [doc_line(f"m{i}", f"本文 {i} です。") for i in range(5)]
+    (src / "bom.jsonl").write_bytes(b"\xef\xbb\xbf" + b"\n".join(lines) + b"\n")
+    (src / "bom.jsonl.gz").write_bytes(gzip.compress(b"\xef\xbb\xbf" + b"\n".join(lines), mtime=0))
+    (src / "bom-array.json").write_bytes(b"\xef\xbb\xbf[" + b",".join(lines) + b"]")
+    before = snapshot(src)
+    out = tmp_path / "out"
+    stats = run(engine, [src], out)
+    got = assert_each_record_once(out, stats, 15)
+    assert stats["counts"]["quarantine"] == 0
+    assert sorted(r["id"] for r in got) == sorted(f"m{i}" for i in range(5) for _ in range(3))
+    first = [r for r in got if r["id"] == "m0" and r["source"].endswith("bom.jsonl")]
+    assert first[0]["position"] == 3  # byte offsets still count the BOM
+    assert snapshot(src) == before
+
+
+# 7. ids: duplicates counted, non-string ids kept as strings, one row key per record, same in both engines
+
+
+def _id_corpus(src: Path) -> None:
+    src.mkdir()
+    write_lines(src / "a.jsonl", [
+        b'{"id": 7, "text": "int seven"}', b'{"id": "7", "text": "string seven"}',
+        b'{"id": "dup", "text": "one"}', b'{"id": "dup", "text": "two"}', b'{"text": "no id"}',
+        b'{"id": 7.5, "text": "float"}', b'{"id": [1, 2], "text": "list"}', b'{"id": true, "text": "bool"}',
+    ])
+    write_lines(src / "b.jsonl", [b'{"id": "dup", "text": "three"}', b'{"id": "7", "text": "again"}'])
+
+
+def test_7_ids_are_counted_kept_as_strings_and_keyed_uniquely(tmp_path: Path,
+                                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    src = tmp_path / "in"
+    _id_corpus(src)
+    before = snapshot(src)
+    monkeypatch.chdir(tmp_path)
+    stats = run("python", [Path("in")], Path("out"))  # relative paths: sources still absolute
+    got = assert_each_record_once(tmp_path / "out", stats, 10)
+    assert sorted(r["id"] for r in got if r["id"] != derive_id(r["source"], r["position"])) == sorted(
+        ["7", "7", "7", "dup", "dup", "dup", "7.5", "[1,2]", "true"])
+    assert stats["duplicate_ids"] == 4 and stats["non_string_ids"] == 4 and stats["derived_ids"] == 1
+    assert all(Path(r["source"]).is_absolute() for r in got)
+    assert snapshot(src) == before
+
+
+@pytest.mark.slow
+def test_7_both_engines_give_the_same_ids_and_row_keys(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    src = tmp_path / "in"
+    _id_corpus(src)
+    monkeypatch.chdir(tmp_path)
+    py = run("python", [Path("in")], Path("py"))
+    sp = run("spark", [src], tmp_path / "sp")
+    key = ("id", "row_key", "source", "position", "decision")
+    assert sorted(tuple(r[k] for k in key) for r in rows(tmp_path / "py")) == sorted(
+        tuple(r[k] for k in key) for r in rows(tmp_path / "sp"))
+    for k in ("duplicate_ids", "non_string_ids", "derived_ids", "counts"):
+        assert py[k] == sp[k], k
+
+
+def _shards_with_repeated_ids(src: Path) -> int:
+    src.mkdir()
+    for f in range(3):  # the same 40 ids in every shard, and each id twice within a shard
+        write_lines(src / f"s{f}.jsonl", [doc_line(f"doc-{i % 40}", f"연락처 010-23{f}{i % 10}-{1000 + i} 문의")
+                                          if i % 3 == 0 else doc_line(f"doc-{i % 40}", f"평범한 문장 {f} {i}")
+                                          for i in range(80)])
+    return 240
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_7_review_sample_counts_records_not_ids(tmp_path: Path, engine: str,
+                                                capsys: pytest.CaptureFixture[str]) -> None:
+    src = tmp_path / "in"
+    n = _shards_with_repeated_ids(src)
+    out = tmp_path / "out"
+    stats = run("python", [src], out)
+    assert_each_record_once(out, stats, n)
+    assert stats["duplicate_ids"] == n - 40
+    before = snapshot(out)
+    batch = tmp_path / "batch"
+    assert cli_main(["review", "export", "--input", str(out), "--out", str(batch), "--n", "60", "--seed", "3",
+                     "--reviewers", "a,b", "--format", "csv", "--engine", engine]) == 0
+    import csv
+
+    with open(batch / "sample.csv", encoding="utf-8-sig", newline="") as fh:
+        sample = list(csv.DictReader(fh))
+    assert len(sample) == 60 == len({r["row_key"] for r in sample})
+    assert len({r["id"] for r in sample}) < 60  # repeated ids are in the sample as separate records
+    for name in ("a", "b"):  # both reviewers label everything: agree measures 60 records
+        path = batch / f"reviewer-{name}.csv"
+        with open(path, encoding="utf-8-sig", newline="") as fh:
+            reader = csv.DictReader(fh)
+            filled = [{**r, "label": "SCPI" if r["decision"] == "flagged" or (name == "b" and k < 3) else "NONE"}
+                      for k, r in enumerate(reader)]
+            fields = reader.fieldnames
+        with open(path, "w", encoding="utf-8-sig", newline="") as fh:
+            writer = csv.DictWriter(fh, fieldnames=fields)
+            writer.writeheader()
+            writer.writerows(filled)
+    capsys.readouterr()
+    assert cli_main(["review", "agree", str(batch / "reviewer-a.csv"), str(batch / "reviewer-b.csv")]) == 0
+    assert "coverage: 60 of 60" in capsys.readouterr().out
+    assert snapshot(out) == before

@@ -117,20 +117,22 @@ def _read_all(paths: list[str]) -> dict[str, Any]:
     return out
 
 
-def _same_files(paths: list[str]) -> list[tuple[str, str]]:
-    """Pairs of reviewer files that are the same file or hold the same bytes."""
+def _same_files(paths: list[str]) -> tuple[list[tuple[str, str]], list[tuple[str, str]]]:
+    """``(same file given twice, different files with identical bytes)`` among reviewer files."""
     from spcl.manifest import sha256_file
 
-    seen: dict[str, str] = {}
-    same = []
+    by_path: dict[str, str] = {}
+    by_hash: dict[str, str] = {}
+    same, copies = [], []
     for p in paths:
-        for key in (os.path.realpath(p), sha256_file(p)):
-            if key in seen:
-                same.append((seen[key], p))
-                break
-        else:
-            seen[os.path.realpath(p)] = seen[sha256_file(p)] = p
-    return same
+        real, digest = os.path.realpath(p), sha256_file(p)
+        if real in by_path:
+            same.append((by_path[real], p))
+        elif digest in by_hash:
+            copies.append((by_hash[digest], p))
+        by_path.setdefault(real, p)
+        by_hash.setdefault(digest, p)
+    return same, copies
 
 
 def _agree(args: argparse.Namespace) -> int:
@@ -138,11 +140,14 @@ def _agree(args: argparse.Namespace) -> int:
     from spcl.review.export import write_private
 
     try:
-        same = _same_files(args.files)
+        same, copies = _same_files(args.files)
         if same:
             a, b = same[0]
-            raise ReviewError(f"{a} and {b} are the same file or identical copies: agreement of a file with "
-                              "itself says nothing; give each reviewer's own file")
+            raise ReviewError(f"{b} is given twice (as {a}): agreement of a file with itself says nothing; "
+                              "give each reviewer's own file")
+        for a, b in copies:
+            print(f"warning: {a} and {b} are byte-identical: did each reviewer label their own copy?",
+                  file=sys.stderr)
         reviews = _read_all(args.files)
         cov = check_coverage(reviews, allow_partial=args.allow_partial)
         result = agreement(reviews)
