@@ -348,3 +348,174 @@ def test_7_review_sample_counts_records_not_ids(tmp_path: Path, engine: str,
     assert cli_main(["review", "agree", str(batch / "reviewer-a.csv"), str(batch / "reviewer-b.csv")]) == 0
     assert "coverage: 60 of 60" in capsys.readouterr().out
     assert snapshot(out) == before
+
+
+# 8. an unfinished output is refused unless asked for ------------------------------------------------
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_8_incomplete_output_is_refused(tmp_path: Path, engine: str, monkeypatch: pytest.MonkeyPatch,
+                                        capsys: pytest.CaptureFixture[str]) -> None:
+    import spcl.filter_job as fj
+    from spcl.io.outputs import IncompleteOutput
+
+    src = tmp_path / "in"
+    n = corpus(src)
+    out = tmp_path / "out"
+    real_summarize = fj.summarize
+
+    def killed(*args: object, **kw: object) -> dict:  # the run dies after writing every Parquet file
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(fj, "summarize", killed)
+    with pytest.raises(KeyboardInterrupt):
+        run("python", [src], out)
+    monkeypatch.setattr(fj, "summarize", real_summarize)
+    assert not (out / "stats.json").exists()
+    before = snapshot(out)
+    with pytest.raises(IncompleteOutput, match=r"no stats\.json"):
+        output_dataset(out)
+    assert output_dataset(out, allow_incomplete=True).count_rows() == n
+    batch = tmp_path / "batch"
+    args = ["review", "export", "--input", str(out), "--out", str(batch), "--n", "5", "--format", "csv",
+            "--engine", engine]
+    capsys.readouterr()
+    assert cli_main(args) == 1
+    err = capsys.readouterr().err
+    assert "no stats.json" in err and "--allow-incomplete" in err and "Traceback" not in err
+    assert not batch.exists()
+    assert cli_main([*args, "--allow-incomplete"]) == 0
+    assert snapshot(out) == before
+    # a finished run whose manifest went missing is incomplete too
+    done = tmp_path / "done"
+    stats = run("python", [src], done)
+    assert_each_record_once(done, stats, n)
+    (done / "manifest.json").unlink()
+    with pytest.raises(IncompleteOutput, match=r"no manifest\.json"):
+        output_dataset(done)
+
+
+# 9. agreement only over documents every reviewer labelled, or an honest refusal ---------------------
+
+
+def _review_file(path: Path, labels: dict[str, str]) -> Path:
+    path.write_text("id,label,categories,note\n" + "".join(f"{i},{lab},," + "\n" for i, lab in labels.items()),
+                    encoding="utf-8")
+    return path
+
+
+def test_9_agree_refuses_partial_disjoint_empty_and_repeated_files(tmp_path: Path,
+                                                                    capsys: pytest.CaptureFixture[str]) -> None:
+    full = {f"d{i}": "SCPI" if i % 3 == 0 else "NONE" for i in range(12)}
+    a = _review_file(tmp_path / "reviewer-a.csv", full)
+    b = _review_file(tmp_path / "reviewer-b.csv", {k: v for k, v in full.items() if k not in ("d4", "d7")})
+    other = _review_file(tmp_path / "reviewer-c.csv", {f"x{i}": "NONE" for i in range(5)})
+    empty = _review_file(tmp_path / "reviewer-d.csv", dict.fromkeys(full, ""))
+    before = snapshot(tmp_path)
+
+    def agree(*files: Path, extra: tuple[str, ...] = ()) -> tuple[int, str, str]:
+        code = cli_main(["review", "agree", *map(str, files), "--out", str(tmp_path / "agreement.json"), *extra])
+        captured = capsys.readouterr()
+        return code, captured.out, captured.err
+
+    code, _, err = agree(a, b)  # different coverage: refused, naming the ids
+    assert code == 1 and "d4" in err and "d7" in err and "--allow-partial" in err
+    code, out, _ = agree(a, b, extra=("--allow-partial",))
+    assert code == 0 and "coverage: 10 of 12" in out
+    for files in ((a, other), (a, empty)):  # nothing in common: refused even with --allow-partial
+        code, _, err = agree(*files, extra=("--allow-partial",))
+        assert code == 1 and "no document is labelled by every reviewer" in err
+    code, _, err = agree(a, a)
+    assert code == 1 and "given twice" in err
+    code, _, err = agree(a, tmp_path / "." / "reviewer-a.csv")
+    assert code == 1 and "given twice" in err
+    for line in err.splitlines():
+        assert "Traceback" not in line
+    (tmp_path / "agreement.json").unlink(missing_ok=True)
+    assert snapshot(tmp_path) == before
+
+
+# 10. one-line errors, not tracebacks ------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_10_one_line_errors(tmp_path: Path, engine: str, capsys: pytest.CaptureFixture[str]) -> None:
+    src = tmp_path / "in"
+    n = corpus(src, files=2, per_file=10)
+    (tmp_path / "afile").write_text("keep me")
+    empty_screen = tmp_path / "empty-screen.yaml"
+    empty_screen.write_text("screen:\ninput:\n  text_field: text\n")
+    latin1 = tmp_path / "latin1.yaml"
+    latin1.write_bytes("input:\n  text_field: t\xe9xt\n".encode("latin-1"))
+    wrong_field = tmp_path / "wrong-field.yaml"
+    wrong_field.write_text("input:\n  text_field: body\n")
+    before = snapshot(tmp_path)
+    master = ["--master", "local[2]"] if engine == "spark" else []
+
+    def filt(*args: str) -> tuple[int, str]:
+        code = cli_main(["filter", "--engine", engine, *master, "-i", str(src), *args])
+        captured = capsys.readouterr()
+        assert "Traceback" not in captured.err
+        return code, captured.err
+
+    assert filt("-o", str(tmp_path / "o1"), "--conf", str(tmp_path))[0] == 2
+    code, err = filt("-o", str(tmp_path / "o1"), "--conf", str(latin1))
+    assert code == 2 and "not UTF-8" in err
+    code, err = filt("-o", str(tmp_path / "afile"), "--no-screen", "--overwrite")
+    assert code == 2 and "is an existing file" in err
+    assert (tmp_path / "afile").read_text() == "keep me"
+    code, err = filt("-o", str(tmp_path / "o2"), "--no-screen", "--conf", str(empty_screen))
+    assert code == 0
+    code, err = filt("-o", str(tmp_path / "o3"), "--no-screen", "--conf", str(wrong_field))
+    assert code == 1 and "every one of 20 records was quarantined" in err and "input.text_field='body'" in err
+    stats = json.loads((tmp_path / "o3" / "stats.json").read_text())
+    assert_each_record_once(tmp_path / "o3", stats, n)  # still written, every record in quarantine
+    if engine == "python":
+        with pytest.raises(SystemExit) as exit_info:
+            cli_main(["review", "export", "--input", str(tmp_path / "o2"), "--out", str(tmp_path / "b"), "--n", "0"])
+        assert exit_info.value.code == 2 and "--n: 0 is not at least 1" in capsys.readouterr().err
+    assert {k: v for k, v in snapshot(tmp_path).items() if k in before} == before
+
+
+# 11. smaller: deep JSON, JSON arrays, non-string ids, a key file open to others ---------------------
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_11_deep_json_arrays_and_non_string_ids(tmp_path: Path, engine: str) -> None:
+    src = tmp_path / "in"
+    src.mkdir()
+    deep = b'{"id": "deep", "text": "x", "meta": ' + b"[" * 3000 + b"]" * 3000 + b"}"
+    write_lines(src / "deep.jsonl", [doc_line("ok-1", "평범한 문장"), deep, b"[" * 3000 + b"]" * 3000])
+    records = [{"id": i, "text": f"配列の要素 {i}"} for i in range(6)]
+    (src / "pretty.json").write_text(json.dumps(records, ensure_ascii=False, indent=2), encoding="utf-8")
+    broken = (json.dumps(records, indent=2)[:-20]).encode()
+    (src / "broken.json").write_bytes(broken)
+    before = snapshot(src)
+    out = tmp_path / "out"
+    stats = run(engine, [src], out)
+    got = assert_each_record_once(out, stats, 3 + 6 + 1)
+    by_reason = {}
+    for r in got:
+        if r["decision"] == "quarantine":
+            by_reason.setdefault(r["quarantine_reason"], []).append(r)
+    assert sorted(by_reason) == ["malformed_json", "too_deep"]
+    assert len(by_reason["too_deep"]) == 2 and by_reason["too_deep"][0]["raw"] in (deep, b"[" * 3000 + b"]" * 3000)
+    assert [r["raw"] for r in by_reason["malformed_json"]] == [broken]  # the broken array, kept whole
+    array_rows = sorted((r["position"], r["id"]) for r in got if r["source"].endswith("pretty.json"))
+    assert array_rows == [(i, str(i)) for i in range(6)]  # ids kept as strings
+    assert stats["non_string_ids"] == 6
+    assert snapshot(src) == before
+
+
+def test_11_key_file_open_to_others_is_warned_about(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    from spcl.mask.vault import resolve_key, write_key_file
+
+    key_file = write_key_file(tmp_path / "vault.key")
+    with caplog.at_level("WARNING"):
+        key = resolve_key(key_file)
+    assert "accessible to group/others" not in caplog.text
+    os.chmod(key_file, 0o644)
+    with caplog.at_level("WARNING"):
+        assert resolve_key(key_file) == key
+    assert "accessible to group/others (mode 644)" in caplog.text and "chmod 600" in caplog.text
+    assert key_file.read_text().strip() not in caplog.text
