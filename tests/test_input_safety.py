@@ -93,7 +93,8 @@ def test_1_overwrite_never_deletes_the_input(tmp_path: Path, engine: str, capsys
         (crawl, data, " contains input "),                 # output contains the input
         (crawl, crawl / "out", " lies inside input "),     # output inside the input
         (tmp_path / "link", crawl, " is input "),          # the same folder through a symlink
-        (f"{crawl}/*.jsonl", crawl, " is input "),         # a glob in the same folder
+        (f"{crawl}/*.jsonl", crawl, " contains input "),   # a glob matching files in that folder
+        (f"{data}/*", crawl, " is input "),                # a glob matching that folder
         (f"file://{crawl}", data, " contains input "),     # a file: URL
     ]
     for inp, out, relation in cases:
@@ -112,6 +113,18 @@ def test_1_remote_urls_are_compared_too() -> None:
     with pytest.raises(UnsafeOutput, match="contains input"):
         check_output(["s3a://bucket/crawl/*.jsonl.gz"], "s3a://bucket")
     check_output(["s3a://bucket/crawl"], "s3a://bucket/crawl-out")  # a sibling with a common prefix is fine
+
+
+def test_1_a_glob_guards_what_it_matches(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from spcl.io.inputs import UnsafeOutput, check_output
+
+    corpus(tmp_path / "crawl")
+    monkeypatch.chdir(tmp_path / "crawl")
+    check_output(["*.jsonl"], "out")  # files in the working folder, output beside them: fine
+    with pytest.raises(UnsafeOutput, match="lies inside input"):
+        check_output(["**/*.jsonl"], "out")  # a recursive glob would read the output next time
+    with pytest.raises(UnsafeOutput, match="contains input"):
+        check_output(["*.jsonl"], ".")
 
 
 # 2. output inside the input is never read back; .json side files are not records -------------------

@@ -61,17 +61,38 @@ def _inside(child: str, parent: str) -> bool:
     return child == parent or child.startswith(parent.rstrip("/") + "/")
 
 
+def _locations(item: str) -> list[str]:
+    """The locations an input item stands for: itself; for a local glob, what it matches now (its
+    folder part too when it recurses with ``**``); for a remote glob, its folder part."""
+    if not any(c in item for c in _GLOB_CHARS):
+        return [item]
+    if not is_local(item) or "**" in item:
+        return [_static_prefix(item)]
+    return sorted(glob.glob(local_path(item)))
+
+
+def _relation(out: str, where: str) -> str | None:
+    if out == where:
+        return "is"
+    if _inside(out, where):
+        return "lies inside"
+    if _inside(where, out):
+        return "contains"
+    return None
+
+
 def check_output(inputs: Sequence[str], output: str, files: Sequence[str] = ()) -> None:
     """Raise :class:`UnsafeOutput` when ``output`` equals, contains or lies inside an input location,
     or when any input file (``files``, canonical sources) lies inside ``output``.
     """
     out = _comparable(output)
     for item in inputs:
-        where = _comparable(_static_prefix(item))
-        if _inside(out, where) or _inside(where, out):
-            relation = "is" if out == where else ("lies inside" if _inside(out, where) else "contains")
-            raise UnsafeOutput(f"output {output} {relation} input {item}: refusing to write there "
-                               "(it would delete or re-read the input); choose an output outside every input")
+        for location in _locations(item):
+            relation = _relation(out, _comparable(location))
+            if relation:
+                shown = item if location == item else f"{location} (from {item})"
+                raise UnsafeOutput(f"output {output} {relation} input {shown}: refusing to write there "
+                                   "(it would delete or re-read the input); choose an output outside every input")
     for f in files:
         if _inside(_comparable(f), out):
             raise UnsafeOutput(f"input file {f} lies inside output {output}: refusing to write there")
