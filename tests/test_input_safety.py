@@ -360,6 +360,13 @@ def test_7_review_sample_counts_records_not_ids(tmp_path: Path, engine: str,
     capsys.readouterr()
     assert cli_main(["review", "agree", str(batch / "reviewer-a.csv"), str(batch / "reviewer-b.csv")]) == 0
     assert "coverage: 60 of 60" in capsys.readouterr().out
+    path = batch / "reviewer-b.csv"  # one record left unlabelled: refused, naming its id and row
+    lines = path.read_text(encoding="utf-8-sig").splitlines()
+    head, first = lines[0].split(","), lines[1].split(",")
+    first[head.index("label")] = ""
+    path.write_text("\n".join([lines[0], ",".join(first), *lines[2:]]) + "\n", encoding="utf-8")
+    assert cli_main(["review", "agree", str(batch / "reviewer-a.csv"), str(path)]) == 1
+    assert f"{first[head.index('id')]} (row {first[head.index('row_key')][:9]})" in capsys.readouterr().err
     assert snapshot(out) == before
 
 

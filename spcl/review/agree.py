@@ -216,7 +216,10 @@ def check_coverage(reviews: Mapping[str, Mapping[str, Review]], *, allow_partial
         raise PartialReview(f"no document is labelled by every reviewer ({cov.ids} ids in the files; "
                             "files for different documents, or labels left empty): nothing to measure")
     if cov.missing and not allow_partial:
-        parts = [f"{n} left {len(m)} unlabelled or absent: {_some(m)}" for n, m in cov.missing.items()]
+        doc_ids = {k: r.id for m in reviews.values() for k, r in m.items()}
+        shown = {k: doc_ids[k] if doc_ids[k] == k else f"{doc_ids[k]} (row {k[:9]})" for k in doc_ids}
+        parts = [f"{n} left {len(m)} unlabelled or absent: {_some([shown[k] for k in m])}"
+                 for n, m in cov.missing.items()]
         raise PartialReview(f"{cov.line()}; " + "; ".join(parts)
                             + "; pass --allow-partial to measure agreement on the documents all labelled")
     return cov
