@@ -36,6 +36,12 @@ def check_complete(out: str | Path) -> dict:
     ``manifest.json`` although the stats say one was to be written."""
     root = str(out)
     hint = "; pass --allow-incomplete to read it anyway"
+    fs, path = filesystem(root)
+    kind = fs.get_file_info(path).type
+    if kind == pafs.FileType.NotFound:
+        raise FileNotFoundError(f"filter output {root} does not exist")
+    if kind != pafs.FileType.Directory:
+        raise IncompleteOutput(f"{root} is a file, not a filter output folder")
     raw = _read_small(join(root, "stats.json"))
     if raw is None:
         raise IncompleteOutput(f"output {root} has no stats.json: the run that wrote it did not finish "
