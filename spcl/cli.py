@@ -19,8 +19,11 @@ COMMAND_MODULES: tuple[str, ...] = (
     "spcl.commands.eval",
     "spcl.commands.vault",
     "spcl.commands.mask",
+    "spcl.commands.unmask",
+    "spcl.commands.generalize",
     "spcl.commands.train",
     "spcl.commands.bench_screen",
+    "spcl.commands.report",
 )
 
 

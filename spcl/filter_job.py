@@ -15,8 +15,10 @@ process, local files; for tests, notebooks and small corpora). Outputs under ``o
 from __future__ import annotations
 
 import hashlib
+import itertools
 import json
 import logging
+import os
 import time
 from collections import Counter
 from collections.abc import Iterator
@@ -36,6 +38,7 @@ from spcl.io.storage import clear_dir, filesystem, is_existing_file, is_local, i
 from spcl.io.writers import footer_rows
 from spcl.manifest import MANIFEST_NAME, manifest_document
 from spcl.pipeline import build_context
+from spcl.progress import Progress
 from spcl.stats import merge_stats, summarize
 from spcl.task import screen_file, screen_unopenable
 
@@ -112,14 +115,18 @@ def _prepare_output(output: str, overwrite: bool) -> None:
     clear_dir(output)
 
 
-def _screen_local(path: str, output: str, ctx: Any) -> dict[str, Any]:
+def _screen_local(path: str, output: str, ctx: Any, bar: Progress, before: int) -> dict[str, Any]:
     try:
         fh = open(path, "rb")  # noqa: SIM115 - closed below; an unopenable file is quarantined
     except OSError as err:
         log.warning("input file %s cannot be opened: %s", path, type(err).__name__)
         return screen_unopenable(path, f"unreadable_file:{type(err).__name__}", output, ctx)
     with fh:
-        return screen_file(fh, path, output, ctx)
+
+        def on_batch(rows: int) -> None:
+            bar.advance(rows, work=before + fh.tell())
+
+        return screen_file(fh, path, output, ctx, on_batch)
 
 
 def _run_python(job: FilterJob) -> _RunResult:
@@ -135,10 +142,21 @@ def _run_python(job: FilterJob) -> _RunResult:
         _prepare_output(job.output, job.overwrite)
     with _stage(timings, "screen_and_write"):
         ctx = build_context(job.settings)
-        reports = [_screen_local(path, job.output, ctx) for path in files]
+        reports = []
+        sizes = [_size(p) for p in files]
+        with Progress("filter", total_work=sum(sizes)) as bar:  # a TTY only; ETA from input bytes read
+            for path, before in zip(files, itertools.accumulate([0, *sizes]), strict=False):
+                reports.append(_screen_local(path, job.output, ctx, bar, before))
     with _stage(timings, "count_ids"):
         duplicate_ids = _duplicate_ids_arrow(job.output, reports)
     return _RunResult(reports, files, skipped, timings, listing.duplicates, duplicate_ids)
+
+
+def _size(path: str) -> int:
+    try:
+        return os.path.getsize(path)
+    except OSError:
+        return 0
 
 
 def list_local_inputs_or_fail(inputs: tuple[str, ...]) -> Listing:

@@ -42,13 +42,10 @@ class FilterContext:
 
 
 def resolve_model_path(model: str) -> Path:
-    """The screen model folder: as given, or relative to the project root when that exists."""
-    path = Path(model)
-    if not path.is_absolute() and not path.exists():
-        candidate = Path(__file__).resolve().parent.parent / model
-        if candidate.exists():
-            return candidate
-    return path
+    """The screen model folder: as given, or the shipped copy of that relative path (source tree or wheel)."""
+    from spcl.resources import resolve_path
+
+    return resolve_path(model)
 
 
 def build_context(settings: Settings) -> FilterContext:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import io
 import time
 from collections import Counter
+from collections.abc import Callable
 from typing import IO, Any
 
 from spcl.io.readers import count_records, read_records, unopenable_file
@@ -18,12 +19,17 @@ from spcl.pipeline import FilterContext, process_batch
 from spcl.stats import batch_stats, merge_stats
 
 
-def screen_file(fh: IO[bytes], source: str, output: str, ctx: FilterContext) -> dict[str, Any]:
+def screen_file(
+    fh: IO[bytes], source: str, output: str, ctx: FilterContext, on_batch: Callable[[int], None] | None = None
+) -> dict[str, Any]:
     """Read, screen and write every record of one seekable input file; return its report.
+
+    ``on_batch`` (e.g. a progress bar) is told the row count of each batch written.
 
     Report keys: ``source``; ``input_records`` (counted by a separate pass that does not parse records,
     for the reconciliation); ``stats`` (``spcl.stats`` counters of the rows written); ``files`` (each
-    written file's path, rows, SHA-256 and size); ``seconds`` spent in the task.
+    written file's path, rows, SHA-256 and size); ``seconds`` spent in the task. ``source`` must be the
+    canonical source (``spcl.io.inputs.canonical_source``) so ids and row keys match across engines.
     """
     started = time.perf_counter()
     settings = ctx.settings
@@ -34,6 +40,8 @@ def screen_file(fh: IO[bytes], source: str, output: str, ctx: FilterContext) -> 
         screened = process_batch(records, ctx)
         parts.append(batch_stats(screened))
         writer.write(screened)
+        if on_batch is not None:
+            on_batch(screened.num_rows)
     files = writer.close()
     fh.seek(0)
     input_records = count_records(fh, source, settings.input)

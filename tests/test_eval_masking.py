@@ -90,7 +90,9 @@ def test_hand_computed_metrics(gold: Path, tmp_path: Path) -> None:
     assert m["entity"]["precision"] == 0.75 and m["entity"]["recall"] == 0.75 and m["entity"]["f1"] == 0.75
     assert m["per_type"]["PERSON"]["f1"] == 1.0 and m["per_type"]["REL"]["precision"] == 0.0
     assert m["per_type"]["PHONE"] == {"tp": 1, "fp": 0, "fn": 1, "precision": 1.0, "recall": 0.5, "f1": 2 / 3}
-    assert m["documents"] == {"total": 3, "with_gold": 2, "leaked": 1, "leak_rate": 0.5, "missing_predictions": 0}
+    # seed 000: leaked documents over ALL documents (1 of 3); the with-gold rate is kept under its own name
+    assert m["documents"] == {"total": 3, "with_gold": 2, "leaked": 1, "leak_rate": pytest.approx(1 / 3),
+                              "leak_rate_with_gold": 0.5, "missing_predictions": 0}
     assert m["entities"]["gold"] == 4 and m["entities"]["leaked"] == 1 and m["entities"]["leak_rate"] == 0.25
     assert m["entities"]["over_redaction_rate"] == 0.25
     assert m["entities"]["rows_checked"] == 5 and m["entities"]["hallucinated"] == 1
@@ -121,7 +123,8 @@ def test_failed_parse_excludes_candidates_and_missing_prediction_fails(gold: Pat
     m = evaluate_masking(gold, pred)
     assert m["entity"]["tp"] == 0 and m["entity"]["f1"] == 0.0 and m["entity"]["precision"] == 0.0
     assert m["parse"] == {"documents": 3, "success": 0, "success_rate": 0.0}
-    assert m["documents"]["missing_predictions"] == 1 and m["documents"]["leak_rate"] == 1.0
+    assert m["documents"]["missing_predictions"] == 1 and m["documents"]["leak_rate_with_gold"] == 1.0
+    assert m["documents"]["leak_rate"] == pytest.approx(2 / 3)  # over all three documents (one has no gold)
 
 
 def test_zero_denominators_give_zero(tmp_path: Path) -> None:

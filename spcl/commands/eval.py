@@ -47,7 +47,46 @@ def register_masking(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(func=_masking)
 
 
-EVAL_COMMANDS: list[Callable[[argparse._SubParsersAction], None]] = [register_masking]
+def _names(args: argparse.Namespace) -> int:
+    import os
+
+    from spcl.evaluate.names import evaluate_names, format_table, read_names_set
+
+    if args.no_ner:
+        os.environ["SPCL_NAMES_NER"] = "off"
+    langs = [x.strip() for x in args.lang.split(",") if x.strip()] if args.lang else None
+    try:
+        records = read_names_set(args.set, None if args.split == "all" else args.split, langs)
+    except (OSError, ValueError, KeyError) as err:
+        print(f"spcl eval names: cannot read {args.set}: {type(err).__name__}", file=sys.stderr)
+        return 2
+    metrics = evaluate_names(records, args.predictor)
+    print(format_table(metrics))
+    if args.out:
+        Path(args.out).parent.mkdir(parents=True, exist_ok=True)
+        Path(args.out).write_text(json.dumps(metrics, indent=2) + "\n", encoding="utf-8")
+    return 0
+
+
+def register_names(sub: argparse._SubParsersAction) -> None:
+    """Add ``spcl eval names``."""
+    p = sub.add_parser(
+        "names",
+        help="person-name recall / false rows / docs/s of the CPU name finders on real ja/ko sentences",
+        description="SET.jsonl: {id, lang, source, split, text, persons: [[start, end], ...]} "
+        "(data/names-eval, built by spcl.evaluate.names_set); see spcl.evaluate.names.",
+    )
+    p.add_argument("--set", default="data/names-eval/names-eval.jsonl", metavar="SET.jsonl")
+    p.add_argument("--predictor", choices=("rules", "finder"), default="rules",
+                   help="rules: what the rules extractor's PERSON rows mask; finder: find_person_names spans")
+    p.add_argument("--split", choices=("dev", "test", "all"), default="all")
+    p.add_argument("--lang", default=None, help="languages, comma-separated (default: all)")
+    p.add_argument("--no-ner", action="store_true", help="rule finders only (SPCL_NAMES_NER=off)")
+    p.add_argument("--out", default=None, metavar="FILE.json", help="also write the metrics here")
+    p.set_defaults(func=_names)
+
+
+EVAL_COMMANDS: list[Callable[[argparse._SubParsersAction], None]] = [register_masking, register_names]
 
 
 def register(sub: argparse._SubParsersAction) -> None:

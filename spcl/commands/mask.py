@@ -6,7 +6,13 @@
     spcl mask ... --backend vllm --model /models/qwen3-8b --fallback rules
 
 The vault key comes from ``SPCL_VAULT_KEY`` (base64/hex) or ``SPCL_VAULT_KEY_FILE`` — never the command line.
-A rerun with the same ``--output`` resumes: finished input files are skipped.
+A rerun with the same ``--output`` resumes: finished input files are skipped, changed input files are redone,
+and documents that failed transiently (timeouts, HTTP 429/5xx, engine errors) are retried
+(``--retry-failed`` retries every failed document).
+
+Exit status: 0 every document masked or failed permanently; 1 the job could not run, or the reconciliation
+(input rows = masked + failed) does not hold; 2 bad usage; 3 some documents failed transiently (rerun the
+same command to retry exactly those).
 """
 
 from __future__ import annotations
@@ -42,7 +48,14 @@ def add_mask_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--retries", type=int, default=3, help="openai: retries per request (default 3)")
     parser.add_argument("--device", default="auto", help="transformers: cpu, cuda, auto (default)")
     parser.add_argument("--tensor-parallel-size", type=int, default=1, help="vllm: GPUs per model (default 1)")
-    parser.add_argument("--types", default=None, help="comma-separated entity types (default: all nine)")
+    parser.add_argument("--types", default=None,
+                        help="comma-separated entity types (default: all nine); a flagging rule hit of another "
+                             "type fails its document closed (uncovered_rule_hit:TYPE)")
+    parser.add_argument("--no-names", dest="names", action="store_false",
+                        help="model backends: do not add the CPU person-name finders' rows to the candidates")
+    parser.add_argument("--retry-failed", action="store_true",
+                        help="also retry documents that failed permanently (unparseable or truncated output, "
+                             "mask errors); transient failures are always retried")
     parser.add_argument("--engine", choices=("python", "spark"), default="python",
                         help="python (default, this process) or spark (one task per input file)")
     parser.add_argument("--master", default=None, help="Spark master (engine spark; default local[*])")
@@ -66,21 +79,21 @@ def backend_options(args: argparse.Namespace) -> dict[str, Any]:
 
 def config_from_args(args: argparse.Namespace) -> Any:
     """A ``MaskJobConfig`` from parsed arguments."""
-    from spcl.mask.variants import DEFAULT_TYPES
-    from spcl.mask_job import MaskJobConfig
+    from spcl.entity_types import DEFAULT_TYPES
+    from spcl.mask_stage import MaskJobConfig
 
-    types = tuple(t.strip().upper() for t in args.types.split(",") if t.strip()) if args.types else DEFAULT_TYPES
+    types = tuple(t for t in args.types.split(",") if t.strip()) if args.types is not None else DEFAULT_TYPES
     return MaskJobConfig(input=args.input, output=args.output, vault=args.vault, backend=args.backend,
                          model=args.model, endpoint=args.endpoint, fallback=args.fallback,
                          batch_size=args.batch_size, types=types, options=backend_options(args),
-                         chunk_chars=args.chunk_chars)
+                         chunk_chars=args.chunk_chars, names=args.names, retry_failed=args.retry_failed)
 
 
 def run_from_args(args: argparse.Namespace) -> int:
-    """Run the mask job; exit code 0 ok, 1 the job could not run, 2 bad usage."""
+    """Run the mask job; exit code 0 ok, 1 could not run or not reconciled, 2 bad usage, 3 transient failures."""
     from spcl.extract.backends import BackendUnavailable
     from spcl.mask.vault import VaultError
-    from spcl.mask_job import MaskJobError, export_predictions, run_mask_job, run_mask_job_spark
+    from spcl.mask_stage import MaskJobError, export_predictions, run_mask_job, run_mask_job_spark
 
     try:
         cfg = config_from_args(args)
@@ -94,9 +107,16 @@ def run_from_args(args: argparse.Namespace) -> int:
     if args.pred_out:
         n = export_predictions(cfg.output, cfg.vault, args.pred_out)
         log.info("wrote %d prediction records to %s", n, args.pred_out)
-    keys = ("documents", "masked", "failed", "failed_reasons", "entities_per_type", "parse_success_rate",
-            "hallucination_rate", "docs_per_second", "run")
+    keys = ("documents", "masked", "failed", "failed_transient", "failed_reasons", "entities_per_type",
+            "spans_found_by", "parse_success_rate", "hallucination_rate", "docs_per_second", "reconciliation", "run")
     print(json.dumps({k: metrics[k] for k in keys}, indent=2))
+    if not metrics["reconciliation"]["ok"]:
+        print("spcl mask: reconciliation failed: input rows != masked + failed (see metrics.json)", file=sys.stderr)
+        return 1
+    if metrics["failed_transient"]:
+        print(f"spcl mask: {metrics['failed_transient']} document(s) failed transiently (server or engine trouble); "
+              "rerun the same command to retry exactly those", file=sys.stderr)
+        return 3
     return 0
 
 

@@ -193,12 +193,30 @@ def _update_batch_manifest(batch: Path, records: int) -> None:
     os.chmod(path, 0o600)
 
 
+def _adjudicate_pii(rows: list[dict[str, Any]], reviews: dict[str, Any], policy: str) -> None:
+    """Fill each row's ``pii`` (are the rule hits real personal data?) from every reviewer's answer: kept
+    when all who answered agree; on disagreement blank, or ``yes`` under ``policy="sensitive"``.
+    """
+    from spcl.review.labels import parse_pii
+
+    for row in rows:
+        answers = {parse_pii(r[row["id"]].row.get("pii"), row_id=row["id"]) for r in reviews.values() if row["id"] in r}
+        answers.discard(None)
+        if len(answers) > 1:
+            row["pii"] = "yes" if policy == "sensitive" else ""
+            row["agreed"] = "no"
+        elif answers or "pii" in row:
+            row["pii"] = {True: "yes", False: "no"}.get(next(iter(answers), None), "")
+
+
 def _adjudicate(args: argparse.Namespace) -> int:
     from spcl.review.agree import adjudicate
     from spcl.review.export import private_dir, write_private
 
     try:
-        rows = adjudicate(_read_all(args.files), policy=args.policy)
+        reviews = _read_all(args.files)
+        rows = adjudicate(reviews, policy=args.policy)
+        _adjudicate_pii(rows, reviews, args.policy)
     except (ValueError, OSError, ReviewError) as err:
         return _fail("adjudicate", err)
     out = Path(args.out) if args.out else Path(args.files[0]).parent / "adjudicated.csv"
@@ -245,7 +263,8 @@ def _report(args: argparse.Namespace) -> int:
             scan = scan_output(args.input, SampleSpec(), set(reviews))
         stats_path = Path(args.input) / "stats.json"
         counts = json.loads(stats_path.read_text()).get("counts", {}) if stats_path.is_file() else {}
-        result = estimate(reviews, scan, counts, positive=_csv_list(args.positive))
+        positive = _csv_list(args.positive)
+        result = estimate(reviews, scan, counts, positive="auto" if positive == ("auto",) else positive)
     except (ValueError, OSError, ReviewError) as err:
         return _fail("report", err)
     out = Path(args.out) if args.out else reviews_path.parent / "report"
@@ -267,6 +286,12 @@ def _report(args: argparse.Namespace) -> int:
         print(
             f"{name}: {r['rate']:.3f} [{r['low']:.3f}, {r['high']:.3f}] from {r['reviewed']} reviewed; "
             f"≈ {r['count']:.0f} [{r['count_low']:.0f}, {r['count_high']:.0f}] of {r['population']} docs"
+        )
+    print(f"positive: {result['positive_rule']}")
+    if result.get("rule_flagged_unanswered"):
+        print(
+            f"note: {result['rule_flagged_unanswered']} rule-flagged documents labelled NONE have no pii answer "
+            "and count as false positives (fill the pii column: yes/no)"
         )
     if result["ids_not_in_output"]:
         print(f"warning: {len(result['ids_not_in_output'])} reviewed ids not in the output", file=sys.stderr)
@@ -361,7 +386,12 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--input", "-i", required=True, help="the filter output folder the sample came from")
     p.add_argument("--reviews", required=True, help="adjudicated review file")
     p.add_argument("--plan", default=None, help="plan.json of the export (default: beside --reviews)")
-    p.add_argument("--positive", default="SCPI", help="labels counted as sensitive (default SCPI)")
+    p.add_argument(
+        "--positive",
+        default="auto",
+        help="labels counted as sensitive, e.g. SCPI or SCPI,RELATED; default auto: follow what flagged the "
+        "document (SCPI/RELATED for the screen; for a rule, the reviewer's pii=yes confirms the value)",
+    )
     p.add_argument("--out", default=None, help="report folder (default: report/ beside --reviews)")
     p.set_defaults(func=_report)
 

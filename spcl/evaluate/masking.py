@@ -25,10 +25,11 @@ Metrics (a zero denominator gives 0; F1 of empty sets is 0):
 
 - ``entity`` / ``per_type``: precision, recall, F1 over per-document sets of normalized ``(TYPE, ORIGINAL)``
   (type trimmed and upper-cased, value trimmed and NFC; duplicates within a document count once).
-- ``documents.leak_rate``: documents with gold entities in which some gold occurrence (every occurrence of
-  every gold value and its allowed variants, ``spcl.mask.variants``) is not fully covered by the union of
-  masked spans, over documents with gold entities. Coverage is measured on spans, so token names in the
-  masked text (new or already in the source) never count as covered or leaked text.
+- ``documents.leak_rate``: documents in which some gold occurrence (every occurrence of every gold value and
+  its allowed variants, ``spcl.mask.variants``) is not fully covered by the union of masked spans, over
+  **all** documents (the seed-000 definition); ``documents.leak_rate_with_gold`` divides the same count by
+  the documents that have gold entities. Coverage is measured on spans, so token names in the masked text
+  (new or already in the source) never count as covered or leaked text.
 - ``entities.leak_rate``: gold pairs with any uncovered occurrence / gold pairs.
 - ``entities.over_redaction_rate``: false-positive pairs / predicted pairs.
 - ``entities.hallucination_rate``: allowed-type, non-empty, de-duplicated rows not found in the source /
@@ -231,7 +232,8 @@ def evaluate_documents(
             "total": n_docs,
             "with_gold": counts["documents_with_gold"],
             "leaked": counts["documents_leaked"],
-            "leak_rate": _rate(counts["documents_leaked"], counts["documents_with_gold"]),
+            "leak_rate": _rate(counts["documents_leaked"], n_docs),
+            "leak_rate_with_gold": _rate(counts["documents_leaked"], counts["documents_with_gold"]),
             "missing_predictions": counts["missing_predictions"],
         },
         "entities": {

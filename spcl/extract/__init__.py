@@ -3,7 +3,7 @@
 Only light modules are imported here; backends (vLLM, OpenAI-compatible servers) are imported by name.
 """
 
+from spcl.entity_types import DEFAULT_TYPES
 from spcl.extract.contract import ParseResult, check_candidates, parse_extraction
-from spcl.mask.variants import DEFAULT_TYPES
 
 __all__ = ["DEFAULT_TYPES", "ParseResult", "check_candidates", "parse_extraction"]

@@ -18,7 +18,8 @@ from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-from spcl.mask.variants import DEFAULT_TYPES, normalize_type, normalize_value, occurrences_by_pair
+from spcl.entity_types import DEFAULT_TYPES
+from spcl.mask.variants import normalize_type, normalize_value, occurrences_by_pair
 from spcl.text import normalize
 
 THINK_RE = re.compile(r"<think>.*?</think>", re.DOTALL)

@@ -10,9 +10,9 @@ that fail their check digits).
 
 from __future__ import annotations
 
-from spcl.mask.variants import DEFAULT_TYPES
+from spcl.entity_types import DEFAULT_TYPES
 
-PROMPT_VERSION = "extract-v1"
+PROMPT_VERSION = "extract-v2"  # v2: the "nothing found" example answers with an empty output
 
 TYPE_DESCRIPTIONS: dict[str, str] = {
     "PERSON": "a private person's name (not companies, brands or public figures in their public role)",
@@ -62,7 +62,10 @@ def system_prompt(types: tuple[str, ...] = DEFAULT_TYPES) -> str:
         "public office addresses.",
     ]
     for i, (doc, answer) in enumerate(FEW_SHOT, 1):
-        lines += ["", f"Example {i} document:", doc, f"Example {i} output:", answer or "(nothing)"]
+        # an empty answer is shown as an empty output (the contract accepts it); never as a word such as
+        # "(nothing)", which a model would copy and the parser must reject
+        label = f"Example {i} output:" if answer else f"Example {i} output (nothing found: an empty output):"
+        lines += ["", f"Example {i} document:", doc, label, answer]
     return "\n".join(lines)
 
 

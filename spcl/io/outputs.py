@@ -1,7 +1,7 @@
 """Reading the filter job's output folder back (the Parquet partitions, not its JSON side files).
 
 An output is complete when its run wrote ``stats.json`` (last, after every Parquet file; then
-``manifest.json`` when manifests are on) and reconciled. A killed or failed run leaves an incomplete
+``manifest.json`` when manifests are on). A killed or failed run leaves an incomplete
 folder; readers refuse it unless asked to read it anyway (``--allow-incomplete``).
 """
 
@@ -32,8 +32,9 @@ def _read_small(url: str) -> bytes | None:
 
 def check_complete(out: str | Path) -> dict:
     """The output's ``stats.json`` document; raises :class:`IncompleteOutput` naming what is missing
-    when the run did not finish: no or unreadable ``stats.json``, a failed reconciliation, or no
-    ``manifest.json`` although the stats say one was to be written."""
+    when the run did not finish: no or unreadable ``stats.json``, or no ``manifest.json`` although the
+    stats say one was to be written. (A run that finished but did not reconcile is complete: its
+    ``stats.json`` says so, and ``spcl report`` shows it.)"""
     root = str(out)
     hint = "; pass --allow-incomplete to read it anyway"
     fs, path = filesystem(root)
@@ -52,10 +53,6 @@ def check_complete(out: str | Path) -> dict:
         raise IncompleteOutput(f"output {root}: stats.json is not readable JSON{hint}") from None
     if not isinstance(stats, dict):
         raise IncompleteOutput(f"output {root}: stats.json does not hold an object{hint}")
-    rec = stats.get("reconciliation")
-    if isinstance(rec, dict) and not rec.get("ok", False):
-        raise IncompleteOutput(f"output {root}: its run did not reconcile ({rec.get('input_records')} input "
-                               f"vs {rec.get('output_records')} output records){hint}")
     if stats.get("manifest") and _read_small(join(root, "manifest.json")) is None:
         raise IncompleteOutput(f"output {root} has no manifest.json: the run that wrote it did not finish{hint}")
     return stats

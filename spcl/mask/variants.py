@@ -23,19 +23,9 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import lru_cache
 
+from spcl.entity_types import DEFAULT_TYPES  # noqa: F401 - re-exported; the vocabulary lives there
 from spcl.text import normalize
 
-DEFAULT_TYPES: tuple[str, ...] = (
-    "PERSON",
-    "RRN",
-    "DOB",
-    "REL",
-    "ADDRESS",
-    "PHONE",
-    "EMAIL",
-    "ACCOUNT",
-    "CARD",
-)
 # When one value is predicted with several types, the first type here wins (no semantic guessing).
 TYPE_PRIORITY: tuple[str, ...] = (
     "RRN",

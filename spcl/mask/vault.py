@@ -137,6 +137,7 @@ class Vault:
         self._check = _key_check(key_bytes)
         self._fh: IO[str] | None = None
         self._index: dict[str, tuple[str, str]] | None = None
+        self._by_writer: dict[tuple[str, str], list[tuple[str, str]]] = {}
         self._open_header()
 
     def _open_header(self) -> None:
@@ -183,6 +184,7 @@ class Vault:
         self._fh.write(json.dumps(rec, ensure_ascii=False) + "\n")
         if self._index is not None:
             self._index[doc_id] = (rec["nonce"], rec["ciphertext"])
+            self._by_writer.setdefault((self.writer, doc_id), []).append((rec["nonce"], rec["ciphertext"]))
 
     def flush(self) -> None:
         """Flush this writer's file to the operating system."""
@@ -201,7 +203,8 @@ class Vault:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
-    def _records(self) -> Iterator[tuple[str, str, str]]:
+    def _records(self) -> Iterator[tuple[str, str, str, str]]:
+        """``(writer, id, nonce, ciphertext)`` of every record line, file by file in name order."""
         self.flush()
         for path in sorted(self.root.glob("*.jsonl")):
             with open(path, encoding="utf-8") as fh:
@@ -210,16 +213,19 @@ class Vault:
                         continue
                     try:
                         rec: Any = json.loads(line)
-                        yield rec["id"], rec["nonce"], rec["ciphertext"]
+                        yield path.stem, rec["id"], rec["nonce"], rec["ciphertext"]
                     except (ValueError, KeyError, TypeError):
                         raise VaultError(f"{path.name}:{lineno}: malformed vault record") from None
 
     def _load_index(self) -> dict[str, tuple[str, str]]:
         if self._index is None:
             index: dict[str, tuple[str, str]] = {}
-            for doc_id, nonce, ct in self._records():
+            by_writer: dict[tuple[str, str], list[tuple[str, str]]] = {}
+            for writer, doc_id, nonce, ct in self._records():
                 index[doc_id] = (nonce, ct)  # a retried writer's later record wins
+                by_writer.setdefault((writer, doc_id), []).append((nonce, ct))
             self._index = index
+            self._by_writer = by_writer
         return self._index
 
     def _decrypt(self, doc_id: str, nonce: str, ct: str) -> dict[str, str]:
@@ -232,12 +238,28 @@ class Vault:
         mapping: dict[str, str] = json.loads(plain.decode("utf-8"))
         return mapping
 
-    def get(self, doc_id: str) -> dict[str, str]:
-        """The mapping stored for ``doc_id``; ``KeyError`` (naming the id) when there is none."""
-        entry = self._load_index().get(doc_id)
-        if entry is None:
+    def get(self, doc_id: str, writer: str | None = None) -> dict[str, str]:
+        """The mapping stored for ``doc_id`` (in ``writer``'s file when given); ``KeyError`` when there is none.
+
+        With ``writer``, an id stored twice in that one file raises :class:`VaultError` (ambiguous): the
+        mask job writes each row key once per writer file, so two records mean the vault was tampered with.
+        """
+        index = self._load_index()
+        if writer is None:
+            entry = index.get(doc_id)
+            if entry is None:
+                raise KeyError(doc_id)
+            return self._decrypt(doc_id, *entry)
+        entries = self._by_writer.get((writer, doc_id))
+        if not entries:
             raise KeyError(doc_id)
-        return self._decrypt(doc_id, *entry)
+        if len(entries) > 1:
+            raise VaultError(f"id {doc_id!r} is stored {len(entries)} times in {writer}.jsonl (ambiguous)")
+        return self._decrypt(doc_id, *entries[0])
+
+    def writers(self) -> list[str]:
+        """The writer files of this vault (their names without ``.jsonl``), sorted."""
+        return sorted(p.stem for p in self.root.glob("*.jsonl"))
 
     def __contains__(self, doc_id: object) -> bool:
         return isinstance(doc_id, str) and doc_id in self._load_index()

@@ -94,15 +94,32 @@ def kappa(ratings: Sequence[Sequence[Hashable]], labels: Sequence[Hashable]) -> 
     return fleiss_from_ratings(ratings, labels)
 
 
+LANDIS_KOCH: tuple[tuple[float, str], ...] = (
+    (0.0, "slight"),
+    (0.2, "fair"),
+    (0.4, "moderate"),
+    (0.6, "substantial"),
+    (0.8, "almost perfect"),
+)
+"""Landis & Koch (1977) bands by their lower edge (half-open: 0.6 is substantial); below 0 is poor."""
+
+
 def verdict(k: float) -> str:
-    """What teams do with a kappa: below 0.6 rewrite the guideline; 0.6–0.8 good; 0.8 and up excellent."""
+    """The Landis–Koch band of a kappa and what to do: below 0.6 (``GOOD``) rewrite the guideline.
+
+    >>> verdict(0.55), verdict(0.85)
+    ('moderate (Landis–Koch): below 0.6, rewrite the guideline and label again', 'almost perfect (Landis–Koch)')
+    """
     if math.isnan(k):
         return "undefined (a single label throughout): review more varied documents"
+    band = "poor"
+    for edge, name in LANDIS_KOCH:
+        if k >= edge:
+            band = name
+    text = f"{band} (Landis–Koch)"
     if k < GOOD:
-        return "poor: rewrite the guideline and label again"
-    if k < EXCELLENT:
-        return "good"
-    return "excellent"
+        text += f": below {GOOD:g}, rewrite the guideline and label again"
+    return text
 
 
 def _nan_to_none(x: float) -> float | None:

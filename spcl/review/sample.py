@@ -31,6 +31,11 @@ from spcl.io.outputs import check_complete, output_dataset
 DIMENSIONS: tuple[str, ...] = ("decision", "lang", "category", "bucket")
 """Stratum dimensions: ``category`` is ``top_category``; ``bucket`` is the screen-score bucket."""
 
+BUCKET_SCHEMES: tuple[str, ...] = ("union", "lgbm")
+"""``union`` (default): which models flagged (``none``, ``lgbm``, ``svc``, ``lgbm+svc``: the union's
+decision and both scores against their thresholds) and the LightGBM band, e.g. ``svc:<0.5``;
+``lgbm``: the LightGBM band alone (plans written before the union buckets)."""
+
 DEFAULT_DIMENSIONS: tuple[str, ...] = DIMENSIONS
 DEFAULT_BUCKET_EDGES: tuple[float, ...] = (0.5, 0.8, 0.95)
 DEFAULT_DECISIONS: tuple[str, ...] = ("clean", "flagged")
@@ -59,6 +64,7 @@ class SampleSpec:
     min_per_stratum: int = 5
     per_stratum: int | None = None
     bucket_edges: tuple[float, ...] = DEFAULT_BUCKET_EDGES
+    bucket_by: str = "union"
 
     def __post_init__(self) -> None:
         unknown = [d for d in self.dimensions if d not in DIMENSIONS]
@@ -70,6 +76,8 @@ class SampleSpec:
             raise ValueError("sample sizes must be non-negative")
         if list(self.bucket_edges) != sorted(self.bucket_edges):
             raise ValueError("bucket edges must be increasing")
+        if self.bucket_by not in BUCKET_SCHEMES:
+            raise ValueError(f"bucket_by must be one of {', '.join(BUCKET_SCHEMES)}")
 
 
 @dataclass
@@ -95,6 +103,7 @@ class SamplePlan:
         spec_d = dict(data["spec"])
         for key in ("dimensions", "decisions", "bucket_edges"):
             spec_d[key] = tuple(spec_d[key])
+        spec_d.setdefault("bucket_by", "lgbm")  # plans written before the union buckets
         strata = data["strata"]
         return cls(
             spec=SampleSpec(**spec_d),
@@ -128,6 +137,18 @@ def score_bucket(score: float | None, edges: Sequence[float] = DEFAULT_BUCKET_ED
     return f">={edges[-1]:g}"
 
 
+def union_bucket(scores: Mapping[str, Any] | None, edges: Sequence[float] = DEFAULT_BUCKET_EDGES) -> str:
+    """The ``union`` bucket of a row's ``scores``: which models passed their threshold, then the LightGBM band.
+
+    >>> union_bucket({"lgbm": 0.3, "svc": 0.4, "lgbm_flag": False, "svc_flag": True}), union_bucket(None)
+    ('svc:<0.5', '-')
+    """
+    if not scores or scores.get("lgbm") is None:
+        return NULL
+    flags = [m for m in ("lgbm", "svc") if scores.get(f"{m}_flag")]
+    return f"{'+'.join(flags) or 'none'}:{score_bucket(scores['lgbm'], edges)}"
+
+
 def stratum_name(
     dimensions: Sequence[str],
     decision: str,
@@ -135,13 +156,18 @@ def stratum_name(
     category: str | None,
     score: float | None,
     edges: Sequence[float] = DEFAULT_BUCKET_EDGES,
+    *,
+    bucket: str | None = None,
 ) -> str:
-    """``"decision=flagged|lang=ja|category=MEDICAL|bucket=>=0.95"`` for the chosen dimensions."""
+    """``"decision=flagged|lang=ja|category=MEDICAL|bucket=>=0.95"`` for the chosen dimensions.
+
+    ``bucket`` (e.g. from ``union_bucket``) is used as is; without it the bucket is ``score``'s band.
+    """
     values = {
         "decision": decision,
         "lang": lang or NULL,
         "category": category or NULL,
-        "bucket": score_bucket(score, edges) if "bucket" in dimensions else NULL,
+        "bucket": (bucket or score_bucket(score, edges)) if "bucket" in dimensions else NULL,
     }
     return "|".join(f"{d}={values[d]}" for d in dimensions)
 
@@ -216,11 +242,16 @@ def batch_strata(batch: pa.RecordBatch, spec: SampleSpec) -> list[str]:
     decisions = batch.column("decision").to_pylist()
     langs = batch.column("lang").to_pylist()
     cats = batch.column("top_category").to_pylist()
-    scores = batch.column("scores")
-    lgbm = pc.struct_field(scores, "lgbm").to_pylist() if "bucket" in spec.dimensions else [None] * len(decisions)
+    if "bucket" not in spec.dimensions:
+        buckets = [NULL] * len(decisions)
+    elif spec.bucket_by == "union":
+        buckets = [union_bucket(s, spec.bucket_edges) for s in batch.column("scores").to_pylist()]
+    else:
+        lgbm = pc.struct_field(batch.column("scores"), "lgbm").to_pylist()
+        buckets = [score_bucket(s, spec.bucket_edges) for s in lgbm]
     return [
-        stratum_name(spec.dimensions, d, lang, c, s, spec.bucket_edges)
-        for d, lang, c, s in zip(decisions, langs, cats, lgbm, strict=True)
+        stratum_name(spec.dimensions, d, lang, c, None, spec.bucket_edges, bucket=b)
+        for d, lang, c, b in zip(decisions, langs, cats, buckets, strict=True)
     ]
 
 
@@ -364,6 +395,11 @@ def _spark_stratum_column(spec: SampleSpec) -> Any:
             for lo, hi in itertools.pairwise(edges):
                 expr = expr.when(score < F.lit(hi), F.lit(f"{lo:g}-{hi:g}"))
             value = expr.otherwise(F.lit(f">={edges[-1]:g}"))
+            if spec.bucket_by == "union":  # equal to union_bucket
+                lf = F.coalesce(F.col("scores.lgbm_flag"), F.lit(False))
+                sf = F.coalesce(F.col("scores.svc_flag"), F.lit(False))
+                flags = F.when(lf & sf, "lgbm+svc").when(lf, "lgbm").when(sf, "svc").otherwise("none")
+                value = F.when(score.isNull(), F.lit(NULL)).otherwise(F.concat(flags, F.lit(":"), value))
         parts.append(F.concat(F.lit(f"{dim}="), value))
     return F.concat_ws("|", *parts)
 

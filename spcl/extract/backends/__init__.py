@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from spcl.entity_types import DEFAULT_TYPES
 from spcl.extract.backends.base import BackendUnavailable, Extraction, ExtractionError, Extractor
-from spcl.mask.variants import DEFAULT_TYPES
 
 BACKENDS: tuple[str, ...] = ("rules", "openai", "transformers", "vllm")
 

@@ -16,8 +16,8 @@ import time
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
 
+from spcl.entity_types import DEFAULT_TYPES
 from spcl.extract.prompt import PROMPT_VERSION
-from spcl.mask.variants import DEFAULT_TYPES
 
 
 class BackendUnavailable(RuntimeError):

@@ -18,9 +18,9 @@ import time
 from pathlib import Path
 from typing import Any
 
+from spcl.entity_types import DEFAULT_TYPES
 from spcl.extract.backends.base import BackendUnavailable, BatchedExtractor, Extraction, timed_batch
 from spcl.extract.prompt import PROMPT_VERSION, build_messages
-from spcl.mask.variants import DEFAULT_TYPES
 
 log = logging.getLogger("spcl.extract.vllm")
 

@@ -1,0 +1,53 @@
+"""The entity-type vocabulary of the LLM stage: the types an extractor prints and the masker tokenizes.
+
+One small module so that the prompt, the contract parser, the backends and the masker share it without
+importing each other.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+DEFAULT_TYPES: tuple[str, ...] = (
+    "PERSON",
+    "RRN",
+    "DOB",
+    "REL",
+    "ADDRESS",
+    "PHONE",
+    "EMAIL",
+    "ACCOUNT",
+    "CARD",
+)
+"""Every type the LLM stage knows, in the prompt's order."""
+
+RULE_HIT_TYPES: dict[str, str] = {
+    "PHONE": "PHONE",
+    "EMAIL": "EMAIL",
+    "RRN": "RRN",
+    "MYNUMBER": "RRN",
+    "CARD": "CARD",
+    "ACCOUNT": "ACCOUNT",
+    "DOB": "DOB",
+    "POSTAL": "ADDRESS",
+    "ADDRESS": "ADDRESS",
+}
+"""Rule-detector type (``spcl.config.PII_TYPES``) → entity type (``MYNUMBER`` → ``RRN``, ``POSTAL`` → ``ADDRESS``)."""
+
+
+def check_known_types(types: Iterable[str]) -> tuple[str, ...]:
+    """``types`` trimmed and upper-cased, or ``ValueError`` naming the first unknown one (never empty).
+
+    >>> check_known_types(["email", " PHONE "])
+    ('EMAIL', 'PHONE')
+    """
+    out: list[str] = []
+    for raw in types:
+        t = str(raw).strip().upper()
+        if t not in DEFAULT_TYPES:
+            raise ValueError(f"unknown entity type {t!r}; known types: {', '.join(DEFAULT_TYPES)}")
+        if t not in out:
+            out.append(t)
+    if not out:
+        raise ValueError(f"no entity types given; known types: {', '.join(DEFAULT_TYPES)}")
+    return tuple(out)

@@ -1,0 +1,129 @@
+"""What the masker masks in one document: the stages add up, never fewer.
+
+``candidates = extractor rows ∪ rule hits ∪ CPU name finders``:
+
+- **extractor**: the accepted ``(TYPE, VALUE)`` rows of the backend's answer (``spcl.extract.contract``);
+- **rules**: the filter's rule hits (the flagged row's ``hits`` column, ``validated`` not False) *and* the
+  detectors run again on the NFC text — both, always: the second costs ~0.1 ms per document and covers input
+  without ``hits`` columns, hits whose offsets do not fit the text, and detectors newer than the filter run;
+- **names**: the rules backend's person-name finders (MeCab / mecab-ko / English cues), where enabled.
+
+Rule hits whose type flags a document (the row's ``rule:TYPE`` reasons; the default policy when the row has
+none) are *required*: the release check (``spcl.mask_stage.release``) refuses the document unless every one of
+them lies inside masked spans.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from spcl.entity_types import RULE_HIT_TYPES
+from spcl.mask.variants import occurrences_by_pair
+
+SOURCES: tuple[str, ...] = ("extractor", "rules", "names")
+
+
+@dataclass(frozen=True, slots=True)
+class RuleHit:
+    """One rule hit at ``[start, end)`` of the NFC text: its entity ``type`` and whether it flags the document."""
+
+    type: str
+    start: int
+    end: int
+    flagging: bool
+
+
+def _flag_types(reasons: Sequence[str] | None) -> set[str] | None:
+    if reasons is None:
+        return None
+    return {r.split(":", 1)[1] for r in reasons if r.startswith("rule:")}
+
+
+def rule_hits(text: str, column_hits: Sequence[dict[str, Any]] | None = None,
+              reasons: Sequence[str] | None = None) -> list[RuleHit]:
+    """The rule hits of NFC ``text``: the filter's ``column_hits`` that fit the text ∪ the detectors run again.
+
+    A hit whose validator said False is dropped. A hit is ``flagging`` when its detector type is among the
+    row's ``rule:TYPE`` ``reasons`` or, for hits found again here (and rows without reasons), when the default
+    policy flags its type. Sorted by ``(start, end, type)``, one entry per ``(start, end, type)``.
+    """
+    from spcl.config import PolicySettings
+    from spcl.detect import find_pii
+
+    policy = PolicySettings()
+    flag_types = _flag_types(reasons)
+    found: dict[tuple[int, int, str], bool] = {}
+
+    def add(det_type: str, start: int, end: int, validated: bool | None, from_column: bool) -> None:
+        if validated is False or not (0 <= start < end <= len(text)):
+            return
+        etype = RULE_HIT_TYPES.get(det_type, det_type)
+        by_reasons = from_column and flag_types is not None
+        flagging = det_type in (flag_types or ()) if by_reasons else _policy_flags(policy, det_type)
+        key = (start, end, etype)
+        found[key] = found.get(key, False) or flagging
+
+    for h in column_hits or ():
+        try:
+            add(str(h["type"]), int(h["start"]), int(h["end"]), h.get("validated"), True)
+        except (KeyError, TypeError, ValueError):
+            continue  # a malformed hit record: the detectors below find the value again
+    for hit in find_pii(text):
+        add(hit.type, hit.start, hit.end, hit.validated, False)
+    return [RuleHit(t, s, e, f) for (s, e, t), f in sorted(found.items())]
+
+
+def _policy_flags(policy: Any, det_type: str) -> bool:
+    try:
+        return bool(policy.action(det_type) == "flag")
+    except AttributeError:
+        return True  # a detector type the policy does not know: require it (fail closed)
+
+
+def person_name_rows(text: str) -> list[tuple[str, str]]:
+    """``("PERSON", name)`` rows of the CPU name finders (Japanese, Korean, English) for NFC ``text``."""
+    from spcl.extract.backends.rules_backend import en_person_names, ja_person_names, ko_person_names
+
+    rows: list[tuple[str, str]] = []
+    for finder in (ja_person_names, ko_person_names, en_person_names):
+        rows += [("PERSON", name.strip()) for _, name in finder(text) if name.strip()]
+    return rows
+
+
+@dataclass(slots=True)
+class Candidates:
+    """Candidate ``(TYPE, VALUE)`` rows of one document, by the source that found them."""
+
+    by_source: dict[str, list[tuple[str, str]]]
+
+    def union(self) -> list[tuple[str, str]]:
+        """Every distinct row of every source, in a canonical order."""
+        return sorted({row for rows in self.by_source.values() for row in rows})
+
+    def found_by(self, text: str, spans: Iterable[tuple[int, int]]) -> list[list[str]]:
+        """For each ``[start, end)`` masked span, the sources whose candidates occur overlapping it (sorted)."""
+        occupied = {src: [occ for occs in occurrences_by_pair(rows, text).values() for occ in occs]
+                    for src, rows in self.by_source.items() if rows}
+        out: list[list[str]] = []
+        for start, end in spans:
+            out.append(sorted(src for src, occs in occupied.items() if any(s < end and start < e for s, e in occs)))
+        return out
+
+
+def collect_candidates(text: str, extractor_rows: Iterable[tuple[str, str]], hits: Sequence[RuleHit],
+                       types: Sequence[str], names: bool) -> Candidates:
+    """The document's candidates: extractor rows, rule-hit surfaces of allowed ``types``, and name-finder rows.
+
+    ``text`` is the NFC source the hits index. Rule-hit rows are ``(type, text[start:end])``; only types in
+    ``types`` become candidates (a required hit of another type then fails the release check: fail closed).
+    """
+    allowed = set(types)
+    rule_rows = [(h.type, text[h.start:h.end].strip()) for h in hits if h.type in allowed]
+    by_source = {
+        "extractor": [(t, v) for t, v in extractor_rows if t in allowed],
+        "rules": [(t, v) for t, v in rule_rows if v],
+        "names": person_name_rows(text) if names and "PERSON" in allowed else [],
+    }
+    return Candidates(by_source)

@@ -1,0 +1,69 @@
+"""The mask job's configuration: what to read, where to write, which backend, which types."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import secrets
+from dataclasses import asdict, dataclass, field
+from datetime import UTC, datetime
+from typing import Any
+
+from spcl.entity_types import DEFAULT_TYPES, check_known_types
+
+# what makes two runs produce different outputs (paths and the run's own id do not)
+_HASHED_FIELDS = ("backend", "model", "endpoint", "fallback", "types", "options", "chunk_chars", "names")
+
+
+def new_run_id() -> str:
+    """A run id unique per run: UTC time plus 32 random bits (``20261201T101500Z-1a2b3c4d``)."""
+    return datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ") + "-" + secrets.token_hex(4)
+
+
+@dataclass(slots=True)
+class MaskJobConfig:
+    """Everything a mask run needs; ``options`` go to the backend's constructor.
+
+    ``names``: add the CPU person-name finders' rows to every document's candidates (the safety net under a
+    model backend). ``retry_failed``: also retry permanently failed documents of finished files (transient
+    failures are always retried). ``run_id`` names this run's vault files; a fresh one is made when empty.
+    """
+
+    input: str
+    output: str
+    vault: str
+    backend: str = "rules"
+    model: str | None = None
+    endpoint: str | None = None
+    fallback: str | None = None  # None or "rules"
+    batch_size: int = 64
+    types: tuple[str, ...] = DEFAULT_TYPES
+    options: dict[str, Any] = field(default_factory=dict)
+    chunk_chars: int = 0  # > 0: model backends see long documents in overlapping windows of this size
+    names: bool = True
+    retry_failed: bool = False
+    run_id: str = ""
+
+    def __post_init__(self) -> None:
+        self.types = check_known_types(self.types)
+        if self.batch_size < 1:
+            raise ValueError("batch_size must be at least 1")
+        if not self.run_id:
+            self.run_id = new_run_id()
+
+    def to_json(self) -> str:
+        """The config as JSON (for Spark workers)."""
+        return json.dumps(asdict(self))
+
+    @classmethod
+    def from_json(cls, text: str) -> MaskJobConfig:
+        """The config back from :meth:`to_json`."""
+        data = json.loads(text)
+        data["types"] = tuple(data["types"])
+        return cls(**data)
+
+    def config_hash(self) -> str:
+        """SHA-256 (first 16 hex digits) of the settings that shape the outputs (not paths, not the run id)."""
+        data = asdict(self)
+        body = json.dumps({k: data[k] for k in _HASHED_FIELDS}, sort_keys=True, default=str)
+        return hashlib.sha256(body.encode("utf-8")).hexdigest()[:16]

@@ -1,0 +1,64 @@
+"""One document through the LLM stage: the extractor's answer → candidates → masker → release check."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from spcl.extract.backends import Extraction
+from spcl.extract.contract import ParseResult, parse_extraction
+from spcl.mask import mask_text
+from spcl.mask_stage.candidates import RuleHit, collect_candidates
+from spcl.mask_stage.failures import is_transient
+from spcl.mask_stage.release import Released, check_release
+
+
+@dataclass(slots=True)
+class Outcome:
+    """A released document, or why not (``reason``; ``transient`` when a rerun should retry it)."""
+
+    released: Released | None = None
+    reason: str | None = None
+    parsed: ParseResult | None = None
+
+    @property
+    def transient(self) -> bool:
+        """True when the failure was the serving side's, not the document's."""
+        return self.released is None and self.reason is not None and is_transient(self.reason)
+
+
+def _parse_failure(res: ParseResult) -> str:
+    if res.hallucinated_rows and not res.candidates:
+        return "hallucinated_only"
+    if res.rows_read == 0:
+        return "unparseable_output"
+    return "no_valid_rows"
+
+
+def mask_document(text: str, extraction: Extraction, hits: Sequence[RuleHit], types: Sequence[str],
+                  names: bool) -> Outcome:
+    """Mask NFC ``text`` from the backend's ``extraction`` plus the rule hits and name finders, fail closed.
+
+    The backend's failure (its reason) and an answer that breaks the contract (``unparseable_output``,
+    ``hallucinated_only``, ``no_valid_rows``) fail the document even when the rules found something: a model
+    that cannot answer may have missed what only it would find. Otherwise the union of candidates is masked
+    and the result must pass :func:`spcl.mask_stage.release.check_release`.
+    """
+    if not extraction.ok:
+        return Outcome(reason=extraction.error or "no_output")
+    try:
+        parsed = parse_extraction(extraction.raw or "", text, types)
+    except Exception as err:
+        return Outcome(reason=f"parse_error:{type(err).__name__}")
+    if not parsed.parse_success:
+        return Outcome(reason=_parse_failure(parsed), parsed=parsed)
+    try:
+        cands = collect_candidates(text, parsed.candidates, hits, types, names)
+        result = mask_text(text, cands.union())
+        found_by = cands.found_by(text, [(s.start, s.end) for s in result.spans])
+    except Exception as err:
+        return Outcome(reason=f"mask_error:{type(err).__name__}", parsed=parsed)
+    checked = check_release(text, result, [h for h in hits if h.flagging], found_by)
+    if isinstance(checked, str):
+        return Outcome(reason=checked, parsed=parsed)
+    return Outcome(released=checked, parsed=parsed)

@@ -1,0 +1,70 @@
+"""``metrics.json`` of a mask output: totals over every committed input file, and this run's speed."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from spcl.mask_stage.config import MaskJobConfig
+from spcl.mask_stage.state import FileStats, Marker
+
+LATENCY_PERCENTILES = (50, 90, 99)
+
+
+def _percentile(values: list[float], q: float) -> float:
+    if not values:
+        return 0.0
+    ordered = sorted(values)
+    k = (len(ordered) - 1) * q / 100
+    lo = int(k)
+    hi = min(lo + 1, len(ordered) - 1)
+    return ordered[lo] + (ordered[hi] - ordered[lo]) * (k - lo)
+
+
+def rate(num: float, den: float) -> float:
+    """``num / den``, or 0 when ``den`` is 0."""
+    return num / den if den else 0.0
+
+
+def _single(values: set[str]) -> str:
+    return next(iter(values)) if len(values) == 1 else ("mixed" if values else "")
+
+
+def build_metrics(cfg: MaskJobConfig, markers: dict[str, Marker], reconciliation: dict[str, Any],
+                  run: dict[str, Any]) -> dict[str, Any]:
+    """metrics.json: counts and rates over the committed files, the reconciliation, this run (no values)."""
+    total = FileStats()
+    for marker in markers.values():
+        total.merge(marker.stats)
+    models = {m.model for m in markers.values()}
+    prompts = {m.prompt_version for m in markers.values()}
+    return {
+        "backend": cfg.backend,
+        "model": _single(models),
+        "prompt_version": _single(prompts),
+        "models_in_output": sorted(models),
+        "prompt_versions_in_output": sorted(prompts),
+        "config_hash": cfg.config_hash(),
+        "fallback": cfg.fallback,
+        "types": list(cfg.types),
+        "names": cfg.names,
+        "files": total.files,
+        "documents": total.documents,
+        "masked": total.masked,
+        "failed": total.failed,
+        "failed_transient": total.failed_transient,
+        "failed_permanent": total.failed - total.failed_transient,
+        "masked_by_fallback": total.fallback,
+        "failed_reasons": dict(sorted(total.failed_reasons.items())),
+        "entities_per_type": dict(sorted(total.entities.items())),
+        "entities": sum(total.entities.values()),
+        "spans_found_by": dict(sorted(total.found_by.items())),
+        "parse_success_rate": rate(total.parsed, total.outputs),
+        "extraction_success_rate": rate(total.outputs, total.documents),
+        "hallucination_rate": rate(total.hallucinated_rows, total.checked_rows),
+        "latency_seconds": {f"p{q}": round(_percentile(total.latencies, q), 6) for q in LATENCY_PERCENTILES},
+        "generated_tokens": total.generated_tokens,
+        "generated_tokens_per_second": round(rate(total.generated_tokens, total.extract_seconds), 3),
+        "docs_per_second": round(rate(total.documents, total.seconds), 3),
+        "reconciliation": reconciliation,
+        "run": run,
+    }

@@ -1,0 +1,127 @@
+"""What a rerun must do for each input file: the done-markers of an output folder.
+
+``_done/<key>.json`` records the state of one input file's outputs: the SHA-256 of the input's bytes when it
+was processed, the runs that wrote it, its counts, and how many of its failures are transient. A rerun
+processes a file again from scratch when it has no marker or its content changed (a re-filtered file with
+the same name), retries only its failed rows when some failures are transient (or ``--retry-failed``), and
+skips it otherwise.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import secrets
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+
+def write_json_atomic(path: Path, data: dict[str, Any]) -> None:
+    """Write ``data`` as JSON to ``path`` under a temporary name, then move it into place."""
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.{secrets.token_hex(4)}")
+    tmp.write_text(json.dumps(data, indent=1, sort_keys=True) + "\n", encoding="utf-8")
+    os.replace(tmp, path)
+
+
+@dataclass(slots=True)
+class FileStats:
+    """Counts and timings of one input file's current outputs; sums with ``merge``."""
+
+    files: int = 0
+    documents: int = 0
+    masked: int = 0
+    failed: int = 0
+    failed_transient: int = 0
+    fallback: int = 0
+    failed_reasons: dict[str, int] = field(default_factory=dict)
+    entities: dict[str, int] = field(default_factory=dict)  # masked spans per type
+    found_by: dict[str, int] = field(default_factory=dict)  # masked spans per finding source
+    outputs: int = 0  # documents the primary backend produced an output for
+    parsed: int = 0  # ... whose output parsed (contract parse_success)
+    checked_rows: int = 0
+    hallucinated_rows: int = 0
+    generated_tokens: int = 0
+    extract_seconds: float = 0.0
+    seconds: float = 0.0
+    latencies: list[float] = field(default_factory=list)  # per document, primary backend
+
+    _SUMMED = ("files", "documents", "masked", "failed", "failed_transient", "fallback", "outputs", "parsed",
+               "checked_rows", "hallucinated_rows", "generated_tokens", "extract_seconds", "seconds")
+
+    def merge(self, other: FileStats) -> None:
+        """Add ``other`` into this one."""
+        for name in self._SUMMED:
+            setattr(self, name, getattr(self, name) + getattr(other, name))
+        for mine, theirs in ((self.failed_reasons, other.failed_reasons), (self.entities, other.entities),
+                             (self.found_by, other.found_by)):
+            for k, v in theirs.items():
+                mine[k] = mine.get(k, 0) + v
+        self.latencies.extend(other.latencies)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> FileStats:
+        """A ``FileStats`` from a done-marker's ``stats``."""
+        return cls(**{k: v for k, v in data.items() if k in cls.__dataclass_fields__})
+
+
+@dataclass(slots=True)
+class Marker:
+    """The done-marker of one input file."""
+
+    key: str
+    input: str
+    input_sha256: str
+    last_run: str
+    runs: list[str]
+    backend: str
+    model: str
+    prompt_version: str
+    config_hash: str
+    stats: FileStats
+
+    def to_dict(self) -> dict[str, Any]:
+        """The marker as JSON-ready data."""
+        data = asdict(self)
+        data["stats"] = asdict(self.stats)
+        return data
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Marker:
+        """A marker read back."""
+        fields = {k: data[k] for k in cls.__dataclass_fields__ if k in data and k != "stats"}
+        fields.setdefault("runs", [])
+        for name in ("input_sha256", "last_run", "backend", "model", "prompt_version", "config_hash"):
+            fields.setdefault(name, "")
+        return cls(stats=FileStats.from_dict(data.get("stats", {})), **fields)
+
+
+def marker_path(output: str | Path, key: str) -> Path:
+    """Where the marker of input file ``key`` lives."""
+    return Path(output) / "_done" / f"{key}.json"
+
+
+def read_marker(output: str | Path, key: str) -> Marker | None:
+    """The marker of ``key``, or ``None`` when the file was never committed."""
+    path = marker_path(output, key)
+    if not path.exists():
+        return None
+    return Marker.from_dict(json.loads(path.read_text(encoding="utf-8")))
+
+
+def load_markers(output: str | Path) -> dict[str, Marker]:
+    """Every marker of an output folder: key → marker."""
+    out: dict[str, Marker] = {}
+    for path in sorted((Path(output) / "_done").glob("*.json")):
+        marker = Marker.from_dict(json.loads(path.read_text(encoding="utf-8")))
+        out[marker.key] = marker
+    return out
+
+
+def needs_work(marker: Marker | None, input_sha256: str, retry_failed: bool) -> str:
+    """``"full"`` (no marker, or the input changed), ``"retry"`` (failures to retry) or ``"skip"``."""
+    if marker is None or marker.input_sha256 != input_sha256:
+        return "full"
+    if marker.stats.failed_transient or (retry_failed and marker.stats.failed):
+        return "retry"
+    return "skip"

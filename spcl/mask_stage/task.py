@@ -1,0 +1,263 @@
+"""The mask job's unit of work: one input file, masked end to end and committed atomically.
+
+``MaskRunner.process_file`` reads the file's rows, asks the backend (in batches), masks what passes the
+release check, and commits: the vault file first (a new, uniquely named file per run and attempt: nothing
+ever overwrites or deletes a mapping), then ``failed/part-<key>.parquet``, then ``masked/part-<key>.parquet``
+(each written under a temporary name and moved into place), then the done-marker. A rerun of a file whose
+failures include transient ones (or all failures, with ``retry_failed``) re-asks the backend for exactly those
+rows and rewrites the two part files with the earlier rows kept; a file whose content changed is redone.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import secrets
+import shutil
+import time
+from collections import Counter
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.parquet as pq
+
+from spcl.extract.backends import BackendUnavailable, Extraction, Extractor, make_extractor
+from spcl.manifest import sha256_file
+from spcl.mask_stage.candidates import RuleHit, rule_hits
+from spcl.mask_stage.config import MaskJobConfig
+from spcl.mask_stage.document import Outcome, mask_document
+from spcl.mask_stage.inputs import InputRows, MaskJobError, count_rows, read_rows
+from spcl.mask_stage.outputs import FailedRows, MaskedRows, RowIdentity
+from spcl.mask_stage.schema import FAILED_SCHEMA, MASKED_SCHEMA
+from spcl.mask_stage.state import FileStats, Marker, marker_path, needs_work, read_marker, write_json_atomic
+from spcl.text import normalize
+
+log = logging.getLogger("spcl.mask_stage")
+
+
+@dataclass(slots=True)
+class _Doc:
+    """One input row waiting for the backend."""
+
+    index: int
+    text: str
+    hits: list[RuleHit]
+
+
+def _read_part(path: Path, schema: pa.Schema) -> pa.Table:
+    if not path.exists():
+        return schema.empty_table()
+    return pq.read_table(path).select(schema.names).cast(schema)
+
+
+def _count_column(values: list[Any]) -> dict[str, int]:
+    return dict(sorted(Counter(values).items()))
+
+
+class MaskRunner:
+    """Runs the unit of work (one input file) with one extractor, built once per process."""
+
+    def __init__(self, cfg: MaskJobConfig, extractor: Extractor | None = None, fallback: Extractor | None = None,
+                 vault_key: bytes | None = None):
+        from spcl.mask.vault import open_vault, resolve_key
+
+        self.cfg = cfg
+        self.key = vault_key if vault_key is not None else resolve_key()
+        open_vault(cfg.vault, self.key).close()  # creates the header, or checks the key against it
+        self.extractor = extractor or make_extractor(cfg.backend, model=cfg.model, endpoint=cfg.endpoint,
+                                                     types=cfg.types, options=cfg.options,
+                                                     chunk_chars=cfg.chunk_chars)
+        if fallback is None and cfg.fallback:
+            if cfg.fallback != "rules":
+                raise MaskJobError("only --fallback rules is supported")
+            fallback = make_extractor("rules", types=cfg.types)
+        self.fallback = fallback
+        # the rules backend prints the name finders' rows itself
+        self.names = cfg.names and self.extractor.name != "rules"
+        self.out = Path(cfg.output)
+        for sub in ("masked", "failed", "_done", "_tmp"):
+            (self.out / sub).mkdir(parents=True, exist_ok=True)
+        self.check = getattr(self.extractor, "check", None)
+        self.config_hash = cfg.config_hash()
+        self.progress: Any = None  # a spcl.progress.Progress while the python engine runs (counts only)
+
+    def _identity(self, source_file: str) -> RowIdentity:
+        ex = self.extractor
+        return RowIdentity(ex.name, ex.model, ex.prompt_version, source_file, self.config_hash)
+
+    def _extract(self, extractor: Extractor, texts: list[str]) -> list[Extraction]:
+        """The backend's results; an engine error for the whole batch fails its documents transiently."""
+        try:
+            results = extractor.run(texts)
+        except BackendUnavailable:
+            raise
+        except Exception as err:  # the engine broke on this batch: transient, a rerun retries these rows
+            log.warning("%s backend failed a batch of %d documents (%s)", extractor.name, len(texts),
+                        type(err).__name__)
+            return [Extraction(error=f"engine_error:{type(err).__name__}") for _ in texts]
+        if len(results) != len(texts):
+            return [Extraction(error="engine_error:result_count") for _ in texts]
+        return results
+
+    def _outcomes(self, docs: list[_Doc], stats: FileStats) -> dict[int, tuple[Outcome, Extractor]]:
+        """Ask the backend (and the fallback for what failed) about ``docs``; outcome by row index."""
+        ex, cfg = self.extractor, self.cfg
+        t0 = time.perf_counter()
+        results = self._extract(ex, [d.text for d in docs]) if docs else []
+        stats.extract_seconds += time.perf_counter() - t0
+        outcomes: dict[int, tuple[Outcome, Extractor]] = {}
+        for doc, res in zip(docs, results, strict=True):
+            stats.latencies.append(round(res.seconds, 6))
+            stats.generated_tokens += res.generated_tokens or 0
+            stats.outputs += res.ok
+            outcome = mask_document(doc.text, res, doc.hits, cfg.types, self.names)
+            if outcome.parsed is not None:
+                stats.parsed += outcome.parsed.parse_success
+                stats.checked_rows += outcome.parsed.checked_rows
+                stats.hallucinated_rows += len(outcome.parsed.hallucinated_rows)
+            outcomes[doc.index] = (outcome, ex)
+        retry = [d for d in docs if outcomes[d.index][0].released is None]
+        if self.fallback is not None and retry:
+            for doc, res in zip(retry, self._extract(self.fallback, [d.text for d in retry]), strict=True):
+                outcome = mask_document(doc.text, res, doc.hits, cfg.types, self.names)
+                if outcome.released is not None:
+                    outcomes[doc.index] = (outcome, self.fallback)
+        return outcomes
+
+    def _batch(self, rows: InputRows, wanted: set[str] | None, seen: set[str], vault: Any, writer: str,
+               masked: MaskedRows, failed: FailedRows, who: RowIdentity, stats: FileStats) -> None:
+        """Process one batch of input rows into ``masked`` / ``failed`` (and the vault)."""
+        docs: list[_Doc] = []
+        early: dict[int, str] = {}
+        for i, row_key in enumerate(rows.row_keys):
+            if wanted is not None and row_key not in wanted:
+                continue
+            if row_key in seen:
+                early[i] = "duplicate_row_key"
+                continue
+            seen.add(row_key)
+            text = rows.texts[i]
+            if rows.ids[i] is None:
+                early[i] = "no_id"
+            elif not isinstance(text, str) or not text.strip():
+                early[i] = "no_text"
+            else:
+                nfc = normalize(text)
+                try:
+                    hits = rule_hits(nfc, rows.hits[i], rows.reasons[i])
+                except Exception as err:  # a detector bug fails this document, closed
+                    early[i] = f"detect_error:{type(err).__name__}"
+                    continue
+                docs.append(_Doc(i, nfc, hits))
+        outcomes = self._outcomes(docs, stats)
+        if self.progress is not None:
+            self.progress.advance(len(docs) + len(early))
+        for i, row_key in enumerate(rows.row_keys):
+            if i in early:
+                failed.add(rows.ids[i], row_key, early[i], who)
+                continue
+            if i not in outcomes:
+                continue  # not asked for in this (retry) pass
+            outcome, by = outcomes[i]
+            if outcome.released is None:
+                failed.add(rows.ids[i], row_key, outcome.reason or "unknown", who)
+                continue
+            vault.put(row_key, outcome.released.mapping)
+            masked.add(str(rows.ids[i]), row_key, rows.langs[i], outcome.released, who, by.name, by.model,
+                       by.prompt_version, writer)
+
+    def process_file(self, path: Path, key: str) -> FileStats | None:
+        """Mask one input file (or retry its failed rows) and commit it; ``None`` when nothing is to do."""
+        from spcl.mask.vault import open_vault
+
+        started = time.perf_counter()
+        cfg = self.cfg
+        input_sha = sha256_file(path)
+        marker = read_marker(self.out, key)
+        mode = needs_work(marker, input_sha, cfg.retry_failed)
+        if mode == "skip":
+            return None
+        masked_part = self.out / "masked" / f"part-{key}.parquet"
+        failed_part = self.out / "failed" / f"part-{key}.parquet"
+        prior_masked, prior_failed, wanted = MASKED_SCHEMA.empty_table(), FAILED_SCHEMA.empty_table(), None
+        stats = FileStats(files=1)
+        if mode == "retry" and marker is not None:
+            prior_masked = _read_part(masked_part, MASKED_SCHEMA)
+            prior_failed = _read_part(failed_part, FAILED_SCHEMA)
+            retry_mask = (pa.array([True] * prior_failed.num_rows, pa.bool_()) if cfg.retry_failed
+                          else prior_failed.column("transient"))
+            wanted = set(prior_failed.filter(retry_mask).column("row_key").to_pylist())
+            prior_failed = prior_failed.filter(pc.invert(retry_mask))
+            for name in ("generated_tokens", "extract_seconds", "seconds", "outputs", "parsed", "checked_rows",
+                         "hallucinated_rows"):
+                setattr(stats, name, getattr(marker.stats, name))
+            stats.latencies = list(marker.stats.latencies)
+        tmp = self.out / "_tmp" / f"{key}.{os.getpid()}.{secrets.token_hex(4)}"
+        tmp.mkdir(parents=True)
+        writer = f"mask-{key}-{cfg.run_id}-{secrets.token_hex(2)}"
+        vault_stage = Path(cfg.vault) / "_staging" / tmp.name
+        vault = open_vault(vault_stage, self.key, writer=writer)
+        masked, failed = MaskedRows(), FailedRows()
+        who = self._identity(path.name)
+        seen: set[str] = set(prior_masked.column("row_key").to_pylist()) | set(
+            prior_failed.column("row_key").to_pylist())
+        try:
+            for rows in read_rows(path, key, cfg.batch_size):
+                self._batch(rows, wanted, seen, vault, writer, masked, failed, who, stats)
+            vault.close()
+            masked_table = pa.concat_tables([prior_masked, masked.table()])
+            failed_table = pa.concat_tables([prior_failed, failed.table()])
+            self._commit(tmp, vault_stage, writer, masked_part, masked_table, failed_part, failed_table)
+            self._count(stats, count_rows(path), masked_table, failed_table)
+            stats.seconds += time.perf_counter() - started
+            runs = ([*marker.runs] if marker is not None and mode == "retry" else []) + [cfg.run_id]
+            ex = self.extractor
+            new_marker = Marker(key, str(path), input_sha, cfg.run_id, runs, ex.name, ex.model, ex.prompt_version,
+                                self.config_hash, stats)
+            write_json_atomic(marker_path(self.out, key), new_marker.to_dict())
+            log.info("%s (%s): %d documents, %d masked, %d failed (%d transient)", path.name, mode,
+                     stats.documents, stats.masked, stats.failed, stats.failed_transient)
+            return stats
+        finally:
+            vault.close()
+            shutil.rmtree(tmp, ignore_errors=True)
+            shutil.rmtree(vault_stage, ignore_errors=True)
+
+    @staticmethod
+    def _count(stats: FileStats, input_rows: int, masked: pa.Table, failed: pa.Table) -> None:
+        """Counts of the file's committed outputs (not of this pass): what metrics and reconciliation read."""
+        stats.documents = input_rows
+        stats.masked = masked.num_rows
+        stats.failed = failed.num_rows
+        stats.failed_transient = sum(bool(v) for v in failed.column("transient").to_pylist())
+        stats.failed_reasons = _count_column(failed.column("reason").to_pylist())
+        stats.fallback = sum(bool(v) for v in masked.column("fallback").to_pylist())
+        spans = [s for row in masked.column("spans").to_pylist() for s in (row or [])]
+        stats.entities = _count_column([s["type"] for s in spans])
+        stats.found_by = _count_column([src for s in spans for src in (s["found_by"] or [])])
+
+    def _commit(self, tmp: Path, vault_stage: Path, writer: str, masked_part: Path, masked: pa.Table,
+                failed_part: Path, failed: pa.Table) -> None:
+        """Move the vault file, then failed/, then masked/ into place (masked rows never lack their mapping)."""
+        staged_vault = vault_stage / f"{writer}.jsonl"
+        if staged_vault.exists():
+            target = Path(self.cfg.vault) / f"{writer}.jsonl"
+            if target.exists():  # writer names are unique per run and attempt: never replace a mapping
+                raise MaskJobError(f"vault file {target.name} already exists; refusing to overwrite it")
+            os.replace(staged_vault, target)
+        for part, table, name in ((failed_part, failed, "failed"), (masked_part, masked, "masked")):
+            if table.num_rows:
+                staged = tmp / f"{name}.parquet"
+                pq.write_table(table, staged, compression="zstd")
+                os.replace(staged, part)
+            else:
+                part.unlink(missing_ok=True)  # a killed run's leftovers for a file that now has none
+
+    def close(self) -> None:
+        """Release the extractors."""
+        self.extractor.close()
+        if self.fallback is not None:
+            self.fallback.close()
