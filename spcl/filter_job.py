@@ -115,7 +115,9 @@ def _prepare_output(output: str, overwrite: bool) -> None:
     clear_dir(output)
 
 
-def _screen_local(path: str, output: str, ctx: Any, bar: Progress, before: int) -> dict[str, Any]:
+def _screen_local(path: str, output: str, ctx: Any, bar: Progress | None = None,
+                  before: int = 0) -> dict[str, Any]:
+    """Screen one local file; a file that cannot be opened becomes one quarantine row naming it."""
     try:
         fh = open(path, "rb")  # noqa: SIM115 - closed below; an unopenable file is quarantined
     except OSError as err:
@@ -124,7 +126,8 @@ def _screen_local(path: str, output: str, ctx: Any, bar: Progress, before: int) 
     with fh:
 
         def on_batch(rows: int) -> None:
-            bar.advance(rows, work=before + fh.tell())
+            if bar is not None:
+                bar.advance(rows, work=before + fh.tell())
 
         return screen_file(fh, path, output, ctx, on_batch)
 
@@ -195,10 +198,12 @@ def _run_spark(job: FilterJob) -> _RunResult:
         reports = sp.run_tasks(sp.binary_files(session, files), job.settings, job.output)
         reports = list({r["source"]: r for r in reports}.values())
         missing = sorted(set(files) - {r["source"] for r in reports})
-        if missing:
-            log.warning("%d input file(s) listed but not read by Spark; quarantined by name", len(missing))
+        if missing:  # e.g. a file named explicitly whose name starts with '_' or '.': Spark skips those
+            log.warning("%d input file(s) listed but not read by Spark; read on the driver (local) or "
+                        "quarantined by name (remote)", len(missing))
             ctx = build_context(job.settings)
-            reports += [screen_unopenable(m, "unreadable_file:not_read_by_spark", job.output, ctx)
+            reports += [_screen_local(m, job.output, ctx) if is_local(m) else
+                        screen_unopenable(m, "unreadable_file:not_read_by_spark", job.output, ctx)
                         for m in missing]
     with _stage(timings, "count_ids"):
         duplicate_ids = sp.duplicate_ids(session, job.output, [f["path"] for r in reports for f in r["files"]])

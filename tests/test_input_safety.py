@@ -243,11 +243,15 @@ def test_4_listing_follows_no_loop_and_keeps_every_name(tmp_path: Path, engine: 
                     [doc_line(f"{k}-{i}", f"문서 {k} {i}") for i in range(3)])
     (src / "dead.jsonl").symlink_to(tmp_path / "nowhere.jsonl")
     os.mkfifo(src / "pipe.jsonl")
+    for hidden in ("_named.jsonl", ".named.jsonl"):  # skipped in a folder, read when named (Spark skips both)
+        write_lines(tmp_path / hidden, [doc_line(f"{hidden}-{i}", "숨은 파일") for i in range(2)])
     before = snapshot(src)
     out = tmp_path / "out"
-    stats = run(engine, [src], out)
-    got = assert_each_record_once(out, stats, 3 * len(names))
-    assert sorted(Path(r["source"]).name for r in got) == sorted(n for n in names for _ in range(3))
+    stats = run(engine, [src, tmp_path / "_named.jsonl", tmp_path / ".named.jsonl"], out)
+    got = assert_each_record_once(out, stats, 3 * len(names) + 4)
+    assert stats["counts"]["quarantine"] == 0
+    assert sorted(Path(r["source"]).name for r in got) == sorted(
+        [n for n in names for _ in range(3)] + ["_named.jsonl", ".named.jsonl"] * 2)
     skipped = {Path(p).name for p in stats["skipped_files"]}
     assert {"dead.jsonl", "pipe.jsonl"} <= skipped
     assert stats["skipped_file_reasons"]["not_a_file_or_broken_link"] == 2
