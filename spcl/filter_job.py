@@ -178,12 +178,7 @@ def _run_spark(job: FilterJob) -> _RunResult:
         local = tuple(i for i in job.inputs if is_local(i))
         remote = [i for i in job.inputs if not is_local(i)]
         listing = list_local_inputs_or_fail(local) if local else Listing()
-        if is_existing_file(job.output):
-            raise UsageError(f"output {job.output} is an existing file, not a folder")
-        try:
-            check_output(job.inputs, job.output, listing.files)  # before starting Spark
-        except UnsafeOutput as err:
-            raise UsageError(str(err)) from None
+        _check_paths(job, listing.files)  # before starting Spark
         session = sp.build_session(job.settings, job.master)
         if remote:
             found = sp.list_files(session, remote)
