@@ -54,6 +54,11 @@ class UsageError(JobError):
     that equals, contains or lies inside an input."""
 
 
+ARROW_ID_COUNT_ROWS = 5_000_000
+"""Up to this many output rows (local output) the Spark engine counts duplicate ids on the driver with
+pyarrow (one id column in memory) instead of starting a Spark job; above it, or for URLs, Spark counts."""
+
+
 @dataclass(frozen=True)
 class FilterJob:
     """One run of the filter: inputs (files, directories, globs or URLs), output folder, settings."""
@@ -201,7 +206,11 @@ def _run_spark(job: FilterJob) -> _RunResult:
                         screen_unopenable(m, "unreadable_file:not_read_by_spark", job.output, ctx)
                         for m in missing]
     with _stage(timings, "count_ids"):
-        duplicate_ids = sp.duplicate_ids(session, job.output, [f["path"] for r in reports for f in r["files"]])
+        rows = sum(f["rows"] for r in reports for f in r["files"])
+        if is_local(job.output) and rows <= ARROW_ID_COUNT_ROWS:  # no Spark job for a small local output
+            duplicate_ids = _duplicate_ids_arrow(job.output, reports)
+        else:
+            duplicate_ids = sp.duplicate_ids(session, job.output, [f["path"] for r in reports for f in r["files"]])
     return _RunResult(reports, files, skipped, timings, listing.duplicates, duplicate_ids)
 
 
