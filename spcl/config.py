@@ -172,9 +172,11 @@ def _format_errors(err: ValidationError, origin: str) -> str:
 
 
 def settings_from_dict(data: dict[str, Any] | None, origin: str = "<dict>") -> Settings:
-    """Validate a plain dict into :class:`Settings`; raise :class:`ConfigError` naming each bad key."""
+    """Validate a plain dict into :class:`Settings`; raise :class:`ConfigError` naming each bad key.
+    An empty section (``screen:`` with nothing under it) means that section's defaults."""
+    data = {k: ({} if v is None and k in Settings.model_fields else v) for k, v in (data or {}).items()}
     try:
-        return Settings.model_validate(data or {})
+        return Settings.model_validate(data)
     except ValidationError as err:
         raise ConfigError(_format_errors(err, origin)) from None
 
@@ -191,10 +193,17 @@ def load_settings(path: str | Path | None = None, overrides: dict[str, Any] | No
         path = DEFAULT_CONF
     if path is not None:
         origin = str(path)
+        if Path(path).is_dir():
+            raise ConfigError(f"configuration {path} is a folder; give a YAML file (e.g. conf/default.yaml)")
         try:
             loaded = yaml.safe_load(Path(path).read_text(encoding="utf-8"))
         except FileNotFoundError:
             raise ConfigError(f"configuration file not found: {path}") from None
+        except UnicodeDecodeError as err:
+            raise ConfigError(f"configuration file {path} is not UTF-8 text (byte {err.start})") from None
+        except OSError as err:
+            raise ConfigError(f"configuration file {path} cannot be read: {err.strerror or type(err).__name__}"
+                              ) from None
         except yaml.YAMLError as err:
             raise ConfigError(f"configuration file {path} is not valid YAML: {err}") from None
         if loaded is not None and not isinstance(loaded, dict):
@@ -203,7 +212,12 @@ def load_settings(path: str | Path | None = None, overrides: dict[str, Any] | No
     for dotted, value in (overrides or {}).items():
         node = data
         *parents, leaf = dotted.split(".")
-        for part in parents:
-            node = node.setdefault(part, {})
+        for i, part in enumerate(parents):
+            if node.get(part) is None:  # an empty section (``screen:``) is an empty mapping
+                node[part] = {}
+            node = node[part]
+            if not isinstance(node, dict):
+                key = ".".join(parents[: i + 1])
+                raise ConfigError(f"invalid configuration in {origin}:\n  {key}: must be a mapping of settings")
         node[leaf] = value
     return settings_from_dict(data, origin)

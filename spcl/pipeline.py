@@ -18,7 +18,7 @@ import pyarrow as pa
 
 from spcl.config import Settings
 from spcl.detect.base import Hit
-from spcl.io.schema import OUTPUT_SCHEMA
+from spcl.io.schema import OUTPUT_SCHEMA, row_key
 from spcl.route import decide, reported_hits, rule_reasons, screen_reasons
 from spcl.text import guess_lang, normalize
 
@@ -112,7 +112,8 @@ def process_batch(batch: pa.RecordBatch, ctx: FilterContext) -> pa.RecordBatch:
     common = {"config_hash": ctx.config_hash, "model_version": ctx.model_version}
     kept: list[dict[str, Any]] = []
     for rec in batch.to_pylist():
-        base = {"id": rec["id"], "source": rec["source"], "position": rec["position"], **common}
+        base = {"id": rec["id"], "row_key": row_key(rec["id"], rec["source"], rec["position"]),
+                "source": rec["source"], "position": rec["position"], **common}
         if rec["error"] is not None:
             _quarantine(cols, base, rec["error"], rec["raw"])
             continue

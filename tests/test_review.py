@@ -20,7 +20,7 @@ from hypothesis import strategies as st
 from sklearn.metrics import cohen_kappa_score
 
 from spcl.cli import main
-from spcl.io.schema import OUTPUT_SCHEMA
+from spcl.io.schema import OUTPUT_SCHEMA, row_key
 from spcl.manifest import read_manifest, verify_manifest
 from spcl.review.agree import adjudicate, agreement, cohen_kappa, fleiss_kappa, verdict
 from spcl.review.estimate import Scan, estimate, scan_output, scan_with_plan, weighted_rate, wilson
@@ -113,7 +113,7 @@ def make_rows(n: int = 600, seed: int = 1) -> list[dict]:
 
 def write_output(path: Path, rows: list[dict], *, rows_per_file: int, shuffle_seed: int | None = None) -> Path:
     """Write rows as a hive-partitioned filter output (``decision=*/part-*.parquet``) plus stats.json."""
-    rows = list(rows)
+    rows = [{**r, "row_key": r.get("row_key") or row_key(r["id"], r["source"], r["position"])} for r in rows]
     if shuffle_seed is not None:
         random.Random(shuffle_seed).shuffle(rows)
     table = pa.Table.from_pylist(rows, schema=OUTPUT_SCHEMA)

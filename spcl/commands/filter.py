@@ -48,8 +48,8 @@ def screen_model_problem(settings: Any) -> str | None:
 
 
 def run_from_args(args: argparse.Namespace) -> int:
-    """Run the filter job for parsed arguments; exit code 0 ok, 1 failed, 2 bad config."""
-    from spcl.filter_job import FilterJob, JobError, run_filter
+    """Run the filter job for parsed arguments; exit code 0 ok, 1 failed, 2 bad config or unsafe paths."""
+    from spcl.filter_job import FilterJob, JobError, UsageError, run_filter
     from spcl.spark import JavaMissing
 
     overrides: dict[str, object] = {}
@@ -65,6 +65,9 @@ def run_from_args(args: argparse.Namespace) -> int:
     job = FilterJob(tuple(args.input), args.output, settings, args.engine, args.master, args.overwrite)
     try:
         stats = run_filter(job)
+    except UsageError as err:
+        print(f"spcl filter: {err}", file=sys.stderr)
+        return 2
     except (JobError, JavaMissing) as err:
         print(f"spcl filter: {err}", file=sys.stderr)
         return 1

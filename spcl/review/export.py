@@ -34,6 +34,7 @@ FILE_NAMES: dict[str, tuple[str, ...]] = {
 }
 CSV_COLUMNS: tuple[str, ...] = (
     "id",
+    "row_key",
     "decision",
     "lang",
     "top_category",
@@ -92,6 +93,7 @@ def review_records(table: pa.Table, *, redacted: bool) -> list[dict[str, Any]]:
         records.append(
             {
                 "id": doc_id,
+                "row_key": row.get("row_key") or doc_id,
                 "decision": row["decision"],
                 "lang": row["lang"],
                 "top_category": row["top_category"],
@@ -119,6 +121,7 @@ def csv_cells(r: Mapping[str, Any]) -> list[str]:
     """The ``CSV_COLUMNS`` cells of one record, each guarded by ``escape_cell`` (reviewer cells empty)."""
     cells = [
         r["id"],
+        r["row_key"],
         r["decision"],
         r["lang"] or "",
         r["top_category"] or "",
@@ -192,6 +195,7 @@ def to_labelstudio(records: Iterable[Mapping[str, Any]]) -> str:
             {
                 "data": {
                     "doc_id": r["id"],
+                    "row_key": r["row_key"],
                     "text": r["text"],
                     "lang": r["lang"] or "",
                     "decision": r["decision"],
