@@ -200,7 +200,10 @@ def test_label_reload_download_and_agree_in_chromium(tmp_path: Path, batch: Path
     other = tmp_path / "reviewer-b.csv"
     other.write_bytes(raw.replace(b",RELATED,CRIME,", b",SCPI,CRIME,"))
     capsys.readouterr()
-    assert main(["review", "agree", str(target), str(other), "--out", str(tmp_path / "agreement.json")]) == 0
+    # only 4 of 30 are labelled: agree refuses a partial review unless asked to measure the overlap
+    assert main(["review", "agree", str(target), str(other), "--out", str(tmp_path / "agreement.json")]) == 1
+    assert main(["review", "agree", str(target), str(other), "--out", str(tmp_path / "agreement.json"),
+                 "--allow-partial"]) == 0
     agreed = json.loads((tmp_path / "agreement.json").read_text())
     assert agreed["items"] == 4 and agreed["label_disagreements"] == [ids[1]]
     assert "Landis–Koch" in capsys.readouterr().out

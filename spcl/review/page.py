@@ -95,7 +95,9 @@ _JS = r"""
   function save() {
     try { window.localStorage.setItem(KEY, JSON.stringify(state)); } catch (e) { warn(); }
   }
-  function idOf(el) { return el.getAttribute("data-doc-id"); }
+  // labels are keyed by the row key (unique per record) where the sample has one, else by the id
+  function idOf(el) { return el.getAttribute("data-row-key") || el.getAttribute("data-doc-id"); }
+  var keyColumn = data.columns.indexOf("row_key") >= 0 ? data.columns.indexOf("row_key") : 0;
   function entryOf(id) {
     var e = state.labels[id];
     if (!e) { e = state.labels[id] = { label: "", categories: [], pii: "", note: "" }; }
@@ -159,7 +161,7 @@ _JS = r"""
     var lines = [data.columns.map(quote).join(",")];
     for (var i = 0; i < data.rows.length; i++) {
       var cells = data.rows[i];
-      var e = state.labels[cells[0]] || { label: "", categories: [], pii: "", note: "" };
+      var e = state.labels[cells[keyColumn] || cells[0]] || { label: "", categories: [], pii: "", note: "" };
       var filled = [e.label, e.categories.join(","), e.pii, e.note].map(escapeCell);
       lines.push(cells.concat(filled).map(quote).join(","));
     }
@@ -298,8 +300,10 @@ def _article(index: int, r: Mapping[str, Any]) -> str:
         else ""
     )
     doc_id = html.escape(r["id"], quote=True)
+    row_key = html.escape(str(r.get("row_key") or ""), quote=True)
+    key_attr = f' data-row-key="{row_key}"' if row_key else ""
     return (
-        f'<article class="doc" data-doc-id="{doc_id}" data-index="{index}">'
+        f'<article class="doc" data-doc-id="{doc_id}"{key_attr} data-index="{index}">'
         f"<h3>{index + 1}. {doc_id}</h3>"
         f'<div class="meta">{meta}<br>reasons: {reasons}</div>'
         f'<table class="scores"><tr>{cells or "<td>no screen scores</td>"}</tr></table>'
