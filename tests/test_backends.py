@@ -149,7 +149,7 @@ def stub() -> Any:
 
 
 def _client(server: Any, **kw: Any) -> OpenAIExtractor:
-    opts = {"concurrency": 2, "timeout_s": 1.0, "retries": 2, "backoff_s": 0.01, **kw}
+    opts = {"concurrency": 2, "timeout_s": 1.0, "retries": 2, **kw}
     return OpenAIExtractor(f"http://127.0.0.1:{server.server_address[1]}/v1", "stub-model", **opts)
 
 
@@ -188,7 +188,7 @@ def test_openai_bounded_concurrency_keeps_order(stub: Any) -> None:
 
 
 def test_openai_unreachable_is_clear() -> None:
-    ex = OpenAIExtractor("http://127.0.0.1:9/v1", "m", retries=1, backoff_s=0.01, timeout_s=2)
+    ex = OpenAIExtractor("http://127.0.0.1:9/v1", "m", retries=1, timeout_s=2)
     with pytest.raises(BackendUnavailable, match=r"cannot reach the OpenAI-compatible endpoint http://127.0.0.1:9/v1"):
         ex.check()
     with pytest.raises(BackendUnavailable, match="became unreachable"):

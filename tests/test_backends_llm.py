@@ -40,7 +40,7 @@ DOCS = {
 @pytest.fixture(scope="module")
 def tiny_models(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     """Two tiny random-weight Llama chat models: ``noisy`` (prints noise) and ``mute`` (answers nothing)."""
-    from spcl.extract.backends.tiny_model import write_tiny_model
+    from spcl.bench.tiny_model import write_tiny_model
 
     root = tmp_path_factory.mktemp("tiny")
     return {"noisy": write_tiny_model(root / "noisy", seed=1), "mute": write_tiny_model(root / "mute", mute=True)}
@@ -187,7 +187,7 @@ def test_mask_cli_openai_backend_with_fallback(served: str, tiny_models: dict[st
 
 def test_gpu_check_script_cpu_smoke(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """The prepared GPU check runs end to end with the transformers backend (vLLM itself needs a GPU)."""
-    from spcl.extract.backends.gpu_check import main
+    from spcl.bench.gpu_check import main
 
     rc = main(["--out", str(tmp_path), "--docs", "6", "--backend", "transformers", "--hidden", "128", "--layers",
                "1", "--max-tokens", "4", "--batch-size", "3", "--fallback", "rules"])
@@ -196,3 +196,33 @@ def test_gpu_check_script_cpu_smoke(tmp_path: Path, capsys: pytest.CaptureFixtur
     assert summary["documents"] == 6 and summary["metrics"]["documents"] == 6
     assert summary["metrics"]["masked_by_fallback"] == summary["metrics"]["masked"]
     assert summary["generated_tokens_per_second"] > 0
+
+
+def test_transformers_path_releases_no_rule_value_when_the_model_finds_nothing(
+        tiny_models: dict[str, Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The transformers backend shares the mask stage's candidates and release check (issue 9): a real model
+    that answers nothing still gets every rule-found value masked."""
+    import base64
+
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from spcl.mask_stage import MaskJobConfig, iter_masked, run_mask_job
+
+    monkeypatch.setenv("SPCL_VAULT_KEY", base64.b64encode(bytes(range(32))).decode())
+    (tmp_path / "in").mkdir()
+    texts = list(DOCS.values())
+    pq.write_table(pa.table({"id": [f"d{i}" for i in range(len(texts))], "text": texts}), tmp_path / "in" / "p.parquet")
+    cfg = MaskJobConfig(str(tmp_path / "in"), str(tmp_path / "out"), str(tmp_path / "vault"), backend="transformers",
+                        model=str(tiny_models["mute"]), options={"max_new_tokens": 8, "batch_size": 3, "device": "cpu"})
+    metrics = run_mask_job(cfg)
+    assert metrics["masked"] + metrics["failed"] == len(texts) and metrics["reconciliation"]["ok"]
+    from spcl.mask_stage.candidates import rule_hits
+
+    masked = {r["id"]: r for r in iter_masked(tmp_path / "out")}
+    assert masked, "a model answering nothing still releases the documents the rules cover"
+    for i, text in enumerate(texts):
+        if f"d{i}" in masked:
+            for h in rule_hits(text):
+                assert text[h.start:h.end] not in masked[f"d{i}"]["masked_text"]
+            assert all("extractor" not in s["found_by"] for s in masked[f"d{i}"]["spans"])

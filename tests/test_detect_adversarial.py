@@ -42,6 +42,25 @@ HOSTILE = {
     "postal-marks": "〒" * N,
     "account": "계좌 " + "12-" * (N // 3),
     "hangul": "가" * N,
+    # issue 12: the folded view and the new written forms
+    "zwsp": "\u200b" * N,
+    "digit-zwsp": "1\u200b" * (N // 2),
+    "digit-marks": "0\u0301\ufe0f" * (N // 3),
+    "soft-hyphens": "a\u00ad" * (N // 2) + "@example.com",
+    "math-digits": "𝟎" * N,
+    "fullwidth-digits": "１" * N,
+    "nbsp-groups": "123\u00a0" * (N // 4),
+    "emoji-vs": "😀\ufe0f" * (N // 2),
+    "nanp-ish": "415-555-" * (N // 8),
+    "dotted-groups": "415.555." * (N // 8),
+    "spaced-groups": "call 212 555 " * (N // 13),
+    "extensions": "0132 x" * (N // 6),
+    "ext-words": " ext. " * (N // 6),
+    "exit-prefix": "001-" * (N // 4),
+    "born-words": "태어났다 " * (N // 5),
+    "umare": "生まれ" * (N // 3),
+    "born-dates": "born 1 May 1990 " * (N // 16),
+    "particles": "서울 강남구 테헤란로 1입니다 " * (N // 18),
 }
 SET = build_detectors(DetectSettings(keep_invalid=True, include_company_numbers=True))
 
@@ -57,6 +76,15 @@ def test_every_detector_is_linear_on_hostile_input(name: str) -> None:
         assert elapsed < 2.0, f"{label} took {elapsed:.2f}s on {name!r}"
 
 
+def test_fold_is_linear_on_hostile_input() -> None:
+    from spcl.detect.folding import fold
+
+    for name in ("zwsp", "digit-zwsp", "digit-marks", "math-digits", "emoji-vs", "soft-hyphens"):
+        t0 = time.perf_counter()
+        fold(HOSTILE[name])
+        assert time.perf_counter() - t0 < 2.0, name
+
+
 def test_hostile_input_still_finds_planted_pii() -> None:
     text = "😀" * 50_000 + " 010-1234-5678 " + "@" * 50_000 + " kim@example.com"
     assert [h.type for h in SET.find(text)] == ["PHONE", "EMAIL"]
@@ -64,6 +92,7 @@ def test_hostile_input_still_finds_planted_pii() -> None:
 
 MODULES = [
     "spcl.detect",
+    "spcl.detect.folding",
     "spcl.detect.validators",
     "spcl.detect.phone",
     "spcl.detect.ids",

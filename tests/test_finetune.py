@@ -31,7 +31,7 @@ def tiny(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     """A tiny random Llama chat model folder, its tokenizer and end-of-turn ids."""
     from transformers import AutoTokenizer
 
-    from spcl.extract.backends.tiny_model import write_tiny_model
+    from spcl.bench.tiny_model import write_tiny_model
 
     path = write_tiny_model(tmp_path_factory.mktemp("tiny") / "m", hidden_size=64, layers=1)
     tok = AutoTokenizer.from_pretrained(str(path), local_files_only=True)

@@ -36,7 +36,7 @@ ROOT = Path(__file__).resolve().parent.parent
 @pytest.fixture(scope="module")
 def setup(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     """A tiny model, 6 training chat records and 3 gold validation records (synthetic, seed 42)."""
-    from spcl.extract.backends.tiny_model import write_tiny_model
+    from spcl.bench.tiny_model import write_tiny_model
 
     root = tmp_path_factory.mktemp("ft")
     splits = generate_records(42)

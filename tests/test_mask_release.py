@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import base64
 import json
+import re
 from pathlib import Path
 
 import pyarrow as pa
@@ -329,3 +330,15 @@ def test_the_nothing_found_example_is_shown_as_an_empty_output() -> None:
     assert "(nothing)" not in prompt
     assert any(answer == "" for _, answer in FEW_SHOT)
     assert parse_extraction("", "anything").parse_success
+
+
+@pytest.mark.parametrize("hidden", ["010\u200b-1234-5678", "010-12\u20603\u200d4-5678", "𝟎𝟏𝟎-𝟏𝟐𝟑𝟒-𝟓𝟔𝟕𝟖",
+                                    "kim\u00ad.lee@example.org"])
+def test_values_written_with_invisible_or_look_alike_characters_are_masked_whole(hidden: str) -> None:
+    text = f"연락처 {hidden} 입니다"
+    hits = rule_hits(text)
+    assert hits, "the detectors see through the hiding characters"
+    outcome = mask_document(text, Extraction(raw=""), hits, ("PHONE", "EMAIL"), False)
+    assert outcome.released is not None
+    # the whole written value is one token, its hidden characters included
+    assert re.fullmatch(r"연락처 \[(PHONE|EMAIL)_1\] 입니다", outcome.released.masked_text)

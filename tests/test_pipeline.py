@@ -31,7 +31,8 @@ def _batch(texts: list[str]) -> pa.RecordBatch:
     n = len(texts)
     return pa.RecordBatch.from_pydict(
         {"id": [f"d{i}" for i in range(n)], "text": texts, "source": ["s"] * n, "position": list(range(n)),
-         "meta": [None] * n, "error": [None] * n, "raw": [None] * n}, schema=RECORD_SCHEMA)
+         "meta": [None] * n, "error": [None] * n, "raw": [None] * n, "id_note": [None] * n},
+        schema=RECORD_SCHEMA)
 
 
 def test_a_failing_screen_model_quarantines_the_whole_batch_with_original_bytes() -> None:

@@ -5,7 +5,7 @@
 
 It writes the synthetic PII set (``spcl synth pii``, seed 42: 1,600 training documents) and its chat records,
 takes ``--base`` (a real model folder if the machine has one) or writes a random-init Llama chat model sized by
-``--hidden``/``--layers`` (``spcl.extract.backends.tiny_model``), trains a LoRA adapter on CUDA for
+``--hidden``/``--layers`` (``spcl.bench.tiny_model``), trains a LoRA adapter on CUDA for
 ``--max-steps`` (or ``--epochs``), evaluates on the validation split (eval loss and ``spcl eval masking``
 metrics of the served adapter) and prints one JSON summary (also ``OUT/gpu_check_finetune.json``):
 tokens/s, peak GPU memory, loss, eval metrics, wall time. A random-init model learns the format only
@@ -50,7 +50,7 @@ def main(argv: list[str] | None = None) -> int:
     write_chat(data / "train.jsonl", data / "train-chat.jsonl")
     base = args.base
     if base is None:
-        from spcl.extract.backends.tiny_model import write_tiny_model
+        from spcl.bench.tiny_model import write_tiny_model
 
         heads = max(1, args.hidden // 64)
         base = str(write_tiny_model(args.out / "random-llama", hidden_size=args.hidden, layers=args.layers,

@@ -15,11 +15,14 @@ def register(sub: argparse._SubParsersAction) -> None:
     filt.add_argument("--workdir", default=None, help="folder for generated data (default: a temp dir)")
     filt.add_argument("--skip-spark", action="store_true")
     filt.add_argument("--screen", action="store_true", help="include the screen model (full screen path)")
+    filt.add_argument("--corpus", choices=("real", "synthetic"), default="real",
+                      help="real ja/ko text, one language per document (default), or the synthetic templates")
     filt.set_defaults(func=_run_filter_bench)
 
 
 def _run_filter_bench(args: argparse.Namespace) -> int:
-    from spcl.bench import run_filter_bench
+    from spcl.bench.filter import run_filter_bench
 
-    run_filter_bench(args.docs, args.seed, args.workdir, spark=not args.skip_spark, screen=args.screen)
+    run_filter_bench(args.docs, args.seed, args.workdir, spark=not args.skip_spark, screen=args.screen,
+                     corpus=args.corpus)
     return 0

@@ -1,6 +1,7 @@
 """``spcl eval``: evaluation commands.
 
 spcl eval masking --gold data/synth-pii/test.jsonl --pred pred.jsonl --out metrics.json
+spcl eval detect --gold data/detect-eval/gold.jsonl --gold data/detect-eval/prose.jsonl --out detect.json
 
 ``eval`` is a group others extend: write ``register_<name>(eval_sub)`` (it receives the ``eval``
 sub-parsers object and adds one subcommand) and add it to ``EVAL_COMMANDS`` below.
@@ -47,7 +48,86 @@ def register_masking(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(func=_masking)
 
 
-EVAL_COMMANDS: list[Callable[[argparse._SubParsersAction], None]] = [register_masking]
+def _names(args: argparse.Namespace) -> int:
+    import os
+
+    from spcl.evaluate.names import evaluate_names, format_table, read_names_set
+
+    if args.no_ner:
+        os.environ["SPCL_NAMES_NER"] = "off"
+    langs = [x.strip() for x in args.lang.split(",") if x.strip()] if args.lang else None
+    try:
+        records = read_names_set(args.set, None if args.split == "all" else args.split, langs)
+    except (OSError, ValueError, KeyError) as err:
+        print(f"spcl eval names: cannot read {args.set}: {type(err).__name__}", file=sys.stderr)
+        return 2
+    metrics = evaluate_names(records, args.predictor)
+    print(format_table(metrics))
+    if args.out:
+        Path(args.out).parent.mkdir(parents=True, exist_ok=True)
+        Path(args.out).write_text(json.dumps(metrics, indent=2) + "\n", encoding="utf-8")
+    return 0
+
+
+def register_names(sub: argparse._SubParsersAction) -> None:
+    """Add ``spcl eval names``."""
+    p = sub.add_parser(
+        "names",
+        help="person-name recall / false rows / docs/s of the CPU name finders on real ja/ko sentences",
+        description="SET.jsonl: {id, lang, source, split, text, persons: [[start, end], ...]} "
+        "(data/names-eval, built by spcl.evaluate.names_set); see spcl.evaluate.names.",
+    )
+    p.add_argument("--set", default="data/names-eval/names-eval.jsonl", metavar="SET.jsonl")
+    p.add_argument("--predictor", choices=("rules", "finder"), default="rules",
+                   help="rules: what the rules extractor's PERSON rows mask; finder: find_person_names spans")
+    p.add_argument("--split", choices=("dev", "test", "all"), default="all")
+    p.add_argument("--lang", default=None, help="languages, comma-separated (default: all)")
+    p.add_argument("--no-ner", action="store_true", help="rule finders only (SPCL_NAMES_NER=off)")
+    p.add_argument("--out", default=None, metavar="FILE.json", help="also write the metrics here")
+    p.set_defaults(func=_names)
+
+
+def _detect(args: argparse.Namespace) -> int:
+    from itertools import chain
+
+    from spcl.config import DetectSettings
+    from spcl.evaluate.detect import DetectEvalError, evaluate_detect, format_summary, read_gold
+
+    settings = DetectSettings(keep_invalid=args.keep_invalid, include_company_numbers=args.company_numbers)
+    try:
+        report = evaluate_detect(chain.from_iterable(read_gold(p) for p in args.gold), settings)
+    except (DetectEvalError, OSError) as err:
+        print(f"spcl eval detect: {err}", file=sys.stderr)
+        return 2
+    text = json.dumps(report, indent=2, ensure_ascii=False)
+    print(text if args.json else format_summary(report))
+    if args.out:
+        Path(args.out).parent.mkdir(parents=True, exist_ok=True)
+        Path(args.out).write_text(text + "\n", encoding="utf-8")
+    return 0
+
+
+def register_detect(sub: argparse._SubParsersAction) -> None:
+    """Add ``spcl eval detect``."""
+    p = sub.add_parser(
+        "detect",
+        help="rule detectors against gold spans: recall/precision by type and language, negatives, hits/MB",
+        description="GOLD.jsonl: {id, lang, kind: gold|negative|prose, text, spans: [{type, start, end}], "
+        "tags}; see spcl.evaluate.detect.",
+    )
+    p.add_argument("--gold", required=True, action="append", metavar="GOLD.jsonl", help="repeatable")
+    p.add_argument("--out", default=None, metavar="FILE.json", help="also write the full JSON report here")
+    p.add_argument("--json", action="store_true", help="print the full JSON report instead of the summary")
+    p.add_argument("--keep-invalid", action="store_true", help="report hits whose check digit fails too")
+    p.add_argument("--company-numbers", action="store_true", help="report company representative numbers too")
+    p.set_defaults(func=_detect)
+
+
+EVAL_COMMANDS: list[Callable[[argparse._SubParsersAction], None]] = [
+    register_masking,
+    register_names,
+    register_detect,
+]
 
 
 def register(sub: argparse._SubParsersAction) -> None:

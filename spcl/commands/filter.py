@@ -6,6 +6,7 @@ import argparse
 import json
 import logging
 import sys
+from typing import Any
 
 from spcl.config import load_settings
 
@@ -26,9 +27,29 @@ def add_filter_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--overwrite", action="store_true", help="replace an existing output folder")
 
 
+def screen_model_problem(settings: Any) -> str | None:
+    """Why the configured screen model cannot be loaded (one line, on the driver), or ``None`` when it can."""
+    if not settings.screen.enabled:
+        return None
+    from spcl.pipeline import resolve_model_path
+    from spcl.resources import shipped_locations
+    from spcl.screen import load_screen
+
+    path = resolve_model_path(settings.screen.model)
+    if not path.exists():
+        tried = ", ".join(str(p) for p in [path, *shipped_locations(settings.screen.model)[:2]])
+        return (f"screen model {settings.screen.model!r} not found (tried {tried}); pass --model DIR, "
+                "set screen.model in the config, or --no-screen")
+    try:
+        load_screen(path)
+    except Exception as err:  # a broken artifact: say which, never a traceback
+        return f"screen model {path} cannot be loaded: {type(err).__name__}: {str(err)[:200]}"
+    return None
+
+
 def run_from_args(args: argparse.Namespace) -> int:
-    """Run the filter job for parsed arguments; exit code 0 ok, 1 failed, 2 bad config."""
-    from spcl.filter_job import FilterJob, JobError, run_filter
+    """Run the filter job for parsed arguments; exit code 0 ok, 1 failed, 2 bad config or unsafe paths."""
+    from spcl.filter_job import FilterJob, JobError, UsageError, run_filter
     from spcl.spark import JavaMissing
 
     overrides: dict[str, object] = {}
@@ -37,9 +58,16 @@ def run_from_args(args: argparse.Namespace) -> int:
     if args.no_screen:
         overrides["screen.enabled"] = False
     settings = load_settings(args.conf, overrides)
+    problem = screen_model_problem(settings)
+    if problem:
+        print(f"spcl filter: {problem}", file=sys.stderr)
+        return 2
     job = FilterJob(tuple(args.input), args.output, settings, args.engine, args.master, args.overwrite)
     try:
         stats = run_filter(job)
+    except UsageError as err:
+        print(f"spcl filter: {err}", file=sys.stderr)
+        return 2
     except (JobError, JavaMissing) as err:
         print(f"spcl filter: {err}", file=sys.stderr)
         return 1

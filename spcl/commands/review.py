@@ -25,6 +25,17 @@ def _csv_list(value: str) -> tuple[str, ...]:
     return tuple(v.strip() for v in value.split(",") if v.strip())
 
 
+def _positive_int(value: str) -> int:
+    """argparse type: an integer >= 1 (a one-line usage error otherwise)."""
+    try:
+        number = int(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{value!r} is not a whole number") from None
+    if number < 1:
+        raise argparse.ArgumentTypeError(f"{number} is not at least 1")
+    return number
+
+
 def _fail(cmd: str, err: Exception) -> int:
     print(f"spcl review {cmd}: {err}", file=sys.stderr)
     return 1
@@ -64,14 +75,18 @@ def _export(args: argparse.Namespace) -> int:
         )
         if set(strata) - set(DIMENSIONS):
             raise ValueError(f"--strata takes {', '.join(DIMENSIONS)}")
-        if args.engine == "spark":
+        if args.what == "rejected":  # an 'spcl annotate' output: the texts the teachers disputed
+            from spcl.annotate.review import rejected_sample
+
+            plan, table = rejected_sample(args.input, spec)
+        elif args.engine == "spark":
             spark = _spark_session(args.master)
             try:
-                plan, table = sample_spark(spark, args.input, spec)
+                plan, table = sample_spark(spark, args.input, spec, allow_incomplete=args.allow_incomplete)
             finally:
                 spark.stop()
         else:
-            plan, table = sample_dataset(args.input, spec)
+            plan, table = sample_dataset(args.input, spec, allow_incomplete=args.allow_incomplete)
         manifest = export_sample(
             table,
             plan,
@@ -106,14 +121,43 @@ def _read_all(paths: list[str]) -> dict[str, Any]:
     return out
 
 
+def _same_files(paths: list[str]) -> tuple[list[tuple[str, str]], list[tuple[str, str]]]:
+    """``(same file given twice, different files with identical bytes)`` among reviewer files."""
+    from spcl.manifest import sha256_file
+
+    by_path: dict[str, str] = {}
+    by_hash: dict[str, str] = {}
+    same, copies = [], []
+    for p in paths:
+        real, digest = os.path.realpath(p), sha256_file(p)
+        if real in by_path:
+            same.append((by_path[real], p))
+        elif digest in by_hash:
+            copies.append((by_hash[digest], p))
+        by_path.setdefault(real, p)
+        by_hash.setdefault(digest, p)
+    return same, copies
+
+
 def _agree(args: argparse.Namespace) -> int:
-    from spcl.review.agree import agreement
+    from spcl.review.agree import agreement, check_coverage
     from spcl.review.export import write_private
 
     try:
-        result = agreement(_read_all(args.files))
+        same, copies = _same_files(args.files)
+        if same:
+            a, b = same[0]
+            raise ReviewError(f"{b} is given twice (as {a}): agreement of a file with itself says nothing; "
+                              "give each reviewer's own file")
+        for a, b in copies:
+            print(f"warning: {a} and {b} are byte-identical: did each reviewer label their own copy?",
+                  file=sys.stderr)
+        reviews = _read_all(args.files)
+        cov = check_coverage(reviews, allow_partial=args.allow_partial)
+        result = agreement(reviews)
     except (ValueError, OSError, ReviewError) as err:
         return _fail("agree", err)
+    print(cov.line())
     data = result.to_json()
     out = Path(args.out) if args.out else Path(args.files[0]).parent / "agreement.json"
     write_private(out, json.dumps(data, indent=2) + "\n")
@@ -153,12 +197,30 @@ def _update_batch_manifest(batch: Path, records: int) -> None:
     os.chmod(path, 0o600)
 
 
+def _adjudicate_pii(rows: list[dict[str, Any]], reviews: dict[str, Any], policy: str) -> None:
+    """Fill each row's ``pii`` (are the rule hits real personal data?) from every reviewer's answer: kept
+    when all who answered agree; on disagreement blank, or ``yes`` under ``policy="sensitive"``.
+    """
+    from spcl.review.labels import parse_pii
+
+    for row in rows:
+        answers = {parse_pii(r[row["id"]].row.get("pii"), row_id=row["id"]) for r in reviews.values() if row["id"] in r}
+        answers.discard(None)
+        if len(answers) > 1:
+            row["pii"] = "yes" if policy == "sensitive" else ""
+            row["agreed"] = "no"
+        elif answers or "pii" in row:
+            row["pii"] = {True: "yes", False: "no"}.get(next(iter(answers), None), "")
+
+
 def _adjudicate(args: argparse.Namespace) -> int:
     from spcl.review.agree import adjudicate
     from spcl.review.export import private_dir, write_private
 
     try:
-        rows = adjudicate(_read_all(args.files), policy=args.policy)
+        reviews = _read_all(args.files)
+        rows = adjudicate(reviews, policy=args.policy)
+        _adjudicate_pii(rows, reviews, args.policy)
     except (ValueError, OSError, ReviewError) as err:
         return _fail("adjudicate", err)
     out = Path(args.out) if args.out else Path(args.files[0]).parent / "adjudicated.csv"
@@ -177,6 +239,18 @@ def _adjudicate(args: argparse.Namespace) -> int:
     return 0
 
 
+def _by_document_id(reviews: dict[str, Any]) -> dict[str, Any]:
+    """Reviews re-keyed by document id (estimates match reviews to output rows by id); refuses repeated
+    ids, which an id-keyed estimate cannot tell apart."""
+    by_id = {r.id: r for r in reviews.values()}
+    if len(by_id) != len(reviews):
+        seen: set[str] = set()
+        repeated = sorted({r.id for r in reviews.values() if r.id in seen or seen.add(r.id)})
+        raise ReviewError(f"document ids repeat in the reviews ({', '.join(repeated[:10])}); estimates match "
+                          "reviews to the output by id and cannot tell those records apart")
+    return by_id
+
+
 def _report(args: argparse.Namespace) -> int:
     from spcl.manifest import MANIFEST_NAME, manifest_ref, sha256_file, write_manifest
     from spcl.review.estimate import estimate, plot_estimates, scan_output, scan_with_plan
@@ -186,14 +260,15 @@ def _report(args: argparse.Namespace) -> int:
     reviews_path = Path(args.reviews)
     plan_path = Path(args.plan) if args.plan else reviews_path.parent / "plan.json"
     try:
-        reviews = read_reviews(reviews_path)
+        reviews = _by_document_id(read_reviews(reviews_path))
         if plan_path.is_file():
             scan = scan_with_plan(args.input, SamplePlan.from_json(json.loads(plan_path.read_text())), set(reviews))
         else:
             scan = scan_output(args.input, SampleSpec(), set(reviews))
         stats_path = Path(args.input) / "stats.json"
         counts = json.loads(stats_path.read_text()).get("counts", {}) if stats_path.is_file() else {}
-        result = estimate(reviews, scan, counts, positive=_csv_list(args.positive))
+        positive = _csv_list(args.positive)
+        result = estimate(reviews, scan, counts, positive="auto" if positive == ("auto",) else positive)
     except (ValueError, OSError, ReviewError) as err:
         return _fail("report", err)
     out = Path(args.out) if args.out else reviews_path.parent / "report"
@@ -215,6 +290,12 @@ def _report(args: argparse.Namespace) -> int:
         print(
             f"{name}: {r['rate']:.3f} [{r['low']:.3f}, {r['high']:.3f}] from {r['reviewed']} reviewed; "
             f"≈ {r['count']:.0f} [{r['count_low']:.0f}, {r['count_high']:.0f}] of {r['population']} docs"
+        )
+    print(f"positive: {result['positive_rule']}")
+    if result.get("rule_flagged_unanswered"):
+        print(
+            f"note: {result['rule_flagged_unanswered']} rule-flagged documents labelled NONE have no pii answer "
+            "and count as false positives (fill the pii column: yes/no)"
         )
     if result["ids_not_in_output"]:
         print(f"warning: {len(result['ids_not_in_output'])} reviewed ids not in the output", file=sys.stderr)
@@ -258,7 +339,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p = rsub.add_parser("export", help="draw a stratified hashed-id sample and write it for reviewers")
     p.add_argument("--input", "-i", required=True, help="filter output folder (decision=*/ parquet)")
     p.add_argument("--out", "-o", required=True, help="new folder for the review batch (mode 0700)")
-    p.add_argument("--n", type=int, default=500, help="documents in total (default 500)")
+    p.add_argument("--n", type=_positive_int, default=500, help="documents in total (default 500)")
     p.add_argument("--seed", type=int, default=0, help="sampling seed (default 0)")
     p.add_argument(
         "--strata",
@@ -268,7 +349,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--decisions", default="clean,flagged", help="decisions to sample (default clean,flagged)")
     p.add_argument("--clean-share", type=float, default=0.25, help="share of n drawn from clean (default 0.25)")
     p.add_argument("--min-per-stratum", type=int, default=5, help="floor per stratum before proportional split")
-    p.add_argument("--per-stratum", type=int, default=None, help="fixed size per stratum (ignores --n)")
+    p.add_argument("--per-stratum", type=_positive_int, default=None, help="fixed size per stratum (ignores --n)")
     p.add_argument("--bucket-edges", default="0.5,0.8,0.95", help="lgbm score bucket edges")
     p.add_argument("--format", default="csv,jsonl,labelstudio,html", help="any of csv,jsonl,labelstudio,html")
     p.add_argument("--redact", action="store_true", help="export text with rule hits replaced by [TYPE]")
@@ -282,12 +363,18 @@ def register(sub: argparse._SubParsersAction) -> None:
     )
     p.add_argument("--master", default=None, help="Spark master for --engine spark (default local[*])")
     p.add_argument("--force", action="store_true", help="overwrite a non-empty --out folder")
+    p.add_argument("--what", choices=("sample", "rejected"), default="sample",
+                   help="sample: a filter output (default); rejected: an 'spcl annotate' output's disputed texts")
+    p.add_argument("--allow-incomplete", action="store_true",
+                   help="read an output whose run did not finish (no stats.json/manifest.json)")
     p.set_defaults(func=_export)
 
     p = rsub.add_parser("agree", help="Cohen's / Fleiss' kappa, per category, confusion, disagreements")
     p.add_argument("files", nargs="+", help="two or more reviewer files (.csv, .jsonl, Label Studio .json)")
     p.add_argument("--out", default=None, help="agreement JSON (default: agreement.json beside the first)")
     p.add_argument("--fail-under", type=float, default=None, help="exit 1 when kappa is below this")
+    p.add_argument("--allow-partial", action="store_true",
+                   help="measure on the documents every reviewer labelled when some are left out")
     p.set_defaults(func=_agree)
 
     p = rsub.add_parser("adjudicate", help="merge reviewer files; disagreements left for an adjudicator")
@@ -305,7 +392,12 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--input", "-i", required=True, help="the filter output folder the sample came from")
     p.add_argument("--reviews", required=True, help="adjudicated review file")
     p.add_argument("--plan", default=None, help="plan.json of the export (default: beside --reviews)")
-    p.add_argument("--positive", default="SCPI", help="labels counted as sensitive (default SCPI)")
+    p.add_argument(
+        "--positive",
+        default="auto",
+        help="labels counted as sensitive, e.g. SCPI or SCPI,RELATED; default auto: follow what flagged the "
+        "document (SCPI/RELATED for the screen; for a rule, the reviewer's pii=yes confirms the value)",
+    )
     p.add_argument("--out", default=None, help="report folder (default: report/ beside --reviews)")
     p.set_defaults(func=_report)
 

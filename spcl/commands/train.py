@@ -8,6 +8,8 @@ import logging
 import time
 from pathlib import Path
 
+from spcl.progress import Progress
+
 log = logging.getLogger(__name__)
 
 
@@ -64,17 +66,24 @@ def run_train(args: argparse.Namespace) -> int:
     extra = [r for r in records if r.synthetic] + extra
     cv_card = None
     out = Path(args.out)
-    if args.cv_folds and args.cv_folds > 1:
-        from spcl.screen.evaluate import cross_validate, cv_report
+    folds = args.cv_folds if args.cv_folds and args.cv_folds > 1 else 0
+    # documents passed through training: each CV fold trains on ~(k-1)/k of the real records plus extra,
+    # then the final model on all of them (a TTY only)
+    cv_docs = round(len(real) * (folds - 1) + folds * len(extra)) if folds else 0
+    total = cv_docs + len(real) + len(extra)
+    with Progress("train", total=total) as bar:
+        if folds:
+            from spcl.screen.evaluate import cross_validate, cv_report
 
-        t0 = time.perf_counter()
-        cv = cross_validate(real, extra, settings, folds=args.cv_folds)
-        cv_card = cv_report(cv)
-        cv_card["folds"] = args.cv_folds
-        cv_card["seconds"] = round(time.perf_counter() - t0, 1)
-        out.mkdir(parents=True, exist_ok=True)
-        write_cv_outputs(cv, cv_card, out)
-    screen = fit_screen(real + extra, settings)
+            t0 = time.perf_counter()
+            cv = cross_validate(real, extra, settings, folds=folds, on_fold=bar.advance)
+            cv_card = cv_report(cv)
+            cv_card["folds"] = args.cv_folds
+            cv_card["seconds"] = round(time.perf_counter() - t0, 1)
+            out.mkdir(parents=True, exist_ok=True)
+            write_cv_outputs(cv, cv_card, out)
+        screen = fit_screen(real + extra, settings)
+        bar.advance(len(real) + len(extra))
     sources = [_data_source(p) for p in args.data]
     card_extra = {
         "training_data": sources,

@@ -8,6 +8,10 @@ Reporting rule: ``validated`` True or None is reported; False (a failed check di
 only with ``keep_invalid``. Per type: PHONE/EMAIL/ACCOUNT/POSTAL/ADDRESS are always None (no checksum);
 RRN True/None (False only for impossible dates); MYNUMBER and CARD True/False; DOB True/False (calendar).
 
+Invisible and look-alike characters (zero-width spaces, soft hyphens, marks after digits, mathematical or
+full-width digits) are folded away first (:mod:`spcl.detect.folding`) and hits are mapped back, so a span
+covers the whole written value in the NFC text.
+
 Speed: the five numeric detectors run only inside "number clusters" (one character-class scan for
 runs of >= 7 digits and separators); EMAIL, DOB, POSTAL and ADDRESS anchor on their own cue
 characters ('@', birth words, 〒/우편, a road name + number, 都道府県), so a typical 1.5 KB document
@@ -27,8 +31,9 @@ from itertools import pairwise
 
 from spcl.config import PII_TYPES, DetectSettings
 from spcl.detect.account import AccountDetector
-from spcl.detect.base import Detector, Hit
+from spcl.detect.base import Detector, Hit, NumericDetector
 from spcl.detect.dob import DobDetector
+from spcl.detect.folding import fold
 from spcl.detect.ids import CardDetector, MyNumberDetector, RrnDetector
 from spcl.detect.location import AddressDetector, PostalDetector
 from spcl.detect.mail import EmailDetector
@@ -39,6 +44,7 @@ __all__ = [
     "Detector",
     "DetectorSet",
     "Hit",
+    "NumericDetector",
     "build_detectors",
     "find_pii",
     "resolve_overlaps",
@@ -121,7 +127,7 @@ class DetectorSet:
     def __init__(self, settings: DetectSettings) -> None:
         self.settings = settings
         on = [t for t in PII_TYPES if t in settings.types]
-        self.numeric = [DETECTORS[t](settings) for t in on if t in _NUMERIC]
+        self.numeric: list[NumericDetector] = [DETECTORS[t](settings) for t in on if t in _NUMERIC]
         self.other: list[Detector] = [DETECTORS[t](settings) for t in on if t not in _NUMERIC]
 
     @property
@@ -132,9 +138,23 @@ class DetectorSet:
     def find(self, text: str) -> list[Hit]:
         """All hits in ``text`` (NFC), overlaps resolved, sorted by ``(start, -end)``.
 
+        The detectors run on the folded view of the text (:mod:`spcl.detect.folding`: invisible characters
+        dropped, look-alike digits folded) and each hit is mapped back, so that its span covers the whole
+        written value in ``text``, the invisible characters inside it included.
+
         >>> build_detectors(DetectSettings(types=("EMAIL",))).find("a@example.com 010-1234-5678")
         [Hit(type='EMAIL', start=0, end=13, validated=None, detector='email@1')]
+        >>> build_detectors().find("tel 010\u200b1234\u200b5678")
+        [Hit(type='PHONE', start=4, end=17, validated=None, detector='phone_kr@1')]
         """
+        folded = fold(text)
+        if folded is None:
+            return self.find_folded(text)
+        hits = self.find_folded(folded.text)
+        return [Hit(h.type, *folded.span(h.start, h.end), h.validated, h.detector) for h in hits]
+
+    def find_folded(self, text: str) -> list[Hit]:
+        """All hits in an already folded ``text`` (offsets into it), overlaps resolved."""
         hits: list[Hit] = []
         if self.numeric:
             n = len(text)

@@ -14,10 +14,11 @@ import re
 from spcl.config import DetectSettings
 from spcl.detect._common import NUM_LEFT, NUM_RIGHT, negative_context, window_has
 from spcl.detect.base import Hit
-from spcl.detect.phone import classify_jp, classify_kr, first_group
+from spcl.detect.phone import PHONE_SHAPE, classify_jp, classify_kr, first_group
 from spcl.detect.validators import digits_of, is_calendar_date
 
-_ACCOUNT = re.compile(NUM_LEFT + r"(?:\d{2,6}(?:[-‐－]\d{2,8}){1,3}|\d{7,14})" + NUM_RIGHT)
+# Dashed groups may end in a one-digit check group (농협 302-1234-5678-9, 새마을금고 9002-1234-5678-9).
+_ACCOUNT = re.compile(NUM_LEFT + r"(?:\d{2,6}(?:[-‐－]\d{2,8}){1,3}(?:[-‐－]\d)?|\d{7,14})" + NUM_RIGHT)
 _CONTEXT = re.compile(
     r"계좌|은행|입금|송금|이체|예금주|농협|신협|수협|새마을금고|우체국|뱅크|"
     r"口座|銀行|普通|当座|支店|振込|振り込み|信用金庫|ゆうちょ|名義|"
@@ -66,8 +67,8 @@ class AccountDetector:
             if not window_has(_CONTEXT, text, s, self._window):
                 continue
             prefix = first_group(raw, digits)
-            if classify_kr(digits, prefix) or classify_jp(digits, prefix):
-                continue
+            if PHONE_SHAPE.fullmatch(raw) and (classify_kr(digits, prefix) or classify_jp(digits, prefix)):
+                continue  # written as a phone number and one by its numbering plan
             if _looks_like_timestamp(digits) or negative_context(text, s):
                 continue
             hits.append(Hit(self.type, s, m.end(), None, self.name))

@@ -31,3 +31,17 @@ class Detector(Protocol):
     def find(self, text: str) -> list[Hit]:
         """All hits of this detector in ``text`` (offsets into ``text``)."""
         ...
+
+
+class NumericDetector(Detector, Protocol):
+    """A detector of digit-shaped values, fed the digit clusters of a text by one shared scan.
+
+    ``min_len`` is the shortest cluster (characters) that can hold a value; ``find_in`` looks only inside
+    ``text[start:end]`` (lookarounds may read the characters around it) and returns offsets into ``text``.
+    """
+
+    min_len: int
+
+    def find_in(self, text: str, start: int, end: int) -> list[Hit]:
+        """Hits whose span lies within ``[start, end)`` of ``text``."""
+        ...

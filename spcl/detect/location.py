@@ -30,7 +30,9 @@ _KR_NUM = r"\d{1,5}(?:-\d{1,5})?"
 _KR_ADDRESS = (
     r"(?<![가-힣])" + _KR_PROVINCE + r"(?: {1,2}[가-힣]{1,6}[시군구]){0,2} {1,2}(?:[가-힣]{1,6}[읍면] {1,2})?"
     r"(?:[가-힣\d]{1,12}[로길] ?" + _KR_NUM + r"|[가-힣\d]{1,8}[동리가] ?" + _KR_NUM + r"(?:번지)?)"
-    r"(?![\d가-힣])"  # "주로 3월", "안암동 5가": a unit or a district name, not a building number
+    # "주로 3월", "안암동 5가": a unit or a district name, not a building number; but a particle or copula
+    # may follow at once ("테헤란로 152입니다", "…194로 보내 주세요").
+    r"(?:(?![\d가-힣])|(?=입니다|이다|이며|이고|에서|에|으로|로|의|은|는|을|를|과|와|까지))"
 )
 _JP_PREFECTURE = (
     r"(?:東京都|北海道|(?:大阪|京都)府|(?:青森|岩手|宮城|秋田|山形|福島|茨城|栃木|群馬|埼玉|千葉|神奈川|新潟"

@@ -1,4 +1,7 @@
-"""PHONE: Korean and Japanese domestic numbers, international (+CC) forms and US "(415) 555-2671".
+"""PHONE: Korean and Japanese domestic numbers, international forms (+CC, or after an international call
+prefix such as 001-) and North American numbers as people write them in English text: "(415) 555-2671",
+"(212)555-0147", "415-555-0132", "415.555.0132", "1-800-…", "212 555 0147" after a phone word, each with
+an optional extension ("x204", "ext. 45", also "内線"/"내선" after domestic numbers).
 
 One regex finds phone-shaped candidates; a small classifier on the digits decides what the number is
 (FACTS.md): a personal number (reported), a company representative / toll-free number (reported only
@@ -14,7 +17,7 @@ import re
 from typing import Literal
 
 from spcl.config import DetectSettings
-from spcl.detect._common import NUM_LEFT, NUM_RIGHT, SEP, negative_context
+from spcl.detect._common import NUM_LEFT, NUM_RIGHT, SEP, negative_context, window_has
 from spcl.detect.base import Hit
 from spcl.detect.validators import digits_of
 
@@ -30,13 +33,39 @@ _DOMESTIC = re.compile(
     + r"|[1１][568５６８]\d{2}" + SEP + r"\d{4})"  # 1588-1234 (company)
     + NUM_RIGHT
 )
+# The right edge of a phone number: as NUM_RIGHT, except that an extension may follow at once ("x204").
+_PHONE_RIGHT = r"(?!\d)(?!(?![xX]\.? ?\d|[eE][xX][tT])[A-Za-z])(?![-‐－][\dA-Za-z])(?![.．]\d)"
+PHONE_SHAPE = _DOMESTIC
+"""The written shape of a KR/JP domestic number (groups of the right lengths), for other detectors."""
+# International numbers: "+CC …" or an international call prefix ("001-1-…", "00700 82 …", "011 1 …").
+_INTL_BODY = r"\d{1,3}[-. ]?(?:\(0?\d{1,4}\)[-. ]?)?\d{1,4}(?:[-. ]\d{1,4}){1,4}"
 _INTL = re.compile(
-    r"(?<![\dA-Za-z+])\+(?:\d{1,3}[-. ]?(?:\(0?\d{1,4}\)[-. ]?)?\d{1,4}(?:[-. ]\d{1,4}){1,4}|\d{8,15})"
-    + NUM_RIGHT
+    r"(?<![\dA-Za-z+])(?:\+(?P<plus>" + _INTL_BODY + r"|\d{8,15})"
+    + r"|(?<![-‐－.．])(?:00700|00[1-9]|011)[-. ]?(?P<exit>" + _INTL_BODY + r"))"
+    + _PHONE_RIGHT
 )
-# North American numbers written the US way without +1: (415) 555-2671.
-_NANP = re.compile(r"(?<![\dA-Za-z])\([2-9]\d{2}\) ?[2-9]\d{2}[-.]\d{4}" + NUM_RIGHT)
+# North American numbers written the US way: (415) 555-2671, (212)555-0147, (415)-555-0132, 415-555-0132,
+# 415.555.0132, 415 555-0132, 1-800-555-0199. Without parentheses the separators agree ("-" or ".", or a
+# space then "-"), so that a run of numbers is never read as a phone; a leading "1." is a version
+# ("1.429.945.6764"), not a trunk. "212 555 0147" with spaces only (group "spaced") counts only after a
+# phone word: a table of numbers is not a phone.
+_NANP = re.compile(
+    NUM_LEFT
+    + r"(?:(?P<spaced>(?:1 )?[2-9]\d{2} [2-9]\d{2} \d{4})"
+    + r"|(?:1[- ]?)?(?:\([2-9]\d{2}\)[ -]?[2-9]\d{2}[-. ]\d{4}|[2-9]\d{2}(?P<s>[-.])[2-9]\d{2}(?P=s)\d{4}"
+    + r"|[2-9]\d{2} [2-9]\d{2}-\d{4}))"
+    + _PHONE_RIGHT
+)
+_PHONE_CONTEXT = re.compile(
+    r"phone|tel\b|call|cell|mobile|fax|contact|reach|text me|전화|연락|휴대|電話|携帯|連絡", re.IGNORECASE
+)
+# An extension right after a number: "x204", " ext. 45", ", extension 12", " 内線 123", " 내선 45".
+_EXT = re.compile(r"[ ,]{0,2}(?:[xX]\.?|(?i:ext)\.?|(?i:extension)|内線|내선)[ .:#]{0,2}\d{1,6}(?!\d)")
+# A bare 3-3-4 group after one of these words is an account number, not a US phone.
+_BANK_CONTEXT = re.compile(r"계좌|은행|口座|銀行|account|acct|bank", re.IGNORECASE)
 
+# NANP toll-free area codes: company numbers, like KR 15xx/16xx/18xx and JP 0120/0800.
+NANP_TOLL_FREE = frozenset({"800", "833", "844", "855", "866", "877", "888"})
 _KR_AREA = re.compile(r"0(?:2|3[1-3]|4[1-4]|5[1-5]|6[1-4])")
 _KR_MOBILE = re.compile(r"01[016-9]")
 _KR_PERSONAL_050 = re.compile(r"050[2-8]?")
@@ -110,8 +139,9 @@ def first_group(raw: str, digits: str) -> str | None:
     return digits[: m.end() - m.start()] if m else None
 
 
-def _classify_intl(raw: str, digits: str) -> tuple[str, Kind] | None:
-    """(region, kind) of an international number written after '+', or ``None``."""
+def _classify_intl(raw: str, digits: str, plus: bool = True) -> tuple[str, Kind] | None:
+    """(region, kind) of an international number written after '+' (``plus``) or after an international
+    call prefix such as 001 (then only the Korean, Japanese and North American plans count), or ``None``."""
     n = len(digits)
     if n < 8 or n > 15:
         return None
@@ -134,10 +164,16 @@ def _classify_intl(raw: str, digits: str) -> tuple[str, Kind] | None:
         kind = classify(national, prefix)
         return (region, kind) if kind else None
     if digits[0] == "1":
-        # NANP: 1 + area code (2-9..) + exchange (2-9..) + 4 digits.
+        # NANP: 1 + area code (2-9..) + exchange (2-9..) + 4 digits; toll-free area codes are companies.
         ok = n == 11 and digits[1] in "23456789" and digits[4] in "23456789"
-        return ("intl", "personal") if ok else None
-    return ("intl", "personal") if n >= 9 else None
+        return ("intl", "company" if digits[1:4] in NANP_TOLL_FREE else "personal") if ok else None
+    return ("intl", "personal") if n >= 9 and plus else None
+
+
+def _nanp_kind(raw: str) -> Kind:
+    """A North American number written without "+": company when its area code is toll-free."""
+    digits = digits_of(raw)
+    return "company" if digits[-10:-7] in NANP_TOLL_FREE else "personal"
 
 
 class PhoneDetector:
@@ -163,7 +199,10 @@ class PhoneDetector:
         return self.find_in(text, 0, len(text))
 
     def find_in(self, text: str, start: int, end: int) -> list[Hit]:
-        """Hits whose candidate lies in ``text[start:end]`` (lookbehinds still see the text before)."""
+        """Hits whose candidate lies in ``text[start:end]`` (lookbehinds still see the text before).
+
+        An extension written right after a number ("x204", "ext. 45", "内線 12") is part of the hit.
+        """
         hits: list[Hit] = []
         for m in _DOMESTIC.finditer(text, start, end):
             s, e = m.span()
@@ -177,14 +216,27 @@ class PhoneDetector:
                 region = "jp"
             if kind is None or not self._keep(kind) or negative_context(text, s):
                 continue
-            hits.append(Hit("PHONE", s, e, None, f"phone_{region}@1"))
-        if text.find("(", start, end) != -1:
-            hits += [Hit("PHONE", m.start(), m.end(), None, "phone_intl@1") for m in _NANP.finditer(text, start, end)]
-        if text.find("+", start, end) != -1:
+            hits.append(self._hit(text, s, e, region))
+        for m in _NANP.finditer(text, start, end):
+            s = m.start()
+            if negative_context(text, s) or not self._keep(_nanp_kind(m.group())):
+                continue
+            if m.group("spaced") and not window_has(_PHONE_CONTEXT, text, s, 24):
+                continue
+            if "(" not in m.group() and window_has(_BANK_CONTEXT, text, s, 16):
+                continue  # a bare 3-3-4 group after a banking word: an account number
+            hits.append(self._hit(text, s, m.end(), "intl"))
+        if text.find("+", start, end) != -1 or text.find("00", start, end) != -1 or text.find("011", start, end) != -1:
             for m in _INTL.finditer(text, start, end):
-                s, e = m.span()
-                got = _classify_intl(m.group(), digits_of(m.group()))
-                if got is None or not self._keep(got[1]):
+                body = m.group("plus") or m.group("exit")
+                got = _classify_intl(body, digits_of(body), plus=m.group("plus") is not None)
+                if got is None or not self._keep(got[1]) or negative_context(text, m.start()):
                     continue
-                hits.append(Hit("PHONE", s, e, None, f"phone_{got[0]}@1"))
+                hits.append(self._hit(text, m.start(), m.end(), got[0]))
         return hits
+
+    @staticmethod
+    def _hit(text: str, s: int, e: int, region: str) -> Hit:
+        """The hit for ``text[s:e]``, stretched over an extension written right after it."""
+        ext = _EXT.match(text, e)
+        return Hit("PHONE", s, ext.end() if ext else e, None, f"phone_{region}@1")

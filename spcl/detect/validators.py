@@ -62,6 +62,15 @@ def luhn_ok(digits: str) -> bool:
     return total % 10 == 0
 
 
+def luhn_check_digit(payload: str) -> int:
+    """The digit that makes ``payload + digit`` pass the Luhn check (for generators of test data).
+
+    >>> luhn_check_digit("411111111111111")
+    1
+    """
+    return next(d for d in range(10) if luhn_ok(f"{payload}{d}"))
+
+
 def card_brand(digits: str) -> str | None:
     """The card network whose IIN range and length fit ``digits`` (FACTS.md), else ``None``.
 

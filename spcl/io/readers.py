@@ -1,9 +1,15 @@
 """Readers: turn the bytes of one input file into Arrow batches of ``RECORD_SCHEMA``.
 
-Every input record yields exactly one row. A record that cannot be used (malformed JSON, invalid UTF-8,
-a missing or non-string text field, empty text, NUL characters, a text over the size limit, the unreadable
-tail of a truncated compressed file, an unreadable Parquet file) yields a row whose ``error`` names the
-reason and whose ``raw`` keeps the bytes, so that nothing is lost. Blank JSONL lines are not records.
+Every input record yields exactly one row. A record that cannot be used (malformed JSON, JSON nested too
+deep, invalid UTF-8, a missing or non-string text field, empty text, NUL characters, a text over the size
+limit, the unreadable tail of a truncated compressed file, an unreadable Parquet file) yields a row whose
+``error`` names the reason and whose ``raw`` keeps the bytes it stands for, so that nothing is lost.
+Blank JSONL lines are not records; a UTF-8 byte order mark at the start of a file is not part of a record.
+
+The file name only says which files to read; what a file *is* comes from its first bytes: gzip and zstd
+streams are decompressed whatever their name, a Parquet file (``PAR1``) is read as Parquet, anything
+else as JSONL text. A ``.json`` file whose content starts with ``[`` is one JSON array of records
+(position = element index); read whole, or quarantined whole with its reason.
 
 The functions take a binary file object, so the same code reads a local file (plain-Python engine) and
 the ``content`` bytes that Spark's ``binaryFile`` source hands to a worker.
@@ -12,7 +18,6 @@ the ``content`` bytes that Spark's ``binaryFile`` source hands to a worker.
 from __future__ import annotations
 
 import hashlib
-import io
 import json
 import zlib
 from collections.abc import Callable, Iterator
@@ -31,7 +36,12 @@ JSONL_SUFFIXES: tuple[str, ...] = (".jsonl", ".ndjson", ".json", ".jsonl.gz", ".
 PARQUET_SUFFIXES: tuple[str, ...] = (".parquet", ".pq")
 _CHUNK = 1 << 20
 MAX_RAW_FILE_BYTES = 64 << 20
-"""An unreadable Parquet file is kept whole in quarantine up to this size (larger: reason says so)."""
+"""An unreadable file (or broken compressed member) is kept whole in quarantine up to this size (larger:
+``raw`` is null and the reason ends in ``_too_large_to_keep``; ``source`` and ``position`` point to it)."""
+GZIP_MAGIC = b"\x1f\x8b"
+ZSTD_MAGIC = b"\x28\xb5\x2f\xfd"
+PARQUET_MAGIC = b"PAR1"
+BOM = b"\xef\xbb\xbf"
 
 
 class UnsupportedInput(ValueError):
@@ -59,6 +69,27 @@ def is_supported(path: str, settings: InputSettings) -> bool:
     return True
 
 
+def sniff(fh: IO[bytes]) -> str:
+    """What a file is by its first bytes: ``gzip``, ``zstd``, ``parquet`` or ``plain`` (rewinds ``fh``)."""
+    fh.seek(0)
+    head = fh.read(4)
+    fh.seek(0)
+    if head.startswith(GZIP_MAGIC):
+        return "gzip"
+    if head == ZSTD_MAGIC:
+        return "zstd"
+    if head == PARQUET_MAGIC:
+        return "parquet"
+    return "plain"
+
+
+def _base_name(source: str) -> str:
+    name = source.lower().rsplit("/", 1)[-1]
+    for suffix in (".gz", ".zst"):
+        name = name.removesuffix(suffix)
+    return name
+
+
 def derive_id(source: str, position: int) -> str:
     """A stable document id from the source path and the record's position in it.
 
@@ -79,9 +110,11 @@ class _BatchBuilder:
     )
 
     def add(self, position: int, *, doc_id: str | None = None, text: str | None = None,
-            meta: str | None = None, error: str | None = None, raw: bytes | None = None) -> None:
+            meta: str | None = None, error: str | None = None, raw: bytes | None = None,
+            id_note: str | None = None) -> None:
         cols = self.columns
         cols["id"].append(doc_id if doc_id is not None else derive_id(self.source, position))
+        cols["id_note"].append(id_note if doc_id is not None else "derived")
         cols["text"].append(text)
         cols["source"].append(self.source)
         cols["position"].append(position)
@@ -100,12 +133,26 @@ class _BatchBuilder:
         return batch
 
 
-def _doc_id(value: Any) -> str | None:
-    if isinstance(value, str) and value.strip():
-        return value
-    if isinstance(value, int) and not isinstance(value, bool):
-        return str(value)
-    return None
+def doc_id_of(value: Any) -> tuple[str | None, str | None]:
+    """``(id, note)`` for a record's id value: a non-blank string as is (note None); any other value kept
+    as its compact JSON text (``7`` → ``"7"``, note ``non_string``); missing, null or blank → ``(None,
+    "derived")`` (the reader derives one from source and position).
+
+    >>> doc_id_of(7), doc_id_of("a"), doc_id_of(None)
+    (('7', 'non_string'), ('a', None), (None, 'derived'))
+    """
+    if isinstance(value, str):
+        return (value, None) if value.strip() and _encodable(value) else (None, "derived")
+    if value is None:
+        return None, "derived"
+    try:
+        if isinstance(value, bool | int | float | list | dict):
+            text = json.dumps(value, ensure_ascii=False, sort_keys=True, separators=(",", ":"))
+        else:
+            text = str(value)
+    except (RecursionError, ValueError, TypeError):
+        return None, "derived"
+    return (text, "non_string") if _encodable(text) else (None, "derived")
 
 
 def _encodable(value: str) -> bool:
@@ -151,23 +198,42 @@ def _add_json_line(builder: _BatchBuilder, line: bytes, position: int, settings:
         return
     try:
         record = json.loads(decoded)
-    except (json.JSONDecodeError, RecursionError):
+    except RecursionError:
+        builder.add(position, error="too_deep", raw=line)
+        return
+    except json.JSONDecodeError:
         builder.add(position, error="malformed_json", raw=line)
         return
+    _add_record(builder, record, position, settings, line)
+
+
+def _add_record(builder: _BatchBuilder, record: Any, position: int, settings: InputSettings,
+                raw: bytes) -> None:
+    """One parsed JSON value as one row (a usable record, or quarantine with its reason and ``raw``)."""
     if not isinstance(record, dict):
-        builder.add(position, error="not_an_object", raw=line)
+        builder.add(position, error="not_an_object", raw=raw)
         return
-    doc_id = _doc_id(record.get(settings.id_field)) if settings.id_field else None
+    doc_id, note = doc_id_of(record.get(settings.id_field)) if settings.id_field else (None, "derived")
     text = record.get(settings.text_field)
     problem = text_problem(text, settings)
     if problem:
-        builder.add(position, doc_id=doc_id, error=problem, raw=line)
+        builder.add(position, doc_id=doc_id, id_note=note, error=problem, raw=raw)
         return
-    builder.add(position, doc_id=doc_id, text=text, meta=_meta_json(record, settings))
+    try:
+        meta = _meta_json(record, settings)
+    except RecursionError:
+        builder.add(position, doc_id=doc_id, id_note=note, error="too_deep", raw=raw)
+        return
+    builder.add(position, doc_id=doc_id, id_note=note, text=text, meta=meta)
 
 
 class StreamError(Exception):
-    """A compressed stream is truncated or corrupt at the current point."""
+    """A compressed stream is truncated or corrupt; ``member_start`` is the compressed offset of the
+    member (gzip) or frame (zstd) that broke."""
+
+    def __init__(self, member_start: int) -> None:
+        super().__init__(f"compressed stream broken in the member starting at byte {member_start}")
+        self.member_start = member_start
 
 
 def _inflate(fh: IO[bytes], new_decoder: Callable[[], Any]) -> Iterator[bytes]:
@@ -178,50 +244,71 @@ def _inflate(fh: IO[bytes], new_decoder: Callable[[], Any]) -> Iterator[bytes]:
     """
     decoder = new_decoder()
     fed = False
+    consumed = member_start = 0
     while chunk := fh.read(_CHUNK):
+        consumed += len(chunk)
         while chunk:
             fed = True
             try:
                 yield decoder.decompress(chunk)
-            except (zlib.error, zstandard.ZstdError, EOFError, OSError) as err:
-                raise StreamError(type(err).__name__) from None
+            except (zlib.error, zstandard.ZstdError, EOFError, OSError):
+                raise StreamError(member_start) from None
             if decoder.eof:
                 chunk = decoder.unused_data
+                member_start = consumed - len(chunk)
                 decoder = new_decoder()
                 fed = False
             else:
                 chunk = b""
     if fed and not decoder.eof:
-        raise StreamError("truncated")
+        raise StreamError(member_start)
 
 
-def _chunks(fh: IO[bytes], source: str) -> Iterator[bytes]:
-    name = source.lower()
-    if name.endswith(".gz"):
+def _chunks(fh: IO[bytes], kind: str) -> Iterator[bytes]:
+    """Decompressed chunks of ``fh`` by what it is (``sniff``), not by its name."""
+    if kind == "gzip":
         return _inflate(fh, lambda: zlib.decompressobj(wbits=31))
-    if name.endswith(".zst"):
+    if kind == "zstd":
         return _inflate(fh, lambda: zstandard.ZstdDecompressor().decompressobj())
     return iter(lambda: fh.read(_CHUNK), b"")
 
 
-def iter_lines(fh: IO[bytes], source: str) -> Iterator[tuple[int, bytes, str | None]]:
-    """Yield ``(byte offset, line without newline, None)`` per non-blank line of the decompressed stream.
+def _kept(fh: IO[bytes], start: int, reason: str) -> tuple[bytes | None, str]:
+    """The file's bytes from ``start`` to the end, with ``reason``; ``None`` and ``reason_too_large_to_keep``
+    past ``MAX_RAW_FILE_BYTES``."""
+    fh.seek(start)
+    data = fh.read(MAX_RAW_FILE_BYTES + 1)
+    if len(data) > MAX_RAW_FILE_BYTES:
+        return None, reason + "_too_large_to_keep"
+    return data, reason
 
-    When the stream breaks (truncated or corrupt gzip/zstd), yield one final
-    ``(offset, partial line before the break, "truncated_or_corrupt_stream")`` so the loss is recorded.
+
+def iter_lines(fh: IO[bytes], source: str) -> Iterator[tuple[int, bytes | None, str | None]]:
+    """Yield ``(byte offset, line without newline, None)`` per non-blank line of the decompressed stream
+    (compression sniffed from the content; a leading UTF-8 BOM skipped).
+
+    When the stream breaks (truncated or corrupt gzip/zstd), yield one final ``(offset, compressed bytes
+    of the broken member to the end of the file, "truncated_or_corrupt_stream")`` so the loss is recorded
+    with the bytes it stands for (``None`` and ``…_too_large_to_keep`` past ``MAX_RAW_FILE_BYTES``).
     """
     pending = b""
     offset = 0  # offset of the first byte of `pending` in the decompressed stream
-    chunks = _chunks(fh, source)
+    bom_checked = False
+    chunks = _chunks(fh, sniff(fh))
     while True:
         try:
             chunk = next(chunks)
         except StopIteration:
             break
-        except StreamError:
-            yield offset, pending, "truncated_or_corrupt_stream"
+        except StreamError as err:
+            raw, reason = _kept(fh, err.member_start, "truncated_or_corrupt_stream")
+            yield offset, raw, reason
             return
         pending += chunk
+        if not bom_checked and len(pending) >= len(BOM):
+            bom_checked = True
+            if pending.startswith(BOM):
+                pending, offset = pending[len(BOM):], len(BOM)
         start = 0
         while (nl := pending.find(b"\n", start)) >= 0:
             line = pending[start:nl]
@@ -230,6 +317,8 @@ def iter_lines(fh: IO[bytes], source: str) -> Iterator[tuple[int, bytes, str | N
             start = nl + 1
         offset += start
         pending = pending[start:]
+    if not bom_checked and pending.startswith(BOM):
+        pending, offset = pending[len(BOM):], len(BOM)
     if pending.strip():
         yield offset, pending.rstrip(b"\r"), None
 
@@ -239,7 +328,7 @@ def read_jsonl(fh: IO[bytes], source: str, settings: InputSettings,
     """Arrow batches of the records of one JSONL file (plain, .gz or .zst)."""
     builder = _BatchBuilder(source, batch_rows)
     for position, line, stream_error in iter_lines(fh, source):
-        if stream_error:
+        if stream_error or line is None:
             builder.add(position, error=stream_error, raw=line)
         else:
             _add_json_line(builder, line, position, settings)
@@ -251,14 +340,75 @@ def read_jsonl(fh: IO[bytes], source: str, settings: InputSettings,
 
 def _unreadable_file(fh: IO[bytes], source: str, reason: str, batch_rows: int) -> Iterator[pa.RecordBatch]:
     builder = _BatchBuilder(source, batch_rows)
-    fh.seek(0, io.SEEK_END)
-    size = fh.tell()
-    fh.seek(0)
-    raw = fh.read() if size <= MAX_RAW_FILE_BYTES else None
-    builder.add(0, error=reason if raw is not None else reason + "_too_large_to_keep", raw=raw)
+    raw, reason = _kept(fh, 0, reason)
+    builder.add(0, error=reason, raw=raw)
     batch = builder.flush()
     assert batch is not None
     yield batch
+
+
+def unopenable_file(source: str, reason: str) -> pa.RecordBatch:
+    """The one quarantine row for a file that could not be opened or listed (``raw`` is null:
+    ``source`` points to the file)."""
+    builder = _BatchBuilder(source, 1)
+    builder.add(0, error=reason)
+    batch = builder.flush()
+    assert batch is not None
+    return batch
+
+
+def _json_array(fh: IO[bytes], kind: str) -> tuple[list[Any] | None, str | None]:
+    """``(elements, None)`` for a file holding one JSON array, else ``(None, reason)``."""
+    try:
+        data = b"".join(_chunks(fh, kind))
+    except StreamError:
+        return None, "truncated_or_corrupt_stream"
+    try:
+        value = json.loads(data.removeprefix(BOM).decode("utf-8"))
+    except UnicodeDecodeError:
+        return None, "invalid_utf8"
+    except RecursionError:
+        return None, "too_deep"
+    except json.JSONDecodeError:
+        return None, "malformed_json"
+    return (value, None) if isinstance(value, list) else (None, "not_an_array")
+
+
+def _is_json_array(fh: IO[bytes], source: str, kind: str) -> bool:
+    """True for a ``.json`` file whose first non-blank character (after a BOM) is ``[``."""
+    if not _base_name(source).endswith(".json"):
+        return False
+    buf = rest = b""
+    try:
+        for chunk in _chunks(fh, kind):
+            buf += chunk
+            rest = buf.removeprefix(BOM).lstrip()
+            if rest:
+                break
+    except StreamError:
+        pass
+    fh.seek(0)
+    return rest.startswith(b"[")
+
+
+def read_json_array(fh: IO[bytes], source: str, settings: InputSettings, kind: str,
+                    batch_rows: int = 2000) -> Iterator[pa.RecordBatch]:
+    """Arrow batches of the elements of a ``.json`` file holding one JSON array (position = index).
+
+    A file that is not one readable array becomes one quarantine row with the file's bytes.
+    """
+    elements, problem = _json_array(fh, kind)
+    if elements is None:
+        yield from _unreadable_file(fh, source, problem or "malformed_json", batch_rows)
+        return
+    builder = _BatchBuilder(source, batch_rows)
+    for position, element in enumerate(elements):
+        raw = json.dumps(element, ensure_ascii=False, default=str).encode("utf-8", "surrogatepass")
+        _add_record(builder, element, position, settings, raw)
+        if builder.full() and (batch := builder.flush()) is not None:
+            yield batch
+    if (batch := builder.flush()) is not None:
+        yield batch
 
 
 def read_parquet(fh: IO[bytes], source: str, settings: InputSettings,
@@ -298,32 +448,51 @@ def read_parquet(fh: IO[bytes], source: str, settings: InputSettings,
 def _add_parquet_row(builder: _BatchBuilder, row: dict[str, Any], position: int, names: set[str],
                      settings: InputSettings) -> None:
     text = row.get(settings.text_field) if settings.text_field in names else None
-    doc_id = _doc_id(row.get(settings.id_field)) if settings.id_field else None
+    doc_id, note = doc_id_of(row.get(settings.id_field)) if settings.id_field else (None, "derived")
     problem = text_problem(text, settings)
     if problem:
         raw = json.dumps(row, ensure_ascii=True, default=str).encode()
-        builder.add(position, doc_id=doc_id, error=problem, raw=raw)
+        builder.add(position, doc_id=doc_id, id_note=note, error=problem, raw=raw)
     else:
-        builder.add(position, doc_id=doc_id, text=text, meta=_meta_json(row, settings))
+        builder.add(position, doc_id=doc_id, id_note=note, text=text, meta=_meta_json(row, settings))
+
+
+def content_format(fh: IO[bytes], source: str, settings: InputSettings) -> str:
+    """How to read one file: ``parquet`` (``PAR1`` content, or a Parquet name/setting: unreadable when
+    the content is not Parquet), ``json_array`` or ``jsonl`` — by content first, then name."""
+    kind = sniff(fh)
+    if kind == "parquet":
+        return "parquet"
+    if is_supported(source, settings) and file_format(source, settings) == "parquet":
+        return "parquet"
+    return "json_array" if _is_json_array(fh, source, kind) else "jsonl"
 
 
 def read_records(fh: IO[bytes], source: str, settings: InputSettings,
                  batch_rows: int = 2000) -> Iterator[pa.RecordBatch]:
     """Arrow batches (``RECORD_SCHEMA``) of every record of one input file, whatever its format."""
-    if file_format(source, settings) == "parquet":
+    fmt = content_format(fh, source, settings)
+    if fmt == "parquet":
         yield from read_parquet(fh, source, settings, batch_rows)
+    elif fmt == "json_array":
+        yield from read_json_array(fh, source, settings, sniff(fh), batch_rows)
     else:
         yield from read_jsonl(fh, source, settings, batch_rows)
 
 
 def count_records(fh: IO[bytes], source: str, settings: InputSettings) -> int:
-    """How many records ``read_records`` must emit for this file, counted without parsing them.
+    """How many records ``read_records`` must emit for this file, counted without parsing them (a JSON
+    array is parsed: its length is its record count).
 
     Used to reconcile ``input = clean + flagged + quarantine`` independently of the parse and screen path.
     """
-    if file_format(source, settings) == "parquet":
+    fmt = content_format(fh, source, settings)
+    if fmt == "parquet":
         try:
             return pq.ParquetFile(fh).metadata.num_rows
         except (pa.ArrowException, OSError, ValueError):
             return 1
+    if fmt == "json_array":
+        elements, _ = _json_array(fh, sniff(fh))
+        return 1 if elements is None else len(elements)
     return sum(1 for _ in iter_lines(fh, source))

@@ -6,6 +6,8 @@
 
 from __future__ import annotations
 
+import hashlib
+
 import pyarrow as pa
 
 DECISIONS: tuple[str, ...] = ("clean", "flagged", "quarantine")
@@ -19,6 +21,7 @@ RECORD_SCHEMA = pa.schema(
         pa.field("meta", pa.string()),  # JSON of the record's other fields
         pa.field("error", pa.string()),  # quarantine reason found while reading, else null
         pa.field("raw", pa.binary()),  # raw record bytes, kept only for quarantined records
+        pa.field("id_note", pa.string()),  # null: the record's own string id; "non_string" | "derived"
     ]
 )
 
@@ -48,6 +51,7 @@ SCORES_TYPE = pa.struct(
 OUTPUT_SCHEMA = pa.schema(
     [
         pa.field("id", pa.string(), nullable=False),
+        pa.field("row_key", pa.string(), nullable=False),  # unique per input record: see row_key()
         pa.field("decision", pa.string(), nullable=False),  # clean | flagged | quarantine
         pa.field("text", pa.string()),  # NFC text (null for quarantine)
         pa.field("lang", pa.string()),  # ja | ko | en | other (null for quarantine)
@@ -64,3 +68,18 @@ OUTPUT_SCHEMA = pa.schema(
         pa.field("model_version", pa.string()),
     ]
 )
+
+
+def row_key(doc_id: str, source: str, position: int) -> str:
+    """The unique, engine-independent key of one input record: ``r`` + 32 hex digits of SHA-256.
+
+    ``source`` must be the canonical source (``spcl.io.inputs.canonical_source``: the resolved absolute
+    path of a local file, the URL as given otherwise), so both engines give the same key. Two records
+    with the same id (repeated ids, ``7`` and ``"7"``) still get different keys; every stage that must
+    tell records apart (review sampling, the mask stage's vault) keys by it.
+
+    >>> row_key("7", "/crawl/a.jsonl", 0) != row_key("7", "/crawl/a.jsonl", 12)
+    True
+    """
+    material = "\x1f".join((doc_id, source, str(position)))
+    return "r" + hashlib.sha256(material.encode("utf-8", "surrogatepass")).hexdigest()[:32]

@@ -45,6 +45,12 @@ def is_nonempty_dir(url: str) -> bool:
     return bool(fs.get_file_info(pafs.FileSelector(path, recursive=False)))
 
 
+def is_existing_file(url: str) -> bool:
+    """True when ``url`` exists and is not a folder."""
+    fs, path = filesystem(url)
+    return fs.get_file_info(path).type not in (pafs.FileType.NotFound, pafs.FileType.Directory)
+
+
 def clear_dir(url: str) -> None:
     """Create ``url`` as an empty folder (deleting what it held)."""
     fs, path = filesystem(url)

@@ -82,6 +82,18 @@ def resolve_key(key: bytes | str | Path | None = None) -> bytes:
         if len(key) != KEY_BYTES:
             raise VaultKeyError(f"vault key must be {KEY_BYTES} bytes")
         return key
+    path = key if key is not None else (None if os.environ.get(KEY_ENV) else os.environ.get(KEY_FILE_ENV))
+    if path:
+        try:
+            mode = os.stat(path).st_mode
+        except OSError:
+            mode = 0
+        if mode & 0o077:  # readable or writable by group/others: say so (the key itself is never logged)
+            import logging
+
+            logging.getLogger(__name__).warning(
+                "vault key file %s is accessible to group/others (mode %03o); run: chmod 600 %s",
+                path, mode & 0o777, path)
     if key is not None:
         return read_key_file(key)
     if os.environ.get(KEY_ENV):

@@ -82,14 +82,11 @@ def _policy_flags(policy: Any, det_type: str) -> bool:
         return True  # a detector type the policy does not know: require it (fail closed)
 
 
-def person_name_rows(text: str) -> list[tuple[str, str]]:
-    """``("PERSON", name)`` rows of the CPU name finders (Japanese, Korean, English) for NFC ``text``."""
-    from spcl.extract.backends.rules_backend import en_person_names, ja_person_names, ko_person_names
+def person_name_rows(text: str, lang: str | None = None) -> list[tuple[str, str]]:
+    """``("PERSON", name)`` rows of the CPU name finders (``spcl.extract.names``) for NFC ``text``."""
+    from spcl.extract.names import find_person_names
 
-    rows: list[tuple[str, str]] = []
-    for finder in (ja_person_names, ko_person_names, en_person_names):
-        rows += [("PERSON", name.strip()) for _, name in finder(text) if name.strip()]
-    return rows
+    return [("PERSON", text[s:e].strip()) for s, e in find_person_names(text, lang) if text[s:e].strip()]
 
 
 @dataclass(slots=True)
@@ -113,7 +110,7 @@ class Candidates:
 
 
 def collect_candidates(text: str, extractor_rows: Iterable[tuple[str, str]], hits: Sequence[RuleHit],
-                       types: Sequence[str], names: bool) -> Candidates:
+                       types: Sequence[str], names: bool, lang: str | None = None) -> Candidates:
     """The document's candidates: extractor rows, rule-hit surfaces of allowed ``types``, and name-finder rows.
 
     ``text`` is the NFC source the hits index. Rule-hit rows are ``(type, text[start:end])``; only types in
@@ -124,6 +121,6 @@ def collect_candidates(text: str, extractor_rows: Iterable[tuple[str, str]], hit
     by_source = {
         "extractor": [(t, v) for t, v in extractor_rows if t in allowed],
         "rules": [(t, v) for t, v in rule_rows if v],
-        "names": person_name_rows(text) if names and "PERSON" in allowed else [],
+        "names": person_name_rows(text, lang) if names and "PERSON" in allowed else [],
     }
     return Candidates(by_source)

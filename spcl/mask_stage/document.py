@@ -36,7 +36,7 @@ def _parse_failure(res: ParseResult) -> str:
 
 
 def mask_document(text: str, extraction: Extraction, hits: Sequence[RuleHit], types: Sequence[str],
-                  names: bool) -> Outcome:
+                  names: bool, lang: str | None = None) -> Outcome:
     """Mask NFC ``text`` from the backend's ``extraction`` plus the rule hits and name finders, fail closed.
 
     The backend's failure (its reason) and an answer that breaks the contract (``unparseable_output``,
@@ -53,7 +53,7 @@ def mask_document(text: str, extraction: Extraction, hits: Sequence[RuleHit], ty
     if not parsed.parse_success:
         return Outcome(reason=_parse_failure(parsed), parsed=parsed)
     try:
-        cands = collect_candidates(text, parsed.candidates, hits, types, names)
+        cands = collect_candidates(text, parsed.candidates, hits, types, names, lang)
         result = mask_text(text, cands.union())
         found_by = cands.found_by(text, [(s.start, s.end) for s in result.spans])
     except Exception as err:

@@ -50,9 +50,11 @@ def file_key(path: Path, root: str | Path) -> str:
 
 
 def derived_row_key(doc_id: Any, source: Any, position: Any) -> str:
-    """A row key from the filter's ``(id, source, position)``: unique per input record, engine-independent."""
-    body = "\x1f".join("" if v is None else str(v) for v in (doc_id, source, position))
-    return "rk-" + hashlib.sha256(body.encode("utf-8")).hexdigest()[:24]
+    """The filter's row key (``spcl.io.schema.row_key``) for input that lacks the ``row_key`` column."""
+    from spcl.io.schema import row_key
+
+    return row_key("" if doc_id is None else str(doc_id), "" if source is None else str(source),
+                   -1 if position is None else int(position))
 
 
 @dataclass(slots=True)

@@ -26,6 +26,7 @@ from spcl.mask_stage.inputs import count_rows, file_key, list_input_files
 from spcl.mask_stage.metrics import build_metrics, rate
 from spcl.mask_stage.state import load_markers, needs_work, read_marker, write_json_atomic
 from spcl.mask_stage.task import MaskRunner
+from spcl.progress import Progress
 
 log = logging.getLogger("spcl.mask_stage")
 
@@ -89,9 +90,11 @@ def run_mask_job(cfg: MaskJobConfig, extractor: Extractor | None = None) -> dict
         if runner.check is not None and todo:
             runner.check()  # an unreachable endpoint stops the job before any file is touched
         docs = 0
-        for path, key in todo:
-            stats = runner.process_file(path, key)
-            docs += stats.documents if stats is not None else 0
+        with Progress("mask", total=sum(count_rows(p) for p, _ in todo)) as bar:
+            runner.progress = bar
+            for path, key in todo:
+                stats = runner.process_file(path, key)
+                docs += stats.documents if stats is not None else 0
     finally:
         runner.close()
     elapsed = time.perf_counter() - started

@@ -45,6 +45,7 @@ class _Doc:
     index: int
     text: str
     hits: list[RuleHit]
+    lang: str | None
 
 
 def _read_part(path: Path, schema: pa.Schema) -> pa.Table:
@@ -82,6 +83,7 @@ class MaskRunner:
             (self.out / sub).mkdir(parents=True, exist_ok=True)
         self.check = getattr(self.extractor, "check", None)
         self.config_hash = cfg.config_hash()
+        self.progress: Any = None  # a spcl.progress.Progress while the python engine runs (counts only)
 
     def _identity(self, source_file: str) -> RowIdentity:
         ex = self.extractor
@@ -112,7 +114,7 @@ class MaskRunner:
             stats.latencies.append(round(res.seconds, 6))
             stats.generated_tokens += res.generated_tokens or 0
             stats.outputs += res.ok
-            outcome = mask_document(doc.text, res, doc.hits, cfg.types, self.names)
+            outcome = mask_document(doc.text, res, doc.hits, cfg.types, self.names, doc.lang)
             if outcome.parsed is not None:
                 stats.parsed += outcome.parsed.parse_success
                 stats.checked_rows += outcome.parsed.checked_rows
@@ -121,7 +123,7 @@ class MaskRunner:
         retry = [d for d in docs if outcomes[d.index][0].released is None]
         if self.fallback is not None and retry:
             for doc, res in zip(retry, self._extract(self.fallback, [d.text for d in retry]), strict=True):
-                outcome = mask_document(doc.text, res, doc.hits, cfg.types, self.names)
+                outcome = mask_document(doc.text, res, doc.hits, cfg.types, self.names, doc.lang)
                 if outcome.released is not None:
                     outcomes[doc.index] = (outcome, self.fallback)
         return outcomes
@@ -150,8 +152,10 @@ class MaskRunner:
                 except Exception as err:  # a detector bug fails this document, closed
                     early[i] = f"detect_error:{type(err).__name__}"
                     continue
-                docs.append(_Doc(i, nfc, hits))
+                docs.append(_Doc(i, nfc, hits, rows.langs[i]))
         outcomes = self._outcomes(docs, stats)
+        if self.progress is not None:
+            self.progress.advance(len(docs) + len(early))
         for i, row_key in enumerate(rows.row_keys):
             if i in early:
                 failed.add(rows.ids[i], row_key, early[i], who)

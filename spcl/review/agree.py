@@ -94,15 +94,32 @@ def kappa(ratings: Sequence[Sequence[Hashable]], labels: Sequence[Hashable]) -> 
     return fleiss_from_ratings(ratings, labels)
 
 
+LANDIS_KOCH: tuple[tuple[float, str], ...] = (
+    (0.0, "slight"),
+    (0.2, "fair"),
+    (0.4, "moderate"),
+    (0.6, "substantial"),
+    (0.8, "almost perfect"),
+)
+"""Landis & Koch (1977) bands by their lower edge (half-open: 0.6 is substantial); below 0 is poor."""
+
+
 def verdict(k: float) -> str:
-    """What teams do with a kappa: below 0.6 rewrite the guideline; 0.6–0.8 good; 0.8 and up excellent."""
+    """The Landis–Koch band of a kappa and what to do: below 0.6 (``GOOD``) rewrite the guideline.
+
+    >>> verdict(0.55), verdict(0.85)
+    ('moderate (Landis–Koch): below 0.6, rewrite the guideline and label again', 'almost perfect (Landis–Koch)')
+    """
     if math.isnan(k):
         return "undefined (a single label throughout): review more varied documents"
+    band = "poor"
+    for edge, name in LANDIS_KOCH:
+        if k >= edge:
+            band = name
+    text = f"{band} (Landis–Koch)"
     if k < GOOD:
-        return "poor: rewrite the guideline and label again"
-    if k < EXCELLENT:
-        return "good"
-    return "excellent"
+        text += f": below {GOOD:g}, rewrite the guideline and label again"
+    return text
 
 
 def _nan_to_none(x: float) -> float | None:
@@ -175,6 +192,56 @@ def agreement(reviews: Mapping[str, Mapping[str, Review]]) -> Agreement:
     )
 
 
+class PartialReview(ValueError):
+    """Reviewer files do not cover the same labelled documents; the message names the ids."""
+
+
+@dataclass(frozen=True)
+class Coverage:
+    """Which documents every reviewer labelled: ``ids`` seen in any file, ``labelled_by_all``, and per
+    reviewer the ids they left out (absent from their file or with an empty label)."""
+
+    ids: int
+    labelled_by_all: int
+    missing: dict[str, list[str]]
+
+    def line(self) -> str:
+        """``coverage: 57 of 60 documents labelled by every reviewer (95.0 %)``."""
+        share = 100.0 * self.labelled_by_all / self.ids if self.ids else 0.0
+        return f"coverage: {self.labelled_by_all} of {self.ids} documents labelled by every reviewer ({share:.1f} %)"
+
+
+def coverage(reviews: Mapping[str, Mapping[str, Review]]) -> Coverage:
+    """The :class:`Coverage` of reviewer files (``{reviewer: {id: Review}}``)."""
+    all_ids = sorted(set().union(*(set(r) for r in reviews.values()))) if reviews else []
+    missing = {n: [i for i in all_ids if i not in r or not r[i].label] for n, r in reviews.items()}
+    left_out = set().union(*(set(m) for m in missing.values())) if missing else set()
+    return Coverage(len(all_ids), len(all_ids) - len(left_out), {n: m for n, m in missing.items() if m})
+
+
+def _some(ids: Sequence[str], limit: int = 10) -> str:
+    shown = ", ".join(ids[:limit])
+    return shown + (f" … and {len(ids) - limit} more" if len(ids) > limit else "")
+
+
+def check_coverage(reviews: Mapping[str, Mapping[str, Review]], *, allow_partial: bool = False) -> Coverage:
+    """The coverage, or :class:`PartialReview` naming the ids: always when no document is labelled by
+    every reviewer (disjoint files, empty labels); when some are left out by a reviewer, unless
+    ``allow_partial`` (agreement is then measured on the documents all labelled)."""
+    cov = coverage(reviews)
+    if cov.labelled_by_all == 0:
+        raise PartialReview(f"no document is labelled by every reviewer ({cov.ids} ids in the files; "
+                            "files for different documents, or labels left empty): nothing to measure")
+    if cov.missing and not allow_partial:
+        doc_ids = {k: r.id for m in reviews.values() for k, r in m.items()}
+        shown = {k: doc_ids[k] if doc_ids[k] == k else f"{doc_ids[k]} (row {k[:9]})" for k in doc_ids}
+        parts = [f"{n} left {len(m)} unlabelled or absent: {_some([shown[k] for k in m])}"
+                 for n, m in cov.missing.items()]
+        raise PartialReview(f"{cov.line()}; " + "; ".join(parts)
+                            + "; pass --allow-partial to measure agreement on the documents all labelled")
+    return cov
+
+
 ADJUDICATION_POLICIES: tuple[str, ...] = ("blank", "sensitive")
 
 
@@ -194,7 +261,7 @@ def adjudicate(reviews: Mapping[str, Mapping[str, Review]], policy: str = "blank
     for doc_id in first:
         votes = [reviews[n][doc_id] for n in names if doc_id in reviews[n] and reviews[n][doc_id].label]
         row = dict(first[doc_id].row)
-        row["id"] = doc_id
+        row["id"] = first[doc_id].id  # the document id (the mapping is keyed by row key)
         labels = {v.label for v in votes}
         cats = {v.categories for v in votes}
         agreed = len(votes) == len(names) and len(labels) == 1 and len(cats) == 1

@@ -11,13 +11,13 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
 import pyarrow.compute as pc
 
-from spcl.review.labels import CATEGORIES, LABELS, ReviewError
+from spcl.review.labels import CATEGORIES, LABELS, SCREEN_POSITIVE, ReviewError, parse_pii
 from spcl.review.reviews import Review
 from spcl.review.sample import (
     SamplePlan,
@@ -94,6 +94,18 @@ class Scan:
     populations: dict[str, int]
     domains: dict[tuple[str, str, str], int]
     docs: dict[str, tuple[str, str, str, str]]
+    flagged_by: dict[str, str] = field(default_factory=dict)
+    """Per reviewed id: what flagged it, ``rule``, ``screen``, ``rule+screen`` or ``""``."""
+
+
+def flagged_by(reasons: Sequence[str] | None) -> str:
+    """``rule``, ``screen``, ``rule+screen`` or ``""`` from a row's ``reasons`` (``rule:PHONE``, ``screen:lgbm``).
+
+    >>> flagged_by(["screen:svc", "rule:PHONE"]), flagged_by(None)
+    ('rule+screen', '')
+    """
+    kinds = {r.split(":", 1)[0] for r in reasons or []}
+    return "+".join(k for k in ("rule", "screen") if k in kinds)
 
 
 def scan_output(path: str | Path, spec: SampleSpec, ids: set[str]) -> Scan:
@@ -102,7 +114,8 @@ def scan_output(path: str | Path, spec: SampleSpec, ids: set[str]) -> Scan:
     populations: dict[str, int] = {}
     domains: dict[tuple[str, str, str], int] = {}
     docs: dict[str, tuple[str, str, str, str]] = {}
-    columns = ["id", "decision", "lang", "top_category", "scores"]
+    by: dict[str, str] = {}
+    columns = ["id", "decision", "lang", "top_category", "scores", "reasons"]
     for batch in dataset.to_batches(columns=columns, filter=decision_filter(spec)):
         strata = batch_strata(batch, spec)
         rows = zip(
@@ -111,16 +124,18 @@ def scan_output(path: str | Path, spec: SampleSpec, ids: set[str]) -> Scan:
             batch.column("lang").to_pylist(),
             batch.column("top_category").to_pylist(),
             strata,
+            batch.column("reasons").to_pylist(),
             strict=True,
         )
-        for doc_id, dec, lang, cat, s in rows:
+        for doc_id, dec, lang, cat, s, reasons in rows:
             lang, cat = lang or "-", cat or "-"
             populations[s] = populations.get(s, 0) + 1
             for key in ((dec, "all", ""), (dec, "lang", lang), (dec, "category", cat)):
                 domains[key] = domains.get(key, 0) + 1
             if doc_id in ids:
                 docs[doc_id] = (s, dec, lang, cat)
-    return Scan(populations, domains, docs)
+                by[doc_id] = flagged_by(reasons)
+    return Scan(populations, domains, docs, by)
 
 
 def scan_with_plan(path: str | Path, plan: SamplePlan, ids: set[str]) -> Scan:
@@ -138,10 +153,11 @@ def scan_with_plan(path: str | Path, plan: SamplePlan, ids: set[str]) -> Scan:
         for key in ((dec, "all", ""), (dec, "lang", parts["lang"]), (dec, "category", parts["category"])):
             domains[key] = domains.get(key, 0) + n
     table = output_dataset(path).to_table(
-        columns=["id", "decision", "lang", "top_category", "scores"],
+        columns=["id", "decision", "lang", "top_category", "scores", "reasons"],
         filter=decision_filter(plan.spec) & pc.field("id").isin(sorted(ids)),
     )
     docs: dict[str, tuple[str, str, str, str]] = {}
+    by: dict[str, str] = {}
     for batch in table.to_batches():
         rows = zip(
             batch.column("id").to_pylist(),
@@ -149,36 +165,51 @@ def scan_with_plan(path: str | Path, plan: SamplePlan, ids: set[str]) -> Scan:
             batch.column("lang").to_pylist(),
             batch.column("top_category").to_pylist(),
             batch_strata(batch, plan.spec),
+            batch.column("reasons").to_pylist(),
             strict=True,
         )
-        for doc_id, dec, lang, cat, s in rows:
+        for doc_id, dec, lang, cat, s, reasons in rows:
             if s not in plan.populations:
                 raise ReviewError(f"id {doc_id!r}: stratum {s!r} is not in the export plan (output changed?)")
             docs[doc_id] = (s, dec, lang or "-", cat or "-")
-    return Scan(dict(plan.populations), domains, docs)
+            by[doc_id] = flagged_by(reasons)
+    return Scan(dict(plan.populations), domains, docs, by)
 
 
 def _rate_json(r: Rate) -> dict[str, Any]:
     return {k: (round(v, 6) if isinstance(v, float) else v) for k, v in asdict(r).items()}
 
 
+AUTO = "auto"
+AUTO_RULE = (
+    "auto: a document is positive when what flagged it holds: its label is SCPI or RELATED (what the screen "
+    "flags), or a rule flagged it and the reviewer confirmed the highlighted value is real personal data "
+    "(pii=yes); a clean document is a miss when labelled SCPI or RELATED"
+)
+
+
 def estimate(
     reviews: Mapping[str, Review],
     scan: Scan,
     corpus_counts: Mapping[str, int],
-    positive: Sequence[str] = ("SCPI",),
+    positive: Sequence[str] | str = AUTO,
 ) -> dict[str, Any]:
     """Precision of ``flagged`` and miss rate of ``clean`` overall, per language and per category.
 
-    ``positive`` are the labels that count as sensitive. Per category: precision by the screen's
+    ``positive`` are the labels that count as sensitive, or ``"auto"`` (default, ``AUTO_RULE``): follow
+    what flagged the document, so a rule-flagged phone number the reviewer confirms is a true positive
+    even when its topic is NONE. Per category: precision by the screen's
     ``top_category`` for flagged; for clean, the share of documents reviewers labelled positive *with*
     that category. Counts are scaled to ``corpus_counts`` (from ``stats.json``) for the totals and to
     the domain sizes found in the output for languages and categories.
     """
-    positive = tuple(p.strip().upper() for p in positive)
+    names = [positive] if isinstance(positive, str) else list(positive)
+    auto = [p.strip().lower() for p in names] == [AUTO]
+    positive = SCREEN_POSITIVE if auto else tuple(p.strip().upper() for p in names)
     if not positive or not set(positive) <= set(LABELS):
-        raise ValueError(f"positive labels must be among {', '.join(LABELS)}")
+        raise ValueError(f"positive labels must be among {', '.join(LABELS)} (or just '{AUTO}')")
     labelled = {i: r for i, r in reviews.items() if r.label}
+    confirmed = {i: parse_pii(r.row.get("pii"), row_id=i) for i, r in labelled.items()} if auto else {}
     missing = sorted(i for i in labelled if i not in scan.docs)
     reviewed_in: dict[str, int] = {}
     for i in labelled:
@@ -196,10 +227,28 @@ def estimate(
                 out.append((scan.populations[s] / reviewed_in[s], hit(r)))
         return out
 
-    def is_pos(r: Review) -> bool:
-        return r.label in positive
+    def rule_confirmed(r: Review) -> bool:
+        doc = scan.docs.get(r.id)
+        return bool(doc and doc[1] == "flagged" and "rule" in scan.flagged_by.get(r.id, "") and confirmed.get(r.id))
 
-    result: dict[str, Any] = {"positive_labels": list(positive), "ids_not_in_output": missing}
+    def is_pos(r: Review) -> bool:
+        return r.label in positive or (auto and rule_confirmed(r))
+
+    result: dict[str, Any] = {
+        "positive_labels": AUTO if auto else list(positive),
+        "positive_rule": AUTO_RULE if auto else f"label in {', '.join(positive)}",
+        "ids_not_in_output": missing,
+    }
+    if auto:  # rule-flagged NONE documents whose hit nobody confirmed or rejected count as false positives
+        result["rule_flagged_unanswered"] = sum(
+            1
+            for i, r in labelled.items()
+            if i in scan.docs
+            and scan.docs[i][1] == "flagged"
+            and "rule" in scan.flagged_by.get(i, "")
+            and r.label not in positive
+            and confirmed.get(i) is None
+        )
     for dec, name in (("flagged", "precision_flagged"), ("clean", "miss_rate_clean")):
         total = int(corpus_counts.get(dec, scan.domains.get((dec, "all", ""), 0)))
         block: dict[str, Any] = {

@@ -1,4 +1,4 @@
-"""Writing a review sample for people: CSV, JSONL, Label Studio tasks + config, one HTML page.
+"""Writing a review sample for people: CSV, JSONL, Label Studio tasks + config, one labelling page.
 
 Every file is created readable by the owner only (0600, folder 0700) because a sample holds raw
 text. With ``redact=True`` each rule-hit span is replaced by ``[TYPE]`` before anything is written.
@@ -7,7 +7,7 @@ text. With ``redact=True`` each rule-hit span is replaced by ``[TYPE]`` before a
 from __future__ import annotations
 
 import csv
-import html
+import hashlib
 import io
 import json
 import os
@@ -19,7 +19,8 @@ import pyarrow as pa
 
 from spcl.config import PII_TYPES
 from spcl.manifest import MANIFEST_NAME, manifest_ref, record_counts, write_manifest
-from spcl.review.labels import CATEGORIES, LABELS
+from spcl.review.labels import CATEGORIES, LABELS, REVIEWER_COLUMNS
+from spcl.review.page import labelling_page
 from spcl.review.redact import check_hits, redact
 from spcl.review.reviews import escape_cell
 from spcl.review.sample import SamplePlan
@@ -33,6 +34,7 @@ FILE_NAMES: dict[str, tuple[str, ...]] = {
 }
 CSV_COLUMNS: tuple[str, ...] = (
     "id",
+    "row_key",
     "decision",
     "lang",
     "top_category",
@@ -45,9 +47,10 @@ CSV_COLUMNS: tuple[str, ...] = (
     "text",
     "label",
     "categories",
+    "pii",
     "note",
 )
-"""Columns of ``sample.csv``; reviewers fill ``label``, ``categories`` and ``note``."""
+"""Columns of ``sample.csv``; reviewers fill ``label``, ``categories``, ``pii`` and ``note``."""
 
 
 def private_dir(path: str | Path) -> Path:
@@ -90,6 +93,7 @@ def review_records(table: pa.Table, *, redacted: bool) -> list[dict[str, Any]]:
         records.append(
             {
                 "id": doc_id,
+                "row_key": row.get("row_key") or doc_id,
                 "decision": row["decision"],
                 "lang": row["lang"],
                 "top_category": row["top_category"],
@@ -101,6 +105,7 @@ def review_records(table: pa.Table, *, redacted: bool) -> list[dict[str, Any]]:
                 "text": text,
                 "label": "",
                 "categories": [],
+                "pii": "",
                 "note": "",
             }
         )
@@ -112,6 +117,25 @@ def _score(scores: Mapping[str, Any] | None, key: str) -> str:
     return "" if value is None else f"{value:.4f}"
 
 
+def csv_cells(r: Mapping[str, Any]) -> list[str]:
+    """The ``CSV_COLUMNS`` cells of one record, each guarded by ``escape_cell`` (reviewer cells empty)."""
+    cells = [
+        r["id"],
+        r["row_key"],
+        r["decision"],
+        r["lang"] or "",
+        r["top_category"] or "",
+        r["stratum"],
+        f"{r['weight']:.6g}",
+        _score(r["scores"], "lgbm"),
+        _score(r["scores"], "svc"),
+        ";".join(r["reasons"]),
+        ";".join(sorted({h["type"] for h in r["hits"]})),
+        r["text"],
+    ]
+    return [escape_cell(c) for c in cells] + [""] * len(REVIEWER_COLUMNS)
+
+
 def to_csv(records: Iterable[Mapping[str, Any]]) -> str:
     """CSV text (write it UTF-8 *with BOM* so spreadsheets read Korean/Japanese correctly).
 
@@ -120,26 +144,7 @@ def to_csv(records: Iterable[Mapping[str, Any]]) -> str:
     buf = io.StringIO()
     writer = csv.writer(buf, lineterminator="\r\n")
     writer.writerow(CSV_COLUMNS)
-    for r in records:
-        writer.writerow(
-            escape_cell(cell)
-            for cell in [
-                r["id"],
-                r["decision"],
-                r["lang"] or "",
-                r["top_category"] or "",
-                r["stratum"],
-                f"{r['weight']:.6g}",
-                _score(r["scores"], "lgbm"),
-                _score(r["scores"], "svc"),
-                ";".join(r["reasons"]),
-                ";".join(sorted({h["type"] for h in r["hits"]})),
-                r["text"],
-                "",
-                "",
-                "",
-            ]
-        )
+    writer.writerows(csv_cells(r) for r in records)
     return buf.getvalue()
 
 
@@ -190,6 +195,7 @@ def to_labelstudio(records: Iterable[Mapping[str, Any]]) -> str:
             {
                 "data": {
                     "doc_id": r["id"],
+                    "row_key": r["row_key"],
                     "text": r["text"],
                     "lang": r["lang"] or "",
                     "decision": r["decision"],
@@ -204,63 +210,15 @@ def to_labelstudio(records: Iterable[Mapping[str, Any]]) -> str:
     return json.dumps(tasks, ensure_ascii=False, indent=1) + "\n"
 
 
-def _highlight(text: str, hits: Sequence[Mapping[str, Any]]) -> str:
-    """HTML-escaped ``text`` with non-overlapping hit spans wrapped in ``<mark>``."""
-    out: list[str] = []
-    cursor = 0
-    for h in sorted(hits, key=lambda h: (h["start"], -h["end"])):
-        if h["start"] < cursor:
-            continue
-        out.append(html.escape(text[cursor : h["start"]]))
-        t = html.escape(h["type"])
-        out.append(f'<mark class="hit" title="{t}">{html.escape(text[h["start"] : h["end"]])}</mark>')
-        out.append(f'<sup class="type">{t}</sup>')
-        cursor = h["end"]
-    out.append(html.escape(text[cursor:]))
-    return "".join(out)
+def to_html(records: Sequence[Mapping[str, Any]], *, title: str, redacted: bool, key: str) -> str:
+    """The interactive, self-contained labelling page (``spcl.review.page``) for ``records``."""
+    cells = [csv_cells(r)[: -len(REVIEWER_COLUMNS)] for r in records]
+    return labelling_page(records, cells, CSV_COLUMNS, key=key, title=title, redacted=redacted)
 
 
-_CSS = """
-body{font-family:system-ui,"Noto Sans CJK JP","Noto Sans KR",sans-serif;margin:2em;max-width:60em}
-.doc{border:1px solid #ccc;border-radius:6px;padding:.8em;margin:1em 0}
-.meta{color:#555;font-size:.85em}
-.text{white-space:pre-wrap;margin-top:.5em;line-height:1.6}
-mark.hit{background:#ffd54f}
-sup.type{color:#a15c00;font-size:.7em;margin-left:1px}
-table.scores td{padding:0 .6em;font-size:.85em}
-"""
-
-
-def to_html(records: Sequence[Mapping[str, Any]], *, title: str, redacted: bool) -> str:
-    """One self-contained page (no scripts, no remote resources): metadata, scores, highlighted text."""
-    parts = [
-        "<!DOCTYPE html>",
-        '<html><head><meta charset="utf-8">',
-        "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; style-src 'unsafe-inline'\">",
-        f"<title>{html.escape(title)}</title><style>{_CSS}</style></head><body>",
-        f"<h1>{html.escape(title)}</h1>",
-        f"<p>{len(records)} documents{' (redacted)' if redacted else ''}. Rule hits are highlighted.</p>",
-    ]
-    for r in records:
-        scores = r["scores"] or {}
-        cells = "".join(
-            f"<td>{html.escape(k)}: {html.escape(_score(scores, k) if isinstance(v, float) else str(v))}</td>"
-            for k, v in scores.items()
-            if v is not None
-        )
-        meta = " · ".join(
-            html.escape(str(x)) for x in (r["decision"], r["lang"] or "-", r["top_category"] or "-", r["stratum"])
-        )
-        reasons = html.escape(", ".join(r["reasons"])) or "-"
-        parts.append(
-            f'<div class="doc" id="{html.escape(r["id"], quote=True)}">'
-            f"<h3>{html.escape(r['id'])}</h3>"
-            f'<div class="meta">{meta}<br>reasons: {reasons}</div>'
-            f'<table class="scores"><tr>{cells or "<td>no screen scores</td>"}</tr></table>'
-            f'<div class="text">{_highlight(r["text"], r["hits"])}</div></div>'
-        )
-    parts.append("</body></html>\n")
-    return "\n".join(parts)
+def sample_key(records: Sequence[Mapping[str, Any]]) -> str:
+    """SHA-256 of the sample as ``sample.jsonl`` holds it: names the sample (manifest ``sample_sha256``)."""
+    return hashlib.sha256(to_jsonl(records).encode("utf-8")).hexdigest()
 
 
 def export_sample(
@@ -302,8 +260,9 @@ def export_sample(
     if "labelstudio" in formats:
         write_private(out_dir / "labelstudio-tasks.json", to_labelstudio(records))
         write_private(out_dir / "labelstudio-config.xml", labelstudio_config())
+    key = sample_key(records)
     if "html" in formats:
-        write_private(out_dir / "sample.html", to_html(records, title=title, redacted=redacted))
+        write_private(out_dir / "sample.html", to_html(records, title=title, redacted=redacted, key=key))
     write_private(out_dir / "plan.json", json.dumps(plan.to_json(), indent=2, ensure_ascii=False) + "\n")
     src = manifest_ref(source) if source is not None else None
     manifest = write_manifest(
@@ -314,6 +273,7 @@ def export_sample(
         seed=plan.spec.seed,
         strata=list(plan.spec.dimensions),
         redacted=redacted,
+        sample_sha256=key,
         formats=list(formats),
         licence=licence or (src or {}).get("licence"),
         sources=[src] if src else [],

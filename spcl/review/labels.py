@@ -8,8 +8,15 @@ LABELS: tuple[str, ...] = ("SCPI", "RELATED", "NONE")
 CATEGORIES: tuple[str, ...] = ("MEDICAL", "CRIME", "DISABILITY", "OTHER")
 """Special-care categories a reviewer may tick (any subset, for SCPI and RELATED)."""
 
-REVIEWER_COLUMNS: tuple[str, ...] = ("label", "categories", "note")
-"""Columns a reviewer fills in every export format."""
+REVIEWER_COLUMNS: tuple[str, ...] = ("label", "categories", "pii", "note")
+"""Columns a reviewer fills in every export format (``pii``: are the highlighted rule hits real
+personal data? ``yes`` / ``no`` / empty)."""
+
+SCREEN_POSITIVE: tuple[str, ...] = ("SCPI", "RELATED")
+"""Labels the screen is trained to flag (``spcl train --positive`` default)."""
+
+_YES = frozenset({"yes", "y", "true", "1"})
+_NO = frozenset({"no", "n", "false", "0"})
 
 
 class ReviewError(ValueError):
@@ -47,3 +54,20 @@ def parse_categories(cell: str | None, *, row_id: str, column: str = "categories
             raise ReviewError(f"id {row_id!r}: column {column!r} has a category outside {allowed}")
         found.add(value)
     return tuple(sorted(found))
+
+
+def parse_pii(cell: str | None, *, row_id: str, column: str = "pii") -> bool | None:
+    """The reviewer's answer to "are the highlighted rule hits real personal data?": ``True`` / ``False``,
+    ``None`` when empty; anything else raises ``ReviewError`` naming the id and column.
+
+    >>> parse_pii("Yes", row_id="d1"), parse_pii("", row_id="d1")
+    (True, None)
+    """
+    value = (cell or "").strip().lower()
+    if not value or value == "-":
+        return None
+    if value in _YES:
+        return True
+    if value in _NO:
+        return False
+    raise ReviewError(f"id {row_id!r}: column {column!r} must be yes, no or empty")

@@ -1,10 +1,16 @@
-"""Masking of rule-hit spans for ``--redact`` exports: each hit becomes ``[TYPE]``."""
+"""Masking of rule-hit spans for ``--redact`` exports: each hit becomes ``[TYPE]``.
+
+Other occurrences of a hit's value are found on the folded view of the text (:mod:`spcl.detect.folding`),
+so a copy written with other invisible or look-alike characters ("010\u200b-1234-5678", full-width
+digits) is hidden too, its invisible characters included.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from spcl.detect.folding import fold
 from spcl.review.labels import ReviewError
 
 MIN_SURFACE = 2
@@ -19,7 +25,8 @@ def check_hits(doc_id: str, text: str, hits: Sequence[Mapping[str, Any]]) -> Non
 
 
 def redact(doc_id: str, text: str, hits: Sequence[Mapping[str, Any]]) -> tuple[str, list[dict[str, Any]]]:
-    """``text`` with every hit span (and every other occurrence of a hit's surface) replaced by ``[TYPE]``.
+    """``text`` with every hit span (and every other occurrence of a hit's value, compared on the folded
+    view) replaced by ``[TYPE]``.
 
     Overlapping spans merge into one token named after the earliest-starting (then longest) hit.
     Returns the masked text and the hits re-pointed at their tokens.
@@ -29,14 +36,19 @@ def redact(doc_id: str, text: str, hits: Sequence[Mapping[str, Any]]) -> tuple[s
     """
     check_hits(doc_id, text, hits)
     spans = [(int(h["start"]), int(h["end"]), str(h["type"]), dict(h)) for h in hits]
+    folded = fold(text)
+    view = folded.text if folded is not None else text
     for h in hits:
         surface = text[h["start"] : h["end"]]
-        if len(surface.strip()) < MIN_SURFACE:
+        folded_surface = fold(surface)
+        key = folded_surface.text if folded_surface is not None else surface
+        if len(key.strip()) < MIN_SURFACE:
             continue
-        pos = text.find(surface)
+        pos = view.find(key)
         while pos >= 0:
-            spans.append((pos, pos + len(surface), str(h["type"]), dict(h)))
-            pos = text.find(surface, pos + 1)
+            start, end = folded.span(pos, pos + len(key)) if folded is not None else (pos, pos + len(key))
+            spans.append((start, end, str(h["type"]), dict(h)))
+            pos = view.find(key, pos + 1)
     spans.sort(key=lambda s: (s[0], -s[1], s[2]))
     merged: list[list[Any]] = []
     for start, end, typ, hit in spans:

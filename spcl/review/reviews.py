@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import csv
 import json
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -11,16 +12,20 @@ from typing import Any
 from spcl.review.labels import ReviewError, parse_categories, parse_label
 
 _FORMULA_START = ("=", "+", "-", "@", "\t", "\r", "'")
+_NUMBER = re.compile(r"[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?", re.ASCII)
 
 
 def escape_cell(value: str) -> str:
     """Guard a CSV cell against spreadsheet formula injection by a leading ``'`` (undone by
-    ``unescape_cell``).
+    ``unescape_cell``). Only cells a spreadsheet would run as a formula are guarded: a plain number
+    such as ``-0.9071`` stays a number.
 
-    >>> escape_cell("=SUM(A1)"), escape_cell("plain")
-    ("'=SUM(A1)", 'plain')
+    >>> escape_cell("=SUM(A1)"), escape_cell("plain"), escape_cell("-0.9071")
+    ("'=SUM(A1)", 'plain', '-0.9071')
     """
-    return "'" + value if value.startswith(_FORMULA_START) else value
+    if not value.startswith(_FORMULA_START) or _NUMBER.fullmatch(value):
+        return value
+    return "'" + value
 
 
 def unescape_cell(value: str) -> str:
@@ -30,13 +35,15 @@ def unescape_cell(value: str) -> str:
 
 @dataclass(frozen=True)
 class Review:
-    """One reviewer's verdict on one document; ``label`` is ``None`` when left empty."""
+    """One reviewer's verdict on one document; ``label`` is ``None`` when left empty. ``key`` is what
+    ``read_reviews`` keyed it by: the ``id``, or the ``row_key`` in a file where ids repeat."""
 
     id: str
     label: str | None
     categories: tuple[str, ...] = ()
     note: str = ""
     row: dict[str, Any] = field(default_factory=dict, compare=False, repr=False)
+    key: str = field(default="", compare=False)
 
 
 def _from_labelstudio(tasks: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -83,21 +90,27 @@ def _rows(path: Path) -> list[dict[str, Any]]:
 
 
 def read_reviews(path: str | Path) -> dict[str, Review]:
-    """``{id: Review}`` from one reviewer's file; a duplicate id or a bad cell raises ``ReviewError``."""
+    """``{key: Review}`` from one reviewer's file, keyed by ``id``; a file in which an id repeats (records
+    that share a document id, told apart by the export's ``row_key`` column) is keyed by ``row_key``.
+    A repeated key, a repeated id without row keys, or a bad cell raises ``ReviewError``."""
     p = Path(path)
+    rows = _rows(p)
+    ids = [str(row.get("id") or "").strip() for row in rows]
+    by_row_key = len(set(ids)) < len(ids) and all(str(row.get("row_key") or "").strip() for row in rows)
     out: dict[str, Review] = {}
-    for row in _rows(p):
-        doc_id = str(row.get("id") or "").strip()
+    for row, doc_id in zip(rows, ids, strict=True):
         if not doc_id:
             raise ReviewError(f"{p.name}: a row has an empty 'id'")
-        if doc_id in out:
-            raise ReviewError(f"{p.name}: id {doc_id!r} appears twice")
+        key = str(row["row_key"]).strip() if by_row_key else doc_id
+        if key in out:
+            raise ReviewError(f"{p.name}: {'row_key' if by_row_key else 'id'} {key!r} appears twice")
         cats = row.get("categories")
         if isinstance(cats, list):
             cats = ",".join(cats)
         label = row.get("label")
-        out[doc_id] = Review(
+        out[key] = Review(
             id=doc_id,
+            key=key,
             label=parse_label(label if isinstance(label, str) else None, row_id=doc_id),
             categories=parse_categories(cats, row_id=doc_id),
             note=str(row.get("note") or ""),

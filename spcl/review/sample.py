@@ -5,6 +5,10 @@ dimensions). Each stratum gets a size from ``allocate`` (a share of ``clean`` al
 sample of a stratum is its ``k`` documents with the smallest ``sha256(f"{seed}:{id}")`` (bottom-k).
 Bottom-k depends only on the ids and the seed, never on partitioning or worker order, so the plain
 Python path (``sample_dataset``) and the Spark path (``sample_spark``) return the same documents.
+
+The "id" a sample is drawn by is the output's ``row_key`` (unique per input record, see
+``spcl.io.schema.row_key``) when the output has that column, else ``id``: repeated document ids can
+neither pull extra rows into a sample nor make two records one.
 """
 
 from __future__ import annotations
@@ -22,10 +26,15 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.dataset as ds
 
-from spcl.io.outputs import output_dataset
+from spcl.io.outputs import check_complete, output_dataset
 
 DIMENSIONS: tuple[str, ...] = ("decision", "lang", "category", "bucket")
 """Stratum dimensions: ``category`` is ``top_category``; ``bucket`` is the screen-score bucket."""
+
+BUCKET_SCHEMES: tuple[str, ...] = ("union", "lgbm")
+"""``union`` (default): which models flagged (``none``, ``lgbm``, ``svc``, ``lgbm+svc``: the union's
+decision and both scores against their thresholds) and the LightGBM band, e.g. ``svc:<0.5``;
+``lgbm``: the LightGBM band alone (plans written before the union buckets)."""
 
 DEFAULT_DIMENSIONS: tuple[str, ...] = DIMENSIONS
 DEFAULT_BUCKET_EDGES: tuple[float, ...] = (0.5, 0.8, 0.95)
@@ -35,7 +44,12 @@ DEFAULT_DECISIONS: tuple[str, ...] = ("clean", "flagged")
 NULL = "-"
 """How a missing lang / category / score shows in a stratum name."""
 
-_STRATUM_COLUMNS = ["id", "decision", "lang", "top_category", "scores"]
+_STRATUM_COLUMNS = ["decision", "lang", "top_category", "scores"]
+
+
+def sample_key_column(names: Sequence[str]) -> str:
+    """The column a sample is drawn and matched by: ``row_key`` when present, else ``id``."""
+    return "row_key" if "row_key" in names else "id"
 
 
 @dataclass(frozen=True)
@@ -50,6 +64,7 @@ class SampleSpec:
     min_per_stratum: int = 5
     per_stratum: int | None = None
     bucket_edges: tuple[float, ...] = DEFAULT_BUCKET_EDGES
+    bucket_by: str = "union"
 
     def __post_init__(self) -> None:
         unknown = [d for d in self.dimensions if d not in DIMENSIONS]
@@ -61,6 +76,8 @@ class SampleSpec:
             raise ValueError("sample sizes must be non-negative")
         if list(self.bucket_edges) != sorted(self.bucket_edges):
             raise ValueError("bucket edges must be increasing")
+        if self.bucket_by not in BUCKET_SCHEMES:
+            raise ValueError(f"bucket_by must be one of {', '.join(BUCKET_SCHEMES)}")
 
 
 @dataclass
@@ -86,6 +103,7 @@ class SamplePlan:
         spec_d = dict(data["spec"])
         for key in ("dimensions", "decisions", "bucket_edges"):
             spec_d[key] = tuple(spec_d[key])
+        spec_d.setdefault("bucket_by", "lgbm")  # plans written before the union buckets
         strata = data["strata"]
         return cls(
             spec=SampleSpec(**spec_d),
@@ -119,6 +137,18 @@ def score_bucket(score: float | None, edges: Sequence[float] = DEFAULT_BUCKET_ED
     return f">={edges[-1]:g}"
 
 
+def union_bucket(scores: Mapping[str, Any] | None, edges: Sequence[float] = DEFAULT_BUCKET_EDGES) -> str:
+    """The ``union`` bucket of a row's ``scores``: which models passed their threshold, then the LightGBM band.
+
+    >>> union_bucket({"lgbm": 0.3, "svc": 0.4, "lgbm_flag": False, "svc_flag": True}), union_bucket(None)
+    ('svc:<0.5', '-')
+    """
+    if not scores or scores.get("lgbm") is None:
+        return NULL
+    flags = [m for m in ("lgbm", "svc") if scores.get(f"{m}_flag")]
+    return f"{'+'.join(flags) or 'none'}:{score_bucket(scores['lgbm'], edges)}"
+
+
 def stratum_name(
     dimensions: Sequence[str],
     decision: str,
@@ -126,13 +156,18 @@ def stratum_name(
     category: str | None,
     score: float | None,
     edges: Sequence[float] = DEFAULT_BUCKET_EDGES,
+    *,
+    bucket: str | None = None,
 ) -> str:
-    """``"decision=flagged|lang=ja|category=MEDICAL|bucket=>=0.95"`` for the chosen dimensions."""
+    """``"decision=flagged|lang=ja|category=MEDICAL|bucket=>=0.95"`` for the chosen dimensions.
+
+    ``bucket`` (e.g. from ``union_bucket``) is used as is; without it the bucket is ``score``'s band.
+    """
     values = {
         "decision": decision,
         "lang": lang or NULL,
         "category": category or NULL,
-        "bucket": score_bucket(score, edges) if "bucket" in dimensions else NULL,
+        "bucket": (bucket or score_bucket(score, edges)) if "bucket" in dimensions else NULL,
     }
     return "|".join(f"{d}={values[d]}" for d in dimensions)
 
@@ -207,11 +242,16 @@ def batch_strata(batch: pa.RecordBatch, spec: SampleSpec) -> list[str]:
     decisions = batch.column("decision").to_pylist()
     langs = batch.column("lang").to_pylist()
     cats = batch.column("top_category").to_pylist()
-    scores = batch.column("scores")
-    lgbm = pc.struct_field(scores, "lgbm").to_pylist() if "bucket" in spec.dimensions else [None] * len(decisions)
+    if "bucket" not in spec.dimensions:
+        buckets = [NULL] * len(decisions)
+    elif spec.bucket_by == "union":
+        buckets = [union_bucket(s, spec.bucket_edges) for s in batch.column("scores").to_pylist()]
+    else:
+        lgbm = pc.struct_field(batch.column("scores"), "lgbm").to_pylist()
+        buckets = [score_bucket(s, spec.bucket_edges) for s in lgbm]
     return [
-        stratum_name(spec.dimensions, d, lang, c, s, spec.bucket_edges)
-        for d, lang, c, s in zip(decisions, langs, cats, lgbm, strict=True)
+        stratum_name(spec.dimensions, d, lang, c, None, spec.bucket_edges, bucket=b)
+        for d, lang, c, b in zip(decisions, langs, cats, buckets, strict=True)
     ]
 
 
@@ -221,10 +261,12 @@ def decision_filter(spec: SampleSpec) -> pc.Expression:
 
 
 def iter_strata(dataset: ds.Dataset, spec: SampleSpec) -> Iterator[tuple[list[str], list[str]]]:
-    """``(ids, strata)`` per batch of the sampled decisions, reading only the stratum columns."""
-    for batch in dataset.to_batches(columns=_STRATUM_COLUMNS, filter=decision_filter(spec)):
+    """``(keys, strata)`` per batch of the sampled decisions, reading only the stratum columns; keys are
+    the ``sample_key_column`` values."""
+    key = sample_key_column(dataset.schema.names)
+    for batch in dataset.to_batches(columns=[key, *_STRATUM_COLUMNS], filter=decision_filter(spec)):
         if batch.num_rows:
-            yield batch.column("id").to_pylist(), batch_strata(batch, spec)
+            yield batch.column(key).to_pylist(), batch_strata(batch, spec)
 
 
 def bottom_k(rows: Iterable[tuple[str, str]], sizes: Mapping[str, int], seed: int) -> dict[str, list[tuple[str, str]]]:
@@ -295,30 +337,39 @@ SAMPLE_COLUMNS: tuple[str, ...] = (
 def _finish(table: pa.Table, plan: SamplePlan, chosen: Mapping[str, Sequence[str]]) -> pa.Table:
     """Add ``stratum``, ``sample_key`` and ``weight`` columns; order rows by sample key."""
     stratum_of = {i: s for s, ids in chosen.items() for i in ids}
-    ids = table.column("id").to_pylist()
+    key = sample_key_column(table.column_names)
+    ids = table.column(key).to_pylist()
     strata = [stratum_of[i] for i in ids]
     weights = [plan.populations[s] / max(plan.sizes[s], 1) for s in strata]
     keys = [hash_key(plan.spec.seed, i) for i in ids]
     table = table.append_column("stratum", pa.array(strata, pa.string()))
     table = table.append_column("sample_key", pa.array(keys, pa.string()))
     table = table.append_column("weight", pa.array(weights, pa.float64()))
-    return table.sort_by([("sample_key", "ascending"), ("id", "ascending")])
+    return table.sort_by([("sample_key", "ascending"), (key, "ascending")])
 
 
-def sample_dataset(path: str | Path, spec: SampleSpec) -> tuple[SamplePlan, pa.Table]:
+def _sample_columns(names: Sequence[str]) -> list[str]:
+    return [*SAMPLE_COLUMNS, "row_key"] if "row_key" in names else list(SAMPLE_COLUMNS)
+
+
+def sample_dataset(path: str | Path, spec: SampleSpec, *,
+                   allow_incomplete: bool = False) -> tuple[SamplePlan, pa.Table]:
     """Plan and draw the sample from a filter output folder in plain Python (three column passes).
 
-    Returns the plan and the sampled rows (``SAMPLE_COLUMNS`` plus ``stratum``, ``sample_key``,
-    ``weight``), ordered by sample key so reviewers do not read one stratum in a block.
+    Returns the plan and the sampled rows (``SAMPLE_COLUMNS`` plus ``row_key`` when the output has it,
+    ``stratum``, ``sample_key``, ``weight``), ordered by sample key so reviewers do not read one stratum
+    in a block. An incomplete output (``spcl.io.outputs.check_complete``) is refused unless
+    ``allow_incomplete``.
     """
-    dataset = output_dataset(path)
+    dataset = output_dataset(path, allow_incomplete=allow_incomplete)
+    key = sample_key_column(dataset.schema.names)
     plan = plan_dataset(dataset, spec)
     pairs = (p for ids, strata in iter_strata(dataset, spec) for p in zip(strata, ids, strict=True))
     chosen = {s: [i for _k, i in v] for s, v in bottom_k(pairs, plan.sizes, spec.seed).items()}
     wanted = sorted(i for ids in chosen.values() for i in ids)
     table = dataset.to_table(
-        columns=list(SAMPLE_COLUMNS),
-        filter=decision_filter(spec) & pc.field("id").isin(wanted),
+        columns=_sample_columns(dataset.schema.names),
+        filter=decision_filter(spec) & pc.field(key).isin(pa.array(wanted, pa.string())),
     )
     return plan, _finish(table, plan, chosen)
 
@@ -344,6 +395,11 @@ def _spark_stratum_column(spec: SampleSpec) -> Any:
             for lo, hi in itertools.pairwise(edges):
                 expr = expr.when(score < F.lit(hi), F.lit(f"{lo:g}-{hi:g}"))
             value = expr.otherwise(F.lit(f">={edges[-1]:g}"))
+            if spec.bucket_by == "union":  # equal to union_bucket
+                lf = F.coalesce(F.col("scores.lgbm_flag"), F.lit(False))
+                sf = F.coalesce(F.col("scores.svc_flag"), F.lit(False))
+                flags = F.when(lf & sf, "lgbm+svc").when(lf, "lgbm").when(sf, "svc").otherwise("none")
+                value = F.when(score.isNull(), F.lit(NULL)).otherwise(F.concat(flags, F.lit(":"), value))
         parts.append(F.concat(F.lit(f"{dim}="), value))
     return F.concat_ws("|", *parts)
 
@@ -364,7 +420,8 @@ def key_threshold(k: int, population: int) -> str:
     return "g" if share >= 1.0 else format(int(share * 16**16), "016x")
 
 
-def sample_spark(spark: Any, path: str | Path, spec: SampleSpec) -> tuple[SamplePlan, pa.Table]:
+def sample_spark(spark: Any, path: str | Path, spec: SampleSpec, *,
+                 allow_incomplete: bool = False) -> tuple[SamplePlan, pa.Table]:
     """The same sample as ``sample_dataset``, computed by Spark for outputs too big for one machine.
 
     Keys are Spark's ``sha2(concat(seed, ':', id), 256)``; sizes come from ``allocate`` on the
@@ -377,6 +434,8 @@ def sample_spark(spark: Any, path: str | Path, spec: SampleSpec) -> tuple[Sample
     from pyspark.sql import functions as F
 
     root = str(path)
+    if not allow_incomplete:
+        check_complete(root)
     if "://" in root and not root.startswith("file://"):
         paths = [f"{root}/decision=*"]
     else:  # local: name the partition folders (a glob makes Spark log a stack trace)
@@ -388,8 +447,10 @@ def sample_spark(spark: Any, path: str | Path, spec: SampleSpec) -> tuple[Sample
     plan = SamplePlan(spec, populations, allocate(populations, spec))
     wanted = {s: k for s, k in plan.sizes.items() if k > 0}
     thresholds = {s: key_threshold(k, populations[s]) for s, k in wanted.items()}
-    keyed = df.withColumn("sample_key", F.sha2(F.concat(F.lit(f"{spec.seed}:"), F.col("id")), 256))
-    rank = F.row_number().over(Window.partitionBy("stratum").orderBy("sample_key", "id"))
+    key = sample_key_column(df.columns)
+    columns = _sample_columns(df.columns)
+    keyed = df.withColumn("sample_key", F.sha2(F.concat(F.lit(f"{spec.seed}:"), F.col(key)), 256))
+    rank = F.row_number().over(Window.partitionBy("stratum").orderBy("sample_key", key))
     parts: list[pa.Table] = []
     todo = dict(wanted)
     while todo:
@@ -402,7 +463,7 @@ def sample_spark(spark: Any, path: str | Path, spec: SampleSpec) -> tuple[Sample
             .where(F.substring("sample_key", 1, 16) < F.col("threshold"))
             .withColumn("rank", rank)
             .where(F.col("rank") <= F.col("size"))
-            .select(*SAMPLE_COLUMNS, "stratum")
+            .select(*columns, "stratum")
         )
         rows = picked.toArrow()
         got: dict[str, int] = {}
@@ -416,11 +477,11 @@ def sample_spark(spark: Any, path: str | Path, spec: SampleSpec) -> tuple[Sample
         todo = {s: todo[s] for s in short if thresholds[s] != "g"}
         thresholds.update(dict.fromkeys(todo, "g"))
     if not parts:
-        empty = pa.schema([pa.field(n, _sample_schema_type(n)) for n in (*SAMPLE_COLUMNS, "stratum")])
+        empty = pa.schema([pa.field(n, _sample_schema_type(n)) for n in (*columns, "stratum")])
         parts.append(empty.empty_table())
     rows = pa.concat_tables([t.cast(parts[0].schema) for t in parts])
     chosen: dict[str, list[str]] = {}
-    for i, st in zip(rows.column("id").to_pylist(), rows.column("stratum").to_pylist(), strict=True):
+    for i, st in zip(rows.column(key).to_pylist(), rows.column("stratum").to_pylist(), strict=True):
         chosen.setdefault(st, []).append(i)
     table = rows.drop_columns(["stratum"]).cast(_sample_schema(rows.drop_columns(["stratum"]).schema))
     return plan, _finish(table, plan, chosen)

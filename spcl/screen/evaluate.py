@@ -8,7 +8,7 @@ Augmentation records (synthetic) are added to every training fold and never eval
 from __future__ import annotations
 
 import logging
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -88,8 +88,11 @@ def cross_validate(
     settings: TrainSettings | None = None,
     folds: int = 5,
     baseline_recall: float = 0.93,
+    on_fold: Callable[[int], None] | None = None,
 ) -> CVResult:
     """Grouped stratified ``folds``-fold CV of the full screen on ``real``; ``extra`` joins every train fold.
+
+    ``on_fold`` (e.g. a progress bar) is told the number of training documents of each finished fold.
 
     The baseline is trained on the real training fold only (as in the issue's reference) and scored at
     its default margin 0 and at the margin that reaches ``baseline_recall`` SCPI recall on the train fold
@@ -136,6 +139,8 @@ def cross_validate(
         t = threshold_for_recall(inner, scpi_tr, baseline_recall)
         out["baseline_flag_at_recall"][te] = out["baseline_score"][te] >= t
         log.info("CV fold %d/%d done", k + 1, folds)
+        if on_fold is not None:
+            on_fold(len(train))
     return CVResult(
         records=real,
         categories=cats,

@@ -17,6 +17,8 @@ import random
 from collections.abc import Callable, Iterator
 from typing import Any
 
+from spcl.detect.validators import luhn_check_digit, mynumber_check_digit, rrn_check_digit
+
 FILLER: dict[str, list[str]] = {
     "ja": [
         "今日は朝から雨が降っていたので、駅前の喫茶店で少し休んでから会社に向かいました。",
@@ -113,17 +115,13 @@ def valid_rrn(rng: random.Random) -> str:
     """A synthetic pre-2020 Korean RRN with a valid check digit, formatted YYMMDD-GNNNNNC."""
     yy, mm, dd = rng.randrange(60, 100), rng.randrange(1, 13), rng.randrange(1, 29)
     body = f"{yy:02d}{mm:02d}{dd:02d}{rng.choice('12')}{_digits(rng, 5)}"
-    weights = [2, 3, 4, 5, 6, 7, 8, 9, 2, 3, 4, 5]
-    check = (11 - sum(int(d) * w for d, w in zip(body, weights, strict=True)) % 11) % 10
-    return f"{body[:6]}-{body[6:]}{check}"
+    return f"{body[:6]}-{body[6:]}{rrn_check_digit(body)}"
 
 
 def valid_mynumber(rng: random.Random) -> str:
     """A synthetic Japanese My Number with a valid check digit, formatted NNNN NNNN NNNN."""
     body = _digits(rng, 11)
-    weights = [6, 5, 4, 3, 2, 7, 6, 5, 4, 3, 2]
-    r = sum(int(d) * w for d, w in zip(body, weights, strict=True)) % 11
-    number = body + str(0 if r <= 1 else 11 - r)
+    number = body + str(mynumber_check_digit(body))
     return f"{number[:4]} {number[4:8]} {number[8:]}"
 
 
@@ -131,11 +129,7 @@ def valid_card(rng: random.Random) -> str:
     """A synthetic 16-digit Visa/Mastercard number passing Luhn, in 4-digit groups."""
     body = rng.choice(["4", "51", "53", "55"])
     body += _digits(rng, 15 - len(body))
-    total = 0
-    for i, d in enumerate(reversed(body)):
-        v = int(d) * (2 if i % 2 == 0 else 1)
-        total += v - 9 if v > 9 else v
-    number = body + str((10 - total % 10) % 10)
+    number = body + str(luhn_check_digit(body))
     return "-".join(number[i:i + 4] for i in range(0, 16, 4))
 
 

@@ -23,6 +23,7 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
+from spcl.detect.validators import luhn_check_digit, rrn_check_digit
 from spcl.manifest import sha256_file, write_manifest
 
 GENERATOR_VERSION = "1.0.0"
@@ -94,23 +95,6 @@ _SLOT_RE = re.compile(r"\{([A-Z_0-9]+)\}")
 
 def _digits(rng: random.Random, n: int) -> str:
     return "".join(str(rng.randrange(10)) for _ in range(n))
-
-
-def rrn_check_digit(first12: str) -> int:
-    """The valid Korean RRN check digit of the first 12 digits (FACTS.md)."""
-    weights = (2, 3, 4, 5, 6, 7, 8, 9, 2, 3, 4, 5)
-    return (11 - sum(int(d) * w for d, w in zip(first12, weights, strict=True)) % 11) % 10
-
-
-def luhn_check_digit(payload: str) -> int:
-    """The Luhn check digit that would make ``payload + digit`` valid."""
-    total = 0
-    for i, ch in enumerate(reversed(payload)):
-        d = int(ch)
-        if i % 2 == 0:
-            d = d * 2 - 9 if d > 4 else d * 2
-        total += d
-    return (10 - total % 10) % 10
 
 
 def _failing_digit(rng: random.Random, valid: int) -> str:

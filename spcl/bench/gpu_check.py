@@ -1,4 +1,4 @@
-"""The prepared GPU check of the ``vllm`` backend: ``python -m spcl.extract.backends.gpu_check --out DIR``.
+"""The prepared GPU check of the ``vllm`` backend: ``python -m spcl.bench.gpu_check --out DIR``.
 
 Run once on a GPU machine (no internet needed): it writes ~2,000 synthetic flagged documents (the issue-4
 generator), a random-init Llama chat model sized by ``--hidden``/``--layers`` (or uses ``--model`` if a real
@@ -55,7 +55,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--fallback", choices=("rules",), default=None)
     args = parser.parse_args(argv)
 
-    from spcl.extract.backends.tiny_model import write_tiny_model
+    from spcl.bench.tiny_model import write_tiny_model
     from spcl.mask_stage import MaskJobConfig, run_mask_job
 
     out = Path(args.out)

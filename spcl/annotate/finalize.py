@@ -1,0 +1,126 @@
+"""The end of an annotate run: merge the per-file parts, balance, and write the outputs, report and manifests.
+
+Runs on one machine (the driver) after every input file is committed, and again on every rerun, so the
+final files always reflect all committed parts and the current ``--positive-share`` / ``--seed``. Labelled
+rows are held in memory to balance them (an annotation sample is thousands to a few hundred thousand texts).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+from pathlib import Path
+from typing import Any
+
+from spcl.annotate.agreement import TeacherVote
+from spcl.annotate.balance import balance
+from spcl.annotate.job import (
+    OUTPUT_FILES,
+    WORK,
+    AnnotateConfig,
+    jsonl_text,
+    load_done,
+    merge_counts,
+    read_jsonl,
+    write_private_atomic,
+)
+from spcl.annotate.prompt import PROMPT_VERSION
+from spcl.annotate.report import pair_agreement, plot_agreement, teacher_report
+from spcl.screen import CATEGORIES
+
+log = logging.getLogger("spcl.annotate")
+REPORT = "report.json"
+CHART = "agreement.png"
+
+
+def finalize(cfg: AnnotateConfig, run: dict[str, Any]) -> dict[str, Any]:
+    """Write labelled / rejected / dropped, ``report.json``, ``agreement.png`` and both manifests; returns the
+    report. ``report["reconciliation"]["ok"]`` is False when some input record is in no output."""
+    from spcl.manifest import manifest_ref, record_counts, write_manifest
+
+    out, work = Path(cfg.out), Path(cfg.out) / WORK
+    work.mkdir(parents=True, exist_ok=True)
+    done = load_done(out)
+    stats: dict[str, Any] = {}
+    parts: dict[str, list[dict[str, Any]]] = {"labelled": [], "rejected": [], "dropped": []}
+    for key in sorted(done):
+        merge_counts(stats, done[key]["stats"])
+        for part, rows in parts.items():
+            rows.extend(read_jsonl(work / "parts" / f"{key}.{part}.jsonl"))
+    labelled, rejected, dropped = parts["labelled"], parts["rejected"], parts["dropped"]
+    bal = balance([(r["id"], r["label"]) for r in labelled], cfg.positive_share, cfg.seed)
+    kept = [r for i, r in enumerate(labelled) if i not in bal.dropped]
+    if bal.dropped and bal.none_kept == 0:
+        log.warning("--positive-share %s cannot be reached: every NONE text was balanced out", cfg.positive_share)
+    dropped += [{"id": labelled[i]["id"], "reason": "balanced_out", "label": labelled[i]["label"],
+                 "source_file": labelled[i]["source_file"], "position": labelled[i]["position"]}
+                for i in sorted(bal.dropped)]
+    for name, rows in zip(OUTPUT_FILES, (kept, rejected, dropped), strict=True):
+        write_private_atomic(out / name, jsonl_text(rows))
+
+    names = [t.name for t in cfg.teachers]
+    votes = [[TeacherVote.from_json(v) for v in r["votes"]] for r in labelled + rejected]
+    pairs = pair_agreement(votes, names)
+    dropped_reasons = dict(stats.get("dropped_reasons", {}))
+    if bal.dropped:
+        dropped_reasons["balanced_out"] = len(bal.dropped)
+    verifier_rejected = sum(v for k, v in stats.get("rejected_reasons", {}).items()
+                            if cfg.verifier and (k == "verifier_disagreement" or k.endswith(f":{cfg.verifier.name}")))
+    n_in = stats.get("input_records", 0)
+    report: dict[str, Any] = {
+        "prompt_version": PROMPT_VERSION,
+        "teachers": [t.to_json() for t in cfg.teachers],
+        "verifier": cfg.verifier.to_json() if cfg.verifier else None,
+        "thresholds": {"min_confidence": cfg.min_confidence, "candidates": cfg.candidates,
+                       "positive_share": cfg.positive_share, "max_chars": cfg.max_chars},
+        "seed": cfg.seed,
+        "parts_hash": cfg.parts_hash(),
+        "counts": {
+            "files": stats.get("files", 0),
+            "input_records": n_in,
+            "unreadable": sum(v for k, v in dropped_reasons.items() if k.startswith("unreadable:")),
+            "too_long": dropped_reasons.get("too_long", 0),
+            "not_candidates": dropped_reasons.get("no_person_mention", 0),
+            "candidates": stats.get("candidates", 0),
+            "rejected": len(rejected),
+            "agreed_by_teachers": len(labelled) + verifier_rejected,
+            "verifier_rejected": verifier_rejected,
+            "labelled_before_balance": len(labelled),
+            "balanced_out": len(bal.dropped),
+            "labelled": len(kept),
+            "dropped": len(dropped),
+        },
+        "candidates_by_lang": dict(sorted(stats.get("candidates_by_lang", {}).items())),
+        "rejected_reasons": dict(sorted(stats.get("rejected_reasons", {}).items())),
+        "dropped_reasons": dict(sorted(dropped_reasons.items())),
+        "labels": {lab: sum(r["label"] == lab for r in kept) for lab in ("SCPI", "RELATED", "NONE")},
+        "categories": {c: sum(c in r["categories"] for r in kept) for c in CATEGORIES},
+        "balance": bal.to_json(),
+        "reconciliation": {"input_records": n_in, "labelled": len(kept), "rejected": len(rejected),
+                           "dropped": len(dropped), "ok": n_in == len(kept) + len(rejected) + len(dropped)},
+        "kappa": pairs,
+        "teacher_stats": {n: teacher_report(stats.get("teachers", {}).get(n, {})) for n in names},
+        "verifier_stats": teacher_report(stats.get("verifier", {}).get(cfg.verifier.name, {}))
+        if cfg.verifier else None,
+        "seconds_per_candidate": round(stats.get("seconds", 0.0) / max(1, stats.get("candidates", 0)), 6),
+        "run": run,
+    }
+    write_private_atomic(out / REPORT, json.dumps(report, indent=2, ensure_ascii=False) + "\n")
+    plot_agreement(pairs, out / CHART)
+    write_manifest(work, kind="annotate-checkpoints", files_done=len(done), parts_hash=cfg.parts_hash())
+    write_manifest(
+        out,
+        kind="annotated-set",
+        records=len(kept),
+        record_counts=record_counts(out),
+        prompt_version=PROMPT_VERSION,
+        teachers=report["teachers"],
+        verifier=report["verifier"],
+        thresholds=report["thresholds"],
+        seed=cfg.seed,
+        kappa={k: v["label_kappa"] for k, v in pairs.items()},
+        sources=[manifest_ref(cfg.input)],
+    )
+    os.chmod(out / "manifest.json", 0o600)
+    return report

@@ -1,0 +1,99 @@
+"""``spcl annotate``: label a crawl sample with two or more teacher LLMs, keep what they agree on.
+
+    spcl annotate --input sample/ --out data/annotated/ \\
+        --teacher openai:swallow-8b@http://gpu-a:8000/v1 --teacher openai:gemma-2-9b@http://gpu-b:8000/v1 \\
+        [--verifier openai:gpt-oss-120b@http://gpu-c:8000/v1] [--min-confidence 0.8] [--candidates person|all] \\
+        [--positive-share 0.10] [--seed 0] [--engine spark]
+    spcl annotate ... --teacher vllm:/models/swallow-8b --teacher vllm:/models/gemma-2-9b   # in-process, GPU
+
+Outputs in --out: labelled.jsonl (for spcl train), rejected.jsonl (for spcl review export --what rejected),
+dropped.jsonl, report.json, agreement.png, manifest.json. A rerun with the same --out resumes.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from typing import Any
+
+
+def add_annotate_arguments(parser: argparse.ArgumentParser) -> None:
+    """The arguments shared by ``spcl annotate`` and ``jobs/annotate.py``."""
+    from spcl.annotate.candidates import CANDIDATE_MODES
+
+    parser.add_argument("--input", "-i", required=True, help="JSONL/Parquet file or folder (any filter output)")
+    parser.add_argument("--out", "-o", required=True, help="output folder (labelled.jsonl, rejected.jsonl, ...)")
+    parser.add_argument("--teacher", action="append", required=True, metavar="BACKEND:MODEL[@ENDPOINT]",
+                        help="a teacher (openai, vllm, transformers); give two or more")
+    parser.add_argument("--verifier", default=None, metavar="BACKEND:MODEL[@ENDPOINT]",
+                        help="a stronger model that re-labels the kept texts; its disagreements are rejected")
+    parser.add_argument("--min-confidence", type=float, default=0.8, help="every teacher's confidence (default 0.8)")
+    parser.add_argument("--candidates", choices=CANDIDATE_MODES, default="person",
+                        help="person: only texts that mention a person (default); all: every text")
+    parser.add_argument("--positive-share", type=float, default=None,
+                        help="down-sample NONE by hashed id until SCPI is this share (e.g. 0.10)")
+    parser.add_argument("--seed", type=int, default=0, help="seed of the hashed-id balance (default 0)")
+    parser.add_argument("--max-chars", type=int, default=6000,
+                        help="longer texts are not sent to the teachers (dropped as too_long; default 6000)")
+    parser.add_argument("--batch-size", type=int, default=32, help="documents per teacher call (default 32)")
+    parser.add_argument("--max-tokens", type=int, default=256,
+                        help="generated tokens per answer, thinking included (default 256)")
+    parser.add_argument("--concurrency", type=int, default=8, help="openai: requests in flight per teacher")
+    parser.add_argument("--timeout", type=float, default=120.0, help="openai: seconds per request (default 120)")
+    parser.add_argument("--retries", type=int, default=3, help="openai: retries per request (default 3)")
+    parser.add_argument("--device", default="auto", help="transformers: cpu, cuda, auto (default)")
+    parser.add_argument("--tensor-parallel-size", type=int, default=1, help="vllm: GPUs per model (default 1)")
+    parser.add_argument("--engine", choices=("python", "spark"), default="python",
+                        help="python (default, this process) or spark (one task per input file)")
+    parser.add_argument("--master", default=None, help="Spark master (engine spark; default local[*])")
+
+
+def config_from_args(args: argparse.Namespace) -> Any:
+    """An ``AnnotateConfig`` from parsed arguments (``ValueError`` on a bad teacher spec or threshold)."""
+    from spcl.annotate.clients import parse_teacher
+    from spcl.annotate.job import AnnotateConfig
+
+    options = {"max_tokens": args.max_tokens, "concurrency": args.concurrency, "timeout_s": args.timeout,
+               "retries": args.retries, "device": args.device, "batch_size": args.batch_size,
+               "tensor_parallel_size": args.tensor_parallel_size}
+    return AnnotateConfig(
+        input=args.input, out=args.out, teachers=[parse_teacher(t) for t in args.teacher],
+        verifier=parse_teacher(args.verifier) if args.verifier else None, min_confidence=args.min_confidence,
+        candidates=args.candidates, positive_share=args.positive_share, seed=args.seed,
+        batch_size=args.batch_size, max_chars=args.max_chars, options=options)
+
+
+def run_from_args(args: argparse.Namespace) -> int:
+    """Run the job; exit 0 ok, 1 the job could not run or lost a record, 2 bad usage."""
+    from spcl.annotate.job import AnnotateError, run_annotate, run_annotate_spark
+    from spcl.extract.backends import BackendUnavailable
+
+    try:
+        cfg = config_from_args(args)
+    except ValueError as err:
+        print(f"spcl annotate: {err}", file=sys.stderr)
+        return 2
+    try:
+        report = run_annotate_spark(cfg, args.master) if args.engine == "spark" else run_annotate(cfg)
+    except (BackendUnavailable, AnnotateError) as err:
+        print(f"spcl annotate: {err}", file=sys.stderr)
+        return 1
+    summary = {
+        "counts": report["counts"],
+        "rejected_reasons": report["rejected_reasons"],
+        "label_kappa": {pair: v["label_kappa"] for pair, v in report["kappa"].items()},
+        "parse_failure_rate": {t: s["parse_failure_rate"] for t, s in report["teacher_stats"].items()},
+        "reconciliation_ok": report["reconciliation"]["ok"],
+        "run": report["run"],
+    }
+    print(json.dumps(summary, indent=2))
+    return 0 if report["reconciliation"]["ok"] else 1
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    """Add ``spcl annotate``."""
+    parser = sub.add_parser("annotate", help="label a crawl sample with teacher LLMs (agreement filter)",
+                            description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    add_annotate_arguments(parser)
+    parser.set_defaults(func=run_from_args)

@@ -1,0 +1,34 @@
+"""``spcl report``: a self-contained HTML report (charts inlined) of a filter or mask output.
+
+spcl report out/                       # -> out/report.html + out/report/*.png
+spcl report out/ --mask masked/        # the filter run and its mask stage on one page
+spcl report masked/                    # a mask output alone
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+
+def run_report(args: argparse.Namespace) -> int:
+    """Write the report; exit 0, or 1 with a message when the folder is not an spcl output."""
+    from spcl.report import write_report
+
+    try:
+        page = write_report(args.output, mask=args.mask, dest=args.out)
+    except (ValueError, OSError) as err:
+        print(f"spcl report: {err}", file=sys.stderr)
+        return 1
+    print(f"wrote {page} (charts in {page.parent / 'report'})")
+    return 0
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    """Add ``spcl report``."""
+    parser = sub.add_parser("report", help="HTML report of a filter or mask output (counts, charts)",
+                            description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("output", help="a filter output (stats.json, decision=*/) or a mask output (metrics.json)")
+    parser.add_argument("--mask", default=None, help="a mask output to add to a filter output's report")
+    parser.add_argument("--out", default=None, help="folder for report.html and report/ (default: OUTPUT)")
+    parser.set_defaults(func=run_report)

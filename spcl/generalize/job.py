@@ -1,0 +1,484 @@
+"""The generalize job: flagged Parquet → spans → two-stage generalization → generalized / failed / vault.
+
+Layout under ``--output`` (``<key>`` names one input file, as in ``spcl mask``)::
+
+    generalized/part-<key>.parquet  id, lang, generalized_text, spans (type, start, end in the NFC source,
+                                    out_start, out_end in the output, replacement, kind generalized|label,
+                                    rank), n_spans, backend, model, prompt_version, source_file
+    failed/part-<key>.parquet       id, reason, backend, model, prompt_version, source_file (no text)
+    _done/<key>.json                the checkpoint of one input file: its counts
+    metrics.json                    totals over every finished file (counts and rates, never values)
+
+The originals go to the vault (``--vault``, ``gen-<key>.jsonl``, encrypted by ``spcl.mask.vault``): per
+document ``{span index: original}``, so ``spcl.generalize.engine.restore(text, spans, mapping)`` gives the
+source back. Spans come from the extractor of ``--backend`` (``rules``: the rules extractor) ∪ the input's
+rule hits (``hits`` column; the detectors run again when it is missing). **Fail closed**: a document whose
+extraction, LLM calls or release check fails goes to ``failed/`` with the reason, never to ``generalized/``.
+Files are committed vault → failed → generalized → done-marker; a rerun skips finished files.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import secrets
+import shutil
+import time
+from collections import Counter
+from collections.abc import Iterable, Iterator
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from spcl.entity_types import DEFAULT_TYPES
+from spcl.extract.backends import Extractor, make_extractor
+from spcl.extract.contract import parse_extraction
+from spcl.generalize.chat import ChatClient, TransformersChat, make_chat
+from spcl.generalize.engine import DocInput, DocResult, Generalizer, GeneralizeSettings
+from spcl.generalize.prompts import PROMPT_VERSION
+from spcl.generalize.spans import collect_spans, document_hits
+from spcl.mask_stage import MaskJobError, file_key, list_input_files
+from spcl.text import guess_lang, normalize
+
+log = logging.getLogger("spcl.generalize")
+
+SPAN_TYPE = pa.struct([
+    pa.field("type", pa.string(), nullable=False),
+    pa.field("start", pa.int32(), nullable=False),
+    pa.field("end", pa.int32(), nullable=False),
+    pa.field("out_start", pa.int32(), nullable=False),
+    pa.field("out_end", pa.int32(), nullable=False),
+    pa.field("replacement", pa.string(), nullable=False),
+    pa.field("kind", pa.string(), nullable=False),
+    pa.field("rank", pa.int32()),
+])
+GENERALIZED_SCHEMA = pa.schema([
+    pa.field("id", pa.string(), nullable=False),
+    pa.field("lang", pa.string()),
+    pa.field("generalized_text", pa.string(), nullable=False),
+    pa.field("spans", pa.list_(SPAN_TYPE)),
+    pa.field("n_spans", pa.int32(), nullable=False),
+    pa.field("backend", pa.string(), nullable=False),
+    pa.field("model", pa.string(), nullable=False),
+    pa.field("prompt_version", pa.string(), nullable=False),
+    pa.field("source_file", pa.string(), nullable=False),
+])
+FAILED_SCHEMA = pa.schema([
+    pa.field("id", pa.string(), nullable=False),
+    pa.field("reason", pa.string(), nullable=False),
+    pa.field("backend", pa.string(), nullable=False),
+    pa.field("model", pa.string(), nullable=False),
+    pa.field("prompt_version", pa.string(), nullable=False),
+    pa.field("source_file", pa.string(), nullable=False),
+])
+
+
+@dataclass(slots=True)
+class GeneralizeJobConfig:
+    """Everything a generalize run needs; ``options`` go to the chat client and the extractor."""
+
+    input: str
+    output: str
+    vault: str
+    backend: str = "rules"
+    model: str | None = None
+    endpoint: str | None = None
+    batch_size: int = 32
+    types: tuple[str, ...] = DEFAULT_TYPES
+    options: dict[str, Any] = field(default_factory=dict)
+    extract_options: dict[str, Any] = field(default_factory=dict)
+    settings: dict[str, Any] = field(default_factory=dict)  # GeneralizeSettings fields
+    extract_backend: str | None = None  # None: the same backend finds the spans; "rules": the rules extractor
+    names: bool = True  # add the CPU person-name finders' rows to the candidates (as spcl mask does)
+
+    def to_json(self) -> str:
+        """The config as JSON (for Spark workers)."""
+        return json.dumps(asdict(self))
+
+    @classmethod
+    def from_json(cls, text: str) -> GeneralizeJobConfig:
+        """The config back from :meth:`to_json`."""
+        data = json.loads(text)
+        data["types"] = tuple(data["types"])
+        return cls(**data)
+
+
+@dataclass(slots=True)
+class GenStats:
+    """Counts of one input file (the body of its done-marker); sums with ``merge``. No values."""
+
+    files: int = 0
+    documents: int = 0
+    generalized: int = 0
+    failed: int = 0
+    failed_reasons: dict[str, int] = field(default_factory=dict)
+    entities_by_type: dict[str, int] = field(default_factory=dict)
+    spans_by_type: dict[str, int] = field(default_factory=dict)
+    entities_by_rank: dict[str, int] = field(default_factory=dict)  # "0".."m-1", "label"
+    labels_by_source: dict[str, int] = field(default_factory=dict)  # label_type | fallback
+    fallback_by_type: dict[str, int] = field(default_factory=dict)  # generalizable entities that got a label
+    generalizable_by_type: dict[str, int] = field(default_factory=dict)
+    attacked_entities: int = 0
+    llm_calls: int = 0
+    cache_hits: int = 0
+    guesses: int = 0
+    tokens: int = 0
+    llm_seconds: float = 0.0
+    seconds: float = 0.0
+
+    def merge(self, other: GenStats) -> None:
+        """Add ``other`` into this one."""
+        for name in self.__dataclass_fields__:
+            mine = getattr(self, name)
+            if isinstance(mine, dict):
+                for k, v in getattr(other, name).items():
+                    mine[k] = mine.get(k, 0) + v
+            else:
+                setattr(self, name, mine + getattr(other, name))
+
+    def add(self, res: DocResult) -> None:
+        """Count one released document's decisions and costs."""
+        self.llm_calls += res.llm_calls
+        self.cache_hits += res.cache_hits
+        self.guesses += res.guesses
+        self.tokens += res.tokens
+        self.llm_seconds += res.seconds
+        if res.reason is not None:
+            return
+        for span in res.spans:
+            _inc(self.spans_by_type, span["type"])
+        for dec in res.decisions:
+            _inc(self.entities_by_type, dec.type)
+            _inc(self.entities_by_rank, "label" if dec.rank is None else str(dec.rank))
+            if dec.kind == "label":
+                _inc(self.labels_by_source, dec.source if dec.source == "label_type" else "fallback")
+            if dec.source != "label_type":
+                _inc(self.generalizable_by_type, dec.type)
+                if dec.kind == "label":
+                    _inc(self.fallback_by_type, dec.type)
+            if dec.guesses:
+                self.attacked_entities += 1
+
+
+def _inc(counter: dict[str, int], key: str) -> None:
+    counter[key] = counter.get(key, 0) + 1
+
+
+def _write_json_atomic(path: Path, data: dict[str, Any]) -> None:
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.{secrets.token_hex(4)}")
+    tmp.write_text(json.dumps(data, indent=1, sort_keys=True) + "\n", encoding="utf-8")
+    os.replace(tmp, path)
+
+
+def build_clients(cfg: GeneralizeJobConfig) -> tuple[Extractor, ChatClient | None]:
+    """The extractor and the chat client of ``cfg.backend`` (the transformers model is loaded once, shared)."""
+    if cfg.backend == "rules":
+        return make_extractor("rules", types=cfg.types), None
+    if cfg.extract_backend == "rules":
+        return make_extractor("rules", types=cfg.types), make_chat(cfg.backend, model=cfg.model,
+                                                                   endpoint=cfg.endpoint, options=cfg.options)
+    if cfg.backend == "transformers":
+        extractor = make_extractor("transformers", model=cfg.model, types=cfg.types, options=cfg.extract_options)
+        loaded = (extractor.net, extractor.tokenizer)  # type: ignore[attr-defined]
+        return extractor, TransformersChat(str(cfg.model), loaded=loaded, **cfg.options)
+    if cfg.backend == "openai":
+        extractor = make_extractor("openai", model=cfg.model, endpoint=cfg.endpoint, types=cfg.types,
+                                   options=cfg.extract_options)
+        return extractor, make_chat("openai", model=cfg.model, endpoint=cfg.endpoint, options=cfg.options)
+    raise ValueError(f"unknown generalize backend {cfg.backend!r}; choose rules, openai or transformers "
+                     "(serve a vLLM model with `vllm serve` and use --backend openai)")
+
+
+class GeneralizeRunner:
+    """Runs the job's unit of work (one input file) with clients built once per process."""
+
+    def __init__(self, cfg: GeneralizeJobConfig, extractor: Extractor | None = None, chat: ChatClient | None = None,
+                 vault_key: bytes | None = None):
+        from spcl.mask.vault import open_vault, resolve_key
+
+        self.cfg = cfg
+        self.key = vault_key if vault_key is not None else resolve_key()
+        open_vault(cfg.vault, self.key).close()  # creates the header, or checks the key against it
+        if extractor is None:
+            extractor, chat = build_clients(cfg)
+        self.extractor, self.chat = extractor, chat
+        self.generalizer = Generalizer(chat, GeneralizeSettings(**cfg.settings))
+        self.out = Path(cfg.output)
+        for sub in ("generalized", "failed", "_done", "_tmp"):
+            (self.out / sub).mkdir(parents=True, exist_ok=True)
+
+    @property
+    def identity(self) -> tuple[str, str, str]:
+        """``(backend, model, prompt version)`` written on every row."""
+        if self.chat is None:
+            return "rules", self.extractor.model, "rules-ladders-v1"
+        return self.cfg.backend, self.chat.model, PROMPT_VERSION
+
+    def done_marker(self, key: str) -> Path:
+        """The checkpoint file of input file ``key``."""
+        return self.out / "_done" / f"{key}.json"
+
+    def _batches(self, path: Path) -> Iterator[pa.RecordBatch]:
+        try:
+            pf = pq.ParquetFile(path)
+        except (OSError, pa.ArrowInvalid) as err:
+            raise MaskJobError(f"cannot read {path}: {type(err).__name__}") from None
+        names = set(pf.schema_arrow.names)
+        if not {"id", "text"} <= names:
+            raise MaskJobError(f"{path} has no 'id' and 'text' columns (is it the filter job's flagged output?)")
+        columns = ["id", "text"] + [c for c in ("lang", "hits") if c in names]
+        yield from pf.iter_batches(batch_size=self.cfg.batch_size, columns=columns)
+
+    def prepare(self, batch: pa.RecordBatch) -> tuple[list[str | None], list[DocInput | str], list[str | None]]:
+        """Ids, and per row a :class:`DocInput` or the reason it cannot be generalized; and the langs."""
+        ids = batch.column("id").to_pylist()
+        texts = batch.column("text").to_pylist()
+        names = batch.schema.names
+        langs = batch.column("lang").to_pylist() if "lang" in names else [None] * len(ids)
+        hits = batch.column("hits").to_pylist() if "hits" in names else [None] * len(ids)
+        todo = [i for i, t in enumerate(texts) if isinstance(t, str) and ids[i] is not None]
+        extractions = self.extractor.run([normalize(texts[i]) for i in todo]) if todo else []
+        out: list[DocInput | str] = ["no_text" if ids[i] is not None else "no_id" for i in range(len(ids))]
+        for i, ext in zip(todo, extractions, strict=True):
+            text = normalize(texts[i])
+            if not ext.ok:
+                out[i] = f"extract:{ext.error or 'no_output'}"
+                continue
+            parsed = parse_extraction(ext.raw or "", text, self.cfg.types)
+            if not parsed.parse_success:
+                out[i] = "extract:unparseable_output"
+                continue
+            try:
+                found = document_hits(text, hits[i])  # the hits column (None: none) ∪ the detectors again
+                entities = collect_spans(text, parsed.candidates, found, types=self.cfg.types, names=self.cfg.names)
+                kept = [(h.type, h.start, h.end) for h in found]
+            except Exception as err:
+                out[i] = f"spans_error:{type(err).__name__}"
+                continue
+            out[i] = DocInput(str(ids[i]), text, langs[i] or guess_lang(text), entities, kept)
+        return ids, out, langs
+
+    def process_file(self, path: Path, key: str) -> GenStats:
+        """Generalize one input file end to end and commit it (outputs moved into place, then the marker)."""
+        from spcl.mask.vault import open_vault
+
+        started = time.perf_counter()
+        stats = GenStats(files=1)
+        backend, model, prompt_version = self.identity
+        tmp = self.out / "_tmp" / f"{key}.{os.getpid()}.{secrets.token_hex(4)}"
+        tmp.mkdir(parents=True)
+        vault_stage = Path(self.cfg.vault) / "_staging" / tmp.name
+        writer = f"gen-{key}"
+        vault = open_vault(vault_stage, self.key, writer=writer)
+        gen_rows: dict[str, list[Any]] = {n: [] for n in GENERALIZED_SCHEMA.names}
+        failed_rows: dict[str, list[Any]] = {n: [] for n in FAILED_SCHEMA.names}
+        reasons: Counter[str] = Counter()
+        try:
+            for batch in self._batches(path):
+                ids, prepared, langs = self.prepare(batch)
+                docs = [p for p in prepared if isinstance(p, DocInput)]
+                results = iter(self.generalizer.run(docs)) if docs else iter(())
+                for i, item in enumerate(prepared):
+                    stats.documents += 1
+                    res = next(results) if isinstance(item, DocInput) else None
+                    if res is not None:
+                        stats.add(res)
+                    reason = item if isinstance(item, str) else res.reason  # type: ignore[union-attr]
+                    if ids[i] is None:
+                        reasons["no_id"] += 1
+                        continue
+                    if reason is not None or res is None or res.text is None:
+                        reason = reason or "unknown"
+                        reasons[reason] += 1
+                        for n, v in zip(FAILED_SCHEMA.names, (ids[i], reason, backend, model, prompt_version,
+                                                              path.name), strict=True):
+                            failed_rows[n].append(v)
+                        continue
+                    vault.put(res.id, res.mapping)
+                    row = (res.id, langs[i], res.text, res.spans, len(res.spans), backend, model, prompt_version,
+                           path.name)
+                    for n, v in zip(GENERALIZED_SCHEMA.names, row, strict=True):
+                        gen_rows[n].append(v)
+            vault.close()
+            stats.generalized = len(gen_rows["id"])
+            stats.failed = sum(reasons.values())
+            stats.failed_reasons = dict(sorted(reasons.items()))
+            self._commit(key, tmp, vault_stage, writer, gen_rows, failed_rows)
+            stats.seconds = time.perf_counter() - started
+            _write_json_atomic(self.done_marker(key), {"input": str(path), "key": key, "backend": backend,
+                                                       "model": model, "prompt_version": prompt_version,
+                                                       "stats": asdict(stats)})
+            log.info("%s: %d documents, %d generalized, %d failed", path.name, stats.documents, stats.generalized,
+                     stats.failed)
+            return stats
+        finally:
+            vault.close()
+            shutil.rmtree(tmp, ignore_errors=True)
+            shutil.rmtree(vault_stage, ignore_errors=True)
+
+    def _commit(self, key: str, tmp: Path, vault_stage: Path, writer: str, gen_rows: dict[str, list[Any]],
+                failed_rows: dict[str, list[Any]]) -> None:
+        staged_vault = vault_stage / f"{writer}.jsonl"
+        moves: list[tuple[Path | None, Path]] = [
+            (staged_vault if staged_vault.exists() else None, Path(self.cfg.vault) / f"{writer}.jsonl")]
+        for name, rows, schema in (("failed", failed_rows, FAILED_SCHEMA), ("generalized", gen_rows,
+                                                                            GENERALIZED_SCHEMA)):
+            target = self.out / name / f"part-{key}.parquet"
+            if rows["id"]:
+                staged = tmp / f"{name}.parquet"
+                pq.write_table(pa.table(rows, schema=schema), staged, compression="zstd")
+                moves.append((staged, target))
+            else:
+                moves.append((None, target))
+        for src, dst in moves:  # vault first: a released row never lacks its originals
+            if src is None:
+                dst.unlink(missing_ok=True)
+            else:
+                os.replace(src, dst)
+
+    def close(self) -> None:
+        """Release the clients."""
+        self.extractor.close()
+        if self.chat is not None and self.chat is not self.extractor:
+            self.chat.close()
+
+
+def _rate(num: float, den: float) -> float:
+    return round(num / den, 6) if den else 0.0
+
+
+def build_metrics(cfg: GeneralizeJobConfig, identity: tuple[str, str, str] | None,
+                  run: dict[str, Any]) -> dict[str, Any]:
+    """metrics.json: totals over every finished file, shares by rank and fallback per type (no values)."""
+    total = GenStats()
+    models, prompts = set(), set()
+    for marker in sorted((Path(cfg.output) / "_done").glob("*.json")):
+        data = json.loads(marker.read_text(encoding="utf-8"))
+        total.merge(GenStats(**data["stats"]))
+        models.add(str(data.get("model", "")))
+        prompts.add(str(data.get("prompt_version", "")))
+    n_entities = sum(total.entities_by_rank.values())
+    settings = asdict(GeneralizeSettings(**cfg.settings))
+    return {
+        "backend": cfg.backend,
+        "model": identity[1] if identity else (next(iter(models)) if len(models) == 1 else "mixed"),
+        "prompt_version": identity[2] if identity else (next(iter(prompts)) if len(prompts) == 1 else "mixed"),
+        "models_in_output": sorted(models),
+        "settings": {k: settings[k] for k in ("candidates", "guesses", "temperature", "attack_temperature",
+                                              "max_tokens", "seed", "rules_rungs")},
+        "files": total.files,
+        "documents": total.documents,
+        "generalized": total.generalized,
+        "failed": total.failed,
+        "failed_reasons": total.failed_reasons,
+        "entities": n_entities,
+        "entities_by_type": dict(sorted(total.entities_by_type.items())),
+        "spans_by_type": dict(sorted(total.spans_by_type.items())),
+        "entities_by_rank": dict(sorted(total.entities_by_rank.items())),
+        "share_by_rank": {k: _rate(v, n_entities) for k, v in sorted(total.entities_by_rank.items())},
+        "labels_by_source": dict(sorted(total.labels_by_source.items())),
+        "label_fallback_per_type": {t: {"generalizable": n, "label": total.fallback_by_type.get(t, 0),
+                                        "share": _rate(total.fallback_by_type.get(t, 0), n)}
+                                    for t, n in sorted(total.generalizable_by_type.items())},
+        "attacked_entities": total.attacked_entities,
+        "llm_calls": total.llm_calls,
+        "llm_calls_per_entity": _rate(total.llm_calls, total.attacked_entities),
+        "cache_hits": total.cache_hits,
+        "guesses_per_document": _rate(total.guesses, total.documents),
+        "tokens_per_document": _rate(total.tokens, total.documents),
+        "llm_seconds_per_document": _rate(total.llm_seconds, total.documents),
+        "seconds_per_document": _rate(total.seconds, total.documents),
+        "run": run,
+    }
+
+
+def pending_files(cfg: GeneralizeJobConfig) -> tuple[list[tuple[Path, str]], int]:
+    """``(path, key)`` of the input files not yet done, and how many are done already."""
+    files = list_input_files(cfg.input)
+    done = {p.stem for p in (Path(cfg.output) / "_done").glob("*.json")}
+    keyed = [(p, file_key(p, cfg.input)) for p in files]
+    return [(p, k) for p, k in keyed if k not in done], sum(k in done for _, k in keyed)
+
+
+def _clean_staging(cfg: GeneralizeJobConfig) -> None:
+    shutil.rmtree(Path(cfg.output) / "_tmp", ignore_errors=True)
+    shutil.rmtree(Path(cfg.vault) / "_staging", ignore_errors=True)
+
+
+def _write_metrics(cfg: GeneralizeJobConfig, identity: tuple[str, str, str] | None,
+                   run: dict[str, Any]) -> dict[str, Any]:
+    metrics = build_metrics(cfg, identity, run)
+    _write_json_atomic(Path(cfg.output) / "metrics.json", metrics)
+    return metrics
+
+
+def run_generalize_job(cfg: GeneralizeJobConfig, extractor: Extractor | None = None,
+                       chat: ChatClient | None = None) -> dict[str, Any]:
+    """Run the job in this process over every unfinished input file; returns ``metrics.json``'s content."""
+    started = time.perf_counter()
+    todo, skipped = pending_files(cfg)
+    _clean_staging(cfg)
+    runner = GeneralizeRunner(cfg, extractor, chat)
+    try:
+        if runner.chat is not None and todo:
+            runner.chat.check()  # an unreachable endpoint stops the job before any file is touched
+        docs = sum(runner.process_file(path, key).documents for path, key in todo)
+        elapsed = time.perf_counter() - started
+        run = {"files_processed": len(todo), "files_skipped": skipped, "documents": docs,
+               "elapsed_seconds": round(elapsed, 3), "docs_per_second": _rate(docs, elapsed)}
+        return _write_metrics(cfg, runner.identity, run)
+    finally:
+        runner.close()
+
+
+_RUNNERS: dict[str, GeneralizeRunner] = {}
+
+
+def process_partition(cfg_json: str, files: Iterable[tuple[str, str]]) -> Iterator[str]:
+    """Spark ``mapPartitions`` body: generalize each ``(path, key)`` not yet done; one JSON line per file."""
+    runner = _RUNNERS.get(cfg_json)
+    if runner is None:
+        runner = _RUNNERS[cfg_json] = GeneralizeRunner(GeneralizeJobConfig.from_json(cfg_json))
+    for path, key in files:
+        if runner.done_marker(key).exists():
+            continue
+        yield json.dumps({"key": key, "documents": runner.process_file(Path(path), key).documents})
+
+
+def run_generalize_job_spark(cfg: GeneralizeJobConfig, master: str | None = None) -> dict[str, Any]:
+    """Run the job with Spark: one task per unfinished input file, the same runner on executors.
+
+    Executors read the vault key from their own environment (``SPCL_VAULT_KEY`` / ``SPCL_VAULT_KEY_FILE``);
+    paths must be visible to every executor.
+    """
+    from functools import partial
+
+    from spcl.config import load_settings
+    from spcl.mask.vault import open_vault
+    from spcl.spark import build_session
+
+    started = time.perf_counter()
+    todo, skipped = pending_files(cfg)
+    open_vault(cfg.vault).close()
+    _clean_staging(cfg)
+    (Path(cfg.output) / "_done").mkdir(parents=True, exist_ok=True)
+    docs = 0
+    if todo:
+        spark = build_session(load_settings(None), master)
+        rdd = spark.sparkContext.parallelize([(str(p), k) for p, k in todo], numSlices=len(todo))
+        docs = sum(json.loads(line)["documents"] for line in
+                   rdd.mapPartitions(partial(process_partition, cfg.to_json())).collect())
+    elapsed = time.perf_counter() - started
+    run = {"engine": "spark", "files_processed": len(todo), "files_skipped": skipped, "documents": docs,
+           "elapsed_seconds": round(elapsed, 3), "docs_per_second": _rate(docs, elapsed)}
+    return _write_metrics(cfg, None, run)
+
+
+def iter_generalized(output: str | Path) -> Iterable[dict[str, Any]]:
+    """Every generalized row of an output folder (for tests and inspection)."""
+    for part in sorted((Path(output) / "generalized").glob("*.parquet")):
+        yield from pq.read_table(part).to_pylist()

@@ -1,0 +1,92 @@
+"""The report's charts as PNG bytes (matplotlib, Agg backend): bars of counts, score histograms."""
+
+from __future__ import annotations
+
+import io
+import itertools
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+COLOURS = {"clean": "#4c72b0", "flagged": "#dd8452", "quarantine": "#c44e52", "other": "#55a868"}
+_DPI = 110
+
+
+def _plt() -> Any:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    return plt
+
+
+def _png(fig: Any) -> bytes:
+    plt = _plt()
+    buf = io.BytesIO()
+    fig.tight_layout()
+    fig.savefig(buf, format="png", dpi=_DPI, metadata={"Software": None})
+    plt.close(fig)
+    return buf.getvalue()
+
+
+def bar_chart(counts: Mapping[str, float], title: str, *, xlabel: str = "documents", top: int = 15,
+              colour: str = COLOURS["other"], percent: bool = False) -> bytes:
+    """Horizontal bars, largest first (at most ``top``, the rest summed as ``(other)``)."""
+    plt = _plt()
+    items = sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))
+    if len(items) > top:
+        items = [*items[: top - 1], ("(other)", sum(v for _, v in items[top - 1 :]))]
+    items = items[::-1]
+    fig, ax = plt.subplots(figsize=(6.4, 0.45 * max(len(items), 2) + 1.0))
+    values = [v * 100 if percent else v for _, v in items]
+    ax.barh([k for k, _ in items], values, color=colour)
+    for y, v in enumerate(values):
+        ax.text(v, y, f" {v:.1f} %" if percent else f" {v:,.0f}", va="center", fontsize=8)
+    ax.set_title(title)
+    ax.set_xlabel(xlabel)
+    ax.margins(x=0.18)
+    return _png(fig)
+
+
+def stacked_by_language(by_lang: Mapping[str, Mapping[str, int]], title: str) -> bytes:
+    """Documents per language, clean and flagged stacked."""
+    plt = _plt()
+    langs = sorted(by_lang, key=lambda lg: -sum(by_lang[lg].values()))[:15]
+    fig, ax = plt.subplots(figsize=(6.4, 0.45 * max(len(langs), 2) + 1.0))
+    left = [0] * len(langs)
+    for dec in ("clean", "flagged"):
+        vals = [by_lang[lg].get(dec, 0) for lg in langs]
+        ax.barh(langs, vals, left=left, color=COLOURS[dec], label=dec)
+        left = [a + b for a, b in zip(left, vals, strict=True)]
+    ax.invert_yaxis()
+    ax.set_title(title)
+    ax.set_xlabel("documents")
+    ax.legend(loc="lower right")
+    return _png(fig)
+
+
+def score_histograms(scores: Mapping[str, Any]) -> bytes:
+    """LightGBM (by decision) and LinearSVC score histograms with each model's threshold."""
+    plt = _plt()
+    fig, axes = plt.subplots(2, 1, figsize=(6.4, 6.0))
+    th = scores.get("thresholds", {})
+    lgbm_edges: Sequence[float] = scores["lgbm_edges"]
+    by_dec = scores.get("lgbm_counts_by_decision") or {"all": scores["lgbm_counts"]}
+    bottom = [0] * (len(lgbm_edges) - 1)
+    widths = [b - a for a, b in itertools.pairwise(lgbm_edges)]
+    for dec, counts in by_dec.items():
+        axes[0].bar(lgbm_edges[:-1], counts, width=widths, bottom=bottom, align="edge",
+                    color=COLOURS.get(dec, COLOURS["other"]), label=dec)
+        bottom = [a + b for a, b in zip(bottom, counts, strict=True)]
+    svc_edges: Sequence[float] = scores["svc_edges"]
+    axes[1].bar(svc_edges[:-1], scores["svc_counts"], align="edge", color=COLOURS["other"],
+                width=[b - a for a, b in itertools.pairwise(svc_edges)], label="all scored")
+    for ax, name, title in ((axes[0], "lgbm", "LightGBM probability"), (axes[1], "svc", "LinearSVC margin")):
+        if name in th:
+            ax.axvline(th[name], color="black", linestyle="--", label=f"threshold {th[name]:.3f}")
+        ax.set_title(title)
+        ax.set_ylabel("documents")
+        ax.set_yscale("symlog", linthresh=1)
+        ax.legend(fontsize=8)
+    axes[1].set_xlabel(f"margin (outside [{svc_edges[0]:g}, {svc_edges[-1]:g}] counted in the end bins)")
+    return _png(fig)

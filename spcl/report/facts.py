@@ -1,0 +1,216 @@
+"""What a run report shows, gathered from an output folder: counts, score histograms, timings, identity.
+
+Everything here is a count, a rate, a score histogram, a reason name, a type name, a timing or a hash —
+never a document's text, id or value (the report is meant to be passed around).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pyarrow.compute as pc
+import pyarrow.parquet as pq
+
+from spcl.io.outputs import output_dataset
+
+LGBM_EDGES: tuple[float, ...] = tuple(float(x) for x in np.linspace(0.0, 1.0, 41))
+"""LightGBM probability histogram bins (0.025 wide)."""
+
+SVC_RANGE: tuple[float, float] = (-2.5, 2.5)
+"""LinearSVC margins outside this range are counted in the end bins."""
+
+SVC_EDGES: tuple[float, ...] = tuple(float(x) for x in np.linspace(*SVC_RANGE, 41))
+
+_FILTER_COLUMNS = ["decision", "top_category", "scores", "model_version", "config_hash"]
+
+
+def output_kind(path: str | Path) -> str:
+    """``filter`` (``stats.json`` and ``decision=*`` folders), ``mask`` (``metrics.json`` with ``masked/`` or
+    ``failed/``); raises ``ValueError`` otherwise."""
+    p = Path(path)
+    if (p / "stats.json").is_file() and any(p.glob("decision=*")):
+        return "filter"
+    if (p / "metrics.json").is_file() and ((p / "masked").is_dir() or (p / "failed").is_dir()):
+        return "mask"
+    raise ValueError(
+        f"{p} is neither a filter output (stats.json, decision=*/) nor a mask output (metrics.json, masked/)"
+    )
+
+
+def _histogram(values: np.ndarray, edges: tuple[float, ...]) -> np.ndarray:
+    """Counts per bin of ``edges``; values outside fall in the end bins, NaN is dropped."""
+    values = values[~np.isnan(values)]
+    clipped = np.clip(values, edges[0], edges[-1])
+    counts, _ = np.histogram(clipped, bins=np.asarray(edges))
+    return counts
+
+
+def _model_card(stats: dict[str, Any], base: Path) -> dict[str, Any] | None:
+    """The screen's ``model_card.json`` named by ``stats["model"]`` (absolute, or relative to the working
+    directory or the output), if it can be found."""
+    model = stats.get("model")
+    if not model:
+        return None
+    for root in (Path(model), base / model):
+        card = root / "model_card.json"
+        if card.is_file():
+            try:
+                return json.loads(card.read_text(encoding="utf-8"))
+            except (OSError, ValueError):
+                return None
+    return None
+
+
+def filter_facts(path: str | Path) -> dict[str, Any]:
+    """Counts and score histograms of a filter output (``stats.json`` plus one pass over the score columns).
+
+    Thresholds come from the model card when it is found, else from the output itself: the lowest score
+    each model flagged (``threshold_source`` says which).
+    """
+    root = Path(path)
+    stats = json.loads((root / "stats.json").read_text(encoding="utf-8"))
+    manifest_path = root / "manifest.json"
+    manifest = json.loads(manifest_path.read_text(encoding="utf-8")) if manifest_path.is_file() else {}
+    lgbm_hist = np.zeros(len(LGBM_EDGES) - 1, np.int64)
+    svc_hist = np.zeros(len(SVC_EDGES) - 1, np.int64)
+    lgbm_by_decision: dict[str, np.ndarray] = {}
+    categories: Counter[str] = Counter()
+    models: Counter[str] = Counter()
+    configs: Counter[str] = Counter()
+    lowest_flagged = {"lgbm": math.inf, "svc": math.inf}
+    scored = 0
+    for batch in output_dataset(root).to_batches(columns=_FILTER_COLUMNS):
+        if not batch.num_rows:
+            continue
+        decisions = batch.column("decision").to_numpy(zero_copy_only=False)
+        flagged = decisions == "flagged"
+        categories.update(c for c in pc.filter(batch.column("top_category"), flagged).to_pylist() if c)
+        models.update(v for v in batch.column("model_version").to_pylist() if v)
+        configs.update(v for v in batch.column("config_hash").to_pylist() if v)
+        scores = batch.column("scores")
+        if scores.null_count == len(scores):
+            continue
+        lgbm = pc.struct_field(scores, "lgbm").to_numpy(zero_copy_only=False).astype(float)
+        svc = pc.struct_field(scores, "svc").to_numpy(zero_copy_only=False).astype(float)
+        scored += int((~np.isnan(lgbm)).sum())
+        lgbm_hist += _histogram(lgbm, LGBM_EDGES)
+        svc_hist += _histogram(svc, SVC_EDGES)
+        for dec in ("clean", "flagged"):
+            mask = decisions == dec
+            if mask.any():
+                hist = lgbm_by_decision.setdefault(dec, np.zeros(len(LGBM_EDGES) - 1, np.int64))
+                hist += _histogram(lgbm[mask], LGBM_EDGES)
+        for name, values in (("lgbm", lgbm), ("svc", svc)):
+            flags = pc.fill_null(pc.struct_field(scores, f"{name}_flag"), False).to_numpy(zero_copy_only=False)
+            chosen = values[flags.astype(bool) & ~np.isnan(values)]
+            if chosen.size:
+                lowest_flagged[name] = min(lowest_flagged[name], float(chosen.min()))
+    card = _model_card(stats, root)
+    if card and "thresholds" in card:
+        thresholds = {k: float(v) for k, v in card["thresholds"].items()}
+        threshold_source = "model card"
+    else:
+        thresholds = {k: v for k, v in lowest_flagged.items() if math.isfinite(v)}
+        threshold_source = "lowest flagged score in this output"
+    by_lang = stats.get("by_lang", {})
+    flag_rate = {
+        lang: round(v.get("flagged", 0) / max(v.get("flagged", 0) + v.get("clean", 0), 1), 6)
+        for lang, v in sorted(by_lang.items())
+    }
+    return {
+        "kind": "filter",
+        "counts": stats.get("counts", {}),
+        "reconciliation": stats.get("reconciliation", {}),
+        "by_lang": by_lang,
+        "flag_rate_by_lang": flag_rate,
+        "flag_reasons": stats.get("flag_reasons", {}),
+        "documents_by_pii_type": stats.get("documents_by_pii_type", {}),
+        "pii_hits_by_type": stats.get("pii_hits_by_type", {}),
+        "quarantine_reasons": stats.get("quarantine_reasons", {}),
+        "top_categories": dict(categories.most_common()),
+        "scores": {
+            "documents_scored": scored,
+            "lgbm_edges": list(LGBM_EDGES),
+            "lgbm_counts": lgbm_hist.tolist(),
+            "lgbm_counts_by_decision": {k: v.tolist() for k, v in sorted(lgbm_by_decision.items())},
+            "svc_edges": list(SVC_EDGES),
+            "svc_counts": svc_hist.tolist(),
+            "thresholds": thresholds,
+            "threshold_source": threshold_source,
+        },
+        "throughput": {
+            "elapsed_seconds": stats.get("elapsed_seconds"),
+            "docs_per_second": stats.get("docs_per_second"),
+            "task_seconds": stats.get("task_seconds"),
+            "stage_seconds": stats.get("stage_seconds", {}),
+            "engine": stats.get("engine"),
+            "master": stats.get("master"),
+            "input_files": len(stats.get("input_files", [])),
+            "skipped_files": len(stats.get("skipped_files", [])),
+        },
+        "identity": {
+            "spcl_version": stats.get("spcl_version"),
+            "config_hash": stats.get("config_hash"),
+            "config_hashes_in_output": sorted(configs),
+            "model": stats.get("model"),
+            "model_versions_in_output": sorted(models),
+            "model_card_version": (card or {}).get("version") or (card or {}).get("name"),
+            "manifest_kind": manifest.get("kind"),
+        },
+    }
+
+
+def _parquet_rows(folder: Path) -> int:
+    return sum(pq.ParquetFile(p).metadata.num_rows for p in sorted(folder.glob("*.parquet")))
+
+
+def mask_facts(path: str | Path) -> dict[str, Any]:
+    """Counts of a mask output: ``metrics.json`` checked against the rows in ``masked/`` and ``failed/``."""
+    root = Path(path)
+    metrics = json.loads((root / "metrics.json").read_text(encoding="utf-8"))
+    masked_rows = _parquet_rows(root / "masked") if (root / "masked").is_dir() else 0
+    failed_rows = _parquet_rows(root / "failed") if (root / "failed").is_dir() else 0
+    failed_reasons: Counter[str] = Counter()
+    for p in sorted((root / "failed").glob("*.parquet")) if (root / "failed").is_dir() else []:
+        reasons = pq.read_table(p, columns=["reason"]).column("reason").to_pylist()
+        failed_reasons.update((r or "unknown").split(":", 1)[0] for r in reasons)
+    documents = int(metrics.get("documents", 0))
+    return {
+        "kind": "mask",
+        "documents": documents,
+        "masked": masked_rows,
+        "failed": failed_rows,
+        "reconciliation": {
+            "documents": documents,
+            "masked_rows": masked_rows,
+            "failed_rows": failed_rows,
+            "ok": documents == masked_rows + failed_rows,
+        },
+        "masked_by_fallback": metrics.get("masked_by_fallback"),
+        "failed_reasons": dict(failed_reasons.most_common()) or metrics.get("failed_reasons", {}),
+        "entities_per_type": metrics.get("entities_per_type", {}),
+        "entities": metrics.get("entities"),
+        "rates": {
+            k: metrics.get(k)
+            for k in ("parse_success_rate", "extraction_success_rate", "hallucination_rate")
+            if metrics.get(k) is not None
+        },
+        "latency_seconds": metrics.get("latency_seconds", {}),
+        "throughput": {
+            "docs_per_second": metrics.get("docs_per_second"),
+            "generated_tokens_per_second": metrics.get("generated_tokens_per_second"),
+            "run": metrics.get("run", {}),
+        },
+        "identity": {
+            "backend": metrics.get("backend"),
+            "model": metrics.get("model"),
+            "prompt_version": metrics.get("prompt_version"),
+            "models_in_output": metrics.get("models_in_output", []),
+            "fallback": metrics.get("fallback"),
+        },
+    }
