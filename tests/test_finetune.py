@@ -330,3 +330,14 @@ def test_mask_adapter_option_is_for_the_transformers_backend_only() -> None:
     assert "adapter" not in backend_options(parser.parse_args([*base[:-2], "--backend", "transformers"]))
     with pytest.raises(ValueError, match="transformers backend only"):
         backend_options(parser.parse_args([*base, "--backend", "vllm"]))
+
+
+def test_train_extractor_cli_usage_and_missing_base(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from spcl.cli import main
+
+    data = tmp_path / "chat.jsonl"
+    data.write_text(json.dumps(chat_record(generate_records(42)["train"][0]), ensure_ascii=False) + "\n")
+    args = ["train-extractor", "--data", str(data), "--out", str(tmp_path / "o")]
+    assert main([*args, "--base", str(tmp_path / "nope"), "--epochs", "0"]) == 2
+    assert main([*args, "--base", str(tmp_path / "nope")]) == 1
+    assert "does not exist" in capsys.readouterr().err
