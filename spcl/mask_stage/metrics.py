@@ -44,6 +44,7 @@ def build_metrics(cfg: MaskJobConfig, markers: dict[str, Marker], reconciliation
         "models_in_output": sorted(models),
         "prompt_versions_in_output": sorted(prompts),
         "config_hash": cfg.config_hash(),
+        "adapter": cfg.options.get("adapter"),  # a fine-tuned LoRA adapter folder (transformers backend)
         "fallback": cfg.fallback,
         "types": list(cfg.types),
         "names": cfg.names,
