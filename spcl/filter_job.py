@@ -176,7 +176,8 @@ def list_local_inputs_or_fail(inputs: tuple[str, ...]) -> Listing:
 
 
 def _run_spark(job: FilterJob) -> _RunResult:
-    from spcl import spark as sp
+    from spcl.spark import filter as sp
+    from spcl.spark.session import build_session
 
     timings: dict[str, float] = {}
     with _stage(timings, "list_inputs"):
@@ -184,7 +185,7 @@ def _run_spark(job: FilterJob) -> _RunResult:
         remote = [i for i in job.inputs if not is_local(i)]
         listing = list_local_inputs_or_fail(local) if local else Listing()
         _check_paths(job, listing.files)  # before starting Spark
-        session = sp.build_session(job.settings, job.master)
+        session = build_session(job.settings, job.master, app_name="spcl-filter")
         if remote:
             found = sp.list_files(session, remote)
             listing.duplicates += len(found) - len(set(found))

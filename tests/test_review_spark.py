@@ -9,8 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from spcl.review import sample
-from spcl.review.sample import SampleSpec, sample_dataset, sample_spark
+from spcl.review.sample import SampleSpec, sample_dataset
+from spcl.spark import sample
+from spcl.spark.sample import sample_spark
 from tests.test_review import make_rows, write_output
 
 pytestmark = pytest.mark.slow

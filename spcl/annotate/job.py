@@ -406,11 +406,9 @@ def process_partition(cfg_json: str, files: Iterable[tuple[str, str]]) -> Iterat
 def run_annotate_spark(cfg: AnnotateConfig, master: str | None = None) -> dict[str, Any]:
     """Run the job with Spark: one task per unfinished input file (the same ``AnnotateRunner`` code on
     executors), then finalize on the driver. Paths must be visible to every executor."""
-    from functools import partial
-
     from spcl.annotate.finalize import finalize
-    from spcl.config import load_settings
     from spcl.spark import build_session
+    from spcl.spark.files import run_per_file
 
     started = time.perf_counter()
     todo, skipped = pending_files(cfg)
@@ -425,9 +423,8 @@ def run_annotate_spark(cfg: AnnotateConfig, master: str | None = None) -> dict[s
     (Path(cfg.out) / WORK / "done").mkdir(parents=True, exist_ok=True)
     docs = 0
     if todo:
-        spark = build_session(load_settings(None), master)
-        rdd = spark.sparkContext.parallelize([(str(p), k) for p, k in todo], numSlices=len(todo))
-        lines = rdd.mapPartitions(partial(process_partition, cfg.to_json())).collect()
+        spark = build_session(None, master, app_name="spcl-annotate")
+        lines = run_per_file(spark, [(str(p), k) for p, k in todo], process_partition, cfg.to_json())
         docs = sum(json.loads(line)["records"] for line in lines)
     elapsed = time.perf_counter() - started
     return finalize(cfg, {"engine": "spark", "files_processed": len(todo), "files_skipped": skipped,

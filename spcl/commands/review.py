@@ -41,24 +41,9 @@ def _fail(cmd: str, err: Exception) -> int:
     return 1
 
 
-def _spark_session(master: str | None) -> Any:
-    """A small Spark session for sampling (pure SQL: no Python workers are started)."""
-    from pyspark.sql import SparkSession
-
-    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
-    return (
-        SparkSession.builder.master(master or "local[*]")
-        .appName("spcl-review-export")
-        .config("spark.ui.enabled", "false")
-        .config("spark.ui.showConsoleProgress", "false")
-        .config("spark.sql.session.timeZone", "UTC")
-        .getOrCreate()
-    )
-
-
 def _export(args: argparse.Namespace) -> int:
     from spcl.review.export import export_sample
-    from spcl.review.sample import DIMENSIONS, SampleSpec, sample_dataset, sample_spark
+    from spcl.review.sample import DIMENSIONS, SampleSpec, sample_dataset
 
     strata = _csv_list(args.strata)
     strata = tuple("category" if s in ("top_category", "cat") else s for s in strata)
@@ -80,7 +65,10 @@ def _export(args: argparse.Namespace) -> int:
 
             plan, table = rejected_sample(args.input, spec)
         elif args.engine == "spark":
-            spark = _spark_session(args.master)
+            from spcl.spark import build_session
+            from spcl.spark.sample import sample_spark
+
+            spark = build_session(None, args.master, app_name="spcl-review-export")
             try:
                 plan, table = sample_spark(spark, args.input, spec, allow_incomplete=args.allow_incomplete)
             finally:

@@ -455,11 +455,9 @@ def run_generalize_job_spark(cfg: GeneralizeJobConfig, master: str | None = None
     Executors read the vault key from their own environment (``SPCL_VAULT_KEY`` / ``SPCL_VAULT_KEY_FILE``);
     paths must be visible to every executor.
     """
-    from functools import partial
-
-    from spcl.config import load_settings
     from spcl.mask.vault import open_vault
     from spcl.spark import build_session
+    from spcl.spark.files import run_per_file
 
     started = time.perf_counter()
     todo, skipped = pending_files(cfg)
@@ -468,10 +466,9 @@ def run_generalize_job_spark(cfg: GeneralizeJobConfig, master: str | None = None
     (Path(cfg.output) / "_done").mkdir(parents=True, exist_ok=True)
     docs = 0
     if todo:
-        spark = build_session(load_settings(None), master)
-        rdd = spark.sparkContext.parallelize([(str(p), k) for p, k in todo], numSlices=len(todo))
-        docs = sum(json.loads(line)["documents"] for line in
-                   rdd.mapPartitions(partial(process_partition, cfg.to_json())).collect())
+        spark = build_session(None, master, app_name="spcl-generalize")
+        lines = run_per_file(spark, [(str(p), k) for p, k in todo], process_partition, cfg.to_json())
+        docs = sum(json.loads(line)["documents"] for line in lines)
     elapsed = time.perf_counter() - started
     run = {"engine": "spark", "files_processed": len(todo), "files_skipped": skipped, "documents": docs,
            "elapsed_seconds": round(elapsed, 3), "docs_per_second": _rate(docs, elapsed)}

@@ -136,11 +136,9 @@ def run_mask_job_spark(cfg: MaskJobConfig, master: str | None = None) -> dict[st
     e.g. ``spark.executorEnv.SPCL_VAULT_KEY_FILE``); it is never shipped inside a task. Paths must be
     visible to every executor (local mode, or a shared filesystem).
     """
-    from functools import partial
-
-    from spcl.config import load_settings
     from spcl.mask.vault import open_vault
     from spcl.spark import build_session
+    from spcl.spark.files import run_per_file
 
     started = time.perf_counter()
     todo, keyed = plan_files(cfg)
@@ -155,9 +153,8 @@ def run_mask_job_spark(cfg: MaskJobConfig, master: str | None = None) -> dict[st
     (Path(cfg.output) / "_done").mkdir(parents=True, exist_ok=True)
     docs = 0
     if todo:
-        spark = build_session(load_settings(None), master)
-        rdd = spark.sparkContext.parallelize([(str(p), k) for p, k in todo], numSlices=len(todo))
-        lines = rdd.mapPartitions(partial(process_partition, cfg.to_json())).collect()
+        spark = build_session(None, master, app_name="spcl-mask")
+        lines = run_per_file(spark, [(str(p), k) for p, k in todo], process_partition, cfg.to_json())
         docs = sum(json.loads(line)["documents"] for line in lines)
     elapsed = time.perf_counter() - started
     run = {"engine": "spark", "run_id": cfg.run_id, "files_processed": len(todo),

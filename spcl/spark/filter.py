@@ -1,4 +1,4 @@
-"""Spark wiring: the session, and the ``mapInArrow`` adapter over spcl's plain-Python task function.
+"""The filter job in Spark: listing, the ``mapInArrow`` adapter over spcl's plain-Python task function.
 
 Spark only distributes: Hadoop lists and reads the input files (any scheme it understands) and hands
 each file's bytes to a Python worker, which runs ``spcl.task.screen_bytes`` — the same function the plain
@@ -10,10 +10,7 @@ detectors and models once per Python worker (``spcl.pipeline.context_for`` cache
 from __future__ import annotations
 
 import json
-import os
 import re
-import shutil
-import sys
 from collections.abc import Iterator
 from functools import partial
 from typing import TYPE_CHECKING, Any
@@ -29,50 +26,6 @@ from spcl.task import screen_bytes
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
-
-
-class JavaMissing(RuntimeError):
-    """Spark needs Java 17+ on PATH (or JAVA_HOME)."""
-
-
-def ensure_java() -> None:
-    """Raise :class:`JavaMissing` with an install hint when no ``java`` can be found."""
-    java_home = os.environ.get("JAVA_HOME")
-    if java_home and os.path.exists(os.path.join(java_home, "bin", "java")):
-        return
-    if shutil.which("java") is None:
-        raise JavaMissing(
-            "Spark needs Java 17 or newer, but no 'java' is on PATH and JAVA_HOME is not set. "
-            "Install a JDK/JRE (Debian/Ubuntu: apt-get install openjdk-17-jre-headless) "
-            "or run with --engine python."
-        )
-
-
-def build_session(settings: Settings, master: str | None = None) -> SparkSession:
-    """A SparkSession configured for spcl (workers use this interpreter, Arrow batches sized by settings)."""
-    ensure_java()
-    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
-    os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
-    from pyspark.sql import SparkSession
-
-    sp = settings.spark
-    builder = SparkSession.builder.appName(sp.app_name)
-    if master or not os.environ.get("SPARK_MASTER_SUBMITTED"):
-        builder = builder.master(master or sp.master)
-    conf = {
-        "spark.sql.execution.arrow.maxRecordsPerBatch": str(sp.batch_rows),
-        "spark.sql.execution.arrow.maxBytesPerBatch": str(64 << 20),
-        "spark.sql.files.maxPartitionBytes": sp.max_partition_bytes,
-        # a file "costs" a whole partition: small shard files are not packed into one task
-        "spark.sql.files.openCostInBytes": sp.max_partition_bytes,
-        "spark.ui.showConsoleProgress": "false",
-        **sp.conf,
-    }
-    for key, value in conf.items():
-        builder = builder.config(key, value)
-    spark = builder.getOrCreate()
-    spark.sparkContext.setLogLevel("WARN")
-    return spark
 
 
 def source_name(path: str) -> str:

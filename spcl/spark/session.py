@@ -1,0 +1,67 @@
+"""The one SparkSession builder of spcl: Java check, this interpreter for workers, settings from the config.
+
+Every job (filter, mask, generalize, annotate, review sampling) builds its session here. A master given on
+the command line wins; under ``spark-submit`` (``SPARK_MASTER_SUBMITTED``) the submitted master is kept;
+otherwise the config's ``spark.master`` (default ``local[*]``).
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import sys
+from typing import TYPE_CHECKING
+
+from spcl.config import Settings, load_settings
+
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
+
+
+class JavaMissing(RuntimeError):
+    """Spark needs Java 17+ on PATH (or JAVA_HOME)."""
+
+
+def ensure_java() -> None:
+    """Raise :class:`JavaMissing` with an install hint when no ``java`` can be found."""
+    java_home = os.environ.get("JAVA_HOME")
+    if java_home and os.path.exists(os.path.join(java_home, "bin", "java")):
+        return
+    if shutil.which("java") is None:
+        raise JavaMissing(
+            "Spark needs Java 17 or newer, but no 'java' is on PATH and JAVA_HOME is not set. "
+            "Install a JDK/JRE (Debian/Ubuntu: apt-get install openjdk-17-jre-headless) "
+            "or run with --engine python."
+        )
+
+
+def build_session(settings: Settings | None = None, master: str | None = None,
+                  app_name: str | None = None) -> SparkSession:
+    """A SparkSession configured for spcl (workers use this interpreter, Arrow batches sized by settings).
+
+    ``settings`` default to the default config; ``app_name`` names the job (default: the config's).
+    """
+    ensure_java()
+    settings = settings if settings is not None else load_settings(None)
+    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+    os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
+    from pyspark.sql import SparkSession
+
+    sp = settings.spark
+    builder = SparkSession.builder.appName(app_name or sp.app_name)
+    if master or not os.environ.get("SPARK_MASTER_SUBMITTED"):
+        builder = builder.master(master or sp.master)
+    conf = {
+        "spark.sql.execution.arrow.maxRecordsPerBatch": str(sp.batch_rows),
+        "spark.sql.execution.arrow.maxBytesPerBatch": str(64 << 20),
+        "spark.sql.files.maxPartitionBytes": sp.max_partition_bytes,
+        # a file "costs" a whole partition: small shard files are not packed into one task
+        "spark.sql.files.openCostInBytes": sp.max_partition_bytes,
+        "spark.ui.showConsoleProgress": "false",
+        **sp.conf,
+    }
+    for key, value in conf.items():
+        builder = builder.config(key, value)
+    spark = builder.getOrCreate()
+    spark.sparkContext.setLogLevel("WARN")
+    return spark
