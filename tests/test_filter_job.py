@@ -10,7 +10,7 @@ import pytest
 
 from spcl.cli import main as cli_main
 from spcl.config import load_settings
-from spcl.filter_job import FilterJob, JobError, run_filter
+from spcl.filter.job import FilterJob, JobError, run_filter
 from spcl.io.outputs import output_dataset
 from spcl.manifest import verify_manifest
 from spcl.synth.corpus import BAD_LINES, valid_card, valid_rrn

@@ -18,7 +18,7 @@ import pytest
 
 from spcl.cli import main as cli_main
 from spcl.config import Settings, load_settings
-from spcl.filter_job import FilterJob, JobError, UsageError, run_filter
+from spcl.filter.job import FilterJob, JobError, UsageError, run_filter
 from spcl.io.outputs import output_dataset
 from spcl.io.readers import derive_id
 from spcl.manifest import verify_manifest
@@ -314,7 +314,7 @@ def test_7_both_engines_give_the_same_ids_and_row_keys(tmp_path: Path, monkeypat
     _id_corpus(src)
     monkeypatch.chdir(tmp_path)
     py = run("python", [Path("in")], Path("py"))
-    import spcl.filter_job as fj
+    import spcl.filter.job as fj
 
     monkeypatch.setattr(fj, "ARROW_ID_COUNT_ROWS", 0)  # duplicate ids counted by a Spark job here
     sp = run("spark", [src], tmp_path / "sp")
@@ -383,7 +383,7 @@ def test_7_review_sample_counts_records_not_ids(tmp_path: Path, engine: str,
 @pytest.mark.parametrize("engine", ENGINES)
 def test_8_incomplete_output_is_refused(tmp_path: Path, engine: str, monkeypatch: pytest.MonkeyPatch,
                                         capsys: pytest.CaptureFixture[str]) -> None:
-    import spcl.filter_job as fj
+    import spcl.filter.job as fj
     from spcl.io.outputs import IncompleteOutput
 
     src = tmp_path / "in"

@@ -5,8 +5,8 @@ from __future__ import annotations
 import pyarrow as pa
 
 from spcl.config import load_settings
+from spcl.filter.batch import FilterContext, build_context, process_batch
 from spcl.io.schema import RECORD_SCHEMA
-from spcl.pipeline import FilterContext, build_context, process_batch
 
 
 class BrokenScreen:

@@ -4,9 +4,9 @@ import pyarrow as pa
 
 from spcl.config import PolicySettings
 from spcl.detect.base import Hit
+from spcl.filter.route import decide, reported_hits, rule_reasons, screen_reasons
+from spcl.filter.stats import batch_stats, merge_stats, summarize
 from spcl.io.schema import OUTPUT_SCHEMA
-from spcl.route import decide, reported_hits, rule_reasons, screen_reasons
-from spcl.stats import batch_stats, merge_stats, summarize
 
 PHONE = Hit("PHONE", 0, 13, None, "phone_kr@1")
 BAD_CARD = Hit("CARD", 20, 39, False, "card@1")

@@ -71,7 +71,7 @@ def stage_profile(batches: list[Any], ctx: Any) -> dict[str, float]:
     import cProfile
     import pstats
 
-    from spcl.pipeline import process_batch
+    from spcl.filter.batch import process_batch
 
     prof = cProfile.Profile()
     prof.enable()
@@ -90,9 +90,9 @@ def stage_profile(batches: list[Any], ctx: Any) -> dict[str, float]:
 def _python_engine_child(inputs: list[str], output: str, screen: bool) -> dict[str, Any]:
     """Run in a child process: the plain-Python engine end to end; returns timings and peak RSS."""
     from spcl.config import load_settings
-    from spcl.filter_job import FilterJob, run_filter
+    from spcl.filter.batch import build_context, process_batch
+    from spcl.filter.job import FilterJob, run_filter
     from spcl.io.readers import read_records
-    from spcl.pipeline import build_context, process_batch
 
     settings = load_settings(overrides={"screen.enabled": screen})
     ctx = build_context(settings)
@@ -152,7 +152,7 @@ class _WorkerMemory(threading.Thread):
 
 def _spark_run(inputs: list[str], output: str, screen: bool, cores: int = 2) -> dict[str, Any]:
     from spcl.config import load_settings
-    from spcl.filter_job import FilterJob, run_filter
+    from spcl.filter.job import FilterJob, run_filter
     from spcl.spark import build_session
 
     settings = load_settings(overrides={"screen.enabled": screen})

@@ -20,7 +20,7 @@ def bench_screen(docs: int, batch: int, model: str | None, seed: int, rules: boo
     import itertools
 
     from spcl.config import load_settings
-    from spcl.pipeline import resolve_model_path
+    from spcl.filter.batch import resolve_model_path
     from spcl.screen import load_screen
     from spcl.synth.corpus import generate_corpus
     from spcl.text import guess_lang, normalize

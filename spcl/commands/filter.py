@@ -31,7 +31,7 @@ def screen_model_problem(settings: Any) -> str | None:
     """Why the configured screen model cannot be loaded (one line, on the driver), or ``None`` when it can."""
     if not settings.screen.enabled:
         return None
-    from spcl.pipeline import resolve_model_path
+    from spcl.filter.batch import resolve_model_path
     from spcl.resources import shipped_locations
     from spcl.screen import load_screen
 
@@ -49,7 +49,7 @@ def screen_model_problem(settings: Any) -> str | None:
 
 def run_from_args(args: argparse.Namespace) -> int:
     """Run the filter job for parsed arguments; exit code 0 ok, 1 failed, 2 bad config or unsafe paths."""
-    from spcl.filter_job import FilterJob, JobError, UsageError, run_filter
+    from spcl.filter.job import FilterJob, JobError, UsageError, run_filter
     from spcl.spark import JavaMissing
 
     overrides: dict[str, object] = {}

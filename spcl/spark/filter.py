@@ -1,10 +1,10 @@
 """The filter job in Spark: listing, the ``mapInArrow`` adapter over spcl's plain-Python task function.
 
 Spark only distributes: Hadoop lists and reads the input files (any scheme it understands) and hands
-each file's bytes to a Python worker, which runs ``spcl.task.screen_bytes`` — the same function the plain
+each file's bytes to a Python worker, which runs ``spcl.filter.task.screen_bytes`` — the same function the plain
 engine runs — and returns a small JSON report. The adapter is a module-level function bound with
 ``functools.partial`` to serialized settings, so workers import it by reference and build their
-detectors and models once per Python worker (``spcl.pipeline.context_for`` caches them).
+detectors and models once per Python worker (``spcl.filter.batch.context_for`` caches them).
 """
 
 from __future__ import annotations
@@ -18,11 +18,11 @@ from typing import TYPE_CHECKING, Any
 import pyarrow as pa
 
 from spcl.config import Settings
+from spcl.filter.batch import context_for
+from spcl.filter.task import screen_bytes
 from spcl.io.inputs import canonical_source
 from spcl.io.readers import is_supported
 from spcl.io.storage import is_local, join
-from spcl.pipeline import context_for
-from spcl.task import screen_bytes
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
@@ -72,7 +72,7 @@ def screen_files_arrow(settings_json: str, output: str,
                        batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
     """mapInArrow adapter: ``binaryFile`` rows → one JSON task report per supported input file.
 
-    Each file is read, screened and written by ``spcl.task.screen_bytes`` inside the task.
+    Each file is read, screened and written by ``spcl.filter.task.screen_bytes`` inside the task.
     """
     ctx = context_for(settings_json)
     for path, content in _file_rows(batches):

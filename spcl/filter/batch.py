@@ -18,8 +18,8 @@ import pyarrow as pa
 
 from spcl.config import Settings
 from spcl.detect.base import Hit
+from spcl.filter.route import decide, reported_hits, rule_reasons, screen_reasons
 from spcl.io.schema import OUTPUT_SCHEMA, row_key
-from spcl.route import decide, reported_hits, rule_reasons, screen_reasons
 from spcl.text import guess_lang, normalize
 
 log = logging.getLogger(__name__)

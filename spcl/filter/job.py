@@ -1,6 +1,6 @@
 """The filtering job: read a crawl, screen every record, write clean / flagged / quarantine, reconcile.
 
-Two engines run the same task function (``spcl.task.screen_file``, one input file per task): ``spark``
+Two engines run the same task function (``spcl.filter.task.screen_file``, one input file per task): ``spark``
 (default; local[*] or any cluster — Spark lists, reads and distributes the files) and ``python`` (one
 process, local files; for tests, notebooks and small corpora). Outputs under ``output``:
 
@@ -32,15 +32,15 @@ import pyarrow.fs as pafs
 
 from spcl import __version__
 from spcl.config import Settings
+from spcl.filter.batch import build_context
+from spcl.filter.stats import merge_stats, summarize
+from spcl.filter.task import screen_file, screen_unopenable
 from spcl.io.inputs import Listing, UnsafeOutput, check_output, list_local_inputs
 from spcl.io.readers import is_supported
 from spcl.io.storage import clear_dir, filesystem, is_existing_file, is_local, is_nonempty_dir, join, write_text
 from spcl.io.writers import footer_rows
 from spcl.manifest import MANIFEST_NAME, manifest_document
-from spcl.pipeline import build_context
 from spcl.progress import Progress
-from spcl.stats import merge_stats, summarize
-from spcl.task import screen_file, screen_unopenable
 
 log = logging.getLogger(__name__)
 

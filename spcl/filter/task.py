@@ -13,10 +13,10 @@ from collections import Counter
 from collections.abc import Callable
 from typing import IO, Any
 
+from spcl.filter.batch import FilterContext, process_batch
+from spcl.filter.stats import batch_stats, merge_stats
 from spcl.io.readers import count_records, read_records, unopenable_file
 from spcl.io.writers import PartitionWriter, file_key
-from spcl.pipeline import FilterContext, process_batch
-from spcl.stats import batch_stats, merge_stats
 
 
 def screen_file(
@@ -27,7 +27,7 @@ def screen_file(
     ``on_batch`` (e.g. a progress bar) is told the row count of each batch written.
 
     Report keys: ``source``; ``input_records`` (counted by a separate pass that does not parse records,
-    for the reconciliation); ``stats`` (``spcl.stats`` counters of the rows written); ``files`` (each
+    for the reconciliation); ``stats`` (``spcl.filter.stats`` counters of the rows written); ``files`` (each
     written file's path, rows, SHA-256 and size); ``seconds`` spent in the task. ``source`` must be the
     canonical source (``spcl.io.inputs.canonical_source``) so ids and row keys match across engines.
     """
