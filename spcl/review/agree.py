@@ -6,11 +6,14 @@ from __future__ import annotations
 
 import itertools
 import math
+import warnings
 from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
 import numpy as np
+from sklearn.metrics import cohen_kappa_score
+from sklearn.metrics import confusion_matrix as sk_confusion_matrix
 
 from spcl.review.labels import CATEGORIES, LABELS
 from spcl.review.reviews import Review
@@ -20,41 +23,33 @@ EXCELLENT = 0.8
 
 
 def cohen_kappa(a: Sequence[Hashable], b: Sequence[Hashable], labels: Sequence[Hashable] | None = None) -> float:
-    """Cohen's kappa of two raters; equals ``sklearn.metrics.cohen_kappa_score`` (NaN when undefined).
+    """Cohen's kappa of two raters (``sklearn.metrics.cohen_kappa_score``); NaN when undefined (no items,
+    or both raters used one and the same label for everything).
 
     >>> round(cohen_kappa(["x", "x", "y", "y"], ["x", "y", "y", "y"]), 3)
     0.5
     """
     if len(a) != len(b):
         raise ValueError("both raters must rate the same items")
-    if not a:
-        return math.nan
     cats = list(labels) if labels is not None else sorted(set(a) | set(b), key=str)
-    index = {c: i for i, c in enumerate(cats)}
-    cm = confusion_matrix(a, b, cats, index)
-    n = cm.sum()
-    if n == 0:
+    keep = [(x, y) for x, y in zip(a, b, strict=True) if x in cats and y in cats]
+    if not keep:
         return math.nan
-    po = np.trace(cm) / n
-    pe = float(cm.sum(axis=1) @ cm.sum(axis=0)) / (n * n)
-    if math.isclose(pe, 1.0):
-        return math.nan
-    return float((po - pe) / (1.0 - pe))
+    xs, ys = [str(x) for x, _ in keep], [str(y) for _, y in keep]
+    with warnings.catch_warnings(), np.errstate(divide="ignore", invalid="ignore"):
+        warnings.simplefilter("ignore")  # sklearn warns where kappa is undefined; NaN says so
+        k = float(cohen_kappa_score(xs, ys, labels=[str(c) for c in cats]))
+    return k if math.isfinite(k) else math.nan
 
 
-def confusion_matrix(
-    a: Sequence[Hashable],
-    b: Sequence[Hashable],
-    labels: Sequence[Hashable],
-    index: Mapping[Hashable, int] | None = None,
-) -> np.ndarray:
-    """Counts ``m[i, j]`` of items rater ``a`` put in ``labels[i]`` and rater ``b`` in ``labels[j]``."""
-    index = index or {c: i for i, c in enumerate(labels)}
-    cm = np.zeros((len(labels), len(labels)), dtype=np.int64)
-    for x, y in zip(a, b, strict=True):
-        if x in index and y in index:
-            cm[index[x], index[y]] += 1
-    return cm
+def confusion_matrix(a: Sequence[Hashable], b: Sequence[Hashable], labels: Sequence[Hashable]) -> np.ndarray:
+    """Counts ``m[i, j]`` of items rater ``a`` put in ``labels[i]`` and rater ``b`` in ``labels[j]`` (items with
+    other labels are left out; ``sklearn.metrics.confusion_matrix``)."""
+    keep = [(str(x), str(y)) for x, y in zip(a, b, strict=True) if x in labels and y in labels]
+    if not keep:
+        return np.zeros((len(labels), len(labels)), dtype=np.int64)
+    xs, ys = zip(*keep, strict=True)
+    return sk_confusion_matrix(xs, ys, labels=[str(c) for c in labels]).astype(np.int64)
 
 
 def fleiss_kappa(counts: np.ndarray | Sequence[Sequence[int]]) -> float:
