@@ -8,10 +8,11 @@ was unreadable, or that fails in an unexpected way here, becomes a quarantine ro
 from __future__ import annotations
 
 import logging
+from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 import numpy as np
 import pyarrow as pa
@@ -20,10 +21,34 @@ from spcl.config import Settings
 from spcl.detect.base import Hit
 from spcl.filter.route import decide, reported_hits, rule_reasons, screen_reasons
 from spcl.io.schema import OUTPUT_SCHEMA, row_key
+from spcl.labels import CATEGORIES
 from spcl.text import guess_lang, normalize
 
+if TYPE_CHECKING:
+    from spcl.screen.model import ScreenResult
+
 log = logging.getLogger(__name__)
-CATEGORIES: tuple[str, ...] = ("MEDICAL", "CRIME", "DISABILITY", "OTHER")
+
+
+class HitFinder(Protocol):
+    """What the batch function needs of the rule detectors (``spcl.detect.DetectorSet``)."""
+
+    def find(self, text: str) -> list[Hit]:
+        """All hits in the NFC ``text``."""
+        ...
+
+
+class ScreenModel(Protocol):
+    """What the batch function needs of the screen model (``spcl.screen.Screen``)."""
+
+    @property
+    def version(self) -> str:
+        """The model's version string."""
+        ...
+
+    def predict(self, texts: Sequence[str], langs: Sequence[str] | None = None) -> ScreenResult:
+        """Scores and flags, one value per text."""
+        ...
 
 
 @dataclass
@@ -31,8 +56,8 @@ class FilterContext:
     """Everything a worker loads once and reuses over its batches."""
 
     settings: Settings
-    detectors: Any  # spcl.detect.build_detectors(...) result: has .find(text) -> list[Hit]
-    screen: Any | None  # spcl.screen.Screen, or None when the screen is disabled
+    detectors: HitFinder
+    screen: ScreenModel | None  # None when the screen is disabled
     config_hash: str
 
     @property

@@ -10,6 +10,8 @@ import hashlib
 
 import pyarrow as pa
 
+from spcl.labels import CATEGORIES
+
 DECISIONS: tuple[str, ...] = ("clean", "flagged", "quarantine")
 
 RECORD_SCHEMA = pa.schema(
@@ -41,10 +43,7 @@ SCORES_TYPE = pa.struct(
         pa.field("svc", pa.float32()),
         pa.field("lgbm_flag", pa.bool_()),
         pa.field("svc_flag", pa.bool_()),
-        pa.field("medical", pa.float32()),
-        pa.field("crime", pa.float32()),
-        pa.field("disability", pa.float32()),
-        pa.field("other", pa.float32()),
+        *(pa.field(c.lower(), pa.float32()) for c in CATEGORIES),  # category scores
     ]
 )
 

@@ -2,11 +2,7 @@
 
 from __future__ import annotations
 
-LABELS: tuple[str, ...] = ("SCPI", "RELATED", "NONE")
-"""Document labels, most sensitive first (as in ``scpi-real-v1``)."""
-
-CATEGORIES: tuple[str, ...] = ("MEDICAL", "CRIME", "DISABILITY", "OTHER")
-"""Special-care categories a reviewer may tick (any subset, for SCPI and RELATED)."""
+from spcl.labels import CATEGORIES, LABELS  # defined once there; re-exported for the review modules
 
 REVIEWER_COLUMNS: tuple[str, ...] = ("label", "categories", "pii", "note")
 """Columns a reviewer fills in every export format (``pii``: are the highlighted rule hits real

@@ -32,13 +32,13 @@ import numpy as np
 import scipy.sparse as sp
 
 from spcl import __version__
+from spcl.labels import CATEGORIES
 from spcl.screen.features import FeatureSettings, Featurizer, tfidf
 from spcl.screen.tokenize import Tokenizers
 from spcl.text import guess_lang
 
 FORMAT_VERSION = 1
 """Artifact format; a loader refuses any other value."""
-CATEGORIES: tuple[str, ...] = ("MEDICAL", "CRIME", "DISABILITY", "OTHER")
 CARD = "model_card.json"
 MODEL_FILES: tuple[str, ...] = ("lexicon.json", "lgbm.txt", "screen.npz", "spm.model")
 _ZIP_DATE = (1980, 1, 1, 0, 0, 0)

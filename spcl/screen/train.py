@@ -26,6 +26,7 @@ from sklearn.model_selection import StratifiedGroupKFold
 from sklearn.svm import LinearSVC
 
 from spcl import __version__
+from spcl.labels import LABELS
 from spcl.screen.features import FeatureSettings, Featurizer, fit_idf, tfidf
 from spcl.screen.lexicon import default_lexicon
 from spcl.screen.model import CATEGORIES, Screen
@@ -33,7 +34,6 @@ from spcl.screen.tokenize import Tokenizers, train_sentencepiece
 from spcl.text import LANGS, guess_lang
 
 log = logging.getLogger(__name__)
-LABELS: tuple[str, ...] = ("SCPI", "RELATED", "NONE")
 
 
 @dataclass(frozen=True)
