@@ -188,6 +188,88 @@ AUTO_RULE = (
 )
 
 
+class _Estimator:
+    """The steps of :func:`estimate`: which reviews count as positive, weighted rates per domain."""
+
+    def __init__(self, reviews: Mapping[str, Review], scan: Scan, positive: Sequence[str] | str) -> None:
+        names = [positive] if isinstance(positive, str) else list(positive)
+        self.auto = [p.strip().lower() for p in names] == [AUTO]
+        self.positive = SCREEN_POSITIVE if self.auto else tuple(p.strip().upper() for p in names)
+        if not self.positive or not set(self.positive) <= set(LABELS):
+            raise ValueError(f"positive labels must be among {', '.join(LABELS)} (or just '{AUTO}')")
+        self.scan = scan
+        self.labelled = {i: r for i, r in reviews.items() if r.label}
+        self.confirmed = ({i: parse_pii(r.row.get("pii"), row_id=i) for i, r in self.labelled.items()}
+                          if self.auto else {})
+        self.reviewed_in: dict[str, int] = {}
+        for i in self.labelled:
+            if i in scan.docs:
+                s = scan.docs[i][0]
+                self.reviewed_in[s] = self.reviewed_in.get(s, 0) + 1
+
+    def _rule_flagged(self, doc_id: str) -> bool:
+        doc = self.scan.docs.get(doc_id)
+        return bool(doc and doc[1] == "flagged" and "rule" in self.scan.flagged_by.get(doc_id, ""))
+
+    def is_positive(self, r: Review) -> bool:
+        """Labelled positive, or (auto) flagged by a rule whose value the reviewer confirmed."""
+        return r.label in self.positive or (self.auto and self._rule_flagged(r.id) and bool(self.confirmed.get(r.id)))
+
+    def items(self, pred: Callable[[str, str, str], bool], hit: Callable[[Review], bool]) -> list[tuple[float, bool]]:
+        """``(weight, positive)`` of the reviewed documents whose (decision, lang, category) match ``pred``."""
+        out = []
+        for i, r in self.labelled.items():
+            if i not in self.scan.docs:
+                continue
+            s, dec, lang, cat = self.scan.docs[i]
+            if pred(dec, lang, cat):
+                out.append((self.scan.populations[s] / self.reviewed_in[s], hit(r)))
+        return out
+
+    def rate(self, pred: Callable[[str, str, str], bool], total: int,
+             hit: Callable[[Review], bool] | None = None) -> dict[str, Any]:
+        """The weighted rate of positives among matching documents, scaled to ``total``."""
+        return _rate_json(weighted_rate(self.items(pred, hit or self.is_positive), total))
+
+    def unanswered_rule_flags(self) -> int:
+        """Rule-flagged documents labelled non-positive whose hit nobody confirmed or rejected."""
+        return sum(1 for i, r in self.labelled.items() if i in self.scan.docs and self._rule_flagged(i)
+                   and r.label not in self.positive and self.confirmed.get(i) is None)
+
+    def decision_block(self, dec: str, total: int) -> dict[str, Any]:
+        """Overall, per-language and per-category rates for one decision (precision or miss rate)."""
+        domains = self.scan.domains
+        block: dict[str, Any] = {"overall": self.rate(lambda d, lang, c: d == dec, total)}
+        langs = sorted(k[2] for k in domains if k[0] == dec and k[1] == "lang")
+        block["by_lang"] = {lg: self.rate(lambda d, lang, c, lg=lg: d == dec and lang == lg,
+                                          domains[(dec, "lang", lg)]) for lg in langs}
+        if dec == "flagged":
+            cats = sorted(k[2] for k in domains if k[0] == dec and k[1] == "category")
+            block["by_category"] = {cg: self.rate(lambda d, lang, c, cg=cg: d == "flagged" and c == cg,
+                                                  domains[("flagged", "category", cg)]) for cg in cats}
+        else:
+            block["by_category"] = {
+                cg: self.rate(lambda d, lang, c: d == "clean", total,
+                              lambda r, cg=cg: self.is_positive(r) and cg in r.categories)
+                for cg in CATEGORIES
+            }
+        return block
+
+
+def _recall_estimate(p: Mapping[str, Any], m: Mapping[str, Any]) -> dict[str, Any] | None:
+    """Recall from the precision of flagged and the miss rate of clean (counts), with conservative bounds."""
+    if p["count"] is None or m["count"] is None or p["count"] + m["count"] <= 0:
+        return None
+    return {
+        "rate": round(p["count"] / (p["count"] + m["count"]), 6),
+        "low": round(p["count_low"] / (p["count_low"] + m["count_high"]), 6)
+        if p["count_low"] + m["count_high"] > 0 else None,
+        "high": round(p["count_high"] / (p["count_high"] + m["count_low"]), 6)
+        if p["count_high"] + m["count_low"] > 0 else None,
+        "note": "bounds combine the two Wilson intervals (conservative, approximate)",
+    }
+
+
 def estimate(
     reviews: Mapping[str, Review],
     scan: Scan,
@@ -203,102 +285,20 @@ def estimate(
     that category. Counts are scaled to ``corpus_counts`` (from ``stats.json``) for the totals and to
     the domain sizes found in the output for languages and categories.
     """
-    names = [positive] if isinstance(positive, str) else list(positive)
-    auto = [p.strip().lower() for p in names] == [AUTO]
-    positive = SCREEN_POSITIVE if auto else tuple(p.strip().upper() for p in names)
-    if not positive or not set(positive) <= set(LABELS):
-        raise ValueError(f"positive labels must be among {', '.join(LABELS)} (or just '{AUTO}')")
-    labelled = {i: r for i, r in reviews.items() if r.label}
-    confirmed = {i: parse_pii(r.row.get("pii"), row_id=i) for i, r in labelled.items()} if auto else {}
-    missing = sorted(i for i in labelled if i not in scan.docs)
-    reviewed_in: dict[str, int] = {}
-    for i in labelled:
-        if i in scan.docs:
-            s = scan.docs[i][0]
-            reviewed_in[s] = reviewed_in.get(s, 0) + 1
-
-    def items(pred: Callable[[str, str, str], bool], hit: Callable[[Review], bool]) -> list[tuple[float, bool]]:
-        out = []
-        for i, r in labelled.items():
-            if i not in scan.docs:
-                continue
-            s, dec, lang, cat = scan.docs[i]
-            if pred(dec, lang, cat):
-                out.append((scan.populations[s] / reviewed_in[s], hit(r)))
-        return out
-
-    def rule_confirmed(r: Review) -> bool:
-        doc = scan.docs.get(r.id)
-        return bool(doc and doc[1] == "flagged" and "rule" in scan.flagged_by.get(r.id, "") and confirmed.get(r.id))
-
-    def is_pos(r: Review) -> bool:
-        return r.label in positive or (auto and rule_confirmed(r))
-
+    est = _Estimator(reviews, scan, positive)
     result: dict[str, Any] = {
-        "positive_labels": AUTO if auto else list(positive),
-        "positive_rule": AUTO_RULE if auto else f"label in {', '.join(positive)}",
-        "ids_not_in_output": missing,
+        "positive_labels": AUTO if est.auto else list(est.positive),
+        "positive_rule": AUTO_RULE if est.auto else f"label in {', '.join(est.positive)}",
+        "ids_not_in_output": sorted(i for i in est.labelled if i not in scan.docs),
     }
-    if auto:  # rule-flagged NONE documents whose hit nobody confirmed or rejected count as false positives
-        result["rule_flagged_unanswered"] = sum(
-            1
-            for i, r in labelled.items()
-            if i in scan.docs
-            and scan.docs[i][1] == "flagged"
-            and "rule" in scan.flagged_by.get(i, "")
-            and r.label not in positive
-            and confirmed.get(i) is None
-        )
+    if est.auto:  # rule-flagged NONE documents whose hit nobody confirmed or rejected count as false positives
+        result["rule_flagged_unanswered"] = est.unanswered_rule_flags()
     for dec, name in (("flagged", "precision_flagged"), ("clean", "miss_rate_clean")):
         total = int(corpus_counts.get(dec, scan.domains.get((dec, "all", ""), 0)))
-        block: dict[str, Any] = {
-            "overall": _rate_json(weighted_rate(items(lambda d, lang, c, dec=dec: d == dec, is_pos), total))
-        }
-        langs = sorted(k[2] for k in scan.domains if k[0] == dec and k[1] == "lang")
-        block["by_lang"] = {
-            lg: _rate_json(
-                weighted_rate(
-                    items(lambda d, lang, c, dec=dec, lg=lg: d == dec and lang == lg, is_pos),
-                    scan.domains[(dec, "lang", lg)],
-                )
-            )
-            for lg in langs
-        }
-        if dec == "flagged":
-            cats = sorted(k[2] for k in scan.domains if k[0] == dec and k[1] == "category")
-            block["by_category"] = {
-                cg: _rate_json(
-                    weighted_rate(
-                        items(lambda d, lang, c, cg=cg: d == "flagged" and c == cg, is_pos),
-                        scan.domains[("flagged", "category", cg)],
-                    )
-                )
-                for cg in cats
-            }
-        else:
-            block["by_category"] = {
-                cg: _rate_json(
-                    weighted_rate(
-                        items(lambda d, lang, c: d == "clean", lambda r, cg=cg: is_pos(r) and cg in r.categories),
-                        total,
-                    )
-                )
-                for cg in CATEGORIES
-            }
-        result[name] = block
-    p = result["precision_flagged"]["overall"]
-    m = result["miss_rate_clean"]["overall"]
-    if p["count"] is not None and m["count"] is not None and p["count"] + m["count"] > 0:
-        result["recall_estimate"] = {
-            "rate": round(p["count"] / (p["count"] + m["count"]), 6),
-            "low": round(p["count_low"] / (p["count_low"] + m["count_high"]), 6)
-            if p["count_low"] + m["count_high"] > 0
-            else None,
-            "high": round(p["count_high"] / (p["count_high"] + m["count_low"]), 6)
-            if p["count_high"] + m["count_low"] > 0
-            else None,
-            "note": "bounds combine the two Wilson intervals (conservative, approximate)",
-        }
+        result[name] = est.decision_block(dec, total)
+    recall = _recall_estimate(result["precision_flagged"]["overall"], result["miss_rate_clean"]["overall"])
+    if recall is not None:
+        result["recall_estimate"] = recall
     return result
 
 
