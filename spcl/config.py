@@ -50,6 +50,8 @@ class InputSettings(_Section):
     id_field: str | None = "id"
     max_text_chars: int = Field(5_000_000, gt=0, description="longer texts go to quarantine")
     keep_meta: bool = True
+    split_bytes: int = Field(128 << 20, ge=0, description="plain JSONL files larger than this are read as "
+                             "line-aligned byte ranges of this size, one task each (0: never split)")
 
 
 class DetectSettings(_Section):

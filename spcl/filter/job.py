@@ -24,7 +24,7 @@ from collections import Counter
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import Any
+from typing import IO, Any
 
 import pyarrow.compute as pc
 import pyarrow.dataset as pads
@@ -34,9 +34,10 @@ from spcl import __version__
 from spcl.config import Settings
 from spcl.filter.batch import build_context
 from spcl.filter.stats import merge_stats, summarize
-from spcl.filter.task import screen_file, screen_unopenable
+from spcl.filter.task import screen_split, screen_unopenable
 from spcl.io.inputs import Listing, UnsafeOutput, check_output, list_local_inputs
-from spcl.io.readers import is_supported
+from spcl.io.readers import is_splittable, is_supported
+from spcl.io.splits import Split, plan_splits
 from spcl.io.storage import clear_dir, filesystem, is_existing_file, is_local, is_nonempty_dir, join, write_text
 from spcl.io.writers import footer_rows
 from spcl.manifest import MANIFEST_NAME, manifest_document
@@ -121,20 +122,32 @@ def _prepare_output(output: str, overwrite: bool) -> None:
 
 
 def _screen_local(path: str, output: str, ctx: Any, bar: Progress | None = None,
-                  before: int = 0) -> dict[str, Any]:
-    """Screen one local file; a file that cannot be opened becomes one quarantine row naming it."""
+                  before: int = 0) -> list[dict[str, Any]]:
+    """Screen one local file (in byte ranges when it is a big plain JSONL file); its reports.
+
+    A file that cannot be opened becomes one quarantine row naming it.
+    """
     try:
         fh = open(path, "rb")  # noqa: SIM115 - closed below; an unopenable file is quarantined
     except OSError as err:
         log.warning("input file %s cannot be opened: %s", path, type(err).__name__)
-        return screen_unopenable(path, f"unreadable_file:{type(err).__name__}", output, ctx)
+        return [screen_unopenable(path, f"unreadable_file:{type(err).__name__}", output, ctx)]
     with fh:
 
         def on_batch(rows: int) -> None:
             if bar is not None:
                 bar.advance(rows, work=before + fh.tell())
 
-        return screen_file(fh, path, output, ctx, on_batch)
+        return [screen_split(fh, split, output, ctx, on_batch) for split in local_splits(fh, path, ctx.settings)]
+
+
+def local_splits(fh: IO[bytes], path: str, settings: Settings) -> list[Split]:
+    """The units of work of one open local file (``spcl.io.splits.plan_splits``)."""
+    size = os.fstat(fh.fileno()).st_size
+    split_bytes = settings.input.split_bytes
+    splittable = size > split_bytes > 0 and is_splittable(fh, path, settings.input)
+    fh.seek(0)
+    return plan_splits(path, size, splittable, split_bytes)
 
 
 def _run_python(job: FilterJob) -> _RunResult:
@@ -154,7 +167,7 @@ def _run_python(job: FilterJob) -> _RunResult:
         sizes = [_size(p) for p in files]
         with Progress("filter", total_work=sum(sizes)) as bar:  # a TTY only; ETA from input bytes read
             for path, before in zip(files, itertools.accumulate([0, *sizes]), strict=False):
-                reports.append(_screen_local(path, job.output, ctx, bar, before))
+                reports += _screen_local(path, job.output, ctx, bar, before)
     with _stage(timings, "count_ids"):
         duplicate_ids = _duplicate_ids_arrow(job.output, reports)
     return _RunResult(reports, files, skipped, timings, listing.duplicates, duplicate_ids)
@@ -196,16 +209,19 @@ def _run_spark(job: FilterJob) -> _RunResult:
             raise _no_inputs(job.inputs)
         _prepare_output(job.output, job.overwrite)
     with _stage(timings, "screen_and_write"):
-        reports = sp.run_tasks(sp.binary_files(session, files), job.settings, job.output)
-        reports = list({r["source"]: r for r in reports}.values())
+        splits = _local_range_splits(files, job.settings)  # big plain JSONL files: one task per byte range
+        whole = [f for f in files if f not in {s.source for s in splits}]
+        reports = sp.run_tasks(sp.binary_files(session, whole), job.settings, job.output) if whole else []
+        reports += sp.run_split_tasks(session, splits, job.settings, job.output)
+        reports = list({(r["source"], r.get("split")): r for r in reports}.values())
         missing = sorted(set(files) - {r["source"] for r in reports})
         if missing:  # e.g. a file named explicitly whose name starts with '_' or '.': Spark skips those
             log.warning("%d input file(s) listed but not read by Spark; read on the driver (local) or "
                         "quarantined by name (remote)", len(missing))
             ctx = build_context(job.settings)
-            reports += [_screen_local(m, job.output, ctx) if is_local(m) else
-                        screen_unopenable(m, "unreadable_file:not_read_by_spark", job.output, ctx)
-                        for m in missing]
+            for m in missing:
+                reports += (_screen_local(m, job.output, ctx) if is_local(m) else
+                            [screen_unopenable(m, "unreadable_file:not_read_by_spark", job.output, ctx)])
     with _stage(timings, "count_ids"):
         rows = sum(f["rows"] for r in reports for f in r["files"])
         if is_local(job.output) and rows <= ARROW_ID_COUNT_ROWS:  # no Spark job for a small local output
@@ -213,6 +229,22 @@ def _run_spark(job: FilterJob) -> _RunResult:
         else:
             duplicate_ids = sp.duplicate_ids(session, job.output, [f["path"] for r in reports for f in r["files"]])
     return _RunResult(reports, files, skipped, timings, listing.duplicates, duplicate_ids)
+
+
+def _local_range_splits(files: list[str], settings: Settings) -> list[Split]:
+    """The byte ranges of the local files that are split (big plain JSONL); other files are not listed."""
+    out: list[Split] = []
+    for path in files:
+        if not is_local(path) or _size(path) <= settings.input.split_bytes or settings.input.split_bytes <= 0:
+            continue
+        try:
+            with open(path, "rb") as fh:
+                parts = local_splits(fh, path, settings)
+        except OSError:
+            continue  # read whole (and quarantined by name if still unreadable) like any other file
+        if len(parts) > 1:
+            out += parts
+    return out
 
 
 def _duplicate_ids_arrow(output: str, reports: list[dict[str, Any]]) -> int:

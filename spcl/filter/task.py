@@ -15,7 +15,8 @@ from typing import IO, Any
 
 from spcl.filter.batch import FilterContext, process_batch
 from spcl.filter.stats import batch_stats, merge_stats
-from spcl.io.readers import count_records, read_records, unopenable_file
+from spcl.io.readers import count_range_records, count_records, read_jsonl_range, read_records, unopenable_file
+from spcl.io.splits import Split
 from spcl.io.writers import PartitionWriter, file_key
 
 
@@ -26,27 +27,45 @@ def screen_file(
 
     ``on_batch`` (e.g. a progress bar) is told the row count of each batch written.
 
-    Report keys: ``source``; ``input_records`` (counted by a separate pass that does not parse records,
-    for the reconciliation); ``stats`` (``spcl.filter.stats`` counters of the rows written); ``files`` (each
-    written file's path, rows, SHA-256 and size); ``seconds`` spent in the task. ``source`` must be the
-    canonical source (``spcl.io.inputs.canonical_source``) so ids and row keys match across engines.
+    Report keys: ``source``; ``split`` (the range index, ``None`` for a whole file); ``input_records``
+    (counted by a separate pass that does not parse records, for the reconciliation); ``stats``
+    (``spcl.filter.stats`` counters of the rows written); ``files`` (each written file's path, rows, SHA-256 and
+    size); ``seconds`` spent in the task. ``source`` must be the canonical source
+    (``spcl.io.inputs.canonical_source``) so ids and row keys match across engines.
     """
+    return screen_split(fh, Split(source), output, ctx, on_batch)
+
+
+def screen_split(
+    fh: IO[bytes], split: Split, output: str, ctx: FilterContext, on_batch: Callable[[int], None] | None = None
+) -> dict[str, Any]:
+    """:func:`screen_file` over one unit of work: a whole file, or a byte range of a plain JSONL file
+    (``spcl.io.splits``; its outputs are named by the range, so a retried range rewrites the same files)."""
     started = time.perf_counter()
     settings = ctx.settings
-    writer = PartitionWriter(output, file_key(source), settings.output.compression)
+    writer = PartitionWriter(output, split.key, settings.output.compression)
+    if split.end is None:
+        records = read_records(fh, split.source, settings.input, settings.spark.batch_rows)
+    else:
+        records = read_jsonl_range(fh, split.source, settings.input, split.start, split.end,
+                                   settings.spark.batch_rows)
     parts = []
-    for records in read_records(fh, source, settings.input, settings.spark.batch_rows):
-        parts.append({"id_note": Counter(n for n in records.column("id_note").to_pylist() if n)})
-        screened = process_batch(records, ctx)
+    for batch in records:
+        parts.append({"id_note": Counter(n for n in batch.column("id_note").to_pylist() if n)})
+        screened = process_batch(batch, ctx)
         parts.append(batch_stats(screened))
         writer.write(screened)
         if on_batch is not None:
             on_batch(screened.num_rows)
     files = writer.close()
     fh.seek(0)
-    input_records = count_records(fh, source, settings.input)
+    if split.end is None:
+        input_records = count_records(fh, split.source, settings.input)
+    else:
+        input_records = count_range_records(fh, split.start, split.end)
     return {
-        "source": source,
+        "source": split.source,
+        "split": split.index,
         "input_records": input_records,
         "seconds": round(time.perf_counter() - started, 4),
         "stats": {k: dict(v) for k, v in merge_stats(parts).items()},
@@ -68,6 +87,7 @@ def screen_unopenable(source: str, reason: str, output: str, ctx: FilterContext)
     files = writer.close()
     return {
         "source": source,
+        "split": None,
         "input_records": 1,
         "seconds": round(time.perf_counter() - started, 4),
         "stats": {k: dict(v) for k, v in batch_stats(screened).items()},

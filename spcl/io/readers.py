@@ -338,6 +338,33 @@ def read_jsonl(fh: IO[bytes], source: str, settings: InputSettings,
         yield batch
 
 
+def read_jsonl_range(fh: IO[bytes], source: str, settings: InputSettings, start: int, end: int,
+                     batch_rows: int = 2000) -> Iterator[pa.RecordBatch]:
+    """Arrow batches of the records of a plain JSONL file whose lines begin in ``[start, end)``
+    (``spcl.io.splits``): positions are file offsets, so ids and row keys equal a whole-file read's."""
+    from spcl.io.splits import range_lines
+
+    builder = _BatchBuilder(source, batch_rows)
+    for position, line in range_lines(fh, start, end):
+        _add_json_line(builder, line, position, settings)
+        if builder.full() and (batch := builder.flush()) is not None:
+            yield batch
+    if (batch := builder.flush()) is not None:
+        yield batch
+
+
+def count_range_records(fh: IO[bytes], start: int, end: int) -> int:
+    """Records ``read_jsonl_range`` must emit for ``[start, end)``, counted without parsing them."""
+    from spcl.io.splits import range_lines
+
+    return sum(1 for _ in range_lines(fh, start, end))
+
+
+def is_splittable(fh: IO[bytes], source: str, settings: InputSettings) -> bool:
+    """True for a plain (uncompressed) JSONL file: its lines can be read in byte ranges."""
+    return sniff(fh) == "plain" and content_format(fh, source, settings) == "jsonl"
+
+
 def _unreadable_file(fh: IO[bytes], source: str, reason: str, batch_rows: int) -> Iterator[pa.RecordBatch]:
     builder = _BatchBuilder(source, batch_rows)
     raw, reason = _kept(fh, 0, reason)

@@ -19,9 +19,10 @@ import pyarrow as pa
 
 from spcl.config import Settings
 from spcl.filter.batch import context_for
-from spcl.filter.task import screen_bytes
+from spcl.filter.task import screen_bytes, screen_split
 from spcl.io.inputs import canonical_source
 from spcl.io.readers import is_supported
+from spcl.io.splits import Split
 from spcl.io.storage import is_local, join
 
 if TYPE_CHECKING:
@@ -79,6 +80,26 @@ def screen_files_arrow(settings_json: str, output: str,
         if is_supported(path, ctx.settings.input):
             report = screen_bytes(content, path, output, ctx)
             yield pa.RecordBatch.from_pydict({"report": [json.dumps(report)]}, schema=REPORT_SCHEMA)
+
+
+def screen_splits_partition(settings_json: str, output: str, items: Iterator[tuple[str, int, int, int]]
+                            ) -> Iterator[str]:
+    """``mapPartitions`` body for byte ranges: each ``(source, start, end, index)`` opened by path on the worker
+    (a local or shared filesystem) and screened by ``spcl.filter.task.screen_split``; one JSON report each."""
+    ctx = context_for(settings_json)
+    for source, start, end, index in items:
+        with open(source, "rb") as fh:
+            yield json.dumps(screen_split(fh, Split(source, start, end, index), output, ctx))
+
+
+def run_split_tasks(spark: SparkSession, splits: list[Split], settings: Settings, output: str) -> list[dict[str, Any]]:
+    """Screen every byte range in its own Spark task and collect the reports."""
+    if not splits:
+        return []
+    items = [(s.source, s.start, s.end, s.index) for s in splits]
+    rdd = spark.sparkContext.parallelize(items, numSlices=len(items))
+    lines = rdd.mapPartitions(partial(screen_splits_partition, settings.model_dump_json(), output)).collect()
+    return [json.loads(line) for line in lines]
 
 
 def list_files(spark: SparkSession, inputs: list[str]) -> list[str]:
