@@ -336,6 +336,43 @@ def _sha256_records(records: Sequence[Record]) -> str:
     return h.hexdigest()
 
 
+def _training_card(records: Sequence[Record], settings: TrainSettings, lgbm_columns: int,
+                   seconds: float) -> dict[str, Any]:
+    """The model card's training part: data counts and hash, settings, threshold rule, tokenizers, models."""
+    counts_by: dict[str, int] = {}
+    for r in records:
+        key = f"{'synthetic' if r.synthetic else 'real'}:{r.lang}:{r.label}"
+        counts_by[key] = counts_by.get(key, 0) + 1
+    return {
+        "spcl_version": __version__,
+        "created": datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
+        "training_seconds": round(seconds, 2),
+        "label_set": list(LABELS),
+        "positive_labels": list(settings.positive_labels),
+        "train_settings": settings.to_json(),
+        "training_records": len(records),
+        "training_records_sha256": _sha256_records(records),
+        "training_counts": dict(sorted(counts_by.items())),
+        "threshold_rule": (
+            f"mode {settings.threshold_mode}: recall {settings.target_recall} of real "
+            f"{'+'.join(settings.threshold_labels)} documents, out-of-fold "
+            f"({settings.threshold_folds}-fold grouped stratified CV on the training data)"
+        ),
+        "tokenizers": {
+            "ja": "MeCab (fugashi + unidic-lite, -Owakati), lower-cased",
+            "ko/en/other": "SentencePiece unigram trained on the training texts (spm.model), lower-cased",
+        },
+        "models": {
+            "svc": f"LinearSVC(C={settings.svc_c}, class_weight=balanced) on all hashed + lexicon columns",
+            "lgbm": (
+                f"LightGBM {settings.lgbm_trees} trees, {settings.lgbm_leaves} leaves on chi² top "
+                f"{settings.lgbm_top_k} hashed columns + lexicon columns ({lgbm_columns} columns)"
+            ),
+            "categories": "one-vs-rest LogisticRegression per category (liblinear, balanced)",
+        },
+    }
+
+
 def fit_screen(
     records: Sequence[Record],
     settings: TrainSettings | None = None,
@@ -370,38 +407,7 @@ def fit_screen(
         "cat_coef": cat_w,
         "cat_intercept": cat_b,
     }
-    counts_by = {}
-    for r in records:
-        key = f"{'synthetic' if r.synthetic else 'real'}:{r.lang}:{r.label}"
-        counts_by[key] = counts_by.get(key, 0) + 1
-    card = {
-        "spcl_version": __version__,
-        "created": datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
-        "training_seconds": round(time.perf_counter() - t0, 2),
-        "label_set": list(LABELS),
-        "positive_labels": list(settings.positive_labels),
-        "train_settings": settings.to_json(),
-        "training_records": len(records),
-        "training_records_sha256": _sha256_records(records),
-        "training_counts": dict(sorted(counts_by.items())),
-        "threshold_rule": (
-            f"mode {settings.threshold_mode}: recall {settings.target_recall} of real "
-            f"{'+'.join(settings.threshold_labels)} documents, out-of-fold "
-            f"({settings.threshold_folds}-fold grouped stratified CV on the training data)"
-        ),
-        "tokenizers": {
-            "ja": "MeCab (fugashi + unidic-lite, -Owakati), lower-cased",
-            "ko/en/other": "SentencePiece unigram trained on the training texts (spm.model), lower-cased",
-        },
-        "models": {
-            "svc": f"LinearSVC(C={settings.svc_c}, class_weight=balanced) on all hashed + lexicon columns",
-            "lgbm": (
-                f"LightGBM {settings.lgbm_trees} trees, {settings.lgbm_leaves} leaves on chi² top "
-                f"{settings.lgbm_top_k} hashed columns + lexicon columns ({cols.size} columns)"
-            ),
-            "categories": "one-vs-rest LogisticRegression per category (liblinear, balanced)",
-        },
-    }
+    card = _training_card(records, settings, int(cols.size), time.perf_counter() - t0)
     screen = Screen(
         settings=fs,
         sp_model=sp_model,
