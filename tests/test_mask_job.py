@@ -381,3 +381,17 @@ def test_spark_job_matches_python_engine_and_resumes(tmp_path: Path, records) ->
         assert strip(spark_rows[doc_id]["spans"]) == strip(row["spans"])
     vault_ids = vault_record_ids(tmp_path / "vault")
     assert sorted(vault_ids) == sorted(r["row_key"] for r in spark_rows.values())
+
+
+@pytest.mark.slow
+def test_spark_job_whose_tasks_cannot_start_is_a_one_line_error(tmp_path: Path, records, capsys) -> None:
+    """Executors that cannot build their backend stop the Spark job: exit 1 with one line, nothing committed."""
+    from spcl.cli import main
+
+    write_flagged(tmp_path / "in", records[:4], 1)
+    rc = main(["mask", "--input", str(tmp_path / "in"), "--output", str(tmp_path / "out"), "--vault",
+               str(tmp_path / "vault"), "--engine", "spark", "--master", "local[1]", "--backend", "transformers",
+               "--model", str(tmp_path / "no-such-model")])
+    err = capsys.readouterr().err
+    assert rc == 1 and "the Spark job stopped" in err and "Traceback" not in err
+    assert not list((tmp_path / "out" / "masked").glob("*.parquet"))

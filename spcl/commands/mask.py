@@ -102,6 +102,7 @@ def run_from_args(args: argparse.Namespace) -> int:
     from spcl.extract.backends import BackendUnavailable
     from spcl.mask.vault import VaultError
     from spcl.mask_stage import MaskJobError, export_predictions, run_mask_job, run_mask_job_spark
+    from spcl.spark import JavaMissing
 
     try:
         cfg = config_from_args(args)
@@ -109,7 +110,7 @@ def run_from_args(args: argparse.Namespace) -> int:
     except ValueError as err:
         print(f"spcl mask: {err}", file=sys.stderr)
         return 2
-    except (BackendUnavailable, MaskJobError, VaultError) as err:
+    except (BackendUnavailable, MaskJobError, VaultError, JavaMissing) as err:
         print(f"spcl mask: {err}", file=sys.stderr)
         return 1
     if args.pred_out:

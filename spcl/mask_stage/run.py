@@ -22,7 +22,7 @@ import pyarrow.parquet as pq
 from spcl.extract.backends import Extractor
 from spcl.manifest import sha256_file, write_manifest
 from spcl.mask_stage.config import MaskJobConfig
-from spcl.mask_stage.inputs import count_rows, file_key, list_input_files
+from spcl.mask_stage.inputs import MaskJobError, count_rows, file_key, list_input_files
 from spcl.mask_stage.metrics import build_metrics, rate
 from spcl.mask_stage.state import load_markers, needs_work, read_marker, write_json_atomic
 from spcl.mask_stage.task import MaskRunner
@@ -154,7 +154,11 @@ def run_mask_job_spark(cfg: MaskJobConfig, master: str | None = None) -> dict[st
     docs = 0
     if todo:
         spark = build_session(None, master, app_name="spcl-mask")
-        lines = run_per_file(spark, [(str(p), k) for p, k in todo], process_partition, cfg.to_json())
+        try:
+            lines = run_per_file(spark, [(str(p), k) for p, k in todo], process_partition, cfg.to_json())
+        except Exception as err:  # a task failed for good (backend gone, …): only its type, never its text
+            raise MaskJobError(f"the Spark job stopped ({type(err).__name__}); files committed so far are kept, "
+                               "rerun the same command to resume (the executors' logs say why)") from None
         docs = sum(json.loads(line)["documents"] for line in lines)
     elapsed = time.perf_counter() - started
     run = {"engine": "spark", "run_id": cfg.run_id, "files_processed": len(todo),
