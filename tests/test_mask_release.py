@@ -342,3 +342,14 @@ def test_values_written_with_invisible_or_look_alike_characters_are_masked_whole
     assert outcome.released is not None
     # the whole written value is one token, its hidden characters included
     assert re.fullmatch(r"연락처 \[(PHONE|EMAIL)_1\] 입니다", outcome.released.masked_text)
+
+
+def test_output_or_vault_inside_the_input_is_refused(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    _write(tmp_path / "in", "p.parquet", ["a"], ["tel 010-1111-2222"])
+    before = (tmp_path / "in" / "p.parquet").read_bytes()
+    for out, vault in ((tmp_path / "in" / "masked", tmp_path / "v"), (tmp_path / "o", tmp_path / "in" / "vault"),
+                       (tmp_path / "in", tmp_path / "v2")):
+        rc = main(["mask", "--input", str(tmp_path / "in"), "--output", str(out), "--vault", str(vault)])
+        assert rc == 2 and "refusing to write there" in capsys.readouterr().err
+    assert [p.name for p in (tmp_path / "in").iterdir()] == ["p.parquet"]
+    assert (tmp_path / "in" / "p.parquet").read_bytes() == before

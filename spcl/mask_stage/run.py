@@ -32,7 +32,15 @@ log = logging.getLogger("spcl.mask_stage")
 
 
 def plan_files(cfg: MaskJobConfig) -> tuple[list[tuple[Path, str]], list[tuple[Path, str]]]:
-    """``(to do, all)`` input files as ``(path, key)``: new or changed files, and files with failures to retry."""
+    """``(to do, all)`` input files as ``(path, key)``: new or changed files, and files with failures to retry.
+
+    Raises :class:`spcl.io.inputs.UnsafeOutput` (a ``ValueError``) when the output or the vault equals, contains
+    or lies inside the input: a rerun would read its own outputs back as input.
+    """
+    from spcl.io.inputs import check_output
+
+    check_output([cfg.input], cfg.output)
+    check_output([cfg.input], cfg.vault)
     keyed = [(p, file_key(p, cfg.input)) for p in list_input_files(cfg.input)]
     todo = [(p, k) for p, k in keyed
             if needs_work(read_marker(cfg.output, k), sha256_file(p), cfg.retry_failed) != "skip"]
