@@ -88,7 +88,8 @@ def test_rules_job_outputs_vault_restore_and_metrics(tmp_path: Path) -> None:
     assert "[PHONE_1]" in rows["en-1"]["generalized_text"]
     vault = open_vault(tmp_path / "v", KEY)
     for doc_id, row in rows.items():
-        assert restore(row["generalized_text"], row["spans"], vault.get(doc_id)) == DOCS[doc_id]
+        assert restore(row["generalized_text"], row["spans"],
+                       vault.get(row["row_key"], writer=row["vault_file"])) == DOCS[doc_id]
         assert {s["kind"] for s in row["spans"]} <= {"generalized", "label"}
         # the rules backend has no ORG finder and a plain date is no DOB: those two stay (an LLM finds them)
         assert_no_values(row["generalized_text"], [v for v in VALUES if v not in ("Leeds General Infirmary",
@@ -225,7 +226,8 @@ def test_two_stage_loop_over_http(tmp_path: Path) -> None:
     vault = open_vault(tmp_path / "v", KEY)
     for doc_id, row in rows.items():
         assert_no_values(row["generalized_text"])
-        assert restore(row["generalized_text"], row["spans"], vault.get(doc_id)) == DOCS[doc_id]
+        assert restore(row["generalized_text"], row["spans"],
+                       vault.get(row["row_key"], writer=row["vault_file"])) == DOCS[doc_id]
     # the paper's settings: one-shot candidate prompt (4 messages), T=0.3, <= 512 new tokens, seed 0
     assert (4, 0.3, 512, 0) in chat.sent and all(s[1:] == (0.3, 512, 0) for s in chat.sent)
     # D': decided entities carry their choice, undecided ones their most specific candidate, labels stay labels
@@ -327,7 +329,7 @@ def test_spark_job_matches_python_engine_and_resumes(tmp_path: Path) -> None:
     for doc_id, row in plain_rows.items():
         assert spark_rows[doc_id]["generalized_text"] == row["generalized_text"]
         assert spark_rows[doc_id]["spans"] == row["spans"]
-    assert sorted(open_vault(tmp_path / "v", KEY).ids()) == sorted(spark_rows)
+    assert sorted(open_vault(tmp_path / "v", KEY).ids()) == sorted(r["row_key"] for r in spark_rows.values())
 
 
 def test_config_section_drives_the_rules_rungs(tmp_path: Path) -> None:
@@ -363,3 +365,23 @@ def test_invalid_hits_are_not_spans_and_missing_hits_rerun_the_detectors() -> No
     mynumber = {"type": "MYNUMBER", "start": 29, "end": 42, "validated": True}
     ents = collect_spans(text, [("PERSON", "김가상")], [mynumber])
     assert [e.type for e in ents] == ["RRN"]  # detector types map onto the extractor's (as in spcl mask)
+
+
+def test_vault_keeps_every_runs_originals_and_duplicate_ids_restore_their_own_text(tmp_path: Path) -> None:
+    """The mask stage's vault rules hold here too: files unique per run, records keyed by row key."""
+    vault = tmp_path / "v"
+    for month, texts in (("m1", ["tel 010-1111-2222", "mail a@example.com"]),
+                         ("m2", ["tel 010-3333-4444", "mail b@example.com"])):
+        (tmp_path / month).mkdir()
+        pq.write_table(pa.table({"id": ["7", "7"], "text": texts}), tmp_path / month / "part-0.parquet")
+        run_generalize_job(GeneralizeJobConfig(input=str(tmp_path / month), output=str(tmp_path / f"out-{month}"),
+                                               vault=str(vault)))
+    assert len(list(vault.glob("gen-*.jsonl"))) == 2
+    store = open_vault(vault, KEY)
+    for month, texts in (("m1", ["tel 010-1111-2222", "mail a@example.com"]),
+                         ("m2", ["tel 010-3333-4444", "mail b@example.com"])):
+        rows = list(iter_generalized(tmp_path / f"out-{month}"))
+        assert len(rows) == 2 and len({r["row_key"] for r in rows}) == 2
+        got = {restore(r["generalized_text"], r["spans"], store.get(r["row_key"], writer=r["vault_file"]))
+               for r in rows}
+        assert got == set(texts)

@@ -42,6 +42,8 @@ from spcl.generalize.engine import DocInput, DocResult, Generalizer, GeneralizeS
 from spcl.generalize.prompts import PROMPT_VERSION
 from spcl.generalize.spans import collect_spans, document_hits
 from spcl.mask_stage import MaskJobError, file_key, list_input_files
+from spcl.mask_stage.config import new_run_id
+from spcl.mask_stage.inputs import batch_row_keys
 from spcl.text import guess_lang, normalize
 
 log = logging.getLogger("spcl.generalize")
@@ -58,6 +60,7 @@ SPAN_TYPE = pa.struct([
 ])
 GENERALIZED_SCHEMA = pa.schema([
     pa.field("id", pa.string(), nullable=False),
+    pa.field("row_key", pa.string(), nullable=False),  # unique per input row; the vault's record id
     pa.field("lang", pa.string()),
     pa.field("generalized_text", pa.string(), nullable=False),
     pa.field("spans", pa.list_(SPAN_TYPE)),
@@ -66,9 +69,11 @@ GENERALIZED_SCHEMA = pa.schema([
     pa.field("model", pa.string(), nullable=False),
     pa.field("prompt_version", pa.string(), nullable=False),
     pa.field("source_file", pa.string(), nullable=False),
+    pa.field("vault_file", pa.string(), nullable=False),  # the vault writer holding this row's originals
 ])
 FAILED_SCHEMA = pa.schema([
-    pa.field("id", pa.string(), nullable=False),
+    pa.field("id", pa.string()),  # null when the input row had no id
+    pa.field("row_key", pa.string(), nullable=False),
     pa.field("reason", pa.string(), nullable=False),
     pa.field("backend", pa.string(), nullable=False),
     pa.field("model", pa.string(), nullable=False),
@@ -202,6 +207,7 @@ class GeneralizeRunner:
 
         self.cfg = cfg
         self.key = vault_key if vault_key is not None else resolve_key()
+        self.run_id = new_run_id()  # names this process's vault files (one per input file and run)
         open_vault(cfg.vault, self.key).close()  # creates the header, or checks the key against it
         if extractor is None:
             extractor, chat = build_clients(cfg)
@@ -230,7 +236,7 @@ class GeneralizeRunner:
         names = set(pf.schema_arrow.names)
         if not {"id", "text"} <= names:
             raise MaskJobError(f"{path} has no 'id' and 'text' columns (is it the filter job's flagged output?)")
-        columns = ["id", "text"] + [c for c in ("lang", "hits") if c in names]
+        columns = ["id", "text"] + [c for c in ("lang", "hits", "row_key", "source", "position") if c in names]
         yield from pf.iter_batches(batch_size=self.cfg.batch_size, columns=columns)
 
     def prepare(self, batch: pa.RecordBatch) -> tuple[list[str | None], list[DocInput | str], list[str | None]]:
@@ -272,13 +278,18 @@ class GeneralizeRunner:
         tmp = self.out / "_tmp" / f"{key}.{os.getpid()}.{secrets.token_hex(4)}"
         tmp.mkdir(parents=True)
         vault_stage = Path(self.cfg.vault) / "_staging" / tmp.name
-        writer = f"gen-{key}"
+        writer = f"gen-{key}-{self.run_id}-{secrets.token_hex(2)}"  # new per run and attempt: never overwritten
         vault = open_vault(vault_stage, self.key, writer=writer)
         gen_rows: dict[str, list[Any]] = {n: [] for n in GENERALIZED_SCHEMA.names}
         failed_rows: dict[str, list[Any]] = {n: [] for n in FAILED_SCHEMA.names}
         reasons: Counter[str] = Counter()
+        index = 0
         try:
             for batch in self._batches(path):
+                cols = {c: batch.column(c).to_pylist() for c in ("id", "row_key", "source", "position")
+                        if c in batch.schema.names}
+                row_keys = batch_row_keys(cols, batch.num_rows, key, index)
+                index += batch.num_rows
                 ids, prepared, langs = self.prepare(batch)
                 docs = [p for p in prepared if isinstance(p, DocInput)]
                 results = iter(self.generalizer.run(docs)) if docs else iter(())
@@ -288,19 +299,16 @@ class GeneralizeRunner:
                     if res is not None:
                         stats.add(res)
                     reason = item if isinstance(item, str) else res.reason  # type: ignore[union-attr]
-                    if ids[i] is None:
-                        reasons["no_id"] += 1
-                        continue
-                    if reason is not None or res is None or res.text is None:
-                        reason = reason or "unknown"
+                    if ids[i] is None or reason is not None or res is None or res.text is None:
+                        reason = "no_id" if ids[i] is None else (reason or "unknown")
                         reasons[reason] += 1
-                        for n, v in zip(FAILED_SCHEMA.names, (ids[i], reason, backend, model, prompt_version,
-                                                              path.name), strict=True):
+                        for n, v in zip(FAILED_SCHEMA.names, (ids[i], row_keys[i], reason, backend, model,
+                                                              prompt_version, path.name), strict=True):
                             failed_rows[n].append(v)
                         continue
-                    vault.put(res.id, res.mapping)
-                    row = (res.id, langs[i], res.text, res.spans, len(res.spans), backend, model, prompt_version,
-                           path.name)
+                    vault.put(row_keys[i], res.mapping)
+                    row = (res.id, row_keys[i], langs[i], res.text, res.spans, len(res.spans), backend, model,
+                           prompt_version, path.name, writer)
                     for n, v in zip(GENERALIZED_SCHEMA.names, row, strict=True):
                         gen_rows[n].append(v)
             vault.close()
@@ -328,12 +336,14 @@ class GeneralizeRunner:
         for name, rows, schema in (("failed", failed_rows, FAILED_SCHEMA), ("generalized", gen_rows,
                                                                             GENERALIZED_SCHEMA)):
             target = self.out / name / f"part-{key}.parquet"
-            if rows["id"]:
+            if rows["row_key"]:
                 staged = tmp / f"{name}.parquet"
                 pq.write_table(pa.table(rows, schema=schema), staged, compression="zstd")
                 moves.append((staged, target))
             else:
                 moves.append((None, target))
+        if moves[0][0] is not None and moves[0][1].exists():
+            raise MaskJobError(f"vault file {moves[0][1].name} already exists; refusing to overwrite it")
         for src, dst in moves:  # vault first: a released row never lacks its originals
             if src is None:
                 dst.unlink(missing_ok=True)

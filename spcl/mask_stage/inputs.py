@@ -57,6 +57,21 @@ def derived_row_key(doc_id: Any, source: Any, position: Any) -> str:
                    -1 if position is None else int(position))
 
 
+def batch_row_keys(columns: dict[str, list[Any]], n: int, key: str, first_index: int) -> list[str]:
+    """The row key of each of ``n`` rows: the ``row_key`` column where present and non-null, else derived from
+    ``(id, source, position)`` where the filter wrote them, else from the file ``key`` and the row's index."""
+    keys: list[str] = []
+    for i in range(n):
+        given = columns["row_key"][i] if "row_key" in columns else None
+        if isinstance(given, str) and given:
+            keys.append(given)
+        elif "source" in columns and "position" in columns:
+            keys.append(derived_row_key(columns["id"][i], columns["source"][i], columns["position"][i]))
+        else:
+            keys.append(derived_row_key(None, key, first_index + i))
+    return keys
+
+
 @dataclass(slots=True)
 class InputRows:
     """One batch of input rows, as plain lists (``hits``/``reasons`` are ``None`` where the input has none)."""
@@ -90,15 +105,7 @@ def read_rows(path: Path, key: str, batch_size: int) -> Iterator[InputRows]:
             col = {c: batch.column(c).to_pylist() for c in columns}
             none: list[Any] = [None] * n
             ids = [None if v is None else str(v) for v in col["id"]]
-            keys: list[str] = []
-            for i in range(n):
-                given = col["row_key"][i] if "row_key" in col else None
-                if isinstance(given, str) and given:
-                    keys.append(given)
-                elif "source" in col and "position" in col:
-                    keys.append(derived_row_key(col["id"][i], col["source"][i], col["position"][i]))
-                else:
-                    keys.append(derived_row_key(None, key, index + i))
+            keys = batch_row_keys(col, n, key, index)
             yield InputRows(ids, col["text"], col.get("lang", none), col.get("hits", none),
                             col.get("reasons", none), keys)
             index += n
