@@ -123,10 +123,50 @@ def register_detect(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(func=_detect)
 
 
+def _utility(args: argparse.Namespace) -> int:
+    from spcl.generalize.engine import restore
+    from spcl.generalize.job import iter_generalized
+    from spcl.generalize.utility import LMScorer, UtilityReport, score_document
+    from spcl.mask.vault import VaultError, open_vault
+
+    try:
+        vault = open_vault(args.vault)
+        scorer = LMScorer(args.model, device=args.device)
+    except (VaultError, OSError, RuntimeError) as err:
+        print(f"spcl eval utility: {err}", file=sys.stderr)
+        return 1
+    report = UtilityReport()
+    for n, row in enumerate(iter_generalized(args.generalized)):
+        if args.limit and n >= args.limit:
+            break
+        source = restore(row["generalized_text"], row["spans"], vault.get(row["row_key"], writer=row["vault_file"]))
+        score_document(source, row["spans"], scorer, report)
+    result = report.as_dict()
+    print(json.dumps(result, indent=2))
+    if args.out:
+        Path(args.out).write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
+    return 0
+
+
+def register_utility(sub: argparse._SubParsersAction) -> None:
+    """Add ``spcl eval utility``."""
+    p = sub.add_parser("utility", help="TPS-style utility of a generalize output with a local causal LM",
+                       description="Information-weighted share of each replaced span kept by its replacement "
+                       "(spcl.generalize.utility). Numbers only; the vault key comes from SPCL_VAULT_KEY(_FILE).")
+    p.add_argument("--generalized", required=True, help="an spcl generalize output folder")
+    p.add_argument("--vault", required=True, help="the vault it wrote")
+    p.add_argument("--model", required=True, help="a local causal LM folder or .gguf file (transformers)")
+    p.add_argument("--device", default="cpu", help="cpu, cuda, auto (default cpu)")
+    p.add_argument("--limit", type=int, default=0, help="score at most N documents (default all)")
+    p.add_argument("--out", default=None, metavar="FILE.json", help="also write the report here")
+    p.set_defaults(func=_utility)
+
+
 EVAL_COMMANDS: list[Callable[[argparse._SubParsersAction], None]] = [
     register_masking,
     register_names,
     register_detect,
+    register_utility,
 ]
 
 
