@@ -64,3 +64,25 @@ def test_eval_utility_over_a_generalize_output(tmp_path: Path, monkeypatch: pyte
     assert report["documents"] == 2 and report["spans"] >= 2 and 0.0 <= report["tps"] <= 1.0
     text = capsys.readouterr().out
     assert "010-1234-5678" not in text and "kim@example.com" not in text
+
+
+def test_reidentify_counts_what_the_attacker_recovers(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A scripted attacker (loopback OpenAI-compatible server) always guesses one phone number: the phone span
+    is re-identified, the date span is not."""
+    from spcl.cli import main
+    from spcl.generalize.job import GeneralizeJobConfig, run_generalize_job
+    from tests.scripted_llm import MODEL_NAME, scripted_server
+
+    monkeypatch.setenv("SPCL_VAULT_KEY", base64.b64encode(KEY).decode())
+    (tmp_path / "in").mkdir()
+    pq.write_table(pa.table({"id": ["a"], "text": ["연락처 010-1234-5678, 1991년 6월 9일생입니다."],
+                             "lang": ["ko"]}), tmp_path / "in" / "p.parquet")
+    run_generalize_job(GeneralizeJobConfig(input=str(tmp_path / "in"), output=str(tmp_path / "gen"),
+                                           vault=str(tmp_path / "v")))
+    with scripted_server(lambda doc, attempt: "010-1234-5678\n2020년") as server:
+        rc = main(["eval", "reidentify", "--generalized", str(tmp_path / "gen"), "--vault", str(tmp_path / "v"),
+                   "--endpoint", server.endpoint, "--model", MODEL_NAME, "--out", str(tmp_path / "r.json")])
+    assert rc == 0
+    report = json.loads((tmp_path / "r.json").read_text())
+    assert report["rate_by_type"]["PHONE"] == 1.0 and report["rate_by_type"]["DOB"] == 0.0
+    assert report["failed_calls"] == 0 and report["spans"] == 2

@@ -162,11 +162,58 @@ def register_utility(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(func=_utility)
 
 
+def _reidentify(args: argparse.Namespace) -> int:
+    from spcl.extract.backends import BackendUnavailable
+    from spcl.generalize.chat import make_chat
+    from spcl.generalize.job import iter_generalized
+    from spcl.generalize.reidentify import reidentify
+    from spcl.mask.vault import VaultError, open_vault
+
+    try:
+        vault = open_vault(args.vault)
+        chat = make_chat(args.backend, model=args.model, endpoint=args.endpoint)
+    except (VaultError, ValueError, BackendUnavailable) as err:
+        print(f"spcl eval reidentify: {err}", file=sys.stderr)
+        return 2 if isinstance(err, ValueError) else 1
+    assert chat is not None  # make_chat returns None only for the rules backend, which argparse excludes
+    rows = [r for n, r in enumerate(iter_generalized(args.generalized)) if not args.limit or n < args.limit]
+    try:
+        report = reidentify(rows, lambda r: vault.get(r["row_key"], writer=r["vault_file"]), chat,
+                            guesses=args.guesses, seed=args.seed).as_dict()
+    except BackendUnavailable as err:
+        print(f"spcl eval reidentify: {err}", file=sys.stderr)
+        return 1
+    finally:
+        chat.close()
+    print(json.dumps(report, indent=2))
+    if args.out:
+        Path(args.out).write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
+    return 0
+
+
+def register_reidentify(sub: argparse._SubParsersAction) -> None:
+    """Add ``spcl eval reidentify``."""
+    p = sub.add_parser("reidentify", help="re-identification check of a generalize output with an LLM attacker",
+                       description="Attack every replaced span of the final output (spcl.generalize.reidentify); "
+                       "counts only. The vault key comes from SPCL_VAULT_KEY(_FILE).")
+    p.add_argument("--generalized", required=True, help="an spcl generalize output folder")
+    p.add_argument("--vault", required=True, help="the vault it wrote")
+    p.add_argument("--backend", choices=("openai", "transformers"), default="openai")
+    p.add_argument("--model", required=True, help="the served model name, or a local model folder")
+    p.add_argument("--endpoint", default=None, help="openai: the base URL ending in /v1")
+    p.add_argument("--guesses", type=int, default=5, help="guesses per span (default 5, as the attack)")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--limit", type=int, default=0, help="attack at most N documents (default all)")
+    p.add_argument("--out", default=None, metavar="FILE.json", help="also write the report here")
+    p.set_defaults(func=_reidentify)
+
+
 EVAL_COMMANDS: list[Callable[[argparse._SubParsersAction], None]] = [
     register_masking,
     register_names,
     register_detect,
     register_utility,
+    register_reidentify,
 ]
 
 
