@@ -20,7 +20,13 @@ from dataclasses import dataclass
 from typing import Any
 
 from spcl.entity_types import RULE_HIT_TYPES
-from spcl.mask.variants import occurrences_by_pair
+from spcl.mask.variants import (
+    alternatives,
+    canonical_alternatives,
+    normalize_type,
+    normalize_value,
+    scan_all,
+)
 
 SOURCES: tuple[str, ...] = ("extractor", "rules", "names")
 
@@ -100,12 +106,25 @@ class Candidates:
         return sorted({row for rows in self.by_source.values() for row in rows})
 
     def found_by(self, text: str, spans: Iterable[tuple[int, int]]) -> list[list[str]]:
-        """For each ``[start, end)`` masked span, the sources whose candidates occur overlapping it (sorted)."""
-        occupied = {src: [occ for occs in occurrences_by_pair(rows, text).values() for occ in occs]
-                    for src, rows in self.by_source.items() if rows}
+        """For each ``[start, end)`` masked span, the sources whose candidates occur overlapping it (sorted).
+
+        One scan with the union's alternatives — the regex the masker compiled for the same candidates (cached),
+        so attributing sources compiles nothing new; each alternative maps back to the sources that yield it.
+        """
+        alts = canonical_alternatives(self.union())
+        sources_of: dict[str, set[str]] = {}
+        for src, rows in self.by_source.items():
+            for type_, value in rows:
+                for alt in alternatives(normalize_type(type_), normalize_value(value)):
+                    sources_of.setdefault(alt.pattern, set()).add(src)
+        found = [(s, e, sources_of.get(alts[i].pattern, set())) for s, e, i in scan_all(text, alts)]
         out: list[list[str]] = []
         for start, end in spans:
-            out.append(sorted(src for src, occs in occupied.items() if any(s < end and start < e for s, e in occs)))
+            hit: set[str] = set()
+            for s, e, srcs in found:
+                if s < end and start < e:
+                    hit |= srcs
+            out.append(sorted(hit))
         return out
 
 
