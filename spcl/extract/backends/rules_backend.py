@@ -19,29 +19,19 @@ import logging
 import re
 import time
 
+from spcl.entity_types import DEFAULT_TYPES, RULE_HIT_TYPES
 from spcl.extract.backends.base import Extraction, Extractor
 from spcl.extract.names import find_person_names
 from spcl.extract.names.en import en_name_spans
 from spcl.extract.names.ja import ja_name_spans
 from spcl.extract.names.ko import ko_name_spans
-from spcl.mask.variants import DEFAULT_TYPES
 from spcl.text import normalize
 
 log = logging.getLogger("spcl.extract.rules")
 
 RULES_VERSION = "rules-v1"
-HIT_TYPE_MAP: dict[str, str] = {
-    "PHONE": "PHONE",
-    "EMAIL": "EMAIL",
-    "RRN": "RRN",
-    "MYNUMBER": "RRN",
-    "CARD": "CARD",
-    "ACCOUNT": "ACCOUNT",
-    "DOB": "DOB",
-    "POSTAL": "ADDRESS",
-    "ADDRESS": "ADDRESS",
-}
-"""Rule-detector type → extractor type (see ``spcl.extract.prompt.TYPE_DESCRIPTIONS``)."""
+HIT_TYPE_MAP: dict[str, str] = RULE_HIT_TYPES
+"""Rule-detector type → extractor type (defined once in ``spcl.entity_types``)."""
 
 REL_WORDS: tuple[str, ...] = (
     # Korean
