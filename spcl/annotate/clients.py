@@ -30,6 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from spcl.extract.backends.base import BackendUnavailable, Extraction, timed_batch
+from spcl.extract.backends.transformers_backend import chat_prompt_ids, eos_token_ids, generate_padded, load_model
 
 log = logging.getLogger("spcl.annotate.clients")
 
@@ -148,27 +149,17 @@ class TransformersChat(ChatClient):
 
     def __init__(self, model: str, *, max_tokens: int = 256, max_input_tokens: int = 4096, batch_size: int = 8,
                  device: str = "auto"):
-        from spcl.extract.backends.transformers_backend import load_model
-
         self.model = str(model)
         self.max_tokens = max_tokens
         self.max_input_tokens = max_input_tokens
         self.batch_size = max(1, batch_size)
         self.net, self.tokenizer = load_model(model, device)
-        eos = self.net.generation_config.eos_token_id if self.net.generation_config else None
-        ids = [e for e in (eos if isinstance(eos, list) else [eos]) if e is not None]
-        self.eos_ids = frozenset(int(e) for e in ids or [self.tokenizer.eos_token_id])
+        self.eos_ids = eos_token_ids(self.net, self.tokenizer)
 
     def _ids(self, messages: Messages) -> list[int]:
-        ids = self.tokenizer.apply_chat_template(messages, add_generation_prompt=True, tokenize=True,
-                                                 return_dict=False)
-        if hasattr(ids, "keys"):
-            ids = ids["input_ids"]
-        return [int(i) for i in ids]
+        return chat_prompt_ids(self.tokenizer, messages)
 
     def _batch(self, conversations: list[Messages]) -> list[Extraction]:
-        import torch
-
         started = time.perf_counter()
         results = [Extraction() for _ in conversations]
         todo: list[tuple[int, list[int]]] = []
@@ -184,26 +175,19 @@ class TransformersChat(ChatClient):
                 todo.append((i, ids))
         if not todo:
             return timed_batch(results, started)
-        width = max(len(ids) for _, ids in todo)
-        pad = int(self.tokenizer.pad_token_id)
-        dev = self.net.device
-        input_ids = torch.tensor([[pad] * (width - len(p)) + p for _, p in todo], device=dev)
-        attention = torch.tensor([[0] * (width - len(p)) + [1] * len(p) for _, p in todo], device=dev)
         try:
-            with torch.inference_mode():
-                out = self.net.generate(input_ids=input_ids, attention_mask=attention,
-                                        max_new_tokens=self.max_tokens, do_sample=False, pad_token_id=pad)
+            outputs = generate_padded(self.net, self.tokenizer, [ids for _, ids in todo], self.eos_ids,
+                                      self.max_tokens)
         except Exception as err:  # the batch failed: fail its documents, keep the job going
             for i, _ in todo:
                 results[i].error = f"generation_error:{type(err).__name__}"
             return timed_batch(results, started)
-        for (i, _), row in zip(todo, out[:, width:].tolist(), strict=True):
-            end = next((k for k, tok in enumerate(row) if tok in self.eos_ids), None)
-            results[i].generated_tokens = len(row) if end is None else end + 1
-            if end is None:
-                results[i].error = "output_truncated"
+        for (i, _), (text, n, ended) in zip(todo, outputs, strict=True):
+            results[i].generated_tokens = n
+            if ended:
+                results[i].raw = text
             else:
-                results[i].raw = self.tokenizer.decode(row[:end], skip_special_tokens=True)
+                results[i].error = "output_truncated"
         return timed_batch(results, started)
 
     def generate(self, conversations: list[Messages]) -> list[Extraction]:

@@ -98,13 +98,6 @@ def _sha(text: str) -> str:
     return hashlib.sha256(text.encode()).hexdigest()
 
 
-def eos_token_ids(net: Any, tokenizer: Any) -> frozenset[int]:
-    """The end-of-turn ids generation stops at (the model's generation config, else the tokenizer's eos)."""
-    eos = net.generation_config.eos_token_id if getattr(net, "generation_config", None) else None
-    ids = [e for e in (eos if isinstance(eos, list) else [eos]) if e is not None] or [tokenizer.eos_token_id]
-    return frozenset(int(e) for e in ids)
-
-
 def lr_at(step: int, total: int, peak: float, warmup: int) -> float:
     """Linear warm-up over ``warmup`` steps to ``peak``, then linear decay to 0 at ``total``."""
     if warmup > 0 and step < warmup:
@@ -149,7 +142,7 @@ def train_extractor(cfg: TrainConfig, on_step: Callable[[int, dict[str, float]],
     """
     import torch
 
-    from spcl.extract.backends.transformers_backend import load_model
+    from spcl.extract.backends.transformers_backend import eos_token_ids, load_model
     from spcl.manifest import manifest_ref, sha256_file
 
     out = _prepare_out(cfg)

@@ -20,6 +20,8 @@ from abc import ABC, abstractmethod
 from dataclasses import dataclass
 from typing import Any
 
+from spcl.extract.backends.transformers_backend import chat_prompt_ids, eos_token_ids, generate_padded, load_model
+
 
 @dataclass(frozen=True, slots=True)
 class ChatRequest:
@@ -118,48 +120,19 @@ class TransformersChat(ChatClient):
 
     def __init__(self, model: str, *, batch_size: int = 8, max_input_tokens: int = 8192, device: str = "auto",
                  dtype: str = "auto", loaded: tuple[Any, Any] | None = None):
-        from spcl.extract.backends.transformers_backend import load_model
-
         self.model = str(model)
         self.batch_size = max(1, batch_size)
         self.max_input_tokens = max_input_tokens
         # ``loaded``: the (model, tokenizer) an extractor already holds, so one process loads the weights once
         self.net, self.tokenizer = loaded if loaded is not None else load_model(model, device, dtype)
-        eos = self.net.generation_config.eos_token_id if self.net.generation_config else None
-        eos_ids = [e for e in (eos if isinstance(eos, list) else [eos]) if e is not None]
-        self.eos_ids = frozenset(int(e) for e in (eos_ids or [self.tokenizer.eos_token_id]))
+        self.eos_ids = eos_token_ids(self.net, self.tokenizer)
 
     def _ids(self, req: ChatRequest) -> list[int]:
-        ids = self.tokenizer.apply_chat_template(req.message_dicts(), add_generation_prompt=True, tokenize=True,
-                                                 return_dict=False)
-        if hasattr(ids, "keys"):
-            ids = ids["input_ids"]
-        return [int(i) for i in ids]
+        return chat_prompt_ids(self.tokenizer, req.message_dicts())
 
     def _generate(self, prompts: list[list[int]], req: ChatRequest) -> list[tuple[str, int, bool]]:
-        import torch
-
-        width = max(len(p) for p in prompts)
-        pad = int(self.tokenizer.pad_token_id)
-        device = self.net.device
-        input_ids = torch.tensor([[pad] * (width - len(p)) + p for p in prompts], device=device)
-        attention = torch.tensor([[0] * (width - len(p)) + [1] * len(p) for p in prompts], device=device)
-        torch.manual_seed(req.seed)
-        sample = req.temperature > 0
-        with torch.inference_mode():
-            out = self.net.generate(input_ids=input_ids, attention_mask=attention, max_new_tokens=req.max_tokens,
-                                    do_sample=sample, temperature=req.temperature if sample else None,
-                                    top_p=1.0 if sample else None, top_k=0 if sample else None, pad_token_id=pad)
-        results = []
-        for row in out[:, width:].tolist():
-            n, ended = 0, False
-            for tok in row:
-                n += 1
-                if tok in self.eos_ids:
-                    ended = True
-                    break
-            results.append((self.tokenizer.decode(row[: n - 1 if ended else n], skip_special_tokens=True), n, ended))
-        return results
+        return generate_padded(self.net, self.tokenizer, prompts, self.eos_ids, req.max_tokens,
+                               temperature=req.temperature, seed=req.seed)
 
     def complete(self, requests: list[ChatRequest]) -> list[ChatReply]:
         """Requests grouped by decoding settings, generated ``batch_size`` at a time."""

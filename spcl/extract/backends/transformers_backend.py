@@ -79,6 +79,43 @@ def chat_prompt_ids(tokenizer: Any, messages: list[dict[str, str]]) -> list[int]
     return [int(i) for i in ids]
 
 
+def eos_token_ids(net: Any, tokenizer: Any) -> frozenset[int]:
+    """The end-of-turn ids generation stops at (the model's generation config, else the tokenizer's eos)."""
+    eos = net.generation_config.eos_token_id if getattr(net, "generation_config", None) else None
+    ids = [e for e in (eos if isinstance(eos, list) else [eos]) if e is not None] or [tokenizer.eos_token_id]
+    return frozenset(int(e) for e in ids)
+
+
+def generate_padded(net: Any, tokenizer: Any, prompts: list[list[int]], eos_ids: frozenset[int],
+                    max_new_tokens: int, *, temperature: float = 0.0, seed: int = 0) -> list[tuple[str, int, bool]]:
+    """Generate for left-padded ``prompts`` in one batch: ``(text, generated tokens, ended)`` per prompt.
+
+    ``ended`` is True when an end-of-turn id was generated (the text stops before it); otherwise the output
+    hit ``max_new_tokens``. Greedy at temperature 0, else seeded sampling (top-p 1, no top-k).
+    """
+    import torch
+
+    width = max(len(p) for p in prompts)
+    pad = int(tokenizer.pad_token_id)
+    device = net.device
+    input_ids = torch.tensor([[pad] * (width - len(p)) + p for p in prompts], device=device)
+    attention = torch.tensor([[0] * (width - len(p)) + [1] * len(p) for p in prompts], device=device)
+    sample = temperature > 0
+    if sample:
+        torch.manual_seed(seed)
+    with torch.inference_mode():
+        out = net.generate(input_ids=input_ids, attention_mask=attention, max_new_tokens=max_new_tokens,
+                           do_sample=sample, temperature=temperature if sample else None,
+                           top_p=1.0 if sample else None, top_k=0 if sample else None, pad_token_id=pad)
+    results: list[tuple[str, int, bool]] = []
+    for row in out[:, width:].tolist():
+        end = next((k for k, tok in enumerate(row) if tok in eos_ids), None)
+        n = len(row) if end is None else end + 1
+        results.append((tokenizer.decode(row[: n if end is None else end], skip_special_tokens=True), n,
+                        end is not None))
+    return results
+
+
 def apply_adapter(net: Any, base: str | Path, adapter: str | Path) -> Any:
     """``net`` with the checked LoRA adapter at ``adapter`` merged in (raises ``BackendUnavailable``)."""
     from spcl.finetune.artifact import AdapterError, check_adapter
@@ -123,41 +160,13 @@ class TransformersExtractor(BatchedExtractor):
         if adapter:
             self.net = apply_adapter(self.net, model, adapter)
         self.device = self.net.device
-        eos = self.net.generation_config.eos_token_id if self.net.generation_config else None
-        eos_ids = eos if isinstance(eos, list) else [eos]
-        eos_ids = [e for e in eos_ids if e is not None] or [self.tokenizer.eos_token_id]
-        self.eos_ids = frozenset(int(e) for e in eos_ids)
+        self.eos_ids = eos_token_ids(self.net, self.tokenizer)
 
     def _prompt_ids(self, text: str) -> list[int]:
         return chat_prompt_ids(self.tokenizer, build_messages(text, self.types))
 
     def _generate(self, prompts: list[list[int]]) -> list[tuple[str, int, bool]]:
-        import torch
-
-        width = max(len(p) for p in prompts)
-        pad = int(self.tokenizer.pad_token_id)
-        input_ids = torch.tensor([[pad] * (width - len(p)) + p for p in prompts], device=self.device)
-        attention = torch.tensor([[0] * (width - len(p)) + [1] * len(p) for p in prompts], device=self.device)
-        with torch.inference_mode():
-            out = self.net.generate(
-                input_ids=input_ids,
-                attention_mask=attention,
-                max_new_tokens=self.max_new_tokens,
-                do_sample=False,
-                pad_token_id=pad,
-            )
-        results: list[tuple[str, int, bool]] = []
-        for row in out[:, width:].tolist():
-            n = 0
-            ended = False
-            for tok in row:
-                n += 1
-                if tok in self.eos_ids:
-                    ended = True
-                    break
-            text = self.tokenizer.decode(row[: n - 1 if ended else n], skip_special_tokens=True)
-            results.append((text, n, ended))
-        return results
+        return generate_padded(self.net, self.tokenizer, prompts, self.eos_ids, self.max_new_tokens)
 
     def _run_batch(self, texts: list[str]) -> list[Extraction]:
         started = time.perf_counter()
