@@ -43,7 +43,7 @@ from spcl.generalize.prompts import PROMPT_VERSION
 from spcl.generalize.spans import collect_spans, document_hits
 from spcl.mask_stage import MaskJobError, file_key, list_input_files
 from spcl.mask_stage.config import new_run_id
-from spcl.mask_stage.inputs import batch_row_keys
+from spcl.mask_stage.inputs import batch_row_keys, open_input
 from spcl.text import guess_lang, normalize
 
 log = logging.getLogger("spcl.generalize")
@@ -229,14 +229,7 @@ class GeneralizeRunner:
         return self.out / "_done" / f"{key}.json"
 
     def _batches(self, path: Path) -> Iterator[pa.RecordBatch]:
-        try:
-            pf = pq.ParquetFile(path)
-        except (OSError, pa.ArrowInvalid) as err:
-            raise MaskJobError(f"cannot read {path}: {type(err).__name__}") from None
-        names = set(pf.schema_arrow.names)
-        if not {"id", "text"} <= names:
-            raise MaskJobError(f"{path} has no 'id' and 'text' columns (is it the filter job's flagged output?)")
-        columns = ["id", "text"] + [c for c in ("lang", "hits", "row_key", "source", "position") if c in names]
+        pf, columns = open_input(path, ("id", "text", "lang", "hits", "row_key", "source", "position"))
         yield from pf.iter_batches(batch_size=self.cfg.batch_size, columns=columns)
 
     def prepare(self, batch: pa.RecordBatch) -> tuple[list[str | None], list[DocInput | str], list[str | None]]:

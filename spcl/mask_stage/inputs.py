@@ -84,12 +84,9 @@ class InputRows:
     row_keys: list[str]
 
 
-def read_rows(path: Path, key: str, batch_size: int) -> Iterator[InputRows]:
-    """The rows of one input file in batches; raises :class:`MaskJobError` naming the file when unreadable.
-
-    Row keys: the input's ``row_key`` column where present and non-null, else derived from ``(id, source,
-    position)`` where the filter wrote them, else from the file key and the row's index in the file.
-    """
+def open_input(path: Path, wanted: tuple[str, ...] = READ_COLUMNS) -> tuple[pq.ParquetFile, list[str]]:
+    """The input file opened, and which of the ``wanted`` columns it has; :class:`MaskJobError` (naming the
+    file, never a value) when it cannot be read or lacks ``id`` and ``text``."""
     try:
         pf = pq.ParquetFile(path)
     except (OSError, pa.ArrowInvalid) as err:
@@ -97,7 +94,16 @@ def read_rows(path: Path, key: str, batch_size: int) -> Iterator[InputRows]:
     names = set(pf.schema_arrow.names)
     if not {"id", "text"} <= names:
         raise MaskJobError(f"{path} has no 'id' and 'text' columns (is it the filter job's flagged output?)")
-    columns = [c for c in READ_COLUMNS if c in names]
+    return pf, [c for c in wanted if c in names]
+
+
+def read_rows(path: Path, key: str, batch_size: int) -> Iterator[InputRows]:
+    """The rows of one input file in batches; raises :class:`MaskJobError` naming the file when unreadable.
+
+    Row keys: the input's ``row_key`` column where present and non-null, else derived from ``(id, source,
+    position)`` where the filter wrote them, else from the file key and the row's index in the file.
+    """
+    pf, columns = open_input(path, READ_COLUMNS)
     index = 0
     try:
         for batch in pf.iter_batches(batch_size=batch_size, columns=columns):
