@@ -31,8 +31,9 @@ from spcl.progress import Progress
 log = logging.getLogger("spcl.mask_stage")
 
 
-def plan_files(cfg: MaskJobConfig) -> tuple[list[tuple[Path, str]], list[tuple[Path, str]]]:
-    """``(to do, all)`` input files as ``(path, key)``: new or changed files, and files with failures to retry.
+def plan_files(cfg: MaskJobConfig) -> tuple[list[tuple[Path, str]], list[tuple[Path, str]], dict[str, str]]:
+    """``(to do, all, SHA-256 by key)`` of the input files, as ``(path, key)``: to do are new or changed files
+    and files with failures to retry; the hashes (read once here) let the reconciliation spot a changed file.
 
     Raises :class:`spcl.io.inputs.UnsafeOutput` (a ``ValueError``) when the output or the vault equals, contains
     or lies inside the input: a rerun would read its own outputs back as input.
@@ -42,16 +43,17 @@ def plan_files(cfg: MaskJobConfig) -> tuple[list[tuple[Path, str]], list[tuple[P
     check_output([cfg.input], cfg.output)
     check_output([cfg.input], cfg.vault)
     keyed = [(p, file_key(p, cfg.input)) for p in list_input_files(cfg.input)]
+    hashes = {k: sha256_file(p) for p, k in keyed}
     todo = [(p, k) for p, k in keyed
-            if needs_work(read_marker(cfg.output, k), sha256_file(p), cfg.retry_failed) != "skip"]
-    return todo, keyed
+            if needs_work(read_marker(cfg.output, k), hashes[k], cfg.retry_failed) != "skip"]
+    return todo, keyed, hashes
 
 
 def _footer_rows(path: Path) -> int:
     return int(pq.ParquetFile(path).metadata.num_rows) if path.exists() else 0
 
 
-def reconcile(cfg: MaskJobConfig, keyed: list[tuple[Path, str]]) -> dict[str, Any]:
+def reconcile(cfg: MaskJobConfig, keyed: list[tuple[Path, str]], hashes: dict[str, str]) -> dict[str, Any]:
     """``input_rows == masked + failed`` over the current input files, from the written files' footers."""
     out = Path(cfg.output)
     input_rows = masked = failed = 0
@@ -61,7 +63,7 @@ def reconcile(cfg: MaskJobConfig, keyed: list[tuple[Path, str]]) -> dict[str, An
         masked += _footer_rows(out / "masked" / f"part-{key}.parquet")
         failed += _footer_rows(out / "failed" / f"part-{key}.parquet")
         marker = read_marker(out, key)
-        if marker is None or marker.input_sha256 != sha256_file(path):
+        if marker is None or marker.input_sha256 != hashes[key]:
             uncommitted.append(path.name)
     ok = input_rows == masked + failed and not uncommitted
     return {"input_rows": input_rows, "masked": masked, "failed": failed, "ok": ok,
@@ -74,11 +76,12 @@ def clean_staging(cfg: MaskJobConfig) -> None:
     shutil.rmtree(Path(cfg.vault) / "_staging", ignore_errors=True)
 
 
-def finish(cfg: MaskJobConfig, keyed: list[tuple[Path, str]], run: dict[str, Any]) -> dict[str, Any]:
+def finish(cfg: MaskJobConfig, keyed: list[tuple[Path, str]], hashes: dict[str, str],
+           run: dict[str, Any]) -> dict[str, Any]:
     """Reconcile, write ``metrics.json`` and the output's and vault's ``manifest.json``; returns the metrics."""
     keys = {k for _, k in keyed}
     markers = {k: m for k, m in load_markers(cfg.output).items() if k in keys}
-    metrics = build_metrics(cfg, markers, reconcile(cfg, keyed), run)
+    metrics = build_metrics(cfg, markers, reconcile(cfg, keyed, hashes), run)
     write_json_atomic(Path(cfg.output) / "metrics.json", metrics)
     provenance = {"config_hash": metrics["config_hash"], "backend": cfg.backend, "model": metrics["model"],
                   "prompt_version": metrics["prompt_version"], "run_id": cfg.run_id}
@@ -91,7 +94,7 @@ def finish(cfg: MaskJobConfig, keyed: list[tuple[Path, str]], run: dict[str, Any
 def run_mask_job(cfg: MaskJobConfig, extractor: Extractor | None = None) -> dict[str, Any]:
     """Run the job in this process over every input file with work to do; returns ``metrics.json``'s content."""
     started = time.perf_counter()
-    todo, keyed = plan_files(cfg)
+    todo, keyed, hashes = plan_files(cfg)
     clean_staging(cfg)
     runner = MaskRunner(cfg, extractor)
     try:
@@ -108,7 +111,7 @@ def run_mask_job(cfg: MaskJobConfig, extractor: Extractor | None = None) -> dict
     elapsed = time.perf_counter() - started
     run = {"run_id": cfg.run_id, "files_processed": len(todo), "files_skipped": len(keyed) - len(todo),
            "documents": docs, "elapsed_seconds": round(elapsed, 3), "docs_per_second": round(rate(docs, elapsed), 3)}
-    return finish(cfg, keyed, run)
+    return finish(cfg, keyed, hashes, run)
 
 
 _RUNNERS: dict[str, MaskRunner] = {}
@@ -149,7 +152,7 @@ def run_mask_job_spark(cfg: MaskJobConfig, master: str | None = None) -> dict[st
     from spcl.spark.files import run_per_file
 
     started = time.perf_counter()
-    todo, keyed = plan_files(cfg)
+    todo, keyed, hashes = plan_files(cfg)
     open_vault(cfg.vault).close()  # fail fast on a missing or wrong key, on the driver
     if todo and cfg.backend == "openai":  # an unreachable endpoint stops the job before any task starts
         from spcl.extract.backends import make_extractor
@@ -172,4 +175,4 @@ def run_mask_job_spark(cfg: MaskJobConfig, master: str | None = None) -> dict[st
     run = {"engine": "spark", "run_id": cfg.run_id, "files_processed": len(todo),
            "files_skipped": len(keyed) - len(todo), "documents": docs, "elapsed_seconds": round(elapsed, 3),
            "docs_per_second": round(rate(docs, elapsed), 3)}
-    return finish(cfg, keyed, run)
+    return finish(cfg, keyed, hashes, run)
