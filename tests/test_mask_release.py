@@ -353,3 +353,14 @@ def test_output_or_vault_inside_the_input_is_refused(tmp_path: Path, capsys: pyt
         assert rc == 2 and "refusing to write there" in capsys.readouterr().err
     assert [p.name for p in (tmp_path / "in").iterdir()] == ["p.parquet"]
     assert (tmp_path / "in" / "p.parquet").read_bytes() == before
+
+
+def test_an_output_folder_of_another_input_is_not_overwritten(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    _write(tmp_path / "a", "part-0.parquet", ["a"], ["tel 010-1111-2222"])
+    _write(tmp_path / "b", "part-0.parquet", ["b"], ["tel 010-3333-4444"])
+    base = ["mask", "--output", str(tmp_path / "out"), "--vault", str(tmp_path / "v")]
+    assert main([*base, "--input", str(tmp_path / "a")]) == 0
+    before = {p: p.read_bytes() for p in (tmp_path / "out" / "masked").glob("*.parquet")}
+    assert main([*base, "--input", str(tmp_path / "b")]) == 1
+    assert "holds the results of another input" in capsys.readouterr().err
+    assert {p: p.read_bytes() for p in (tmp_path / "out" / "masked").glob("*.parquet")} == before

@@ -43,6 +43,11 @@ def plan_files(cfg: MaskJobConfig) -> tuple[list[tuple[Path, str]], list[tuple[P
     check_output([cfg.input], cfg.output)
     check_output([cfg.input], cfg.vault)
     keyed = [(p, file_key(p, cfg.input)) for p in list_input_files(cfg.input)]
+    for path, key in keyed:  # an output folder belongs to one input: never replace another input's results
+        marker = read_marker(cfg.output, key)
+        if marker is not None and Path(marker.input).resolve() != path.resolve():
+            raise MaskJobError(f"{cfg.output} holds the results of another input file ({marker.input}) under the "
+                               f"name of {path}; use a new --output for a different --input")
     hashes = {k: sha256_file(p) for p, k in keyed}
     todo = [(p, k) for p, k in keyed
             if needs_work(read_marker(cfg.output, k), hashes[k], cfg.retry_failed) != "skip"]

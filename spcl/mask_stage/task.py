@@ -216,8 +216,8 @@ class MaskRunner:
             stats.seconds += time.perf_counter() - started
             runs = ([*marker.runs] if marker is not None and mode == "retry" else []) + [cfg.run_id]
             ex = self.extractor
-            new_marker = Marker(key, str(path), input_sha, cfg.run_id, runs, ex.name, ex.model, ex.prompt_version,
-                                self.config_hash, stats)
+            new_marker = Marker(key, str(path.resolve()), input_sha, cfg.run_id, runs, ex.name, ex.model,
+                                ex.prompt_version, self.config_hash, stats)
             write_json_atomic(marker_path(self.out, key), new_marker.to_dict())
             log.info("%s (%s): %d documents, %d masked, %d failed (%d transient)", path.name, mode,
                      stats.documents, stats.masked, stats.failed, stats.failed_transient)
