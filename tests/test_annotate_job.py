@@ -403,3 +403,15 @@ def test_annotated_output_trains_a_screen(tmp_path: Path, root: Path) -> None:
     res = screen.predict([r["text"] for r in pick], langs=[r["lang"] for r in pick])
     positives = [i for i, r in enumerate(pick) if r["label"] == "SCPI"]
     assert res.flag[positives].mean() >= 0.8  # it learned the labels it was given
+
+
+def test_a_changed_input_file_is_annotated_again_not_skipped(tmp_path: Path, server) -> None:
+    inp, out = write_input(tmp_path / "in"), tmp_path / "out"
+    assert annotate(inp, out, server) == 0
+    before = json.loads((out / "report.json").read_text())["counts"]
+    extra = json.dumps({"id": "ja-late", "text": DOCS["ja-crime"]}, ensure_ascii=False)  # a new record
+    (inp / "b.jsonl").write_text((inp / "b.jsonl").read_text() + extra + "\n")  # the same name, new content
+    assert annotate(inp, out, server) == 0
+    report = json.loads((out / "report.json").read_text())
+    assert report["run"]["files_processed"] == 1 and report["reconciliation"]["ok"]
+    assert report["counts"]["input_records"] == before["input_records"] + 1

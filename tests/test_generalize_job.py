@@ -385,3 +385,15 @@ def test_vault_keeps_every_runs_originals_and_duplicate_ids_restore_their_own_te
         got = {restore(r["generalized_text"], r["spans"], store.get(r["row_key"], writer=r["vault_file"]))
                for r in rows}
         assert got == set(texts)
+
+
+def test_a_changed_input_file_is_generalized_again_not_skipped(tmp_path: Path) -> None:
+    (tmp_path / "in").mkdir()
+    cfg = GeneralizeJobConfig(input=str(tmp_path / "in"), output=str(tmp_path / "out"), vault=str(tmp_path / "v"))
+    pq.write_table(pa.table({"id": ["a"], "text": ["tel 010-1111-2222"]}), tmp_path / "in" / "part-0.parquet")
+    run_generalize_job(cfg)
+    pq.write_table(pa.table({"id": ["a", "b"], "text": ["tel 010-1111-2222", "mail b@example.com"]}),
+                   tmp_path / "in" / "part-0.parquet")
+    metrics = run_generalize_job(cfg)
+    assert metrics["documents"] == 2
+    assert sorted(r["id"] for r in iter_generalized(tmp_path / "out")) == ["a", "b"]

@@ -51,6 +51,7 @@ from spcl.annotate.prompt import PROMPT_VERSION, build_messages
 from spcl.config import InputSettings
 from spcl.io.readers import is_supported, read_records
 from spcl.io.writers import file_key
+from spcl.manifest import sha256_file
 from spcl.text import LANGS, guess_lang, normalize
 
 log = logging.getLogger("spcl.annotate")
@@ -286,6 +287,7 @@ class AnnotateRunner:
 
         if not os.access(path, os.R_OK):
             raise AnnotateError(f"cannot read {path}")
+        input_sha = sha256_file(path)  # the done-marker holds it: a changed file with the same name is redone
         with open(path, "rb") as fh:
             for batch in read_records(fh, str(path), InputSettings(), batch_rows=cfg.batch_size):
                 docs: list[dict[str, Any]] = []
@@ -328,7 +330,8 @@ class AnnotateRunner:
         for part in PARTS:  # commit: parts first, the done-marker last
             write_private_atomic(self.work / "parts" / f"{key}.{part}.jsonl", jsonl_text(rows[part]))
         write_private_atomic(self.done_marker(key), json.dumps(
-            {"key": key, "source_file": source_file, "parts_hash": cfg.parts_hash(), "stats": stats},
+            {"key": key, "source_file": source_file, "parts_hash": cfg.parts_hash(), "input_sha256": input_sha,
+             "stats": stats},
             indent=1, sort_keys=True) + "\n")
         log.info("%s: %d records, %d candidates, %d labelled, %d rejected", source_file, stats["input_records"],
                  stats["candidates"], stats["labelled"], len(rows["rejected"]))
@@ -347,14 +350,15 @@ def load_done(out: str | Path) -> dict[str, dict[str, Any]]:
 
 
 def pending_files(cfg: AnnotateConfig) -> tuple[list[tuple[Path, str]], int]:
-    """``(path, key)`` of the input files not yet done, and how many are done already."""
+    """``(path, key)`` of the input files not yet done (or changed since), and how many are done already."""
     keyed = [(p, input_key(p, cfg.input)) for p in list_input_files(cfg.input)]
     done = load_done(cfg.out)
     stale = [k for k, m in done.items() if m.get("parts_hash") != cfg.parts_hash()]
     if stale:
         raise AnnotateError(f"{cfg.out} holds {len(stale)} file(s) annotated with other teachers, prompt or "
                             "thresholds; use a new --out")
-    return [(p, k) for p, k in keyed if k not in done], sum(k in done for _, k in keyed)
+    current = {k for p, k in keyed if k in done and done[k].get("input_sha256") == sha256_file(p)}  # by content
+    return [(p, k) for p, k in keyed if k not in current], len(current)
 
 
 def clean_staging(cfg: AnnotateConfig) -> None:
@@ -397,8 +401,9 @@ def process_partition(cfg_json: str, files: Iterable[tuple[str, str]]) -> Iterat
     if runner is None:
         runner = _RUNNERS[cfg_json] = AnnotateRunner(AnnotateConfig.from_json(cfg_json))
     for path, key in files:
-        if runner.done_marker(key).exists():  # a retried or speculative task: already committed
-            continue
+        marker = runner.done_marker(key)
+        if marker.exists() and json.loads(marker.read_text()).get("input_sha256") == sha256_file(Path(path)):
+            continue  # a retried or speculative task: this file's content is already committed
         stats = runner.process_file(Path(path), key)
         yield json.dumps({"key": key, "records": stats["input_records"]})
 

@@ -41,6 +41,7 @@ from spcl.generalize.chat import ChatClient, TransformersChat, make_chat
 from spcl.generalize.engine import DocInput, DocResult, Generalizer, GeneralizeSettings
 from spcl.generalize.prompts import PROMPT_VERSION
 from spcl.generalize.spans import collect_spans, document_hits
+from spcl.manifest import sha256_file
 from spcl.mask_stage import MaskJobError, file_key, list_input_files
 from spcl.mask_stage.config import new_run_id
 from spcl.mask_stage.inputs import batch_row_keys, open_input
@@ -266,6 +267,7 @@ class GeneralizeRunner:
         from spcl.mask.vault import open_vault
 
         started = time.perf_counter()
+        input_sha = sha256_file(path)  # the done-marker holds it: a changed file with the same name is redone
         stats = GenStats(files=1)
         backend, model, prompt_version = self.identity
         tmp = self.out / "_tmp" / f"{key}.{os.getpid()}.{secrets.token_hex(4)}"
@@ -311,6 +313,7 @@ class GeneralizeRunner:
             self._commit(key, tmp, vault_stage, writer, gen_rows, failed_rows)
             stats.seconds = time.perf_counter() - started
             _write_json_atomic(self.done_marker(key), {"input": str(path), "key": key, "backend": backend,
+                                                       "input_sha256": input_sha,
                                                        "model": model, "prompt_version": prompt_version,
                                                        "stats": asdict(stats)})
             log.info("%s: %d documents, %d generalized, %d failed", path.name, stats.documents, stats.generalized,
@@ -400,11 +403,16 @@ def build_metrics(cfg: GeneralizeJobConfig, identity: tuple[str, str, str] | Non
 
 
 def pending_files(cfg: GeneralizeJobConfig) -> tuple[list[tuple[Path, str]], int]:
-    """``(path, key)`` of the input files not yet done, and how many are done already."""
-    files = list_input_files(cfg.input)
-    done = {p.stem for p in (Path(cfg.output) / "_done").glob("*.json")}
-    keyed = [(p, file_key(p, cfg.input)) for p in files]
-    return [(p, k) for p, k in keyed if k not in done], sum(k in done for _, k in keyed)
+    """``(path, key)`` of the input files not yet done (or changed since), and how many are done already."""
+    keyed = [(p, file_key(p, cfg.input)) for p in list_input_files(cfg.input)]
+    done = {k for p, k in keyed if _done_sha(cfg, k) == sha256_file(p)}  # by content, not by name
+    return [(p, k) for p, k in keyed if k not in done], len(done)
+
+
+def _done_sha(cfg: GeneralizeJobConfig, key: str) -> str | None:
+    """The input SHA-256 the done-marker of ``key`` recorded (``None``: not done)."""
+    marker = Path(cfg.output) / "_done" / f"{key}.json"
+    return json.loads(marker.read_text(encoding="utf-8")).get("input_sha256") if marker.exists() else None
 
 
 def _clean_staging(cfg: GeneralizeJobConfig) -> None:
@@ -447,7 +455,7 @@ def process_partition(cfg_json: str, files: Iterable[tuple[str, str]]) -> Iterat
     if runner is None:
         runner = _RUNNERS[cfg_json] = GeneralizeRunner(GeneralizeJobConfig.from_json(cfg_json))
     for path, key in files:
-        if runner.done_marker(key).exists():
+        if _done_sha(runner.cfg, key) == sha256_file(Path(path)):  # a retried task: already committed
             continue
         yield json.dumps({"key": key, "documents": runner.process_file(Path(path), key).documents})
 
