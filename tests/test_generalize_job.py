@@ -397,3 +397,17 @@ def test_a_changed_input_file_is_generalized_again_not_skipped(tmp_path: Path) -
     metrics = run_generalize_job(cfg)
     assert metrics["documents"] == 2
     assert sorted(r["id"] for r in iter_generalized(tmp_path / "out")) == ["a", "b"]
+
+
+def test_an_output_folder_of_another_input_is_refused(tmp_path: Path) -> None:
+    from spcl.mask_stage import MaskJobError
+
+    for name in ("a", "b"):
+        (tmp_path / name).mkdir()
+        pq.write_table(pa.table({"id": [name], "text": ["tel 010-1111-2222"]}), tmp_path / name / "part-0.parquet")
+    run_generalize_job(GeneralizeJobConfig(input=str(tmp_path / "a"), output=str(tmp_path / "out"),
+                                           vault=str(tmp_path / "v")))
+    with pytest.raises(MaskJobError, match="another input"):
+        run_generalize_job(GeneralizeJobConfig(input=str(tmp_path / "b"), output=str(tmp_path / "out"),
+                                               vault=str(tmp_path / "v")))
+    assert [r["id"] for r in iter_generalized(tmp_path / "out")] == ["a"]

@@ -312,7 +312,7 @@ class GeneralizeRunner:
             stats.failed_reasons = dict(sorted(reasons.items()))
             self._commit(key, tmp, vault_stage, writer, gen_rows, failed_rows)
             stats.seconds = time.perf_counter() - started
-            _write_json_atomic(self.done_marker(key), {"input": str(path), "key": key, "backend": backend,
+            _write_json_atomic(self.done_marker(key), {"input": str(path.resolve()), "key": key, "backend": backend,
                                                        "input_sha256": input_sha,
                                                        "model": model, "prompt_version": prompt_version,
                                                        "stats": asdict(stats)})
@@ -405,6 +405,12 @@ def build_metrics(cfg: GeneralizeJobConfig, identity: tuple[str, str, str] | Non
 def pending_files(cfg: GeneralizeJobConfig) -> tuple[list[tuple[Path, str]], int]:
     """``(path, key)`` of the input files not yet done (or changed since), and how many are done already."""
     keyed = [(p, file_key(p, cfg.input)) for p in list_input_files(cfg.input)]
+    for path, key in keyed:  # an output folder belongs to one input: never replace another input's results
+        marker = Path(cfg.output) / "_done" / f"{key}.json"
+        recorded = json.loads(marker.read_text(encoding="utf-8")).get("input") if marker.exists() else None
+        if recorded is not None and Path(recorded).resolve() != path.resolve():
+            raise MaskJobError(f"{cfg.output} holds the results of another input file ({recorded}) under the "
+                               f"name of {path}; use a new --output for a different --input")
     done = {k for p, k in keyed if _done_sha(cfg, k) == sha256_file(p)}  # by content, not by name
     return [(p, k) for p, k in keyed if k not in done], len(done)
 
