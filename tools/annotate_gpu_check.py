@@ -61,8 +61,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--device", default="auto", help="transformers: cuda, cpu or auto")
     args = parser.parse_args(argv)
 
-    from spcl.annotate.clients import TeacherSpec
     from spcl.annotate.job import AnnotateConfig, run_annotate
+    from spcl.annotate.teachers import TeacherSpec
 
     out = Path(args.out)
     models = args.model

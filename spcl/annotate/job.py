@@ -46,9 +46,10 @@ from typing import Any
 
 from spcl.annotate.agreement import Decision, TeacherVote, decide, verify
 from spcl.annotate.candidates import CANDIDATE_MODES, is_candidate
-from spcl.annotate.clients import ChatClient, TeacherSpec, make_client, name_teachers
 from spcl.annotate.prompt import PROMPT_VERSION, build_messages
+from spcl.annotate.teachers import TeacherSpec, make_client, name_teachers, teacher_request
 from spcl.config import InputSettings
+from spcl.extract.backends.chat import ChatClient, ChatRequest
 from spcl.io.readers import is_supported, read_records
 from spcl.io.writers import file_key
 from spcl.manifest import sha256_file
@@ -219,17 +220,17 @@ class AnnotateRunner:
         """The checkpoint file of input file ``key``."""
         return self.work / "done" / f"{key}.json"
 
-    def _ask(self, name: str, conversations: list[list[dict[str, str]]], stats: dict[str, Any]) -> list[TeacherVote]:
+    def _ask(self, name: str, requests: list[ChatRequest], stats: dict[str, Any]) -> list[TeacherVote]:
         t0 = time.perf_counter()
-        results = self.clients[name].generate(conversations)
+        replies = self.clients[name].complete(requests)
         st = stats.setdefault(name, _teacher_stats())
         st["wall_seconds"] += time.perf_counter() - t0
         votes = []
-        for r in results:
+        for r in replies:
             st["documents"] += 1
             st["latency_seconds"] += r.seconds
-            st["generated_tokens"] += r.generated_tokens or 0
-            tv = TeacherVote.from_output(name, r.raw, r.error)
+            st["generated_tokens"] += r.tokens or 0
+            tv = TeacherVote.from_output(name, r.text, r.error)
             if tv.error is not None:
                 st["backend_errors"][tv.error] = st["backend_errors"].get(tv.error, 0) + 1
             else:
@@ -246,22 +247,22 @@ class AnnotateRunner:
         """Ask every teacher about ``docs`` (dicts with ``text``), filter, verify; one outcome per doc."""
         if not docs:
             return []
-        conversations = [build_messages(d["text"]) for d in docs]
+        requests = [teacher_request(build_messages(d["text"]), self.cfg.options) for d in docs]
         names = [t.name for t in self.cfg.teachers]
         for n in names:
             stats["teachers"].setdefault(n, _teacher_stats())
         if all(t.backend == "openai" for t in self.cfg.teachers):  # servers: ask every teacher at once
             with ThreadPoolExecutor(max_workers=len(names), thread_name_prefix="spcl-teacher") as pool:
-                votes = list(pool.map(lambda n: self._ask(n, conversations, stats["teachers"]), names))
+                votes = list(pool.map(lambda n: self._ask(n, requests, stats["teachers"]), names))
         else:  # in-process models share the accelerator: one teacher after the other
-            votes = [self._ask(n, conversations, stats["teachers"]) for n in names]
+            votes = [self._ask(n, requests, stats["teachers"]) for n in names]
         per_doc = [[v[i] for v in votes] for i in range(len(docs))]
         decisions = [decide(vs, self.cfg.min_confidence) for vs in per_doc]
         checks: list[TeacherVote | None] = [None] * len(docs)
         if self.cfg.verifier is not None:
             kept = [i for i, d in enumerate(decisions) if d.kept]
             if kept:
-                vv = self._ask(self.cfg.verifier.name, [conversations[i] for i in kept], stats["verifier"])
+                vv = self._ask(self.cfg.verifier.name, [requests[i] for i in kept], stats["verifier"])
                 for i, tv in zip(kept, vv, strict=True):
                     checks[i] = tv
                     decisions[i] = verify(decisions[i], tv)

@@ -51,8 +51,8 @@ def add_annotate_arguments(parser: argparse.ArgumentParser) -> None:
 
 def config_from_args(args: argparse.Namespace) -> Any:
     """An ``AnnotateConfig`` from parsed arguments (``ValueError`` on a bad teacher spec or threshold)."""
-    from spcl.annotate.clients import parse_teacher
     from spcl.annotate.job import AnnotateConfig
+    from spcl.annotate.teachers import parse_teacher
 
     options = {"max_tokens": args.max_tokens, "concurrency": args.concurrency, "timeout_s": args.timeout,
                "retries": args.retries, "device": args.device, "batch_size": args.batch_size,

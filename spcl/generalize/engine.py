@@ -29,7 +29,7 @@ from collections import OrderedDict
 from dataclasses import dataclass, field
 from typing import Any
 
-from spcl.generalize.chat import ChatClient, ChatRequest
+from spcl.extract.backends.chat import ChatClient, ChatRequest
 from spcl.generalize.ladders import LABEL_TYPES, ladder
 from spcl.generalize.prompts import attack_messages, candidate_messages, mark, read_items, sentence_around
 from spcl.generalize.select import choose
@@ -228,7 +228,7 @@ class Generalizer:
             rep = fresh.pop(key, None)
             if rep is not None:
                 res.llm_calls += 1
-                res.tokens += rep.tokens
+                res.tokens += rep.tokens or 0
                 res.seconds += rep.seconds
                 if rep.ok:
                     cache.put(key, rep.text)

@@ -36,8 +36,8 @@ import pyarrow.parquet as pq
 
 from spcl.entity_types import DEFAULT_TYPES
 from spcl.extract.backends import Extractor, make_extractor
+from spcl.extract.backends.chat import ChatClient, TransformersChat, make_chat
 from spcl.extract.contract import parse_extraction
-from spcl.generalize.chat import ChatClient, TransformersChat, make_chat
 from spcl.generalize.engine import DocInput, DocResult, Generalizer, GeneralizeSettings
 from spcl.generalize.prompts import PROMPT_VERSION
 from spcl.generalize.spans import collect_spans, document_hits
@@ -184,6 +184,9 @@ def build_clients(cfg: GeneralizeJobConfig) -> tuple[Extractor, ChatClient | Non
     """The extractor and the chat client of ``cfg.backend`` (the transformers model is loaded once, shared)."""
     if cfg.backend == "rules":
         return make_extractor("rules", types=cfg.types), None
+    if cfg.backend not in ("openai", "transformers"):
+        raise ValueError(f"unknown generalize backend {cfg.backend!r}; choose rules, openai or transformers "
+                         "(serve a vLLM model with `vllm serve` and use --backend openai)")
     if cfg.extract_backend == "rules":
         return make_extractor("rules", types=cfg.types), make_chat(cfg.backend, model=cfg.model,
                                                                    endpoint=cfg.endpoint, options=cfg.options)
@@ -191,12 +194,9 @@ def build_clients(cfg: GeneralizeJobConfig) -> tuple[Extractor, ChatClient | Non
         extractor = make_extractor("transformers", model=cfg.model, types=cfg.types, options=cfg.extract_options)
         loaded = (extractor.net, extractor.tokenizer)  # type: ignore[attr-defined]
         return extractor, TransformersChat(str(cfg.model), loaded=loaded, **cfg.options)
-    if cfg.backend == "openai":
-        extractor = make_extractor("openai", model=cfg.model, endpoint=cfg.endpoint, types=cfg.types,
-                                   options=cfg.extract_options)
-        return extractor, make_chat("openai", model=cfg.model, endpoint=cfg.endpoint, options=cfg.options)
-    raise ValueError(f"unknown generalize backend {cfg.backend!r}; choose rules, openai or transformers "
-                     "(serve a vLLM model with `vllm serve` and use --backend openai)")
+    extractor = make_extractor("openai", model=cfg.model, endpoint=cfg.endpoint, types=cfg.types,
+                               options=cfg.extract_options)
+    return extractor, make_chat("openai", model=cfg.model, endpoint=cfg.endpoint, options=cfg.options)
 
 
 class GeneralizeRunner:

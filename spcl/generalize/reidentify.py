@@ -13,7 +13,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from spcl.generalize.chat import ChatClient, ChatRequest
+from spcl.extract.backends.chat import ChatClient, ChatRequest
 from spcl.generalize.engine import restore
 from spcl.generalize.match import matches
 from spcl.generalize.prompts import attack_messages, mark, read_items
