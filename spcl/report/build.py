@@ -33,11 +33,15 @@ def _seconds(value: Any) -> str:
 
 def filter_sections(f: dict[str, Any], add: Callable[[str, bytes], str]) -> list[str]:
     """HTML sections of a filter output's facts; ``add(name, png)`` stores a chart and returns its ``<img>``."""
-    counts = f["counts"]
-    rec = f["reconciliation"]
-    tp = f["throughput"]
-    ident = f["identity"]
-    out = [
+    return [*_filter_overview(f, add), *_filter_languages(f, add), *_filter_reasons(f, add),
+            *_filter_scores(f["scores"], add), *_filter_outcomes(f, add), *_filter_throughput(f["throughput"]),
+            *_filter_identity(f["identity"])]
+
+
+def _filter_overview(f: dict[str, Any], add: Callable[[str, bytes], str]) -> list[str]:
+    """The headline cards, the reconciliation line and the decisions chart."""
+    counts, rec = f["counts"], f["reconciliation"]
+    return [
         "<h2>Filter output</h2>",
         cards(
             [
@@ -46,12 +50,18 @@ def filter_sections(f: dict[str, Any], add: Callable[[str, bytes], str]) -> list
                 ("flagged", number(counts.get("flagged"))),
                 ("quarantine", number(counts.get("quarantine"))),
                 ("reconciliation", status(rec.get("ok"))),
-                ("docs/s", number(tp.get("docs_per_second"))),
+                ("docs/s", number(f["throughput"].get("docs_per_second"))),
             ]
         ),
         f"<p>input = clean + flagged + quarantine: {number(rec.get('input_records'))} = "
         f"{number(rec.get('output_records'))} {status(rec.get('ok'))}</p>",
         add("decisions", charts.bar_chart(counts, "documents by decision")),
+    ]
+
+
+def _filter_languages(f: dict[str, Any], add: Callable[[str, bytes], str]) -> list[str]:
+    """Documents and flag rate per language (table, then charts when there is a language)."""
+    out = [
         "<h2>Languages</h2>",
         table(
             ["language", "clean", "flagged", "flag rate"],
@@ -65,7 +75,12 @@ def filter_sections(f: dict[str, Any], add: Callable[[str, bytes], str]) -> list
         out.append(add("languages", charts.stacked_by_language(f["by_lang"], "documents by language")))
         out.append(add("flag_rate", charts.bar_chart(f["flag_rate_by_lang"], "flag rate by language",
                                                      xlabel="flagged share", percent=True)))
-    out += ["<h2>Why documents were flagged</h2>", counts_table(f["flag_reasons"], "reason")]
+    return out
+
+
+def _filter_reasons(f: dict[str, Any], add: Callable[[str, bytes], str]) -> list[str]:
+    """Why documents were flagged, and which personal data types the rules hit."""
+    out = ["<h2>Why documents were flagged</h2>", counts_table(f["flag_reasons"], "reason")]
     if f["flag_reasons"]:
         out.append(add("reasons", charts.bar_chart(f["flag_reasons"], "flag reasons")))
     pii = f["documents_by_pii_type"]
@@ -76,8 +91,12 @@ def filter_sections(f: dict[str, Any], add: Callable[[str, bytes], str]) -> list
     ]
     if pii:
         out.append(add("pii_types", charts.bar_chart(pii, "documents by PII type")))
-    sc = f["scores"]
-    out.append("<h2>Screen scores</h2>")
+    return out
+
+
+def _filter_scores(sc: dict[str, Any], add: Callable[[str, bytes], str]) -> list[str]:
+    """The screen's score histograms and thresholds (or a note that the run used rules only)."""
+    out = ["<h2>Screen scores</h2>"]
     if sc["documents_scored"]:
         th = ", ".join(f"{k} {v:.4f}" for k, v in sorted(sc["thresholds"].items())) or "unknown"
         out += [
@@ -87,15 +106,25 @@ def filter_sections(f: dict[str, Any], add: Callable[[str, bytes], str]) -> list
         ]
     else:
         out.append("<p>No screen scores in this output (rules only).</p>")
-    out += ["<h2>Top categories of flagged documents</h2>", counts_table(f["top_categories"], "category")]
+    return out
+
+
+def _filter_outcomes(f: dict[str, Any], add: Callable[[str, bytes], str]) -> list[str]:
+    """Top categories of the flagged documents and the quarantine reasons."""
+    out = ["<h2>Top categories of flagged documents</h2>", counts_table(f["top_categories"], "category")]
     if f["top_categories"]:
         out.append(add("categories", charts.bar_chart(f["top_categories"], "top category (flagged)")))
     out += ["<h2>Quarantine</h2>", counts_table(f["quarantine_reasons"], "reason")]
     if f["quarantine_reasons"]:
         out.append(add("quarantine", charts.bar_chart(f["quarantine_reasons"], "quarantine reasons",
                                                       colour=charts.COLOURS["quarantine"])))
+    return out
+
+
+def _filter_throughput(tp: dict[str, Any]) -> list[str]:
+    """Engine, files, elapsed and per-stage seconds, documents per second."""
     stages = tp.get("stage_seconds") or {}
-    out += [
+    return [
         "<h2>Throughput and stage timings</h2>",
         table(
             ["measure", "value"],
@@ -110,6 +139,12 @@ def filter_sections(f: dict[str, Any], add: Callable[[str, bytes], str]) -> list
                 *((f"stage {k}", _seconds(v)) for k, v in stages.items()),
             ],
         ),
+    ]
+
+
+def _filter_identity(ident: dict[str, Any]) -> list[str]:
+    """What produced the output: spcl version, config hashes, screen model, manifest kind."""
+    return [
         "<h2>Identity</h2>",
         table(
             ["what", "value"],
@@ -123,7 +158,6 @@ def filter_sections(f: dict[str, Any], add: Callable[[str, bytes], str]) -> list
             ],
         ),
     ]
-    return out
 
 
 def mask_sections(m: dict[str, Any], add: Callable[[str, bytes], str]) -> list[str]:

@@ -9,10 +9,12 @@ from __future__ import annotations
 import json
 import math
 from collections import Counter
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import numpy as np
+import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
@@ -66,6 +68,108 @@ def _model_card(stats: dict[str, Any], base: Path) -> dict[str, Any] | None:
     return None
 
 
+@dataclass
+class _ColumnScan:
+    """What one pass over a filter output's decision, category, model, config and score columns gathers."""
+
+    lgbm: np.ndarray = field(default_factory=lambda: np.zeros(len(LGBM_EDGES) - 1, np.int64))
+    svc: np.ndarray = field(default_factory=lambda: np.zeros(len(SVC_EDGES) - 1, np.int64))
+    lgbm_by_decision: dict[str, np.ndarray] = field(default_factory=dict)
+    categories: Counter[str] = field(default_factory=Counter)
+    models: Counter[str] = field(default_factory=Counter)
+    configs: Counter[str] = field(default_factory=Counter)
+    lowest_flagged: dict[str, float] = field(default_factory=lambda: {"lgbm": math.inf, "svc": math.inf})
+    scored: int = 0
+
+    def add(self, batch: pa.RecordBatch) -> None:
+        """Count one batch: flagged documents' top categories, model versions, config hashes, then its scores."""
+        decisions = batch.column("decision").to_numpy(zero_copy_only=False)
+        flagged = decisions == "flagged"
+        self.categories.update(c for c in pc.filter(batch.column("top_category"), flagged).to_pylist() if c)
+        self.models.update(v for v in batch.column("model_version").to_pylist() if v)
+        self.configs.update(v for v in batch.column("config_hash").to_pylist() if v)
+        scores = batch.column("scores")
+        if scores.null_count != len(scores):
+            self._add_scores(scores, decisions)
+
+    def _add_scores(self, scores: pa.Array, decisions: np.ndarray) -> None:
+        """Histogram the two models' scores (LightGBM also per decision) and keep each one's lowest flagged."""
+        lgbm = pc.struct_field(scores, "lgbm").to_numpy(zero_copy_only=False).astype(float)
+        svc = pc.struct_field(scores, "svc").to_numpy(zero_copy_only=False).astype(float)
+        self.scored += int((~np.isnan(lgbm)).sum())
+        self.lgbm += _histogram(lgbm, LGBM_EDGES)
+        self.svc += _histogram(svc, SVC_EDGES)
+        for dec in ("clean", "flagged"):
+            mask = decisions == dec
+            if mask.any():
+                hist = self.lgbm_by_decision.setdefault(dec, np.zeros(len(LGBM_EDGES) - 1, np.int64))
+                hist += _histogram(lgbm[mask], LGBM_EDGES)
+        for name, values in (("lgbm", lgbm), ("svc", svc)):
+            flags = pc.fill_null(pc.struct_field(scores, f"{name}_flag"), False).to_numpy(zero_copy_only=False)
+            chosen = values[flags.astype(bool) & ~np.isnan(values)]
+            if chosen.size:
+                self.lowest_flagged[name] = min(self.lowest_flagged[name], float(chosen.min()))
+
+
+def _scan(root: Path) -> _ColumnScan:
+    """One pass over every non-empty batch of the output's decision folders."""
+    scan = _ColumnScan()
+    for batch in output_dataset(root).to_batches(columns=_FILTER_COLUMNS):
+        if batch.num_rows:
+            scan.add(batch)
+    return scan
+
+
+def _thresholds(card: dict[str, Any] | None, lowest_flagged: dict[str, float]) -> tuple[dict[str, float], str]:
+    """``(thresholds, source)``: the model card's, else the lowest score each model flagged in the output."""
+    if card and "thresholds" in card:
+        return {k: float(v) for k, v in card["thresholds"].items()}, "model card"
+    return {k: v for k, v in lowest_flagged.items() if math.isfinite(v)}, "lowest flagged score in this output"
+
+
+def _score_facts(scan: _ColumnScan, card: dict[str, Any] | None) -> dict[str, Any]:
+    """The ``scores`` block: histogram edges and counts, documents scored, thresholds and their source."""
+    thresholds, threshold_source = _thresholds(card, scan.lowest_flagged)
+    return {
+        "documents_scored": scan.scored,
+        "lgbm_edges": list(LGBM_EDGES),
+        "lgbm_counts": scan.lgbm.tolist(),
+        "lgbm_counts_by_decision": {k: v.tolist() for k, v in sorted(scan.lgbm_by_decision.items())},
+        "svc_edges": list(SVC_EDGES),
+        "svc_counts": scan.svc.tolist(),
+        "thresholds": thresholds,
+        "threshold_source": threshold_source,
+    }
+
+
+def _throughput_facts(stats: dict[str, Any]) -> dict[str, Any]:
+    """The ``throughput`` block, from ``stats.json``."""
+    return {
+        "elapsed_seconds": stats.get("elapsed_seconds"),
+        "docs_per_second": stats.get("docs_per_second"),
+        "task_seconds": stats.get("task_seconds"),
+        "stage_seconds": stats.get("stage_seconds", {}),
+        "engine": stats.get("engine"),
+        "master": stats.get("master"),
+        "input_files": len(stats.get("input_files", [])),
+        "skipped_files": len(stats.get("skipped_files", [])),
+    }
+
+
+def _identity_facts(stats: dict[str, Any], scan: _ColumnScan, card: dict[str, Any] | None,
+                    manifest: dict[str, Any]) -> dict[str, Any]:
+    """The ``identity`` block: versions and hashes from ``stats.json``, the rows, the model card, the manifest."""
+    return {
+        "spcl_version": stats.get("spcl_version"),
+        "config_hash": stats.get("config_hash"),
+        "config_hashes_in_output": sorted(scan.configs),
+        "model": stats.get("model"),
+        "model_versions_in_output": sorted(scan.models),
+        "model_card_version": (card or {}).get("version") or (card or {}).get("name"),
+        "manifest_kind": manifest.get("kind"),
+    }
+
+
 def filter_facts(path: str | Path) -> dict[str, Any]:
     """Counts and score histograms of a filter output (``stats.json`` plus one pass over the score columns).
 
@@ -76,47 +180,8 @@ def filter_facts(path: str | Path) -> dict[str, Any]:
     stats = json.loads((root / "stats.json").read_text(encoding="utf-8"))
     manifest_path = root / "manifest.json"
     manifest = json.loads(manifest_path.read_text(encoding="utf-8")) if manifest_path.is_file() else {}
-    lgbm_hist = np.zeros(len(LGBM_EDGES) - 1, np.int64)
-    svc_hist = np.zeros(len(SVC_EDGES) - 1, np.int64)
-    lgbm_by_decision: dict[str, np.ndarray] = {}
-    categories: Counter[str] = Counter()
-    models: Counter[str] = Counter()
-    configs: Counter[str] = Counter()
-    lowest_flagged = {"lgbm": math.inf, "svc": math.inf}
-    scored = 0
-    for batch in output_dataset(root).to_batches(columns=_FILTER_COLUMNS):
-        if not batch.num_rows:
-            continue
-        decisions = batch.column("decision").to_numpy(zero_copy_only=False)
-        flagged = decisions == "flagged"
-        categories.update(c for c in pc.filter(batch.column("top_category"), flagged).to_pylist() if c)
-        models.update(v for v in batch.column("model_version").to_pylist() if v)
-        configs.update(v for v in batch.column("config_hash").to_pylist() if v)
-        scores = batch.column("scores")
-        if scores.null_count == len(scores):
-            continue
-        lgbm = pc.struct_field(scores, "lgbm").to_numpy(zero_copy_only=False).astype(float)
-        svc = pc.struct_field(scores, "svc").to_numpy(zero_copy_only=False).astype(float)
-        scored += int((~np.isnan(lgbm)).sum())
-        lgbm_hist += _histogram(lgbm, LGBM_EDGES)
-        svc_hist += _histogram(svc, SVC_EDGES)
-        for dec in ("clean", "flagged"):
-            mask = decisions == dec
-            if mask.any():
-                hist = lgbm_by_decision.setdefault(dec, np.zeros(len(LGBM_EDGES) - 1, np.int64))
-                hist += _histogram(lgbm[mask], LGBM_EDGES)
-        for name, values in (("lgbm", lgbm), ("svc", svc)):
-            flags = pc.fill_null(pc.struct_field(scores, f"{name}_flag"), False).to_numpy(zero_copy_only=False)
-            chosen = values[flags.astype(bool) & ~np.isnan(values)]
-            if chosen.size:
-                lowest_flagged[name] = min(lowest_flagged[name], float(chosen.min()))
+    scan = _scan(root)
     card = _model_card(stats, root)
-    if card and "thresholds" in card:
-        thresholds = {k: float(v) for k, v in card["thresholds"].items()}
-        threshold_source = "model card"
-    else:
-        thresholds = {k: v for k, v in lowest_flagged.items() if math.isfinite(v)}
-        threshold_source = "lowest flagged score in this output"
     by_lang = stats.get("by_lang", {})
     flag_rate = {
         lang: round(v.get("flagged", 0) / max(v.get("flagged", 0) + v.get("clean", 0), 1), 6)
@@ -132,36 +197,10 @@ def filter_facts(path: str | Path) -> dict[str, Any]:
         "documents_by_pii_type": stats.get("documents_by_pii_type", {}),
         "pii_hits_by_type": stats.get("pii_hits_by_type", {}),
         "quarantine_reasons": stats.get("quarantine_reasons", {}),
-        "top_categories": dict(categories.most_common()),
-        "scores": {
-            "documents_scored": scored,
-            "lgbm_edges": list(LGBM_EDGES),
-            "lgbm_counts": lgbm_hist.tolist(),
-            "lgbm_counts_by_decision": {k: v.tolist() for k, v in sorted(lgbm_by_decision.items())},
-            "svc_edges": list(SVC_EDGES),
-            "svc_counts": svc_hist.tolist(),
-            "thresholds": thresholds,
-            "threshold_source": threshold_source,
-        },
-        "throughput": {
-            "elapsed_seconds": stats.get("elapsed_seconds"),
-            "docs_per_second": stats.get("docs_per_second"),
-            "task_seconds": stats.get("task_seconds"),
-            "stage_seconds": stats.get("stage_seconds", {}),
-            "engine": stats.get("engine"),
-            "master": stats.get("master"),
-            "input_files": len(stats.get("input_files", [])),
-            "skipped_files": len(stats.get("skipped_files", [])),
-        },
-        "identity": {
-            "spcl_version": stats.get("spcl_version"),
-            "config_hash": stats.get("config_hash"),
-            "config_hashes_in_output": sorted(configs),
-            "model": stats.get("model"),
-            "model_versions_in_output": sorted(models),
-            "model_card_version": (card or {}).get("version") or (card or {}).get("name"),
-            "manifest_kind": manifest.get("kind"),
-        },
+        "top_categories": dict(scan.categories.most_common()),
+        "scores": _score_facts(scan, card),
+        "throughput": _throughput_facts(stats),
+        "identity": _identity_facts(stats, scan, card, manifest),
     }
 
 
