@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from spcl.annotate.agreement import TeacherVote
-from spcl.annotate.balance import balance
+from spcl.annotate.balance import Balance, balance
 from spcl.annotate.job import (
     OUTPUT_FILES,
     WORK,
@@ -37,38 +37,89 @@ CHART = "agreement.png"
 def finalize(cfg: AnnotateConfig, run: dict[str, Any]) -> dict[str, Any]:
     """Write labelled / rejected / dropped, ``report.json``, ``agreement.png`` and both manifests; returns the
     report. ``report["reconciliation"]["ok"]`` is False when some input record is in no output."""
-    from spcl.manifest import manifest_ref, record_counts, write_manifest
-
     out, work = Path(cfg.out), Path(cfg.out) / WORK
     work.mkdir(parents=True, exist_ok=True)
     done = load_done(out)
+    stats, parts = _merge_parts(work, done)
+    kept, dropped, bal = _balance(cfg, parts["labelled"], parts["dropped"])
+    for name, rows in zip(OUTPUT_FILES, (kept, parts["rejected"], dropped), strict=True):
+        write_private_atomic(out / name, jsonl_text(rows))
+    names = [t.name for t in cfg.teachers]
+    votes = [[TeacherVote.from_json(v) for v in r["votes"]] for r in parts["labelled"] + parts["rejected"]]
+    pairs = pair_agreement(votes, names)
+    report = _report(cfg, stats, parts, kept, dropped, bal, pairs, run)
+    write_private_atomic(out / REPORT, json.dumps(report, indent=2, ensure_ascii=False) + "\n")
+    plot_agreement(pairs, out / CHART)
+    _write_manifests(cfg, len(done), report, len(kept), pairs)
+    return report
+
+
+def _merge_parts(work: Path, done: dict[str, dict[str, Any]]) -> tuple[dict[str, Any], dict[str, list[dict[str, Any]]]]:
+    """The summed counts of every committed file and its part rows, ``{part: rows}``, in key order."""
     stats: dict[str, Any] = {}
     parts: dict[str, list[dict[str, Any]]] = {"labelled": [], "rejected": [], "dropped": []}
     for key in sorted(done):
         merge_counts(stats, done[key]["stats"])
         for part, rows in parts.items():
             rows.extend(read_jsonl(work / "parts" / f"{key}.{part}.jsonl"))
-    labelled, rejected, dropped = parts["labelled"], parts["rejected"], parts["dropped"]
+    return stats, parts
+
+
+def _balance(cfg: AnnotateConfig, labelled: list[dict[str, Any]],
+             dropped: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], list[dict[str, Any]], Balance]:
+    """``(kept, dropped, balance)``: the labelled rows balanced by hashed id; the balanced-out ones join
+    ``dropped`` with reason ``balanced_out`` (and their label), after the rows already there."""
     bal = balance([(r["id"], r["label"]) for r in labelled], cfg.positive_share, cfg.seed)
     kept = [r for i, r in enumerate(labelled) if i not in bal.dropped]
     if bal.dropped and bal.none_kept == 0:
         log.warning("--positive-share %s cannot be reached: every NONE text was balanced out", cfg.positive_share)
-    dropped += [{"id": labelled[i]["id"], "reason": "balanced_out", "label": labelled[i]["label"],
-                 "source_file": labelled[i]["source_file"], "position": labelled[i]["position"]}
-                for i in sorted(bal.dropped)]
-    for name, rows in zip(OUTPUT_FILES, (kept, rejected, dropped), strict=True):
-        write_private_atomic(out / name, jsonl_text(rows))
+    dropped = dropped + [{"id": labelled[i]["id"], "reason": "balanced_out", "label": labelled[i]["label"],
+                          "source_file": labelled[i]["source_file"], "position": labelled[i]["position"]}
+                         for i in sorted(bal.dropped)]
+    return kept, dropped, bal
 
-    names = [t.name for t in cfg.teachers]
-    votes = [[TeacherVote.from_json(v) for v in r["votes"]] for r in labelled + rejected]
-    pairs = pair_agreement(votes, names)
-    dropped_reasons = dict(stats.get("dropped_reasons", {}))
-    if bal.dropped:
-        dropped_reasons["balanced_out"] = len(bal.dropped)
+
+def _counts(cfg: AnnotateConfig, stats: dict[str, Any], parts: dict[str, list[dict[str, Any]]],
+            kept: list[dict[str, Any]], dropped: list[dict[str, Any]], bal: Balance) -> dict[str, int]:
+    """The report's ``counts``: every step from input records to labelled, with the verifier's rejections."""
+    labelled, rejected = parts["labelled"], parts["rejected"]
+    dropped_reasons = _dropped_reasons(stats, bal)
     verifier_rejected = sum(v for k, v in stats.get("rejected_reasons", {}).items()
                             if cfg.verifier and (k == "verifier_disagreement" or k.endswith(f":{cfg.verifier.name}")))
+    return {
+        "files": stats.get("files", 0),
+        "input_records": stats.get("input_records", 0),
+        "unreadable": sum(v for k, v in dropped_reasons.items() if k.startswith("unreadable:")),
+        "too_long": dropped_reasons.get("too_long", 0),
+        "not_candidates": dropped_reasons.get("no_person_mention", 0),
+        "candidates": stats.get("candidates", 0),
+        "rejected": len(rejected),
+        "agreed_by_teachers": len(labelled) + verifier_rejected,
+        "verifier_rejected": verifier_rejected,
+        "labelled_before_balance": len(labelled),
+        "balanced_out": len(bal.dropped),
+        "labelled": len(kept),
+        "dropped": len(dropped),
+    }
+
+
+def _dropped_reasons(stats: dict[str, Any], bal: Balance) -> dict[str, int]:
+    """Dropped records per reason: the files' reasons plus ``balanced_out``."""
+    reasons = dict(stats.get("dropped_reasons", {}))
+    if bal.dropped:
+        reasons["balanced_out"] = len(bal.dropped)
+    return reasons
+
+
+def _report(cfg: AnnotateConfig, stats: dict[str, Any], parts: dict[str, list[dict[str, Any]]],
+            kept: list[dict[str, Any]], dropped: list[dict[str, Any]], bal: Balance, pairs: dict[str, Any],
+            run: dict[str, Any]) -> dict[str, Any]:
+    """``report.json``: settings, counts, reasons, labels and categories kept, reconciliation, kappa, teacher
+    statistics and the run (counts, names and rates only: no text)."""
+    names = [t.name for t in cfg.teachers]
     n_in = stats.get("input_records", 0)
-    report: dict[str, Any] = {
+    n_rejected = len(parts["rejected"])
+    return {
         "prompt_version": PROMPT_VERSION,
         "teachers": [t.to_json() for t in cfg.teachers],
         "verifier": cfg.verifier.to_json() if cfg.verifier else None,
@@ -76,29 +127,15 @@ def finalize(cfg: AnnotateConfig, run: dict[str, Any]) -> dict[str, Any]:
                        "positive_share": cfg.positive_share, "max_chars": cfg.max_chars},
         "seed": cfg.seed,
         "parts_hash": cfg.parts_hash(),
-        "counts": {
-            "files": stats.get("files", 0),
-            "input_records": n_in,
-            "unreadable": sum(v for k, v in dropped_reasons.items() if k.startswith("unreadable:")),
-            "too_long": dropped_reasons.get("too_long", 0),
-            "not_candidates": dropped_reasons.get("no_person_mention", 0),
-            "candidates": stats.get("candidates", 0),
-            "rejected": len(rejected),
-            "agreed_by_teachers": len(labelled) + verifier_rejected,
-            "verifier_rejected": verifier_rejected,
-            "labelled_before_balance": len(labelled),
-            "balanced_out": len(bal.dropped),
-            "labelled": len(kept),
-            "dropped": len(dropped),
-        },
+        "counts": _counts(cfg, stats, parts, kept, dropped, bal),
         "candidates_by_lang": dict(sorted(stats.get("candidates_by_lang", {}).items())),
         "rejected_reasons": dict(sorted(stats.get("rejected_reasons", {}).items())),
-        "dropped_reasons": dict(sorted(dropped_reasons.items())),
+        "dropped_reasons": dict(sorted(_dropped_reasons(stats, bal).items())),
         "labels": {lab: sum(r["label"] == lab for r in kept) for lab in ("SCPI", "RELATED", "NONE")},
         "categories": {c: sum(c in r["categories"] for r in kept) for c in CATEGORIES},
         "balance": bal.to_json(),
-        "reconciliation": {"input_records": n_in, "labelled": len(kept), "rejected": len(rejected),
-                           "dropped": len(dropped), "ok": n_in == len(kept) + len(rejected) + len(dropped)},
+        "reconciliation": {"input_records": n_in, "labelled": len(kept), "rejected": n_rejected,
+                           "dropped": len(dropped), "ok": n_in == len(kept) + n_rejected + len(dropped)},
         "kappa": pairs,
         "teacher_stats": {n: teacher_report(stats.get("teachers", {}).get(n, {})) for n in names},
         "verifier_stats": teacher_report(stats.get("verifier", {}).get(cfg.verifier.name, {}))
@@ -106,13 +143,19 @@ def finalize(cfg: AnnotateConfig, run: dict[str, Any]) -> dict[str, Any]:
         "seconds_per_candidate": round(stats.get("seconds", 0.0) / max(1, stats.get("candidates", 0)), 6),
         "run": run,
     }
-    write_private_atomic(out / REPORT, json.dumps(report, indent=2, ensure_ascii=False) + "\n")
-    plot_agreement(pairs, out / CHART)
-    write_manifest(work, kind="annotate-checkpoints", files_done=len(done), parts_hash=cfg.parts_hash())
+
+
+def _write_manifests(cfg: AnnotateConfig, files_done: int, report: dict[str, Any], n_kept: int,
+                     pairs: dict[str, Any]) -> None:
+    """The checkpoints' manifest and the annotated set's (readable by the owner only)."""
+    from spcl.manifest import manifest_ref, record_counts, write_manifest
+
+    out = Path(cfg.out)
+    write_manifest(out / WORK, kind="annotate-checkpoints", files_done=files_done, parts_hash=cfg.parts_hash())
     write_manifest(
         out,
         kind="annotated-set",
-        records=len(kept),
+        records=n_kept,
         record_counts=record_counts(out),
         prompt_version=PROMPT_VERSION,
         teachers=report["teachers"],
@@ -123,4 +166,3 @@ def finalize(cfg: AnnotateConfig, run: dict[str, Any]) -> dict[str, Any]:
         sources=[manifest_ref(cfg.input)],
     )
     os.chmod(out / "manifest.json", 0o600)
-    return report
