@@ -194,32 +194,48 @@ def evaluate_documents(
         counts["rows_checked"] += res.checked_rows
         counts["rows_hallucinated"] += len(res.hallucinated_rows)
         candidates = list(res.candidates) if res.parse_success else []
-        predicted = set(candidates)
-        gold_set = set(doc.pairs)
-        for type_ in {t for t, _ in predicted | gold_set}:
-            c = per_type.setdefault(type_, Counter())
-            g = {p for p in gold_set if p[0] == type_}
-            q = {p for p in predicted if p[0] == type_}
-            c["tp"] += len(g & q)
-            c["fp"] += len(q - g)
-            c["fn"] += len(g - q)
-        counts["predicted"] += len(predicted)
-        masked = mask_text(doc.source, candidates)
-        again = mask_text(doc.source, list(reversed(candidates)))
-        counts["deterministic"] += (masked.masked_text, masked.mapping, masked.spans) == (
-            again.masked_text,
-            again.mapping,
-            again.spans,
-        )
-        counts["round_trip"] += reassemble_text(masked.masked_text, masked.mapping) == doc.source
-        intervals = [(s.start, s.end) for s in masked.spans]  # disjoint and sorted by construction
-        leaked_pairs = 0
-        for occurrences in occurrences_by_pair(doc.pairs, doc.source).values():
-            leaked_pairs += any(not _covered(intervals, s, e) for s, e in occurrences)
-        counts["gold_pairs"] += len(doc.pairs)
-        counts["leaked_pairs"] += leaked_pairs
-        counts["documents_with_gold"] += bool(doc.pairs)
-        counts["documents_leaked"] += leaked_pairs > 0
+        counts["predicted"] += len(set(candidates))
+        _count_entities(per_type, set(doc.pairs), set(candidates))
+        _count_masking(counts, doc, candidates)
+    return _summary(allowed, counts, per_type)
+
+
+def _count_entities(per_type: dict[str, Counter[str]], gold: set[Pair],
+                    predicted: set[Pair]) -> None:
+    """Add one document's true positives, false positives and false negatives per entity type."""
+    for type_ in {t for t, _ in predicted | gold}:
+        c = per_type.setdefault(type_, Counter())
+        g = {p for p in gold if p[0] == type_}
+        q = {p for p in predicted if p[0] == type_}
+        c["tp"] += len(g & q)
+        c["fp"] += len(q - g)
+        c["fn"] += len(g - q)
+
+
+def _count_masking(counts: Counter[str], doc: GoldDoc, candidates: list[Pair]) -> None:
+    """Mask one document with ``candidates``: count determinism (candidate order does not matter), the round
+    trip, and the gold pairs left with an occurrence outside every masked span (leaks)."""
+    masked = mask_text(doc.source, candidates)
+    again = mask_text(doc.source, list(reversed(candidates)))
+    counts["deterministic"] += (masked.masked_text, masked.mapping, masked.spans) == (
+        again.masked_text,
+        again.mapping,
+        again.spans,
+    )
+    counts["round_trip"] += reassemble_text(masked.masked_text, masked.mapping) == doc.source
+    intervals = [(s.start, s.end) for s in masked.spans]  # disjoint and sorted by construction
+    leaked_pairs = 0
+    for occurrences in occurrences_by_pair(doc.pairs, doc.source).values():
+        leaked_pairs += any(not _covered(intervals, s, e) for s, e in occurrences)
+    counts["gold_pairs"] += len(doc.pairs)
+    counts["leaked_pairs"] += leaked_pairs
+    counts["documents_with_gold"] += bool(doc.pairs)
+    counts["documents_leaked"] += leaked_pairs > 0
+
+
+def _summary(allowed: tuple[str, ...], counts: Counter[str], per_type: dict[str, Counter[str]]) -> dict[str, Any]:
+    """The metrics from the summed counts: entity P/R/F1 (overall and per type), leak, over-redaction,
+    hallucination, parse and tokenization rates."""
     tp = sum(c["tp"] for c in per_type.values())
     fp = sum(c["fp"] for c in per_type.values())
     fn = sum(c["fn"] for c in per_type.values())
