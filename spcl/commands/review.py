@@ -323,7 +323,15 @@ def register(sub: argparse._SubParsersAction) -> None:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     rsub = parser.add_subparsers(dest="review_command", required=True, metavar="STEP")
+    _add_export(rsub)
+    _add_agree(rsub)
+    _add_adjudicate(rsub)
+    _add_report(rsub)
+    _add_to_train(rsub)
 
+
+def _add_export(rsub: argparse._SubParsersAction) -> None:
+    """``spcl review export``: draw a stratified hashed-id sample and write it for reviewers."""
     p = rsub.add_parser("export", help="draw a stratified hashed-id sample and write it for reviewers")
     p.add_argument("--input", "-i", required=True, help="filter output folder (decision=*/ parquet)")
     p.add_argument("--out", "-o", required=True, help="new folder for the review batch (mode 0700)")
@@ -357,6 +365,9 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="read an output whose run did not finish (no stats.json/manifest.json)")
     p.set_defaults(func=_export)
 
+
+def _add_agree(rsub: argparse._SubParsersAction) -> None:
+    """``spcl review agree``: kappa, per category, confusion and disagreements of reviewer files."""
     p = rsub.add_parser("agree", help="Cohen's / Fleiss' kappa, per category, confusion, disagreements")
     p.add_argument("files", nargs="+", help="two or more reviewer files (.csv, .jsonl, Label Studio .json)")
     p.add_argument("--out", default=None, help="agreement JSON (default: agreement.json beside the first)")
@@ -365,6 +376,9 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="measure on the documents every reviewer labelled when some are left out")
     p.set_defaults(func=_agree)
 
+
+def _add_adjudicate(rsub: argparse._SubParsersAction) -> None:
+    """``spcl review adjudicate``: merge reviewer files, disagreements left for an adjudicator."""
     p = rsub.add_parser("adjudicate", help="merge reviewer files; disagreements left for an adjudicator")
     p.add_argument("files", nargs="+", help="two or more reviewer files")
     p.add_argument("--out", default=None, help="output CSV (default: adjudicated.csv beside the first)")
@@ -376,6 +390,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     )
     p.set_defaults(func=_adjudicate)
 
+
+def _add_report(rsub: argparse._SubParsersAction) -> None:
+    """``spcl review report``: precision / miss rate with Wilson intervals, scaled to ``stats.json``."""
     p = rsub.add_parser("report", help="precision / miss rate with Wilson intervals, scaled to stats.json")
     p.add_argument("--input", "-i", required=True, help="the filter output folder the sample came from")
     p.add_argument("--reviews", required=True, help="adjudicated review file")
@@ -389,6 +406,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--out", default=None, help="report folder (default: report/ beside --reviews)")
     p.set_defaults(func=_report)
 
+
+def _add_to_train(rsub: argparse._SubParsersAction) -> None:
+    """``spcl review to-train``: adjudicated reviews to training JSONL with provenance."""
     p = rsub.add_parser("to-train", help="adjudicated reviews -> training JSONL with provenance")
     p.add_argument("adjudicated", help="adjudicated review file")
     p.add_argument("--out", "-o", required=True, help="output folder (train.jsonl + manifest.json)")
