@@ -22,7 +22,7 @@ import math
 import time
 from collections import Counter
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -140,18 +140,53 @@ def train_extractor(cfg: TrainConfig, on_step: Callable[[int, dict[str, float]],
 
     ``on_step(step, metrics)`` is called after every optimizer step (progress, tests).
     """
-    import torch
+    import torch  # noqa: F401  (without torch, fail here: before the output folder is made)
 
     from spcl.extract.backends.transformers_backend import eos_token_ids, load_model
-    from spcl.manifest import manifest_ref, sha256_file
+    from spcl.manifest import sha256_file
 
     out = _prepare_out(cfg)
     records, record_problems = read_records(cfg.data)
     net, tokenizer = load_model(cfg.base, cfg.device, cfg.dtype)
     eos_ids = eos_token_ids(net, tokenizer)
-    pad_id = int(tokenizer.pad_token_id)
+    report, problems = _encode_checked(cfg, tokenizer, records, [(p.id, p.reason) for p in record_problems],
+                                       eos_ids)
+    loop = _Loop.start(cfg, _wrap(net, cfg), report.examples, int(tokenizer.pad_token_id), eos_ids)
+    data_sha = sha256_file(cfg.data)
+    settings = _sha(json.dumps({"hp": cfg.hyper_parameters(), "data": data_sha, "total": loop.total,
+                                "base": base_fingerprint(cfg.base)}, sort_keys=True))
+    ckpt_dir = out / "checkpoints"
+    first = _resume(cfg, ckpt_dir, settings, loop)
+    tracker = Tracker(out / "train_log.jsonl", cfg.mlflow)
+    tracker.log_params({**cfg.hyper_parameters(), "base": Path(cfg.base).name[:64], "device": str(loop.device),
+                        "examples": len(loop.examples), "dropped": len(problems), "total_steps": loop.total,
+                        "prompt_version": _prompt_version()})
+    try:
+        history, train_seconds = _run_steps(loop, first, tracker, ckpt_dir, settings, on_step)
+        loop.net.save_pretrained(out, safe_serialization=True)
+        if cfg.full:
+            tokenizer.save_pretrained(out)
+        card = _model_card(cfg, loop, report, problems, n_records=len(records) + len(record_problems),
+                           data_sha=data_sha, first=first, history=history, train_seconds=train_seconds)
+        write_model_card(out, card)
+        if cfg.eval:
+            card["eval"] = _evaluate(cfg, loop.net, tokenizer, eos_ids, loop.pad_id, loop.device, out)
+            tracker.log_metrics(_flat_eval(card["eval"]), loop.total)
+            write_model_card(out, card)
+    finally:
+        tracker.close()
+    bad = pickle_files(out)
+    if bad:  # pragma: no cover - write_model_card already refuses
+        raise TrainError(f"pickle-capable files in {out}: {', '.join(bad)}")
+    return json.loads((out / "model_card.json").read_text(encoding="utf-8"))
+
+
+def _encode_checked(cfg: TrainConfig, tokenizer: Any, records: list[Any], record_problems: list[tuple[str, str]],
+                    eos_ids: frozenset[int]) -> tuple[EncodeReport, list[tuple[str, str]]]:
+    """Tokenize the records with their loss masks; ``(report, problems)``. Records that fail their checks stop
+    the run (``TrainError`` with ids and reasons) unless ``cfg.drop_bad_records``; no example left stops it."""
     report: EncodeReport = encode_records(tokenizer, records, max_length=cfg.max_length, eos_ids=eos_ids)
-    problems = [(p.id, p.reason) for p in record_problems] + report.problems
+    problems = record_problems + report.problems
     if problems:
         reasons = Counter(r for _, r in problems)
         log.warning("%d training record(s) fail their checks (%s); ids: %s", len(problems),
@@ -161,114 +196,141 @@ def train_extractor(cfg: TrainConfig, on_step: Callable[[int, dict[str, float]],
                              f"({', '.join(f'{r}={n}' for r, n in sorted(reasons.items()))}; first ids: "
                              f"{', '.join(i for i, _ in problems[:10])}); fix them, raise --max-length, "
                              "or pass --drop-bad-records")
-    examples = report.examples
-    if not examples:
+    if not report.examples:
         raise TrainError("no training example is left")
     log.info("loss mask verified on %d examples: %d masked and %d trained tokens (%d dropped)",
-             len(examples), report.masked_tokens, report.trained_tokens, len(problems))
+             len(report.examples), report.masked_tokens, report.trained_tokens, len(problems))
+    return report, problems
 
-    net = _wrap(net, cfg)
-    net.train()
-    device = next(net.parameters()).device
-    trainable = [p for p in net.parameters() if p.requires_grad]
-    optimizer = torch.optim.AdamW(trainable, lr=cfg.learning_rate, weight_decay=cfg.weight_decay)
-    per_step = cfg.batch_size * cfg.grad_accum
-    steps_per_epoch = math.ceil(len(examples) / per_step)
-    total = cfg.max_steps if cfg.max_steps > 0 else cfg.epochs * steps_per_epoch
-    data_sha = sha256_file(cfg.data)
-    settings = _sha(json.dumps({"hp": cfg.hyper_parameters(), "data": data_sha, "total": total,
-                                "base": base_fingerprint(cfg.base)}, sort_keys=True))
-    ckpt_dir = out / "checkpoints"
-    start = 0
-    if cfg.resume and (ckpt := latest_checkpoint(ckpt_dir)) is not None:
-        if json.loads((ckpt / STATE_NAME).read_text()).get("settings_sha256") != settings:
-            raise TrainError(f"checkpoint {ckpt.name} was written with other settings, data or base model")
-        try:
-            start = int(load_checkpoint(ckpt, net, optimizer)["step"])
-        except (ValueError, KeyError) as err:
-            raise TrainError(f"checkpoint {ckpt.name} cannot be restored: {type(err).__name__}") from None
-        log.info("resuming from %s (step %d of %d)", ckpt.name, start, total)
 
-    tracker = Tracker(out / "train_log.jsonl", cfg.mlflow)
-    params = {**cfg.hyper_parameters(), "base": Path(cfg.base).name[:64], "device": str(device),
-              "examples": len(examples), "dropped": len(problems), "total_steps": total,
-              "prompt_version": _prompt_version()}
-    tracker.log_params(params)
-    orders = {}
-    ids = [e.id for e in examples]
-    started = time.perf_counter()
-    tokens_seen = 0
-    history: list[dict[str, float]] = []
+@dataclass
+class _Loop:
+    """The optimizer loop's state: the wrapped model, its optimizer, the examples and the step plan."""
+
+    cfg: TrainConfig
+    net: Any
+    optimizer: Any
+    trainable: list[Any]
+    examples: list[Any]
+    pad_id: int
+    eos_ids: frozenset[int]
+    device: Any
+    per_step: int
+    steps_per_epoch: int
+    total: int
+    orders: dict[int, list[int]] = field(default_factory=dict)
+    tokens_seen: int = 0
+
+    @classmethod
+    def start(cls, cfg: TrainConfig, net: Any, examples: list[Any], pad_id: int, eos_ids: frozenset[int]) -> _Loop:
+        """Put ``net`` in training mode with AdamW over its trainable weights; plan ``total`` optimizer steps."""
+        import torch
+
+        net.train()
+        trainable = [p for p in net.parameters() if p.requires_grad]
+        optimizer = torch.optim.AdamW(trainable, lr=cfg.learning_rate, weight_decay=cfg.weight_decay)
+        per_step = cfg.batch_size * cfg.grad_accum
+        steps_per_epoch = math.ceil(len(examples) / per_step)
+        total = cfg.max_steps if cfg.max_steps > 0 else cfg.epochs * steps_per_epoch
+        return cls(cfg, net, optimizer, trainable, examples, pad_id, eos_ids, next(net.parameters()).device,
+                   per_step, steps_per_epoch, total)
+
+    def _chosen(self, step: int) -> tuple[int, list[Any]]:
+        """``(epoch, examples)`` of optimizer step ``step``: its slice of the epoch's hashed order."""
+        epoch, j = divmod(step, self.steps_per_epoch)
+        if epoch not in self.orders:
+            self.orders = {epoch: hashed_order([e.id for e in self.examples], self.cfg.seed, f"epoch{epoch}")}
+        return epoch, [self.examples[i] for i in self.orders[epoch][j * self.per_step : (j + 1) * self.per_step]]
+
+    def step(self, step: int, elapsed: Callable[[], float]) -> dict[str, float]:
+        """One optimizer step (scheduled learning rate, reseeded dropout, accumulated micro-batches, clipped
+        gradients); its metrics. ``elapsed()`` gives the seconds since training began, for tokens/s."""
+        import torch
+
+        cfg = self.cfg
+        epoch, chosen = self._chosen(step)
+        lr = lr_at(step, self.total, cfg.learning_rate, cfg.warmup_steps)
+        for group in self.optimizer.param_groups:
+            group["lr"] = lr
+        torch.manual_seed(int.from_bytes(hashlib.sha256(f"{cfg.seed}:step:{step}".encode()).digest()[:7], "big"))
+        step_trained = sum(e.completion_tokens for e in chosen)
+        loss_sum, step_tokens = 0.0, 0
+        for k in range(0, len(chosen), cfg.batch_size):
+            batch = collate(chosen[k : k + cfg.batch_size], self.pad_id, self.eos_ids).to(self.device)
+            loss = completion_loss_sum(self.net, batch)
+            (loss / step_trained).backward()
+            loss_sum += float(loss.detach())
+            step_tokens += batch.masked_tokens + batch.trained_tokens
+        grad_norm = float(torch.nn.utils.clip_grad_norm_(self.trainable, cfg.max_grad_norm))
+        self.optimizer.step()
+        self.optimizer.zero_grad(set_to_none=True)
+        self.tokens_seen += step_tokens
+        seconds = elapsed()
+        return {"loss": loss_sum / step_trained, "lr": lr, "grad_norm": grad_norm, "epoch": epoch,
+                "trained_tokens": step_trained, "tokens": step_tokens,
+                "tokens_per_s": self.tokens_seen / seconds if seconds > 0 else 0.0}
+
+
+def _resume(cfg: TrainConfig, ckpt_dir: Path, settings: str, loop: _Loop) -> int:
+    """The step to start at: 0, or with ``cfg.resume`` the latest checkpoint's (weights and optimizer restored);
+    a checkpoint of other settings, data or base model is refused."""
+    ckpt = latest_checkpoint(ckpt_dir) if cfg.resume else None
+    if ckpt is None:
+        return 0
+    if json.loads((ckpt / STATE_NAME).read_text()).get("settings_sha256") != settings:
+        raise TrainError(f"checkpoint {ckpt.name} was written with other settings, data or base model")
     try:
-        for step in range(start, total):
-            epoch, j = divmod(step, steps_per_epoch)
-            if epoch not in orders:
-                orders = {epoch: hashed_order(ids, cfg.seed, f"epoch{epoch}")}
-            chosen = [examples[i] for i in orders[epoch][j * per_step : (j + 1) * per_step]]
-            lr = lr_at(step, total, cfg.learning_rate, cfg.warmup_steps)
-            for group in optimizer.param_groups:
-                group["lr"] = lr
-            torch.manual_seed(int.from_bytes(hashlib.sha256(f"{cfg.seed}:step:{step}".encode()).digest()[:7], "big"))
-            step_trained = sum(e.completion_tokens for e in chosen)
-            loss_sum, step_tokens = 0.0, 0
-            for k in range(0, len(chosen), cfg.batch_size):
-                batch = collate(chosen[k : k + cfg.batch_size], pad_id, eos_ids).to(device)
-                loss = completion_loss_sum(net, batch)
-                (loss / step_trained).backward()
-                loss_sum += float(loss.detach())
-                step_tokens += batch.masked_tokens + batch.trained_tokens
-            grad_norm = float(torch.nn.utils.clip_grad_norm_(trainable, cfg.max_grad_norm))
-            optimizer.step()
-            optimizer.zero_grad(set_to_none=True)
-            tokens_seen += step_tokens
-            elapsed = time.perf_counter() - started
-            metrics = {"loss": loss_sum / step_trained, "lr": lr, "grad_norm": grad_norm, "epoch": epoch,
-                       "trained_tokens": step_trained, "tokens": step_tokens,
-                       "tokens_per_s": tokens_seen / elapsed if elapsed > 0 else 0.0}
-            history.append(metrics)
-            tracker.log_metrics(metrics, step + 1)
-            log.info("step %d/%d loss %.4f lr %.2e grad-norm %.3f %.0f tokens/s", step + 1, total, metrics["loss"],
-                     lr, grad_norm, metrics["tokens_per_s"])
-            if (step + 1) % max(1, cfg.save_every) == 0 or step + 1 == total:
-                save_checkpoint(ckpt_dir, step + 1, net, optimizer, {"settings_sha256": settings})
-            if on_step is not None:
-                on_step(step + 1, metrics)
-        train_seconds = time.perf_counter() - started
-        if cfg.full:
-            net.save_pretrained(out, safe_serialization=True)
-            tokenizer.save_pretrained(out)
-        else:
-            net.save_pretrained(out, safe_serialization=True)
-        peak = _peak_memory(device)
-        card: dict[str, Any] = {
-            "method": "full" if cfg.full else "lora",
-            "base": {"path": str(cfg.base), "fingerprint": base_fingerprint(cfg.base),
-                     "dequantized_from_gguf": str(cfg.base).endswith(".gguf")},
-            "hyper_parameters": cfg.hyper_parameters(),
-            "data": {"train": {"file": Path(cfg.data).name, "sha256": data_sha, "records": len(records)
-                               + len(record_problems), "examples": len(examples),
-                               "dataset_manifest": manifest_ref(Path(cfg.data).parent)},
-                     "left_out": _problem_summary(problems)},
-            "loss_mask": {"examples": len(examples), "masked_tokens": report.masked_tokens,
-                          "trained_tokens": report.trained_tokens,
-                          "rule": "labels -100 on system/user/template tokens; completion + end-of-turn trained"},
-            "training": {"steps": total, "resumed_from_step": start, "seconds_this_run": round(train_seconds, 3),
-                         "tokens_per_s": round(tokens_seen / train_seconds, 1) if train_seconds > 0 else None,
-                         "final_loss": history[-1]["loss"] if history else None, "device": str(device),
-                         "peak_memory_bytes": peak, "torch": torch.__version__},
-            "eval": None,
-        }
-        write_model_card(out, card)
-        if cfg.eval:
-            card["eval"] = _evaluate(cfg, net, tokenizer, eos_ids, pad_id, device, out)
-            tracker.log_metrics(_flat_eval(card["eval"]), total)
-            write_model_card(out, card)
-    finally:
-        tracker.close()
-    bad = pickle_files(out)
-    if bad:  # pragma: no cover - write_model_card already refuses
-        raise TrainError(f"pickle-capable files in {out}: {', '.join(bad)}")
-    return json.loads((out / "model_card.json").read_text(encoding="utf-8"))
+        first = int(load_checkpoint(ckpt, loop.net, loop.optimizer)["step"])
+    except (ValueError, KeyError) as err:
+        raise TrainError(f"checkpoint {ckpt.name} cannot be restored: {type(err).__name__}") from None
+    log.info("resuming from %s (step %d of %d)", ckpt.name, first, loop.total)
+    return first
+
+
+def _run_steps(loop: _Loop, first: int, tracker: Tracker, ckpt_dir: Path, settings: str,
+               on_step: Callable[[int, dict[str, float]], None] | None) -> tuple[list[dict[str, float]], float]:
+    """Steps ``first`` … ``total - 1``: each logged, tracked and reported, a checkpoint every ``save_every``
+    steps and after the last; ``(metrics per step, seconds)``."""
+    started = time.perf_counter()
+    history: list[dict[str, float]] = []
+    for step in range(first, loop.total):
+        metrics = loop.step(step, lambda: time.perf_counter() - started)
+        history.append(metrics)
+        tracker.log_metrics(metrics, step + 1)
+        log.info("step %d/%d loss %.4f lr %.2e grad-norm %.3f %.0f tokens/s", step + 1, loop.total, metrics["loss"],
+                 metrics["lr"], metrics["grad_norm"], metrics["tokens_per_s"])
+        if (step + 1) % max(1, loop.cfg.save_every) == 0 or step + 1 == loop.total:
+            save_checkpoint(ckpt_dir, step + 1, loop.net, loop.optimizer, {"settings_sha256": settings})
+        if on_step is not None:
+            on_step(step + 1, metrics)
+    return history, time.perf_counter() - started
+
+
+def _model_card(cfg: TrainConfig, loop: _Loop, report: EncodeReport, problems: list[tuple[str, str]], *,
+                n_records: int, data_sha: str, first: int, history: list[dict[str, float]],
+                train_seconds: float) -> dict[str, Any]:
+    """The artifact's model card (before evaluation): method, base, settings, data, loss mask, training."""
+    import torch
+
+    from spcl.manifest import manifest_ref
+
+    return {
+        "method": "full" if cfg.full else "lora",
+        "base": {"path": str(cfg.base), "fingerprint": base_fingerprint(cfg.base),
+                 "dequantized_from_gguf": str(cfg.base).endswith(".gguf")},
+        "hyper_parameters": cfg.hyper_parameters(),
+        "data": {"train": {"file": Path(cfg.data).name, "sha256": data_sha, "records": n_records,
+                           "examples": len(loop.examples), "dataset_manifest": manifest_ref(Path(cfg.data).parent)},
+                 "left_out": _problem_summary(problems)},
+        "loss_mask": {"examples": len(loop.examples), "masked_tokens": report.masked_tokens,
+                      "trained_tokens": report.trained_tokens,
+                      "rule": "labels -100 on system/user/template tokens; completion + end-of-turn trained"},
+        "training": {"steps": loop.total, "resumed_from_step": first, "seconds_this_run": round(train_seconds, 3),
+                     "tokens_per_s": round(loop.tokens_seen / train_seconds, 1) if train_seconds > 0 else None,
+                     "final_loss": history[-1]["loss"] if history else None, "device": str(loop.device),
+                     "peak_memory_bytes": _peak_memory(loop.device), "torch": torch.__version__},
+        "eval": None,
+    }
 
 
 def _prompt_version() -> str:
