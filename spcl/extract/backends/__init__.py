@@ -2,6 +2,10 @@
 
 ``make_extractor(backend, ...)`` builds one by name; heavy libraries (torch, transformers, vllm) are
 imported only by the backend that needs them, so ``rules`` and ``openai`` run without them.
+
+Free-form chat with the same models (any prompt, per-request temperature and seed) is
+``spcl.extract.backends.chat``: the one ``ChatClient`` interface and its openai / transformers / vllm clients,
+used by ``spcl annotate``, ``spcl generalize``, ``spcl eval reidentify`` and the ``openai`` extractor itself.
 """
 
 from __future__ import annotations
