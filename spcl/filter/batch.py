@@ -22,7 +22,7 @@ from spcl.detect.base import Hit
 from spcl.filter.route import decide, reported_hits, rule_reasons, screen_reasons
 from spcl.io.schema import OUTPUT_SCHEMA, row_key
 from spcl.labels import CATEGORIES
-from spcl.text import guess_lang, normalize
+from spcl.text import guess_langs, normalize
 
 if TYPE_CHECKING:
     from spcl.screen.model import ScreenResult
@@ -145,7 +145,7 @@ def process_batch(batch: pa.RecordBatch, ctx: FilterContext) -> pa.RecordBatch:
         try:
             text = normalize(rec["text"])
             hits = ctx.detectors.find(text)
-            kept.append({"base": base, "original": rec["text"], "text": text, "lang": guess_lang(text),
+            kept.append({"base": base, "original": rec["text"], "text": text, "lang": None,
                          "meta": rec["meta"], "hits": reported_hits(hits, ctx.settings.policy),
                          "reasons": rule_reasons(hits, ctx.settings.policy)})
         except Exception as err:  # never crash the job on one record; never log the value
@@ -153,6 +153,8 @@ def process_batch(batch: pa.RecordBatch, ctx: FilterContext) -> pa.RecordBatch:
                         rec["position"], type(err).__name__)
             raw = _raw_bytes(rec["text"]) if isinstance(rec["text"], str) else None
             _quarantine(cols, base, f"screen_error:{type(err).__name__}", raw)
+    for row, lang in zip(kept, guess_langs([k["text"] for k in kept]), strict=True):
+        row["lang"] = lang
     scores: list[dict[str, Any] | None] = [None] * len(kept)
     if ctx.screen is not None and kept:
         try:

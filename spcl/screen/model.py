@@ -35,7 +35,7 @@ from spcl import __version__
 from spcl.labels import CATEGORIES
 from spcl.screen.features import FeatureSettings, Featurizer, tfidf
 from spcl.screen.tokenize import Tokenizers
-from spcl.text import guess_lang
+from spcl.text import guess_langs
 
 FORMAT_VERSION = 1
 """Artifact format; a loader refuses any other value."""
@@ -119,7 +119,7 @@ class Screen:
     def features(self, texts: Sequence[str], langs: Sequence[str] | None = None) -> sp.csr_matrix:
         """The TF-IDF matrix (hashed block plus lexicon block) the models see."""
         if langs is None:
-            langs = [guess_lang(t) for t in texts]
+            langs = guess_langs(texts)
         try:
             counts, lex = self.featurizer.featurize(texts, langs)
         except (UnicodeError, TypeError):
