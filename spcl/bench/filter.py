@@ -61,7 +61,7 @@ _STAGE_GROUPS: tuple[tuple[str, str], ...] = (
     ("spcl/detect", "rule detectors"),
     ("spcl/text", "normalize + language"),
     ("pyarrow", "Arrow"),
-    ("spcl/pipeline", "batch function (Python)"),
+    ("spcl/filter", "batch function (Python)"),
     ("spcl/screen/model", "screen model (Python)"),
 )
 
