@@ -87,6 +87,7 @@ class Screen:
         thresholds: Mapping[str, float],
         card: Mapping[str, Any] | None = None,
         name: str = "screen",
+        files_digest: str | None = None,
     ) -> None:
         missing = [k for k in _NPZ_KEYS if k not in arrays]
         if missing:
@@ -99,6 +100,7 @@ class Screen:
         self.thresholds = {"lgbm": float(thresholds["lgbm"]), "svc": float(thresholds["svc"])}
         self.card: dict[str, Any] = dict(card or {})
         self.name = name
+        self._files_digest = files_digest
         self.featurizer = Featurizer(settings, Tokenizers(self.sp_model), self.lexicon)
         self._booster = lgb.Booster(model_str=lgbm_model)
         self._idf = self.arrays["idf"].astype(np.float32)
@@ -112,9 +114,9 @@ class Screen:
 
     @cached_property
     def version(self) -> str:
-        """``NAME@SHA12``: the artifact name and the first 12 hex digits of its model files' hash
-        (computed once: hashing re-serializes the arrays)."""
-        return f"{self.name}@{model_digest(self.file_bytes())[:12]}"
+        """``NAME@SHA12``: the artifact name and the first 12 hex digits of its model files' hash (of the
+        files it was loaded from; a screen not loaded from files hashes its serialized files, once)."""
+        return f"{self.name}@{(self._files_digest or model_digest(self.file_bytes()))[:12]}"
 
     def features(self, texts: Sequence[str], langs: Sequence[str] | None = None) -> sp.csr_matrix:
         """The TF-IDF matrix (hashed block plus lexicon block) the models see."""
@@ -286,6 +288,7 @@ def load_screen(path: str | Path) -> Screen:
             thresholds=card["thresholds"],
             card=card,
             name=str(card.get("name", root.name)),
+            files_digest=model_digest(files),
         )
     except ScreenModelError:
         raise
