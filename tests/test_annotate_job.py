@@ -415,3 +415,14 @@ def test_a_changed_input_file_is_annotated_again_not_skipped(tmp_path: Path, ser
     report = json.loads((out / "report.json").read_text())
     assert report["run"]["files_processed"] == 1 and report["reconciliation"]["ok"]
     assert report["counts"]["input_records"] == before["input_records"] + 1
+
+
+def test_an_output_folder_of_another_input_is_refused(tmp_path: Path, server) -> None:
+    first, out = write_input(tmp_path / "in"), tmp_path / "out"
+    assert annotate(first, out, server) == 0
+    before = (out / "labelled.jsonl").read_bytes()
+    other = write_input(tmp_path / "other")  # the same file names, another folder
+    extra = json.dumps({"id": "ja-other", "text": DOCS["ja-crime"]}, ensure_ascii=False)
+    (other / "b.jsonl").write_text((other / "b.jsonl").read_text() + extra + "\n")
+    assert annotate(other, out, server) != 0
+    assert (out / "labelled.jsonl").read_bytes() == before  # the first input's labels are kept

@@ -159,6 +159,36 @@ def test_every_folded_character_comes_from_the_character_it_maps_to(text: str) -
         prev = o
 
 
+def _fold_one_by_one(text: str) -> tuple[str, list[int]]:
+    """The folding rules applied one character at a time: the folded text and each kept character's index."""
+    from spcl.detect.folding import _DROP, _MAP, _MARKS
+
+    out, where, last_drop = [], [], -2
+    for i, ch in enumerate(text):
+        if ch in _MAP:
+            out.append(_MAP[ch])
+            where.append(i)
+        elif ch in _DROP or (ch in _MARKS and i and (last_drop == i - 1 or text[i - 1].isdecimal())):
+            last_drop = i
+        else:
+            out.append(ch)
+            where.append(i)
+    return "".join(out), where
+
+
+@FAST
+@given(st.text(alphabet=st.sampled_from([*FOLDY, "\u200d", "２", "０", "\U0001f50e", "\ufe0e", "\U000e0041", "あ"]),
+               max_size=60) | st.text(max_size=60))
+def test_fold_equals_the_rules_applied_one_character_at_a_time(text: str) -> None:
+    folded, where = _fold_one_by_one(text)
+    f = fold(text)
+    if f is None:
+        assert folded == text
+        return
+    assert f.text == folded
+    assert [f.offset(i) for i in range(len(folded))] == where
+
+
 @FAST
 @given(st.text(max_size=200))
 def test_hits_on_any_text_lie_inside_it_and_never_overlap(text: str) -> None:

@@ -103,6 +103,27 @@ def test_bigrams_and_char_ngrams_stay_inside_documents() -> None:
     assert cd.tolist() == [0, 0, 1] and ck.size == 3
 
 
+_LEXICON_BITS = ["病院", "入院", "逮捕", "혐의", "입원", "장애", "arrested", "hospital", "mr", "\x00", "\n", " ",
+                 "a", "の", "가", "がん", "ADHD", "HIV感染"]
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.lists(st.lists(st.sampled_from(_LEXICON_BITS), max_size=12).map("".join), min_size=1, max_size=6),
+       st.lists(st.sampled_from(["ja", "ko", "en", "other"]), min_size=6, max_size=6))
+def test_a_texts_features_do_not_depend_on_its_batch(tiny_screen: tuple[Screen, Path], texts: list[str],
+                                                      langs: list[str]) -> None:
+    """Counts and lexicon hits of a text are the same alone or in any batch (NULs and newlines included):
+    no n-gram, word or lexicon hit is attributed to a neighbour."""
+    featurizer = tiny_screen[0].featurizer
+    langs = langs[: len(texts)]
+    counts, lex = featurizer.featurize(texts, langs)
+    for i, (text, lang) in enumerate(zip(texts, langs, strict=True)):
+        one, one_lex = featurizer.featurize([text], [lang])
+        assert (counts[i] != one).nnz == 0
+        assert np.array_equal(lex[i], one_lex[0])
+    assert counts.has_canonical_format and np.all(np.diff(counts.indptr) >= 0)
+
+
 # --- thresholds and the union -----------------------------------------------------------------------
 
 

@@ -5,7 +5,7 @@ import unicodedata
 from hypothesis import given
 from hypothesis import strategies as st
 
-from spcl.text import guess_lang, normalize
+from spcl.text import guess_lang, guess_langs, normalize
 
 
 def test_language_guess_by_script() -> None:
@@ -30,3 +30,18 @@ def test_normalize_is_nfc_and_idempotent(text: str) -> None:
     once = normalize(text)
     assert unicodedata.is_normalized("NFC", once)
     assert normalize(once) == once
+
+
+_PIECES = ["あ", "ア", "가", "ᄀ", "ㄱ", "漢", "字", "a", "Z", " ", "the", "and", "of", "\n", "\ud800",
+           "ｦ", "\u31f0", "㐀", "é", "1", "theory"]
+_SCRIPT_MIX = st.lists(st.sampled_from(_PIECES), max_size=40).map("".join) | st.text(max_size=40)
+
+
+@given(st.lists(_SCRIPT_MIX, max_size=8))
+def test_batch_language_guess_equals_the_per_text_guess(texts: list[str]) -> None:
+    assert guess_langs(texts) == [guess_lang(t) for t in texts]
+
+
+def test_batch_language_guess_looks_at_the_first_1000_characters_only() -> None:
+    late_kana = "x" * 1000 + "ありがとう"
+    assert guess_langs([late_kana, "ありがとう" + "x" * 1000]) == [guess_lang(late_kana), "ja"] == ["other", "ja"]

@@ -331,8 +331,8 @@ class AnnotateRunner:
         for part in PARTS:  # commit: parts first, the done-marker last
             write_private_atomic(self.work / "parts" / f"{key}.{part}.jsonl", jsonl_text(rows[part]))
         write_private_atomic(self.done_marker(key), json.dumps(
-            {"key": key, "source_file": source_file, "parts_hash": cfg.parts_hash(), "input_sha256": input_sha,
-             "stats": stats},
+            {"key": key, "source_file": source_file, "input": str(path.resolve()), "parts_hash": cfg.parts_hash(),
+             "input_sha256": input_sha, "stats": stats},
             indent=1, sort_keys=True) + "\n")
         log.info("%s: %d records, %d candidates, %d labelled, %d rejected", source_file, stats["input_records"],
                  stats["candidates"], stats["labelled"], len(rows["rejected"]))
@@ -358,6 +358,11 @@ def pending_files(cfg: AnnotateConfig) -> tuple[list[tuple[Path, str]], int]:
     if stale:
         raise AnnotateError(f"{cfg.out} holds {len(stale)} file(s) annotated with other teachers, prompt or "
                             "thresholds; use a new --out")
+    for path, key in keyed:  # an output folder belongs to one input: never replace another input's labels
+        recorded = done.get(key, {}).get("input")
+        if recorded is not None and Path(recorded).resolve() != path.resolve():
+            raise AnnotateError(f"{cfg.out} holds the labels of another input file ({recorded}) under the name "
+                                f"of {path}; use a new --out for a different --input")
     current = {k for p, k in keyed if k in done and done[k].get("input_sha256") == sha256_file(p)}  # by content
     return [(p, k) for p, k in keyed if k not in current], len(current)
 

@@ -61,7 +61,7 @@ _STAGE_GROUPS: tuple[tuple[str, str], ...] = (
     ("spcl/detect", "rule detectors"),
     ("spcl/text", "normalize + language"),
     ("pyarrow", "Arrow"),
-    ("spcl/pipeline", "batch function (Python)"),
+    ("spcl/filter", "batch function (Python)"),
     ("spcl/screen/model", "screen model (Python)"),
 )
 
@@ -101,10 +101,11 @@ def _python_engine_child(inputs: list[str], output: str, screen: bool) -> dict[s
         with open(path, "rb") as fh:
             batches += list(read_records(fh, path, settings.input, settings.spark.batch_rows))
     docs = sum(b.num_rows for b in batches)
-    started = time.perf_counter()
+    started, cpu_started = time.perf_counter(), time.process_time()
     for batch in batches:
         process_batch(batch, ctx)
     screen_seconds = time.perf_counter() - started
+    screen_cpu_seconds = time.process_time() - cpu_started
     profile = stage_profile(batches[:3], ctx)
     text_mb = sum(len(t.as_py().encode("utf-8")) for b in batches for t in b.column("text") if t.is_valid) / 2**20
     started = time.perf_counter()
@@ -113,6 +114,7 @@ def _python_engine_child(inputs: list[str], output: str, screen: bool) -> dict[s
     return {
         "docs": docs,
         "batch_function_docs_per_s": docs / screen_seconds,
+        "batch_function_docs_per_cpu_s": docs / screen_cpu_seconds,
         "job_docs_per_s": docs / job_seconds,
         "batch_function_mb_per_s": text_mb / screen_seconds,
         "stage_profile": profile,
@@ -121,29 +123,51 @@ def _python_engine_child(inputs: list[str], output: str, screen: bool) -> dict[s
 
 
 class _WorkerMemory(threading.Thread):
-    """Samples the RSS of pyspark Python workers (children of this process tree) until stopped."""
+    """Samples the RSS and CPU time of pyspark Python workers and the JVM (children of this process tree)
+    until stopped. CPU seconds (user + system, counted from the first sample) do not depend on what else
+    the machine runs, unlike wall time: ``cpu_seconds`` is what the job cost."""
 
     def __init__(self) -> None:
         super().__init__(daemon=True)
         self.peak_worker_mb = 0.0
         self.peak_jvm_mb = 0.0
+        self._cpu_first: dict[int, float] = {}
+        self._cpu_last: dict[int, float] = {}
         self._stop_event = threading.Event()
+        self._first_pass = True
+
+    @property
+    def cpu_seconds(self) -> float:
+        """CPU seconds the Python workers and the JVM used while sampled."""
+        return sum(last - self._cpu_first.get(pid, 0.0) for pid, last in self._cpu_last.items())
+
+    def _sample(self, me: Any) -> None:
+        import psutil
+
+        for child in me.children(recursive=True):
+            try:
+                rss = child.memory_info().rss / 2**20
+                cmd = " ".join(child.cmdline())
+                times = child.cpu_times()
+            except psutil.Error:
+                continue
+            cpu = times.user + times.system
+            if self._first_pass:
+                self._cpu_first[child.pid] = cpu
+            self._cpu_last[child.pid] = cpu
+            if "java" in cmd:
+                self.peak_jvm_mb = max(self.peak_jvm_mb, rss)
+            elif "pyspark" in cmd or "daemon" in cmd or "python" in cmd:
+                self.peak_worker_mb = max(self.peak_worker_mb, rss)
+        self._first_pass = False
 
     def run(self) -> None:
         import psutil
 
         me = psutil.Process()
+        self._sample(me)
         while not self._stop_event.wait(0.2):
-            for child in me.children(recursive=True):
-                try:
-                    rss = child.memory_info().rss / 2**20
-                    cmd = " ".join(child.cmdline())
-                except psutil.Error:
-                    continue
-                if "java" in cmd:
-                    self.peak_jvm_mb = max(self.peak_jvm_mb, rss)
-                elif "pyspark" in cmd or "daemon" in cmd or "python" in cmd:
-                    self.peak_worker_mb = max(self.peak_worker_mb, rss)
+            self._sample(me)
 
     def stop(self) -> None:
         self._stop_event.set()
@@ -161,13 +185,16 @@ def _spark_run(inputs: list[str], output: str, screen: bool, cores: int = 2) -> 
     run_filter(FilterJob(tuple(inputs[:cores]), output + "-warmup", settings, "spark", f"local[{cores}]", True))
     monitor = _WorkerMemory()
     monitor.start()
+    time.sleep(0.3)  # the first sample sets every process's CPU time to count from
     started = time.perf_counter()
     stats = run_filter(FilterJob(tuple(inputs), output, settings, "spark", f"local[{cores}]", True))
     seconds = time.perf_counter() - started
+    time.sleep(0.3)
     monitor.stop()
     docs = stats["reconciliation"]["input_records"]
     return {"docs": docs, "cores": cores, "job_docs_per_s": docs / seconds,
             "docs_per_s_per_core": docs / seconds / cores,
+            "docs_per_cpu_s": docs / max(monitor.cpu_seconds, 1e-9),
             "peak_worker_rss_mb": monitor.peak_worker_mb, "peak_jvm_rss_mb": monitor.peak_jvm_mb}
 
 
@@ -189,6 +216,8 @@ def run_filter_bench(docs: int, seed: int, workdir: str | None, spark: bool = Tr
     print(f"  plain Python, job end to end : {py['job_docs_per_s']:8.0f} docs/s per core "
           f"(peak RSS {py['peak_rss_mb']:.0f} MB)")
     print(f"  plain Python, batch function : {py['batch_function_mb_per_s']:8.2f} MB/s of text per core")
+    print(f"  plain Python, batch function : {py['batch_function_docs_per_cpu_s']:8.0f} docs per CPU second "
+          "(independent of other load)")
     print("  where the batch function spends its time (cProfile self time):")
     for stage, share in py["stage_profile"].items():
         print(f"    {share:6.1%}  {stage}")
@@ -204,6 +233,8 @@ def run_filter_bench(docs: int, seed: int, workdir: str | None, spark: bool = Tr
         result["spark"] = sp
         print(f"  Spark local[2], job end to end: {sp['docs_per_s_per_core']:8.0f} docs/s per core "
               f"(peak Python worker RSS {sp['peak_worker_rss_mb']:.0f} MB, JVM {sp['peak_jvm_rss_mb']:.0f} MB)")
+        print(f"  Spark local[2], CPU cost     : {sp['docs_per_cpu_s']:8.0f} docs per CPU second of Python workers "
+              "+ JVM (independent of other load)")
         print(f"  Spark / plain Python job     : {sp['docs_per_s_per_core'] / py['job_docs_per_s']:.2f}")
         print(f"  Spark / plain batch function : {sp['docs_per_s_per_core'] / py['batch_function_docs_per_s']:.2f}")
         if screen:

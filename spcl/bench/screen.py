@@ -23,7 +23,7 @@ def bench_screen(docs: int, batch: int, model: str | None, seed: int, rules: boo
     from spcl.filter.batch import resolve_model_path
     from spcl.screen import load_screen
     from spcl.synth.corpus import generate_corpus
-    from spcl.text import guess_lang, normalize
+    from spcl.text import guess_langs, normalize
 
     settings = load_settings()
     path = resolve_model_path(model or settings.screen.model)
@@ -47,7 +47,7 @@ def bench_screen(docs: int, batch: int, model: str | None, seed: int, rules: boo
         chunk = corpus[start : start + batch]
         t0 = time.perf_counter()
         texts = [normalize(t) for t in chunk]
-        langs = [guess_lang(t) for t in texts]
+        langs = guess_langs(texts)
         t1 = time.perf_counter()
         if find is not None:
             for t in texts:

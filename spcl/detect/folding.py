@@ -70,11 +70,8 @@ _DROP, _MARKS, _MAP = _tables()
 _ANY = re.compile(
     "[" + _ranges(sorted(ord(c) for c in (*_DROP, *_MARKS, *_MAP) if ord(c) < 0x10000)) + "\U00010000-\U0010ffff]"
 )
-# What fold() walks once _ANY found something: runs of BMP look-alikes, or any other candidate character.
-_RUNS = re.compile(
-    "(?P<map>[" + _ranges(sorted(ord(c) for c in _MAP if ord(c) < 0x10000)) + "]+)"
-    "|[" + _ranges(sorted(ord(c) for c in (*_DROP, *_MARKS) if ord(c) < 0x10000)) + "\\U00010000-\\U0010ffff]"
-)
+# A run of BMP look-alikes ("２０２４"), folded in one step once _ANY found its first character.
+_MAP_RUN = re.compile("[" + _ranges(sorted(ord(c) for c in _MAP if ord(c) < 0x10000)) + "]+")
 _TABLE = str.maketrans(_MAP)
 
 
@@ -133,24 +130,22 @@ def fold(text: str) -> Folded | None:
     seg_folded, seg_orig = [0], [0]
     pos = flen = 0  # text[:pos] is in pieces; flen = folded length so far
     last_drop = -2  # index of the last dropped character
-    for m in _RUNS.finditer(text, first.start()):
-        i, end = m.span()
-        if m.lastgroup == "map":  # a run of BMP look-alikes ("２０２４") in one step
-            pieces.append(text[pos:i])
-            pieces.append(text[i:end].translate(_TABLE))
-            flen += end - pos
-            pos = end
+    for m in _ANY.finditer(text, first.start()):  # one class scan; each candidate decided below
+        i = m.start()
+        if i < pos:  # inside a run of look-alikes already folded
             continue
         ch = text[i]
-        if ch in _MAP:  # an astral look-alike (mathematical digits)
+        if ch in _MAP:
+            run = _MAP_RUN.match(text, i)
+            end = run.end() if run is not None else i + 1  # astral look-alikes (mathematical digits) alone
             pieces.append(text[pos:i])
-            pieces.append(_MAP[ch])
+            pieces.append(text[i:end].translate(_TABLE))
             flen += end - pos
             pos = end
         elif ch in _DROP or (ch in _MARKS and i and (last_drop == i - 1 or text[i - 1].isdecimal())):
             pieces.append(text[pos:i])
             flen += i - pos
-            pos = end
+            pos = i + 1
             last_drop = i
             if seg_folded[-1] == flen:  # consecutive drops: one boundary
                 seg_orig[-1] = pos

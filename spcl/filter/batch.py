@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
@@ -20,9 +20,9 @@ import pyarrow as pa
 from spcl.config import Settings
 from spcl.detect.base import Hit
 from spcl.filter.route import decide, reported_hits, rule_reasons, screen_reasons
-from spcl.io.schema import OUTPUT_SCHEMA, row_key
+from spcl.io.schema import OUTPUT_SCHEMA, SCORES_TYPE, row_key
 from spcl.labels import CATEGORIES
-from spcl.text import guess_lang, normalize
+from spcl.text import guess_langs, normalize
 
 if TYPE_CHECKING:
     from spcl.screen.model import ScreenResult
@@ -98,33 +98,30 @@ def _hit_rows(hits: list[Hit]) -> list[dict[str, Any]]:
     ]
 
 
-def _empty_columns() -> dict[str, list[Any]]:
-    return {name: [] for name in OUTPUT_SCHEMA.names}
+@dataclass
+class _Kept:
+    """The rows of a batch that reach the screen, column by column, in input order."""
+
+    base: list[int] = field(default_factory=list)  # row index in the input batch
+    texts: list[str] = field(default_factory=list)  # NFC
+    originals: list[str] = field(default_factory=list)
+    hits: list[list[Hit]] = field(default_factory=list)  # reported hits
+    reasons: list[list[str]] = field(default_factory=list)  # rule reasons
 
 
-def _append(cols: dict[str, list[Any]], **values: Any) -> None:
-    for name in OUTPUT_SCHEMA.names:
-        cols[name].append(values.get(name))
-
-
-def _screen_scores(ctx: FilterContext, texts: list[str], langs: list[str]) -> list[dict[str, Any]]:
-    result = ctx.screen.predict(texts, langs)
+def _screen_columns(screen: ScreenModel, texts: list[str], langs: list[str]
+                    ) -> tuple[pa.Array, list[str], list[bool], list[bool]]:
+    """The ``scores`` struct column, the top category and both model flags of every text."""
+    result = screen.predict(texts, langs)
     cats = np.stack([np.asarray(result.categories[c], dtype=np.float32) for c in CATEGORIES], axis=1)
-    rows = []
-    for i in range(len(texts)):
-        rows.append({
-            "lgbm": float(result.lgbm_score[i]),
-            "svc": float(result.svc_score[i]),
-            "lgbm_flag": bool(result.lgbm_flag[i]),
-            "svc_flag": bool(result.svc_flag[i]),
-            **{c.lower(): float(cats[i, j]) for j, c in enumerate(CATEGORIES)},
-            "top_category": CATEGORIES[int(np.argmax(cats[i]))],
-        })
-    return rows
-
-
-def _quarantine(cols: dict[str, list[Any]], base: dict[str, Any], reason: str, raw: bytes | None) -> None:
-    _append(cols, **base, decision="quarantine", quarantine_reason=reason, raw=raw)
+    children = [pa.array(np.asarray(result.lgbm_score, np.float32), pa.float32()),
+                pa.array(np.asarray(result.svc_score, np.float32), pa.float32()),
+                pa.array(np.asarray(result.lgbm_flag, bool), pa.bool_()),
+                pa.array(np.asarray(result.svc_flag, bool), pa.bool_()),
+                *(pa.array(np.ascontiguousarray(cats[:, j]), pa.float32()) for j in range(len(CATEGORIES)))]
+    scores = pa.StructArray.from_arrays(children, fields=list(SCORES_TYPE))
+    top = [CATEGORIES[j] for j in np.argmax(cats, axis=1).tolist()] if len(texts) else []
+    return scores, top, np.asarray(result.lgbm_flag, bool).tolist(), np.asarray(result.svc_flag, bool).tolist()
 
 
 def _raw_bytes(text: str) -> bytes:
@@ -132,43 +129,86 @@ def _raw_bytes(text: str) -> bytes:
 
 
 def process_batch(batch: pa.RecordBatch, ctx: FilterContext) -> pa.RecordBatch:
-    """Screen one ``RECORD_SCHEMA`` batch: normalize, detect, score, decide; one output row per input row."""
-    cols = _empty_columns()
-    common = {"config_hash": ctx.config_hash, "model_version": ctx.model_version}
-    kept: list[dict[str, Any]] = []
-    for rec in batch.to_pylist():
-        base = {"id": rec["id"], "row_key": row_key(rec["id"], rec["source"], rec["position"]),
-                "source": rec["source"], "position": rec["position"], **common}
-        if rec["error"] is not None:
-            _quarantine(cols, base, rec["error"], rec["raw"])
+    """Screen one ``RECORD_SCHEMA`` batch: normalize, detect, score, decide; one output row per input row.
+
+    Rows that cannot be screened come first (quarantine, in input order), then the screened rows in input
+    order.
+    """
+    ids = batch.column("id").to_pylist()
+    sources = batch.column("source").to_pylist()
+    positions = batch.column("position").to_pylist()
+    errors = batch.column("error").to_pylist()
+    texts = batch.column("text").to_pylist()
+    metas = batch.column("meta").to_pylist()
+    keys = [row_key(i, s, p) for i, s, p in zip(ids, sources, positions, strict=True)]
+    quarantined: list[tuple[int, str, bytes | None]] = []  # (row, reason, raw)
+    kept = _Kept()
+    raws: list[bytes | None] | None = None
+    policy = ctx.settings.policy
+    for i, (error, original) in enumerate(zip(errors, texts, strict=True)):
+        if error is not None:
+            if raws is None:
+                raws = batch.column("raw").to_pylist()
+            quarantined.append((i, error, raws[i]))
             continue
         try:
-            text = normalize(rec["text"])
+            text = normalize(original)
             hits = ctx.detectors.find(text)
-            kept.append({"base": base, "original": rec["text"], "text": text, "lang": guess_lang(text),
-                         "meta": rec["meta"], "hits": reported_hits(hits, ctx.settings.policy),
-                         "reasons": rule_reasons(hits, ctx.settings.policy)})
+            reported, reasons = reported_hits(hits, policy), rule_reasons(hits, policy)
         except Exception as err:  # never crash the job on one record; never log the value
-            log.warning("record %s at %s:%s failed in the screen: %s", rec["id"], rec["source"],
-                        rec["position"], type(err).__name__)
-            raw = _raw_bytes(rec["text"]) if isinstance(rec["text"], str) else None
-            _quarantine(cols, base, f"screen_error:{type(err).__name__}", raw)
-    scores: list[dict[str, Any] | None] = [None] * len(kept)
-    if ctx.screen is not None and kept:
+            log.warning("record %s at %s:%s failed in the screen: %s", ids[i], sources[i], positions[i],
+                        type(err).__name__)
+            raw = _raw_bytes(original) if isinstance(original, str) else None
+            quarantined.append((i, f"screen_error:{type(err).__name__}", raw))
+            continue
+        kept.base.append(i)
+        kept.texts.append(text)
+        kept.originals.append(original)
+        kept.hits.append(reported)
+        kept.reasons.append(reasons)
+    langs = guess_langs(kept.texts)
+    scores: pa.Array = pa.nulls(len(kept.base), SCORES_TYPE)
+    top: list[str | None] = [None] * len(kept.base)
+    reasons = kept.reasons
+    if ctx.screen is not None and kept.base:
         try:
-            scores = list(_screen_scores(ctx, [k["text"] for k in kept], [k["lang"] for k in kept]))
+            scores, top_cats, lgbm_flags, svc_flags = _screen_columns(ctx.screen, kept.texts, langs)
         except Exception as err:  # fail closed: an unscored document is not released as clean
-            log.warning("screen model failed on a batch of %d records: %s", len(kept), type(err).__name__)
-            for row in kept:
-                _quarantine(cols, row["base"], f"screen_model_error:{type(err).__name__}", _raw_bytes(row["original"]))
-            return pa.RecordBatch.from_pydict(cols, schema=OUTPUT_SCHEMA)
-    for row, score in zip(kept, scores, strict=True):
-        reasons = row["reasons"]
-        top_category = None
-        if score is not None:
-            reasons = reasons + screen_reasons(score["lgbm_flag"], score["svc_flag"])
-            top_category = score.pop("top_category")
-        _append(cols, **row["base"], text=row["text"], lang=row["lang"], meta=row["meta"],
-                hits=_hit_rows(row["hits"]), reasons=reasons, scores=score, top_category=top_category,
-                decision=decide(reasons))
-    return pa.RecordBatch.from_pydict(cols, schema=OUTPUT_SCHEMA)
+            log.warning("screen model failed on a batch of %d records: %s", len(kept.base), type(err).__name__)
+            reason = f"screen_model_error:{type(err).__name__}"
+            quarantined += [(i, reason, _raw_bytes(o)) for i, o in zip(kept.base, kept.originals, strict=True)]
+            return _output(ctx, quarantined, ids, keys, sources, positions, metas, _Kept(), [], [],
+                           pa.nulls(0, SCORES_TYPE), [])
+        top = list(top_cats)
+        reasons = [r + screen_reasons(lf, sf) for r, lf, sf in zip(reasons, lgbm_flags, svc_flags, strict=True)]
+    return _output(ctx, quarantined, ids, keys, sources, positions, metas, kept, langs, reasons, scores, top)
+
+
+def _output(ctx: FilterContext, quarantined: list[tuple[int, str, bytes | None]], ids: list[Any], keys: list[str],
+            sources: list[str], positions: list[int], metas: list[str | None], kept: _Kept, langs: list[str],
+            reasons: list[list[str]], scores: pa.Array, top: list[str | None]) -> pa.RecordBatch:
+    """The ``OUTPUT_SCHEMA`` batch: the quarantined rows, then the kept rows."""
+    q_rows = [i for i, _, _ in quarantined]
+    rows = q_rows + kept.base
+    nq, nk = len(q_rows), len(kept.base)
+    columns: dict[str, Any] = {
+        "id": [ids[i] for i in rows],
+        "row_key": [keys[i] for i in rows],
+        "decision": ["quarantine"] * nq + [decide(r) for r in reasons],
+        "text": [None] * nq + kept.texts,
+        "lang": [None] * nq + langs,
+        "source": [sources[i] for i in rows],
+        "position": [positions[i] for i in rows],
+        "meta": [None] * nq + [metas[i] for i in kept.base],
+        "hits": [None] * nq + [_hit_rows(h) for h in kept.hits],
+        "reasons": [None] * nq + reasons,
+        "scores": pa.concat_arrays([pa.nulls(nq, SCORES_TYPE), scores]) if nq else scores,
+        "top_category": [None] * nq + top,
+        "quarantine_reason": [reason for _, reason, _ in quarantined] + [None] * nk,
+        "raw": [raw for _, _, raw in quarantined] + [None] * nk,
+        "config_hash": [ctx.config_hash] * (nq + nk),
+        "model_version": [ctx.model_version] * (nq + nk),
+    }
+    arrays = [col if isinstance(col, pa.Array) else pa.array(col, type=fld.type)
+              for fld, col in ((f, columns[f.name]) for f in OUTPUT_SCHEMA)]
+    return pa.RecordBatch.from_arrays(arrays, schema=OUTPUT_SCHEMA)

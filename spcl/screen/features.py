@@ -34,7 +34,9 @@ _SALT_SP = _U64(0x5350000000000000)
 _SALT_BI = _U64(0x9E3779B97F4A7C15)
 _SALT_CHAR = _U64(0xC4A2000000000000)
 _SALT_LATIN = _U64(0x1A71000000000000)
-_NON_LATIN = re.compile(r"[^a-z0-9']+")
+_LATIN_WORD = re.compile(r"[a-z0-9']+")
+_BLOOM_BITS = 20
+_FIB = _U64(0x9E3779B97F4A7C15)
 
 
 def latin_words(text: str) -> str:
@@ -43,7 +45,7 @@ def latin_words(text: str) -> str:
     >>> latin_words("He was ARRESTED, then 김씨 left.")
     'he was arrested then left'
     """
-    return _NON_LATIN.sub(" ", text.lower()).strip()
+    return " ".join(_LATIN_WORD.findall(text.lower()))
 
 
 @dataclass(frozen=True)
@@ -95,8 +97,31 @@ def _codepoints(joined: str) -> np.ndarray:
     return np.frombuffer(joined.encode("utf-32-le"), dtype=np.uint32).astype(_U64)
 
 
+_POWERS_KEPT = 1 << 22
+_powers_cache: list[np.ndarray] = []
+
+
+def _powers(n: int) -> tuple[np.ndarray, np.ndarray]:
+    """``_P**i`` and ``_P_INV**i`` (mod 2**64) for ``i < n``; the first ``_POWERS_KEPT`` are computed once."""
+    if _powers_cache and _powers_cache[0].size >= n:
+        return _powers_cache[0][:n], _powers_cache[1][:n]
+    size = n if n > _POWERS_KEPT else min(_POWERS_KEPT, max(n, 1 << 16))
+    out = []
+    for base in (_P, _P_INV):
+        arr = np.empty(size, _U64)
+        arr[0] = 1
+        arr[1:] = base
+        with np.errstate(over="ignore"):
+            out.append(np.cumprod(arr, dtype=_U64))
+    if size <= _POWERS_KEPT:
+        _powers_cache[:] = out
+    return out[0][:n], out[1][:n]
+
+
 def word_keys(wakati: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
     """Keys of space-separated words, and the index of the text each word came from.
+
+    A word's text index comes from its position, so a newline inside a text only separates words.
 
     >>> k, d = word_keys(["a bb a", "bb"])
     >>> d.tolist(), bool(k[0] == k[2]), bool(k[1] == k[3]), bool(k[0] == k[1])
@@ -105,20 +130,12 @@ def word_keys(wakati: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
     if not wakati:
         return np.zeros(0, _U64), np.zeros(0, np.int64)
     cp = _codepoints("\n".join(wakati))
-    is_nl = cp == 10
-    is_sep = (cp == 32) | is_nl
     n = cp.size
     if n == 0:
         return np.zeros(0, _U64), np.zeros(0, np.int64)
+    is_sep = (cp == 32) | (cp == 10)
+    powers, inv = _powers(n)
     with np.errstate(over="ignore"):
-        powers = np.empty(n, _U64)
-        powers[0] = 1
-        powers[1:] = _P
-        powers = np.cumprod(powers, dtype=_U64)
-        inv = np.empty(n, _U64)
-        inv[0] = 1
-        inv[1:] = _P_INV
-        inv = np.cumprod(inv, dtype=_U64)
         term = np.where(is_sep, _U64(0), (cp + _U64(1)) * powers)
         prefix = np.zeros(n + 1, _U64)
         np.cumsum(term, dtype=_U64, out=prefix[1:])
@@ -126,8 +143,14 @@ def word_keys(wakati: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
         starts = np.flatnonzero(edge == 1)
         ends = np.flatnonzero(edge == -1)
         keys = (prefix[ends] - prefix[starts]) * inv[starts]
-    doc = np.cumsum(is_nl)[starts]
-    return keys, doc.astype(np.int64)
+    return keys, _text_index(wakati, starts)
+
+
+def _text_index(texts: Sequence[str], positions: np.ndarray) -> np.ndarray:
+    """Index of the text each position of ``sep.join(texts)`` (one-character separator) falls in."""
+    lengths = np.fromiter(map(len, texts), np.int64, len(texts))
+    text_starts = np.cumsum(lengths + 1) - (lengths + 1)
+    return np.searchsorted(text_starts, positions, side="right").astype(np.int64) - 1
 
 
 def bigram_keys(keys: np.ndarray, doc: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -140,12 +163,23 @@ def bigram_keys(keys: np.ndarray, doc: np.ndarray) -> tuple[np.ndarray, np.ndarr
     return bk, doc[1:][same]
 
 
+def _joined_codepoints(texts: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
+    """Code points of ``"\\x00".join(texts)`` and a mask of the joins (by position, not by value)."""
+    cp = _codepoints("\x00".join(texts))
+    is_sep = np.zeros(cp.size, bool)
+    lengths = np.fromiter(map(len, texts), np.int64, len(texts))
+    is_sep[np.cumsum(lengths + 1)[:-1] - 1] = True
+    return cp, is_sep
+
+
 def char_ngram_keys(texts: Sequence[str], orders: Sequence[int]) -> tuple[np.ndarray, np.ndarray]:
-    """Keys of character n-grams (orders 1–3, 21 bits per code point) and their text index."""
+    """Keys of character n-grams (orders 1–3, 21 bits per code point) and their text index.
+
+    An n-gram never spans two texts; a NUL inside a text is an ordinary character.
+    """
     if not texts or not orders:
         return np.zeros(0, _U64), np.zeros(0, np.int64)
-    cp = _codepoints("\x00".join(texts))
-    is_sep = cp == 0
+    cp, is_sep = _joined_codepoints(texts)
     doc_all = np.cumsum(is_sep)
     out_k, out_d = [], []
     for n in orders:
@@ -186,6 +220,8 @@ class Featurizer:
         self._shift = _U64(64 - settings.bits)
         self._lex_keys = {e: np.zeros(0, _U64) for e in ("mecab", "sp", "char", "latin")}
         self._lex_mask = {e: np.zeros(0, np.uint8) for e in ("mecab", "sp", "char", "latin")}
+        self._lex_filter = {e: np.zeros(1 << _BLOOM_BITS, bool) for e in ("mecab", "sp", "char", "latin")}
+        self._head_first_char = np.zeros(0x110000, bool)  # first characters of the CJK terms' heads
         self._use_lex = bool(settings.lexicon and lexicon)
         if self._use_lex and lexicon is not None:
             self._build_lexicon(lexicon)
@@ -205,6 +241,7 @@ class Featurizer:
                         # CJK terms match as a substring: the key of their first (up to) 3 characters.
                         head = term[:3]
                         k, _ = char_ngram_keys([head], (len(head),))
+                        self._head_first_char[ord(head[0])] = True
                         key, target = (int(k[0]) if k.size else None), "char"
                     else:
                         key, target = self._term_key(term, engine), engine
@@ -214,6 +251,7 @@ class Featurizer:
             keys = np.array(sorted(mapping), dtype=_U64)
             self._lex_keys[engine] = keys
             self._lex_mask[engine] = np.array([mapping[int(k)] for k in keys], np.uint8)
+            self._lex_filter[engine][_filter_slots(keys)] = True
 
     @staticmethod
     def _phrase_key(k: np.ndarray, d: np.ndarray) -> int | None:
@@ -249,6 +287,10 @@ class Featurizer:
         lex = self._lex_keys[engine]
         if not self._use_lex or lex.size == 0 or keys.size == 0:
             return
+        maybe = self._lex_filter[engine][_filter_slots(keys)]  # cheap pre-filter: most keys are no term
+        keys, docs = keys[maybe], docs[maybe]
+        if keys.size == 0:
+            return
         idx = np.searchsorted(lex, keys)
         idx[idx == lex.size] = 0
         hit = lex[idx] == keys
@@ -260,6 +302,25 @@ class Featurizer:
             sel = (masks >> k) & 1
             if sel.any():
                 out[:, k] += np.bincount(hd, weights=sel, minlength=out.shape[0]).astype(np.float32)
+
+    def _head_keys(self, texts: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
+        """Character 2- and 3-gram keys (as :func:`char_ngram_keys`) at the positions where a lexicon head
+        can start, and their text index: the keys the CJK terms are looked up among."""
+        cp, is_sep = _joined_codepoints(texts)
+        size = cp.size
+        at = np.flatnonzero(self._head_first_char[cp])
+        out_k, out_d = [], []
+        for n in (2, 3):
+            pos = at[at + n <= size]
+            key = cp[pos]
+            bad = is_sep[pos].copy()
+            for j in range(1, n):
+                key = (key << _U64(21)) | cp[pos + j]
+                bad |= is_sep[pos + j]
+            out_k.append(key[~bad] ^ (_SALT_CHAR + _U64(n)))
+            out_d.append(pos[~bad])
+        positions = np.concatenate(out_d)
+        return np.concatenate(out_k), _text_index(texts, positions)
 
     def featurize(self, texts: Sequence[str], langs: Sequence[str]) -> tuple[sp.csr_matrix, np.ndarray]:
         """Raw token counts, shape ``(n, 2**bits)`` float32 canonical CSR, and lexicon counts ``(n, kinds)``."""
@@ -288,7 +349,7 @@ class Featurizer:
             if engine == "sp":
                 # Whole Latin words as extra tokens: SentencePiece pieces of English are often short
                 # fragments when the training texts are mostly Korean and Japanese.
-                wk, wd = word_keys([latin_words(prepared[i]) for i in idx])
+                wk, wd = word_keys([" ".join(_LATIN_WORD.findall(prepared[i])) for i in idx])
                 wd = np.asarray(idx, np.int64)[wd] if wd.size else wd
                 keys_parts.append(wk ^ _SALT_LATIN)
                 doc_parts.append(wd)
@@ -306,19 +367,41 @@ class Featurizer:
             keys_parts.append(k)
             doc_parts.append(d)
         if self._use_lex and self._lex_keys["char"].size:
-            k, d = char_ngram_keys(prepared, (2, 3))
+            k, d = self._head_keys(prepared)
             self._lex_hits("char", k, d, lex)
-        width = 1 << s.bits
         if not keys_parts:
-            return sp.csr_matrix((n, width), dtype=np.float32), lex
+            return sp.csr_matrix((n, 1 << s.bits), dtype=np.float32), lex
         keys = np.concatenate(keys_parts)
         docs = np.concatenate(doc_parts)
-        cols = (mix64(keys) >> self._shift).astype(np.int32)
-        mat = sp.csr_matrix(
-            (np.ones(cols.size, np.float32), (docs.astype(np.int32), cols)), shape=(n, width)
-        )
-        mat.sum_duplicates()
-        return mat, lex
+        return count_matrix(docs, (mix64(keys) >> self._shift).astype(np.int64), n, s.bits), lex
+
+
+def _filter_slots(keys: np.ndarray) -> np.ndarray:
+    """Slots of a ``2**_BLOOM_BITS`` pre-filter table (Fibonacci hashing of the keys)."""
+    with np.errstate(over="ignore"):
+        return ((keys * _FIB) >> _U64(64 - _BLOOM_BITS)).astype(np.intp)
+
+
+def count_matrix(docs: np.ndarray, cols: np.ndarray, n: int, bits: int) -> sp.csr_matrix:
+    """Canonical float32 CSR ``(n, 2**bits)`` counting each ``(docs[i], cols[i])`` pair (sorted, summed).
+
+    >>> count_matrix(np.array([1, 0, 1]), np.array([3, 2, 3]), 2, 2).toarray().tolist()
+    [[0.0, 0.0, 1.0, 0.0], [0.0, 0.0, 0.0, 2.0]]
+    """
+    width = 1 << bits
+    code = (docs.astype(np.int64) << bits) | cols.astype(np.int64)
+    code.sort()
+    first = np.ones(code.size, bool)
+    np.not_equal(code[1:], code[:-1], out=first[1:])
+    starts = np.flatnonzero(first)
+    unique = code[starts]
+    counts = np.diff(np.append(starts, code.size)).astype(np.float32)
+    indptr = np.zeros(n + 1, np.int32)
+    np.cumsum(np.bincount(unique >> bits, minlength=n), out=indptr[1:])
+    indices = (unique & (width - 1)).astype(np.int32)
+    mat = sp.csr_matrix((counts, indices, indptr), shape=(n, width))
+    mat.has_canonical_format = True
+    return mat
 
 
 def fit_idf(counts: sp.csr_matrix) -> np.ndarray:

@@ -35,7 +35,7 @@ from spcl import __version__
 from spcl.labels import CATEGORIES
 from spcl.screen.features import FeatureSettings, Featurizer, tfidf
 from spcl.screen.tokenize import Tokenizers
-from spcl.text import guess_lang
+from spcl.text import guess_langs
 
 FORMAT_VERSION = 1
 """Artifact format; a loader refuses any other value."""
@@ -87,6 +87,7 @@ class Screen:
         thresholds: Mapping[str, float],
         card: Mapping[str, Any] | None = None,
         name: str = "screen",
+        files_digest: str | None = None,
     ) -> None:
         missing = [k for k in _NPZ_KEYS if k not in arrays]
         if missing:
@@ -99,6 +100,7 @@ class Screen:
         self.thresholds = {"lgbm": float(thresholds["lgbm"]), "svc": float(thresholds["svc"])}
         self.card: dict[str, Any] = dict(card or {})
         self.name = name
+        self._files_digest = files_digest
         self.featurizer = Featurizer(settings, Tokenizers(self.sp_model), self.lexicon)
         self._booster = lgb.Booster(model_str=lgbm_model)
         self._idf = self.arrays["idf"].astype(np.float32)
@@ -112,14 +114,14 @@ class Screen:
 
     @cached_property
     def version(self) -> str:
-        """``NAME@SHA12``: the artifact name and the first 12 hex digits of its model files' hash
-        (computed once: hashing re-serializes the arrays)."""
-        return f"{self.name}@{model_digest(self.file_bytes())[:12]}"
+        """``NAME@SHA12``: the artifact name and the first 12 hex digits of its model files' hash (of the
+        files it was loaded from; a screen not loaded from files hashes its serialized files, once)."""
+        return f"{self.name}@{(self._files_digest or model_digest(self.file_bytes()))[:12]}"
 
     def features(self, texts: Sequence[str], langs: Sequence[str] | None = None) -> sp.csr_matrix:
         """The TF-IDF matrix (hashed block plus lexicon block) the models see."""
         if langs is None:
-            langs = [guess_lang(t) for t in texts]
+            langs = guess_langs(texts)
         try:
             counts, lex = self.featurizer.featurize(texts, langs)
         except (UnicodeError, TypeError):
@@ -286,6 +288,7 @@ def load_screen(path: str | Path) -> Screen:
             thresholds=card["thresholds"],
             card=card,
             name=str(card.get("name", root.name)),
+            files_digest=model_digest(files),
         )
     except ScreenModelError:
         raise

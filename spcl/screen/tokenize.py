@@ -71,4 +71,4 @@ class Tokenizers:
 
     def pieces(self, texts: Sequence[str]) -> list[list[int]]:
         """SentencePiece ids per text."""
-        return self.sp.encode(list(texts))
+        return self.sp.encode(list(texts), num_threads=1)
