@@ -306,21 +306,22 @@ class Featurizer:
     def _head_keys(self, texts: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
         """Character 2- and 3-gram keys (as :func:`char_ngram_keys`) at the positions where a lexicon head
         can start, and their text index: the keys the CJK terms are looked up among."""
-        cp, is_sep = _joined_codepoints(texts)
-        size = cp.size
+        cp = np.frombuffer("\x00".join(texts).encode("utf-32-le"), dtype=np.uint32)
+        lengths = np.fromiter(map(len, texts), np.int64, len(texts))
+        text_starts = np.cumsum(lengths + 1) - (lengths + 1)
         at = np.flatnonzero(self._head_first_char[cp])
+        doc = np.searchsorted(text_starts, at, side="right") - 1
+        room = text_starts[doc] + lengths[doc] - at  # characters left in the text from each position
         out_k, out_d = [], []
         for n in (2, 3):
-            pos = at[at + n <= size]
-            key = cp[pos]
-            bad = is_sep[pos].copy()
+            ok = room >= n  # an n-gram never runs into the next text
+            pos = at[ok]
+            key = cp[pos].astype(_U64)
             for j in range(1, n):
                 key = (key << _U64(21)) | cp[pos + j]
-                bad |= is_sep[pos + j]
-            out_k.append(key[~bad] ^ (_SALT_CHAR + _U64(n)))
-            out_d.append(pos[~bad])
-        positions = np.concatenate(out_d)
-        return np.concatenate(out_k), _text_index(texts, positions)
+            out_k.append(key ^ (_SALT_CHAR + _U64(n)))
+            out_d.append(doc[ok])
+        return np.concatenate(out_k), np.concatenate(out_d).astype(np.int64)
 
     def featurize(self, texts: Sequence[str], langs: Sequence[str]) -> tuple[sp.csr_matrix, np.ndarray]:
         """Raw token counts, shape ``(n, 2**bits)`` float32 canonical CSR, and lexicon counts ``(n, kinds)``."""
@@ -389,7 +390,7 @@ def count_matrix(docs: np.ndarray, cols: np.ndarray, n: int, bits: int) -> sp.cs
     [[0.0, 0.0, 1.0, 0.0], [0.0, 0.0, 0.0, 2.0]]
     """
     width = 1 << bits
-    code = (docs.astype(np.int64) << bits) | cols.astype(np.int64)
+    code = (np.asarray(docs, np.int64) << bits) | np.asarray(cols, np.int64)
     code.sort()
     first = np.ones(code.size, bool)
     np.not_equal(code[1:], code[:-1], out=first[1:])
