@@ -16,7 +16,7 @@ $(BASE): pyproject.toml
 	$(BIN)/pip install --quiet --upgrade pip
 	touch $(BASE)
 
-# the demo (and a cluster archive) need only what the filter job runs: spcl + pyspark
+# the demo needs only what the filter job runs: spcl + pyspark (a cluster archive: spcl[cluster], see README)
 $(DEMO_STAMP): $(BASE)
 	$(BIN)/pip install --quiet -e '.[spark]'
 	touch $(DEMO_STAMP)

@@ -11,27 +11,12 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parent.parent
-
-
-def _tracked_copy(dest: Path) -> Path:
-    """The committed and staged files of the project (what a clean clone holds), copied to ``dest``."""
-    files = subprocess.run(["git", "ls-files", "-z"], cwd=ROOT, capture_output=True, check=True).stdout
-    for rel in filter(None, files.decode().split("\0")):
-        src = ROOT / rel
-        if src.is_file():
-            (dest / rel).parent.mkdir(parents=True, exist_ok=True)
-            shutil.copy2(src, dest / rel)
-    return dest
+from tests.wheel import ROOT, build_wheel
 
 
 @pytest.mark.slow
 def test_wheel_installs_and_filters_from_another_folder(tmp_path: Path) -> None:
-    src = _tracked_copy(tmp_path / "src")
-    dist = tmp_path / "dist"
-    subprocess.run([sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps", "--no-build-isolation",
-                    "-w", str(dist), str(src)], check=True, timeout=300)
-    [wheel] = dist.glob("spcl-*.whl")
+    wheel = build_wheel(tmp_path)
     venv = tmp_path / "venv"
     subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True, timeout=120)
     py = venv / "bin" / "python"
