@@ -95,6 +95,27 @@ def test_python_engine_end_to_end(tmp_path: Path) -> None:
     run_filter(FilterJob((str(folder),), str(out), settings, engine="python", overwrite=True))
 
 
+def test_a_relative_output_reaches_every_task_as_an_absolute_path(tmp_path: Path,
+                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    """Executors resolve a relative path against their own work folder: the driver must resolve it first."""
+    import spcl.filter.job as job_module
+
+    folder, planted = _corpus(tmp_path)
+    seen: list[str] = []
+    real = job_module.screen_split
+
+    def recording(fh, split, output, ctx, on_batch=None):  # type: ignore[no-untyped-def]
+        seen.append(output)
+        return real(fh, split, output, ctx, on_batch)
+
+    monkeypatch.setattr(job_module, "screen_split", recording)
+    monkeypatch.chdir(tmp_path)
+    settings = load_settings(overrides={"screen.enabled": False})
+    stats = run_filter(FilterJob((str(folder),), "out", settings, engine="python"))
+    assert seen and set(seen) == {str(tmp_path / "out")}
+    _check_outputs(tmp_path / "out", planted, stats)
+
+
 def test_cli_reports_config_errors_and_existing_output(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     folder, _ = _corpus(tmp_path)
     conf = tmp_path / "bad.yaml"

@@ -23,7 +23,7 @@ import time
 from collections import Counter
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import IO, Any
 
 import pyarrow.compute as pc
@@ -38,7 +38,16 @@ from spcl.filter.task import screen_split, screen_unopenable
 from spcl.io.inputs import Listing, UnsafeOutput, check_output, list_local_inputs
 from spcl.io.readers import is_splittable, is_supported
 from spcl.io.splits import Split, plan_splits
-from spcl.io.storage import clear_dir, filesystem, is_existing_file, is_local, is_nonempty_dir, join, write_text
+from spcl.io.storage import (
+    clear_dir,
+    filesystem,
+    is_existing_file,
+    is_local,
+    is_nonempty_dir,
+    join,
+    local_path,
+    write_text,
+)
 from spcl.io.writers import footer_rows
 from spcl.manifest import MANIFEST_NAME, manifest_document
 from spcl.progress import Progress
@@ -284,6 +293,14 @@ def _written_counts(output: str, reports: list[dict[str, Any]]) -> tuple[dict[st
     return dict(counts), dict(sorted(entries.items()))
 
 
+def with_absolute_output(job: FilterJob) -> FilterJob:
+    """``job`` with a local output made absolute here, on the driver: an executor resolves a relative path
+    against its own work folder (YARN, standalone, ``local-cluster``) and would write its files there."""
+    if is_local(job.output):
+        return replace(job, output=os.path.abspath(local_path(job.output)))
+    return job
+
+
 def run_filter(job: FilterJob) -> dict[str, Any]:
     """Run the job and write ``stats.json`` and ``manifest.json``; returns the stats.
 
@@ -294,6 +311,7 @@ def run_filter(job: FilterJob) -> dict[str, Any]:
     an output without them is incomplete (``spcl.io.outputs.check_complete``).
     """
     started = time.time()
+    job = with_absolute_output(job)
     result = (_run_spark if job.engine == "spark" else _run_python)(job)
     settings = job.settings
     with _stage(result.stage_seconds, "reconcile"):
