@@ -419,9 +419,10 @@ def run_annotate_spark(cfg: AnnotateConfig, master: str | None = None) -> dict[s
     executors), then finalize on the driver. Paths must be visible to every executor."""
     from spcl.annotate.finalize import finalize
     from spcl.spark import build_session
-    from spcl.spark.files import run_per_file
+    from spcl.spark.files import run_per_file, with_absolute_paths
 
     started = time.perf_counter()
+    cfg = with_absolute_paths(cfg, ("input", "out"))
     todo, skipped = pending_files(cfg)
     clean_staging(cfg)
     for spec in [*cfg.teachers, *([cfg.verifier] if cfg.verifier else [])]:

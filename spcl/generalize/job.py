@@ -474,9 +474,10 @@ def run_generalize_job_spark(cfg: GeneralizeJobConfig, master: str | None = None
     """
     from spcl.mask.vault import open_vault
     from spcl.spark import build_session
-    from spcl.spark.files import run_per_file
+    from spcl.spark.files import run_per_file, with_absolute_paths
 
     started = time.perf_counter()
+    cfg = with_absolute_paths(cfg, ("input", "output", "vault"))
     todo, skipped = pending_files(cfg)
     open_vault(cfg.vault).close()
     _clean_staging(cfg)

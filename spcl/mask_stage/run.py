@@ -154,9 +154,10 @@ def run_mask_job_spark(cfg: MaskJobConfig, master: str | None = None) -> dict[st
     """
     from spcl.mask.vault import open_vault
     from spcl.spark import build_session
-    from spcl.spark.files import run_per_file
+    from spcl.spark.files import run_per_file, with_absolute_paths
 
     started = time.perf_counter()
+    cfg = with_absolute_paths(cfg, ("input", "output", "vault"))
     todo, keyed, hashes = plan_files(cfg)
     open_vault(cfg.vault).close()  # fail fast on a missing or wrong key, on the driver
     if todo and cfg.backend == "openai":  # an unreachable endpoint stops the job before any task starts

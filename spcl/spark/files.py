@@ -7,9 +7,38 @@ file; the lines come back to the driver.
 
 from __future__ import annotations
 
+import dataclasses
+import os
 from collections.abc import Callable, Iterable, Iterator
 from functools import partial
-from typing import Any
+from typing import Any, TypeVar
+
+from spcl.io.storage import is_local, local_path
+
+C = TypeVar("C")
+
+
+def with_absolute_paths(cfg: C, paths: Iterable[str]) -> C:
+    """``cfg`` (a dataclass) with its local path fields ``paths`` made absolute here, on the driver.
+
+    An executor resolves a relative path against its own work folder (YARN, standalone), so a task would
+    read or write elsewhere.
+
+    >>> from dataclasses import dataclass
+    >>> @dataclass
+    ... class Job:
+    ...     input: str
+    ...     output: str
+    >>> job = with_absolute_paths(Job("in", "s3a://b/out"), ("input", "output"))
+    >>> os.path.isabs(job.input), job.output
+    (True, 's3a://b/out')
+    """
+    changes: dict[str, str] = {}
+    for name in paths:
+        value = getattr(cfg, name)
+        if isinstance(value, str) and value and is_local(value):
+            changes[name] = os.path.abspath(local_path(value))
+    return dataclasses.replace(cfg, **changes) if changes else cfg  # type: ignore[type-var]
 
 
 def run_per_file(spark: Any, items: list[tuple[str, str]], body: Callable[[str, Iterable[tuple[str, str]]],
