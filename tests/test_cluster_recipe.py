@@ -89,14 +89,15 @@ def test_packed_environment_runs_the_filter_job_on_a_local_cluster(work: Path) -
     env = {k: v for k, v in os.environ.items()
            if k not in ("PYTHONPATH", "PYSPARK_PYTHON", "PYSPARK_DRIVER_PYTHON", "SPARK_HOME", "VIRTUAL_ENV")}
     env.update(SPARK_HOME=str(home), SPCL_PROBE_DIR=str(probes))
-    # --output is absolute: each executor resolves a relative local path against its own work folder
+    # --output is relative, as a user types it: the driver must make it absolute before the executors (whose
+    # work folders differ) write there
     out = elsewhere / "out"
     proc = subprocess.run(
         [str(home / "bin" / "spark-submit"), "--master", "local-cluster[1,2,1024]",
          "--conf", "spark.pyspark.python=./venv/bin/python",
          "--conf", f"spark.pyspark.driver.python={venv / 'bin' / 'python'}",
          "--archives", f"{archive}#venv",
-         str(ROOT / "jobs" / "filter.py"), "--input", "crawl", "--output", str(out)],
+         str(ROOT / "jobs" / "filter.py"), "--input", "crawl", "--output", "out"],
         cwd=elsewhere, env=env, capture_output=True, text=True, timeout=600)
     assert proc.returncode == 0, proc.stderr[-3000:]
 
