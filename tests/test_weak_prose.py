@@ -93,3 +93,15 @@ def test_shipped_set_matches_its_manifest_and_has_no_topic_term() -> None:
     assert all(str(r["source"]).startswith("weak:") for r in rows)
     assert not any(has_topic_term(r["text"], r["lang"]) for r in rows)
     assert len({r["id"] for r in rows}) == len(rows)  # the bills repeat boilerplate passages: texts may not be
+
+
+def test_weak_weight_reaches_the_rebuild_command_only_when_set() -> None:
+    import argparse
+
+    from spcl.commands.train import _rebuild_command, add_train_arguments
+
+    parser = argparse.ArgumentParser()
+    add_train_arguments(parser)
+    base = ["--data", "a.jsonl", "--out", "models/x"]
+    assert "--weak-weight" not in _rebuild_command(parser.parse_args(base))
+    assert _rebuild_command(parser.parse_args([*base, "--weak-weight", "0.5"])).endswith("--weak-weight 0.5")
