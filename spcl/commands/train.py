@@ -30,6 +30,8 @@ def add_train_arguments(parser: argparse.ArgumentParser) -> None:
                         help="labels whose recall the thresholds target (default SCPI)")
     parser.add_argument("--positive", default="SCPI,RELATED",
                         help="labels that count as positive (default SCPI,RELATED)")
+    parser.add_argument("--weak-weight", type=float, default=0.2,
+                        help="sample weight of weakly labelled rows (source 'weak:...'; default 0.2)")
     parser.add_argument("--threads", type=int, default=1, help="LightGBM training threads (default 1)")
 
 
@@ -61,6 +63,7 @@ def run_train(args: argparse.Namespace) -> int:
         positive_labels=positive,
         threshold_labels=tuple(x.strip() for x in args.threshold_labels.split(",") if x.strip()),
         num_threads=args.threads,
+        weak_weight=args.weak_weight,
     )
     real = [r for r in records if not r.synthetic]
     extra = [r for r in records if r.synthetic] + extra
@@ -145,6 +148,8 @@ def _rebuild_command(args: argparse.Namespace) -> str:
         parts += ["--target-recall", str(args.target_recall)]
     if args.positive != "SCPI,RELATED":
         parts += ["--positive", args.positive]
+    if args.weak_weight != 0.2:
+        parts += ["--weak-weight", str(args.weak_weight)]
     if args.threshold_labels != "SCPI":
         parts += ["--threshold-labels", args.threshold_labels]
     return " ".join(parts)

@@ -53,6 +53,11 @@ class Record:
         labelled real text (``weak:``, e.g. ``spcl.screen.weak_none``); never scored in CV."""
         return self.source.startswith(("synth", "weak:"))
 
+    @property
+    def weak(self) -> bool:
+        """True for weakly labelled real text (``source`` starts with ``weak:``); a subset of :attr:`synthetic`."""
+        return self.source.startswith("weak:")
+
 
 @dataclass(frozen=True)
 class TrainSettings:
@@ -70,6 +75,8 @@ class TrainSettings:
     reaches ``target_recall`` (fewest flags); ``each``: every model alone reaches ``target_recall``."""
     synthetic_weight: float = 0.2
     """Sample weight of synthetic (augmentation) records relative to real ones."""
+    weak_weight: float = 0.2
+    """Sample weight of weakly labelled real records (``source`` starting ``weak:``) relative to real ones."""
     threshold_folds: int = 5
     svc_c: float = 0.5
     lgbm_top_k: int = 3000
@@ -198,6 +205,7 @@ def _prepare(records: Sequence[Record], featurizer: Featurizer, settings: TrainS
     y = np.array([r.label in settings.positive_labels for r in records], bool)
     cats = np.array([[c in r.categories for c in CATEGORIES] for r in records], bool).reshape(-1, 4)
     real = np.array([not r.synthetic for r in records], bool)
+    weak = np.array([r.weak for r in records], bool)
     target = np.array([r.label in settings.threshold_labels for r in records], bool) & real
     strata = np.array([f"{r.lang}:{r.label}:{int(r.synthetic)}" for r in records])
     counts, lex = featurizer.featurize(texts, langs)
@@ -207,7 +215,7 @@ def _prepare(records: Sequence[Record], featurizer: Featurizer, settings: TrainS
         y=y,
         cats=cats,
         real=real,
-        weight=np.where(real, 1.0, settings.synthetic_weight).astype(np.float64),
+        weight=np.where(real, 1.0, np.where(weak, settings.weak_weight, settings.synthetic_weight)).astype(np.float64),
         target=target,
         strata=strata,
         groups=near_duplicate_groups(texts),
