@@ -45,7 +45,11 @@ def latin_words(text: str) -> str:
     >>> latin_words("He was ARRESTED, then 김씨 left.")
     'he was arrested then left'
     """
-    return " ".join(_LATIN_WORD.findall(text.lower()))
+    return _latin_words_of_lowered(text.lower())
+
+
+def _latin_words_of_lowered(text: str) -> str:
+    return " ".join(_LATIN_WORD.findall(text))
 
 
 @dataclass(frozen=True)
@@ -146,11 +150,16 @@ def word_keys(wakati: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
     return keys, _text_index(wakati, starts)
 
 
+def _text_bounds(texts: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
+    """Start offset of each text in ``sep.join(texts)`` (a one-character separator) and each text's length."""
+    lengths = np.fromiter(map(len, texts), np.int64, len(texts))
+    return np.cumsum(lengths + 1) - (lengths + 1), lengths
+
+
 def _text_index(texts: Sequence[str], positions: np.ndarray) -> np.ndarray:
     """Index of the text each position of ``sep.join(texts)`` (one-character separator) falls in."""
-    lengths = np.fromiter(map(len, texts), np.int64, len(texts))
-    text_starts = np.cumsum(lengths + 1) - (lengths + 1)
-    return np.searchsorted(text_starts, positions, side="right").astype(np.int64) - 1
+    starts, _ = _text_bounds(texts)
+    return np.searchsorted(starts, positions, side="right").astype(np.int64) - 1
 
 
 def bigram_keys(keys: np.ndarray, doc: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -163,37 +172,34 @@ def bigram_keys(keys: np.ndarray, doc: np.ndarray) -> tuple[np.ndarray, np.ndarr
     return bk, doc[1:][same]
 
 
-def _joined_codepoints(texts: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
-    """Code points of ``"\\x00".join(texts)`` and a mask of the joins (by position, not by value)."""
-    cp = _codepoints("\x00".join(texts))
-    is_sep = np.zeros(cp.size, bool)
-    lengths = np.fromiter(map(len, texts), np.int64, len(texts))
-    is_sep[np.cumsum(lengths + 1)[:-1] - 1] = True
-    return cp, is_sep
+def char_ngram_keys(texts: Sequence[str], orders: Sequence[int],
+                    first_chars: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """Keys of character n-grams (orders 1–3, 21 bits per code point) and their text index, by order then
+    position. An n-gram never spans two texts; a NUL inside a text is an ordinary character.
+    ``first_chars`` (a boolean table over code points) keeps only the n-grams whose first character it marks.
 
-
-def char_ngram_keys(texts: Sequence[str], orders: Sequence[int]) -> tuple[np.ndarray, np.ndarray]:
-    """Keys of character n-grams (orders 1–3, 21 bits per code point) and their text index.
-
-    An n-gram never spans two texts; a NUL inside a text is an ordinary character.
+    >>> k, d = char_ngram_keys(["abc", "de"], (2,))
+    >>> d.tolist(), int(k[0] ^ k[1]) != 0
+    ([0, 0, 1], True)
     """
     if not texts or not orders:
         return np.zeros(0, _U64), np.zeros(0, np.int64)
-    cp, is_sep = _joined_codepoints(texts)
-    doc_all = np.cumsum(is_sep)
+    cp = np.frombuffer("\x00".join(texts).encode("utf-32-le"), dtype=np.uint32)
+    starts, lengths = _text_bounds(texts)
+    at = np.arange(cp.size) if first_chars is None else np.flatnonzero(first_chars[cp])
+    doc = np.searchsorted(starts, at, side="right") - 1
+    room = starts[doc] + lengths[doc] - at  # characters left in the text from each position
     out_k, out_d = [], []
     for n in orders:
-        if not 1 <= n <= 3 or cp.size < n:
+        if not 1 <= n <= 3:
             continue
-        m = cp.size - n + 1
-        key = np.zeros(m, _U64)
-        bad = np.zeros(m, bool)
-        for j in range(n):
-            key = (key << _U64(21)) | cp[j : j + m]
-            bad |= is_sep[j : j + m]
-        keep = ~bad
-        out_k.append(key[keep] ^ (_SALT_CHAR + _U64(n)))
-        out_d.append(doc_all[:m][keep])
+        ok = room >= n  # an n-gram never runs into the next text
+        pos = at[ok]
+        key = cp[pos].astype(_U64)
+        for j in range(1, n):
+            key = (key << _U64(21)) | cp[pos + j]
+        out_k.append(key ^ (_SALT_CHAR + _U64(n)))
+        out_d.append(doc[ok])
     if not out_k:
         return np.zeros(0, _U64), np.zeros(0, np.int64)
     return np.concatenate(out_k), np.concatenate(out_d).astype(np.int64)
@@ -303,26 +309,6 @@ class Featurizer:
             if sel.any():
                 out[:, k] += np.bincount(hd, weights=sel, minlength=out.shape[0]).astype(np.float32)
 
-    def _head_keys(self, texts: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
-        """Character 2- and 3-gram keys (as :func:`char_ngram_keys`) at the positions where a lexicon head
-        can start, and their text index: the keys the CJK terms are looked up among."""
-        cp = np.frombuffer("\x00".join(texts).encode("utf-32-le"), dtype=np.uint32)
-        lengths = np.fromiter(map(len, texts), np.int64, len(texts))
-        text_starts = np.cumsum(lengths + 1) - (lengths + 1)
-        at = np.flatnonzero(self._head_first_char[cp])
-        doc = np.searchsorted(text_starts, at, side="right") - 1
-        room = text_starts[doc] + lengths[doc] - at  # characters left in the text from each position
-        out_k, out_d = [], []
-        for n in (2, 3):
-            ok = room >= n  # an n-gram never runs into the next text
-            pos = at[ok]
-            key = cp[pos].astype(_U64)
-            for j in range(1, n):
-                key = (key << _U64(21)) | cp[pos + j]
-            out_k.append(key ^ (_SALT_CHAR + _U64(n)))
-            out_d.append(doc[ok])
-        return np.concatenate(out_k), np.concatenate(out_d).astype(np.int64)
-
     def featurize(self, texts: Sequence[str], langs: Sequence[str]) -> tuple[sp.csr_matrix, np.ndarray]:
         """Raw token counts, shape ``(n, 2**bits)`` float32 canonical CSR, and lexicon counts ``(n, kinds)``."""
         s = self.settings
@@ -350,7 +336,7 @@ class Featurizer:
             if engine == "sp":
                 # Whole Latin words as extra tokens: SentencePiece pieces of English are often short
                 # fragments when the training texts are mostly Korean and Japanese.
-                wk, wd = word_keys([" ".join(_LATIN_WORD.findall(prepared[i])) for i in idx])
+                wk, wd = word_keys([_latin_words_of_lowered(prepared[i]) for i in idx])
                 wd = np.asarray(idx, np.int64)[wd] if wd.size else wd
                 keys_parts.append(wk ^ _SALT_LATIN)
                 doc_parts.append(wd)
@@ -368,7 +354,7 @@ class Featurizer:
             keys_parts.append(k)
             doc_parts.append(d)
         if self._use_lex and self._lex_keys["char"].size:
-            k, d = self._head_keys(prepared)
+            k, d = char_ngram_keys(prepared, (2, 3), self._head_first_char)  # where a head can start
             self._lex_hits("char", k, d, lex)
         if not keys_parts:
             return sp.csr_matrix((n, 1 << s.bits), dtype=np.float32), lex
