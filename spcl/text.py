@@ -10,10 +10,6 @@ import numpy as np
 
 LANGS: tuple[str, ...] = ("ja", "ko", "en", "other")
 
-_KANA = re.compile(r"[\u3040-\u30ff\u31f0-\u31ff\uff66-\uff9d]")
-_HANGUL = re.compile(r"[\uac00-\ud7a3\u1100-\u11ff\u3130-\u318f]")
-_HAN = re.compile(r"[\u4e00-\u9fff\u3400-\u4dbf]")
-_LATIN = re.compile(r"[A-Za-z]")
 _EN_WORDS = re.compile(r"(?i)(?<![a-z])(?:the|and|of|to|is|in|for|with|that|this|was|are)(?![a-z])")
 _SAMPLE_CHARS = 1000
 
@@ -38,15 +34,7 @@ def guess_lang(text: str) -> str:
     >>> guess_lang("今日は晴れです"), guess_lang("오늘은 맑아요"), guess_lang("It is sunny and warm")
     ('ja', 'ko', 'en')
     """
-    sample = text[:_SAMPLE_CHARS]
-    kana = len(_KANA.findall(sample))
-    hangul = len(_HANGUL.findall(sample))
-    if kana or hangul:
-        return "ko" if hangul > kana else "ja"
-    latin = len(_LATIN.findall(sample))
-    if latin and latin * 2 >= len(_HAN.findall(sample)) and len(_EN_WORDS.findall(sample)) >= 1:
-        return "en"
-    return "other"
+    return guess_langs([text])[0]
 
 
 _KANA_RANGES = ((0x3040, 0x30FF), (0x31F0, 0x31FF), (0xFF66, 0xFF9D))
@@ -70,7 +58,7 @@ _SCRIPT = _script_table()
 
 
 def guess_langs(texts: Sequence[str]) -> list[str]:
-    """:func:`guess_lang` of every text, counted for the whole batch at once with NumPy (same answers).
+    """:func:`guess_lang` of every text, the scripts counted for the whole batch at once with NumPy.
 
     >>> guess_langs(["今日は晴れです", "", "오늘은 맑아요", "It is sunny and warm", "天气很好"])
     ['ja', 'other', 'ko', 'en', 'other']
