@@ -23,7 +23,10 @@ _TAGS = re.compile(r"<[^>]+>")
 _SCRIPTS = re.compile(r"(?s)<(script|style|head)\b.*?</\1>")
 _SPACES = re.compile(r"\s+")
 _SENTENCE_END = re.compile(r"(?<=[。．.!?！？])\s*")
-_SCRIPT_CHARS = {"ja": re.compile(r"[\u3040-\u30ff]"), "ko": re.compile(r"[\uac00-\ud7a3]")}
+_SCRIPT_CHARS = {"ja": re.compile(r"[\u3040-\u30ff]"), "ko": re.compile(r"[\uac00-\ud7a3]"),
+                 "en": re.compile(r"[A-Za-z]")}
+HELP_FOLDERS = {"ja": "ja", "ko": "ko", "en": "en-US"}
+"""Folder of each language under :data:`HELP_ROOT` (Debian ``libreoffice-help-ja``/``-ko``/``-en-us``)."""
 
 
 def page_text(raw: str) -> str:
@@ -46,11 +49,12 @@ def passages(text: str, lang: str, min_chars: int = 80, max_chars: int = 600) ->
 
 
 def weak_none_records(lang: str, n: int, seed: int = 0, root: Path = HELP_ROOT) -> list[dict[str, object]]:
-    """``n`` NONE records for ``lang`` ("ja" or "ko"), chosen by hashed passage key (a pure function of
-    the pages and ``seed``)."""
-    folder = root / lang
+    """``n`` NONE records for ``lang`` ("ja", "ko" or "en"), chosen by hashed passage key (a pure function
+    of the pages and ``seed``)."""
+    folder = root / HELP_FOLDERS[lang]
     if not folder.is_dir():
-        raise FileNotFoundError(f"{folder} not found: install the Debian package libreoffice-help-{lang}")
+        package = "libreoffice-help-en-us" if lang == "en" else f"libreoffice-help-{lang}"
+        raise FileNotFoundError(f"{folder} not found: install the Debian package {package}")
     candidates = []
     for page in sorted(folder.rglob("*.html")):
         rel = page.relative_to(folder).as_posix()

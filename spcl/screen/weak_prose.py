@@ -30,6 +30,7 @@ import zipfile
 from collections.abc import Iterator
 from pathlib import Path
 
+from spcl.screen.features import latin_words
 from spcl.screen.lexicon import default_lexicon
 from spcl.screen.weak_none import passages
 
@@ -42,9 +43,20 @@ _SPACES = re.compile(r"\s+")
 
 
 def has_topic_term(text: str, lang: str, lexicon: dict[str, dict[str, list[str]]] | None = None) -> bool:
-    """True when ``text`` contains any MEDICAL/CRIME/DISABILITY/OTHER lexicon term of ``lang`` (substring)."""
+    """True when ``text`` contains any MEDICAL/CRIME/DISABILITY/OTHER lexicon term of ``lang``.
+
+    Japanese/Korean terms match as substrings. English terms match on lower-cased words: a term of four or
+    more letters also matches the words it begins (``murder`` → ``murders``, ``hospital`` → ``hospitals``),
+    a shorter one the whole word or its plural (``gay``, ``gays``, but not ``gaze``), so the filter errs
+    towards dropping text.
+    """
     table = (lexicon or default_lexicon()).get(lang, {})
-    return any(term in text for kind in TOPIC_KINDS for term in table.get(kind, ()))
+    terms = [term for kind in TOPIC_KINDS for term in table.get(kind, ())]
+    if lang != "en":
+        return any(term in text for term in terms)
+    words = " " + latin_words(text) + " "
+    return any((" " + term) in words if len(term) >= 4
+               else f" {term} " in words or f" {term}s " in words for term in terms)
 
 
 def iob_sentences(lines: Iterator[str]) -> list[str]:
