@@ -2,6 +2,7 @@
 
 spcl eval masking --gold data/synth-pii/test.jsonl --pred pred.jsonl --out metrics.json
 spcl eval detect --gold data/detect-eval/gold.jsonl --gold data/detect-eval/prose.jsonl --out detect.json
+spcl eval screen --model models/screen-default --data test.jsonl --data data/detect-eval/prose.jsonl
 
 ``eval`` is a group others extend: write ``register_<name>(eval_sub)`` (it receives the ``eval``
 sub-parsers object and adds one subcommand) and add it to ``EVAL_COMMANDS`` below.
@@ -123,6 +124,42 @@ def register_detect(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(func=_detect)
 
 
+def _screen(args: argparse.Namespace) -> int:
+    from itertools import chain
+
+    from spcl.evaluate.screen import ScreenEvalError, evaluate_screen, format_summary, read_eval_records
+    from spcl.screen.model import ScreenModelError, load_screen
+
+    try:
+        screen = load_screen(args.model)
+        report = evaluate_screen(screen, chain.from_iterable(read_eval_records(p) for p in args.data))
+    except (ScreenEvalError, ScreenModelError, OSError) as err:
+        print(f"spcl eval screen: {err}", file=sys.stderr)
+        return 2
+    text = json.dumps(report, indent=2, ensure_ascii=False)
+    print(text if args.json else format_summary(report))
+    if args.out:
+        Path(args.out).parent.mkdir(parents=True, exist_ok=True)
+        Path(args.out).write_text(text + "\n", encoding="utf-8")
+    return 0
+
+
+def register_screen(sub: argparse._SubParsersAction) -> None:
+    """Add ``spcl eval screen``."""
+    p = sub.add_parser(
+        "screen",
+        help="a trained screen on held-out data: F1 / SCPI recall / NONE flagged by language, flag rate of "
+        "unlabelled text",
+        description="DATA.jsonl: {id, text, lang?, label?, source?, origin?}; rows with a label (SCPI, RELATED, "
+        "NONE) are scored, rows without one give flag rates per language and origin; see spcl.evaluate.screen.",
+    )
+    p.add_argument("--model", default="models/screen-default", metavar="DIR")
+    p.add_argument("--data", required=True, action="append", metavar="DATA.jsonl", help="repeatable")
+    p.add_argument("--out", default=None, metavar="FILE.json", help="also write the full JSON report here")
+    p.add_argument("--json", action="store_true", help="print the full JSON report instead of the summary")
+    p.set_defaults(func=_screen)
+
+
 def _utility(args: argparse.Namespace) -> int:
     from spcl.generalize.engine import restore
     from spcl.generalize.job import iter_generalized
@@ -212,6 +249,7 @@ EVAL_COMMANDS: list[Callable[[argparse._SubParsersAction], None]] = [
     register_masking,
     register_names,
     register_detect,
+    register_screen,
     register_utility,
     register_reidentify,
 ]

@@ -1,0 +1,137 @@
+"""Quality of a trained screen on data it was not trained on: labelled sentences and unlabelled real text.
+
+Input: JSONL, one record a line, ``{"id", "text", "lang"?, "label"?, "source"?, "origin"?}``.
+
+- A record **with** a ``label`` (SCPI, RELATED or NONE) is scored: topic precision/recall/F1 (SCPI and
+  RELATED against NONE), SCPI recall and the share of NONE flagged, overall and per language, for the
+  union and for each model alone — the numbers of the screen's bar in issue 12.
+- A record **without** a label is real text of unknown content: only its flag rate is reported, per language
+  and per *origin* (``source``, or the part of ``origin`` before the first ``:``, e.g. ``sotu`` or ``man``).
+  This is what the LLM stage will be sent of ordinary text.
+
+``lang`` defaults to the script guess. The report holds counts and rates only, never text or ids.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections import defaultdict
+from collections.abc import Iterable, Iterator
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from spcl.labels import LABELS
+from spcl.screen.evaluate import flag_metrics
+from spcl.screen.model import Screen
+from spcl.text import LANGS, guess_lang
+
+GOALS = {"f1_min": 0.87, "scpi_recall_min": 0.95, "ja_scpi_recall_min": 0.93, "none_flagged_max": 0.15}
+"""Issue 12's bar for the screen on real labelled ja/ko sentences."""
+BATCH = 512
+
+
+class ScreenEvalError(ValueError):
+    """A record that cannot be scored (the message names the file, line and field, never the text)."""
+
+
+def read_eval_records(path: str | Path) -> Iterator[dict[str, str]]:
+    """Rows ``{"text", "lang", "label", "group"}`` of one JSONL file (``label`` is "" when absent)."""
+    with open(path, encoding="utf-8") as fh:
+        for lineno, line in enumerate(fh, 1):
+            if not line.strip():
+                continue
+            where = f"{path}:{lineno}"
+            try:
+                row = json.loads(line)
+            except json.JSONDecodeError:
+                raise ScreenEvalError(f"{where}: not valid JSON") from None
+            if not isinstance(row, dict) or not isinstance(row.get("text"), str):
+                raise ScreenEvalError(f"{where}: field 'text' missing or not a string")
+            label = row.get("label") or ""
+            if label and label not in LABELS:
+                raise ScreenEvalError(f"{where}: label {label!r} not in {list(LABELS)}")
+            lang = row["lang"] if row.get("lang") in LANGS else guess_lang(row["text"])
+            group = str(row.get("source") or str(row.get("origin") or "").split(":", 1)[0] or "-")
+            yield {"text": row["text"], "lang": lang, "label": label, "group": group}
+
+
+def evaluate_screen(screen: Screen, rows: Iterable[dict[str, str]]) -> dict[str, Any]:
+    """Score every row (see the module docstring); returns the JSON report."""
+    rows = list(rows)
+    lg_flag, svc_flag, flag = (np.zeros(len(rows), bool) for _ in range(3))
+    for start in range(0, len(rows), BATCH):
+        part = rows[start : start + BATCH]
+        res = screen.predict([r["text"] for r in part], [r["lang"] for r in part])
+        sl = slice(start, start + len(part))
+        lg_flag[sl], svc_flag[sl], flag[sl] = res.lgbm_flag, res.svc_flag, res.flag
+    labels = np.array([r["label"] for r in rows], dtype=object)
+    langs = np.array([r["lang"] for r in rows], dtype=object)
+    labelled = labels != ""
+    report: dict[str, Any] = {"model": screen.version, "thresholds": screen.thresholds,
+                              "records": len(rows), "labelled": int(labelled.sum())}
+    if labelled.any():
+        report["labelled_metrics"] = _labelled(labels[labelled], langs[labelled],
+                                               {"union": flag[labelled], "lgbm": lg_flag[labelled],
+                                                "svc": svc_flag[labelled]})
+        report["goals"] = _goals(report["labelled_metrics"])
+    if (~labelled).any():
+        report["unlabelled_flag_rate"] = _flag_rates([r for r, lab in zip(rows, labelled, strict=True) if not lab],
+                                                     flag[~labelled])
+    return report
+
+
+def _labelled(labels: np.ndarray, langs: np.ndarray, systems: dict[str, np.ndarray]) -> dict[str, Any]:
+    out: dict[str, Any] = {"overall": {}, "per_lang": {}}
+    for name, f in systems.items():
+        out["overall"][name] = flag_metrics(f, labels.astype(str))
+        for lang in sorted(set(langs.tolist())):
+            m = langs == lang
+            out["per_lang"].setdefault(lang, {})[name] = flag_metrics(f[m], labels[m].astype(str))
+    return out
+
+
+def _goals(metrics: dict[str, Any]) -> dict[str, Any]:
+    union = metrics["overall"]["union"]
+    ja = metrics["per_lang"].get("ja", {}).get("union", {})
+    checks = {
+        "f1": (union["f1"], union["f1"] >= GOALS["f1_min"]),
+        "scpi_recall": (union["scpi_recall"], union["scpi_recall"] >= GOALS["scpi_recall_min"]),
+        "none_flagged": (union["none_flag_rate"], union["none_flag_rate"] <= GOALS["none_flagged_max"]),
+    }
+    ja_scpi = ja.get("scpi_recall")
+    if ja_scpi is not None and not math.isnan(ja_scpi):  # only when Japanese SCPI sentences were scored
+        checks["ja_scpi_recall"] = (ja_scpi, ja_scpi >= GOALS["ja_scpi_recall_min"])
+    return {k: {"value": v, "met": bool(ok)} for k, (v, ok) in checks.items()}
+
+
+def _flag_rates(rows: list[dict[str, str]], flag: np.ndarray) -> dict[str, Any]:
+    counts: dict[tuple[str, str], list[int]] = defaultdict(lambda: [0, 0])
+    for r, f in zip(rows, flag.tolist(), strict=True):
+        for key in ((r["lang"], "*"), (r["lang"], r["group"])):
+            counts[key][0] += 1
+            counts[key][1] += int(f)
+    out: dict[str, Any] = {}
+    for (lang, group), (n, k) in sorted(counts.items()):
+        out.setdefault(lang, {})[group] = {"n": n, "flagged": k, "flag_rate": round(k / n, 4)}
+    return out
+
+
+def format_summary(report: dict[str, Any]) -> str:
+    """A short human-readable summary of :func:`evaluate_screen`'s report."""
+    lines = [f"model {report['model']}: {report['records']} records, {report['labelled']} labelled"]
+    metrics = report.get("labelled_metrics")
+    if metrics:
+        for scope, values in [("all", metrics["overall"]["union"]),
+                              *((lang, v["union"]) for lang, v in metrics["per_lang"].items())]:
+            lines.append(f"  {scope:>4}: F1 {values['f1']:.3f}  P {values['precision']:.3f}  R {values['recall']:.3f}"
+                         f"  SCPI recall {values['scpi_recall']:.3f}  NONE flagged {values['none_flag_rate']:.3f}"
+                         f"  (n={values['n']})")
+        lines.append("  goals: " + ", ".join(f"{k} {'met' if g['met'] else 'NOT met'}"
+                                             for k, g in report["goals"].items()))
+    for lang, groups in report.get("unlabelled_flag_rate", {}).items():
+        parts = ", ".join(f"{g} {v['flag_rate']:.1%} of {v['n']}" for g, v in groups.items())
+        lines.append(f"  unlabelled {lang}: {parts}")
+    return "\n".join(lines)
