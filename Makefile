@@ -37,7 +37,7 @@ demo: $(DEMO_STAMP) check-java
 
 test: $(STAMP) check-java
 	$(BIN)/ruff check spcl jobs tests
-	$(BIN)/pytest
+	$(BIN)/pytest -n 2 --dist loadfile  # two workers; a file's tests (and its module fixtures) stay on one
 
 test-fast: $(STAMP)
 	$(BIN)/pytest -m 'not slow' -x -q

