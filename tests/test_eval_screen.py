@@ -103,3 +103,23 @@ def test_cli_prints_the_summary_writes_the_report_and_fails_cleanly(tmp_path: Pa
     bad = _write(tmp_path / "bad.jsonl", [{"id": "1", "label": "NONE"}])
     done = subprocess.run([*cmd[:-4], "--data", str(bad)], capture_output=True, text=True, check=False)
     assert done.returncode == 2 and "bad.jsonl:1: field 'text'" in done.stderr
+
+
+@pytest.mark.parametrize("command", [
+    ["screen", "--data", "{data}", "--out", "{data}"],
+    ["detect", "--gold", "{data}", "--out", "{data}"],
+    ["masking", "--gold", "{other}", "--pred", "{data}", "--out", "{data}"],
+    ["names", "--set", "{data}", "--out", "{data}"],
+])
+def test_a_report_never_overwrites_an_input(tmp_path: Path, command: list[str],
+                                             capsys: pytest.CaptureFixture[str]) -> None:
+    from spcl.cli import main
+
+    data = _write(tmp_path / "d.jsonl", ROWS)
+    other = _write(tmp_path / "o.jsonl", ROWS[:1])
+    before = data.read_bytes()
+    argv = ["eval", *(a.format(data=data, other=other) for a in command)]
+    argv[-1] = str(tmp_path / "." / "d.jsonl")  # the same file, spelt differently
+    assert main(argv) == 2
+    assert data.read_bytes() == before
+    assert "is one of the inputs" in capsys.readouterr().err

@@ -13,13 +13,30 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from pathlib import Path
+
+
+def _out_is_an_input(command: str, out: str | None, inputs: Iterable[str]) -> bool:
+    """True, after saying why on stderr, when ``--out`` names one of the input files: writing the report
+    there would overwrite the data it was computed from."""
+    if out and any(Path(out).resolve() == Path(p).resolve() for p in inputs):
+        print(f"spcl eval {command}: --out {out} is one of the inputs; write the report elsewhere", file=sys.stderr)
+        return True
+    return False
+
+
+def _write_report(out: str, text: str) -> None:
+    """Write ``text`` and a newline to ``out``, creating its folder."""
+    Path(out).parent.mkdir(parents=True, exist_ok=True)
+    Path(out).write_text(text + "\n", encoding="utf-8")
 
 
 def _masking(args: argparse.Namespace) -> int:
     from spcl.evaluate.masking import EvalError, evaluate_masking
 
+    if _out_is_an_input("masking", args.out, [args.gold, args.pred]):
+        return 2
     types = tuple(t.strip().upper() for t in args.types.split(",") if t.strip()) if args.types else None
     try:
         metrics = evaluate_masking(args.gold, args.pred, types) if types else evaluate_masking(args.gold, args.pred)
@@ -29,8 +46,7 @@ def _masking(args: argparse.Namespace) -> int:
     text = json.dumps(metrics, indent=2, ensure_ascii=False)
     print(text)
     if args.out:
-        Path(args.out).parent.mkdir(parents=True, exist_ok=True)
-        Path(args.out).write_text(text + "\n", encoding="utf-8")
+        _write_report(args.out, text)
     return 0
 
 
@@ -54,6 +70,8 @@ def _names(args: argparse.Namespace) -> int:
 
     from spcl.evaluate.names import evaluate_names, format_table, read_names_set
 
+    if _out_is_an_input("names", args.out, [args.set]):
+        return 2
     if args.no_ner:
         os.environ["SPCL_NAMES_NER"] = "off"
     langs = [x.strip() for x in args.lang.split(",") if x.strip()] if args.lang else None
@@ -65,8 +83,7 @@ def _names(args: argparse.Namespace) -> int:
     metrics = evaluate_names(records, args.predictor)
     print(format_table(metrics))
     if args.out:
-        Path(args.out).parent.mkdir(parents=True, exist_ok=True)
-        Path(args.out).write_text(json.dumps(metrics, indent=2) + "\n", encoding="utf-8")
+        _write_report(args.out, json.dumps(metrics, indent=2))
     return 0
 
 
@@ -94,18 +111,30 @@ def _detect(args: argparse.Namespace) -> int:
     from spcl.config import DetectSettings
     from spcl.evaluate.detect import DetectEvalError, evaluate_detect, format_summary, read_gold
 
+    if _out_is_an_input("detect", args.out, args.gold):
+        return 2
     settings = DetectSettings(keep_invalid=args.keep_invalid, include_company_numbers=args.company_numbers)
     try:
         report = evaluate_detect(chain.from_iterable(read_gold(p) for p in args.gold), settings)
     except (DetectEvalError, OSError) as err:
         print(f"spcl eval detect: {err}", file=sys.stderr)
         return 2
-    text = json.dumps(report, indent=2, ensure_ascii=False)
-    print(text if args.json else format_summary(report))
-    if args.out:
-        Path(args.out).parent.mkdir(parents=True, exist_ok=True)
-        Path(args.out).write_text(text + "\n", encoding="utf-8")
+    _print_and_write(report, format_summary(report), args)
     return 0
+
+
+def _print_and_write(report: dict, summary: str, args: argparse.Namespace) -> None:
+    """Print the summary (the full JSON report with ``--json``) and write the JSON report to ``--out``."""
+    text = json.dumps(report, indent=2, ensure_ascii=False)
+    print(text if args.json else summary)
+    if args.out:
+        _write_report(args.out, text)
+
+
+def _add_report_arguments(p: argparse.ArgumentParser) -> None:
+    """``--out`` and ``--json`` of a command that prints a summary of a JSON report."""
+    p.add_argument("--out", default=None, metavar="FILE.json", help="also write the full JSON report here")
+    p.add_argument("--json", action="store_true", help="print the full JSON report instead of the summary")
 
 
 def register_detect(sub: argparse._SubParsersAction) -> None:
@@ -117,8 +146,7 @@ def register_detect(sub: argparse._SubParsersAction) -> None:
         "tags}; see spcl.evaluate.detect.",
     )
     p.add_argument("--gold", required=True, action="append", metavar="GOLD.jsonl", help="repeatable")
-    p.add_argument("--out", default=None, metavar="FILE.json", help="also write the full JSON report here")
-    p.add_argument("--json", action="store_true", help="print the full JSON report instead of the summary")
+    _add_report_arguments(p)
     p.add_argument("--keep-invalid", action="store_true", help="report hits whose check digit fails too")
     p.add_argument("--company-numbers", action="store_true", help="report company representative numbers too")
     p.set_defaults(func=_detect)
@@ -130,17 +158,15 @@ def _screen(args: argparse.Namespace) -> int:
     from spcl.evaluate.screen import ScreenEvalError, evaluate_screen, format_summary, read_eval_records
     from spcl.screen.model import ScreenModelError, load_screen
 
+    if _out_is_an_input("screen", args.out, args.data):
+        return 2
     try:
         screen = load_screen(args.model)
         report = evaluate_screen(screen, chain.from_iterable(read_eval_records(p) for p in args.data))
     except (ScreenEvalError, ScreenModelError, OSError) as err:
         print(f"spcl eval screen: {err}", file=sys.stderr)
         return 2
-    text = json.dumps(report, indent=2, ensure_ascii=False)
-    print(text if args.json else format_summary(report))
-    if args.out:
-        Path(args.out).parent.mkdir(parents=True, exist_ok=True)
-        Path(args.out).write_text(text + "\n", encoding="utf-8")
+    _print_and_write(report, format_summary(report), args)
     return 0
 
 
@@ -155,8 +181,7 @@ def register_screen(sub: argparse._SubParsersAction) -> None:
     )
     p.add_argument("--model", default="models/screen-default", metavar="DIR")
     p.add_argument("--data", required=True, action="append", metavar="DATA.jsonl", help="repeatable")
-    p.add_argument("--out", default=None, metavar="FILE.json", help="also write the full JSON report here")
-    p.add_argument("--json", action="store_true", help="print the full JSON report instead of the summary")
+    _add_report_arguments(p)
     p.set_defaults(func=_screen)
 
 
