@@ -28,9 +28,10 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 
+from spcl.screen.lexicon import default_lexicon
 from spcl.screen.weak_none import HELP_ROOT, passages, weak_none_records
 from spcl.screen.weak_prose import has_topic_term
 
@@ -58,10 +59,11 @@ def sampled_passages(docs: Iterable[tuple[str, str]], source: str, n: int, seed:
                      min_chars: int = 60, max_chars: int = 400) -> list[dict[str, object]]:
     """Up to ``n`` NONE records of ``min_chars``–``max_chars`` English passages without a topic term, chosen
     by hashed passage key (a pure function of the documents and ``seed``); duplicates dropped."""
+    plain = _no_topic_term()
     candidates = []
     for origin, text in docs:
         for i, passage in enumerate(passages(text, "en", min_chars, max_chars)):
-            if has_topic_term(passage, "en"):
+            if not plain(passage):
                 continue
             key = hashlib.sha256(f"{seed}:{source}:{origin}:{i}".encode()).hexdigest()
             candidates.append((key, f"{origin}#{i}", passage))
@@ -78,11 +80,16 @@ def sampled_passages(docs: Iterable[tuple[str, str]], source: str, n: int, seed:
     return records
 
 
+def _no_topic_term() -> Callable[[str], bool]:
+    """A test for English text without any topic term of the default lexicon (built once, not per passage)."""
+    lexicon = default_lexicon()
+    return lambda text: not has_topic_term(text, "en", lexicon)
+
+
 def weak_english_records(npm: Path, n_per_source: int = 700, seed: int = 0,
                          help_root: Path = HELP_ROOT) -> list[dict[str, object]]:
     """The English weak NONE set: ``n_per_source`` passages each of LibreOffice help, *Moby-Dick* and e-mail."""
-    help_rows = [r for r in weak_none_records("en", 3 * n_per_source, seed, help_root)
-                 if not has_topic_term(str(r["text"]), "en")][:n_per_source]
+    help_rows = weak_none_records("en", n_per_source, seed, help_root, keep=_no_topic_term())
     return (help_rows
             + sampled_passages(moby_dick_docs(npm), "moby-dick-en", n_per_source, seed)
             + sampled_passages(ham_docs(npm), "spamassassin-ham-en", n_per_source, seed))

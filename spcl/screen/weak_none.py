@@ -16,6 +16,7 @@ import hashlib
 import html
 import json
 import re
+from collections.abc import Callable
 from pathlib import Path
 
 HELP_ROOT = Path("/usr/share/libreoffice/help")
@@ -48,12 +49,13 @@ def passages(text: str, lang: str, min_chars: int = 80, max_chars: int = 600) ->
     return [p for p in out if len(p) >= min_chars and len(script.findall(p)) * 4 >= len(p)]
 
 
-def weak_none_records(lang: str, n: int, seed: int = 0, root: Path = HELP_ROOT) -> list[dict[str, object]]:
+def weak_none_records(lang: str, n: int, seed: int = 0, root: Path = HELP_ROOT,
+                      keep: Callable[[str], bool] | None = None) -> list[dict[str, object]]:
     """``n`` NONE records for ``lang`` ("ja", "ko" or "en"), chosen by hashed passage key (a pure function
-    of the pages and ``seed``)."""
+    of the pages and ``seed``); with ``keep``, only passages it accepts."""
     folder = root / HELP_FOLDERS[lang]
     if not folder.is_dir():
-        package = "libreoffice-help-en-us" if lang == "en" else f"libreoffice-help-{lang}"
+        package = f"libreoffice-help-{HELP_FOLDERS[lang].lower()}"
         raise FileNotFoundError(f"{folder} not found: install the Debian package {package}")
     candidates = []
     for page in sorted(folder.rglob("*.html")):
@@ -67,6 +69,8 @@ def weak_none_records(lang: str, n: int, seed: int = 0, root: Path = HELP_ROOT) 
         if text in seen:
             continue
         seen.add(text)
+        if keep is not None and not keep(text):
+            continue
         records.append({"id": f"weak-lohelp-{lang}-{key[:12]}", "lang": lang, "source": f"weak:libreoffice-help-{lang}",
                         "origin": f"{rel}#{i}", "text": text, "label": "NONE", "categories": []})
         if len(records) == n:
