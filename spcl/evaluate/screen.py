@@ -54,7 +54,8 @@ def read_eval_records(path: str | Path) -> Iterator[dict[str, str]]:
             if label and label not in LABELS:
                 raise ScreenEvalError(f"{where}: label {label!r} not in {list(LABELS)}")
             lang = row["lang"] if row.get("lang") in LANGS else guess_lang(row["text"])
-            group = str(row.get("source") or str(row.get("origin") or "").split(":", 1)[0] or "-")
+            origin_prefix = str(row.get("origin") or "").split(":", 1)[0]
+            group = str(row.get("source") or origin_prefix or "-")
             yield {"text": row["text"], "lang": lang, "label": label, "group": group}
 
 
