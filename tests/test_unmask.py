@@ -135,6 +135,19 @@ def test_masked_text_edited_outside_its_spans_is_refused(run: Path, capsys, how:
     assert_no_values(err)
 
 
+def test_a_row_relabelled_with_another_id_or_copied_is_refused(run: Path, capsys) -> None:
+    [part] = (run / "out" / "masked").glob("*.parquet")
+    rows = pq.read_table(part).to_pylist()
+    rows[0]["id"] = "d5"  # d0's text and record, presented as d5's
+    rows.append(dict(rows[1]))  # d1 twice
+    pq.write_table(pa.Table.from_pylist(rows, schema=pq.read_schema(part)), part)
+    assert unmask(run) == 1
+    out, _ = summary(capsys)
+    assert out["refused_by_reason"] == {"duplicate_row": 1, "masked_text_changed": 1}
+    assert out["restored"] == len(IDS) - 1
+    assert [r["id"] for r in rows_of(run / "restored")].count("d5") == 1
+
+
 def test_edited_spans_are_refused(run: Path, capsys) -> None:
     def edit(row: dict) -> None:
         row["spans"][0]["start"] += 1
@@ -234,9 +247,9 @@ def test_round_trip_property(tmp_path_factory: pytest.TempPathFactory, text: str
     cands = [("PERSON", nfc[a:a + n]) for a, n in picks if nfc[a:a + n].strip()]
     result = mask_text(text, cands)
     vault = open_vault(tmp_path_factory.mktemp("v"), KEY, writer="w")
-    vault.put("k", result.mapping, source=nfc, masked=result.masked_text, original=text)
+    vault.put("k", result.mapping, source=nfc, masked=result.masked_text, original=text, row_id="doc")
     spans = [{"type": s.type, "start": s.start, "end": s.end, "token": s.token} for s in result.spans]
-    row = {"row_key": "k", "vault_file": "w", "masked_text": result.masked_text, "spans": spans}
+    row = {"id": "doc", "row_key": "k", "vault_file": "w", "masked_text": result.masked_text, "spans": spans}
     restored, verified, _ = restore_row(row, vault)
     assert restored == text and verified  # the original bytes, NFC or not
     masked = result.masked_text

@@ -8,9 +8,9 @@ Layout of a vault folder::
 A version-2 record (``"v": 2``, what the mask job writes) encrypts ``{"mapping", "source", "masked"[,
 "original"]}``: the mapping, keyed hashes (HMAC-SHA-256 under a key derived from the vault key, never a plain
 hash, which would let anyone holding the file test guesses of low-entropy values) of the NFC source text and of
-the masked text, and the source exactly as given when it was not NFC. They let a reader prove a whole round
-trip (:meth:`Vault.record`, :meth:`Vault.mac_matches`). A version-1 record (no ``"v"``, written before) holds
-the mapping only; its AAD differs, so a version-2 record cannot be passed off as one.
+the masked text (bound to the row's id), and the source exactly as given when it was not NFC. They let a reader
+prove a whole round trip (:meth:`Vault.record`, :meth:`Vault.mac_matches`). A version-1 record (no ``"v"``,
+written before) holds the mapping only; its AAD differs, so a version-2 record cannot be passed off as one.
 
 Each writer (a Spark task, a worker process) appends to its own ``<writer>.jsonl`` so parallel writers
 never share a file. Ids are not secret; the mapping is: it is serialized as JSON and encrypted with a fresh
@@ -260,22 +260,26 @@ class Vault:
         """This writer's record file."""
         return self.root / f"{self.writer}.jsonl"
 
-    def text_mac(self, role: str, text: str) -> str:
-        """Keyed hash (HMAC-SHA-256 under a key derived from the vault key) of ``text`` in ``role``
-        (``source`` or ``masked``): proves equality without revealing or letting anyone test the text."""
-        return hmac.new(self._mac_key, role.encode("ascii") + b"\x00" + _utf8(text), hashlib.sha256).hexdigest()
+    def text_mac(self, role: str, text: str, context: str = "") -> str:
+        """Keyed hash (HMAC-SHA-256 under a key derived from the vault key) of ``text`` in ``role`` (``source``
+        or ``masked``) and ``context`` (e.g. the row's id): proves equality without revealing the text or
+        letting anyone without the key test guesses of it."""
+        ctx = _utf8(context)
+        msg = role.encode("ascii") + b"\x00" + str(len(ctx)).encode("ascii") + b":" + ctx + _utf8(text)
+        return hmac.new(self._mac_key, msg, hashlib.sha256).hexdigest()
 
-    def mac_matches(self, mac: str, role: str, text: str) -> bool:
-        """True when ``mac`` is :meth:`text_mac` of ``(role, text)`` (constant-time comparison)."""
-        return hmac.compare_digest(mac, self.text_mac(role, text))
+    def mac_matches(self, mac: str, role: str, text: str, context: str = "") -> bool:
+        """True when ``mac`` is :meth:`text_mac` of ``(role, text, context)`` (constant-time comparison)."""
+        return hmac.compare_digest(mac, self.text_mac(role, text, context))
 
     def put(self, doc_id: str, mapping: dict[str, str], *, source: str | None = None, masked: str | None = None,
-            original: str | None = None) -> None:
+            original: str | None = None, row_id: str = "") -> None:
         """Encrypt ``mapping`` under ``doc_id`` and append it to this writer's file.
 
         With ``source`` (the NFC text the mapping restores) and ``masked`` (the masked text), the record is
-        version 2: it also holds their keyed hashes, and ``original`` (the text as given) when it is not
-        ``source`` — what a reader needs to prove the round trip and give back the exact original.
+        version 2: it also holds their keyed hashes (the masked text's bound to ``row_id``, the row's own id,
+        so a masked row relabelled with another id does not verify), and ``original`` (the text as given) when
+        it is not ``source`` — what a reader needs to prove the round trip and give back the exact original.
         """
         if not isinstance(doc_id, str) or not doc_id:
             raise VaultError("document id must be a non-empty string")
@@ -285,7 +289,7 @@ class Vault:
         body: Any = mapping
         if source is not None and masked is not None:
             body = {"mapping": mapping, "source": self.text_mac("source", source),
-                    "masked": self.text_mac("masked", masked)}
+                    "masked": self.text_mac("masked", masked, row_id)}
             if original is not None and original != source:
                 body["original"] = original
         nonce = secrets.token_bytes(_NONCE_BYTES)

@@ -171,7 +171,7 @@ class MaskRunner:
             # keyed hashes of the NFC source and the masked text (and the source as given, when it was not
             # NFC): what lets `spcl unmask` prove the round trip and give back the exact original
             vault.put(row_key, released.mapping, source=nfc_texts[i], masked=released.masked_text,
-                      original=rows.texts[i])
+                      original=rows.texts[i], row_id=str(rows.ids[i]))
             masked.add(str(rows.ids[i]), row_key, rows.langs[i], released, who, by.name, by.model,
                        by.prompt_version, writer)
 

@@ -4,8 +4,8 @@ Each masked row names its vault file (``vault_file``) and row key; its record is
 (no other file of the vault folder is read: an unrelated or damaged file blocks nothing), decrypted, and the
 whole round trip is proved before anything is written:
 
-1. the row's masked text must have the keyed hash the mask job stored (else ``masked_text_changed``: the text
-   was edited, even outside its spans, or swapped with another row's);
+1. the row's masked text and id must have the keyed hash the mask job stored (else ``masked_text_changed``:
+   the text was edited, even outside its spans, or swapped with another row's, or the row was given another id);
 2. every span's token must map to the surface the reassembled text holds at the span's offsets
    (``spans_mismatch``);
 3. the reassembled text must have the stored keyed hash of the NFC source (``restore_mismatch``);
@@ -13,11 +13,12 @@ whole round trip is proved before anything is written:
    after checking that it normalizes to the proved NFC text.
 
 A record that cannot be used is refused with its true reason (``missing_vault_file``, ``bad_vault_file``,
-``missing_mapping``, ``corrupt_record``, ``ambiguous_mapping``, ``auth_failed``); a corrupt line of a vault file
-is reported by file and line and blocks only the record it held. Records written before the keyed hashes
-existed (version 1) are restored with checks 2 only and counted as ``unverified`` (the restored ``verified``
-column is false), or refused as ``unverified`` with ``require_verified``. Refusals name ids, row keys and
-reasons, never values. Restored files hold clear text: they are written readable by the owner only.
+``missing_mapping``, ``corrupt_record``, ``ambiguous_mapping``, ``auth_failed``; a second row with the same row
+key: ``duplicate_row``); a corrupt line of a vault file is reported by file and line and blocks only the record
+it held. Records written before the keyed hashes existed (version 1) are restored with check 2 only and counted
+as ``unverified`` (the restored ``verified`` column is false), or refused as ``unverified`` with
+``require_verified``. Refusals name ids, row keys and reasons, never values. Restored files hold clear text:
+they are written readable by the owner only.
 """
 
 from __future__ import annotations
@@ -88,7 +89,9 @@ def restore_row(row: dict[str, Any], vault: Any, require_verified: bool = False)
         raise Refused(err.reason) from None
     if not rec.verifiable and require_verified:
         raise Refused("unverified")
-    if rec.verifiable and not vault.mac_matches(rec.masked_mac, "masked", masked):
+    doc_id = row.get("id")
+    context = doc_id if isinstance(doc_id, str) else ""
+    if rec.verifiable and not vault.mac_matches(rec.masked_mac, "masked", masked, context):
         raise Refused("masked_text_changed")
     text = reassemble_text(masked, rec.mapping)
     pos_shift = 0
@@ -162,6 +165,7 @@ def unmask_output(masked: str | Path, vault_dir: str | Path, out: str | Path,
     report = UnmaskReport()
     writers: set[str] = set()
     found: set[str] = set()
+    row_keys: set[Any] = set()
     for part in parts:
         table = pq.read_table(part)
         keep: list[int] = []
@@ -175,6 +179,10 @@ def unmask_output(masked: str | Path, vault_dir: str | Path, out: str | Path,
                 found.add(row[match])
             if isinstance(row.get("vault_file"), str):
                 writers.add(row["vault_file"])
+            if row.get("row_key") in row_keys:  # the mask job writes each row key once: a copied row
+                report.refused.append((str(row.get("id")), str(row.get("row_key")), "duplicate_row"))
+                continue
+            row_keys.add(row.get("row_key"))
             try:
                 text, ok, original = restore_row(row, vault, require_verified)
             except Refused as err:
