@@ -6,7 +6,7 @@ Layout of a vault folder::
     <writer>.jsonl          one line per record: {"id", "v", "nonce", "ciphertext"} (base64)
 
 A version-2 record (``"v": 2``, what the mask job writes) encrypts ``{"mapping", "source", "masked"[,
-"original"]}``: the mapping, keyed hashes (HMAC-SHA-256 under a key derived from the vault key, never a plain
+"original"]}``: the mapping, keyed hashes (HMAC-SHA-256-128 under a key derived from the vault key, never a plain
 hash, which would let anyone holding the file test guesses of low-entropy values) of the NFC source text and of
 the masked text (bound to the row's id), and the source exactly as given when it was not NFC. They let a reader
 prove a whole round trip (:meth:`Vault.record`, :meth:`Vault.mac_matches`). A version-1 record (no ``"v"``,
@@ -53,6 +53,7 @@ FORMAT = "spcl-vault-1"
 HEADER_NAME = "vault.json"
 KEY_BYTES = 32
 _NONCE_BYTES = 12
+_MAC_BYTES = 16  # HMAC-SHA-256 truncated to 128 bits (as HMAC-SHA-256-128 in RFC 4868), base64 in the record
 _WRITER_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}")
 
 
@@ -266,7 +267,8 @@ class Vault:
         letting anyone without the key test guesses of it."""
         ctx = _utf8(context)
         msg = role.encode("ascii") + b"\x00" + str(len(ctx)).encode("ascii") + b":" + ctx + _utf8(text)
-        return hmac.new(self._mac_key, msg, hashlib.sha256).hexdigest()
+        tag = hmac.new(self._mac_key, msg, hashlib.sha256).digest()[:_MAC_BYTES]
+        return base64.b64encode(tag).decode("ascii").rstrip("=")
 
     def mac_matches(self, mac: str, role: str, text: str, context: str = "") -> bool:
         """True when ``mac`` is :meth:`text_mac` of ``(role, text, context)`` (constant-time comparison)."""
