@@ -481,6 +481,9 @@ def test_a_503_outage_leaves_records_pending_exit_3_and_a_rerun_asks_for_exactly
         # a rerun while B is still down: the same 60 are asked again (and only they), still pending, still 3
         assert main(run) == 3
         assert all(teachers.asked(A, texts[i]) == (2 if i in pending else 1) for i in texts)
+        # as if a retry was killed after writing the pending part only: the 30 records in no part are asked too
+        part = next((out / "_work" / "parts").glob("b-*.pending.jsonl"))
+        part.write_text("".join(line + "\n" for line in part.read_text().splitlines()[:30]))
         # B recovers: the rerun asks for exactly the pending records and finishes them
         down["on"] = False
         assert main(run) == 0

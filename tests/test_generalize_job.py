@@ -455,6 +455,8 @@ def test_a_503_outage_fails_transiently_exit_3_and_a_rerun_retries_exactly_those
         metrics = json.loads((tmp_path / "out" / "metrics.json").read_text())
         assert (metrics["failed_transient"], metrics["generalized"], metrics["documents"]) == (12, 8, 20)
         assert metrics["reconciliation"]["ok"] and metrics["reconciliation"]["input_rows"] == 20
+        part = next((tmp_path / "out" / "failed").glob("part-*.parquet"))
+        pq.write_table(pq.read_table(part).slice(0, 6), part)  # as if a retry was killed after writing failed/
         down["on"] = False  # the server recovers
         assert generalize("out") == 0
         assert all(asked[i] == 4 for i in ids[8:]) and all(asked[i] == 1 for i in ids[:8])

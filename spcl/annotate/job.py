@@ -314,7 +314,10 @@ class AnnotateRunner:
         input_sha = sha256_file(path)  # the done-marker holds it: a changed file with the same name is redone
         marker, rows = self._prior(key, input_sha)
         prior_pending, rows["pending"] = rows["pending"], []
-        wanted = {int(r["position"]) for r in prior_pending} if marker is not None else None
+        # a retry pass asks about every record no committed part settles: the pending ones, and any a run
+        # killed between its part writes left in none (so a record is never lost nor written twice)
+        settled = ({int(r["position"]) for part in ("labelled", "rejected", "dropped") for r in rows[part]}
+                   if marker is not None else None)
         asked: set[int] = set()
         stats: dict[str, Any] = marker["stats"] if marker is not None else {
             "files": 1, "input_records": 0, "candidates": 0, "candidates_by_lang": {}, "dropped_reasons": {},
@@ -330,8 +333,8 @@ class AnnotateRunner:
                 for doc_id, text, meta, error, position in zip(
                         *(batch.column(c).to_pylist() for c in ("id", "text", "meta", "error", "position")),
                         strict=True):
-                    if wanted is not None:  # a retry pass: only the pending records, counted already
-                        if position in wanted and isinstance(text, str) and error is None:
+                    if settled is not None:  # a retry pass: only the unsettled records, counted already
+                        if position not in settled and isinstance(text, str) and error is None:
                             text = normalize(text)
                             asked.add(position)
                             docs.append({"id": doc_id, "text": text, "lang": _lang(meta, text), "position": position})
@@ -365,8 +368,8 @@ class AnnotateRunner:
                     else:
                         assert decision.reason is not None
                         rows["rejected"].append({**base, "reason": decision.reason, **tail})
-        if wanted is not None:  # a pending record this pass did not ask about stays pending (never lost)
-            rows["pending"] += [r for r in prior_pending if int(r["position"]) not in asked]
+        if settled is not None:  # a pending record this pass did not ask about stays pending (never lost)
+            rows["pending"] += [r for r in prior_pending if int(r["position"]) not in asked | settled]
         stats["candidates"] = sum(langs.values())
         stats["candidates_by_lang"] = dict(langs)
         for part, name in (("dropped", "dropped_reasons"), ("rejected", "rejected_reasons"),
@@ -386,7 +389,7 @@ class AnnotateRunner:
         log.info("%s (%s): %d records, %d candidates, %d labelled, %d rejected, %d pending", source_file,
                  "retry" if marker is not None else "full", stats["input_records"], stats["candidates"],
                  stats["labelled"], len(rows["rejected"]), stats["pending"])
-        return {**stats, "records_this_run": len(asked) if wanted is not None else stats["input_records"]}
+        return {**stats, "records_this_run": len(asked) if settled is not None else stats["input_records"]}
 
     def close(self) -> None:
         """Close every client."""

@@ -302,8 +302,11 @@ class GeneralizeRunner:
         return ids, out, langs
 
     def _prior(self, key: str, input_sha: str) -> tuple[dict[str, Any] | None, pa.Table, pa.Table, set[str] | None]:
-        """``(marker, generalized, failed, row keys to retry)`` when this pass only retries the transient
-        failures of an unchanged, committed file; else ``(None, empty, empty, None)`` (done from scratch)."""
+        """``(marker, generalized, permanently failed, settled row keys)`` when this pass only retries the
+        transient failures of an unchanged, committed file; else ``(None, empty, empty, None)`` (from scratch).
+
+        A retry asks about every row the kept parts do not settle: the transient failures, and any row a run
+        killed between its part writes left in neither part (so a row is never lost nor written twice)."""
         marker_path = self.done_marker(key)
         marker = json.loads(marker_path.read_text(encoding="utf-8")) if marker_path.exists() else None
         empty = (GENERALIZED_SCHEMA.empty_table(), FAILED_SCHEMA.empty_table())
@@ -311,9 +314,9 @@ class GeneralizeRunner:
             return None, *empty, None
         gen, failed = (_read_part(self.out / name / f"part-{key}.parquet", schema)
                        for name, schema in (("generalized", GENERALIZED_SCHEMA), ("failed", FAILED_SCHEMA)))
-        retry = failed.column("transient")
-        wanted = set(failed.filter(retry).column("row_key").to_pylist())
-        return marker, gen, failed.filter(pc.invert(retry)), wanted
+        failed = failed.filter(pc.invert(failed.column("transient")))
+        settled = set(gen.column("row_key").to_pylist()) | set(failed.column("row_key").to_pylist())
+        return marker, gen, failed, settled
 
     def process_file(self, path: Path, key: str) -> GenStats:
         """Generalize one input file end to end and commit it (outputs moved into place, then the marker);
@@ -322,7 +325,7 @@ class GeneralizeRunner:
 
         started = time.perf_counter()
         input_sha = sha256_file(path)  # the done-marker holds it: a changed file with the same name is redone
-        marker, prior_gen, prior_failed, wanted = self._prior(key, input_sha)
+        marker, prior_gen, prior_failed, settled = self._prior(key, input_sha)
         stats = GenStats(**marker["stats"]) if marker is not None else GenStats(files=1)
         backend, model, prompt_version = self.identity
         tmp = self.out / "_tmp" / f"{key}.{os.getpid()}.{secrets.token_hex(4)}"
@@ -339,9 +342,9 @@ class GeneralizeRunner:
                         if c in batch.schema.names}
                 row_keys = batch_row_keys(cols, batch.num_rows, key, index)
                 index += batch.num_rows
-                if wanted is not None:  # a retry pass: only the rows that failed transiently
-                    batch = batch.filter(pa.array([rk in wanted for rk in row_keys], pa.bool_()))
-                    row_keys = [rk for rk in row_keys if rk in wanted]
+                if settled is not None:  # a retry pass: only the rows that failed transiently
+                    batch = batch.filter(pa.array([rk not in settled for rk in row_keys], pa.bool_()))
+                    row_keys = [rk for rk in row_keys if rk not in settled]
                     if not batch.num_rows:
                         continue
                 asked += batch.num_rows
@@ -349,7 +352,7 @@ class GeneralizeRunner:
                 docs = [p for p in prepared if isinstance(p, DocInput)]
                 results = iter(self.generalizer.run(docs)) if docs else iter(())
                 for i, item in enumerate(prepared):
-                    if wanted is None:
+                    if settled is None:
                         stats.documents += 1
                     res = next(results) if isinstance(item, DocInput) else None
                     if res is not None:
@@ -369,12 +372,6 @@ class GeneralizeRunner:
             vault.close()
             gen = pa.concat_tables([prior_gen, pa.table(gen_rows, schema=GENERALIZED_SCHEMA)])
             failed = pa.concat_tables([prior_failed, pa.table(failed_rows, schema=FAILED_SCHEMA)])
-            if wanted is not None:  # a row that failed transiently and was not asked again stays failed
-                seen = set(gen.column("row_key").to_pylist()) | set(failed.column("row_key").to_pylist())
-                missing = _read_part(self.out / "failed" / f"part-{key}.parquet", FAILED_SCHEMA)
-                missing = missing.filter(pa.array([rk not in seen for rk in missing.column("row_key").to_pylist()],
-                                                  pa.bool_()))
-                failed = pa.concat_tables([failed, missing])
             stats.generalized = gen.num_rows
             stats.failed = failed.num_rows
             stats.failed_transient = sum(bool(v) for v in failed.column("transient").to_pylist())
