@@ -42,7 +42,7 @@ def _fail(cmd: str, err: Exception) -> int:
 
 
 def _export(args: argparse.Namespace) -> int:
-    from spcl.review.export import export_sample
+    from spcl.review.export import check_export_arguments, export_sample
     from spcl.review.sample import DIMENSIONS, SampleSpec, sample_dataset
 
     strata = _csv_list(args.strata)
@@ -60,6 +60,9 @@ def _export(args: argparse.Namespace) -> int:
         )
         if set(strata) - set(DIMENSIONS):
             raise ValueError(f"--strata takes {', '.join(DIMENSIONS)}")
+        # every argument is checked before the input is read or anything is written (sample.csv holds text)
+        check_export_arguments(args.out, formats=_csv_list(args.format), reviewers=_csv_list(args.reviewers),
+                               force=args.force)
         if args.what == "rejected":  # an 'spcl annotate' output: the texts the teachers disputed
             from spcl.annotate.review import rejected_sample
 
