@@ -29,7 +29,7 @@ from spcl.config import Settings
 from spcl.integrations.rows import context, screen_batch, settings_json
 
 METADATA_PREFIX = "spcl_"
-_KEPT = ("decision", "reasons", "hits", "scores", "lang", "top_category", "quarantine_reason", "row_key",
+_KEPT = ("decision", "reasons", "hits", "scores", "lang", "top_category", "quarantine_reason", "row_key", "config_hash",
          "model_version")
 
 

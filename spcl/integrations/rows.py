@@ -88,7 +88,8 @@ class Screened:
     """The filter's verdict on one text: what ``spcl filter`` writes for it, without the text itself.
 
     ``hits`` offsets are half-open ``[start, end)`` into the NFC text; ``scores`` is ``None`` without a screen
-    model or for quarantine; ``reasons`` say why a text is ``flagged`` (``rule:EMAIL``, ``screen:lgbm``).
+    model or for quarantine; ``reasons`` say why a text is ``flagged`` (``rule:EMAIL``, ``screen:lgbm``);
+    ``config_hash`` and ``model_version`` name the settings and screen model that decided.
     """
 
     id: str
@@ -100,6 +101,8 @@ class Screened:
     scores: dict[str, Any] | None
     top_category: str | None
     quarantine_reason: str | None
+    config_hash: str
+    model_version: str | None
 
 
 def screen_texts(texts: Sequence[Any], ids: Sequence[Any] | None = None, settings: Settings | None = None,
@@ -121,4 +124,5 @@ def screen_texts(texts: Sequence[Any], ids: Sequence[Any] | None = None, setting
                      hits=tuple(Hit(h["type"], h["start"], h["end"], h["validated"], h["detector"])
                                 for h in r["hits"] or ()),
                      lang=r["lang"], scores=r["scores"], top_category=r["top_category"],
-                     quarantine_reason=r["quarantine_reason"]) for r in rows]
+                     quarantine_reason=r["quarantine_reason"], config_hash=r["config_hash"],
+                     model_version=r["model_version"]) for r in rows]
