@@ -54,6 +54,17 @@ def test_screen_texts_equals_filter(recs: list[dict[str, Any]], expected: dict[s
     assert len({s.row_key for s in out}) == len(out)
 
 
+def test_models_load_once_per_process() -> None:
+    from spcl.filter.batch import context_for
+
+    screen_texts(["週末は晴れ"], settings=corpus_settings())
+    before = context_for.cache_info()
+    for text in ("a", "mail: a.b@example.com"):
+        screen_texts([text], settings=corpus_settings())
+    after = context_for.cache_info()
+    assert after.misses == before.misses and after.hits == before.hits + 2
+
+
 def test_screen_texts_doctest() -> None:
     result = doctest.testmod(rows_module)
     assert result.attempted >= 3 and result.failed == 0
