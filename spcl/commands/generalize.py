@@ -18,6 +18,8 @@ import sys
 import time
 from typing import Any
 
+from spcl.messages import shown
+
 BACKENDS = ("rules", "openai", "transformers")
 
 
@@ -87,10 +89,10 @@ def run_from_args(args: argparse.Namespace) -> int:
         cfg = config_from_args(args)
         metrics = run_generalize_job_spark(cfg, args.master) if args.engine == "spark" else run_generalize_job(cfg)
     except ValueError as err:
-        print(f"spcl generalize: {err}", file=sys.stderr)
+        print(f"spcl generalize: {shown(err)}", file=sys.stderr)
         return 2
     except (BackendUnavailable, MaskJobError, VaultError) as err:
-        print(f"spcl generalize: {err}", file=sys.stderr)
+        print(f"spcl generalize: {shown(err)}", file=sys.stderr)
         return 1
     keys = ("documents", "generalized", "failed", "failed_reasons", "entities", "share_by_rank",
             "label_fallback_per_type", "llm_calls", "llm_calls_per_entity", "cache_hits", "run")

@@ -13,6 +13,8 @@ import argparse
 import json
 import sys
 
+from spcl.messages import shown
+
 
 def _run(args: argparse.Namespace) -> int:
     from spcl.mask.vault import VaultError
@@ -21,11 +23,11 @@ def _run(args: argparse.Namespace) -> int:
     try:
         report = unmask_output(args.masked, args.vault, args.out)
     except (VaultError, OSError) as err:
-        print(f"spcl unmask: {err}", file=sys.stderr)
+        print(f"spcl unmask: {shown(err)}", file=sys.stderr)
         return 1
     print(json.dumps({"files": report.files, "restored": report.restored, "refused": len(report.refused)}))
     for doc_id, row_key, reason in report.refused[:50]:
-        print(f"spcl unmask: refused id={doc_id} row_key={row_key}: {reason}", file=sys.stderr)
+        print(f"spcl unmask: refused id={shown(doc_id)} row_key={shown(row_key)}: {reason}", file=sys.stderr)
     return 1 if report.refused else 0
 
 

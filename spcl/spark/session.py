@@ -1,6 +1,7 @@
 """The one SparkSession builder of spcl: Java check, this interpreter for workers, settings from the config.
 
-Every job (filter, mask, generalize, annotate, review sampling) builds its session here. A master given on
+Every job (filter, mask, generalize, annotate, review sampling) builds its session here. Its Python workers
+import the installed spcl whatever the working folder (``PYTHONSAFEPATH``). A master given on
 the command line wins; under ``spark-submit`` (``SPARK_MASTER_SUBMITTED``) the submitted master is kept;
 otherwise the config's ``spark.master`` (default ``local[*]``).
 """
@@ -58,6 +59,10 @@ def build_session(settings: Settings | None = None, master: str | None = None,
         # a file "costs" a whole partition: small shard files are not packed into one task
         "spark.sql.files.openCostInBytes": sp.max_partition_bytes,
         "spark.ui.showConsoleProgress": "false",
+        # Python workers start as `python -m pyspark.daemon` in the job's working folder, which Python puts first
+        # on sys.path: a folder named `spcl` there (a clone's parent, a tmp folder) would be imported instead of
+        # the installed package. Safe-path mode (Python 3.11+) leaves the working folder out.
+        "spark.executorEnv.PYTHONSAFEPATH": "1",
         **sp.conf,
     }
     for key, value in conf.items():
