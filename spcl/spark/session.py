@@ -8,6 +8,7 @@ otherwise the config's ``spark.master`` (default ``local[*]``).
 
 from __future__ import annotations
 
+import logging
 import os
 import shutil
 import sys
@@ -69,4 +70,23 @@ def build_session(settings: Settings | None = None, master: str | None = None,
         builder = builder.config(key, value)
     spark = builder.getOrCreate()
     spark.sparkContext.setLogLevel("WARN")
+    if not logging.getLogger("spcl").isEnabledFor(logging.DEBUG):
+        quiet_task_failures(spark)
     return spark
+
+
+TASK_FAILURE_LOGGERS: tuple[str, ...] = ("org.apache.spark.executor.Executor",
+                                         "org.apache.spark.scheduler.TaskSetManager")
+"""Spark's loggers that print a Java stack trace for every failed task (≈ 100 lines each)."""
+
+
+def quiet_task_failures(spark: SparkSession) -> None:
+    """Keep Spark's stack traces of failed tasks off the console: the CLI reports a failed task as one line
+    (``spcl.spark.errors``); ``-v`` keeps them. Does nothing where log4j 2 cannot be reached."""
+    try:
+        jvm = spark.sparkContext._jvm
+        off = jvm.org.apache.logging.log4j.Level.OFF
+        for name in TASK_FAILURE_LOGGERS:
+            jvm.org.apache.logging.log4j.core.config.Configurator.setLevel(name, off)
+    except Exception:  # another logging backend (a cluster's own Spark build): keep its defaults
+        return
