@@ -139,8 +139,8 @@ def test_a_full_disk_is_one_line(tmp_path: Path, engine: str, monkeypatch: pytes
     src = crawl(tmp_path / "in")
     out = tmp_path / "out"
     _full_disk_parts(out, src / "a.jsonl")
-    monkeypatch.setattr(fj, "clear_filter_output", lambda output: None)  # keep the links in place
-    monkeypatch.setattr(fj, "foreign_entries", lambda output: [])
+    monkeypatch.setattr(fj, "clear_filter_output", lambda output: None, raising=False)  # keep the links
+    monkeypatch.setattr(fj, "foreign_entries", lambda output: [], raising=False)
     assert filt("-i", str(src), "-o", str(out), "--overwrite", engine=engine) == 1
     err = one_line_error(capsys)
     assert "No space left on device" in err and ".inprogress" in err and str(out) in err, err
@@ -168,7 +168,7 @@ def test_stats_and_manifest_are_never_half_written(tmp_path: Path, monkeypatch: 
     assert [p.name for p in out.iterdir() if p.name.startswith(".")] == []  # no temporary left behind
     from spcl.io.outputs import IncompleteOutput, check_complete
 
-    with pytest.raises(IncompleteOutput, match="no manifest.json"):
+    with pytest.raises(IncompleteOutput, match=r"no manifest\.json"):
         check_complete(out)
 
 
@@ -302,3 +302,26 @@ def test_text_and_id_field_flags(tmp_path: Path) -> None:
     rows = output_dataset(out).to_table(columns=["id", "decision"]).to_pylist()
     assert sorted(r["id"] for r in rows) == ["u0", "u1", "u2", "u3"]
     assert {r["decision"] for r in rows} == {"clean"}
+
+
+# smaller: stats.json records the resolved model; spcl report finds its card from anywhere --------------------
+
+
+def test_report_finds_the_model_card_outside_the_source_tree(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from spcl.report.facts import filter_facts
+
+    src = crawl(tmp_path / "in")
+    out = tmp_path / "out"
+    monkeypatch.chdir(tmp_path)  # not the source tree: "models/screen-default" does not exist here
+    assert cli_main(["filter", "--engine", "python", "-i", str(src), "-o", str(out)]) == 0
+    stats = json.loads((out / "stats.json").read_text())
+    card = json.loads((ROOT / "models" / "screen-default" / "model_card.json").read_text())
+    assert Path(stats["model"]).is_absolute() and (Path(stats["model"]) / "model_card.json").is_file()
+    assert stats["model_version"] == f"screen-default@{card['model_sha256'][:12]}"
+    facts = filter_facts(out)
+    assert facts["scores"]["threshold_source"] == "model card"
+    assert facts["scores"]["thresholds"] == {k: float(v) for k, v in card["thresholds"].items()}
+    # an older output that recorded the model as a relative path finds the shipped card too
+    stats["model"] = "models/screen-default"
+    (out / "stats.json").write_text(json.dumps(stats))
+    assert filter_facts(out)["scores"]["threshold_source"] == "model card"

@@ -32,7 +32,7 @@ import pyarrow.fs as pafs
 
 from spcl import __version__
 from spcl.config import Settings
-from spcl.filter.batch import build_context
+from spcl.filter.batch import build_context, model_identity
 from spcl.filter.stats import merge_stats, summarize
 from spcl.filter.task import screen_split, screen_unopenable
 from spcl.io.inputs import Listing, UnsafeOutput, check_output, list_local_inputs
@@ -343,7 +343,8 @@ def run_filter(job: FilterJob) -> dict[str, Any]:
         input_records,
         spcl_version=__version__,
         config_hash=settings.config_hash(),
-        model=settings.screen.model if settings.screen.enabled else None,
+        **(model_identity(settings.screen.model) if settings.screen.enabled
+           else {"model": None, "model_version": None}),
         engine=job.engine,
         master=(job.master or settings.spark.master) if job.engine == "spark" else None,
         input_files=result.files,
