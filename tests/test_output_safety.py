@@ -10,6 +10,7 @@ import io
 import json
 import logging
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -231,18 +232,20 @@ def test_a_read_only_vault_or_output_is_one_line(tmp_path: Path, monkeypatch: py
 
 
 @pytest.mark.slow
-def test_spark_workers_ignore_a_spcl_folder_in_the_working_folder(tmp_path: Path) -> None:
+def test_spark_workers_ignore_a_spcl_folder_in_the_working_folder_and_progress_is_drawn(tmp_path: Path) -> None:
     src = crawl(tmp_path / "in")
     decoy = tmp_path / "cwd"
     (decoy / "spcl").mkdir(parents=True)
     (decoy / "spcl" / "__init__.py").write_text("raise ImportError('decoy spcl imported')\n")
-    env = {**os.environ, "PYTHONPATH": str(ROOT), "PYSPARK_PYTHON": sys.executable}
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "PYSPARK_PYTHON": sys.executable, "SPCL_PROGRESS": "1"}
     # -P: the driver itself does not import the decoy (as the installed `spcl` script does not)
     proc = subprocess.run([sys.executable, "-P", "-m", "spcl.cli", "filter", "-i", str(src), "-o",
                            str(tmp_path / "out"), "--no-screen", "--master", "local[1]"],
                           cwd=decoy, env=env, capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert json.loads((tmp_path / "out" / "stats.json").read_text())["counts"]["clean"] == 6
+    # asked for (SPCL_PROGRESS=1; else a TTY only), a Spark run draws the filter's progress: files and rows
+    assert re.search(r"\rfilter  1/1 files  6 docs  100% \[#+\]  .* in \d+:\d\d", proc.stderr), proc.stderr[-2000:]
 
 
 def test_a_worker_failure_is_one_line() -> None:

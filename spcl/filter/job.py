@@ -216,6 +216,7 @@ def list_local_inputs_or_fail(inputs: tuple[str, ...]) -> Listing:
 
 def _run_spark(job: FilterJob) -> _RunResult:
     from spcl.spark import filter as sp
+    from spcl.spark.progress import SparkProgress
     from spcl.spark.session import build_session
 
     timings: dict[str, float] = {}
@@ -235,11 +236,12 @@ def _run_spark(job: FilterJob) -> _RunResult:
         if not files:
             raise _no_inputs(job.inputs)
         _prepare_output(job.output, job.overwrite)
-    with _stage(timings, "screen_and_write"):
+    with _stage(timings, "screen_and_write"), SparkProgress(session, "filter") as progress:  # a TTY only
         splits = _local_range_splits(files, job.settings)  # big plain JSONL files: one task per byte range
         whole = [f for f in files if f not in {s.source for s in splits}]
-        reports = sp.run_tasks(sp.binary_files(session, whole), job.settings, job.output) if whole else []
-        reports += sp.run_split_tasks(session, splits, job.settings, job.output)
+        reports = (sp.run_tasks(sp.binary_files(session, whole), job.settings, job.output, progress.rows)
+                   if whole else [])
+        reports += sp.run_split_tasks(session, splits, job.settings, job.output, progress.rows)
         reports = list({(r["source"], r.get("split")): r for r in reports}.values())
         missing = sorted(set(files) - {r["source"] for r in reports})
         if missing:  # e.g. a file named explicitly whose name starts with '_' or '.': Spark skips those
