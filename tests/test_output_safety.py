@@ -58,6 +58,28 @@ def test_overwrite_refuses_a_folder_holding_anything_else(tmp_path: Path, capsys
     assert sorted(p.name for p in out.iterdir()) == ["important.txt", "sub"]
 
 
+def test_foreign_entries_know_every_name_a_filter_run_writes(tmp_path: Path) -> None:
+    from spcl.io.outputs import foreign_entries
+
+    out = tmp_path / "out"
+    names = ["decision=clean/part-0123456789abcdef.parquet", "decision=flagged/part-0123456789abcdef-00003.parquet",
+             "decision=quarantine/.part-0123456789abcdef-00001.parquet.inprogress", "stats.json", "manifest.json",
+             ".manifest.json.123.0a1b2c3d", "report.html", "report/scores.png", "report/facts.json",
+             "report/manifest.json"]
+    for name in names:
+        (out / name).parent.mkdir(parents=True, exist_ok=True)
+        (out / name).write_bytes(b"")
+    assert foreign_entries(str(out)) == []
+    for stray in ("decision=clean/part-x.parquet", "report/notes.txt", "masked/part-0.parquet", "stats.json.bak"):
+        (out / stray).parent.mkdir(parents=True, exist_ok=True)
+        (out / stray).write_bytes(b"")
+        assert foreign_entries(str(out)) == [str(out / stray if "/" not in stray or "masked" not in stray
+                                                 else out / "masked")]
+        (out / stray).unlink()
+        if stray.startswith("masked"):
+            (out / "masked").rmdir()
+
+
 def test_overwrite_replaces_a_previous_run_and_keeps_what_is_not_the_filters(
         tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     src = crawl(tmp_path / "in")
@@ -119,6 +141,10 @@ def test_existing_output_is_refused_before_spark_starts(tmp_path: Path, monkeypa
     assert filt("-i", str(src), "-o", str(out), "--overwrite", engine="spark") == 2
     assert "did not write" in one_line_error(capsys)
     assert (out / "x").read_text() == "keep me"
+    (tmp_path / "notes").mkdir()
+    (tmp_path / "notes" / "a.txt").write_text("not an input")
+    assert filt("-i", str(tmp_path / "notes"), "-o", str(tmp_path / "o2"), engine="spark") == 1
+    assert "no readable input files" in one_line_error(capsys)
 
 
 # item 7: a full disk or a read-only folder: one line, exit 1, nothing half-written presented as complete -----
@@ -221,7 +247,9 @@ def test_a_read_only_vault_or_output_is_one_line(tmp_path: Path, monkeypatch: py
     cases = [["mask", "--input", flagged, "--output", str(tmp_path / "m"), "--vault", str(ro / "vault")],
              ["mask", "--input", flagged, "--output", str(ro / "m"), "--vault", str(tmp_path / "v1")],
              ["generalize", "--input", flagged, "--output", str(tmp_path / "g"), "--vault", str(ro / "vault")],
-             ["filter", "--engine", "python", "--no-screen", "-i", str(tmp_path / "in"), "-o", str(ro / "f")]]
+             ["filter", "--engine", "python", "--no-screen", "-i", str(tmp_path / "in"), "-o", str(ro / "f")],
+             ["annotate", "--input", str(tmp_path / "in" / "a.jsonl"), "--out", str(ro / "a"),
+              "--teacher", "openai:t1@http://127.0.0.1:9/v1", "--teacher", "openai:t2@http://127.0.0.1:9/v1"]]
     for args in cases:
         assert cli_main(args) == 1, args
         err = one_line_error(capsys)

@@ -134,7 +134,7 @@ def bench_from_args(args: argparse.Namespace) -> int:
             chat.close()
     calls = attacked = 0
     for doc, res in zip(docs, results, strict=True):
-        print(f"== {doc.id} ({doc.lang}) {'ok' if res.reason is None else 'FAILED ' + res.reason}: "
+        print(f"== {shown(doc.id)} ({doc.lang}) {'ok' if res.reason is None else 'FAILED ' + res.reason}: "
               f"{res.llm_calls} LLM calls, {res.cache_hits} cache hits, {res.guesses} guesses")
         for ent, dec in zip(doc.entities, res.decisions, strict=True):
             print(f"  {ent.type:8s} {ent.value!r} -> {dec.replacement!r} [{dec.kind}, rank {dec.rank}, {dec.source}, "

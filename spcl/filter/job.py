@@ -224,8 +224,10 @@ def _run_spark(job: FilterJob) -> _RunResult:
         local = tuple(i for i in job.inputs if is_local(i))
         remote = [i for i in job.inputs if not is_local(i)]
         listing = list_local_inputs_or_fail(local) if local else Listing()
-        _check_paths(job, listing.files)  # before starting Spark
+        _check_paths(job, listing.files)  # what can be checked without Spark is checked before starting it
         _check_output_state(job.output, job.overwrite)
+        if not remote and not _split_supported(listing, job.settings)[0]:
+            raise _no_inputs(job.inputs)
         session = build_session(job.settings, job.master, app_name="spcl-filter")
         if remote:
             found = sp.list_files(session, remote)

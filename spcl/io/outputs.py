@@ -27,7 +27,7 @@ from spcl.io.storage import filesystem, join
 FILTER_SIDE_FILES: tuple[str, ...] = ("stats.json", "manifest.json")
 """The JSON files a filter run writes at the top of its output folder."""
 
-_PART_FILE = re.compile(r"\.?part-[0-9a-f]{16}\.parquet(\.inprogress)?")
+_PART_FILE = re.compile(r"\.?part-[0-9a-f]{16}(-[0-9]{5})?\.parquet(\.inprogress)?")
 _REPORT_FILE = re.compile(r"[a-z_]+\.png|facts\.json|manifest\.json|\.(facts|manifest)\.json\.[0-9]+\.[0-9a-f]{8}")
 _ATOMIC_TEMP = re.compile(r"\.(stats\.json|manifest\.json|report\.html)\.[0-9]+\.[0-9a-f]{8}|\.report\.html\.tmp")
 
