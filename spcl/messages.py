@@ -35,6 +35,9 @@ def shown(value: object) -> str:
     return "".join(ch if ch.isprintable() and ch != "\\" else _escape(ch) for ch in text)
 
 
+_WRITE_ERRORS = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EROFS, errno.EFBIG})
+
+
 def os_error_line(err: OSError) -> str:
     """One line for a failed read or write: the path and the cause, e.g.
     ``cannot write /out/stats.json: No space left on device (ENOSPC)``.
@@ -42,13 +45,13 @@ def os_error_line(err: OSError) -> str:
     >>> os_error_line(OSError(errno.ENOSPC, "Error writing bytes to file", "/out/a.parquet"))
     'cannot write /out/a.parquet: No space left on device (ENOSPC)'
     >>> os_error_line(PermissionError(errno.EACCES, "Permission denied", "/ro/vault"))
-    'cannot write /ro/vault: Permission denied (EACCES)'
+    'cannot access /ro/vault: Permission denied (EACCES)'
     """
     code = err.errno if isinstance(err.errno, int) else None
     cause = os.strerror(code) if code else (err.strerror or str(err) or type(err).__name__)
     if code:
         cause += f" ({errno.errorcode.get(code, code)})"
-    verb = "cannot read" if isinstance(err, FileNotFoundError) else "cannot write"
+    verb = "cannot write" if code in _WRITE_ERRORS else "cannot access"
     paths = [p for p in (err.filename, getattr(err, "filename2", None)) if p is not None]
     where = f"{verb} {' -> '.join(shown(os.fsdecode(p)) for p in paths)}" if paths else "input/output failed"
     return f"{where}: {shown(cause)}"
