@@ -40,7 +40,6 @@ import hashlib
 import json
 import logging
 import os
-import secrets
 import shutil
 import time
 from collections import Counter
@@ -58,6 +57,7 @@ from spcl.config import InputSettings
 from spcl.extract.backends.chat import ChatClient, ChatRequest
 from spcl.extract.backends.transient import is_transient
 from spcl.io.readers import is_supported, read_records
+from spcl.io.storage import write_atomic
 from spcl.io.writers import file_key
 from spcl.manifest import sha256_file
 from spcl.text import LANGS, guess_lang, normalize
@@ -151,12 +151,9 @@ def input_key(path: Path, root: str | Path) -> str:
 
 
 def write_private_atomic(path: Path, data: str) -> None:
-    """Write ``data`` to ``path`` (mode 0600) under a temporary name, then move it into place."""
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.{secrets.token_hex(4)}")
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    with os.fdopen(fd, "w", encoding="utf-8") as fh:
-        fh.write(data)
-    os.replace(tmp, path)
+    """Write ``data`` to ``path`` (mode 0600) under a temporary name, then move it into place
+    (``spcl.io.storage.write_atomic``)."""
+    write_atomic(path, data, private=True)
 
 
 def jsonl_text(rows: Iterable[dict[str, Any]]) -> str:

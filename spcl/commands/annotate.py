@@ -19,6 +19,8 @@ import json
 import sys
 from typing import Any
 
+from spcl.messages import shown
+
 
 def add_annotate_arguments(parser: argparse.ArgumentParser) -> None:
     """The arguments shared by ``spcl annotate`` and ``jobs/annotate.py``."""
@@ -76,12 +78,12 @@ def run_from_args(args: argparse.Namespace) -> int:
     try:
         cfg = config_from_args(args)
     except ValueError as err:
-        print(f"spcl annotate: {err}", file=sys.stderr)
+        print(f"spcl annotate: {shown(err)}", file=sys.stderr)
         return 2
     try:
         report = run_annotate_spark(cfg, args.master) if args.engine == "spark" else run_annotate(cfg)
     except (BackendUnavailable, AnnotateError) as err:
-        print(f"spcl annotate: {err}", file=sys.stderr)
+        print(f"spcl annotate: {shown(err)}", file=sys.stderr)
         return 1
     summary = {
         "counts": report["counts"],

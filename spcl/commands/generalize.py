@@ -20,6 +20,8 @@ import sys
 import time
 from typing import Any
 
+from spcl.messages import shown
+
 BACKENDS = ("rules", "openai", "transformers")
 
 
@@ -94,10 +96,10 @@ def run_from_args(args: argparse.Namespace) -> int:
         cfg = config_from_args(args)
         metrics = run_generalize_job_spark(cfg, args.master) if args.engine == "spark" else run_generalize_job(cfg)
     except ValueError as err:
-        print(f"spcl generalize: {err}", file=sys.stderr)
+        print(f"spcl generalize: {shown(err)}", file=sys.stderr)
         return 2
     except (BackendUnavailable, MaskJobError, VaultError) as err:
-        print(f"spcl generalize: {err}", file=sys.stderr)
+        print(f"spcl generalize: {shown(err)}", file=sys.stderr)
         return 1
     keys = ("documents", "generalized", "failed", "failed_transient", "failed_reasons", "entities", "share_by_rank",
             "label_fallback_per_type", "llm_calls", "llm_calls_per_entity", "cache_hits", "reconciliation", "run")
@@ -147,7 +149,7 @@ def bench_from_args(args: argparse.Namespace) -> int:
             chat.close()
     calls = attacked = 0
     for doc, res in zip(docs, results, strict=True):
-        print(f"== {doc.id} ({doc.lang}) {'ok' if res.reason is None else 'FAILED ' + res.reason}: "
+        print(f"== {shown(doc.id)} ({doc.lang}) {'ok' if res.reason is None else 'FAILED ' + res.reason}: "
               f"{res.llm_calls} LLM calls, {res.cache_hits} cache hits, {res.guesses} guesses")
         for ent, dec in zip(doc.entities, res.decisions, strict=True):
             print(f"  {ent.type:8s} {ent.value!r} -> {dec.replacement!r} [{dec.kind}, rank {dec.rank}, {dec.source}, "

@@ -18,6 +18,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from spcl.messages import shown
 from spcl.review.labels import ReviewError
 
 
@@ -37,7 +38,7 @@ def _positive_int(value: str) -> int:
 
 
 def _fail(cmd: str, err: Exception) -> int:
-    print(f"spcl review {cmd}: {err}", file=sys.stderr)
+    print(f"spcl review {cmd}: {shown(err)}", file=sys.stderr)
     return 1
 
 

@@ -24,6 +24,8 @@ import argparse
 import json
 import sys
 
+from spcl.messages import shown
+
 _SHOWN = 50
 
 
@@ -37,23 +39,23 @@ def _run(args: argparse.Namespace) -> int:
         report = unmask_output(args.masked, args.vault, args.out, select=select, match=args.match,
                                require_verified=args.require_verified)
     except (VaultError, OSError, UnicodeDecodeError) as err:
-        print(f"spcl unmask: {err}", file=sys.stderr)
+        print(f"spcl unmask: {shown(err)}", file=sys.stderr)
         return 1
     print(json.dumps(report.summary()))
     for doc_id, row_key, reason in report.refused[:_SHOWN]:
-        print(f"spcl unmask: refused id={doc_id!r} row_key={row_key!r}: {reason}", file=sys.stderr)
+        print(f"spcl unmask: refused id={shown(doc_id)} row_key={shown(row_key)}: {reason}", file=sys.stderr)
     if len(report.refused) > _SHOWN:
         print(f"spcl unmask: … and {len(report.refused) - _SHOWN} more refused rows", file=sys.stderr)
     for name, line in report.corrupt_records[:_SHOWN]:
-        print(f"spcl unmask: skipped a corrupt vault record at {name}:{line}", file=sys.stderr)
+        print(f"spcl unmask: skipped a corrupt vault record at {shown(name)}:{line}", file=sys.stderr)
     for name in report.vault_files_changed:
-        print(f"spcl unmask: warning: vault file {name} differs from the vault's manifest.json", file=sys.stderr)
+        print(f"spcl unmask: warning: vault file {shown(name)} differs from the vault's manifest.json", file=sys.stderr)
     if report.unverified:
         print(f"spcl unmask: warning: {report.unverified} rows were restored from vault records written before "
               "round-trip hashes (not verified; their 'verified' column is false; --require-verified refuses "
               "them)", file=sys.stderr)
     if report.selected_not_found:
-        print(f"spcl unmask: {report.selected_not_found} values of {args.ids} matched no row's {args.match}",
+        print(f"spcl unmask: {report.selected_not_found} values of {shown(args.ids)} matched no row's {args.match}",
               file=sys.stderr)
     return 1 if report.refused or report.selected_not_found else 0
 

@@ -53,6 +53,7 @@ from spcl.manifest import sha256_file
 from spcl.mask_stage import MaskJobError, file_key, list_input_files
 from spcl.mask_stage.config import new_run_id
 from spcl.mask_stage.inputs import batch_row_keys, count_rows, open_input
+from spcl.mask_stage.state import write_json_atomic
 from spcl.text import guess_lang, normalize
 
 log = logging.getLogger("spcl.generalize")
@@ -212,10 +213,6 @@ def _inc(counter: dict[str, int], key: str) -> None:
     counter[key] = counter.get(key, 0) + 1
 
 
-def _write_json_atomic(path: Path, data: dict[str, Any]) -> None:
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.{secrets.token_hex(4)}")
-    tmp.write_text(json.dumps(data, indent=1, sort_keys=True) + "\n", encoding="utf-8")
-    os.replace(tmp, path)
 
 
 def build_clients(cfg: GeneralizeJobConfig) -> tuple[Extractor, ChatClient | None]:
@@ -379,10 +376,10 @@ class GeneralizeRunner:
             self._commit(key, tmp, vault_stage, writer, gen, failed)
             stats.seconds += time.perf_counter() - started
             runs = [*(marker or {}).get("runs", []), self.cfg.run_id]
-            _write_json_atomic(self.done_marker(key), {"input": str(path.resolve()), "key": key, "backend": backend,
-                                                       "input_sha256": input_sha, "last_run": self.cfg.run_id,
-                                                       "runs": runs, "model": model, "prompt_version": prompt_version,
-                                                       "stats": asdict(stats)})
+            write_json_atomic(self.done_marker(key), {"input": str(path.resolve()), "key": key, "backend": backend,
+                                                      "input_sha256": input_sha, "last_run": self.cfg.run_id,
+                                                      "runs": runs, "model": model, "prompt_version": prompt_version,
+                                                      "stats": asdict(stats)})
             log.info("%s (%s): %d documents, %d asked, %d generalized, %d failed (%d transient)", path.name,
                      "retry" if marker is not None else "full", stats.documents, asked, stats.generalized,
                      stats.failed, stats.failed_transient)
@@ -491,7 +488,14 @@ def reconcile(cfg: GeneralizeJobConfig) -> dict[str, Any]:
 
 def pending_files(cfg: GeneralizeJobConfig) -> tuple[list[tuple[Path, str]], int]:
     """``(path, key)`` of the input files with work to do — not yet done, changed since, or with transient
-    failures to retry — and how many are done already."""
+    failures to retry — and how many are done already.
+
+    Raises :class:`spcl.io.inputs.UnsafeOutput` (a ``ValueError``) for an output or vault inside the input or
+    inside a filter output folder (``spcl.io.inputs.check_job_output``)."""
+    from spcl.io.inputs import check_job_output
+
+    check_job_output([cfg.input], cfg.output)
+    check_job_output([cfg.input], cfg.vault, "vault")
     keyed = [(p, file_key(p, cfg.input)) for p in list_input_files(cfg.input)]
     for path, key in keyed:  # an output folder belongs to one input: never replace another input's results
         marker = Path(cfg.output) / "_done" / f"{key}.json"
@@ -528,7 +532,7 @@ def _clean_staging(cfg: GeneralizeJobConfig) -> None:
 def _write_metrics(cfg: GeneralizeJobConfig, identity: tuple[str, str, str] | None,
                    run: dict[str, Any]) -> dict[str, Any]:
     metrics = build_metrics(cfg, identity, run)
-    _write_json_atomic(Path(cfg.output) / "metrics.json", metrics)
+    write_json_atomic(Path(cfg.output) / "metrics.json", metrics)
     return metrics
 
 
