@@ -26,8 +26,22 @@ PII_TYPES: tuple[str, ...] = (
     "DOB",
     "POSTAL",
     "ADDRESS",
+    "SSN",
+    "ITIN",
+    "IBAN",
+    "IP",
+    "CREDENTIAL",
+    "PASSPORT",
+    "DRIVER_LICENSE",
 )
-"""Types the rule detectors can report (``spcl.detect``)."""
+"""Types the rule detectors can report (``spcl.detect``); the entity type each masks as is
+``spcl.entity_types.RULE_HIT_TYPES``."""
+
+EMAIL_DOC_DOMAINS: tuple[str, ...] = (
+    "example.com", "example.net", "example.org", "example.edu", "example", "test", "invalid", "localhost",
+    "example.jp", "example.co.jp", "example.ne.jp", "example.kr", "example.co.kr",
+)  # fmt: skip
+"""Documentation domains (RFC 2606/6761 and the JP/KR example names): e-mail there is never a person's."""
 
 Action = Literal["flag", "count", "ignore"]
 # the source tree's conf/default.yaml, or the copy a wheel installs under <prefix>/share/spcl/conf/
@@ -64,6 +78,13 @@ class DetectSettings(_Section):
     """Report company representative numbers (15xx/16xx/18xx, 0120/0800) as PHONE hits."""
     context_window: int = Field(24, ge=1, le=200)
     """Characters before a candidate searched for context words (ACCOUNT, DOB)."""
+    ip_private: bool = False
+    """Also report private, loopback, link-local, documentation and reserved IP addresses as IP hits."""
+    email_allow_domains: tuple[str, ...] = ()
+    """E-mail addresses at these domains (or their subdomains) are not reported; ``docs`` stands for
+    :data:`EMAIL_DOC_DOMAINS`. Empty by default: every address is reported."""
+    email_allow_locals: tuple[str, ...] = ()
+    """E-mail local parts (``noreply``) or prefixes ending in ``*`` (``bug-*``) that are not reported."""
 
     @field_validator("types")
     @classmethod
@@ -86,6 +107,13 @@ class PolicySettings(_Section):
     DOB: Action = "flag"
     POSTAL: Action = "flag"
     ADDRESS: Action = "flag"
+    SSN: Action = "flag"
+    ITIN: Action = "flag"
+    IBAN: Action = "flag"
+    IP: Action = "flag"
+    CREDENTIAL: Action = "flag"
+    PASSPORT: Action = "flag"
+    DRIVER_LICENSE: Action = "flag"
     min_hits: int = Field(1, ge=1, description="flag only when at least this many flagging hits")
 
     def action(self, pii_type: str) -> Action:

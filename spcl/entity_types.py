@@ -18,6 +18,9 @@ DEFAULT_TYPES: tuple[str, ...] = (
     "EMAIL",
     "ACCOUNT",
     "CARD",
+    "ID",
+    "IP",
+    "CREDENTIAL",
 )
 """Every type the LLM stage knows, in the prompt's order."""
 
@@ -31,8 +34,17 @@ RULE_HIT_TYPES: dict[str, str] = {
     "DOB": "DOB",
     "POSTAL": "ADDRESS",
     "ADDRESS": "ADDRESS",
+    "SSN": "RRN",
+    "ITIN": "RRN",
+    "IBAN": "ACCOUNT",
+    "IP": "IP",
+    "CREDENTIAL": "CREDENTIAL",
+    "PASSPORT": "ID",
+    "DRIVER_LICENSE": "ID",
 }
-"""Rule-detector type (``spcl.config.PII_TYPES``) → entity type (``MYNUMBER`` → ``RRN``, ``POSTAL`` → ``ADDRESS``)."""
+"""Rule-detector type (``spcl.config.PII_TYPES``) → entity type: national and taxpayer numbers (``MYNUMBER``,
+``SSN``, ``ITIN``) → ``RRN``, ``IBAN`` → ``ACCOUNT``, ``POSTAL`` → ``ADDRESS``, identity documents (``PASSPORT``,
+``DRIVER_LICENSE``) → ``ID``."""
 
 
 def check_known_types(types: Iterable[str]) -> tuple[str, ...]:

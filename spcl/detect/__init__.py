@@ -5,14 +5,16 @@ once per worker and its ``find(text)`` is the fast path the Spark job calls per 
 hits sorted by ``(start, -end)``, with overlaps resolved so that each span is reported once.
 
 Reporting rule: ``validated`` True or None is reported; False (a failed check digit or calendar date)
-only with ``keep_invalid``. Per type: PHONE/EMAIL/ACCOUNT/POSTAL/ADDRESS are always None (no checksum);
-RRN True/None (False only for impossible dates); MYNUMBER and CARD True/False; DOB True/False (calendar).
+only with ``keep_invalid``. Per type: PHONE/EMAIL/ACCOUNT/POSTAL/ADDRESS/PASSPORT/DRIVER_LICENSE are always
+None (no checksum); RRN True/None (False only for impossible dates); MYNUMBER, CARD, IBAN (mod 97), SSN and
+ITIN (issuable area/group/serial) True/False; DOB True/False (calendar); IP True (public addresses only, unless
+``ip_private``); CREDENTIAL None, True for a JWT that decodes, False for placeholders.
 
 Invisible and look-alike characters (zero-width spaces, soft hyphens, marks after digits, mathematical or
 full-width digits) are folded away first (:mod:`spcl.detect.folding`) and hits are mapped back, so a span
 covers the whole written value in the NFC text.
 
-Speed: the five numeric detectors run only inside "number clusters" (one character-class scan for
+Speed: the seven numeric detectors run only inside "number clusters" (one character-class scan for
 runs of >= 7 digits and separators); EMAIL, DOB, POSTAL and ADDRESS anchor on their own cue
 characters ('@', birth words, 〒/우편, a road name + number, 都道府県), so a typical 1.5 KB document
 costs a few regex scans. ``tests/test_detect_engine.py`` checks that this fast path returns exactly
@@ -32,12 +34,17 @@ from itertools import pairwise
 from spcl.config import PII_TYPES, DetectSettings
 from spcl.detect.account import AccountDetector
 from spcl.detect.base import Detector, Hit, NumericDetector
+from spcl.detect.credentials import CredentialDetector
 from spcl.detect.dob import DobDetector
+from spcl.detect.documents import DriverLicenseDetector, PassportDetector
 from spcl.detect.folding import fold
+from spcl.detect.iban import IbanDetector
 from spcl.detect.ids import CardDetector, MyNumberDetector, RrnDetector
 from spcl.detect.location import AddressDetector, PostalDetector
 from spcl.detect.mail import EmailDetector
+from spcl.detect.network import IpDetector
 from spcl.detect.phone import PhoneDetector
+from spcl.detect.us import ItinDetector, SsnDetector
 
 __all__ = [
     "TYPE_PRIORITY",
@@ -60,18 +67,25 @@ DETECTORS: dict[str, type] = {
     "DOB": DobDetector,
     "POSTAL": PostalDetector,
     "ADDRESS": AddressDetector,
+    "SSN": SsnDetector,
+    "ITIN": ItinDetector,
+    "IBAN": IbanDetector,
+    "IP": IpDetector,
+    "CREDENTIAL": CredentialDetector,
+    "PASSPORT": PassportDetector,
+    "DRIVER_LICENSE": DriverLicenseDetector,
 }
 """The detector class of each PII type in ``spcl.config.PII_TYPES``."""
 
 TYPE_PRIORITY: dict[str, int] = {
-    t: i for i, t in enumerate(("RRN", "MYNUMBER", "CARD", "EMAIL", "PHONE", "ACCOUNT", "DOB", "POSTAL",
-                                "ADDRESS"))
+    t: i for i, t in enumerate(("RRN", "MYNUMBER", "SSN", "ITIN", "CARD", "IBAN", "CREDENTIAL", "EMAIL", "PHONE",
+                                "PASSPORT", "DRIVER_LICENSE", "ACCOUNT", "IP", "DOB", "POSTAL", "ADDRESS"))
 }  # fmt: skip
 """Last tie-breaker between overlapping hits (lower wins), after validation and span length."""
 
 # Numeric detectors run only inside "number clusters": maximal runs of digits and the separators a
 # number may hold, found by one scan. A cluster shorter than a detector's shortest form is skipped.
-_NUMERIC = frozenset({"PHONE", "RRN", "MYNUMBER", "CARD", "ACCOUNT"})
+_NUMERIC = frozenset({"PHONE", "RRN", "MYNUMBER", "CARD", "ACCOUNT", "SSN", "ITIN"})
 # >= 7 characters (shorter runs hold no PII); ASCII and full-width digits. A leading "+" or "(" is
 # added in Python: an optional first character would cost the scan its fast first-character search.
 _CLUSTER = re.compile(r"[0-9０-９][-0-9０-９‐‑‒–—−－.．() ]{6,}")

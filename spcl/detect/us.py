@@ -1,0 +1,79 @@
+"""US taxpayer numbers: Social Security numbers (SSN) and Individual Taxpayer Identification Numbers (ITIN).
+
+Both are nine digits ``AAA-GG-SSSS`` with no check digit. Dashed and spaced forms count on their shape (the
+structure check of :func:`spcl.detect.validators.validate_ssn` / ``validate_itin`` then decides); nine plain
+digits count only after a context word (SSN, social security, ITIN, taxpayer …) in the context window. An
+area of 9xx is an ITIN, never an SSN. Order, invoice and serial-number words before the value veto it.
+"""
+
+from __future__ import annotations
+
+import re
+
+from spcl.config import DetectSettings
+from spcl.detect._common import NUM_LEFT, NUM_RIGHT, negative_context, window_has
+from spcl.detect.base import Hit
+from spcl.detect.validators import digits_of, validate_itin, validate_ssn
+
+_TAX_ID = re.compile(
+    NUM_LEFT + r"(?<!\d )\d{3}(?:(?P<sep>[-‐‑–−－ ])\d{2}(?P=sep)|\d{2})\d{4}" + NUM_RIGHT + r"(?! \d)"
+)
+_SSN_CONTEXT = re.compile(r"ssn|social\s?security|soc\.?\s?sec|사회\s?보장|社会保障|ソーシャル", re.IGNORECASE)
+_ITIN_CONTEXT = re.compile(r"itin|taxpayer|tax\s?id|納税者|납세자", re.IGNORECASE)
+
+
+class _TaxIdDetector:
+    """Shared matching of the nine-digit US taxpayer numbers; subclasses pick the validator and words."""
+
+    name = ""
+    type = ""
+    min_len = 9
+    _itin = False
+
+    def __init__(self, settings: DetectSettings) -> None:
+        self._keep_invalid = settings.keep_invalid
+        self._window = settings.context_window
+
+    def find(self, text: str) -> list[Hit]:
+        """Hits in ``text``."""
+        return self.find_in(text, 0, len(text))
+
+    def find_in(self, text: str, start: int, end: int) -> list[Hit]:
+        """Hits whose candidate lies in ``text[start:end]`` (lookbehinds still see the text before)."""
+        hits: list[Hit] = []
+        for m in _TAX_ID.finditer(text, start, end):
+            digits = digits_of(m.group())
+            if (digits[0] == "9") != self._itin:
+                continue
+            s = m.start()
+            context = _ITIN_CONTEXT if self._itin else _SSN_CONTEXT
+            if m.group("sep") is None and not window_has(context, text, s, self._window):
+                continue
+            valid = validate_itin(digits) if self._itin else validate_ssn(digits)
+            if (not valid and not self._keep_invalid) or negative_context(text, s):
+                continue
+            hits.append(Hit(self.type, s, m.end(), valid, self.name))
+        return hits
+
+
+class SsnDetector(_TaxIdDetector):
+    """US Social Security numbers ``123-45-6789`` / ``123 45 6789`` (plain nine digits after an SSN word).
+
+    >>> SsnDetector(DetectSettings()).find("SSN 536-90-4399")
+    [Hit(type='SSN', start=4, end=15, validated=True, detector='ssn_us@1')]
+    """
+
+    name = "ssn_us@1"
+    type = "SSN"
+
+
+class ItinDetector(_TaxIdDetector):
+    """US ITINs ``9XX-7X-XXXX`` (plain nine digits after an ITIN or taxpayer word).
+
+    >>> ItinDetector(DetectSettings()).find("ITIN: 912-70-1234")
+    [Hit(type='ITIN', start=6, end=17, validated=True, detector='itin_us@1')]
+    """
+
+    name = "itin_us@1"
+    type = "ITIN"
+    _itin = True
