@@ -1,7 +1,7 @@
 """CREDENTIAL: secrets in code, configuration and logs — access-key ids, service tokens, JWTs, PEM private
 keys and ``password = "…"``-style assignments.
 
-- Token shapes with a fixed prefix: AWS access-key ids (``AKIA``/``ASIA``/… + 16 base-32 characters),
+- Token shapes with a fixed prefix: AWS access-key ids (``AKIA``/``ASIA``/… + 16 upper-case letters or digits),
   GitHub (``ghp_``/``gho_``/``ghu_``/``ghs_``/``ghr_`` + 36, ``github_pat_…``), GitLab (``glpat-`` …),
   Slack (``xoxb-``/``xoxp-``/… and ``hooks.slack.com/services/…`` webhooks), JSON Web Tokens
   (``eyJ….eyJ….sig``, checked by decoding). A placeholder (``AKIAIOSFODNN7EXAMPLE``, ``ghp_xxxx…``) is
@@ -33,7 +33,7 @@ from spcl.detect.validators import (
 
 _TOKEN = re.compile(
     r"(?<![A-Za-z0-9_\-])(?:"
-    r"(?P<aws>(?:AKIA|ASIA|ABIA|ACCA|AGPA|AIDA|AIPA|ANPA|ANVA|APKA|AROA|ASCA)[A-Z2-7]{16})"
+    r"(?P<aws>(?:AKIA|ASIA|ABIA|ACCA|AGPA|AIDA|AIPA|ANPA|ANVA|APKA|AROA|ASCA)[A-Z0-9]{16})"
     r"|(?P<github>gh[pousr]_[A-Za-z0-9]{36}|github_pat_[A-Za-z0-9]{22}_[A-Za-z0-9]{59})"
     r"|(?P<gitlab>gl(?:pat|dt|rt|ptt|cbt|imt|soat|ft|agent|oas|ffct)-[A-Za-z0-9_\-]{20,64})"
     r"|(?P<slack>xox[abposre]-[0-9A-Za-z]{2,40}(?:-[0-9A-Za-z]{2,64}){1,4})"
