@@ -22,7 +22,8 @@ PEM = ("-----BEGIN RSA PRIVATE KEY-----\nMIIEowIBAAKCAQEAq7BFUpkGp3+" + "Xk3vR9t
 DOCS = [
     ("ssn", "Applicant SSN 536-90-4399, call after five.", "SSN", ["536-90-4399"]),
     ("aws", "aws_access_key_id = AKIAQ3EGRBJ5VZX7ABCD\nregion = us-east-1", "CREDENTIAL", ["AKIAQ3EGRBJ5VZX7ABCD"]),
-    ("both", "SSN: 536 90 4399 and the key AKIA2E0A8F3B244C9986 leaked.", "SSN", ["536 90 4399", "AKIA2E0A8F3B244C9986"]),
+    ("both", "SSN: 536 90 4399 and the key AKIA2E0A8F3B244C9986 leaked.", "SSN",
+     ["536 90 4399", "AKIA2E0A8F3B244C9986"]),
     ("itin", "ITIN 912-70-1234 on the form.", "ITIN", ["912-70-1234"]),
     ("iban", "Überweisung an IBAN DE89 3704 0044 0532 0130 00 bitte.", "IBAN", ["DE89 3704 0044 0532 0130 00"]),
     ("ip", "Failed login from 93.184.216.34 at 03:12.", "IP", ["93.184.216.34"]),

@@ -10,10 +10,12 @@ keys and ``password = "…"``-style assignments.
   whole block (a block cut off before its END line: the BEGIN line and the base64 body after it); a body of
   ``...`` or a few characters is a placeholder.
 - Assignments: a secret word (password, passwd, pwd, passphrase, secret, token, api_key, access_key,
-  client_secret …, also inside ``DB_PASSWORD`` or ``"password":``) then ``=``, ``:`` or ``=>`` and a value;
+  client_secret …, also inside ``DB_PASSWORD``, ``PGPASSWORD`` or ``"password":``) then ``=``, ``:`` or ``=>``
+  and a value;
   the span is the value only. A quoted value counts unless it is a placeholder
   (:func:`spcl.detect.validators.secret_is_placeholder`); an unquoted one must also hold a digit or a
-  symbol and must not read as code (``self.password``, ``get_token()``) or an ALL_CAPS name.
+  symbol and must not read as code (``self.password``, ``get_token()``), an ALL_CAPS name, a path
+  (``NOPASSWD: /bin/kill``) or a field list (``name:passwd:uid``).
 
 Every pattern is bounded; a PEM END line is looked up with ``str.find`` within 16 KB of its BEGIN line.
 """
@@ -51,12 +53,12 @@ _PEM_BODY = re.compile(r"\r?\n?(?:[ \t]*[A-Za-z0-9+/=]{1,128}[ \t]*\r?\n?){1,256
 _PEM_MAX = 16_384
 
 _SECRET_WORD = re.compile(
-    r"(?<![A-Za-z])(?:password|passwd|passphrase|pwd|secret|token|api[_\-]?key|access[_\-]?key|auth[_\-]?key"
+    r"(?:password|passwd|passphrase|(?<![A-Za-z])pwd|secret|token|api[_\-]?key|access[_\-]?key|auth[_\-]?key"
     r"|private[_\-]?key|credentials?)",
     re.IGNORECASE,
 )
 _ASSIGN = re.compile(
-    r"[A-Za-z0-9_\-]{0,24}[\"']?[ \t]{0,3}(?::=|=>|[:=])[ \t]{0,3}"
+    r"[A-Za-z0-9_\-]{0,24}[\"']?[ \t]{0,3}(?P<op>:=|=>|[:=])(?P<sp>[ \t]{0,3})"
     r"(?:(?P<q>[\"'`])(?P<qv>[^\"'`\n]{1,200})(?P=q)|(?P<v>[A-Za-z0-9!#$%*+\-./:=?@^_~]{1,200}))"
 )
 _CODE_VALUE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)+|[A-Z][A-Z0-9_]*|[A-Za-z]+|\d+")
@@ -126,11 +128,13 @@ class CredentialDetector:
             return
         if m.group("qv") is not None:
             value, start = m.group("qv"), m.start("qv")
-            ok = value.count(" ") < 3 and not secret_is_placeholder(value)
+            ok = value.count(" ") < 3 and value.strip() == value and not secret_is_placeholder(value)
         else:
             value, start = m.group("v"), m.start("v")
-            ok = (len(value) >= 6 and not _CODE_VALUE.fullmatch(value) and not secret_is_placeholder(value)
-                  and text[m.end("v") : m.end("v") + 1] not in ("(", "["))
+            # "name:passwd:uid" (a field list) is no assignment: after a bare ":" a YAML value needs a space
+            ok = ((m.group("op") != ":" or bool(m.group("sp"))) and len(value) >= 6 and ":" not in value
+                  and not value.startswith(("/", "./", "~/", "http")) and not _CODE_VALUE.fullmatch(value)
+                  and not secret_is_placeholder(value) and text[m.end("v") : m.end("v") + 1] not in ("(", "["))
         value = value.rstrip(".")
         if value and (ok or self._keep_invalid):
             hits.append(Hit(self.type, start, start + len(value), None if ok else False, "password@1"))

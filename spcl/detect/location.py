@@ -85,6 +85,8 @@ _EN_ADDRESS = re.compile(
     r"(?:, (?:USA|U\.S\.A\.|United States)(?![A-Za-z]))?"
 )
 _EN_SUFFIX_CUE = re.compile(r"(?<![A-Za-z])" + _EN_SUFFIX + r"(?![A-Za-z])")
+# licence notices name the Free Software Foundation's office (59 Temple Place, 51 Franklin Street, 675 Mass Ave)
+_EN_BOILERPLATE = re.compile(r"Free Software Foundation", re.IGNORECASE)
 _EN_CUE = re.compile(r"live[sd]? (?:at|on)|address|located at|moved to|resides? at|deliver(?:ed|y)? to|ship to|"
                      r"send (?:it )?to|mail(?:ed)? to|reach (?:me|us) at|home (?:at|is)", re.IGNORECASE)
 
@@ -164,6 +166,8 @@ class AddressDetector:
                         found[q] = max(found.get(q, (0, "")), (m.end(), "jp"))
         if _EN_SUFFIX_CUE.search(text) is not None:
             for m in _EN_ADDRESS.finditer(text):
+                if window_has(_EN_BOILERPLATE, text, m.start(), 48):
+                    continue
                 whole = m.group("unit") or m.group("city") or m.group("state") or m.group("zip")
                 if whole or window_has(_EN_CUE, text, m.start(), self._window):
                     found[m.start()] = max(found.get(m.start(), (0, "")), (m.end(), "en"))

@@ -2,11 +2,15 @@
 
 IPv4 is a dotted quad not glued to letters, digits, dots or hyphens (so version strings ``2.6.32.1-rc1``,
 OIDs ``1.3.6.1.4.1`` and section numbers ``1.2.3.4.5`` are not read as addresses), each part 0-255 without
-a leading zero. A quad of single digits (``1.2.3.4``: a revision or section number as often as an address)
-counts only after a network word (IP, address, host, server, client …). IPv6 is a run of hex groups and
+a leading zero. A quad of small numbers (first part below 10, each part at most two digits: ``2.6.38.6``,
+``7.21.6.2`` — a version, revision or section number as often as an address) counts only after a network
+word (IP, address, host, server, client …); an address beside a host name (``gnu.org: 209.51.188.116``,
+``146.82.138.7 master.debian.org``: a DNS listing or hosts file of a server) is not reported. IPv6 is a run of
+hex groups and
 colons that Python's ``ipaddress`` parses. Private, loopback, link-local, documentation, multicast and
 reserved ranges are not reported unless ``detect.ip_private`` is true (:func:`validators.ip_is_public`);
-version words (version, release, build, kernel …) right before a quad veto it. ``validated`` is ``True``.
+version and configuration words (version, release, build, kernel, subnet, range, netmask …) right before a
+quad veto it. ``validated`` is ``True``.
 """
 
 from __future__ import annotations
@@ -19,13 +23,22 @@ from spcl.detect._common import window_has
 from spcl.detect.base import Hit
 from spcl.detect.validators import ip_is_public, validate_ipv4
 
-_IPV4 = re.compile(r"(?<![A-Za-z0-9_.\-])(?:\d{1,3}\.){3}\d{1,3}(?![A-Za-z0-9_\-])(?!\.[A-Za-z0-9])")
+_IPV4 = re.compile(
+    r"(?<![A-Za-z0-9_\-])(?<!\d\.)(?<![fF]{4}:)(?:\d{1,3}\.){3}\d{1,3}(?![A-Za-z0-9_\-])(?!\.[A-Za-z0-9])"
+)
 _IPV6 = re.compile(
     r"(?<![A-Za-z0-9_:.])(?=[0-9A-Fa-f]{0,4}::?[0-9A-Fa-f])[0-9A-Fa-f:]{3,39}(?:\.\d{1,3}){0,3}(?![A-Za-z0-9_:])"
 )
 _VERSION_CONTEXT = re.compile(
-    r"version|ver\.|release|build|kernel|linux|firmware|revision|rev\.|patch|update|"
+    r"version|ver\.|release|build|kernel|linux|firmware|revision|rev\.|patch|update|confirmed on|subnet|range|"
+    r"netmask|routers|"
     r"버전|빌드|リビジョン|バージョン|ビルド|版",
+    re.IGNORECASE,
+)
+# a host name right before or after the address: a DNS listing or hosts-file line of a server, not a person
+_HOST_BEFORE = re.compile(r"[A-Za-z0-9\-]\.(?:org|com|net|edu|gov|io|jp|kr|de|uk)[:\s]{1,3}$", re.IGNORECASE)
+_HOST_AFTER = re.compile(
+    r"[\s:]{1,3}[A-Za-z0-9\-]{1,63}(?:\.[A-Za-z0-9\-]{1,63}){0,4}\.(?:org|com|net|edu|gov|io|jp|kr|de|uk)(?![A-Za-z])",
     re.IGNORECASE,
 )
 _NET_CONTEXT = re.compile(
@@ -63,7 +76,11 @@ class IpDetector:
                 s = m.start()
                 if window_has(_VERSION_CONTEXT, text, s, 12):
                     continue
-                if len(value) == 7 and not window_has(_NET_CONTEXT, text, s, self._window):
+                parts = value.split(".")
+                small = int(parts[0]) < 10 and all(len(p) <= 2 for p in parts)  # 2.6.38.6, C11 7.21.6.2
+                if small and not window_has(_NET_CONTEXT, text, s, self._window):
+                    continue
+                if _HOST_BEFORE.search(text, max(0, s - 12), s) or _HOST_AFTER.match(text, m.end()):
                     continue
                 hits.append(Hit(self.type, s, m.end(), True, self.name))
         if ":" in text:

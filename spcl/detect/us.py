@@ -2,7 +2,8 @@
 
 Both are nine digits ``AAA-GG-SSSS`` with no check digit. Dashed and spaced forms count on their shape (the
 structure check of :func:`spcl.detect.validators.validate_ssn` / ``validate_itin`` then decides); nine plain
-digits count only after a context word (SSN, social security, ITIN, taxpayer …) in the context window. An
+digits count only after a context word (SSN, social security, ITIN, taxpayer …) within
+``max(context_window, 40)`` characters. An
 area of 9xx is an ITIN, never an SSN. Order, invoice and serial-number words before the value veto it.
 """
 
@@ -15,9 +16,10 @@ from spcl.detect._common import NUM_LEFT, NUM_RIGHT, negative_context, window_ha
 from spcl.detect.base import Hit
 from spcl.detect.validators import digits_of, validate_itin, validate_ssn
 
-_TAX_ID = re.compile(
-    NUM_LEFT + r"(?<!\d )\d{3}(?:(?P<sep>[-‐‑–−－ ])\d{2}(?P=sep)|\d{2})\d{4}" + NUM_RIGHT + r"(?! \d)"
-)
+_TAX_ID = re.compile(NUM_LEFT + r"\d{3}(?:(?P<sep>[-‐‑–−－ ])\d{2}(?P=sep)|\d{2})\d{4}" + NUM_RIGHT)
+# a spaced or plain value must not be one group of a longer run of spaced digit groups
+_DIGIT_SPACE = re.compile(r"\d $")
+_SPACE_DIGIT = re.compile(r" \d")
 _SSN_CONTEXT = re.compile(r"ssn|social\s?security|soc\.?\s?sec|사회\s?보장|社会保障|ソーシャル", re.IGNORECASE)
 _ITIN_CONTEXT = re.compile(r"itin|taxpayer|tax\s?id|納税者|납세자", re.IGNORECASE)
 
@@ -32,7 +34,7 @@ class _TaxIdDetector:
 
     def __init__(self, settings: DetectSettings) -> None:
         self._keep_invalid = settings.keep_invalid
-        self._window = settings.context_window
+        self._window = max(settings.context_window, 40)  # "social security number is " is 26 characters
 
     def find(self, text: str) -> list[Hit]:
         """Hits in ``text``."""
@@ -45,14 +47,17 @@ class _TaxIdDetector:
             digits = digits_of(m.group())
             if (digits[0] == "9") != self._itin:
                 continue
-            s = m.start()
+            s, e = m.start(), m.end()
+            spaced = m.group("sep") in (None, " ")
+            if spaced and (_DIGIT_SPACE.search(text, max(0, s - 2), s) or _SPACE_DIGIT.match(text, e)):
+                continue
             context = _ITIN_CONTEXT if self._itin else _SSN_CONTEXT
             if m.group("sep") is None and not window_has(context, text, s, self._window):
                 continue
             valid = validate_itin(digits) if self._itin else validate_ssn(digits)
             if (not valid and not self._keep_invalid) or negative_context(text, s):
                 continue
-            hits.append(Hit(self.type, s, m.end(), valid, self.name))
+            hits.append(Hit(self.type, s, e, valid, self.name))
         return hits
 
 
