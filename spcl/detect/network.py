@@ -4,13 +4,13 @@ IPv4 is a dotted quad not glued to letters, digits, dots or hyphens (so version 
 OIDs ``1.3.6.1.4.1`` and section numbers ``1.2.3.4.5`` are not read as addresses), each part 0-255 without
 a leading zero. A quad of small numbers (first part below 10, each part at most two digits: ``2.6.38.6``,
 ``7.21.6.2`` — a version, revision or section number as often as an address) counts only after a network
-word (IP, address, host, server, client …); an address beside a host name (``gnu.org: 209.51.188.116``,
-``146.82.138.7 master.debian.org``: a DNS listing or hosts file of a server) is not reported. IPv6 is a run of
-hex groups and
-colons that Python's ``ipaddress`` parses. Private, loopback, link-local, documentation, multicast and
-reserved ranges are not reported unless ``detect.ip_private`` is true (:func:`validators.ip_is_public`);
-version and configuration words (version, release, build, kernel, subnet, range, netmask …) right before a
-quad veto it. ``validated`` is ``True``.
+word (IP, address, host, server, client …). Not reported: a network written with its prefix length
+(``203.0.113.0/24``, ``2001:e20:2000:40f::/64``; ``/32`` and ``/128`` are hosts), an address beside a host
+name (``gnu.org: 209.51.188.116``, ``146.82.138.7 master.debian.org``: a DNS listing or hosts file of a
+server), and a quad right after a version or configuration word (version, release, build, kernel, subnet,
+range, netmask …). IPv6 is a run of hex groups and colons that Python's ``ipaddress`` parses. Private,
+loopback, link-local, documentation, multicast and reserved ranges are not reported unless
+``detect.ip_private`` is true (:func:`validators.ip_is_public`). ``validated`` is ``True``.
 """
 
 from __future__ import annotations
@@ -35,6 +35,7 @@ _VERSION_CONTEXT = re.compile(
     r"버전|빌드|リビジョン|バージョン|ビルド|版",
     re.IGNORECASE,
 )
+_PREFIX = re.compile(r"/(\d{1,3})(?!\d)")
 # a host name right before or after the address: a DNS listing or hosts-file line of a server, not a person
 _HOST_BEFORE = re.compile(r"[A-Za-z0-9\-]\.(?:org|com|net|edu|gov|io|jp|kr|de|uk)[:\s]{1,3}$", re.IGNORECASE)
 _HOST_AFTER = re.compile(
@@ -82,6 +83,8 @@ class IpDetector:
                     continue
                 if _HOST_BEFORE.search(text, max(0, s - 12), s) or _HOST_AFTER.match(text, m.end()):
                     continue
+                if _network_prefix(text, m.end(), 32):
+                    continue
                 hits.append(Hit(self.type, s, m.end(), True, self.name))
         if ":" in text:
             for m in _IPV6.finditer(text):
@@ -94,5 +97,13 @@ class IpDetector:
                     continue
                 if not self._private and not ip_is_public(value):
                     continue
+                if _network_prefix(text, m.end(), 128):
+                    continue
                 hits.append(Hit(self.type, m.start(), m.end(), True, self.name))
         return hits
+
+
+def _network_prefix(text: str, end: int, bits: int) -> bool:
+    """True when ``/N`` with ``N < bits`` follows the address: a network (``2001:e20::/64``), not a host."""
+    m = _PREFIX.match(text, end)
+    return m is not None and int(m.group(1)) < bits

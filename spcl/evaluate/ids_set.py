@@ -58,10 +58,12 @@ _IBAN_COUNTRIES = ["DE", "GB", "FR", "ES", "IT", "NL", "BE", "CH", "AT", "PL", "
 
 
 def iban(rng: random.Random, country: str | None = None) -> str:
-    """A compact IBAN with valid check digits (bank codes of four letters for GB, NL and IE)."""
+    """A compact IBAN with valid check digits and its country's BBAN layout (four-letter bank codes for GB, NL,
+    IE and RO, a check letter first for IT, digits elsewhere)."""
     cc = country or rng.choice(_IBAN_COUNTRIES)
     n = IBAN_LENGTHS[cc] - 4
-    bban = (_s(rng, string.ascii_uppercase, 4) + _d(rng, n - 4)) if cc in ("GB", "NL", "IE") else _d(rng, n)
+    letters = {"GB": 4, "NL": 4, "IE": 4, "RO": 4, "IT": 1}.get(cc, 0)
+    bban = _s(rng, string.ascii_uppercase, letters) + _d(rng, n - letters)
     check = 98 - iban_mod97(f"{cc}00{bban}")
     return f"{cc}{check:02d}{bban}"
 
