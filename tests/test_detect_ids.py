@@ -23,6 +23,7 @@ POSITIVES = [
     ("IBAN DE89 3704 0044 0532 0130 00 bitte", "IBAN", "DE89 3704 0044 0532 0130 00"),
     ("振込先 GB82WEST12345698765432 まで", "IBAN", "GB82WEST12345698765432"),
     ("IBAN: FR14 2004 1010 0505 0001 3M02 606.", "IBAN", "FR14 2004 1010 0505 0001 3M02 606"),
+    ("iban: de89 3704 0044 0532 0130 00", "IBAN", "de89 3704 0044 0532 0130 00"),
     ("Failed login from 93.184.216.34:443 at noon", "IP", "93.184.216.34"),
     ("...119.109.186.93 からのアクセス", "IP", "119.109.186.93"),
     ("접속 IP: 2a00:1450:4001:80b::200e", "IP", "2a00:1450:4001:80b::200e"),
@@ -46,6 +47,8 @@ POSITIVES = [
     ("Ship to 77 N Lake Ave, Apt 4B, Salt Lake City, Utah 84111-2345 please", "ADDRESS",
      "77 N Lake Ave, Apt 4B, Salt Lake City, Utah 84111-2345"),
     ("My address is 12 Elm Drive.", "ADDRESS", "12 Elm Drive."),
+    ("I live at 1420 Pine Street, Seattle WA 98101.", "ADDRESS", "1420 Pine Street, Seattle WA 98101"),
+    ("10 Downing Street, London SW1A 2AA", "ADDRESS", "10 Downing Street, London SW1A 2AA"),
 ]
 NEGATIVES = [
     "SSN 000-12-3456, 666-12-3456, 123-00-4567, 123-45-0000, 078-05-1120",

@@ -1,6 +1,6 @@
 """IBAN: international bank account numbers (ISO 13616), plain or in groups of four.
 
-A candidate starts with a country code and two check digits; its letters and digits (spaces or hyphens
+A candidate starts with a country code and two check digits (upper or lower case, ``de89 3704 …``); its letters and digits (spaces or hyphens
 between groups allowed) are cut to the country's registered length, and the mod-97 check decides:
 ``True`` is reported, ``False`` (a wrong check digit, an unknown country, a wrong length) only with
 ``keep_invalid``. The value must end where the text's token ends: a longer run of letters and digits glued
@@ -16,7 +16,7 @@ from spcl.detect.base import Hit
 from spcl.detect.validators import IBAN_LENGTHS, validate_iban
 
 # bounded: at most 34 characters of IBAN plus one separator between each; each step consumes one character
-_IBAN = re.compile(r"(?<![A-Za-z0-9])[A-Z]{2}\d{2}(?:[ \u00a0-]?[A-Z0-9]){10,32}")
+_IBAN = re.compile(r"(?<![A-Za-z0-9])(?:[A-Z]{2}|[a-z]{2})\d{2}(?:[ \u00a0-]?[A-Za-z0-9]){10,32}")
 _SEPS = " \u00a0-"
 
 
@@ -40,7 +40,7 @@ class IbanDetector:
         while (m := _IBAN.search(text, pos)) is not None:
             pos = m.end()
             raw = m.group()
-            want = IBAN_LENGTHS.get(raw[:2])
+            want = IBAN_LENGTHS.get(raw[:2].upper())
             if want is None:
                 pos = m.start() + 2
                 continue
@@ -56,7 +56,7 @@ class IbanDetector:
             if len(compact) < want or (end < len(text) and text[end].isascii() and text[end].isalnum()):
                 pos = m.start() + 2
                 continue
-            valid = validate_iban("".join(compact))
+            valid = validate_iban("".join(compact).upper())
             if valid or self._keep_invalid:
                 hits.append(Hit(self.type, m.start(), end, valid, self.name))
             pos = end

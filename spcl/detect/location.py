@@ -79,9 +79,9 @@ _EN_ADDRESS = re.compile(
     r"(?: (?:N|S|E|W|NE|NW|SE|SW)\.?(?![A-Za-z]))?"
     r"(?P<unit>,? (?:Apt|Apartment|Suite|Ste|Unit|Fl|Floor|Rm|Room|Bldg|#)\.? ?#?[A-Za-z0-9\-]{1,6}(?![A-Za-z0-9])"
     r"|, [A-Z][a-z]{2,9} Floor)?"
-    r"(?:, (?P<city>[A-Z][A-Za-z.'\-]{1,20}(?: [A-Z][A-Za-z.'\-]{1,20}){0,2}))?"
+    r"(?:, (?P<city>[A-Z][a-z][A-Za-z.'\-]{0,19}(?: [A-Z][a-z][A-Za-z.'\-]{0,19}){0,2}))?"
     r"(?:,? (?P<state>" + _US_STATES + r")(?![A-Za-z]))?"
-    r"(?:,? (?P<zip>\d{5}(?:-\d{4})?)(?![\d\-]))?"
+    r"(?:,? (?P<zip>\d{5}(?:-\d{4})?(?![\d\-])|[A-Z]{1,2}\d[A-Z\d]? \d[A-Z]{2}(?![A-Za-z0-9])))?"
     r"(?:, (?:USA|U\.S\.A\.|United States)(?![A-Za-z]))?"
 )
 _EN_SUFFIX_CUE = re.compile(r"(?<![A-Za-z])" + _EN_SUFFIX + r"(?![A-Za-z])")
