@@ -12,30 +12,14 @@ from pathlib import Path
 from typing import Any, Literal
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model, field_validator
 
 from spcl.resources import shipped_locations, shipped_path
+from spcl.rule_types import PII_TYPES as RULE_PII_TYPES
 
-PII_TYPES: tuple[str, ...] = (
-    "PHONE",
-    "EMAIL",
-    "RRN",
-    "MYNUMBER",
-    "CARD",
-    "ACCOUNT",
-    "DOB",
-    "POSTAL",
-    "ADDRESS",
-    "SSN",
-    "ITIN",
-    "IBAN",
-    "IP",
-    "CREDENTIAL",
-    "PASSPORT",
-    "DRIVER_LICENSE",
-)
-"""Types the rule detectors can report (``spcl.detect``); the entity type each masks as is
-``spcl.entity_types.RULE_HIT_TYPES``."""
+PII_TYPES: tuple[str, ...] = RULE_PII_TYPES
+"""Types the rule detectors can report (``spcl.detect``), registered in ``spcl.rule_types.RULE_TYPES``; the
+entity type each masks as is ``spcl.entity_types.RULE_HIT_TYPES``."""
 
 EMAIL_DOC_DOMAINS: tuple[str, ...] = (
     "example.com", "example.net", "example.org", "example.edu", "example", "test", "invalid", "localhost",
@@ -95,30 +79,20 @@ class DetectSettings(_Section):
         return value
 
 
-class PolicySettings(_Section):
+class _PolicyBase(_Section):
     """Per rule type: ``flag`` the document, only ``count`` the hit in stats, or ``ignore`` it."""
 
-    PHONE: Action = "flag"
-    EMAIL: Action = "flag"
-    RRN: Action = "flag"
-    MYNUMBER: Action = "flag"
-    CARD: Action = "flag"
-    ACCOUNT: Action = "flag"
-    DOB: Action = "flag"
-    POSTAL: Action = "flag"
-    ADDRESS: Action = "flag"
-    SSN: Action = "flag"
-    ITIN: Action = "flag"
-    IBAN: Action = "flag"
-    IP: Action = "flag"
-    CREDENTIAL: Action = "flag"
-    PASSPORT: Action = "flag"
-    DRIVER_LICENSE: Action = "flag"
     min_hits: int = Field(1, ge=1, description="flag only when at least this many flagging hits")
 
     def action(self, pii_type: str) -> Action:
         """The action for one PII type."""
         return getattr(self, pii_type)
+
+
+PolicySettings = create_model(  # one ``TYPE: flag`` field per registered rule type (spcl.rule_types)
+    "PolicySettings", __base__=_PolicyBase, __module__=__name__, **{t: (Action, "flag") for t in PII_TYPES}
+)
+PolicySettings.__doc__ = _PolicyBase.__doc__
 
 
 class ScreenSettings(_Section):

@@ -106,3 +106,22 @@ def test_email_allow_list() -> None:
                                                                    "lee@naver.com"]
     roles = DetectSettings(email_allow_domains=("docs",), email_allow_locals=("noreply", "bug-*"))
     assert [text[h.start:h.end] for h in find_pii(text, roles)] == ["lee@naver.com"]
+
+
+def test_every_registered_type_is_wired_everywhere() -> None:
+    """One row in spcl.rule_types drives the detectors, the policy, the mask stage's types and the config."""
+    from spcl.config import PolicySettings, load_settings
+    from spcl.detect import DETECTORS, TYPE_PRIORITY
+    from spcl.entity_types import DEFAULT_TYPES, RULE_HIT_TYPES
+    from spcl.generalize.ladders import LABEL_TYPES, ladder
+    from spcl.rule_types import RULE_TYPES
+
+    conf = load_settings()
+    assert len({t.rank for t in RULE_TYPES}) == len(RULE_TYPES)
+    for t in RULE_TYPES:
+        assert DETECTORS[t.name].type == t.name and t.name in TYPE_PRIORITY
+        assert PolicySettings().action(t.name) == "flag" and conf.policy.action(t.name) == "flag"
+        assert t.name in conf.detect.types
+        assert RULE_HIT_TYPES[t.name] == t.entity and t.entity in DEFAULT_TYPES
+    for entity in ("ID", "IP", "CREDENTIAL", "SSN", "IBAN", "PASSPORT"):  # identifiers get labels, no ladder
+        assert entity in LABEL_TYPES and ladder(entity, "536-90-4399") is None

@@ -29,22 +29,13 @@ from __future__ import annotations
 import re
 from bisect import bisect_right
 from functools import lru_cache
+from importlib import import_module
 from itertools import pairwise
 
 from spcl.config import PII_TYPES, DetectSettings
-from spcl.detect.account import AccountDetector
 from spcl.detect.base import Detector, Hit, NumericDetector
-from spcl.detect.credentials import CredentialDetector
-from spcl.detect.dob import DobDetector
-from spcl.detect.documents import DriverLicenseDetector, PassportDetector
 from spcl.detect.folding import fold
-from spcl.detect.iban import IbanDetector
-from spcl.detect.ids import CardDetector, MyNumberDetector, RrnDetector
-from spcl.detect.location import AddressDetector, PostalDetector
-from spcl.detect.mail import EmailDetector
-from spcl.detect.network import IpDetector
-from spcl.detect.phone import PhoneDetector
-from spcl.detect.us import ItinDetector, SsnDetector
+from spcl.rule_types import RULE_TYPES
 
 __all__ = [
     "TYPE_PRIORITY",
@@ -57,35 +48,21 @@ __all__ = [
     "resolve_overlaps",
 ]
 
-DETECTORS: dict[str, type] = {
-    "PHONE": PhoneDetector,
-    "EMAIL": EmailDetector,
-    "RRN": RrnDetector,
-    "MYNUMBER": MyNumberDetector,
-    "CARD": CardDetector,
-    "ACCOUNT": AccountDetector,
-    "DOB": DobDetector,
-    "POSTAL": PostalDetector,
-    "ADDRESS": AddressDetector,
-    "SSN": SsnDetector,
-    "ITIN": ItinDetector,
-    "IBAN": IbanDetector,
-    "IP": IpDetector,
-    "CREDENTIAL": CredentialDetector,
-    "PASSPORT": PassportDetector,
-    "DRIVER_LICENSE": DriverLicenseDetector,
-}
-"""The detector class of each PII type in ``spcl.config.PII_TYPES``."""
+def _detector_class(path: str) -> type:
+    module, _, name = path.partition(":")
+    return getattr(import_module(module), name)
 
-TYPE_PRIORITY: dict[str, int] = {
-    t: i for i, t in enumerate(("RRN", "MYNUMBER", "SSN", "ITIN", "CARD", "IBAN", "CREDENTIAL", "EMAIL", "PHONE",
-                                "PASSPORT", "DRIVER_LICENSE", "ACCOUNT", "IP", "DOB", "POSTAL", "ADDRESS"))
-}  # fmt: skip
+
+DETECTORS: dict[str, type] = {t.name: _detector_class(t.detector) for t in RULE_TYPES}
+"""The detector class of each PII type in ``spcl.config.PII_TYPES`` (registered in ``spcl.rule_types``)."""
+
+TYPE_PRIORITY: dict[str, int] = {t.name: t.rank for t in RULE_TYPES}
 """Last tie-breaker between overlapping hits (lower wins), after validation and span length."""
 
 # Numeric detectors run only inside "number clusters": maximal runs of digits and the separators a
 # number may hold, found by one scan. A cluster shorter than a detector's shortest form is skipped.
-_NUMERIC = frozenset({"PHONE", "RRN", "MYNUMBER", "CARD", "ACCOUNT", "SSN", "ITIN"})
+# A detector is numeric when it takes clusters (``find_in``, :class:`NumericDetector`).
+_NUMERIC = frozenset(t for t, cls in DETECTORS.items() if hasattr(cls, "find_in") and hasattr(cls, "min_len"))
 # >= 7 characters (shorter runs hold no PII); ASCII and full-width digits. A leading "+" or "(" is
 # added in Python: an optional first character would cost the scan its fast first-character search.
 _CLUSTER = re.compile(r"[0-9０-９][-0-9０-９‐‑‒–—−－.．() ]{6,}")

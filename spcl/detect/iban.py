@@ -1,10 +1,10 @@
 """IBAN: international bank account numbers (ISO 13616), plain or in groups of four.
 
-A candidate starts with a country code and two check digits (upper or lower case, ``de89 3704 …``); its letters and digits (spaces or hyphens
-between groups allowed) are cut to the country's registered length, and the mod-97 check decides:
-``True`` is reported, ``False`` (a wrong check digit, an unknown country, a wrong length) only with
-``keep_invalid``. The value must end where the text's token ends: a longer run of letters and digits glued
-to it is not an IBAN.
+A candidate starts with a country code and two check digits (upper or lower case, ``de89 3704 …``); its
+letters and digits (spaces or hyphens between groups allowed) are cut to the country's registered length,
+and the mod-97 check decides: ``True`` is reported, ``False`` (a wrong check digit, an unknown country, a
+wrong length) only with ``keep_invalid``. The value must end where the text's token ends: a longer run of
+letters and digits glued to it is not an IBAN.
 """
 
 from __future__ import annotations
