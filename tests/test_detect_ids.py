@@ -52,7 +52,9 @@ POSITIVES = [
 ]
 NEGATIVES = [
     "SSN 000-12-3456, 666-12-3456, 123-00-4567, 123-45-0000, 078-05-1120",
-    "Order no. 123-45-6789 has shipped; invoice 234-56-7890",
+    "Order no. 123-45-6789 has shipped; invoice 234-56-7890; Order 345-67-8901; ticket #456-78-9012",
+    "Chrome/121.4.6099.109 and Firefox 115.3.2.1",
+    "aws_access_key_id = AKIA1234567890ABCDEF; ghp_1234567890abcdefghijklmnopqrstuvwxyz",
     "the ticket 536904399 was closed",  # nine plain digits without an SSN word
     "IBAN DE89 3704 0044 0532 0130 01",  # one digit off
     "Connect to 192.168.1.10, 10.0.0.1, 127.0.0.1, 203.0.113.7, 8.8.8.8 or fe80::1",

@@ -31,7 +31,8 @@ _IPV6 = re.compile(
 )
 _VERSION_CONTEXT = re.compile(
     r"version|ver\.|release|build|kernel|linux|firmware|revision|rev\.|patch|update|confirmed on|subnet|range|"
-    r"netmask|routers|"
+    r"netmask|routers|chrome|firefox|safari|android|windows|macos|ios|python|java|node|openssl|nginx|apache|"
+    r"gcc|glibc|php|perl|ruby|"
     r"버전|빌드|リビジョン|バージョン|ビルド|版",
     re.IGNORECASE,
 )

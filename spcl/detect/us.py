@@ -4,7 +4,8 @@ Both are nine digits ``AAA-GG-SSSS`` with no check digit. Dashed and spaced form
 structure check of :func:`spcl.detect.validators.validate_ssn` / ``validate_itin`` then decides); nine plain
 digits count only after a context word (SSN, social security, ITIN, taxpayer …) within
 ``max(context_window, 40)`` characters. An
-area of 9xx is an ITIN, never an SSN. Order, invoice and serial-number words before the value veto it.
+area of 9xx is an ITIN, never an SSN. Order, invoice, ticket, part and serial-number words right before the
+value veto it (unless an SSN/ITIN word is as close).
 """
 
 from __future__ import annotations
@@ -21,6 +22,12 @@ _TAX_ID = re.compile(NUM_LEFT + r"\d{3}(?:(?P<sep>[-‐‑–−－ ])\d{2}(?P=s
 _DIGIT_SPACE = re.compile(r"\d $")
 _SPACE_DIGIT = re.compile(r" \d")
 _SSN_CONTEXT = re.compile(r"ssn|social\s?security|soc\.?\s?sec|사회\s?보장|社会保障|ソーシャル", re.IGNORECASE)
+# words that make a 3-2-4 number an order, ticket or part number (besides the shared negative context)
+_NUMBER_OF_A_THING = re.compile(
+    r"order|invoice|ticket|case|ref\.?|reference|tracking|confirmation|booking|part|item|product|catalog|"
+    r"주문|송장|예약|注文|伝票|予約|品番",
+    re.IGNORECASE,
+)
 _ITIN_CONTEXT = re.compile(r"itin|taxpayer|tax\s?id|納税者|납세자", re.IGNORECASE)
 
 
@@ -56,6 +63,8 @@ class _TaxIdDetector:
                 continue
             valid = validate_itin(digits) if self._itin else validate_ssn(digits)
             if (not valid and not self._keep_invalid) or negative_context(text, s):
+                continue
+            if window_has(_NUMBER_OF_A_THING, text, s, 16) and not window_has(context, text, s, 16):
                 continue
             hits.append(Hit(self.type, s, e, valid, self.name))
         return hits

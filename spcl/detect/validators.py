@@ -325,14 +325,15 @@ def secret_is_placeholder(value: str) -> bool:
 
 def validate_key_id(value: str) -> bool | None:
     """A cloud access-key id or service token (AWS ``AKIA…``, GitHub, GitLab, Slack): ``False`` for a
-    placeholder (``AKIAIOSFODNN7EXAMPLE``, ``ghp_xxxx…``, a run of one character); ``None`` otherwise (the
+    placeholder (``AKIAIOSFODNN7EXAMPLE``, ``ghp_xxxx…``, ``AKIA1234567890ABCDEF``, a run of one character);
+    ``None`` otherwise (the
     format holds and nothing more can be checked offline).
 
     >>> validate_key_id("AKIAIOSFODNN7EXAMPLE"), validate_key_id("AKIA2E0A8F3B244C9986")
     (False, None)
     """
     body = value.split("_", 1)[-1] if value.startswith(("gh", "github_pat_")) else value[4:]
-    if len(set(body)) <= 4 or re.search(r"(?i)example|sample|dummy|x{6}|0{8}|(.)\1{7}", value):
+    if len(set(body)) <= 4 or re.search(r"(?i)example|sample|dummy|x{6}|0{8}|(.)\1{7}|123456|abcdef", value):
         return False
     return None
 
