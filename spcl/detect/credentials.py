@@ -25,6 +25,7 @@ from __future__ import annotations
 import re
 
 from spcl.config import DetectSettings
+from spcl.detect._common import lowered
 from spcl.detect.base import Hit
 from spcl.detect.validators import (
     secret_is_placeholder,
@@ -33,18 +34,20 @@ from spcl.detect.validators import (
     validate_private_key_body,
 )
 
-_TOKEN = re.compile(
-    r"(?<![A-Za-z0-9_\-])(?:"
-    r"(?P<aws>(?:AKIA|ASIA|ABIA|ACCA|AGPA|AIDA|AIPA|ANPA|ANVA|APKA|AROA|ASCA)[A-Z0-9]{16})"
-    r"|(?P<github>gh[pousr]_[A-Za-z0-9]{36}|github_pat_[A-Za-z0-9]{22}_[A-Za-z0-9]{59})"
-    r"|(?P<gitlab>gl(?:pat|dt|rt|ptt|cbt|imt|soat|ft|agent|oas|ffct)-[A-Za-z0-9_\-]{20,64})"
-    r"|(?P<slack>xox[abposre]-[0-9A-Za-z]{2,40}(?:-[0-9A-Za-z]{2,64}){1,4})"
-    r"|(?P<jwt>eyJ[A-Za-z0-9_\-]{8,4000}\.eyJ[A-Za-z0-9_\-]{8,8000}\.[A-Za-z0-9_\-]{16,4000})"
-    r")(?![A-Za-z0-9_\-])"
-    r"|(?P<webhook>hooks\.slack\.com/services/T[A-Z0-9]{6,12}/B[A-Z0-9]{6,12}/[A-Za-z0-9]{20,32})"
+# One pattern per family, each starting with a literal, so the engine finds candidates with a fast string
+# search; the left boundary (no letter, digit, "_" or "-" before) is checked in Python.
+_TOKENS: tuple[tuple[str, re.Pattern[str]], ...] = (
+    ("aws_key", re.compile(r"A(?:KIA|SIA|BIA|CCA|GPA|IDA|IPA|NPA|NVA|PKA|ROA|SCA)[A-Z0-9]{16}(?![A-Za-z0-9_\-])")),
+    ("github_token", re.compile(r"gh(?:[pousr]_[A-Za-z0-9]{36}|ithub_pat_[A-Za-z0-9]{22}_[A-Za-z0-9]{59})"
+                                r"(?![A-Za-z0-9_\-])")),
+    ("gitlab_token", re.compile(r"gl(?:pat|dt|rt|ptt|cbt|imt|soat|ft|agent|oas|ffct)-[A-Za-z0-9_\-]{20,64}"
+                                r"(?![A-Za-z0-9_\-])")),
+    ("slack_token", re.compile(r"xox[abposre]-[0-9A-Za-z]{2,40}(?:-[0-9A-Za-z]{2,64}){1,4}(?![A-Za-z0-9_\-])")),
+    ("jwt", re.compile(r"eyJ[A-Za-z0-9_\-]{8,4000}\.eyJ[A-Za-z0-9_\-]{8,8000}\.[A-Za-z0-9_\-]{16,4000}"
+                       r"(?![A-Za-z0-9_\-])")),
+    ("slack_token", re.compile(r"hooks\.slack\.com/services/T[A-Z0-9]{6,12}/B[A-Z0-9]{6,12}/[A-Za-z0-9]{20,32}")),
 )
-_TOKEN_CUES = ("AKIA", "ASIA", "ABIA", "ACCA", "AGPA", "AIDA", "AIPA", "ANPA", "ANVA", "APKA", "AROA", "ASCA",
-               "gh", "github_pat_", "gl", "xox", "eyJ", "hooks.slack.com")  # fmt: skip
+_LEFT = frozenset("_-")
 
 _PEM_BEGIN = re.compile(
     r"-----BEGIN (?P<kind>(?:RSA |EC |DSA |OPENSSH |ENCRYPTED |PGP )?PRIVATE KEY(?: BLOCK)?)-----"
@@ -52,11 +55,13 @@ _PEM_BEGIN = re.compile(
 _PEM_BODY = re.compile(r"\r?\n?(?:[ \t]*[A-Za-z0-9+/=]{1,128}[ \t]*\r?\n?){1,256}")
 _PEM_MAX = 16_384
 
+# secret words, found in the lower-cased text by their prefix (``str.find``) and then matched here
+_WORD_PREFIXES = ("pass", "pwd", "secret", "token", "api", "access", "auth", "private", "credential")
 _SECRET_WORD = re.compile(
-    r"(?:password|passwd|passphrase|(?<![A-Za-z])pwd|secret|token|api[_\-]?key|access[_\-]?key|auth[_\-]?key"
-    r"|private[_\-]?key|credentials?)",
-    re.IGNORECASE,
+    r"password|passwd|passphrase|pwd|secret|token|api[_\-]?key|access[_\-]?key|auth[_\-]?key|private[_\-]?key"
+    r"|credentials?"
 )
+_SECRET_WORD_ANY_CASE = re.compile(_SECRET_WORD.pattern, re.IGNORECASE)
 _ASSIGN = re.compile(
     r"[A-Za-z0-9_\-]{0,24}[\"']?[ \t]{0,3}(?P<op>:=|=>|[:=])(?P<sp>[ \t]{0,3})"
     r"(?:(?P<q>[\"'`])(?P<qv>[^\"'`\n]{1,200})(?P=q)|(?P<v>[A-Za-z0-9!#$%*+\-./:=?@^_~]{1,200}))"
@@ -86,23 +91,32 @@ class CredentialDetector:
     def find(self, text: str) -> list[Hit]:
         """CREDENTIAL hits in ``text``."""
         hits: list[Hit] = []
-        if any(cue in text for cue in _TOKEN_CUES):
-            for m in _TOKEN.finditer(text):
-                kind = m.lastgroup or ""
+        for label, pattern in _TOKENS:
+            for m in pattern.finditer(text):
+                s = m.start()
+                if s and ((text[s - 1].isascii() and text[s - 1].isalnum()) or text[s - 1] in _LEFT):
+                    continue
                 value = m.group()
-                if kind == "jwt":
-                    valid: bool | None = validate_jwt(value)
-                elif kind == "webhook":
-                    valid = None
-                else:
-                    valid = validate_key_id(value)
-                label = {"aws": "aws_key", "github": "github_token", "gitlab": "gitlab_token", "jwt": "jwt"}.get(
-                    kind, "slack_token")
-                self._add(hits, m.start(), m.end(), valid, f"{label}@1")
+                valid = validate_jwt(value) if label == "jwt" else (
+                    None if value.startswith("hooks.") else validate_key_id(value))
+                self._add(hits, s, m.end(), valid, f"{label}@1")
         if "-----BEGIN" in text:
             self._pem(text, hits)
-        for w in _SECRET_WORD.finditer(text):
-            self._assignment(text, w.end(), hits)
+        low = lowered(text)
+        if len(low) == len(text):  # lower() kept every offset (it does for all but a few letters)
+            ends: set[int] = set()
+            for prefix in _WORD_PREFIXES:
+                i = low.find(prefix)
+                while i != -1:
+                    w = _SECRET_WORD.match(low, i)
+                    if w is not None and (prefix != "pwd" or not (i and low[i - 1].isalpha())):
+                        ends.add(w.end())
+                    i = low.find(prefix, i + 1)
+            for end in sorted(ends):
+                self._assignment(text, end, hits)
+        else:
+            for w in _SECRET_WORD_ANY_CASE.finditer(text):
+                self._assignment(text, w.end(), hits)
         return hits
 
     def _pem(self, text: str, hits: list[Hit]) -> None:

@@ -13,6 +13,7 @@ from __future__ import annotations
 import re
 
 from spcl.config import DetectSettings
+from spcl.detect._common import lowered
 from spcl.detect.base import Hit
 
 _PASSPORT_CUE = re.compile(r"passport|여권|旅券|パスポート", re.IGNORECASE)
@@ -37,6 +38,7 @@ class _AfterCue:
     type = ""
     _cue: re.Pattern[str]
     _value: re.Pattern[str]
+    _gates: tuple[str, ...] = ()  # substrings of the lower-cased text one of which every cue holds
 
     def __init__(self, settings: DetectSettings) -> None:
         self._window = max(settings.context_window, 32)
@@ -44,6 +46,9 @@ class _AfterCue:
     def find(self, text: str) -> list[Hit]:
         """Hits in ``text``: the first value of the shape after each context word, within the window."""
         hits: list[Hit] = []
+        low = lowered(text)
+        if not any(g in low for g in self._gates):
+            return hits
         pos = 0
         for cue in self._cue.finditer(text):
             start = max(cue.end(), pos)
@@ -68,6 +73,7 @@ class PassportDetector(_AfterCue):
     type = "PASSPORT"
     _cue = _PASSPORT_CUE
     _value = _PASSPORT
+    _gates = ("passport", "여권", "旅券", "パスポート")
 
 
 class DriverLicenseDetector(_AfterCue):
@@ -81,3 +87,4 @@ class DriverLicenseDetector(_AfterCue):
     type = "DRIVER_LICENSE"
     _cue = _LICENSE_CUE
     _value = _LICENSE
+    _gates = ("licen", "운전", "면허", "免許")

@@ -74,8 +74,8 @@ _US_STATES = (
     r"|West Virginia|Wisconsin|Wyoming"
 )
 _EN_WORD = r"(?:[A-Z][A-Za-z'\-]{0,19}|\d{1,3}(?:st|nd|rd|th)|[NSEW]\.)"
-_EN_ADDRESS = re.compile(
-    r"(?<![A-Za-z0-9#\-/.,])\d{1,6}[A-Z]?(?:-\d{1,4})? (?:" + _EN_WORD + r" ){1,4}" + _EN_SUFFIX + r"\.?(?![A-Za-z])"
+_EN_ADDRESS = re.compile(  # starts with the digit class (fast skipping); the left boundary is checked in Python
+    r"\d{1,6}[A-Z]?(?:-\d{1,4})? (?:" + _EN_WORD + r" ){1,4}" + _EN_SUFFIX + r"\.?(?![A-Za-z])"
     r"(?: (?:N|S|E|W|NE|NW|SE|SW)\.?(?![A-Za-z]))?"
     r"(?P<unit>,? (?:Apt|Apartment|Suite|Ste|Unit|Fl|Floor|Rm|Room|Bldg|#)\.? ?#?[A-Za-z0-9\-]{1,6}(?![A-Za-z0-9])"
     r"|, [A-Z][a-z]{2,9} Floor)?"
@@ -84,7 +84,8 @@ _EN_ADDRESS = re.compile(
     r"(?:,? (?P<zip>\d{5}(?:-\d{4})?(?![\d\-])|[A-Z]{1,2}\d[A-Z\d]? \d[A-Z]{2}(?![A-Za-z0-9])))?"
     r"(?:, (?:USA|U\.S\.A\.|United States)(?![A-Za-z]))?"
 )
-_EN_SUFFIX_CUE = re.compile(r"(?<![A-Za-z])" + _EN_SUFFIX + r"(?![A-Za-z])")
+_EN_SUFFIX_CUE = re.compile(_EN_SUFFIX + r"(?![A-Za-z])")  # a gate: no lookbehind, so the engine skips fast
+_EN_LEFT = frozenset("#-/.,")
 # licence notices name the Free Software Foundation's office (59 Temple Place, 51 Franklin Street, 675 Mass Ave)
 _EN_BOILERPLATE = re.compile(r"Free Software Foundation", re.IGNORECASE)
 _EN_CUE = re.compile(r"live[sd]? (?:at|on)|address|located at|moved to|resides? at|deliver(?:ed|y)? to|ship to|"
@@ -166,6 +167,9 @@ class AddressDetector:
                         found[q] = max(found.get(q, (0, "")), (m.end(), "jp"))
         if _EN_SUFFIX_CUE.search(text) is not None:
             for m in _EN_ADDRESS.finditer(text):
+                if m.start() and ((text[m.start() - 1].isascii() and text[m.start() - 1].isalnum())
+                                  or text[m.start() - 1] in _EN_LEFT):
+                    continue
                 if window_has(_EN_BOILERPLATE, text, m.start(), 48):
                     continue
                 whole = m.group("unit") or m.group("city") or m.group("state") or m.group("zip")

@@ -8,9 +8,10 @@ word (IP, address, host, server, client …). Not reported: a network written wi
 (``203.0.113.0/24``, ``2001:e20:2000:40f::/64``; ``/32`` and ``/128`` are hosts), an address beside a host
 name (``gnu.org: 209.51.188.116``, ``146.82.138.7 master.debian.org``: a DNS listing or hosts file of a
 server), and a quad right after a version or configuration word (version, release, build, kernel, subnet,
-range, netmask …). IPv6 is a run of hex groups and colons that Python's ``ipaddress`` parses. Private,
-loopback, link-local, documentation, multicast and reserved ranges are not reported unless
-``detect.ip_private`` is true (:func:`validators.ip_is_public`). ``validated`` is ``True``.
+range, netmask …). IPv6 is a run of hex groups and colons that Python's ``ipaddress`` parses, starting with
+a global-unicast group (2000::/3; ``ip_private`` adds no IPv6 ranges). Private, loopback, link-local,
+documentation, multicast and reserved IPv4 ranges are not reported unless ``detect.ip_private`` is true
+(:func:`validators.ip_is_public`). ``validated`` is ``True``.
 """
 
 from __future__ import annotations
@@ -23,12 +24,13 @@ from spcl.detect._common import window_has
 from spcl.detect.base import Hit
 from spcl.detect.validators import ip_is_public, validate_ipv4
 
-_IPV4 = re.compile(
-    r"(?<![A-Za-z0-9_\-])(?<!\d\.)(?<![fF]{4}:)(?:\d{1,3}\.){3}\d{1,3}(?![A-Za-z0-9_\-])(?!\.[A-Za-z0-9])"
-)
-_IPV6 = re.compile(
-    r"(?<![A-Za-z0-9_:.])(?=[0-9A-Fa-f]{0,4}::?[0-9A-Fa-f])[0-9A-Fa-f:]{3,39}(?:\.\d{1,3}){0,3}(?![A-Za-z0-9_:])"
-)
+# The patterns start with their first character class (no lookbehind first), so the regex engine skips to
+# candidate characters at C speed; the left boundary is checked in Python on the few candidates.
+_IPV4 = re.compile(r"\d{1,3}\.\d{1,3}\.\d{1,3}\.\d{1,3}(?![A-Za-z0-9_\-])(?!\.[A-Za-z0-9])")
+_IPV4_LEFT = re.compile(r"(?:[A-Za-z0-9_\-]|\d\.|[fF]{4}:)$")
+# a public IPv6 address lies in 2000::/3: its first group is four hex digits starting with 2 or 3
+_HEX = frozenset("0123456789abcdefABCDEF")
+_IPV6 = re.compile(r"[23][0-9A-Fa-f]{3}:[0-9A-Fa-f:]{2,35}(?:\.\d{1,3}){0,3}(?![A-Za-z0-9_:])")
 _VERSION_CONTEXT = re.compile(
     r"version|ver\.|release|build|kernel|linux|firmware|revision|rev\.|patch|update|confirmed on|subnet|range|"
     r"netmask|routers|chrome|firefox|safari|android|windows|macos|ios|python|java|node|openssl|nginx|apache|"
@@ -66,42 +68,73 @@ class IpDetector:
         self._window = settings.context_window
 
     def find(self, text: str) -> list[Hit]:
-        """IP hits in ``text``."""
+        """IP hits in ``text``.
+
+        Candidates are found from the dots and colons of the text (``str.find``: a dotted quad has a digit on
+        both sides of a dot, a public IPv6 address starts with a four-hex-digit group before its first
+        colon), so ordinary prose costs a few string searches, not a regex scan over every character.
+        """
         hits: list[Hit] = []
-        if "." in text:
-            for m in _IPV4.finditer(text):
-                value = m.group()
-                if not validate_ipv4(value):
+        seen = -1
+        i = text.find(".")
+        while i != -1:
+            if 0 < i < len(text) - 1 and text[i - 1].isdigit() and text[i + 1].isdigit():
+                s = i - 1
+                while s > 0 and i - s < 3 and text[s - 1].isdigit():
+                    s -= 1
+                if s > seen and (m := _IPV4.match(text, s)) is not None:
+                    seen = m.end()
+                    hit = self._ipv4(text, m)
+                    if hit is not None:
+                        hits.append(hit)
+                    i = text.find(".", m.end())
                     continue
-                if not self._private and not ip_is_public(value):
-                    continue
-                s = m.start()
-                if window_has(_VERSION_CONTEXT, text, s, 12):
-                    continue
-                parts = value.split(".")
-                small = int(parts[0]) < 10 and all(len(p) <= 2 for p in parts)  # 2.6.38.6, C11 7.21.6.2
-                if small and not window_has(_NET_CONTEXT, text, s, self._window):
-                    continue
-                if _HOST_BEFORE.search(text, max(0, s - 12), s) or _HOST_AFTER.match(text, m.end()):
-                    continue
-                if _network_prefix(text, m.end(), 32):
-                    continue
-                hits.append(Hit(self.type, s, m.end(), True, self.name))
-        if ":" in text:
-            for m in _IPV6.finditer(text):
-                value = m.group()
-                if value.count(":") < 2:
-                    continue
-                try:
-                    ipaddress.IPv6Address(value)
-                except ValueError:
-                    continue
-                if not self._private and not ip_is_public(value):
-                    continue
-                if _network_prefix(text, m.end(), 128):
-                    continue
-                hits.append(Hit(self.type, m.start(), m.end(), True, self.name))
+            i = text.find(".", i + 1)
+        i = text.find(":")
+        while i != -1:
+            s = i - 4
+            if s >= 0 and text[s] in "23" and all(c in _HEX for c in text[s + 1 : i]) and (m := _IPV6.match(text, s)):
+                hit = self._ipv6(text, m)
+                if hit is not None:
+                    hits.append(hit)
+                i = text.find(":", m.end())
+                continue
+            i = text.find(":", i + 1)
         return hits
+
+    def _ipv4(self, text: str, m: re.Match[str]) -> Hit | None:
+        s = m.start()
+        if s and _IPV4_LEFT.search(text, max(0, s - 5), s):
+            return None
+        value = m.group()
+        if not validate_ipv4(value) or (not self._private and not ip_is_public(value)):
+            return None
+        if window_has(_VERSION_CONTEXT, text, s, 12):
+            return None
+        parts = value.split(".")
+        small = int(parts[0]) < 10 and all(len(p) <= 2 for p in parts)  # 2.6.38.6, C11 7.21.6.2
+        if small and not window_has(_NET_CONTEXT, text, s, self._window):
+            return None
+        if _HOST_BEFORE.search(text, max(0, s - 12), s) or _HOST_AFTER.match(text, m.end()):
+            return None
+        if _network_prefix(text, m.end(), 32):
+            return None
+        return Hit(self.type, s, m.end(), True, self.name)
+
+    def _ipv6(self, text: str, m: re.Match[str]) -> Hit | None:
+        s = m.start()
+        if s and (text[s - 1].isalnum() or text[s - 1] in "_:."):
+            return None
+        value = m.group()
+        if value.count(":") < 2:
+            return None
+        try:
+            ipaddress.IPv6Address(value)
+        except ValueError:
+            return None
+        if (not self._private and not ip_is_public(value)) or _network_prefix(text, m.end(), 128):
+            return None
+        return Hit(self.type, s, m.end(), True, self.name)
 
 
 def _network_prefix(text: str, end: int, bits: int) -> bool:
