@@ -12,22 +12,20 @@ from pathlib import Path
 from typing import Any, Literal
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model, field_validator
 
 from spcl.resources import shipped_locations, shipped_path
+from spcl.rule_types import PII_TYPES as RULE_PII_TYPES
 
-PII_TYPES: tuple[str, ...] = (
-    "PHONE",
-    "EMAIL",
-    "RRN",
-    "MYNUMBER",
-    "CARD",
-    "ACCOUNT",
-    "DOB",
-    "POSTAL",
-    "ADDRESS",
-)
-"""Types the rule detectors can report (``spcl.detect``)."""
+PII_TYPES: tuple[str, ...] = RULE_PII_TYPES
+"""Types the rule detectors can report (``spcl.detect``), registered in ``spcl.rule_types.RULE_TYPES``; the
+entity type each masks as is ``spcl.entity_types.RULE_HIT_TYPES``."""
+
+EMAIL_DOC_DOMAINS: tuple[str, ...] = (
+    "example.com", "example.net", "example.org", "example.edu", "example", "test", "invalid", "localhost",
+    "example.jp", "example.co.jp", "example.ne.jp", "example.kr", "example.co.kr",
+)  # fmt: skip
+"""Documentation domains (RFC 2606/6761 and the JP/KR example names): e-mail there is never a person's."""
 
 Action = Literal["flag", "count", "ignore"]
 # the source tree's conf/default.yaml, or the copy a wheel installs under <prefix>/share/spcl/conf/
@@ -64,6 +62,13 @@ class DetectSettings(_Section):
     """Report company representative numbers (15xx/16xx/18xx, 0120/0800) as PHONE hits."""
     context_window: int = Field(24, ge=1, le=200)
     """Characters before a candidate searched for context words (ACCOUNT, DOB)."""
+    ip_private: bool = False
+    """Also report private, loopback, link-local, documentation and reserved IP addresses as IP hits."""
+    email_allow_domains: tuple[str, ...] = ()
+    """E-mail addresses at these domains (or their subdomains) are not reported; ``docs`` stands for
+    :data:`EMAIL_DOC_DOMAINS`. Empty by default: every address is reported."""
+    email_allow_locals: tuple[str, ...] = ()
+    """E-mail local parts (``noreply``) or prefixes ending in ``*`` (``bug-*``) that are not reported."""
 
     @field_validator("types")
     @classmethod
@@ -74,23 +79,20 @@ class DetectSettings(_Section):
         return value
 
 
-class PolicySettings(_Section):
+class _PolicyBase(_Section):
     """Per rule type: ``flag`` the document, only ``count`` the hit in stats, or ``ignore`` it."""
 
-    PHONE: Action = "flag"
-    EMAIL: Action = "flag"
-    RRN: Action = "flag"
-    MYNUMBER: Action = "flag"
-    CARD: Action = "flag"
-    ACCOUNT: Action = "flag"
-    DOB: Action = "flag"
-    POSTAL: Action = "flag"
-    ADDRESS: Action = "flag"
     min_hits: int = Field(1, ge=1, description="flag only when at least this many flagging hits")
 
     def action(self, pii_type: str) -> Action:
         """The action for one PII type."""
         return getattr(self, pii_type)
+
+
+PolicySettings = create_model(  # one ``TYPE: flag`` field per registered rule type (spcl.rule_types)
+    "PolicySettings", __base__=_PolicyBase, __module__=__name__, **{t: (Action, "flag") for t in PII_TYPES}
+)
+PolicySettings.__doc__ = _PolicyBase.__doc__
 
 
 class ScreenSettings(_Section):

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
+from spcl.rule_types import RULE_TYPES
+
 DEFAULT_TYPES: tuple[str, ...] = (
     "PERSON",
     "RRN",
@@ -18,21 +20,16 @@ DEFAULT_TYPES: tuple[str, ...] = (
     "EMAIL",
     "ACCOUNT",
     "CARD",
+    "ID",
+    "IP",
+    "CREDENTIAL",
 )
 """Every type the LLM stage knows, in the prompt's order."""
 
-RULE_HIT_TYPES: dict[str, str] = {
-    "PHONE": "PHONE",
-    "EMAIL": "EMAIL",
-    "RRN": "RRN",
-    "MYNUMBER": "RRN",
-    "CARD": "CARD",
-    "ACCOUNT": "ACCOUNT",
-    "DOB": "DOB",
-    "POSTAL": "ADDRESS",
-    "ADDRESS": "ADDRESS",
-}
-"""Rule-detector type (``spcl.config.PII_TYPES``) → entity type (``MYNUMBER`` → ``RRN``, ``POSTAL`` → ``ADDRESS``)."""
+RULE_HIT_TYPES: dict[str, str] = {t.name: t.entity for t in RULE_TYPES}
+"""Rule-detector type (``spcl.config.PII_TYPES``) → entity type: national and taxpayer numbers (``MYNUMBER``,
+``SSN``, ``ITIN``) → ``RRN``, ``IBAN`` → ``ACCOUNT``, ``POSTAL`` → ``ADDRESS``, identity documents (``PASSPORT``,
+``DRIVER_LICENSE``) → ``ID``; derived from ``spcl.rule_types.RULE_TYPES``."""
 
 
 def check_known_types(types: Iterable[str]) -> tuple[str, ...]:

@@ -28,7 +28,7 @@ def test_bad_value_is_named(tmp_path: Path) -> None:
 
 def test_unknown_pii_type_is_rejected() -> None:
     with pytest.raises(ConfigError, match=r"detect\.types"):
-        load_settings(overrides={"detect.types": ["PHONE", "SSN"]})
+        load_settings(overrides={"detect.types": ["PHONE", "NINO"]})
 
 
 def test_missing_file_and_bad_yaml(tmp_path: Path) -> None:

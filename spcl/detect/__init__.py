@@ -5,14 +5,16 @@ once per worker and its ``find(text)`` is the fast path the Spark job calls per 
 hits sorted by ``(start, -end)``, with overlaps resolved so that each span is reported once.
 
 Reporting rule: ``validated`` True or None is reported; False (a failed check digit or calendar date)
-only with ``keep_invalid``. Per type: PHONE/EMAIL/ACCOUNT/POSTAL/ADDRESS are always None (no checksum);
-RRN True/None (False only for impossible dates); MYNUMBER and CARD True/False; DOB True/False (calendar).
+only with ``keep_invalid``. Per type: PHONE/EMAIL/ACCOUNT/POSTAL/ADDRESS/PASSPORT/DRIVER_LICENSE are always
+None (no checksum); RRN True/None (False only for impossible dates); MYNUMBER, CARD, IBAN (mod 97), SSN and
+ITIN (issuable area/group/serial) True/False; DOB True/False (calendar); IP True (public addresses only, unless
+``ip_private``); CREDENTIAL None, True for a JWT that decodes, False for placeholders.
 
 Invisible and look-alike characters (zero-width spaces, soft hyphens, marks after digits, mathematical or
 full-width digits) are folded away first (:mod:`spcl.detect.folding`) and hits are mapped back, so a span
 covers the whole written value in the NFC text.
 
-Speed: the five numeric detectors run only inside "number clusters" (one character-class scan for
+Speed: the seven numeric detectors run only inside "number clusters" (one character-class scan for
 runs of >= 7 digits and separators); EMAIL, DOB, POSTAL and ADDRESS anchor on their own cue
 characters ('@', birth words, 〒/우편, a road name + number, 都道府県), so a typical 1.5 KB document
 costs a few regex scans. ``tests/test_detect_engine.py`` checks that this fast path returns exactly
@@ -27,17 +29,13 @@ from __future__ import annotations
 import re
 from bisect import bisect_right
 from functools import lru_cache
+from importlib import import_module
 from itertools import pairwise
 
 from spcl.config import PII_TYPES, DetectSettings
-from spcl.detect.account import AccountDetector
 from spcl.detect.base import Detector, Hit, NumericDetector
-from spcl.detect.dob import DobDetector
 from spcl.detect.folding import fold
-from spcl.detect.ids import CardDetector, MyNumberDetector, RrnDetector
-from spcl.detect.location import AddressDetector, PostalDetector
-from spcl.detect.mail import EmailDetector
-from spcl.detect.phone import PhoneDetector
+from spcl.rule_types import RULE_TYPES
 
 __all__ = [
     "TYPE_PRIORITY",
@@ -50,28 +48,21 @@ __all__ = [
     "resolve_overlaps",
 ]
 
-DETECTORS: dict[str, type] = {
-    "PHONE": PhoneDetector,
-    "EMAIL": EmailDetector,
-    "RRN": RrnDetector,
-    "MYNUMBER": MyNumberDetector,
-    "CARD": CardDetector,
-    "ACCOUNT": AccountDetector,
-    "DOB": DobDetector,
-    "POSTAL": PostalDetector,
-    "ADDRESS": AddressDetector,
-}
-"""The detector class of each PII type in ``spcl.config.PII_TYPES``."""
+def _detector_class(path: str) -> type:
+    module, _, name = path.partition(":")
+    return getattr(import_module(module), name)
 
-TYPE_PRIORITY: dict[str, int] = {
-    t: i for i, t in enumerate(("RRN", "MYNUMBER", "CARD", "EMAIL", "PHONE", "ACCOUNT", "DOB", "POSTAL",
-                                "ADDRESS"))
-}  # fmt: skip
+
+DETECTORS: dict[str, type] = {t.name: _detector_class(t.detector) for t in RULE_TYPES}
+"""The detector class of each PII type in ``spcl.config.PII_TYPES`` (registered in ``spcl.rule_types``)."""
+
+TYPE_PRIORITY: dict[str, int] = {t.name: t.rank for t in RULE_TYPES}
 """Last tie-breaker between overlapping hits (lower wins), after validation and span length."""
 
 # Numeric detectors run only inside "number clusters": maximal runs of digits and the separators a
 # number may hold, found by one scan. A cluster shorter than a detector's shortest form is skipped.
-_NUMERIC = frozenset({"PHONE", "RRN", "MYNUMBER", "CARD", "ACCOUNT"})
+# A detector is numeric when it takes clusters (``find_in``, :class:`NumericDetector`).
+_NUMERIC = frozenset(t for t, cls in DETECTORS.items() if hasattr(cls, "find_in") and hasattr(cls, "min_len"))
 # >= 7 characters (shorter runs hold no PII); ASCII and full-width digits. A leading "+" or "(" is
 # added in Python: an optional first character would cost the scan its fast first-character search.
 _CLUSTER = re.compile(r"[0-9０-９][-0-9０-９‐‑‒–—−－.．() ]{6,}")

@@ -42,3 +42,13 @@ def after_has(pattern: re.Pattern[str], text: str, end: int, window: int) -> boo
 def negative_context(text: str, start: int) -> bool:
     """True when words before ``start`` say the number is an order, tracking, ISBN or serial number."""
     return window_has(_NEGATIVE_CONTEXT, text, start, NEGATIVE_WINDOW)
+
+
+_LOWERED: list[str] = ["", ""]  # the last text and its lower-cased copy (detectors of one document share it)
+
+
+def lowered(text: str) -> str:
+    """``text.lower()``, computed once per document for the detectors that gate on lower-case cue words."""
+    if _LOWERED[0] is not text:
+        _LOWERED[0], _LOWERED[1] = text, text.lower()
+    return _LOWERED[1]

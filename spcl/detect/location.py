@@ -1,10 +1,11 @@
-"""POSTAL and ADDRESS: Japanese/Korean postal codes and street addresses.
+"""POSTAL and ADDRESS: Japanese/Korean postal codes and Korean, Japanese and English street addresses.
 
 Postal codes have no checksum: a Japanese code counts after 〒 or 郵便番号, a Korean 5-digit code (or
 the old 3-3 form) only after 우편번호 / (우). The hit spans the digits only. Addresses are Korean
 road-name (or lot-number) addresses starting at a 시/도 and Japanese addresses starting at a prefecture,
-each ending in a building or block number; every part has a bounded length, so a hit is at most about 80
-characters and matching stays linear. ``validated`` is always ``None``.
+each ending in a building or block number, and English ones from the house number through the street suffix,
+unit, city, state and ZIP (``1420 Pine Street, Seattle, WA 98101``); every part has a bounded length, so a
+hit is at most about 80 (English: 200) characters and matching stays linear. ``validated`` is always ``None``.
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ from __future__ import annotations
 import re
 
 from spcl.config import DetectSettings
-from spcl.detect._common import NUM_RIGHT
+from spcl.detect._common import NUM_RIGHT, window_has
 from spcl.detect.base import Hit
 from spcl.detect.validators import digits_of
 
@@ -56,6 +57,39 @@ _KR_PROV = re.compile(_KR_PROVINCE)
 _JP_ANCHORS = ("都", "道", "府", "県")
 _KR_CUE = re.compile(r"[로길동리가] ?[0-9]")  # every KR address holds one: road or lot name + number
 _POSTAL_CUES = ("〒", "郵便番号", "우편", "우)")  # every _POSTAL match starts with one of these
+
+# English street addresses: house number + 1-4 capitalised street words + a street suffix, then the optional
+# direction, unit, city, state and ZIP, so that the span covers the whole written address.
+_EN_SUFFIX = (
+    r"(?:Street|St|Avenue|Ave|Road|Rd|Boulevard|Blvd|Lane|Ln|Drive|Dr|Court|Ct|Way|Place|Pl|Terrace|Ter|Circle"
+    r"|Cir|Parkway|Pkwy|Highway|Hwy|Square|Sq|Trail|Trl|Alley|Plaza|Loop|Crescent|Close|Row|Pike|Broadway)"
+)
+_US_STATES = (
+    r"AL|AK|AZ|AR|CA|CO|CT|DE|DC|FL|GA|HI|ID|IL|IN|IA|KS|KY|LA|ME|MD|MA|MI|MN|MS|MO|MT|NE|NV|NH|NJ|NM|NY|NC|ND"
+    r"|OH|OK|OR|PA|PR|RI|SC|SD|TN|TX|UT|VT|VA|WA|WV|WI|WY|Alabama|Alaska|Arizona|Arkansas|California|Colorado"
+    r"|Connecticut|Delaware|Florida|Georgia|Hawaii|Idaho|Illinois|Indiana|Iowa|Kansas|Kentucky|Louisiana|Maine"
+    r"|Maryland|Massachusetts|Michigan|Minnesota|Mississippi|Missouri|Montana|Nebraska|Nevada|New Hampshire"
+    r"|New Jersey|New Mexico|New York|North Carolina|North Dakota|Ohio|Oklahoma|Oregon|Pennsylvania"
+    r"|Rhode Island|South Carolina|South Dakota|Tennessee|Texas|Utah|Vermont|Virginia|Washington"
+    r"|West Virginia|Wisconsin|Wyoming"
+)
+_EN_WORD = r"(?:[A-Z][A-Za-z'\-]{0,19}|\d{1,3}(?:st|nd|rd|th)|[NSEW]\.)"
+_EN_ADDRESS = re.compile(  # starts with the digit class (fast skipping); the left boundary is checked in Python
+    r"\d{1,6}[A-Z]?(?:-\d{1,4})? (?:" + _EN_WORD + r" ){1,4}" + _EN_SUFFIX + r"\.?(?![A-Za-z])"
+    r"(?: (?:N|S|E|W|NE|NW|SE|SW)\.?(?![A-Za-z]))?"
+    r"(?P<unit>,? (?:Apt|Apartment|Suite|Ste|Unit|Fl|Floor|Rm|Room|Bldg|#)\.? ?#?[A-Za-z0-9\-]{1,6}(?![A-Za-z0-9])"
+    r"|, [A-Z][a-z]{2,9} Floor)?"
+    r"(?:, (?P<city>[A-Z][a-z][A-Za-z.'\-]{0,19}(?: [A-Z][a-z][A-Za-z.'\-]{0,19}){0,2}))?"
+    r"(?:,? (?P<state>" + _US_STATES + r")(?![A-Za-z]))?"
+    r"(?:,? (?P<zip>\d{5}(?:-\d{4})?(?![\d\-])|[A-Z]{1,2}\d[A-Z\d]? \d[A-Z]{2}(?![A-Za-z0-9])))?"
+    r"(?:, (?:USA|U\.S\.A\.|United States)(?![A-Za-z]))?"
+)
+_EN_SUFFIX_CUE = re.compile(_EN_SUFFIX + r"(?![A-Za-z])")  # a gate: no lookbehind, so the engine skips fast
+_EN_LEFT = frozenset("#-/.,")
+# licence notices name the Free Software Foundation's office (59 Temple Place, 51 Franklin Street, 675 Mass Ave)
+_EN_BOILERPLATE = re.compile(r"Free Software Foundation", re.IGNORECASE)
+_EN_CUE = re.compile(r"live[sd]? (?:at|on)|address|located at|moved to|resides? at|deliver(?:ed|y)? to|ship to|"
+                     r"send (?:it )?to|mail(?:ed)? to|reach (?:me|us) at|home (?:at|is)", re.IGNORECASE)
 
 
 class PostalDetector:
@@ -102,14 +136,16 @@ class PostalDetector:
 
 
 class AddressDetector:
-    """Street addresses: KR 시/도 + 시/군/구 + road (…로/길) + building number, or JP prefecture +
-    municipality + town + 丁目/番地/番/号 or hyphenated block numbers."""
+    """Street addresses: KR 시/도 + 시/군/구 + road (…로/길) + building number, JP prefecture +
+    municipality + town + 丁目/番地/番/号 or hyphenated block numbers, or English house number + street +
+    suffix with the unit, city, state and ZIP that follow (without any of those: only after an address word
+    such as "live at" or "address")."""
 
     name = "address@1"
     type = "ADDRESS"
 
     def __init__(self, settings: DetectSettings) -> None:
-        del settings  # no options
+        self._window = settings.context_window
 
     def find(self, text: str) -> list[Hit]:
         """ADDRESS hits in ``text``.
@@ -129,6 +165,16 @@ class AddressDetector:
                 for q in range(max(0, p - 3), p - 1):  # prefecture names are 2-3 characters + 都道府県
                     if (m := _JP.match(text, q)) is not None:
                         found[q] = max(found.get(q, (0, "")), (m.end(), "jp"))
+        if _EN_SUFFIX_CUE.search(text) is not None:
+            for m in _EN_ADDRESS.finditer(text):
+                if m.start() and ((text[m.start() - 1].isascii() and text[m.start() - 1].isalnum())
+                                  or text[m.start() - 1] in _EN_LEFT):
+                    continue
+                if window_has(_EN_BOILERPLATE, text, m.start(), 48):
+                    continue
+                whole = m.group("unit") or m.group("city") or m.group("state") or m.group("zip")
+                if whole or window_has(_EN_CUE, text, m.start(), self._window):
+                    found[m.start()] = max(found.get(m.start(), (0, "")), (m.end(), "en"))
         hits: list[Hit] = []
         last_end = -1
         for start, (end, region) in sorted(found.items()):

@@ -1,5 +1,11 @@
 """EMAIL: addresses with an ASCII local part and a dotted domain ending in an alphabetic TLD.
 
+An allow-list leaves role and example addresses unreported: ``detect.email_allow_domains`` (a domain and its
+subdomains; the word ``docs`` stands for ``spcl.config.EMAIL_DOC_DOMAINS``: example.com/net/org/edu, .example,
+.test, .invalid, .localhost, example.jp …) and ``detect.email_allow_locals`` (``noreply``, or a prefix ``bug-*``).
+Both are empty by default: every address is reported (the mask stage and the tests rely on example.com
+addresses being found); ``email_allow_domains: [docs]`` switches the documentation domains off.
+
 The local part may only start where the character before it cannot belong to a local part, so each run
 of local-part characters is scanned once (a 100k-letter run without '@' costs one pass, not n²).
 """
@@ -8,7 +14,7 @@ from __future__ import annotations
 
 import re
 
-from spcl.config import DetectSettings
+from spcl.config import EMAIL_DOC_DOMAINS, DetectSettings
 from spcl.detect.base import Hit
 
 _EMAIL = re.compile(
@@ -27,7 +33,27 @@ class EmailDetector:
     type = "EMAIL"
 
     def __init__(self, settings: DetectSettings) -> None:
-        del settings  # no options
+        domains = {d.strip().lower().lstrip(".") for d in settings.email_allow_domains}
+        if "docs" in domains:  # the documentation domains by one word
+            domains = (domains - {"docs"}) | set(EMAIL_DOC_DOMAINS)
+        self._domains = frozenset(domains)
+        locals_ = [x.strip().lower() for x in settings.email_allow_locals]
+        self._locals = frozenset(x for x in locals_ if not x.endswith("*"))
+        self._prefixes = tuple(x[:-1] for x in locals_ if x.endswith("*"))
+
+    def allowed(self, address: str) -> bool:
+        """True when ``address`` is on the allow-list (its domain or a parent domain, or its local part).
+
+        >>> EmailDetector(DetectSettings(email_allow_domains=("example.com",))).allowed("a@mail.example.com")
+        True
+        """
+        local, _, domain = address.lower().rpartition("@")
+        if local in self._locals or (self._prefixes and local.startswith(self._prefixes)):
+            return True
+        if self._domains:
+            labels = domain.split(".")
+            return any(".".join(labels[i:]) in self._domains for i in range(len(labels)))
+        return False
 
     def find(self, text: str) -> list[Hit]:
         """EMAIL hits in ``text``.
@@ -47,6 +73,8 @@ class EmailDetector:
                 continue
             pos = m.end()
             if m.group("tld").lower() in _FILE_TLDS or m.group().startswith("."):
+                continue
+            if (self._domains or self._locals or self._prefixes) and self.allowed(m.group()):
                 continue
             hits.append(Hit(self.type, m.start(), m.end(), None, self.name))
         return hits

@@ -170,3 +170,208 @@ def validate_mynumber(digits: str) -> bool:
     if len(digits) != 12 or not digits.isdigit() or not digits.isascii():
         return False
     return mynumber_check_digit(digits) == ord(digits[11]) - 48
+
+
+# ------------------------------------------------------------------------------------ issue 25: US, IBAN, IP
+_SSN_BLOCKED = frozenset({"078051120", "219099999", "457555462"})  # published (wallet cards, ads): never personal
+_ITIN_GROUPS = frozenset([*range(50, 66), *range(70, 89), *range(90, 93), *range(94, 100)])
+
+
+def validate_ssn(digits: str) -> bool:
+    """US Social Security number, 9 digits: ``True`` when the area, group and serial can be issued.
+
+    ``False`` for area 000, 666 or 9xx (9xx are ITINs and advertising numbers), group 00, serial 0000 and the
+    published numbers python-stdnum also refuses (078-05-1120 …). There is no check digit.
+
+    >>> validate_ssn("536904399"), validate_ssn("666123456"), validate_ssn("078051120")
+    (True, False, False)
+    """
+    if len(digits) != 9 or not digits.isdigit() or not digits.isascii():
+        return False
+    area, group, serial = digits[:3], digits[3:5], digits[5:]
+    if area in ("000", "666") or area[0] == "9" or group == "00" or serial == "0000":
+        return False
+    return digits not in _SSN_BLOCKED
+
+
+def validate_itin(digits: str) -> bool:
+    """US Individual Taxpayer Identification Number ``9XX-GG-NNNN``: ``True`` when G is an issued group.
+
+    Groups 50-65, 70-88, 90-92 and 94-99 (the IRS ranges; python-stdnum knows all but 50-65).
+
+    >>> validate_itin("912701234"), validate_itin("912891234")
+    (True, False)
+    """
+    if len(digits) != 9 or not digits.isdigit() or not digits.isascii() or digits[0] != "9":
+        return False
+    return int(digits[3:5]) in _ITIN_GROUPS
+
+
+IBAN_LENGTHS: dict[str, int] = {
+    "AD": 24, "AE": 23, "AL": 28, "AT": 20, "AZ": 28, "BA": 20, "BE": 16, "BG": 22, "BH": 22, "BI": 27, "BR": 29,
+    "BY": 28, "CH": 21, "CR": 22, "CY": 28, "CZ": 24, "DE": 22, "DJ": 27, "DK": 18, "DO": 28, "EE": 20, "EG": 29,
+    "ES": 24, "FI": 18, "FK": 18, "FO": 18, "FR": 27, "GB": 22, "GE": 22, "GI": 23, "GL": 18, "GR": 27, "GT": 28,
+    "HN": 28, "HR": 21, "HU": 28, "IE": 22, "IL": 23, "IQ": 23, "IS": 26, "IT": 27, "JO": 30, "KW": 30, "KZ": 20,
+    "LB": 28, "LC": 32, "LI": 21, "LT": 20, "LU": 20, "LV": 21, "LY": 25, "MC": 27, "MD": 24, "ME": 22, "MK": 19,
+    "MN": 20, "MR": 27, "MT": 31, "MU": 30, "NI": 28, "NL": 18, "NO": 15, "OM": 23, "PK": 24, "PL": 28, "PS": 29,
+    "PT": 25, "QA": 29, "RO": 24, "RS": 22, "RU": 33, "SA": 24, "SC": 31, "SD": 18, "SE": 24, "SI": 19, "SK": 24,
+    "SM": 27, "SO": 23, "ST": 25, "SV": 28, "TL": 23, "TN": 24, "TR": 26, "UA": 29, "VA": 22, "VG": 24, "XK": 20,
+    "YE": 30,
+}  # fmt: skip
+"""IBAN length per country (the SWIFT IBAN registry, release 101; the same table python-stdnum ships)."""
+
+
+def iban_mod97(compact: str) -> int:
+    """ISO 7064 MOD 97-10 remainder of an IBAN (country and check digits moved to the end, letters A=10 … Z=35).
+
+    >>> iban_mod97("DE89370400440532013000")
+    1
+    """
+    rearranged = compact[4:] + compact[:4]
+    total = 0
+    for ch in rearranged:
+        total = (total * (100 if ch.isalpha() else 10) + int(ch, 36)) % 97
+    return total
+
+
+def validate_iban(compact: str) -> bool:
+    """IBAN without separators: ``True`` when the country's length and the mod-97 check both hold.
+
+    >>> validate_iban("DE89370400440532013000"), validate_iban("DE89370400440532013001")
+    (True, False)
+    """
+    if not compact.isascii() or not compact.isalnum() or compact.upper() != compact or len(compact) < 5:
+        return False
+    if IBAN_LENGTHS.get(compact[:2]) != len(compact) or not compact[2:4].isdigit():
+        return False
+    return iban_mod97(compact) == 1
+
+
+def validate_ipv4(value: str) -> bool:
+    """Dotted-quad IPv4 ``a.b.c.d``: ``True`` when each part is 0-255 without a leading zero.
+
+    >>> validate_ipv4("93.184.216.34"), validate_ipv4("256.1.1.1"), validate_ipv4("01.2.3.4")
+    (True, False, False)
+    """
+    parts = value.split(".")
+    if len(parts) != 4:
+        return False
+    for p in parts:
+        if not (1 <= len(p) <= 3) or not p.isdigit() or not p.isascii() or (len(p) > 1 and p[0] == "0"):
+            return False
+        if int(p) > 255:
+            return False
+    return True
+
+
+_IP_NOT_PERSONAL = frozenset({
+    "1.2.3.4", "4.3.2.1", "1.1.1.1", "1.0.0.1", "8.8.8.8", "8.8.4.4", "9.9.9.9", "149.112.112.112",
+    "208.67.222.222", "208.67.220.220", "4.2.2.2", "4.2.2.1",
+})  # fmt: skip
+"""The placeholder address of examples and the public DNS resolvers: public, but never a person's."""
+
+
+def ip_is_public(value: str) -> bool:
+    """True when ``value`` (an IPv4 or IPv6 address) is a public unicast address that can point at a person.
+
+    Private, loopback, link-local, shared (CGN), documentation, benchmark, multicast, reserved and unspecified
+    ranges are not public; neither is an IPv4 address ending in .0 or .255 (a network or broadcast address in
+    examples), the example address 1.2.3.4 and the public DNS resolvers (8.8.8.8 …), nor an IPv6 address outside
+    2000::/3 (global unicast).
+
+    >>> ip_is_public("93.184.216.34"), ip_is_public("192.168.0.1"), ip_is_public("2001:db8::1")
+    (True, False, False)
+    """
+    import ipaddress
+
+    try:
+        ip = ipaddress.ip_address(value)
+    except ValueError:
+        return False
+    if not ip.is_global or ip.is_multicast or ip.is_reserved or ip.is_unspecified:
+        return False
+    if ip.version == 4:
+        return value.rsplit(".", 1)[-1] not in ("0", "255") and value not in _IP_NOT_PERSONAL
+    return int(ip) >> 125 == 1  # 2000::/3
+
+
+# ------------------------------------------------------------------------------------ issue 25: credentials
+_PLACEHOLDER_WORDS = re.compile(
+    r"example|sample|dummy|placeholder|change[_-]?me|your|redacted|xxxx|\*\*\*|\.\.\.|…|[<>]|\{\{|\$\{|%[sd]|"
+    r"^\$|^(?:none|null|nil|true|false|undefined|test|todo|fixme|admin|root|pass|password|passwd|secret|token|"
+    r"api[_-]?key|key|value|string|required|optional|empty|default|foo|bar|foobar|"
+    r"1234(?:5(?:6(?:78?)?)?)?|abcd(?:ef)?|qwerty)$",
+    re.IGNORECASE,
+)
+
+
+def secret_is_placeholder(value: str) -> bool:
+    """True when a secret-shaped ``value`` is a documentation placeholder, not a secret.
+
+    Placeholders: empty or short values, words such as ``example``/``your…``/``changeme``/``password``,
+    ``<…>``/``${…}``/``{{…}}``/``%s`` templates, ``xxxx``/``***``/``...`` fillers, a value of one repeated
+    character, and values with three or fewer distinct characters.
+
+    >>> secret_is_placeholder("AKIAIOSFODNN7EXAMPLE"), secret_is_placeholder("<your-password>")
+    (True, True)
+    >>> secret_is_placeholder("t7#Qz9!vLm")
+    False
+    """
+    v = value.strip()
+    if len(v) < 4 or len(set(v)) <= 3:
+        return True
+    return _PLACEHOLDER_WORDS.search(v) is not None
+
+
+def validate_key_id(value: str) -> bool | None:
+    """A cloud access-key id or service token (AWS ``AKIA…``, GitHub, GitLab, Slack): ``False`` for a
+    placeholder (``AKIAIOSFODNN7EXAMPLE``, ``ghp_xxxx…``, ``AKIA1234567890ABCDEF``, a run of one character);
+    ``None`` otherwise (the
+    format holds and nothing more can be checked offline).
+
+    >>> validate_key_id("AKIAIOSFODNN7EXAMPLE"), validate_key_id("AKIA2E0A8F3B244C9986")
+    (False, None)
+    """
+    body = value.split("_", 1)[-1] if value.startswith(("gh", "github_pat_")) else value[4:]
+    if len(set(body)) <= 4 or re.search(r"(?i)example|sample|dummy|x{6}|0{8}|(.)\1{7}|123456|abcdef", value):
+        return False
+    return None
+
+
+def validate_jwt(value: str) -> bool:
+    """A JSON Web Token ``header.payload.signature``: ``True`` when the header decodes (base64url) to a JSON
+    object with an ``alg`` and the payload to a JSON object.
+
+    >>> validate_jwt("eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxIn0.c2lnbmF0dXJlLXNpZ25hdHVyZQ")
+    True
+    """
+    import base64
+    import binascii
+    import json
+
+    parts = value.split(".")
+    if len(parts) != 3:
+        return False
+    decoded = []
+    for part in parts[:2]:
+        try:
+            raw = base64.urlsafe_b64decode(part + "=" * (-len(part) % 4))
+            obj = json.loads(raw)
+        except (binascii.Error, ValueError, UnicodeDecodeError):
+            return False
+        decoded.append(obj)
+    return all(isinstance(o, dict) for o in decoded) and "alg" in decoded[0]
+
+
+def validate_private_key_body(body: str) -> bool:
+    """The body of a PEM private-key block: ``True`` when it is base64 (optional ``Key: value`` header lines)
+    of at least 64 characters, ``False`` for a placeholder (``...``, ``<key>``, too short).
+
+    >>> validate_private_key_body("MIIEvQIBADANBgkqhkiG9w0BAQEFAASC" * 3), validate_private_key_body("...")
+    (True, False)
+    """
+    lines = [ln.strip() for ln in body.splitlines() if ln.strip() and ":" not in ln]
+    b64 = "".join(lines)
+    if len(b64) < 64 or "..." in b64:
+        return False
+    return re.fullmatch(r"[A-Za-z0-9+/=]+", b64) is not None and len(set(b64)) > 16

@@ -852,8 +852,12 @@ def build(
     per_cell: int = 60,
     negatives_per_cell: int = 25,
     prose_mb: float = 1.0,
+    ids_per_cell: int = 40,
+    ids_negatives_per_cell: int = 20,
 ) -> dict[str, int]:
-    """Write ``gold.jsonl``, ``prose.jsonl`` and ``manifest.json`` under ``out``; returns record counts."""
+    """Write ``gold.jsonl``, ``prose.jsonl``, ``ids.jsonl`` (issue 25's types, :mod:`spcl.evaluate.ids_set`) and
+    ``manifest.json`` under ``out``; returns record counts."""
+    from spcl.evaluate.ids_set import ids_records
     from spcl.manifest import write_manifest
 
     sources = {
@@ -874,8 +878,10 @@ def build(
     carriers = {lang: _carriers(docs, lang) for lang, docs in carrier_docs.items()}
     gold = gold_records(carriers, seed, per_cell) + negative_records(carriers, seed, negatives_per_cell)
     prose = prose_records(prose_docs, seed, prose_mb)
+    ids = ids_records(lambda lang, head, value, tail, rng: _placed(carriers[lang], lang, head, value, tail, rng),
+                      seed, ids_per_cell, ids_negatives_per_cell)
     out.mkdir(parents=True, exist_ok=True)
-    for name, rows in (("gold.jsonl", gold), ("prose.jsonl", prose)):
+    for name, rows in (("gold.jsonl", gold), ("prose.jsonl", prose), ("ids.jsonl", ids)):
         with open(out / name, "w", encoding="utf-8") as fh:
             for r in rows:
                 fh.write(json.dumps(r, ensure_ascii=False) + "\n")
@@ -883,6 +889,8 @@ def build(
         "gold": sum(r["kind"] == "gold" for r in gold),
         "negative": sum(r["kind"] == "negative" for r in gold),
         "prose": len(prose),
+        "ids_gold": sum(r["kind"] == "gold" for r in ids),
+        "ids_negative": sum(r["kind"] == "negative" for r in ids),
         **{f"carriers_{k}": len(v) for k, v in sorted(carriers.items())},
     }
     write_manifest(

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from spcl.entity_types import DEFAULT_TYPES
 
-PROMPT_VERSION = "extract-v2"  # v2: the "nothing found" example answers with an empty output
+PROMPT_VERSION = "extract-v3"  # v2: the "nothing found" example answers with an empty output; v3: ID, IP, CREDENTIAL
 
 TYPE_DESCRIPTIONS: dict[str, str] = {
     "PERSON": "a private person's name (not companies, brands or public figures in their public role)",
@@ -24,6 +24,9 @@ TYPE_DESCRIPTIONS: dict[str, str] = {
     "EMAIL": "a personal e-mail address",
     "ACCOUNT": "a bank account number",
     "CARD": "a payment card number",
+    "ID": "a passport, driver's licence or other identity-document number",
+    "IP": "a public IP address (IPv4 or IPv6)",
+    "CREDENTIAL": "a secret: a password, API key, access token or private key",
 }
 
 FEW_SHOT: tuple[tuple[str, str], ...] = (

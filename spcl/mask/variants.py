@@ -6,7 +6,7 @@ This module is the single definition of "a value occurs in the source", shared b
 - **Literal**: the NFC value itself.
 - **PERSON variant**: the name with its spaces removed (2–6 characters), matched with at most two
   spaces/tabs/newlines (``" \\t\\r\\n\\u3000"``) between its characters: ``김가상`` also matches ``김 가 상``.
-- **Numeric variant** (RRN, DOB, PHONE, ACCOUNT, CARD): only when the value consists of digits and the
+- **Numeric variant** (RRN, DOB, PHONE, ACCOUNT, CARD, ID): only when the value consists of digits and the
   known separators; its digits (ASCII or full-width) in order with at most three separators between any two
   digits: ``010-0000-1234`` also matches ``010 0000 1234`` and ``01000001234``. Letters are never
   dropped, so ``alias123456`` has no variant and never matches ``123456``.
@@ -29,16 +29,19 @@ from spcl.text import normalize
 # When one value is predicted with several types, the first type here wins (no semantic guessing).
 TYPE_PRIORITY: tuple[str, ...] = (
     "RRN",
+    "ID",
     "CARD",
     "ACCOUNT",
+    "CREDENTIAL",
     "PHONE",
     "EMAIL",
+    "IP",
     "DOB",
     "PERSON",
     "ADDRESS",
     "REL",
 )
-NUMERIC_TYPES: frozenset[str] = frozenset({"RRN", "DOB", "PHONE", "ACCOUNT", "CARD"})
+NUMERIC_TYPES: frozenset[str] = frozenset({"RRN", "DOB", "PHONE", "ACCOUNT", "CARD", "ID"})
 PERSON_VARIANT_MIN, PERSON_VARIANT_MAX = 2, 6
 PERSON_GAP_CHARS = " \t\r\n\u3000"
 NUMERIC_SEPARATORS = " \t-./()\u2010\u2011\u2012\u2013\u2014\u2015\u2212\uff0d"
