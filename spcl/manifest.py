@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from spcl import __version__
+from spcl.io.storage import write_atomic
 
 MANIFEST_NAME = "manifest.json"
 _CHUNK = 1 << 20
@@ -60,7 +61,7 @@ def write_manifest(root: str | Path, **provenance: Any) -> dict[str, Any]:
         for p in _dataset_files(root_path)
     }
     manifest = manifest_document(entries, **provenance)
-    (root_path / MANIFEST_NAME).write_text(json.dumps(manifest, indent=2, ensure_ascii=False) + "\n")
+    write_atomic(root_path / MANIFEST_NAME, json.dumps(manifest, indent=2, ensure_ascii=False) + "\n")
     return manifest
 
 

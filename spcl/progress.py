@@ -78,6 +78,14 @@ class Progress:
             self.work_done = work
         self._maybe_draw()
 
+    def update(self, done: int, *, work: float | None = None) -> None:
+        """Set the documents done so far to ``done`` (and the work done to ``work``), e.g. from counters that
+        another process keeps (Spark tasks)."""
+        self.done = done
+        if work is not None:
+            self.work_done = work
+        self._maybe_draw()
+
     def fraction(self) -> float | None:
         """Share of the run done, from the document total or else the work total; ``None`` when unknown."""
         if self.total:

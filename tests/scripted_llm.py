@@ -25,8 +25,9 @@ Action = str | int | tuple[str, float]
 class ScriptedChatServer:
     """``/v1/models`` and ``/v1/chat/completions``; ``script(document, attempt) -> Action`` decides each reply."""
 
-    def __init__(self, script: Callable[[str, int], Action]) -> None:
+    def __init__(self, script: Callable[[str, int], Action], retry_after: str | None = None) -> None:
         self.script = script
+        self.retry_after = retry_after  # sent as ``Retry-After`` with every scripted error status
         self.attempts: Counter[str] = Counter()  # requests per document text
         self.lock = threading.Lock()
         server = self
@@ -37,6 +38,8 @@ class ScriptedChatServer:
 
             def _send(self, code: int, body: bytes) -> None:
                 self.send_response(code)
+                if code >= 400 and server.retry_after is not None:
+                    self.send_header("Retry-After", server.retry_after)
                 self.send_header("Content-Type", "application/json")
                 self.send_header("Content-Length", str(len(body)))
                 with contextlib.suppress(BrokenPipeError, ConnectionResetError):
@@ -86,7 +89,8 @@ class ScriptedChatServer:
 
 
 @contextlib.contextmanager
-def scripted_server(script: Callable[[str, int], Action]) -> Iterator[ScriptedChatServer]:
+def scripted_server(script: Callable[[str, int], Action],
+                    retry_after: str | None = None) -> Iterator[ScriptedChatServer]:
     """Start a :class:`ScriptedChatServer` for the ``with`` block."""
-    with ScriptedChatServer(script) as server:
+    with ScriptedChatServer(script, retry_after) as server:
         yield server

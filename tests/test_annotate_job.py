@@ -215,8 +215,9 @@ def test_end_to_end_outputs_reasons_report_and_kappa(tmp_path: Path, server: Scr
     assert verify_manifest(out).ok and verify_manifest(out / "_work").ok
     manifest = json.loads((out / "manifest.json").read_text())
     assert manifest["kind"] == "annotated-set" and manifest["records"] == 7
-    assert set(manifest["files"]) == {"labelled.jsonl", "rejected.jsonl", "dropped.jsonl", "report.json",
-                                      "agreement.png"}
+    assert set(manifest["files"]) == {"labelled.jsonl", "rejected.jsonl", "dropped.jsonl", "pending.jsonl",
+                                      "report.json", "agreement.png"}
+    assert (out / "pending.jsonl").read_text() == "" and report["counts"]["pending"] == 0
     assert oct((out / "labelled.jsonl").stat().st_mode & 0o777) == "0o600"
     # sensitive text never reaches logs or the report
     report_text = (out / "report.json").read_text()
@@ -426,3 +427,87 @@ def test_an_output_folder_of_another_input_is_refused(tmp_path: Path, server) ->
     (other / "b.jsonl").write_text((other / "b.jsonl").read_text() + extra + "\n")
     assert annotate(other, out, server) != 0
     assert (out / "labelled.jsonl").read_bytes() == before  # the first input's labels are kept
+
+
+def _outage_input(folder: Path) -> tuple[Path, dict[str, str]]:
+    """100 records in two files (an invented person per text): ``ok-*`` in a.jsonl, ``down-*`` in b.jsonl."""
+    folder.mkdir(parents=True)
+    texts = {f"{'ok' if i < 40 else 'down'}-{i:03d}": f"김가상{i}씨는 지난달 폐암 진단을 받았다 ({i})."
+             for i in range(100)}
+    for name, prefix in (("a.jsonl", "ok"), ("b.jsonl", "down")):
+        (folder / name).write_text("".join(json.dumps({"id": i, "text": t}, ensure_ascii=False) + "\n"
+                                           for i, t in texts.items() if i.startswith(prefix)))
+    return folder, texts
+
+
+def test_a_503_outage_leaves_records_pending_exit_3_and_a_rerun_asks_for_exactly_those(
+        tmp_path: Path, caplog: pytest.LogCaptureFixture, capsys: pytest.CaptureFixture[str]) -> None:
+    """Issue 21: teacher B answers 503 (with ``Retry-After: 0``) for every b.jsonl text while it is down.
+    The client retries each request ``--retries`` times; what still fails is *pending* — not rejected, exit 3 —
+    and once B recovers the same command asks both teachers again for exactly the 60 pending records."""
+    inp, texts = _outage_input(tmp_path / "in")
+    by_text = {build_messages(t)[0]["content"]: i for i, t in texts.items()}
+    down = {"on": True}
+
+    def script(model: str, doc: str) -> tuple[int, str]:
+        doc_id = next(i for t, i in by_text.items() if document_of(t) == doc)
+        if model == B and down["on"] and doc_id.startswith("down"):
+            return 503, ""
+        return 200, "SCPI\tMEDICAL\t0.9"
+
+    out = tmp_path / "out"
+    args = ["annotate", "--input", str(inp), "--out", str(out), "--candidates", "all", "--retries", "2",
+            "--concurrency", "8"]
+    with ScriptedTeachers(script, names=(A, B)) as teachers:
+        for s in teachers.servers.values():
+            s.retry_after = "0"
+        run = [*args, "--teacher", teachers.spec(A), "--teacher", teachers.spec(B)]
+        with caplog.at_level(logging.DEBUG):
+            assert main(run) == 3
+        first = capsys.readouterr()
+        assert "pending" in first.err and "rerun the same command" in first.err
+        assert read(out / "rejected.jsonl") == []  # nothing rejected for good
+        pending = {r["id"]: r for r in read(out / "pending.jsonl")}
+        assert set(pending) == {i for i in texts if i.startswith("down")}
+        assert {(r["reason"], r["error"]) for r in pending.values()} == {(f"backend_error:{B}", "http_503")}
+        assert all("text" not in r for r in pending.values())
+        assert {r["id"] for r in read(out / "labelled.jsonl")} == {i for i in texts if i.startswith("ok")}
+        report = json.loads((out / "report.json").read_text())
+        assert report["reconciliation"] == {"input_records": 100, "labelled": 40, "rejected": 0, "dropped": 0,
+                                            "pending": 60, "ok": True}
+        assert report["pending_reasons"] == {f"backend_error:{B}": 60}
+        assert all(teachers.asked(B, texts[i]) == 3 for i in pending)  # one try + 2 retries, bounded
+        assert all(teachers.asked(A, texts[i]) == 1 for i in texts)
+        # a rerun while B is still down: the same 60 are asked again (and only they), still pending, still 3
+        assert main(run) == 3
+        assert all(teachers.asked(A, texts[i]) == (2 if i in pending else 1) for i in texts)
+        # as if a retry was killed after writing the pending part only: the 30 records in no part are asked too
+        part = next((out / "_work" / "parts").glob("b-*.pending.jsonl"))
+        part.write_text("".join(line + "\n" for line in part.read_text().splitlines()[:30]))
+        # B recovers: the rerun asks for exactly the pending records and finishes them
+        down["on"] = False
+        assert main(run) == 0
+        assert all(teachers.asked(A, texts[i]) == (3 if i in pending else 1) for i in texts)
+        assert all(teachers.asked(B, texts[i]) == (7 if i in pending else 1) for i in texts)
+        asked = teachers.total()
+        assert main(run) == 0 and teachers.total() == asked  # finished: nothing is asked again
+    last = capsys.readouterr()
+    labelled = read(out / "labelled.jsonl")
+    assert sorted(r["id"] for r in labelled) == sorted(texts) and read(out / "pending.jsonl") == []
+    report = json.loads((out / "report.json").read_text())
+    assert report["reconciliation"]["ok"] and report["counts"]["pending"] == 0 and report["counts"]["labelled"] == 100
+    assert report["counts"]["input_records"] == 100 and report["run"]["files_skipped"] == 2
+    ids = [r["id"] for name in ("labelled", "rejected", "dropped", "pending") for r in read(out / f"{name}.jsonl")]
+    assert sorted(ids) == sorted(texts)  # every input record in exactly one output
+    logs = caplog.text + first.out + first.err + last.out + last.err + (out / "report.json").read_text()
+    assert not [t for t in texts.values() if t in logs] and "김가상" not in logs
+
+
+def test_a_transient_verifier_failure_is_pending_a_permanent_one_is_rejected() -> None:
+    from spcl.annotate.agreement import TeacherVote
+    from spcl.annotate.job import transient_failure
+
+    ok = TeacherVote.from_output(A, "SCPI\tMEDICAL\t0.9", None)
+    assert transient_failure([ok, ok], TeacherVote(V, error="timeout")) == TeacherVote(V, error="timeout")
+    assert transient_failure([ok, TeacherVote(B, error="http_429")], None).teacher == B
+    assert transient_failure([ok, TeacherVote(B, error="http_400")], TeacherVote(V, error="output_truncated")) is None

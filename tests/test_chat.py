@@ -66,3 +66,35 @@ def test_make_chat_names_what_is_missing() -> None:
     with pytest.raises(ValueError, match="unknown chat backend"):
         make_chat("llamafile", model="m")
     assert ChatReply(text="t").ok and not ChatReply(error="timeout").ok
+
+
+def test_transient_statuses_are_retried_with_retry_after_and_permanent_ones_are_not() -> None:
+    """One classification decides both what the client retries and what the jobs leave retryable (issue 21):
+    425 and 429 are retried like 503 (the SDK alone never retried 425), a 400 is asked once, and the server's
+    ``Retry-After`` is the wait between tries."""
+    import time
+
+    from spcl.extract.backends.transient import RetryPolicy, is_transient, retry_after_seconds
+
+    def script(document: str, attempt: int) -> str | int:
+        status = int(document.split()[0])
+        return status if attempt <= 2 else f"ok {document}"
+
+    docs = ["425 a", "429 b", "503 c", "400 d", "422 e"]
+    with scripted_server(script, retry_after="1") as server:
+        chat = OpenAIChat(server.endpoint, MODEL_NAME, concurrency=5, timeout_s=5.0, retries=2)
+        try:
+            started = time.perf_counter()
+            replies = chat.complete([ChatRequest.of([{"role": "user", "content": d}]) for d in docs])
+            elapsed = time.perf_counter() - started
+        finally:
+            chat.close()
+    assert [r.text for r in replies[:3]] == ["ok 425 a", "ok 429 b", "ok 503 c"]
+    assert [r.error for r in replies[3:]] == ["http_400", "http_422"]
+    assert [server.attempts[d] for d in docs] == [3, 3, 3, 1, 1]
+    assert elapsed >= 2.0  # two waits of Retry-After: 1 s (the default back-off would be 0.5 + 1 s less jitter)
+    assert [is_transient(f"http_{c}") for c in (408, 409, 425, 429, 500, 503, 599, 400, 404, 413)] == [True] * 7 + [
+        False] * 3
+    assert retry_after_seconds({"Retry-After": "7"}) == 7.0 and retry_after_seconds({"retry-after-ms": "250"}) == 0.25
+    assert retry_after_seconds({"Retry-After": "soon"}) is None and RetryPolicy(3).delay(0, 120.0) == 60.0
+    assert all(0.375 <= RetryPolicy(3).delay(0) <= 0.5 for _ in range(50)) and RetryPolicy(3).delay(9) <= 8.0

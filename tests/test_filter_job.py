@@ -125,7 +125,7 @@ def test_cli_reports_config_errors_and_existing_output(tmp_path: Path, capsys: p
     (tmp_path / "o2").mkdir()
     (tmp_path / "o2" / "x").write_text("keep me")
     assert cli_main(["filter", "-i", str(folder), "-o", str(tmp_path / "o2"), "--engine", "python",
-                     "--no-screen"]) == 1
+                     "--no-screen"]) == 2
     assert "--overwrite" in capsys.readouterr().err
     assert (tmp_path / "o2" / "x").read_text() == "keep me"
 

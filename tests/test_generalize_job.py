@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import base64
 import json
+import logging
 import os
 import re
 import subprocess
@@ -266,11 +267,11 @@ def test_llm_failures_fail_closed(tmp_path: Path) -> None:
         proc = subprocess.run(
             [sys.executable, "-m", "spcl.cli", "generalize", "--input", str(tmp_path / "in"), "--output",
              str(tmp_path / "out"), "--vault", str(tmp_path / "v"), "--backend", "openai", "--endpoint",
-             server.endpoint, "--model", MODEL_NAME, "--types", ",".join(TYPES)],
+             server.endpoint, "--model", MODEL_NAME, "--types", ",".join(TYPES), "--retries", "1"],
             env=env, capture_output=True, text=True, timeout=300)
-    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert proc.returncode == 3, proc.stderr[-2000:]  # a 5xx is transient: left for a rerun, not final
     failed = read_rows(tmp_path / "out" / "failed")
-    assert [(r["id"], r["reason"]) for r in failed] == [("en-1", "attack:http_500")]
+    assert [(r["id"], r["reason"], r["transient"]) for r in failed] == [("en-1", "attack:http_500", True)]
     assert sorted(r["id"] for r in iter_generalized(tmp_path / "out")) == ["ja-1", "ko-1"]
     assert_no_values(proc.stdout + proc.stderr)
     # an unreachable endpoint stops the job before any file is touched (exit 1), a rerun would resume
@@ -411,3 +412,70 @@ def test_an_output_folder_of_another_input_is_refused(tmp_path: Path) -> None:
         run_generalize_job(GeneralizeJobConfig(input=str(tmp_path / "b"), output=str(tmp_path / "out"),
                                                vault=str(tmp_path / "v")))
     assert [r["id"] for r in iter_generalized(tmp_path / "out")] == ["a"]
+
+
+def test_a_503_outage_fails_transiently_exit_3_and_a_rerun_retries_exactly_those(
+        tmp_path: Path, caplog: pytest.LogCaptureFixture, capsys: pytest.CaptureFixture[str]) -> None:
+    """Issue 21: 20 documents, the server answers 503 (``Retry-After: 0``) to every extraction of b.parquet's
+    12 while it is down. Each request is tried 1 + ``--retries`` times; what still fails is in failed/ with
+    ``transient = true``, the run exits 3, and after the server recovers the same command asks again for
+    exactly those 12 (a.parquet's 8 are never asked again) and finishes them. A server that answers 503 only
+    to the first two tries of each request costs nothing but the retries."""
+    from spcl.cli import main
+
+    texts = {f"en-{i:02d}": f"Jordan Sample was treated at Leeds General Infirmary on 3 August 2003. "
+                            f"Call 010-2345-{6700 + i}." for i in range(20)}
+    ids = sorted(texts)
+    write_flagged(tmp_path / "in" / "a.parquet", {i: texts[i] for i in ids[:8]}, with_hits=True)
+    write_flagged(tmp_path / "in" / "b.parquet", {i: texts[i] for i in ids[8:]}, with_hits=True)
+    model, down, asked, lock = scripted(), {"on": True, "flaky": False}, Counter(), threading.Lock()
+
+    def script(user: str, attempt: int) -> str | int:
+        doc = next((i for i, t in texts.items() if t in user), None)  # only an extraction quotes the whole text
+        if doc is not None:
+            with lock:
+                asked[doc] += 1
+                tries = asked[doc]
+            if (down["on"] and doc in ids[8:]) or (down["flaky"] and tries <= 2):
+                return 503
+        return model(user, attempt)
+
+    def generalize(out: str) -> int:
+        return main(["generalize", "--input", str(tmp_path / "in"), "--output", str(tmp_path / out), "--vault",
+                     str(tmp_path / "v"), "--backend", "openai", "--endpoint", server.endpoint, "--model", MODEL_NAME,
+                     "--types", ",".join(TYPES), "--retries", "2", "--concurrency", "4"])
+
+    with scripted_server(script, retry_after="0") as server, caplog.at_level(logging.DEBUG):
+        assert generalize("out") == 3
+        failed = read_rows(tmp_path / "out" / "failed")
+        assert sorted((r["id"], r["reason"], r["transient"]) for r in failed) == [
+            (i, "extract:http_503", True) for i in ids[8:]]
+        assert sorted(r["id"] for r in iter_generalized(tmp_path / "out")) == ids[:8]
+        assert all(asked[i] == 3 for i in ids[8:]) and all(asked[i] == 1 for i in ids[:8])  # bounded retries
+        metrics = json.loads((tmp_path / "out" / "metrics.json").read_text())
+        assert (metrics["failed_transient"], metrics["generalized"], metrics["documents"]) == (12, 8, 20)
+        assert metrics["reconciliation"]["ok"] and metrics["reconciliation"]["input_rows"] == 20
+        part = next((tmp_path / "out" / "failed").glob("part-*.parquet"))
+        pq.write_table(pq.read_table(part).slice(0, 6), part)  # as if a retry was killed after writing failed/
+        down["on"] = False  # the server recovers
+        assert generalize("out") == 0
+        assert all(asked[i] == 4 for i in ids[8:]) and all(asked[i] == 1 for i in ids[:8])
+        sent = server.requests()
+        assert generalize("out") == 0 and server.requests() == sent  # finished: no request at all
+        rows = list(iter_generalized(tmp_path / "out"))
+        assert sorted(r["id"] for r in rows) == ids and read_rows(tmp_path / "out" / "failed") == []
+        metrics = json.loads((tmp_path / "out" / "metrics.json").read_text())
+        assert metrics["reconciliation"] == {"input_rows": 20, "generalized": 20, "failed": 0, "ok": True,
+                                             "uncommitted_files": []}
+        assert (metrics["documents"], metrics["failed_transient"]) == (20, 0)
+        vault = open_vault(tmp_path / "v", KEY)
+        assert all(restore(r["generalized_text"], r["spans"], vault.get(r["row_key"], writer=r["vault_file"]))
+                   == texts[r["id"]] for r in rows)
+        asked.clear()
+        down["flaky"] = True  # 503 for the first two tries of every request: the client's retries absorb it
+        assert generalize("flaky") == 0
+        assert len(list(iter_generalized(tmp_path / "flaky"))) == 20 and all(asked[i] == 3 for i in ids)
+    streams = capsys.readouterr()
+    logs = caplog.text + streams.out + streams.err
+    assert "failed transiently" in streams.err
+    assert_no_values(logs, [*VALUES, *(f"010-2345-{6700 + i}" for i in range(20))])

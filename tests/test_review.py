@@ -559,3 +559,17 @@ def test_cli_loop_export_agree_adjudicate_report_to_train(tmp_path: Path, out_di
     printed = capsys.readouterr()
     leaked = [r["text"][h["start"] : h["end"]] for r in rows if r["text"] for h in r["hits"]]
     assert not [v for v in leaked if v in printed.out + printed.err]
+
+
+@pytest.mark.parametrize("reviewers", ["a,b/../../x", "a,a", "a,x\nforged", "a,b c"])
+def test_cli_export_checks_every_argument_before_writing(tmp_path: Path, out_dir: Path, reviewers: str, capsys):
+    """A bad --reviewers value is refused before the folder or sample.csv (text in clear) exists (issue 21)."""
+    batch = tmp_path / "batch"
+    args = ["review", "export", "--input", str(out_dir), "--out", str(batch), "--n", "20"]
+    assert main([*args, "--reviewers", reviewers]) == 1
+    assert not batch.exists() and not list(tmp_path.rglob("*.csv"))
+    err = capsys.readouterr().err
+    assert "--reviewers" in err and len(err.strip().splitlines()) == 1  # one line, a newline in a name escaped
+    assert main([*args, "--format", "csv,pdf", "--reviewers", "a"]) == 1 and not batch.exists()
+    batch.write_text("not a folder")
+    assert main([*args, "--reviewers", "a"]) == 1 and batch.read_text() == "not a folder"

@@ -11,7 +11,16 @@ from pathlib import Path
 import pytest
 
 from spcl.cli import main
-from spcl.mask.vault import KEY_ENV, KEY_FILE_ENV, VaultError, VaultKeyError, open_vault, read_key_file, write_key_file
+from spcl.mask.vault import (
+    KEY_ENV,
+    KEY_FILE_ENV,
+    RecordError,
+    VaultError,
+    VaultKeyError,
+    open_vault,
+    read_key_file,
+    write_key_file,
+)
 
 SECRET = {"[PERSON_1]": "김가상", "[PHONE_1]": "010-0000-1234", "[EMAIL_1]": "kim1@example.com"}
 KEY = bytes(range(32))
@@ -118,3 +127,68 @@ def test_keygen_command_writes_0600_and_never_overwrites(tmp_path: Path, capsys:
     assert len(key) == 32 and base64.b64encode(key).decode() not in capsys.readouterr().out
     assert main(["vault", "keygen", "--out", str(out)]) == 1
     assert read_key_file(out) == key
+
+
+# -- issue 21: version-2 records (round-trip hashes, non-NFC originals) and tolerant reading of one writer file
+
+SOURCE = "김가상 010-0000-1234"
+MASKED = "[PERSON_1] [PHONE_1]"
+
+
+def test_round_trip_record_holds_keyed_hashes_and_the_original_encrypted(tmp_path: Path) -> None:
+    original = "\u1100\u1161상 010-0000-1234"  # not NFC: kept, encrypted, so unmask can give it back
+    with open_vault(tmp_path, KEY, writer="w") as vault:
+        vault.put("doc-1", SECRET, source=SOURCE, masked=MASKED, original=original)
+        vault.put("doc-2", SECRET, source=SOURCE, masked=MASKED, original=SOURCE)
+    reader = open_vault(tmp_path, KEY)
+    one, two = reader.record("doc-1", "w"), reader.record("doc-2", "w")
+    assert one.mapping == SECRET and one.verifiable and one.original == original and two.original is None
+    assert reader.mac_matches(one.source_mac, "source", SOURCE) and reader.mac_matches(one.masked_mac, "masked", MASKED)
+    assert not reader.mac_matches(one.masked_mac, "masked", MASKED + " ")
+    assert not reader.mac_matches(one.source_mac, "masked", SOURCE)  # roles are kept apart
+    other = open_vault(tmp_path / "other", bytes(32))
+    assert other.text_mac("source", SOURCE) != reader.text_mac("source", SOURCE)  # keyed, not a plain hash
+    blob = (tmp_path / "w.jsonl").read_bytes()
+    assert reader.text_mac("source", SOURCE).encode() not in blob and b"010-0000-1234" not in blob
+    assert "SECRET" not in repr(one) and "김가상" not in repr(one)
+
+
+def test_a_round_trip_record_cannot_be_downgraded_to_an_unverified_one(tmp_path: Path) -> None:
+    with open_vault(tmp_path, KEY, writer="w") as vault:
+        vault.put("doc-1", SECRET, source=SOURCE, masked=MASKED)
+    path = tmp_path / "w.jsonl"
+    rec = json.loads(path.read_text())
+    del rec["v"]  # pretend it is an old record, to skip the hash checks
+    path.write_text(json.dumps(rec) + "\n")
+    with pytest.raises(RecordError) as err:
+        open_vault(tmp_path, KEY).record("doc-1", "w")
+    assert err.value.reason == "auth_failed" and isinstance(err.value, VaultKeyError)
+
+
+def test_one_writer_file_is_read_tolerantly_with_true_reasons(tmp_path: Path) -> None:
+    with open_vault(tmp_path, KEY, writer="w") as vault:
+        for i in range(4):
+            vault.put(f"doc-{i}", SECRET, source=SOURCE, masked=MASKED)
+    path = tmp_path / "w.jsonl"
+    lines = path.read_text().splitlines()
+    bad_b64 = json.loads(lines[1])
+    bad_b64["nonce"] = "%%%"
+    lines[1] = json.dumps(bad_b64)
+    lines.append(lines[2])  # doc-2 twice
+    lines.append('{"id": "doc-9", "nonce": "AAAA", "cipher')  # truncated
+    path.write_text("\n".join(lines) + "\n")
+    (tmp_path / "notes.jsonl").write_text("not a record\n")
+    reader = open_vault(tmp_path, KEY)
+    assert reader.get("doc-0", writer="w") == SECRET and reader.get("doc-3", writer="w") == SECRET
+    reasons = {}
+    for doc_id, writer in (("doc-1", "w"), ("doc-2", "w"), ("doc-7", "w"), ("doc-0", "gone"), ("doc-0", "../w")):
+        with pytest.raises(RecordError) as err:
+            reader.record(doc_id, writer)
+        reasons[doc_id, writer] = err.value.reason
+        assert "김가상" not in str(err.value)
+    assert reasons == {("doc-1", "w"): "corrupt_record", ("doc-2", "w"): "ambiguous_mapping",
+                       ("doc-7", "w"): "corrupt_record", ("doc-0", "gone"): "missing_vault_file",
+                       ("doc-0", "../w"): "bad_vault_file"}
+    assert reader.corrupt_lines("w") == [2, 6]
+    with pytest.raises(VaultError, match="malformed vault record"):  # the whole-vault reader stays strict
+        reader.get("doc-0")

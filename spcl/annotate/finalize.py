@@ -36,13 +36,14 @@ CHART = "agreement.png"
 
 def finalize(cfg: AnnotateConfig, run: dict[str, Any]) -> dict[str, Any]:
     """Write labelled / rejected / dropped, ``report.json``, ``agreement.png`` and both manifests; returns the
-    report. ``report["reconciliation"]["ok"]`` is False when some input record is in no output."""
+    report. ``report["reconciliation"]["ok"]`` is False when some input record is in no output;
+    ``report["counts"]["pending"]`` counts the records left for a rerun (transient backend failures)."""
     out, work = Path(cfg.out), Path(cfg.out) / WORK
     work.mkdir(parents=True, exist_ok=True)
     done = load_done(out)
     stats, parts = _merge_parts(work, done)
     kept, dropped, bal = _balance(cfg, parts["labelled"], parts["dropped"])
-    for name, rows in zip(OUTPUT_FILES, (kept, parts["rejected"], dropped), strict=True):
+    for name, rows in zip(OUTPUT_FILES, (kept, parts["rejected"], dropped, parts["pending"]), strict=True):
         write_private_atomic(out / name, jsonl_text(rows))
     names = [t.name for t in cfg.teachers]
     votes = [[TeacherVote.from_json(v) for v in r["votes"]] for r in parts["labelled"] + parts["rejected"]]
@@ -57,11 +58,13 @@ def finalize(cfg: AnnotateConfig, run: dict[str, Any]) -> dict[str, Any]:
 def _merge_parts(work: Path, done: dict[str, dict[str, Any]]) -> tuple[dict[str, Any], dict[str, list[dict[str, Any]]]]:
     """The summed counts of every committed file and its part rows, ``{part: rows}``, in key order."""
     stats: dict[str, Any] = {}
-    parts: dict[str, list[dict[str, Any]]] = {"labelled": [], "rejected": [], "dropped": []}
+    parts: dict[str, list[dict[str, Any]]] = {"labelled": [], "rejected": [], "dropped": [], "pending": []}
     for key in sorted(done):
         merge_counts(stats, done[key]["stats"])
         for part, rows in parts.items():
-            rows.extend(read_jsonl(work / "parts" / f"{key}.{part}.jsonl"))
+            path = work / "parts" / f"{key}.{part}.jsonl"
+            if part != "pending" or path.exists():  # outputs made before pending records existed have none
+                rows.extend(read_jsonl(path))
     return stats, parts
 
 
@@ -100,6 +103,7 @@ def _counts(cfg: AnnotateConfig, stats: dict[str, Any], parts: dict[str, list[di
         "balanced_out": len(bal.dropped),
         "labelled": len(kept),
         "dropped": len(dropped),
+        "pending": len(parts["pending"]),
     }
 
 
@@ -118,7 +122,7 @@ def _report(cfg: AnnotateConfig, stats: dict[str, Any], parts: dict[str, list[di
     statistics and the run (counts, names and rates only: no text)."""
     names = [t.name for t in cfg.teachers]
     n_in = stats.get("input_records", 0)
-    n_rejected = len(parts["rejected"])
+    n_rejected, n_pending = len(parts["rejected"]), len(parts["pending"])
     return {
         "prompt_version": PROMPT_VERSION,
         "teachers": [t.to_json() for t in cfg.teachers],
@@ -131,11 +135,13 @@ def _report(cfg: AnnotateConfig, stats: dict[str, Any], parts: dict[str, list[di
         "candidates_by_lang": dict(sorted(stats.get("candidates_by_lang", {}).items())),
         "rejected_reasons": dict(sorted(stats.get("rejected_reasons", {}).items())),
         "dropped_reasons": dict(sorted(_dropped_reasons(stats, bal).items())),
+        "pending_reasons": dict(sorted(stats.get("pending_reasons", {}).items())),
         "labels": {lab: sum(r["label"] == lab for r in kept) for lab in ("SCPI", "RELATED", "NONE")},
         "categories": {c: sum(c in r["categories"] for r in kept) for c in CATEGORIES},
         "balance": bal.to_json(),
         "reconciliation": {"input_records": n_in, "labelled": len(kept), "rejected": n_rejected,
-                           "dropped": len(dropped), "ok": n_in == len(kept) + n_rejected + len(dropped)},
+                           "dropped": len(dropped), "pending": n_pending,
+                           "ok": n_in == len(kept) + n_rejected + len(dropped) + n_pending},
         "kappa": pairs,
         "teacher_stats": {n: teacher_report(stats.get("teachers", {}).get(n, {})) for n in names},
         "verifier_stats": teacher_report(stats.get("verifier", {}).get(cfg.verifier.name, {}))

@@ -8,21 +8,27 @@ Layout under ``--out``::
     rejected.jsonl   id, text, lang, reason, votes, verifier  (for ``spcl review export --what rejected``)
     dropped.jsonl    id, reason, source_file, position — no text: ``unreadable:<reader reason>``,
                      ``too_long``, ``no_person_mention``, ``balanced_out`` (+ label)
+    pending.jsonl    id, reason (``backend_error:<teacher>``), error (``http_503``, ``timeout`` …),
+                     source_file, position — no text: records a teacher or the verifier could not answer
+                     *transiently* (``spcl.extract.backends.transient``) after the client's retries
     report.json      counts per step, reconciliation, Cohen's kappa per teacher pair (overall and per
                      category), parse-failure and backend-error rates, tokens and seconds per document
     agreement.png    per-category kappa of every teacher pair
     manifest.json    SHA-256 of every file, teachers, thresholds, seed, the input's manifest
     _work/           per-input-file parts and done-markers (checkpoints; a nested dataset with its own manifest)
 
-Every input record ends in exactly one of labelled / rejected / dropped (``report.json`` checks it).
+Every input record ends in exactly one of labelled / rejected / dropped / pending (``report.json`` checks it).
 
 **Scale.** Records are read ``batch_size`` at a time; each batch goes to every teacher (``openai``
 teachers all at once, each with ``concurrency`` requests in flight; in-process models one after the
 other), then the kept texts to the verifier. ``--engine spark`` runs one task per input file.
 
-**Resumable** like ``spcl mask``: each input file is one unit of work whose three part files are moved
-into place with ``os.replace`` before its done-marker is written; a rerun skips files with a marker and
-redoes any other from scratch. The final files are rebuilt from the parts at the end of every run, so a
+**Resumable** like ``spcl mask``: each input file is one unit of work whose four part files are moved
+into place with ``os.replace`` before its done-marker is written; a rerun skips files with a marker and no
+pending records, asks the teachers again for exactly the pending records of the others (the rest of the
+file is kept as it is), and redoes a file without a marker, or whose content changed, from scratch.
+Pending records make the run exit 3 (:data:`~spcl.extract.backends.transient.EXIT_TRANSIENT`), as
+``spcl mask`` does for transient failures. The final files are rebuilt from the parts at the end of every run, so a
 rerun with another ``--positive-share`` or ``--seed`` only re-balances. Parts made with other teachers,
 prompt or thresholds are refused (use a new ``--out``). Logs, errors and the report name files, ids,
 teachers and counts — never document text or model output.
@@ -34,13 +40,12 @@ import hashlib
 import json
 import logging
 import os
-import secrets
 import shutil
 import time
 from collections import Counter
 from collections.abc import Iterable, Iterator
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -50,15 +55,17 @@ from spcl.annotate.prompt import PROMPT_VERSION, build_messages
 from spcl.annotate.teachers import TeacherSpec, make_client, name_teachers, teacher_request
 from spcl.config import InputSettings
 from spcl.extract.backends.chat import ChatClient, ChatRequest
+from spcl.extract.backends.transient import is_transient
 from spcl.io.readers import is_supported, read_records
+from spcl.io.storage import write_atomic
 from spcl.io.writers import file_key
 from spcl.manifest import sha256_file
 from spcl.text import LANGS, guess_lang, normalize
 
 log = logging.getLogger("spcl.annotate")
 
-OUTPUT_FILES: tuple[str, ...] = ("labelled.jsonl", "rejected.jsonl", "dropped.jsonl")
-PARTS = ("labelled", "rejected", "dropped")
+OUTPUT_FILES: tuple[str, ...] = ("labelled.jsonl", "rejected.jsonl", "dropped.jsonl", "pending.jsonl")
+PARTS = ("labelled", "rejected", "dropped", "pending")
 WORK = "_work"
 
 
@@ -81,6 +88,7 @@ class AnnotateConfig:
     batch_size: int = 32
     max_chars: int = 6000
     options: dict[str, Any] = field(default_factory=dict)
+    run_id: str = ""  # names the run in done-markers (set by run_annotate*; not part of parts_hash)
 
     def __post_init__(self) -> None:
         if len(self.teachers) < 2:
@@ -143,12 +151,9 @@ def input_key(path: Path, root: str | Path) -> str:
 
 
 def write_private_atomic(path: Path, data: str) -> None:
-    """Write ``data`` to ``path`` (mode 0600) under a temporary name, then move it into place."""
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.{secrets.token_hex(4)}")
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    with os.fdopen(fd, "w", encoding="utf-8") as fh:
-        fh.write(data)
-    os.replace(tmp, path)
+    """Write ``data`` to ``path`` (mode 0600) under a temporary name, then move it into place
+    (``spcl.io.storage.write_atomic``)."""
+    write_atomic(path, data, private=True)
 
 
 def jsonl_text(rows: Iterable[dict[str, Any]]) -> str:
@@ -179,6 +184,20 @@ def merge_counts(mine: dict[str, Any], theirs: dict[str, Any]) -> dict[str, Any]
 def _teacher_stats() -> dict[str, Any]:
     return {"documents": 0, "outputs": 0, "parsed": 0, "parse_failures": {}, "backend_errors": {},
             "generated_tokens": 0, "wall_seconds": 0.0, "latency_seconds": 0.0}
+
+
+def transient_failure(votes: list[TeacherVote], check: TeacherVote | None) -> TeacherVote | None:
+    """The first teacher (then the verifier) vote whose backend failed *transiently*, else ``None``: such a
+    record is left pending for a rerun, never rejected for good."""
+    for tv in [*votes, *([check] if check is not None else [])]:
+        if tv.error is not None and is_transient(tv.error):
+            return tv
+    return None
+
+
+def read_marker(path: Path) -> dict[str, Any] | None:
+    """A done-marker, or ``None`` when the file was never committed."""
+    return json.loads(path.read_text(encoding="utf-8")) if path.exists() else None
 
 
 def _lang(meta: str | None, text: str) -> str:
@@ -268,33 +287,55 @@ class AnnotateRunner:
                     decisions[i] = verify(decisions[i], tv)
         return list(zip(decisions, per_doc, checks, strict=True))
 
+    def _prior(self, key: str, input_sha: str) -> tuple[dict[str, Any] | None, dict[str, list[dict[str, Any]]]]:
+        """The done-marker and committed part rows of ``key`` when this pass only retries its pending records
+        (same content, some pending), else ``(None, empty parts)``: the file is done from scratch."""
+        marker = read_marker(self.done_marker(key))
+        rows: dict[str, list[dict[str, Any]]] = {p: [] for p in PARTS}
+        if marker is None or marker.get("input_sha256") != input_sha or not marker.get("pending"):
+            return None, rows
+        for part in PARTS:
+            part_path = self.work / "parts" / f"{key}.{part}.jsonl"
+            rows[part] = list(read_jsonl(part_path)) if part_path.exists() else []
+        return marker, rows
+
     def process_file(self, path: Path, key: str) -> dict[str, Any]:
-        """Annotate one input file end to end and commit it (parts moved into place, then the done-marker)."""
+        """Annotate one input file end to end and commit it (parts moved into place, then the done-marker);
+        when the file is committed with pending records and unchanged, ask again for exactly those."""
         started = time.perf_counter()
         cfg = self.cfg
         root = Path(cfg.input)
         source_file = path.relative_to(root).as_posix() if root.is_dir() else path.name
-        stats: dict[str, Any] = {"files": 1, "input_records": 0, "candidates": 0, "candidates_by_lang": {},
-                                 "dropped_reasons": {}, "rejected_reasons": {}, "labelled": 0, "teachers": {},
-                                 "verifier": {}}
-        rows: dict[str, list[dict[str, Any]]] = {p: [] for p in PARTS}
-        dropped: Counter[str] = Counter()
-        rejected: Counter[str] = Counter()
-        langs: Counter[str] = Counter()
-
-        def drop(doc_id: str, position: int, reason: str) -> None:
-            dropped[reason] += 1
-            rows["dropped"].append({"id": doc_id, "reason": reason, "source_file": source_file, "position": position})
-
         if not os.access(path, os.R_OK):
             raise AnnotateError(f"cannot read {path}")
         input_sha = sha256_file(path)  # the done-marker holds it: a changed file with the same name is redone
+        marker, rows = self._prior(key, input_sha)
+        prior_pending, rows["pending"] = rows["pending"], []
+        # a retry pass asks about every record no committed part settles: the pending ones, and any a run
+        # killed between its part writes left in none (so a record is never lost nor written twice)
+        settled = ({int(r["position"]) for part in ("labelled", "rejected", "dropped") for r in rows[part]}
+                   if marker is not None else None)
+        asked: set[int] = set()
+        stats: dict[str, Any] = marker["stats"] if marker is not None else {
+            "files": 1, "input_records": 0, "candidates": 0, "candidates_by_lang": {}, "dropped_reasons": {},
+            "rejected_reasons": {}, "labelled": 0, "teachers": {}, "verifier": {}, "seconds": 0.0}
+        langs: Counter[str] = Counter(stats["candidates_by_lang"])
+
+        def drop(doc_id: str, position: int, reason: str) -> None:
+            rows["dropped"].append({"id": doc_id, "reason": reason, "source_file": source_file, "position": position})
+
         with open(path, "rb") as fh:
             for batch in read_records(fh, str(path), InputSettings(), batch_rows=cfg.batch_size):
                 docs: list[dict[str, Any]] = []
                 for doc_id, text, meta, error, position in zip(
                         *(batch.column(c).to_pylist() for c in ("id", "text", "meta", "error", "position")),
                         strict=True):
+                    if settled is not None:  # a retry pass: only the unsettled records, counted already
+                        if position not in settled and isinstance(text, str) and error is None:
+                            text = normalize(text)
+                            asked.add(position)
+                            docs.append({"id": doc_id, "text": text, "lang": _lang(meta, text), "position": position})
+                        continue
                     stats["input_records"] += 1
                     if error is not None or not isinstance(text, str):
                         drop(doc_id, position, f"unreadable:{error or 'no_text'}")
@@ -313,30 +354,39 @@ class AnnotateRunner:
                     base = {"id": doc["id"], "text": doc["text"], "lang": doc["lang"]}
                     tail = {"votes": [v.to_json() for v in votes], "verifier": check.to_json() if check else None,
                             "source_file": source_file, "position": doc["position"]}
-                    if decision.kept:
+                    if (failed := transient_failure(votes, check)) is not None:  # retryable, never rejected
+                        rows["pending"].append({"id": doc["id"], "reason": failed.failure, "error": failed.error,
+                                                "source_file": source_file, "position": doc["position"]})
+                    elif decision.kept:
                         rows["labelled"].append({**base, "label": decision.label,
                                                  "categories": list(decision.categories),
                                                  "source": f"annotate:{PROMPT_VERSION}", "codes": list(decision.codes),
                                                  "confidence": decision.confidence, **tail})
                     else:
                         assert decision.reason is not None
-                        rejected[decision.reason] += 1
                         rows["rejected"].append({**base, "reason": decision.reason, **tail})
+        if settled is not None:  # a pending record this pass did not ask about stays pending (never lost)
+            rows["pending"] += [r for r in prior_pending if int(r["position"]) not in asked | settled]
         stats["candidates"] = sum(langs.values())
         stats["candidates_by_lang"] = dict(langs)
-        stats["dropped_reasons"] = dict(dropped)
-        stats["rejected_reasons"] = dict(rejected)
+        for part, name in (("dropped", "dropped_reasons"), ("rejected", "rejected_reasons"),
+                           ("pending", "pending_reasons")):
+            stats[name] = dict(Counter(r["reason"] for r in rows[part]))
         stats["labelled"] = len(rows["labelled"])
-        stats["seconds"] = round(time.perf_counter() - started, 6)
+        stats["pending"] = len(rows["pending"])
+        stats["seconds"] = round(stats.get("seconds", 0.0) + time.perf_counter() - started, 6)
         for part in PARTS:  # commit: parts first, the done-marker last
             write_private_atomic(self.work / "parts" / f"{key}.{part}.jsonl", jsonl_text(rows[part]))
+        runs = [*(marker or {}).get("runs", []), cfg.run_id]
         write_private_atomic(self.done_marker(key), json.dumps(
             {"key": key, "source_file": source_file, "input": str(path.resolve()), "parts_hash": cfg.parts_hash(),
-             "input_sha256": input_sha, "stats": stats},
+             "input_sha256": input_sha, "pending": stats["pending"], "last_run": cfg.run_id, "runs": runs,
+             "stats": stats},
             indent=1, sort_keys=True) + "\n")
-        log.info("%s: %d records, %d candidates, %d labelled, %d rejected", source_file, stats["input_records"],
-                 stats["candidates"], stats["labelled"], len(rows["rejected"]))
-        return stats
+        log.info("%s (%s): %d records, %d candidates, %d labelled, %d rejected, %d pending", source_file,
+                 "retry" if marker is not None else "full", stats["input_records"], stats["candidates"],
+                 stats["labelled"], len(rows["rejected"]), stats["pending"])
+        return {**stats, "records_this_run": len(asked) if settled is not None else stats["input_records"]}
 
     def close(self) -> None:
         """Close every client."""
@@ -351,7 +401,8 @@ def load_done(out: str | Path) -> dict[str, dict[str, Any]]:
 
 
 def pending_files(cfg: AnnotateConfig) -> tuple[list[tuple[Path, str]], int]:
-    """``(path, key)`` of the input files not yet done (or changed since), and how many are done already."""
+    """``(path, key)`` of the input files with work to do — not yet done, changed since, or with pending
+    records to ask again about — and how many are done already."""
     keyed = [(p, input_key(p, cfg.input)) for p in list_input_files(cfg.input)]
     done = load_done(cfg.out)
     stale = [k for k, m in done.items() if m.get("parts_hash") != cfg.parts_hash()]
@@ -363,8 +414,16 @@ def pending_files(cfg: AnnotateConfig) -> tuple[list[tuple[Path, str]], int]:
         if recorded is not None and Path(recorded).resolve() != path.resolve():
             raise AnnotateError(f"{cfg.out} holds the labels of another input file ({recorded}) under the name "
                                 f"of {path}; use a new --out for a different --input")
-    current = {k for p, k in keyed if k in done and done[k].get("input_sha256") == sha256_file(p)}  # by content
+    current = {k for p, k in keyed if k in done and done[k].get("input_sha256") == sha256_file(p)  # by content
+               and not done[k].get("pending")}
     return [(p, k) for p, k in keyed if k not in current], len(current)
+
+
+def _with_run_id(cfg: AnnotateConfig) -> AnnotateConfig:
+    """``cfg`` with a fresh ``run_id`` unless it has one."""
+    from spcl.mask_stage.config import new_run_id
+
+    return cfg if cfg.run_id else replace(cfg, run_id=new_run_id())
 
 
 def clean_staging(cfg: AnnotateConfig) -> None:
@@ -379,6 +438,7 @@ def run_annotate(cfg: AnnotateConfig, clients: dict[str, ChatClient] | None = No
     from spcl.annotate.finalize import finalize
 
     started = time.perf_counter()
+    cfg = _with_run_id(cfg)
     todo, skipped = pending_files(cfg)
     clean_staging(cfg)
     docs = 0
@@ -387,7 +447,7 @@ def run_annotate(cfg: AnnotateConfig, clients: dict[str, ChatClient] | None = No
         try:
             runner.check()
             for path, key in todo:
-                docs += runner.process_file(path, key)["input_records"]
+                docs += runner.process_file(path, key)["records_this_run"]
         finally:
             runner.close()
     elapsed = time.perf_counter() - started
@@ -407,11 +467,12 @@ def process_partition(cfg_json: str, files: Iterable[tuple[str, str]]) -> Iterat
     if runner is None:
         runner = _RUNNERS[cfg_json] = AnnotateRunner(AnnotateConfig.from_json(cfg_json))
     for path, key in files:
-        marker = runner.done_marker(key)
-        if marker.exists() and json.loads(marker.read_text()).get("input_sha256") == sha256_file(Path(path)):
-            continue  # a retried or speculative task: this file's content is already committed
+        marker = read_marker(runner.done_marker(key))
+        if marker is not None and marker.get("input_sha256") == sha256_file(Path(path)) and (
+                not marker.get("pending") or marker.get("last_run") == runner.cfg.run_id):
+            continue  # a retried or speculative task: this run already committed this file's content
         stats = runner.process_file(Path(path), key)
-        yield json.dumps({"key": key, "records": stats["input_records"]})
+        yield json.dumps({"key": key, "records": stats["records_this_run"]})
 
 
 def run_annotate_spark(cfg: AnnotateConfig, master: str | None = None) -> dict[str, Any]:
@@ -422,7 +483,7 @@ def run_annotate_spark(cfg: AnnotateConfig, master: str | None = None) -> dict[s
     from spcl.spark.files import run_per_file, with_absolute_paths
 
     started = time.perf_counter()
-    cfg = with_absolute_paths(cfg, ("input", "out"))
+    cfg = _with_run_id(with_absolute_paths(cfg, ("input", "out")))
     todo, skipped = pending_files(cfg)
     clean_staging(cfg)
     for spec in [*cfg.teachers, *([cfg.verifier] if cfg.verifier else [])]:

@@ -3,9 +3,9 @@
 A teacher spec is ``BACKEND:MODEL[@ENDPOINT]``:
 
 - ``openai:NAME@http://host:8000/v1`` — any OpenAI-compatible chat-completions server (vLLM, SGLang,
-  llama.cpp, ``transformers serve``), ``concurrency`` requests in flight, with the ``openai`` SDK's retries
-  and back-off; a server unreachable for every try of a request (or at ``check``) raises
-  ``BackendUnavailable``, which stops the job (a rerun resumes).
+  llama.cpp, ``transformers serve``), ``concurrency`` requests in flight, with the chat client's retries
+  and back-off (``spcl.extract.backends.transient``); a server unreachable for every try of a request (or at
+  ``check``) raises ``BackendUnavailable``, which stops the job (a rerun resumes).
 - ``transformers:/models/x`` — in-process generation (local folder or GGUF, CPU or GPU), left-padded batches.
 - ``vllm:/models/x`` — in-process offline batches with ``vllm.LLM.chat`` (GPU).
 

@@ -7,7 +7,9 @@
     spcl annotate ... --teacher vllm:/models/swallow-8b --teacher vllm:/models/gemma-2-9b   # in-process, GPU
 
 Outputs in --out: labelled.jsonl (for spcl train), rejected.jsonl (for spcl review export --what rejected),
-dropped.jsonl, report.json, agreement.png, manifest.json. A rerun with the same --out resumes.
+dropped.jsonl, pending.jsonl, report.json, agreement.png, manifest.json. A rerun with the same --out resumes
+and asks again for the pending records. Exit codes: 0 done, 1 could not run or lost a record, 2 bad usage,
+3 records left pending after transient backend failures.
 """
 
 from __future__ import annotations
@@ -16,6 +18,8 @@ import argparse
 import json
 import sys
 from typing import Any
+
+from spcl.messages import shown
 
 
 def add_annotate_arguments(parser: argparse.ArgumentParser) -> None:
@@ -65,30 +69,40 @@ def config_from_args(args: argparse.Namespace) -> Any:
 
 
 def run_from_args(args: argparse.Namespace) -> int:
-    """Run the job; exit 0 ok, 1 the job could not run or lost a record, 2 bad usage."""
+    """Run the job; exit 0 ok, 1 the job could not run or lost a record, 2 bad usage, 3 records left pending
+    after transient backend failures (rerun the same command to ask again for exactly those)."""
     from spcl.annotate.job import AnnotateError, run_annotate, run_annotate_spark
     from spcl.extract.backends import BackendUnavailable
+    from spcl.extract.backends.transient import EXIT_TRANSIENT
 
     try:
         cfg = config_from_args(args)
     except ValueError as err:
-        print(f"spcl annotate: {err}", file=sys.stderr)
+        print(f"spcl annotate: {shown(err)}", file=sys.stderr)
         return 2
     try:
         report = run_annotate_spark(cfg, args.master) if args.engine == "spark" else run_annotate(cfg)
     except (BackendUnavailable, AnnotateError) as err:
-        print(f"spcl annotate: {err}", file=sys.stderr)
+        print(f"spcl annotate: {shown(err)}", file=sys.stderr)
         return 1
     summary = {
         "counts": report["counts"],
         "rejected_reasons": report["rejected_reasons"],
         "label_kappa": {pair: v["label_kappa"] for pair, v in report["kappa"].items()},
         "parse_failure_rate": {t: s["parse_failure_rate"] for t, s in report["teacher_stats"].items()},
+        "pending_reasons": report["pending_reasons"],
         "reconciliation_ok": report["reconciliation"]["ok"],
         "run": report["run"],
     }
     print(json.dumps(summary, indent=2))
-    return 0 if report["reconciliation"]["ok"] else 1
+    if not report["reconciliation"]["ok"]:
+        return 1
+    if report["counts"]["pending"]:
+        print(f"spcl annotate: {report['counts']['pending']} record(s) left pending (a teacher failed transiently: "
+              "timeouts, HTTP 429/5xx, resets); rerun the same command to ask again for exactly those "
+              "(pending.jsonl)", file=sys.stderr)
+        return EXIT_TRANSIENT
+    return 0
 
 
 def register(sub: argparse._SubParsersAction) -> None:

@@ -1,4 +1,5 @@
-"""``spcl bench filter``: throughput of the rules-only filter, plain Python vs Spark local[2]."""
+"""``spcl bench filter``: throughput of the rules-only filter, plain Python vs Spark local[2];
+``spcl bench dataframe``: ``screen_dataframe`` vs the filter's Spark engine on the same real documents."""
 
 from __future__ import annotations
 
@@ -18,6 +19,12 @@ def register(sub: argparse._SubParsersAction) -> None:
     filt.add_argument("--corpus", choices=("real", "synthetic"), default="real",
                       help="real ja/ko text, one language per document (default), or the synthetic templates")
     filt.set_defaults(func=_run_filter_bench)
+    frame = bench_sub.add_parser("dataframe", help="screen_dataframe vs spcl filter (Spark), same real documents")
+    frame.add_argument("--docs", type=int, default=20_000, help="real documents to write (default 20000)")
+    frame.add_argument("--seed", type=int, default=0)
+    frame.add_argument("--cores", type=int, default=2, help="Spark local[N] (default 2)")
+    frame.add_argument("--workdir", default=None, help="folder for data and outputs (default: a temp dir)")
+    frame.set_defaults(func=_run_dataframe_bench)
 
 
 def _run_filter_bench(args: argparse.Namespace) -> int:
@@ -25,4 +32,11 @@ def _run_filter_bench(args: argparse.Namespace) -> int:
 
     run_filter_bench(args.docs, args.seed, args.workdir, spark=not args.skip_spark, screen=args.screen,
                      corpus=args.corpus)
+    return 0
+
+
+def _run_dataframe_bench(args: argparse.Namespace) -> int:
+    from spcl.bench.dataframe import run_dataframe_bench
+
+    run_dataframe_bench(args.docs, args.seed, args.workdir, args.cores)
     return 0

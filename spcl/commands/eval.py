@@ -16,6 +16,8 @@ import sys
 from collections.abc import Callable, Iterable
 from pathlib import Path
 
+from spcl.messages import shown
+
 
 def _out_is_an_input(command: str, out: str | None, inputs: Iterable[str]) -> bool:
     """True, after saying why on stderr, when ``--out`` names one of the input files: writing the report
@@ -41,7 +43,7 @@ def _masking(args: argparse.Namespace) -> int:
     try:
         metrics = evaluate_masking(args.gold, args.pred, types) if types else evaluate_masking(args.gold, args.pred)
     except (EvalError, OSError) as err:
-        print(f"spcl eval masking: {err}", file=sys.stderr)
+        print(f"spcl eval masking: {shown(err)}", file=sys.stderr)
         return 2
     text = json.dumps(metrics, indent=2, ensure_ascii=False)
     print(text)
@@ -117,7 +119,7 @@ def _detect(args: argparse.Namespace) -> int:
     try:
         report = evaluate_detect(chain.from_iterable(read_gold(p) for p in args.gold), settings)
     except (DetectEvalError, OSError) as err:
-        print(f"spcl eval detect: {err}", file=sys.stderr)
+        print(f"spcl eval detect: {shown(err)}", file=sys.stderr)
         return 2
     _print_and_write(report, format_summary(report), args)
     return 0
@@ -164,7 +166,7 @@ def _screen(args: argparse.Namespace) -> int:
         screen = load_screen(args.model)
         report = evaluate_screen(screen, chain.from_iterable(read_eval_records(p) for p in args.data))
     except (ScreenEvalError, ScreenModelError, OSError) as err:
-        print(f"spcl eval screen: {err}", file=sys.stderr)
+        print(f"spcl eval screen: {shown(err)}", file=sys.stderr)
         return 2
     _print_and_write(report, format_summary(report), args)
     return 0
@@ -195,7 +197,7 @@ def _utility(args: argparse.Namespace) -> int:
         vault = open_vault(args.vault)
         scorer = LMScorer(args.model, device=args.device)
     except (VaultError, OSError, RuntimeError) as err:
-        print(f"spcl eval utility: {err}", file=sys.stderr)
+        print(f"spcl eval utility: {shown(err)}", file=sys.stderr)
         return 1
     report = UtilityReport()
     for n, row in enumerate(iter_generalized(args.generalized)):
@@ -235,7 +237,7 @@ def _reidentify(args: argparse.Namespace) -> int:
         vault = open_vault(args.vault)
         chat = make_chat(args.backend, model=args.model, endpoint=args.endpoint)
     except (VaultError, ValueError, BackendUnavailable) as err:
-        print(f"spcl eval reidentify: {err}", file=sys.stderr)
+        print(f"spcl eval reidentify: {shown(err)}", file=sys.stderr)
         return 2 if isinstance(err, ValueError) else 1
     assert chat is not None  # make_chat returns None only for the rules backend, which argparse excludes
     rows = [r for n, r in enumerate(iter_generalized(args.generalized)) if not args.limit or n < args.limit]
@@ -243,7 +245,7 @@ def _reidentify(args: argparse.Namespace) -> int:
         report = reidentify(rows, lambda r: vault.get(r["row_key"], writer=r["vault_file"]), chat,
                             guesses=args.guesses, seed=args.seed).as_dict()
     except BackendUnavailable as err:
-        print(f"spcl eval reidentify: {err}", file=sys.stderr)
+        print(f"spcl eval reidentify: {shown(err)}", file=sys.stderr)
         return 1
     finally:
         chat.close()

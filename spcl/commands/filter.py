@@ -9,6 +9,7 @@ import sys
 from typing import Any
 
 from spcl.config import load_settings
+from spcl.messages import shown
 
 log = logging.getLogger("spcl.filter")
 
@@ -24,7 +25,12 @@ def add_filter_arguments(parser: argparse.ArgumentParser) -> None:
                         help="spark (default) or python (single process, local files)")
     parser.add_argument("--model", default=None, help="screen model folder (default models/screen-default)")
     parser.add_argument("--no-screen", action="store_true", help="rules only: do not run the screen model")
-    parser.add_argument("--overwrite", action="store_true", help="replace an existing output folder")
+    parser.add_argument("--text-field", default=None, metavar="FIELD",
+                        help="the records' text field (overrides input.text_field of the config; default text)")
+    parser.add_argument("--id-field", default=None, metavar="FIELD",
+                        help="the records' id field (overrides input.id_field of the config; default id)")
+    parser.add_argument("--overwrite", action="store_true",
+                        help="replace a previous filter run's output (refused when the folder holds anything else)")
 
 
 def screen_model_problem(settings: Any) -> str | None:
@@ -57,19 +63,23 @@ def run_from_args(args: argparse.Namespace) -> int:
         overrides["screen.model"] = args.model
     if args.no_screen:
         overrides["screen.enabled"] = False
+    if args.text_field is not None:
+        overrides["input.text_field"] = args.text_field
+    if args.id_field is not None:
+        overrides["input.id_field"] = args.id_field
     settings = load_settings(args.conf, overrides)
     problem = screen_model_problem(settings)
     if problem:
-        print(f"spcl filter: {problem}", file=sys.stderr)
+        print(f"spcl filter: {shown(problem)}", file=sys.stderr)
         return 2
     job = FilterJob(tuple(args.input), args.output, settings, args.engine, args.master, args.overwrite)
     try:
         stats = run_filter(job)
     except UsageError as err:
-        print(f"spcl filter: {err}", file=sys.stderr)
+        print(f"spcl filter: {shown(err)}", file=sys.stderr)
         return 2
     except (JobError, JavaMissing) as err:
-        print(f"spcl filter: {err}", file=sys.stderr)
+        print(f"spcl filter: {shown(err)}", file=sys.stderr)
         return 1
     summary = {k: stats[k] for k in ("counts", "reconciliation", "elapsed_seconds", "docs_per_second")}
     print(json.dumps(summary, indent=2))

@@ -7,7 +7,9 @@ cannot invert (INTACT-style), else a ``[TYPE_n]`` label; and ``spcl bench-genera
     spcl bench-generalize --backend openai --endpoint http://gpu-node:8000/v1 --model NAME --docs 20
 
 The vault key comes from ``SPCL_VAULT_KEY`` / ``SPCL_VAULT_KEY_FILE``. A rerun with the same ``--output``
-resumes. ``bench-generalize`` PRINTS VALUES (candidates and guesses): run it on synthetic data only.
+resumes and retries the documents that failed transiently. Exit codes: 0 done, 1 could not run or not
+reconciled, 2 bad usage, 3 transient failures left. ``bench-generalize`` PRINTS VALUES (candidates and
+guesses): run it on synthetic data only.
 """
 
 from __future__ import annotations
@@ -17,6 +19,8 @@ import json
 import sys
 import time
 from typing import Any
+
+from spcl.messages import shown
 
 BACKENDS = ("rules", "openai", "transformers")
 
@@ -43,6 +47,8 @@ def add_generalize_arguments(parser: argparse.ArgumentParser, *, job: bool = Tru
     parser.add_argument("--max-tokens", type=int, default=None, help="new tokens per LLM answer (default 512)")
     parser.add_argument("--concurrency", type=int, default=8, help="openai: requests in flight (default 8)")
     parser.add_argument("--timeout", type=float, default=120.0, help="openai: seconds per request (default 120)")
+    parser.add_argument("--retries", type=int, default=3,
+                        help="openai: retries of a transiently failed request (default 3)")
     parser.add_argument("--device", default="auto", help="transformers: cpu, cuda, auto (default)")
     parser.add_argument("--types", default=None, help="comma-separated extractor types (default: all nine)")
     parser.add_argument("--extract-backend", choices=("same", "rules"), default="same",
@@ -61,8 +67,9 @@ def config_from_args(args: argparse.Namespace, *, input: str = "", output: str =
             section[name] = getattr(args, name)
     max_tokens = section["max_tokens"]
     if args.backend == "openai":
-        options = {"concurrency": args.concurrency, "timeout_s": args.timeout}
-        extract_options = {"max_tokens": max_tokens, "concurrency": args.concurrency, "timeout_s": args.timeout}
+        options = {"concurrency": args.concurrency, "timeout_s": args.timeout, "retries": args.retries}
+        extract_options = {"max_tokens": max_tokens, "concurrency": args.concurrency, "timeout_s": args.timeout,
+                           "retries": args.retries}
     elif args.backend == "transformers":
         options = {"batch_size": args.batch_size}
         extract_options = {"max_new_tokens": max_tokens, "batch_size": args.batch_size, "device": args.device}
@@ -77,8 +84,10 @@ def config_from_args(args: argparse.Namespace, *, input: str = "", output: str =
 
 
 def run_from_args(args: argparse.Namespace) -> int:
-    """Run the generalize job; exit code 0 ok, 1 the job could not run, 2 bad usage."""
+    """Run the generalize job; exit code 0 ok, 1 the job could not run or not reconciled, 2 bad usage,
+    3 documents failed transiently (rerun the same command to retry exactly those)."""
     from spcl.extract.backends import BackendUnavailable
+    from spcl.extract.backends.transient import EXIT_TRANSIENT
     from spcl.generalize.job import run_generalize_job, run_generalize_job_spark
     from spcl.mask.vault import VaultError
     from spcl.mask_stage import MaskJobError
@@ -87,14 +96,22 @@ def run_from_args(args: argparse.Namespace) -> int:
         cfg = config_from_args(args)
         metrics = run_generalize_job_spark(cfg, args.master) if args.engine == "spark" else run_generalize_job(cfg)
     except ValueError as err:
-        print(f"spcl generalize: {err}", file=sys.stderr)
+        print(f"spcl generalize: {shown(err)}", file=sys.stderr)
         return 2
     except (BackendUnavailable, MaskJobError, VaultError) as err:
-        print(f"spcl generalize: {err}", file=sys.stderr)
+        print(f"spcl generalize: {shown(err)}", file=sys.stderr)
         return 1
-    keys = ("documents", "generalized", "failed", "failed_reasons", "entities", "share_by_rank",
-            "label_fallback_per_type", "llm_calls", "llm_calls_per_entity", "cache_hits", "run")
+    keys = ("documents", "generalized", "failed", "failed_transient", "failed_reasons", "entities", "share_by_rank",
+            "label_fallback_per_type", "llm_calls", "llm_calls_per_entity", "cache_hits", "reconciliation", "run")
     print(json.dumps({k: metrics[k] for k in keys}, indent=2, ensure_ascii=False))
+    if not metrics["reconciliation"]["ok"]:
+        print("spcl generalize: reconciliation failed: input rows != generalized + failed (see metrics.json)",
+              file=sys.stderr)
+        return 1
+    if metrics["failed_transient"]:
+        print(f"spcl generalize: {metrics['failed_transient']} document(s) failed transiently (server trouble: "
+              "timeouts, HTTP 429/5xx, resets); rerun the same command to retry exactly those", file=sys.stderr)
+        return EXIT_TRANSIENT
     return 0
 
 
@@ -132,7 +149,7 @@ def bench_from_args(args: argparse.Namespace) -> int:
             chat.close()
     calls = attacked = 0
     for doc, res in zip(docs, results, strict=True):
-        print(f"== {doc.id} ({doc.lang}) {'ok' if res.reason is None else 'FAILED ' + res.reason}: "
+        print(f"== {shown(doc.id)} ({doc.lang}) {'ok' if res.reason is None else 'FAILED ' + res.reason}: "
               f"{res.llm_calls} LLM calls, {res.cache_hits} cache hits, {res.guesses} guesses")
         for ent, dec in zip(doc.entities, res.decisions, strict=True):
             print(f"  {ent.type:8s} {ent.value!r} -> {dec.replacement!r} [{dec.kind}, rank {dec.rank}, {dec.source}, "

@@ -23,6 +23,8 @@ import logging
 import sys
 from typing import Any
 
+from spcl.messages import shown
+
 log = logging.getLogger("spcl.mask")
 
 
@@ -108,10 +110,10 @@ def run_from_args(args: argparse.Namespace) -> int:
         cfg = config_from_args(args)
         metrics = run_mask_job_spark(cfg, args.master) if args.engine == "spark" else run_mask_job(cfg)
     except ValueError as err:
-        print(f"spcl mask: {err}", file=sys.stderr)
+        print(f"spcl mask: {shown(err)}", file=sys.stderr)
         return 2
     except (BackendUnavailable, MaskJobError, VaultError, JavaMissing) as err:
-        print(f"spcl mask: {err}", file=sys.stderr)
+        print(f"spcl mask: {shown(err)}", file=sys.stderr)
         return 1
     if args.pred_out:
         n = export_predictions(cfg.output, cfg.vault, args.pred_out)

@@ -11,6 +11,8 @@ from __future__ import annotations
 import argparse
 import sys
 
+from spcl.messages import shown
+
 
 def run_report(args: argparse.Namespace) -> int:
     """Write the report; exit 0, or 1 with a message when the folder is not an spcl output."""
@@ -19,7 +21,7 @@ def run_report(args: argparse.Namespace) -> int:
     try:
         page = write_report(args.output, mask=args.mask, dest=args.out, gpu_tokens_per_s=args.gpu_tokens_per_s)
     except (ValueError, OSError) as err:
-        print(f"spcl report: {err}", file=sys.stderr)
+        print(f"spcl report: {shown(err)}", file=sys.stderr)
         return 1
     print(f"wrote {page} (charts in {page.parent / 'report'})")
     return 0

@@ -18,6 +18,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from spcl.messages import shown
 from spcl.review.labels import ReviewError
 
 
@@ -37,12 +38,12 @@ def _positive_int(value: str) -> int:
 
 
 def _fail(cmd: str, err: Exception) -> int:
-    print(f"spcl review {cmd}: {err}", file=sys.stderr)
+    print(f"spcl review {cmd}: {shown(err)}", file=sys.stderr)
     return 1
 
 
 def _export(args: argparse.Namespace) -> int:
-    from spcl.review.export import export_sample
+    from spcl.review.export import check_export_arguments, export_sample
     from spcl.review.sample import DIMENSIONS, SampleSpec, sample_dataset
 
     strata = _csv_list(args.strata)
@@ -60,6 +61,9 @@ def _export(args: argparse.Namespace) -> int:
         )
         if set(strata) - set(DIMENSIONS):
             raise ValueError(f"--strata takes {', '.join(DIMENSIONS)}")
+        # every argument is checked before the input is read or anything is written (sample.csv holds text)
+        check_export_arguments(args.out, formats=_csv_list(args.format), reviewers=_csv_list(args.reviewers),
+                               force=args.force)
         if args.what == "rejected":  # an 'spcl annotate' output: the texts the teachers disputed
             from spcl.annotate.review import rejected_sample
 

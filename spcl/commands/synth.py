@@ -14,6 +14,8 @@ import json
 import sys
 from collections.abc import Callable
 
+from spcl.messages import shown
+
 
 def _pii(args: argparse.Namespace) -> int:
     from spcl.synth.pii import generate
@@ -29,7 +31,7 @@ def _to_chat(args: argparse.Namespace) -> int:
     try:
         n = write_chat(args.input, args.out)
     except (OSError, ValueError) as err:
-        print(f"spcl synth to-chat: {err}", file=sys.stderr)
+        print(f"spcl synth to-chat: {shown(err)}", file=sys.stderr)
         return 1
     print(json.dumps({"records": n, "out": str(args.out)}))
     return 0

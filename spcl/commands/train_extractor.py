@@ -20,6 +20,8 @@ import argparse
 import json
 import sys
 
+from spcl.messages import shown
+
 
 def run_from_args(args: argparse.Namespace) -> int:
     """Run a training; exit code 0 ok, 1 failed, 2 bad usage."""
@@ -49,12 +51,12 @@ def run_from_args(args: argparse.Namespace) -> int:
         card = train_extractor(cfg)
     except (OSError, ValueError) as err:
         if isinstance(err, LossMaskError | AdapterError):
-            print(f"spcl train-extractor: {err}", file=sys.stderr)
+            print(f"spcl train-extractor: {shown(err)}", file=sys.stderr)
             return 1
-        print(f"spcl train-extractor: {type(err).__name__}: {err}", file=sys.stderr)
+        print(f"spcl train-extractor: {type(err).__name__}: {shown(err)}", file=sys.stderr)
         return 2 if isinstance(err, ValueError) else 1
     except (BackendUnavailable, TrainError) as err:
-        print(f"spcl train-extractor: {err}", file=sys.stderr)
+        print(f"spcl train-extractor: {shown(err)}", file=sys.stderr)
         return 1
     summary = {"out": args.out, "method": card["method"], "steps": card["training"]["steps"],
                "final_loss": card["training"]["final_loss"], "loss_mask": card["loss_mask"],

@@ -1,10 +1,21 @@
 """``spcl unmask``: restore the source text of a mask output's rows from the encrypted vault.
 
-    spcl unmask --masked masked/ --vault vault/ --out restored/
+    spcl unmask --masked masked/ --vault vault/ --out restored/ [--ids FILE [--match id|row_key]]
+                [--require-verified]
 
 The key comes from ``SPCL_VAULT_KEY`` / ``SPCL_VAULT_KEY_FILE``. Writes ``restored/part-*.parquet`` (the masked
-row's columns + ``text``, owner-readable only). Rows whose mapping is missing, ambiguous or fails the round
-trip are refused and named by id and row key; the command then exits 1.
+row's columns + ``text`` + ``verified``, owner-readable only). Every row's round trip is proved with keyed hashes
+the mask job stored in the vault (an edit anywhere in the masked text is refused as ``masked_text_changed``), and
+a source that was not NFC comes back byte-exact. Only the vault files the rows name are read; a corrupt line
+blocks only its own record and is named by file and line. Rows that cannot be trusted are refused, each with
+its reason (counts in ``refused_by_reason``), named by id and row key, never by value.
+
+``--ids FILE``: restore only rows whose id is one of the file's lines (one per line; ids need not be unique, so
+every row of a listed id is restored); ``--match row_key`` reads the lines as row keys (exactly one row each).
+
+Vaults written before the keyed hashes existed are still read: those rows are restored, counted as
+``unverified`` (their ``verified`` column is false, and a warning says how many); ``--require-verified``
+refuses them instead. Exit 1 when any row was refused or a selected value matched no row, else 0.
 """
 
 from __future__ import annotations
@@ -13,27 +24,53 @@ import argparse
 import json
 import sys
 
+from spcl.messages import shown
+
+_SHOWN = 50
+
 
 def _run(args: argparse.Namespace) -> int:
     from spcl.mask.vault import VaultError
     from spcl.mask_stage import unmask_output
+    from spcl.mask_stage.unmask import read_selection
 
     try:
-        report = unmask_output(args.masked, args.vault, args.out)
-    except (VaultError, OSError) as err:
-        print(f"spcl unmask: {err}", file=sys.stderr)
+        select = read_selection(args.ids) if args.ids else None
+        report = unmask_output(args.masked, args.vault, args.out, select=select, match=args.match,
+                               require_verified=args.require_verified)
+    except (VaultError, OSError, UnicodeDecodeError) as err:
+        print(f"spcl unmask: {shown(err)}", file=sys.stderr)
         return 1
-    print(json.dumps({"files": report.files, "restored": report.restored, "refused": len(report.refused)}))
-    for doc_id, row_key, reason in report.refused[:50]:
-        print(f"spcl unmask: refused id={doc_id} row_key={row_key}: {reason}", file=sys.stderr)
-    return 1 if report.refused else 0
+    print(json.dumps(report.summary()))
+    for doc_id, row_key, reason in report.refused[:_SHOWN]:
+        print(f"spcl unmask: refused id={shown(doc_id)} row_key={shown(row_key)}: {reason}", file=sys.stderr)
+    if len(report.refused) > _SHOWN:
+        print(f"spcl unmask: … and {len(report.refused) - _SHOWN} more refused rows", file=sys.stderr)
+    for name, line in report.corrupt_records[:_SHOWN]:
+        print(f"spcl unmask: skipped a corrupt vault record at {shown(name)}:{line}", file=sys.stderr)
+    for name in report.vault_files_changed:
+        print(f"spcl unmask: warning: vault file {shown(name)} differs from the vault's manifest.json", file=sys.stderr)
+    if report.unverified:
+        print(f"spcl unmask: warning: {report.unverified} rows were restored from vault records written before "
+              "round-trip hashes (not verified; their 'verified' column is false; --require-verified refuses "
+              "them)", file=sys.stderr)
+    if report.selected_not_found:
+        print(f"spcl unmask: {report.selected_not_found} values of {shown(args.ids)} matched no row's {args.match}",
+              file=sys.stderr)
+    return 1 if report.refused or report.selected_not_found else 0
 
 
 def register(sub: argparse._SubParsersAction) -> None:
     """Add ``spcl unmask``."""
-    parser = sub.add_parser("unmask", help="restore masked rows' source text from the vault (round-trip checked)",
+    parser = sub.add_parser("unmask", help="restore masked rows' source text from the vault (round-trip proved)",
                             description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--masked", required=True, help="a mask output folder (or its masked/ folder)")
     parser.add_argument("--vault", required=True, help="the vault folder the mask run wrote")
     parser.add_argument("--out", required=True, help="folder for the restored Parquet files")
+    parser.add_argument("--ids", default=None, metavar="FILE",
+                        help="restore only the rows listed in FILE (one id per line; see --match)")
+    parser.add_argument("--match", choices=("id", "row_key"), default="id",
+                        help="what the lines of --ids are: ids (every row of the id, default) or row keys")
+    parser.add_argument("--require-verified", action="store_true",
+                        help="refuse rows whose vault record predates round-trip hashes instead of restoring them")
     parser.set_defaults(func=_run)

@@ -10,6 +10,8 @@ from __future__ import annotations
 import argparse
 import sys
 
+from spcl.messages import shown
+
 
 def _keygen(args: argparse.Namespace) -> int:
     from spcl.mask.vault import KEY_FILE_ENV, VaultError, write_key_file
@@ -17,7 +19,7 @@ def _keygen(args: argparse.Namespace) -> int:
     try:
         path = write_key_file(args.out)
     except (VaultError, OSError) as err:
-        print(f"spcl vault keygen: {err}", file=sys.stderr)
+        print(f"spcl vault keygen: {shown(err)}", file=sys.stderr)
         return 1
     print(f"wrote a new vault key to {path} (mode 0600); use it with {KEY_FILE_ENV}={path}")
     return 0

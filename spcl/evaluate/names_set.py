@@ -27,6 +27,7 @@ import re
 from collections.abc import Iterator
 from pathlib import Path
 
+from spcl.messages import shown
 from spcl.text import normalize
 
 NAMES_SET_DIR = Path("data/names-eval")
@@ -54,7 +55,7 @@ def mark_mentions(text: str, entries: list[str], record_id: str = "?") -> list[l
     for i, entry in enumerate(entries):
         m = _ANNOTATION.match(entry)
         if not m:
-            raise NamesSetError(f"{record_id}: annotation #{i} is malformed")
+            raise NamesSetError(f"{shown(record_id)}: annotation #{i} is malformed")
         parsed.append((i, m.group("name"), m.group("after") or ""))
     for i, name, after in sorted(parsed, key=lambda p: (-len(p[1]), p[0])):
         found = False
@@ -64,7 +65,7 @@ def mark_mentions(text: str, entries: list[str], record_id: str = "?") -> list[l
             if not any(s < end and start < e for s, e in spans):
                 spans.append([start, end])
         if not found:
-            raise NamesSetError(f"{record_id}: annotation #{i} does not occur in the sentence")
+            raise NamesSetError(f"{shown(record_id)}: annotation #{i} does not occur in the sentence")
     return sorted(spans)
 
 
@@ -76,7 +77,7 @@ def read_annotations(path: Path) -> dict[str, list[str]]:
             continue
         record_id, _, names = line.partition("\t")
         if record_id in out:
-            raise NamesSetError(f"{record_id}: annotated twice")
+            raise NamesSetError(f"{shown(record_id)}: annotated twice")
         out[record_id] = [normalize(n) for n in names.split("|") if n]
     return out
 

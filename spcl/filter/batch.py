@@ -7,6 +7,7 @@ was unreadable, or that fails in an unexpected way here, becomes a quarantine ro
 
 from __future__ import annotations
 
+import json
 import logging
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -71,6 +72,20 @@ def resolve_model_path(model: str) -> Path:
     from spcl.resources import resolve_path
 
     return resolve_path(model)
+
+
+def model_identity(model: str) -> dict[str, str | None]:
+    """``{"model": resolved absolute folder, "model_version": NAME@SHA12}`` of the screen model ``model`` as the
+    filter loads it (``resolve_model_path``), read from its ``model_card.json`` (version ``None`` when unreadable);
+    what ``stats.json`` records, so that the card is found again from anywhere."""
+    path = resolve_model_path(model).resolve()
+    version = None
+    try:
+        card = json.loads((path / "model_card.json").read_text(encoding="utf-8"))
+        version = f"{card.get('name', path.name)}@{str(card['model_sha256'])[:12]}"
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+        pass
+    return {"model": str(path), "model_version": version}
 
 
 def build_context(settings: Settings) -> FilterContext:

@@ -32,14 +32,14 @@ import pyarrow.fs as pafs
 
 from spcl import __version__
 from spcl.config import Settings
-from spcl.filter.batch import build_context
+from spcl.filter.batch import build_context, model_identity
 from spcl.filter.stats import merge_stats, summarize
 from spcl.filter.task import screen_split, screen_unopenable
 from spcl.io.inputs import Listing, UnsafeOutput, check_output, list_local_inputs
+from spcl.io.outputs import clear_filter_output, foreign_entries
 from spcl.io.readers import is_splittable, is_supported
 from spcl.io.splits import Split, plan_splits
 from spcl.io.storage import (
-    clear_dir,
     filesystem,
     is_existing_file,
     is_local,
@@ -50,6 +50,7 @@ from spcl.io.storage import (
 )
 from spcl.io.writers import footer_rows
 from spcl.manifest import MANIFEST_NAME, manifest_document
+from spcl.messages import shown
 from spcl.progress import Progress
 
 log = logging.getLogger(__name__)
@@ -124,10 +125,26 @@ def _check_paths(job: FilterJob, files: list[str]) -> None:
         raise UsageError(str(err)) from None
 
 
+def _check_output_state(output: str, overwrite: bool) -> None:
+    """Refuse (exit 2, nothing touched) an existing non-empty output without ``overwrite``, and with it one that
+    holds anything a filter run did not write (``spcl.io.outputs.foreign_entries``)."""
+    if not is_nonempty_dir(output):
+        return
+    if not overwrite:
+        raise UsageError(f"output {output} already exists and is not empty; pass --overwrite to replace it")
+    foreign = foreign_entries(output)
+    if foreign:
+        raise UsageError(f"output {output} holds {len(foreign)} path(s) a filter run did not write (e.g. "
+                         f"{shown(foreign[0])}): refusing to --overwrite it; move them away or choose another output")
+
+
 def _prepare_output(output: str, overwrite: bool) -> None:
-    if is_nonempty_dir(output) and not overwrite:
-        raise JobError(f"output {output} already exists and is not empty; pass --overwrite to replace it")
-    clear_dir(output)
+    """Check the output again (:func:`_check_output_state`) and empty it of a previous filter run's files."""
+    _check_output_state(output, overwrite)
+    try:
+        clear_filter_output(output)
+    except ValueError as err:  # something appeared since the check
+        raise UsageError(str(err)) from None
 
 
 def _screen_local(path: str, output: str, ctx: Any, bar: Progress | None = None,
@@ -199,6 +216,7 @@ def list_local_inputs_or_fail(inputs: tuple[str, ...]) -> Listing:
 
 def _run_spark(job: FilterJob) -> _RunResult:
     from spcl.spark import filter as sp
+    from spcl.spark.progress import SparkProgress
     from spcl.spark.session import build_session
 
     timings: dict[str, float] = {}
@@ -206,7 +224,10 @@ def _run_spark(job: FilterJob) -> _RunResult:
         local = tuple(i for i in job.inputs if is_local(i))
         remote = [i for i in job.inputs if not is_local(i)]
         listing = list_local_inputs_or_fail(local) if local else Listing()
-        _check_paths(job, listing.files)  # before starting Spark
+        _check_paths(job, listing.files)  # what can be checked without Spark is checked before starting it
+        _check_output_state(job.output, job.overwrite)
+        if not remote and not _split_supported(listing, job.settings)[0]:
+            raise _no_inputs(job.inputs)
         session = build_session(job.settings, job.master, app_name="spcl-filter")
         if remote:
             found = sp.list_files(session, remote)
@@ -217,11 +238,12 @@ def _run_spark(job: FilterJob) -> _RunResult:
         if not files:
             raise _no_inputs(job.inputs)
         _prepare_output(job.output, job.overwrite)
-    with _stage(timings, "screen_and_write"):
+    with _stage(timings, "screen_and_write"), SparkProgress(session, "filter") as progress:  # a TTY only
         splits = _local_range_splits(files, job.settings)  # big plain JSONL files: one task per byte range
         whole = [f for f in files if f not in {s.source for s in splits}]
-        reports = sp.run_tasks(sp.binary_files(session, whole), job.settings, job.output) if whole else []
-        reports += sp.run_split_tasks(session, splits, job.settings, job.output)
+        reports = (sp.run_tasks(sp.binary_files(session, whole), job.settings, job.output, progress.rows)
+                   if whole else [])
+        reports += sp.run_split_tasks(session, splits, job.settings, job.output, progress.rows)
         reports = list({(r["source"], r.get("split")): r for r in reports}.values())
         missing = sorted(set(files) - {r["source"] for r in reports})
         if missing:  # e.g. a file named explicitly whose name starts with '_' or '.': Spark skips those
@@ -325,7 +347,8 @@ def run_filter(job: FilterJob) -> dict[str, Any]:
         input_records,
         spcl_version=__version__,
         config_hash=settings.config_hash(),
-        model=settings.screen.model if settings.screen.enabled else None,
+        **(model_identity(settings.screen.model) if settings.screen.enabled
+           else {"model": None, "model_version": None}),
         engine=job.engine,
         master=(job.master or settings.spark.master) if job.engine == "spark" else None,
         input_files=result.files,

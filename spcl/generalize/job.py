@@ -5,16 +5,22 @@ Layout under ``--output`` (``<key>`` names one input file, as in ``spcl mask``):
     generalized/part-<key>.parquet  id, lang, generalized_text, spans (type, start, end in the NFC source,
                                     out_start, out_end in the output, replacement, kind generalized|label,
                                     rank), n_spans, backend, model, prompt_version, source_file
-    failed/part-<key>.parquet       id, reason, backend, model, prompt_version, source_file (no text)
-    _done/<key>.json                the checkpoint of one input file: its counts
-    metrics.json                    totals over every finished file (counts and rates, never values)
+    failed/part-<key>.parquet       id, row_key, reason, transient, backend, model, prompt_version,
+                                    source_file (no text)
+    _done/<key>.json                the checkpoint of one input file: its content hash, runs and counts
+    metrics.json                    totals over every finished file (counts and rates, never values) and the
+                                    reconciliation: input rows == generalized + failed, from the footers
 
 The originals go to the vault (``--vault``, ``gen-<key>.jsonl``, encrypted by ``spcl.mask.vault``): per
 document ``{span index: original}``, so ``spcl.generalize.engine.restore(text, spans, mapping)`` gives the
 source back. Spans come from the extractor of ``--backend`` (``rules``: the rules extractor) ∪ the input's
 rule hits (``hits`` column; the detectors run again when it is missing). **Fail closed**: a document whose
 extraction, LLM calls or release check fails goes to ``failed/`` with the reason, never to ``generalized/``.
-Files are committed vault → failed → generalized → done-marker; a rerun skips finished files.
+Files are committed vault → failed → generalized → done-marker. A failure of the serving side (an extraction,
+candidate or attack request that failed *transiently* after the client's retries: timeouts, resets, HTTP
+408/409/425/429/5xx; ``spcl.extract.backends.transient``) is written with ``transient = true``; the run then
+exits 3 and a rerun asks again for exactly those rows (the file's other rows are kept), as ``spcl mask`` does.
+A rerun skips files that are finished without transient failures, and redoes a changed file from scratch.
 """
 
 from __future__ import annotations
@@ -27,16 +33,18 @@ import shutil
 import time
 from collections import Counter
 from collections.abc import Iterable, Iterator
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 import pyarrow as pa
+import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from spcl.entity_types import DEFAULT_TYPES
 from spcl.extract.backends import Extractor, make_extractor
 from spcl.extract.backends.chat import ChatClient, TransformersChat, make_chat
+from spcl.extract.backends.transient import is_transient
 from spcl.extract.contract import parse_extraction
 from spcl.generalize.engine import DocInput, DocResult, Generalizer, GeneralizeSettings
 from spcl.generalize.prompts import PROMPT_VERSION
@@ -44,8 +52,9 @@ from spcl.generalize.spans import collect_spans, document_hits
 from spcl.manifest import sha256_file
 from spcl.mask_stage import MaskJobError, file_key, list_input_files
 from spcl.mask_stage.config import new_run_id
-from spcl.mask_stage.inputs import batch_row_keys, open_input
+from spcl.mask_stage.inputs import batch_row_keys, count_rows, open_input
 from spcl.mask_stage.metrics import token_block
+from spcl.mask_stage.state import write_json_atomic
 from spcl.text import guess_lang, normalize
 
 log = logging.getLogger("spcl.generalize")
@@ -77,11 +86,27 @@ FAILED_SCHEMA = pa.schema([
     pa.field("id", pa.string()),  # null when the input row had no id
     pa.field("row_key", pa.string(), nullable=False),
     pa.field("reason", pa.string(), nullable=False),
+    pa.field("transient", pa.bool_(), nullable=False),  # a rerun retries it (the server, not the document)
     pa.field("backend", pa.string(), nullable=False),
     pa.field("model", pa.string(), nullable=False),
     pa.field("prompt_version", pa.string(), nullable=False),
     pa.field("source_file", pa.string(), nullable=False),
 ])
+STAGE_PREFIXES: tuple[str, ...] = ("extract:", "candidates:", "attack:")
+"""Reasons that wrap a backend reason code: ``extract:http_503`` is transient when ``http_503`` is."""
+
+
+def is_transient_reason(reason: str) -> bool:
+    """True when a failed row's ``reason`` is a transient backend failure a rerun retries.
+
+    >>> [is_transient_reason(r) for r in ("extract:http_503", "attack:timeout", "extract:unparseable_output",
+    ...                                   "candidates:http_400", "release:uncovered_hit:PHONE", "no_id")]
+    [True, True, False, False, False, False]
+    """
+    for prefix in STAGE_PREFIXES:
+        if reason.startswith(prefix):
+            return is_transient(reason[len(prefix):])
+    return False
 
 
 @dataclass(slots=True)
@@ -101,6 +126,7 @@ class GeneralizeJobConfig:
     settings: dict[str, Any] = field(default_factory=dict)  # GeneralizeSettings fields
     extract_backend: str | None = None  # None: the same backend finds the spans; "rules": the rules extractor
     names: bool = True  # add the CPU person-name finders' rows to the candidates (as spcl mask does)
+    run_id: str = ""  # names the run in done-markers (set by run_generalize_job*)
 
     def to_json(self) -> str:
         """The config as JSON (for Spark workers)."""
@@ -122,6 +148,7 @@ class GenStats:
     documents: int = 0
     generalized: int = 0
     failed: int = 0
+    failed_transient: int = 0
     failed_reasons: dict[str, int] = field(default_factory=dict)
     entities_by_type: dict[str, int] = field(default_factory=dict)
     spans_by_type: dict[str, int] = field(default_factory=dict)
@@ -176,14 +203,22 @@ class GenStats:
                 self.attacked_entities += 1
 
 
+def _read_part(path: Path, schema: pa.Schema) -> pa.Table:
+    """A committed part file as ``schema`` (empty when absent; a failed/ part written before the ``transient``
+    column existed gets it from its reasons)."""
+    if not path.exists():
+        return schema.empty_table()
+    table = pq.read_table(path)
+    if "transient" in schema.names and "transient" not in table.schema.names:
+        flags = [is_transient_reason(r) for r in table.column("reason").to_pylist()]
+        table = table.append_column("transient", pa.array(flags, pa.bool_()))
+    return table.select(schema.names).cast(schema)
+
+
 def _inc(counter: dict[str, int], key: str) -> None:
     counter[key] = counter.get(key, 0) + 1
 
 
-def _write_json_atomic(path: Path, data: dict[str, Any]) -> None:
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.{secrets.token_hex(4)}")
-    tmp.write_text(json.dumps(data, indent=1, sort_keys=True) + "\n", encoding="utf-8")
-    os.replace(tmp, path)
 
 
 def build_clients(cfg: GeneralizeJobConfig) -> tuple[Extractor, ChatClient | None]:
@@ -220,6 +255,7 @@ class GeneralizeRunner:
             extractor, chat = build_clients(cfg)
         self.extractor, self.chat = extractor, chat
         self.generalizer = Generalizer(chat, GeneralizeSettings(**cfg.settings))
+        self.asked = 0  # rows the last process_file call asked about (all, or the retried ones)
         self.out = Path(cfg.output)
         for sub in ("generalized", "failed", "_done", "_tmp"):
             (self.out / sub).mkdir(parents=True, exist_ok=True)
@@ -275,13 +311,32 @@ class GeneralizeRunner:
             out[i] = DocInput(str(ids[i]), text, langs[i] or guess_lang(text), entities, kept)
         return ids, out, langs, counted
 
+    def _prior(self, key: str, input_sha: str) -> tuple[dict[str, Any] | None, pa.Table, pa.Table, set[str] | None]:
+        """``(marker, generalized, permanently failed, settled row keys)`` when this pass only retries the
+        transient failures of an unchanged, committed file; else ``(None, empty, empty, None)`` (from scratch).
+
+        A retry asks about every row the kept parts do not settle: the transient failures, and any row a run
+        killed between its part writes left in neither part (so a row is never lost nor written twice)."""
+        marker_path = self.done_marker(key)
+        marker = json.loads(marker_path.read_text(encoding="utf-8")) if marker_path.exists() else None
+        empty = (GENERALIZED_SCHEMA.empty_table(), FAILED_SCHEMA.empty_table())
+        if marker is None or marker.get("input_sha256") != input_sha or not marker["stats"].get("failed_transient"):
+            return None, *empty, None
+        gen, failed = (_read_part(self.out / name / f"part-{key}.parquet", schema)
+                       for name, schema in (("generalized", GENERALIZED_SCHEMA), ("failed", FAILED_SCHEMA)))
+        failed = failed.filter(pc.invert(failed.column("transient")))
+        settled = set(gen.column("row_key").to_pylist()) | set(failed.column("row_key").to_pylist())
+        return marker, gen, failed, settled
+
     def process_file(self, path: Path, key: str) -> GenStats:
-        """Generalize one input file end to end and commit it (outputs moved into place, then the marker)."""
+        """Generalize one input file end to end and commit it (outputs moved into place, then the marker);
+        an unchanged file with transient failures gets exactly those rows asked for again."""
         from spcl.mask.vault import open_vault
 
         started = time.perf_counter()
         input_sha = sha256_file(path)  # the done-marker holds it: a changed file with the same name is redone
-        stats = GenStats(files=1)
+        marker, prior_gen, prior_failed, settled = self._prior(key, input_sha)
+        stats = GenStats(**marker["stats"]) if marker is not None else GenStats(files=1)
         backend, model, prompt_version = self.identity
         tmp = self.out / "_tmp" / f"{key}.{os.getpid()}.{secrets.token_hex(4)}"
         tmp.mkdir(parents=True)
@@ -290,19 +345,25 @@ class GeneralizeRunner:
         vault = open_vault(vault_stage, self.key, writer=writer)
         gen_rows: dict[str, list[Any]] = {n: [] for n in GENERALIZED_SCHEMA.names}
         failed_rows: dict[str, list[Any]] = {n: [] for n in FAILED_SCHEMA.names}
-        reasons: Counter[str] = Counter()
-        index = 0
+        index = asked = 0
         try:
             for batch in self._batches(path):
                 cols = {c: batch.column(c).to_pylist() for c in ("id", "row_key", "source", "position")
                         if c in batch.schema.names}
                 row_keys = batch_row_keys(cols, batch.num_rows, key, index)
                 index += batch.num_rows
+                if settled is not None:  # a retry pass: only the rows that failed transiently
+                    batch = batch.filter(pa.array([rk not in settled for rk in row_keys], pa.bool_()))
+                    row_keys = [rk for rk in row_keys if rk not in settled]
+                    if not batch.num_rows:
+                        continue
+                asked += batch.num_rows
                 ids, prepared, langs, counted = self.prepare(batch, stats)
                 docs = [p for p in prepared if isinstance(p, DocInput)]
                 results = iter(self.generalizer.run(docs)) if docs else iter(())
                 for i, item in enumerate(prepared):
-                    stats.documents += 1
+                    if settled is None:
+                        stats.documents += 1
                     res = next(results) if isinstance(item, DocInput) else None
                     if res is not None:
                         stats.add(res)
@@ -310,9 +371,8 @@ class GeneralizeRunner:
                     reason = item if isinstance(item, str) else res.reason  # type: ignore[union-attr]
                     if ids[i] is None or reason is not None or res is None or res.text is None:
                         reason = "no_id" if ids[i] is None else (reason or "unknown")
-                        reasons[reason] += 1
-                        for n, v in zip(FAILED_SCHEMA.names, (ids[i], row_keys[i], reason, backend, model,
-                                                              prompt_version, path.name), strict=True):
+                        for n, v in zip(FAILED_SCHEMA.names, (ids[i], row_keys[i], reason, is_transient_reason(reason),
+                                                              backend, model, prompt_version, path.name), strict=True):
                             failed_rows[n].append(v)
                         continue
                     vault.put(row_keys[i], res.mapping)
@@ -321,34 +381,38 @@ class GeneralizeRunner:
                     for n, v in zip(GENERALIZED_SCHEMA.names, row, strict=True):
                         gen_rows[n].append(v)
             vault.close()
-            stats.generalized = len(gen_rows["id"])
-            stats.failed = sum(reasons.values())
-            stats.failed_reasons = dict(sorted(reasons.items()))
-            self._commit(key, tmp, vault_stage, writer, gen_rows, failed_rows)
-            stats.seconds = time.perf_counter() - started
-            _write_json_atomic(self.done_marker(key), {"input": str(path.resolve()), "key": key, "backend": backend,
-                                                       "input_sha256": input_sha,
-                                                       "model": model, "prompt_version": prompt_version,
-                                                       "stats": asdict(stats)})
-            log.info("%s: %d documents, %d generalized, %d failed", path.name, stats.documents, stats.generalized,
-                     stats.failed)
+            gen = pa.concat_tables([prior_gen, pa.table(gen_rows, schema=GENERALIZED_SCHEMA)])
+            failed = pa.concat_tables([prior_failed, pa.table(failed_rows, schema=FAILED_SCHEMA)])
+            stats.generalized = gen.num_rows
+            stats.failed = failed.num_rows
+            stats.failed_transient = sum(bool(v) for v in failed.column("transient").to_pylist())
+            stats.failed_reasons = dict(sorted(Counter(failed.column("reason").to_pylist()).items()))
+            self._commit(key, tmp, vault_stage, writer, gen, failed)
+            stats.seconds += time.perf_counter() - started
+            runs = [*(marker or {}).get("runs", []), self.cfg.run_id]
+            write_json_atomic(self.done_marker(key), {"input": str(path.resolve()), "key": key, "backend": backend,
+                                                      "input_sha256": input_sha, "last_run": self.cfg.run_id,
+                                                      "runs": runs, "model": model, "prompt_version": prompt_version,
+                                                      "stats": asdict(stats)})
+            log.info("%s (%s): %d documents, %d asked, %d generalized, %d failed (%d transient)", path.name,
+                     "retry" if marker is not None else "full", stats.documents, asked, stats.generalized,
+                     stats.failed, stats.failed_transient)
+            self.asked = asked
             return stats
         finally:
             vault.close()
             shutil.rmtree(tmp, ignore_errors=True)
             shutil.rmtree(vault_stage, ignore_errors=True)
 
-    def _commit(self, key: str, tmp: Path, vault_stage: Path, writer: str, gen_rows: dict[str, list[Any]],
-                failed_rows: dict[str, list[Any]]) -> None:
+    def _commit(self, key: str, tmp: Path, vault_stage: Path, writer: str, gen: pa.Table, failed: pa.Table) -> None:
         staged_vault = vault_stage / f"{writer}.jsonl"
         moves: list[tuple[Path | None, Path]] = [
             (staged_vault if staged_vault.exists() else None, Path(self.cfg.vault) / f"{writer}.jsonl")]
-        for name, rows, schema in (("failed", failed_rows, FAILED_SCHEMA), ("generalized", gen_rows,
-                                                                            GENERALIZED_SCHEMA)):
+        for name, table in (("failed", failed), ("generalized", gen)):
             target = self.out / name / f"part-{key}.parquet"
-            if rows["row_key"]:
+            if table.num_rows:
                 staged = tmp / f"{name}.parquet"
-                pq.write_table(pa.table(rows, schema=schema), staged, compression="zstd")
+                pq.write_table(table, staged, compression="zstd")
                 moves.append((staged, target))
             else:
                 moves.append((None, target))
@@ -394,6 +458,7 @@ def build_metrics(cfg: GeneralizeJobConfig, identity: tuple[str, str, str] | Non
         "documents": total.documents,
         "generalized": total.generalized,
         "failed": total.failed,
+        "failed_transient": total.failed_transient,
         "failed_reasons": total.failed_reasons,
         "entities": n_entities,
         "entities_by_type": dict(sorted(total.entities_by_type.items())),
@@ -415,12 +480,39 @@ def build_metrics(cfg: GeneralizeJobConfig, identity: tuple[str, str, str] | Non
                               total.documents, total.token_documents),
         "llm_seconds_per_document": _rate(total.llm_seconds, total.documents),
         "seconds_per_document": _rate(total.seconds, total.documents),
+        "reconciliation": reconcile(cfg),
         "run": run,
     }
 
 
+def reconcile(cfg: GeneralizeJobConfig) -> dict[str, Any]:
+    """``input_rows == generalized + failed`` over the current input files, from the written files' footers;
+    a file without a done-marker for its current content is listed as uncommitted."""
+    out = Path(cfg.output)
+    input_rows = generalized = failed = 0
+    uncommitted: list[str] = []
+    for path, key in ((p, file_key(p, cfg.input)) for p in list_input_files(cfg.input)):
+        input_rows += count_rows(path)
+        for name in ("generalized", "failed"):
+            part = out / name / f"part-{key}.parquet"
+            n = int(pq.ParquetFile(part).metadata.num_rows) if part.exists() else 0
+            generalized, failed = (generalized + n, failed) if name == "generalized" else (generalized, failed + n)
+        if _done_sha(cfg, key) != sha256_file(path):
+            uncommitted.append(path.name)
+    return {"input_rows": input_rows, "generalized": generalized, "failed": failed,
+            "ok": input_rows == generalized + failed and not uncommitted, "uncommitted_files": sorted(uncommitted)}
+
+
 def pending_files(cfg: GeneralizeJobConfig) -> tuple[list[tuple[Path, str]], int]:
-    """``(path, key)`` of the input files not yet done (or changed since), and how many are done already."""
+    """``(path, key)`` of the input files with work to do — not yet done, changed since, or with transient
+    failures to retry — and how many are done already.
+
+    Raises :class:`spcl.io.inputs.UnsafeOutput` (a ``ValueError``) for an output or vault inside the input or
+    inside a filter output folder (``spcl.io.inputs.check_job_output``)."""
+    from spcl.io.inputs import check_job_output
+
+    check_job_output([cfg.input], cfg.output)
+    check_job_output([cfg.input], cfg.vault, "vault")
     keyed = [(p, file_key(p, cfg.input)) for p in list_input_files(cfg.input)]
     for path, key in keyed:  # an output folder belongs to one input: never replace another input's results
         marker = Path(cfg.output) / "_done" / f"{key}.json"
@@ -428,14 +520,25 @@ def pending_files(cfg: GeneralizeJobConfig) -> tuple[list[tuple[Path, str]], int
         if recorded is not None and Path(recorded).resolve() != path.resolve():
             raise MaskJobError(f"{cfg.output} holds the results of another input file ({recorded}) under the "
                                f"name of {path}; use a new --output for a different --input")
-    done = {k for p, k in keyed if _done_sha(cfg, k) == sha256_file(p)}  # by content, not by name
+    done = {k for p, k in keyed if _done_sha(cfg, k) == sha256_file(p)  # by content, not by name
+            and not _marker(cfg, k).get("stats", {}).get("failed_transient")}
     return [(p, k) for p, k in keyed if k not in done], len(done)
+
+
+def _marker(cfg: GeneralizeJobConfig, key: str) -> dict[str, Any]:
+    """The done-marker of ``key`` (``{}``: not done)."""
+    marker = Path(cfg.output) / "_done" / f"{key}.json"
+    return json.loads(marker.read_text(encoding="utf-8")) if marker.exists() else {}
 
 
 def _done_sha(cfg: GeneralizeJobConfig, key: str) -> str | None:
     """The input SHA-256 the done-marker of ``key`` recorded (``None``: not done)."""
-    marker = Path(cfg.output) / "_done" / f"{key}.json"
-    return json.loads(marker.read_text(encoding="utf-8")).get("input_sha256") if marker.exists() else None
+    return _marker(cfg, key).get("input_sha256")
+
+
+def _with_run_id(cfg: GeneralizeJobConfig) -> GeneralizeJobConfig:
+    """``cfg`` with a fresh ``run_id`` unless it has one."""
+    return cfg if cfg.run_id else replace(cfg, run_id=new_run_id())
 
 
 def _clean_staging(cfg: GeneralizeJobConfig) -> None:
@@ -446,7 +549,7 @@ def _clean_staging(cfg: GeneralizeJobConfig) -> None:
 def _write_metrics(cfg: GeneralizeJobConfig, identity: tuple[str, str, str] | None,
                    run: dict[str, Any]) -> dict[str, Any]:
     metrics = build_metrics(cfg, identity, run)
-    _write_json_atomic(Path(cfg.output) / "metrics.json", metrics)
+    write_json_atomic(Path(cfg.output) / "metrics.json", metrics)
     return metrics
 
 
@@ -454,13 +557,17 @@ def run_generalize_job(cfg: GeneralizeJobConfig, extractor: Extractor | None = N
                        chat: ChatClient | None = None) -> dict[str, Any]:
     """Run the job in this process over every unfinished input file; returns ``metrics.json``'s content."""
     started = time.perf_counter()
+    cfg = _with_run_id(cfg)
     todo, skipped = pending_files(cfg)
     _clean_staging(cfg)
     runner = GeneralizeRunner(cfg, extractor, chat)
     try:
         if runner.chat is not None and todo:
             runner.chat.check()  # an unreachable endpoint stops the job before any file is touched
-        docs = sum(runner.process_file(path, key).documents for path, key in todo)
+        docs = 0
+        for path, key in todo:
+            runner.process_file(path, key)
+            docs += runner.asked
         elapsed = time.perf_counter() - started
         run = {"files_processed": len(todo), "files_skipped": skipped, "documents": docs,
                "elapsed_seconds": round(elapsed, 3), "docs_per_second": _rate(docs, elapsed)}
@@ -478,9 +585,12 @@ def process_partition(cfg_json: str, files: Iterable[tuple[str, str]]) -> Iterat
     if runner is None:
         runner = _RUNNERS[cfg_json] = GeneralizeRunner(GeneralizeJobConfig.from_json(cfg_json))
     for path, key in files:
-        if _done_sha(runner.cfg, key) == sha256_file(Path(path)):  # a retried task: already committed
-            continue
-        yield json.dumps({"key": key, "documents": runner.process_file(Path(path), key).documents})
+        marker = _marker(runner.cfg, key)
+        if marker.get("input_sha256") == sha256_file(Path(path)) and (
+                not marker["stats"].get("failed_transient") or marker.get("last_run") == runner.cfg.run_id):
+            continue  # a retried or speculative task: this run already committed this file's content
+        runner.process_file(Path(path), key)
+        yield json.dumps({"key": key, "documents": runner.asked})
 
 
 def run_generalize_job_spark(cfg: GeneralizeJobConfig, master: str | None = None) -> dict[str, Any]:
@@ -494,7 +604,7 @@ def run_generalize_job_spark(cfg: GeneralizeJobConfig, master: str | None = None
     from spcl.spark.files import run_per_file, with_absolute_paths
 
     started = time.perf_counter()
-    cfg = with_absolute_paths(cfg, ("input", "output", "vault"))
+    cfg = _with_run_id(with_absolute_paths(cfg, ("input", "output", "vault")))
     todo, skipped = pending_files(cfg)
     open_vault(cfg.vault).close()
     _clean_staging(cfg)

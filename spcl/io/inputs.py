@@ -15,6 +15,7 @@ import glob
 import os
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from spcl.io.storage import is_local, local_path
 
@@ -96,6 +97,31 @@ def check_output(inputs: Sequence[str], output: str, files: Sequence[str] = ()) 
     for f in files:
         if _inside(_comparable(f), out):
             raise UnsafeOutput(f"input file {f} lies inside output {output}: refusing to write there")
+
+
+def check_outside_filter_outputs(location: str, role: str = "output") -> None:
+    """Raise :class:`UnsafeOutput` when the local ``location`` is or lies inside a filter output folder
+    (``spcl.io.outputs.is_filter_output``): what another job keeps there (a mask output, a vault) is not the
+    filter's, and a later ``spcl filter --overwrite`` of that folder would have to remove it. URLs are not checked.
+    """
+    from spcl.io.outputs import is_filter_output
+
+    if not is_local(location):
+        return
+    resolved = os.path.realpath(local_path(location))
+    for folder in (resolved, *[str(p) for p in Path(resolved).parents]):
+        if os.path.isdir(folder) and is_filter_output(folder):
+            relation = "is" if folder == resolved else "lies inside"
+            raise UnsafeOutput(f"{role} {location} {relation} filter output folder {folder}: refusing to write "
+                               "there (a later `spcl filter --overwrite` of it would delete it); choose a folder "
+                               "outside every filter output")
+
+
+def check_job_output(inputs: Sequence[str], location: str, role: str = "output") -> None:
+    """The path checks of a job that reads ``inputs`` and writes ``location`` (an output or a vault):
+    :func:`check_output` and :func:`check_outside_filter_outputs`."""
+    check_output(inputs, location)
+    check_outside_filter_outputs(location, role)
 
 
 @dataclass

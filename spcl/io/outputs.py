@@ -1,13 +1,20 @@
-"""Reading the filter job's output folder back (the Parquet partitions, not its JSON side files).
+"""The filter job's output folder: what a run writes there, and reading it back (the Parquet partitions,
+not its JSON side files).
 
 An output is complete when its run wrote ``stats.json`` (last, after every Parquet file; then
 ``manifest.json`` when manifests are on). A killed or failed run leaves an incomplete
 folder; readers refuse it unless asked to read it anyway (``--allow-incomplete``).
+
+What a filter run (and ``spcl report``, its derived view) writes, and so all that ``--overwrite`` may remove:
+``decision=clean|flagged|quarantine/part-KEY.parquet`` (``spcl.io.writers``; ``.part-KEY.parquet.inprogress``
+while written), ``stats.json`` and ``manifest.json`` (``.NAME.*`` while written, ``spcl.io.storage``),
+``report.html`` and ``report/`` (``spcl.report.build``). Anything else in the folder is not the filter's.
 """
 
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterable
 from pathlib import Path
 
@@ -16,6 +23,83 @@ import pyarrow.fs as pafs
 
 from spcl.io.schema import DECISIONS
 from spcl.io.storage import filesystem, join
+
+FILTER_SIDE_FILES: tuple[str, ...] = ("stats.json", "manifest.json")
+"""The JSON files a filter run writes at the top of its output folder."""
+
+_PART_FILE = re.compile(r"\.?part-[0-9a-f]{16}(-[0-9]{5})?\.parquet(\.inprogress)?")
+_REPORT_FILE = re.compile(r"[a-z_]+\.png|facts\.json|manifest\.json|\.(facts|manifest)\.json\.[0-9]+\.[0-9a-f]{8}")
+_ATOMIC_TEMP = re.compile(r"\.(stats\.json|manifest\.json|report\.html)\.[0-9]+\.[0-9a-f]{8}|\.report\.html\.tmp")
+
+
+def _entries(fs: pafs.FileSystem, base: str) -> list[pafs.FileInfo]:
+    return fs.get_file_info(pafs.FileSelector(base, recursive=False))
+
+
+def _written_by_filter(fs: pafs.FileSystem, info: pafs.FileInfo) -> list[str]:
+    """The paths under one top-level entry of an output folder that a filter run (or ``spcl report``) did
+    not write; empty when the whole entry is the filter's."""
+    name = info.base_name
+    if info.type == pafs.FileType.Directory:
+        if name in {f"decision={d}" for d in DECISIONS}:
+            pattern = _PART_FILE
+        elif name == "report":
+            pattern = _REPORT_FILE
+        else:
+            return [info.path]
+        return [e.path for e in _entries(fs, info.path)
+                if e.type != pafs.FileType.File or not pattern.fullmatch(e.base_name)]
+    if info.type == pafs.FileType.File and (name in FILTER_SIDE_FILES or name == "report.html"
+                                            or _ATOMIC_TEMP.fullmatch(name)):
+        return []
+    return [info.path]
+
+
+def foreign_entries(output: str) -> list[str]:
+    """Paths under the folder ``output`` (a local path or URL) that no filter run wrote, sorted; empty when the
+    folder holds only a filter run's files (or is empty or missing)."""
+    fs, base = filesystem(output)
+    if fs.get_file_info(base).type != pafs.FileType.Directory:
+        return []
+    return sorted(p for info in _entries(fs, base) for p in _written_by_filter(fs, info))
+
+
+def clear_filter_output(output: str) -> None:
+    """Create ``output`` as a folder, or empty one that holds only what a filter run wrote.
+
+    Raises ``ValueError`` naming the first path a filter run did not write, and deletes nothing then
+    (``--overwrite`` never removes what is not the filter's).
+    """
+    foreign = foreign_entries(output)
+    if foreign:
+        raise ValueError(f"output {output} holds {len(foreign)} path(s) a filter run did not write "
+                         f"(e.g. {foreign[0]}): refusing to --overwrite it; move them away or choose another output")
+    fs, base = filesystem(output)
+    if fs.get_file_info(base).type != pafs.FileType.Directory:
+        fs.create_dir(base, recursive=True)
+        return
+    for info in _entries(fs, base):
+        if info.type == pafs.FileType.Directory:
+            fs.delete_dir(info.path)
+        else:
+            fs.delete_file(info.path)
+
+
+def is_filter_output(folder: str | Path) -> bool:
+    """Whether the local ``folder`` is a filter output folder: it holds a filter ``stats.json`` or
+    ``manifest.json`` (kind ``spcl-filter-output``), or ``decision=*`` folders."""
+    root = Path(folder)
+    if any((root / f"decision={d}").is_dir() for d in DECISIONS):
+        return True
+    for name, is_filter in (("manifest.json", lambda doc: doc.get("kind") == "spcl-filter-output"),
+                            ("stats.json", lambda doc: "reconciliation" in doc and "counts" in doc)):
+        try:
+            doc = json.loads((root / name).read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            continue
+        if isinstance(doc, dict) and is_filter(doc):
+            return True
+    return False
 
 
 class IncompleteOutput(ValueError):

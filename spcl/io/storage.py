@@ -4,9 +4,13 @@
 from __future__ import annotations
 
 import os
+import secrets
+from pathlib import Path
 from urllib.parse import urlparse
 
 import pyarrow.fs as pafs
+
+from spcl.messages import with_path
 
 
 def is_local(url: str) -> bool:
@@ -51,17 +55,35 @@ def is_existing_file(url: str) -> bool:
     return fs.get_file_info(path).type not in (pafs.FileType.NotFound, pafs.FileType.Directory)
 
 
-def clear_dir(url: str) -> None:
-    """Create ``url`` as an empty folder (deleting what it held)."""
-    fs, path = filesystem(url)
-    if fs.get_file_info(path).type == pafs.FileType.Directory:
-        fs.delete_dir_contents(path)
-    else:
-        fs.create_dir(path, recursive=True)
+def write_atomic(path: str | Path, text: str, *, private: bool = False) -> None:
+    """Write UTF-8 ``text`` to the local ``path`` under a hidden temporary name beside it, flushed to disk, then
+    move it into place: a reader sees the old file or the whole new one, never a part (a full disk or a kill
+    leaves no half-written file under the real name; the temporary file is removed on error).
+    ``private`` creates it with mode 0600.
+    """
+    target = Path(path)
+    tmp = target.with_name(f".{target.name}.{os.getpid()}.{secrets.token_hex(4)}")
+    try:
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600 if private else 0o666)
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(text.encode("utf-8"))
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, target)
+    except OSError as err:
+        tmp.unlink(missing_ok=True)
+        raise with_path(err, target) from err
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
 
 
 def write_text(url: str, text: str) -> None:
-    """Write a UTF-8 text file at ``url``."""
+    """Write a UTF-8 text file at ``url``: atomically for a local path (:func:`write_atomic`); an object store
+    publishes an object only when its upload completes."""
+    if is_local(url):
+        write_atomic(local_path(url), text)
+        return
     fs, path = filesystem(url)
     with fs.open_output_stream(path) as out:
         out.write(text.encode("utf-8"))

@@ -23,6 +23,7 @@ import pyarrow.parquet as pq
 from spcl.io.schema import DECISIONS, OUTPUT_SCHEMA
 from spcl.io.storage import filesystem, is_local, join, local_path
 from spcl.manifest import sha256_file
+from spcl.messages import with_path
 
 FILE_SCHEMA = OUTPUT_SCHEMA.remove(OUTPUT_SCHEMA.get_field_index("decision"))
 """Columns stored in the files: ``decision`` lives in the folder name (hive partitioning)."""
@@ -76,37 +77,49 @@ class PartitionWriter:
         return pq.ParquetWriter(temp, FILE_SCHEMA, compression=self.compression)
 
     def write(self, batch: pa.RecordBatch) -> None:
-        """Append one ``OUTPUT_SCHEMA`` batch."""
+        """Append one ``OUTPUT_SCHEMA`` batch. A failed write (full disk, read-only folder) raises ``OSError``
+        naming the file."""
         table = pa.Table.from_batches([batch])
         for decision in DECISIONS:
             part = table.filter(pc.equal(table["decision"], decision))
             if part.num_rows == 0:
                 continue
-            if decision not in self._writers:
-                self._writers[decision] = self._open(decision)
-            self._writers[decision].write_table(part.drop_columns(["decision"]))
+            try:
+                if decision not in self._writers:
+                    self._writers[decision] = self._open(decision)
+                self._writers[decision].write_table(part.drop_columns(["decision"]))
+            except OSError as err:
+                raise with_path(err, self._paths.get(decision) or join(self.output, self._relative(decision))
+                                ) from err
             self._rows[decision] += part.num_rows
 
     def close(self) -> list[WrittenFile]:
-        """Finish every file, move it into place and return what was written."""
+        """Finish every file, move it into place and return what was written (``OSError`` naming the file when
+        that fails)."""
         written = []
         try:
             for decision, writer in self._writers.items():
-                writer.close()
-                temp = self._paths[decision]
-                entry = WrittenFile(self._relative(decision), self._rows[decision], sha256_file(temp),
-                                    os.path.getsize(temp))
-                if self._local:
-                    os.replace(temp, os.path.join(local_path(self.output), entry.path))
-                else:
-                    fs, base = filesystem(self.output)
-                    pafs.copy_files(temp, join(base, entry.path), source_filesystem=pafs.LocalFileSystem(),
-                                    destination_filesystem=fs)
-                written.append(entry)
+                try:
+                    written.append(self._finish(decision, writer))
+                except OSError as err:
+                    raise with_path(err, self._paths[decision]) from err
         finally:
             if self._tmpdir:
                 shutil.rmtree(self._tmpdir, ignore_errors=True)
         return written
+
+    def _finish(self, decision: str, writer: pq.ParquetWriter) -> WrittenFile:
+        """Close one decision's file, hash it and move it into place."""
+        writer.close()
+        temp = self._paths[decision]
+        entry = WrittenFile(self._relative(decision), self._rows[decision], sha256_file(temp), os.path.getsize(temp))
+        if self._local:
+            os.replace(temp, os.path.join(local_path(self.output), entry.path))
+        else:
+            fs, base = filesystem(self.output)
+            pafs.copy_files(temp, join(base, entry.path), source_filesystem=pafs.LocalFileSystem(),
+                            destination_filesystem=fs)
+        return entry
 
 
 def footer_rows(output: str, relative_path: str) -> int:

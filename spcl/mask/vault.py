@@ -3,13 +3,26 @@
 Layout of a vault folder::
 
     vault.json              {"format": "spcl-vault-1", "cipher": "AES-256-GCM", "key_check": "<hex>"}
-    <writer>.jsonl          one line per record: {"id", "nonce", "ciphertext"} (base64)
+    <writer>.jsonl          one line per record: {"id", "v", "nonce", "ciphertext"} (base64)
+
+A version-2 record (``"v": 2``, what the mask job writes) encrypts ``{"mapping", "source", "masked"[,
+"original"]}``: the mapping, keyed hashes (HMAC-SHA-256-128 under a key derived from the vault key, never a plain
+hash, which would let anyone holding the file test guesses of low-entropy values) of the NFC source text and of
+the masked text (bound to the row's id), and the source exactly as given when it was not NFC. They let a reader
+prove a whole round trip (:meth:`Vault.record`, :meth:`Vault.mac_matches`). A version-1 record (no ``"v"``,
+written before) holds the mapping only; its AAD differs, so a version-2 record cannot be passed off as one.
 
 Each writer (a Spark task, a worker process) appends to its own ``<writer>.jsonl`` so parallel writers
 never share a file. Ids are not secret; the mapping is: it is serialized as JSON and encrypted with a fresh
 96-bit nonce, with the document id as associated data, so a record moved to another id fails to decrypt.
 ``key_check`` is an HMAC of a fixed label under the key: a wrong key fails at open time, before any record
 is read, and reveals nothing about the key.
+
+Reading one writer's file (``get``/``record`` with ``writer``) is tolerant: a corrupt line (truncated, not
+JSON, bad base64) is skipped and remembered by its line number (:meth:`Vault.corrupt_lines`), so it blocks
+only the record it held; a lookup says why it failed with a :class:`RecordError` whose ``reason`` is one of
+``missing_vault_file``, ``bad_vault_file``, ``missing_mapping``, ``corrupt_record``, ``ambiguous_mapping``,
+``auth_failed``. Reading the whole vault (``get`` without ``writer``, iteration) stays strict.
 
 The key (32 bytes, base64 or hex text) comes from, in order: the ``key`` argument (bytes, or a key file
 path), the environment variable ``SPCL_VAULT_KEY``, or the key file named by ``SPCL_VAULT_KEY_FILE``. It is
@@ -27,6 +40,7 @@ import os
 import re
 import secrets
 from collections.abc import Iterator
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
 
@@ -39,6 +53,7 @@ FORMAT = "spcl-vault-1"
 HEADER_NAME = "vault.json"
 KEY_BYTES = 32
 _NONCE_BYTES = 12
+_MAC_BYTES = 16  # HMAC-SHA-256 truncated to 128 bits (as HMAC-SHA-256-128 in RFC 4868), base64 in the record
 _WRITER_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}")
 
 
@@ -48,6 +63,54 @@ class VaultError(Exception):
 
 class VaultKeyError(VaultError):
     """The vault key is missing, malformed, or not the key this vault was written with."""
+
+
+class RecordError(VaultError):
+    """One record could not be used; ``reason`` is a short code (see the module docstring), never a value."""
+
+    def __init__(self, reason: str, message: str) -> None:
+        super().__init__(message)
+        self.reason = reason
+
+
+class RecordAuthError(RecordError, VaultKeyError):
+    """A record failed authentication: a wrong key, or the record was altered or moved to another id."""
+
+
+@dataclass(frozen=True, slots=True)
+class VaultRecord:
+    """One decrypted record: the mapping, and for version 2 the keyed hashes and the non-NFC original."""
+
+    mapping: dict[str, str]
+    source_mac: str | None = None
+    masked_mac: str | None = None
+    original: str | None = None
+
+    @property
+    def verifiable(self) -> bool:
+        """True when the record holds the keyed hashes that prove a round trip (version 2)."""
+        return self.source_mac is not None and self.masked_mac is not None
+
+    def __repr__(self) -> str:  # never print the mapping or the text
+        return f"VaultRecord(tokens={len(self.mapping)}, verifiable={self.verifiable})"
+
+
+@dataclass(slots=True)
+class _Line:
+    """One record line of a writer file: its line number and fields (``None`` fields: the line is corrupt)."""
+
+    lineno: int
+    version: int
+    nonce: bytes | None
+    ciphertext: bytes | None
+
+
+@dataclass(slots=True)
+class _WriterFile:
+    """One writer's file, read tolerantly: record lines by id, and the numbers of corrupt lines."""
+
+    by_id: dict[str, list[_Line]] = field(default_factory=dict)
+    corrupt: list[int] = field(default_factory=list)
 
 
 def decode_key(text: str | bytes) -> bytes:
@@ -120,8 +183,38 @@ def _key_check(key: bytes) -> str:
     return hmac.new(key, b"spcl-vault-1 key check", hashlib.sha256).hexdigest()
 
 
-def _aad(doc_id: str) -> bytes:
-    return FORMAT.encode() + b"\x00" + doc_id.encode("utf-8")
+def _aad(doc_id: str, version: int = 1) -> bytes:
+    prefix = FORMAT.encode() if version == 1 else b"spcl-vault-record-2"
+    return prefix + b"\x00" + doc_id.encode("utf-8")
+
+
+def _b64(value: Any) -> bytes | None:
+    if not isinstance(value, str):
+        return None
+    try:
+        return base64.b64decode(value, validate=True)
+    except (binascii.Error, ValueError):
+        return None
+
+
+def _parse_line(line: str) -> tuple[str | None, int, bytes | None, bytes | None]:
+    """``(id, version, nonce, ciphertext)`` of one record line; ``id`` is ``None`` when not even it is readable,
+    ``nonce``/``ciphertext`` are ``None`` when the rest of the line is corrupt."""
+    try:
+        rec: Any = json.loads(line)
+    except ValueError:
+        return None, 0, None, None
+    if not isinstance(rec, dict) or not isinstance(rec.get("id"), str) or not rec["id"]:
+        return None, 0, None, None
+    version = rec.get("v", 1)
+    nonce, ct = _b64(rec.get("nonce")), _b64(rec.get("ciphertext"))
+    if version not in (1, 2) or nonce is None or len(nonce) != _NONCE_BYTES or not ct:
+        return rec["id"], 0, None, None
+    return rec["id"], int(version), nonce, ct
+
+
+def _utf8(text: str) -> bytes:
+    return text.encode("utf-8", "surrogatepass")
 
 
 class Vault:
@@ -135,9 +228,10 @@ class Vault:
         key_bytes = resolve_key(key)
         self._aead = AESGCM(key_bytes)
         self._check = _key_check(key_bytes)
+        self._mac_key = hmac.new(key_bytes, b"spcl-vault-2 text mac", hashlib.sha256).digest()
+        self._files: dict[str, _WriterFile] = {}
         self._fh: IO[str] | None = None
-        self._index: dict[str, tuple[str, str]] | None = None
-        self._by_writer: dict[tuple[str, str], list[tuple[str, str]]] = {}
+        self._index: dict[str, tuple[int, bytes, bytes]] | None = None
         self._open_header()
 
     def _open_header(self) -> None:
@@ -167,24 +261,53 @@ class Vault:
         """This writer's record file."""
         return self.root / f"{self.writer}.jsonl"
 
-    def put(self, doc_id: str, mapping: dict[str, str]) -> None:
-        """Encrypt ``mapping`` under ``doc_id`` and append it to this writer's file."""
+    def text_mac(self, role: str, text: str, context: str = "") -> str:
+        """Keyed hash (HMAC-SHA-256 under a key derived from the vault key) of ``text`` in ``role`` (``source``
+        or ``masked``) and ``context`` (e.g. the row's id): proves equality without revealing the text or
+        letting anyone without the key test guesses of it."""
+        ctx = _utf8(context)
+        msg = role.encode("ascii") + b"\x00" + str(len(ctx)).encode("ascii") + b":" + ctx + _utf8(text)
+        tag = hmac.new(self._mac_key, msg, hashlib.sha256).digest()[:_MAC_BYTES]
+        return base64.b64encode(tag).decode("ascii").rstrip("=")
+
+    def mac_matches(self, mac: str, role: str, text: str, context: str = "") -> bool:
+        """True when ``mac`` is :meth:`text_mac` of ``(role, text, context)`` (constant-time comparison)."""
+        return hmac.compare_digest(mac, self.text_mac(role, text, context))
+
+    def put(self, doc_id: str, mapping: dict[str, str], *, source: str | None = None, masked: str | None = None,
+            original: str | None = None, row_id: str = "") -> None:
+        """Encrypt ``mapping`` under ``doc_id`` and append it to this writer's file.
+
+        With ``source`` (the NFC text the mapping restores) and ``masked`` (the masked text), the record is
+        version 2: it also holds their keyed hashes (the masked text's bound to ``row_id``, the row's own id,
+        so a masked row relabelled with another id does not verify), and ``original`` (the text as given) when
+        it is not ``source`` — what a reader needs to prove the round trip and give back the exact original.
+        """
         if not isinstance(doc_id, str) or not doc_id:
             raise VaultError("document id must be a non-empty string")
+        if (source is None) != (masked is None) or (original is not None and source is None):
+            raise VaultError("a round-trip record needs both the source and the masked text")
+        version = 1 if source is None else 2
+        body: Any = mapping
+        if source is not None and masked is not None:
+            body = {"mapping": mapping, "source": self.text_mac("source", source),
+                    "masked": self.text_mac("masked", masked, row_id)}
+            if original is not None and original != source:
+                body["original"] = original
         nonce = secrets.token_bytes(_NONCE_BYTES)
-        plain = json.dumps(mapping, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
-        ct = self._aead.encrypt(nonce, plain, _aad(doc_id))
-        rec = {
-            "id": doc_id,
-            "nonce": base64.b64encode(nonce).decode("ascii"),
-            "ciphertext": base64.b64encode(ct).decode("ascii"),
-        }
+        plain = _utf8(json.dumps(body, ensure_ascii=False, separators=(",", ":")))
+        ct = self._aead.encrypt(nonce, plain, _aad(doc_id, version))
+        rec: dict[str, Any] = {"id": doc_id}
+        if version == 2:
+            rec["v"] = 2
+        rec["nonce"] = base64.b64encode(nonce).decode("ascii")
+        rec["ciphertext"] = base64.b64encode(ct).decode("ascii")
         if self._fh is None:
             self._fh = open(self.path, "a", encoding="utf-8")  # noqa: SIM115 - kept open across puts
         self._fh.write(json.dumps(rec, ensure_ascii=False) + "\n")
+        self._files.pop(self.writer, None)  # re-read on the next lookup
         if self._index is not None:
-            self._index[doc_id] = (rec["nonce"], rec["ciphertext"])
-            self._by_writer.setdefault((self.writer, doc_id), []).append((rec["nonce"], rec["ciphertext"]))
+            self._index[doc_id] = (version, nonce, ct)
 
     def flush(self) -> None:
         """Flush this writer's file to the operating system."""
@@ -203,59 +326,124 @@ class Vault:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
-    def _records(self) -> Iterator[tuple[str, str, str, str]]:
-        """``(writer, id, nonce, ciphertext)`` of every record line, file by file in name order."""
+    def _records(self) -> Iterator[tuple[str, int, bytes, bytes]]:
+        """``(id, version, nonce, ciphertext)`` of every record line, file by file in name order (strict: the
+        first corrupt line raises :class:`VaultError` naming its file and line)."""
         self.flush()
         for path in sorted(self.root.glob("*.jsonl")):
-            with open(path, encoding="utf-8") as fh:
+            with open(path, encoding="utf-8", errors="replace") as fh:
                 for lineno, line in enumerate(fh, 1):
                     if not line.strip():
                         continue
-                    try:
-                        rec: Any = json.loads(line)
-                        yield path.stem, rec["id"], rec["nonce"], rec["ciphertext"]
-                    except (ValueError, KeyError, TypeError):
-                        raise VaultError(f"{path.name}:{lineno}: malformed vault record") from None
+                    doc_id, version, nonce, ct = _parse_line(line)
+                    if doc_id is None or nonce is None or ct is None:
+                        raise VaultError(f"{path.name}:{lineno}: malformed vault record")
+                    yield doc_id, version, nonce, ct
 
-    def _load_index(self) -> dict[str, tuple[str, str]]:
+    def _load_index(self) -> dict[str, tuple[int, bytes, bytes]]:
         if self._index is None:
-            index: dict[str, tuple[str, str]] = {}
-            by_writer: dict[tuple[str, str], list[tuple[str, str]]] = {}
-            for writer, doc_id, nonce, ct in self._records():
-                index[doc_id] = (nonce, ct)  # a retried writer's later record wins
-                by_writer.setdefault((writer, doc_id), []).append((nonce, ct))
+            index: dict[str, tuple[int, bytes, bytes]] = {}
+            for doc_id, version, nonce, ct in self._records():
+                index[doc_id] = (version, nonce, ct)  # a retried writer's later record wins
             self._index = index
-            self._by_writer = by_writer
         return self._index
 
-    def _decrypt(self, doc_id: str, nonce: str, ct: str) -> dict[str, str]:
+    def _writer_file(self, writer: str) -> _WriterFile:
+        """``writer``'s file read tolerantly (cached); :class:`RecordError` for a bad or missing file name."""
+        if not isinstance(writer, str) or not _WRITER_RE.fullmatch(writer):
+            raise RecordError("bad_vault_file", "the vault file name is not a writer name")
+        cached = self._files.get(writer)
+        if cached is not None:
+            return cached
+        if writer == self.writer:
+            self.flush()
+        path = self.root / f"{writer}.jsonl"
+        wf = _WriterFile()
         try:
-            plain = self._aead.decrypt(base64.b64decode(nonce), base64.b64decode(ct), _aad(doc_id))
-        except (InvalidTag, binascii.Error, ValueError):
-            raise VaultKeyError(
-                f"cannot decrypt the record of id {doc_id!r}: wrong key, or the record was altered or moved"
+            fh = open(path, encoding="utf-8", errors="replace")  # noqa: SIM115 - closed below
+        except FileNotFoundError:
+            raise RecordError("missing_vault_file", f"vault file {writer}.jsonl does not exist") from None
+        except OSError as err:
+            raise VaultError(f"cannot read vault file {writer}.jsonl: {err.strerror}") from None
+        with fh:
+            for lineno, line in enumerate(fh, 1):
+                if not line.strip():
+                    continue
+                doc_id, version, nonce, ct = _parse_line(line)
+                if doc_id is None or nonce is None:
+                    wf.corrupt.append(lineno)
+                if doc_id is not None:
+                    wf.by_id.setdefault(doc_id, []).append(_Line(lineno, version, nonce, ct))
+        self._files[writer] = wf
+        return wf
+
+    def corrupt_lines(self, writer: str) -> list[int]:
+        """Line numbers of ``writer``'s file that hold no readable record (skipped by lookups)."""
+        return list(self._writer_file(writer).corrupt)
+
+    def _decrypt(self, doc_id: str, version: int, nonce: bytes, ct: bytes) -> VaultRecord:
+        try:
+            plain = self._aead.decrypt(nonce, ct, _aad(doc_id, version))
+        except (InvalidTag, ValueError):
+            raise RecordAuthError(
+                "auth_failed",
+                f"cannot decrypt the record of id {doc_id!r}: wrong key, or the record was altered or moved",
             ) from None
-        mapping: dict[str, str] = json.loads(plain.decode("utf-8"))
-        return mapping
+        try:
+            body: Any = json.loads(plain.decode("utf-8", "surrogatepass"))
+            if version == 1:
+                mapping, source, masked, original = body, None, None, None
+            else:
+                mapping, source, masked = body["mapping"], body["source"], body["masked"]
+                original = body.get("original")
+            if not (isinstance(mapping, dict) and all(isinstance(k, str) and isinstance(v, str)
+                                                      for k, v in mapping.items())
+                    and all(x is None or isinstance(x, str) for x in (source, masked, original))):
+                raise TypeError
+        except (ValueError, KeyError, TypeError):
+            raise RecordError("corrupt_record", f"the record of id {doc_id!r} has an unknown layout") from None
+        return VaultRecord(mapping, source, masked, original)
+
+    def record(self, doc_id: str, writer: str) -> VaultRecord:
+        """The record stored for ``doc_id`` in ``writer``'s file, decrypted and authenticated.
+
+        Raises :class:`RecordError` with ``reason``: ``bad_vault_file``/``missing_vault_file`` (the file),
+        ``ambiguous_mapping`` (the id is on more than one line of the file: the mask job writes each row key
+        once per file), ``corrupt_record`` (its line is corrupt, or the file has corrupt lines and the id is on
+        none of the intact ones), ``missing_mapping``, ``auth_failed`` (:class:`RecordAuthError`).
+        """
+        wf = self._writer_file(writer)
+        lines = wf.by_id.get(doc_id, [])
+        if len(lines) > 1:
+            raise RecordError("ambiguous_mapping",
+                              f"id {doc_id!r} is stored {len(lines)} times in {writer}.jsonl (ambiguous)")
+        if not lines:
+            if wf.corrupt:
+                raise RecordError("corrupt_record", f"id {doc_id!r} is on no intact line of {writer}.jsonl "
+                                  f"({len(wf.corrupt)} corrupt lines)")
+            raise RecordError("missing_mapping", f"id {doc_id!r} is not in {writer}.jsonl")
+        line = lines[0]
+        if line.nonce is None or line.ciphertext is None:
+            raise RecordError("corrupt_record", f"{writer}.jsonl:{line.lineno}: malformed vault record")
+        return self._decrypt(doc_id, line.version, line.nonce, line.ciphertext)
 
     def get(self, doc_id: str, writer: str | None = None) -> dict[str, str]:
         """The mapping stored for ``doc_id`` (in ``writer``'s file when given); ``KeyError`` when there is none.
 
-        With ``writer``, an id stored twice in that one file raises :class:`VaultError` (ambiguous): the
-        mask job writes each row key once per writer file, so two records mean the vault was tampered with.
+        With ``writer``, only that file is read (a corrupt line elsewhere blocks nothing) and a failed lookup
+        raises :class:`RecordError` (see :meth:`record`); without, the whole vault is read, strictly.
         """
-        index = self._load_index()
-        if writer is None:
-            entry = index.get(doc_id)
-            if entry is None:
-                raise KeyError(doc_id)
-            return self._decrypt(doc_id, *entry)
-        entries = self._by_writer.get((writer, doc_id))
-        if not entries:
+        if writer is not None:
+            try:
+                return self.record(doc_id, writer).mapping
+            except RecordError as err:
+                if err.reason == "missing_mapping":
+                    raise KeyError(doc_id) from None
+                raise
+        entry = self._load_index().get(doc_id)
+        if entry is None:
             raise KeyError(doc_id)
-        if len(entries) > 1:
-            raise VaultError(f"id {doc_id!r} is stored {len(entries)} times in {writer}.jsonl (ambiguous)")
-        return self._decrypt(doc_id, *entries[0])
+        return self._decrypt(doc_id, *entry).mapping
 
     def writers(self) -> list[str]:
         """The writer files of this vault (their names without ``.jsonl``), sorted."""
@@ -272,7 +460,7 @@ class Vault:
         """``(doc_id, mapping)`` for every stored id, in id order."""
         index = self._load_index()
         for doc_id in sorted(index):
-            yield doc_id, self._decrypt(doc_id, *index[doc_id])
+            yield doc_id, self._decrypt(doc_id, *index[doc_id]).mapping
 
     def __len__(self) -> int:
         return len(self._load_index())

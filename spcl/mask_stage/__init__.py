@@ -19,7 +19,7 @@ The promise, module by module: the stages add up (``candidates``: extractor rows
 nothing reaches ``masked/`` without passing the release check (``release``: every flagging rule hit inside a
 masked span), every input row lands in ``masked/`` or ``failed/`` (``run.reconcile``), failures say whether a
 rerun retries them (``failures``), a rerun redoes changed files and retries transient failures (``state``),
-and ``unmask`` restores the source of every masked row.
+and ``unmask`` restores the exact source of every masked row whose round trip it can prove.
 """
 
 from spcl.mask_stage.config import MaskJobConfig

@@ -36,12 +36,13 @@ def plan_files(cfg: MaskJobConfig) -> tuple[list[tuple[Path, str]], list[tuple[P
     and files with failures to retry; the hashes (read once here) let the reconciliation spot a changed file.
 
     Raises :class:`spcl.io.inputs.UnsafeOutput` (a ``ValueError``) when the output or the vault equals, contains
-    or lies inside the input: a rerun would read its own outputs back as input.
+    or lies inside the input (a rerun would read its own outputs back as input), or lies inside a filter output
+    folder (a later ``spcl filter --overwrite`` would reach it).
     """
-    from spcl.io.inputs import check_output
+    from spcl.io.inputs import check_job_output
 
-    check_output([cfg.input], cfg.output)
-    check_output([cfg.input], cfg.vault)
+    check_job_output([cfg.input], cfg.output)
+    check_job_output([cfg.input], cfg.vault, "vault")
     keyed = [(p, file_key(p, cfg.input)) for p in list_input_files(cfg.input)]
     for path, key in keyed:  # an output folder belongs to one input: never replace another input's results
         marker = read_marker(cfg.output, key)

@@ -10,18 +10,17 @@ skips it otherwise.
 from __future__ import annotations
 
 import json
-import os
-import secrets
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from spcl.io.storage import write_atomic
+
 
 def write_json_atomic(path: Path, data: dict[str, Any]) -> None:
-    """Write ``data`` as JSON to ``path`` under a temporary name, then move it into place."""
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.{secrets.token_hex(4)}")
-    tmp.write_text(json.dumps(data, indent=1, sort_keys=True) + "\n", encoding="utf-8")
-    os.replace(tmp, path)
+    """Write ``data`` as JSON to ``path`` under a temporary name, then move it into place
+    (``spcl.io.storage.write_atomic``)."""
+    write_atomic(path, json.dumps(data, indent=1, sort_keys=True) + "\n")
 
 
 @dataclass(slots=True)

@@ -156,6 +156,7 @@ class MaskRunner:
                     continue
                 docs.append(_Doc(i, nfc, hits, rows.langs[i]))
         outcomes = self._outcomes(docs, stats)
+        nfc_texts = {d.index: d.text for d in docs}
         if self.progress is not None:
             self.progress.advance(len(docs) + len(early))
         for i, row_key in enumerate(rows.row_keys):
@@ -168,8 +169,12 @@ class MaskRunner:
             if outcome.released is None:
                 failed.add(rows.ids[i], row_key, outcome.reason or "unknown", who)
                 continue
-            vault.put(row_key, outcome.released.mapping)
-            masked.add(str(rows.ids[i]), row_key, rows.langs[i], outcome.released, who, by.name, by.model,
+            released = outcome.released
+            # keyed hashes of the NFC source and the masked text (and the source as given, when it was not
+            # NFC): what lets `spcl unmask` prove the round trip and give back the exact original
+            vault.put(row_key, released.mapping, source=nfc_texts[i], masked=released.masked_text,
+                      original=rows.texts[i], row_id=str(rows.ids[i]))
+            masked.add(str(rows.ids[i]), row_key, rows.langs[i], released, who, by.name, by.model,
                        by.prompt_version, writer)
 
     def process_file(self, path: Path, key: str) -> FileStats | None:

@@ -13,11 +13,11 @@ report never breaks the output's manifest.
 from __future__ import annotations
 
 import json
-import os
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from spcl.io.storage import write_atomic
 from spcl.manifest import write_manifest
 from spcl.report import charts
 from spcl.report.facts import filter_facts, mask_facts, output_kind
@@ -251,8 +251,6 @@ def write_report(output: str | Path, *, mask: str | Path | None = None, dest: st
         (charts_dir / f"{name}.png").write_bytes(png)
     (charts_dir / "facts.json").write_text(json.dumps(facts, indent=2, ensure_ascii=False) + "\n")
     page = out_dir / REPORT_HTML
-    tmp = page.with_name(f".{REPORT_HTML}.tmp")
-    tmp.write_text(document(title, sections), encoding="utf-8")
-    os.replace(tmp, page)
+    write_atomic(page, document(title, sections))
     write_manifest(charts_dir, kind="run-report", report=REPORT_HTML, charts=sorted(f"{n}.png" for n in pngs))
     return page

@@ -7,6 +7,7 @@ never a document's text, id or value (the report is meant to be passed around).
 from __future__ import annotations
 
 import json
+import logging
 import math
 from collections import Counter
 from dataclasses import dataclass, field
@@ -20,6 +21,8 @@ import pyarrow.parquet as pq
 
 from spcl.io.outputs import output_dataset
 from spcl.report.tokens import token_facts
+
+log = logging.getLogger(__name__)
 
 LGBM_EDGES: tuple[float, ...] = tuple(float(x) for x in np.linspace(0.0, 1.0, 41))
 """LightGBM probability histogram bins (0.025 wide)."""
@@ -54,18 +57,23 @@ def _histogram(values: np.ndarray, edges: tuple[float, ...]) -> np.ndarray:
 
 
 def _model_card(stats: dict[str, Any], base: Path) -> dict[str, Any] | None:
-    """The screen's ``model_card.json`` named by ``stats["model"]`` (absolute, or relative to the working
-    directory or the output), if it can be found."""
+    """The screen's ``model_card.json`` named by ``stats["model"]`` — the resolved absolute folder the run loaded
+    (older outputs: a path relative to the working folder, the output, or the shipped models) — if it can be
+    found; a model named but not found is logged (the thresholds then come from the output itself)."""
+    from spcl.resources import shipped_locations
+
     model = stats.get("model")
     if not model:
         return None
-    for root in (Path(model), base / model):
+    for root in (Path(model), base / model, *([] if Path(model).is_absolute() else shipped_locations(model))):
         card = root / "model_card.json"
         if card.is_file():
             try:
                 return json.loads(card.read_text(encoding="utf-8"))
             except (OSError, ValueError):
-                return None
+                break
+    log.warning("model card of %s not found or unreadable: thresholds shown are the lowest score each model "
+                "flagged in this output", model)
     return None
 
 
@@ -122,10 +130,12 @@ def _scan(root: Path) -> _ColumnScan:
 
 
 def _thresholds(card: dict[str, Any] | None, lowest_flagged: dict[str, float]) -> tuple[dict[str, float], str]:
-    """``(thresholds, source)``: the model card's, else the lowest score each model flagged in the output."""
+    """``(thresholds, source)``: the model card's, else the lowest score each model flagged in the output (the
+    source says so, and that the card was not found)."""
     if card and "thresholds" in card:
         return {k: float(v) for k, v in card["thresholds"].items()}, "model card"
-    return {k: v for k, v in lowest_flagged.items() if math.isfinite(v)}, "lowest flagged score in this output"
+    return ({k: v for k, v in lowest_flagged.items() if math.isfinite(v)},
+            "lowest flagged score in this output (model card not found)")
 
 
 def _score_facts(scan: _ColumnScan, card: dict[str, Any] | None) -> dict[str, Any]:
@@ -165,6 +175,7 @@ def _identity_facts(stats: dict[str, Any], scan: _ColumnScan, card: dict[str, An
         "config_hash": stats.get("config_hash"),
         "config_hashes_in_output": sorted(scan.configs),
         "model": stats.get("model"),
+        "model_version": stats.get("model_version"),
         "model_versions_in_output": sorted(scan.models),
         "model_card_version": (card or {}).get("version") or (card or {}).get("name"),
         "manifest_kind": manifest.get("kind"),

@@ -221,6 +221,28 @@ def sample_key(records: Sequence[Mapping[str, Any]]) -> str:
     return hashlib.sha256(to_jsonl(records).encode("utf-8")).hexdigest()
 
 
+def check_export_arguments(out: str | Path, *, formats: Sequence[str] = FORMATS, reviewers: Sequence[str] = (),
+                           force: bool = False) -> None:
+    """Refuse, before anything is read or written, what :func:`export_sample` cannot honour: an unknown
+    format, a reviewer name that is not letters, digits, ``-`` and ``_`` (or is given twice), an ``out``
+    that is a file, or a non-empty ``out`` without ``force``. ``ValueError`` / ``FileExistsError`` name
+    the argument (reviewer names are shown escaped: they may hold anything)."""
+    bad = [f for f in formats if f not in FORMATS]
+    if bad:
+        raise ValueError(f"unknown export format(s) {bad}; choose from {', '.join(FORMATS)}")
+    for name in reviewers:
+        if not name or not name.isascii() or not name.replace("-", "").replace("_", "").isalnum():
+            raise ValueError(f"--reviewers: {name!r} is not a reviewer name (letters, digits, '-' and '_' only)")
+    repeated = sorted({n for n in reviewers if list(reviewers).count(n) > 1})
+    if repeated:
+        raise ValueError(f"--reviewers: {', '.join(repeated)} given more than once")
+    out_dir = Path(out)
+    if out_dir.exists() and not out_dir.is_dir():
+        raise FileExistsError(f"{out_dir} is a file, not a folder for the review batch")
+    if out_dir.exists() and any(out_dir.iterdir()) and not force:
+        raise FileExistsError(f"{out_dir} is not empty (reviewers' files?); pass --force to overwrite")
+
+
 def export_sample(
     table: pa.Table,
     plan: SamplePlan,
@@ -235,15 +257,11 @@ def export_sample(
 ) -> dict[str, Any]:
     """Write the sample ``table`` to ``out`` in ``formats``, plus ``plan.json`` and a manifest.
 
-    ``reviewers`` (e.g. ``["a", "b"]``) adds one ``reviewer-<name>.csv`` copy per reviewer. Refuses a
-    non-empty ``out`` unless ``force``. Returns the manifest.
+    ``reviewers`` (e.g. ``["a", "b"]``) adds one ``reviewer-<name>.csv`` copy per reviewer. Every argument
+    is checked (:func:`check_export_arguments`) before the folder or any file is made. Returns the manifest.
     """
-    bad = [f for f in formats if f not in FORMATS]
-    if bad:
-        raise ValueError(f"unknown export format(s) {bad}; choose from {', '.join(FORMATS)}")
+    check_export_arguments(out, formats=formats, reviewers=reviewers, force=force)
     out_dir = Path(out)
-    if out_dir.exists() and any(out_dir.iterdir()) and not force:
-        raise FileExistsError(f"{out_dir} is not empty (reviewers' files?); pass --force to overwrite")
     private_dir(out_dir)
     records = review_records(table, redacted=redacted)
     title = f"spcl review sample: {out_dir.name}"
@@ -252,8 +270,6 @@ def export_sample(
         if "csv" in formats:
             write_private(out_dir / "sample.csv", body)
         for name in reviewers:
-            if not name.replace("-", "").replace("_", "").isalnum():
-                raise ValueError("reviewer names may use letters, digits, '-' and '_' only")
             write_private(out_dir / f"reviewer-{name}.csv", body)
     if "jsonl" in formats:
         write_private(out_dir / "sample.jsonl", to_jsonl(records))

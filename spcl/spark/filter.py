@@ -26,6 +26,7 @@ from spcl.io.splits import Split
 from spcl.io.storage import is_local, join
 
 if TYPE_CHECKING:
+    from pyspark import Accumulator
     from pyspark.sql import DataFrame, SparkSession
 
 
@@ -69,36 +70,44 @@ def _file_rows(batches: Iterator[pa.RecordBatch]) -> Iterator[tuple[str, bytes]]
 REPORT_SCHEMA = pa.schema([("report", pa.string())])
 
 
-def screen_files_arrow(settings_json: str, output: str,
-                       batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+def screen_files_arrow(settings_json: str, output: str, batches: Iterator[pa.RecordBatch],
+                       rows: Accumulator[int] | None = None) -> Iterator[pa.RecordBatch]:
     """mapInArrow adapter: ``binaryFile`` rows → one JSON task report per supported input file.
 
-    Each file is read, screened and written by ``spcl.filter.task.screen_bytes`` inside the task.
+    Each file is read, screened and written by ``spcl.filter.task.screen_bytes`` inside the task; its record
+    count is added to ``rows`` (the driver's progress line) when given.
     """
     ctx = context_for(settings_json)
     for path, content in _file_rows(batches):
         if is_supported(path, ctx.settings.input):
             report = screen_bytes(content, path, output, ctx)
+            if rows is not None:
+                rows.add(report["input_records"])
             yield pa.RecordBatch.from_pydict({"report": [json.dumps(report)]}, schema=REPORT_SCHEMA)
 
 
-def screen_splits_partition(settings_json: str, output: str, items: Iterator[tuple[str, int, int, int]]
-                            ) -> Iterator[str]:
+def screen_splits_partition(settings_json: str, output: str, items: Iterator[tuple[str, int, int, int]],
+                            rows: Accumulator[int] | None = None) -> Iterator[str]:
     """``mapPartitions`` body for byte ranges: each ``(source, start, end, index)`` opened by path on the worker
     (a local or shared filesystem) and screened by ``spcl.filter.task.screen_split``; one JSON report each."""
     ctx = context_for(settings_json)
     for source, start, end, index in items:
         with open(source, "rb") as fh:
-            yield json.dumps(screen_split(fh, Split(source, start, end, index), output, ctx))
+            report = screen_split(fh, Split(source, start, end, index), output, ctx)
+        if rows is not None:
+            rows.add(report["input_records"])
+        yield json.dumps(report)
 
 
-def run_split_tasks(spark: SparkSession, splits: list[Split], settings: Settings, output: str) -> list[dict[str, Any]]:
-    """Screen every byte range in its own Spark task and collect the reports."""
+def run_split_tasks(spark: SparkSession, splits: list[Split], settings: Settings, output: str,
+                    rows: Accumulator[int] | None = None) -> list[dict[str, Any]]:
+    """Screen every byte range in its own Spark task and collect the reports (rows counted into ``rows``)."""
     if not splits:
         return []
     items = [(s.source, s.start, s.end, s.index) for s in splits]
     rdd = spark.sparkContext.parallelize(items, numSlices=len(items))
-    lines = rdd.mapPartitions(partial(screen_splits_partition, settings.model_dump_json(), output)).collect()
+    lines = rdd.mapPartitions(partial(screen_splits_partition, settings.model_dump_json(), output, rows=rows)
+                              ).collect()
     return [json.loads(line) for line in lines]
 
 
@@ -127,7 +136,9 @@ def duplicate_ids(spark: SparkSession, output: str, relative_paths: list[str]) -
     return int(row["n"]) - int(row["d"])
 
 
-def run_tasks(files: DataFrame, settings: Settings, output: str) -> list[dict[str, Any]]:
-    """Screen every file of ``files`` in Spark tasks (one per file) and collect their reports."""
-    adapter = partial(screen_files_arrow, settings.model_dump_json(), output)
+def run_tasks(files: DataFrame, settings: Settings, output: str,
+              rows: Accumulator[int] | None = None) -> list[dict[str, Any]]:
+    """Screen every file of ``files`` in Spark tasks (one per file) and collect their reports (rows counted into
+    ``rows``)."""
+    adapter = partial(screen_files_arrow, settings.model_dump_json(), output, rows=rows)
     return [json.loads(row["report"]) for row in files.mapInArrow(adapter, "report string").collect()]

@@ -1,12 +1,14 @@
 """The one SparkSession builder of spcl: Java check, this interpreter for workers, settings from the config.
 
-Every job (filter, mask, generalize, annotate, review sampling) builds its session here. A master given on
+Every job (filter, mask, generalize, annotate, review sampling) builds its session here. Its Python workers
+import the installed spcl whatever the working folder (``PYTHONSAFEPATH``). A master given on
 the command line wins; under ``spark-submit`` (``SPARK_MASTER_SUBMITTED``) the submitted master is kept;
 otherwise the config's ``spark.master`` (default ``local[*]``).
 """
 
 from __future__ import annotations
 
+import logging
 import os
 import shutil
 import sys
@@ -58,10 +60,33 @@ def build_session(settings: Settings | None = None, master: str | None = None,
         # a file "costs" a whole partition: small shard files are not packed into one task
         "spark.sql.files.openCostInBytes": sp.max_partition_bytes,
         "spark.ui.showConsoleProgress": "false",
+        # Python workers start as `python -m pyspark.daemon` in the job's working folder, which Python puts first
+        # on sys.path: a folder named `spcl` there (a clone's parent, a tmp folder) would be imported instead of
+        # the installed package. Safe-path mode (Python 3.11+) leaves the working folder out.
+        "spark.executorEnv.PYTHONSAFEPATH": "1",
         **sp.conf,
     }
     for key, value in conf.items():
         builder = builder.config(key, value)
     spark = builder.getOrCreate()
     spark.sparkContext.setLogLevel("WARN")
+    if not logging.getLogger("spcl").isEnabledFor(logging.DEBUG):
+        quiet_task_failures(spark)
     return spark
+
+
+TASK_FAILURE_LOGGERS: tuple[str, ...] = ("org.apache.spark.executor.Executor",
+                                         "org.apache.spark.scheduler.TaskSetManager")
+"""Spark's loggers that print a Java stack trace for every failed task (≈ 100 lines each)."""
+
+
+def quiet_task_failures(spark: SparkSession) -> None:
+    """Keep Spark's stack traces of failed tasks off the console: the CLI reports a failed task as one line
+    (``spcl.spark.errors``); ``-v`` keeps them. Does nothing where log4j 2 cannot be reached."""
+    try:
+        jvm = spark.sparkContext._jvm
+        off = jvm.org.apache.logging.log4j.Level.OFF
+        for name in TASK_FAILURE_LOGGERS:
+            jvm.org.apache.logging.log4j.core.config.Configurator.setLevel(name, off)
+    except Exception:  # another logging backend (a cluster's own Spark build): keep its defaults
+        return

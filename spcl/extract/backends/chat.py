@@ -12,8 +12,9 @@ Three clients, built by :func:`make_chat`:
 
 - :class:`OpenAIChat` — any OpenAI-compatible ``/v1/chat/completions`` server (vLLM serve, SGLang,
   llama.cpp, ``transformers serve``) through the ``openai`` SDK: one pooled HTTP client, a timeout per
-  request, ``retries`` retries of connection errors, timeouts, 408/409/429 and 5xx with exponential back-off
-  and jitter (``Retry-After`` honoured), ``concurrency`` requests in flight. The extract stage's ``openai``
+  request, ``retries`` retries of what ``spcl.extract.backends.transient`` calls transient (connection
+  errors, timeouts, 408/409/425/429 and 5xx, malformed replies) with exponential back-off and jitter
+  (``Retry-After`` honoured), ``concurrency`` requests in flight. The extract stage's ``openai``
   backend (``spcl.extract.backends.openai_backend``) sends its prompt through it too.
 - :class:`TransformersChat` — a local transformers model (folder or GGUF; ``load_model``), left-padded
   batches of ``batch_size``, greedy at temperature 0 and seeded sampling above.
@@ -36,6 +37,7 @@ from typing import Any, Protocol
 
 from spcl.extract.backends.base import BackendUnavailable
 from spcl.extract.backends.transformers_backend import chat_prompt_ids, eos_token_ids, generate_padded, load_model
+from spcl.extract.backends.transient import RetryPolicy, is_transient, retry_after_seconds
 
 log = logging.getLogger("spcl.extract.chat")
 
@@ -134,8 +136,9 @@ class OpenAIChat:
         self.timeout_s = timeout_s
         self.retries = max(0, retries)
         self.extra_body = dict(extra_body or {})
-        self._client = openai.OpenAI(base_url=self.endpoint, api_key=_api_key(), timeout=timeout_s,
-                                     max_retries=self.retries)
+        self.policy = RetryPolicy(self.retries)
+        # the SDK does not retry: this client does, by the one transient classification every job shares
+        self._client = openai.OpenAI(base_url=self.endpoint, api_key=_api_key(), timeout=timeout_s, max_retries=0)
         self._pool = ThreadPoolExecutor(max_workers=self.concurrency, thread_name_prefix="spcl-openai")
 
     def check(self) -> list[str]:
@@ -160,14 +163,10 @@ class OpenAIChat:
             log.warning("model %r is not in the endpoint's model list (%d served)", self.model, len(models))
         return models
 
-    def ask(self, req: ChatRequest) -> ChatReply:
-        """One chat completion, with this client's retries, timeout and reason codes.
-
-        Raises :class:`BackendUnavailable` when the endpoint cannot be reached on any try.
-        """
+    def _try(self, req: ChatRequest) -> tuple[ChatReply, float | None]:
+        """One try of a chat completion: the reply (text or reason code) and the ``Retry-After`` it asked for."""
         import openai
 
-        started = time.perf_counter()
         try:
             reply = self._client.chat.completions.create(
                 model=self.model,
@@ -179,15 +178,35 @@ class OpenAIChat:
                 extra_body=self.extra_body or None,
             )
         except openai.APITimeoutError:
-            return ChatReply(error="timeout", seconds=time.perf_counter() - started)
-        except openai.APIConnectionError:
+            return ChatReply(error="timeout"), None
+        except openai.APIConnectionError:  # refused, reset, DNS: the server may come back
+            return ChatReply(error="unreachable"), None
+        except openai.APIStatusError as err:
+            headers = getattr(getattr(err, "response", None), "headers", None)
+            return ChatReply(error=f"http_{err.status_code}"), retry_after_seconds(headers)
+        except (openai.APIError, ValueError, TypeError):  # a reply that is not the expected JSON
+            return ChatReply(error="bad_response"), None
+        return _read_reply(reply, 0.0), None
+
+    def ask(self, req: ChatRequest) -> ChatReply:
+        """One chat completion, with this client's timeout and reason codes; a transient failure
+        (:func:`~spcl.extract.backends.transient.is_transient`) is tried ``retries`` more times with the
+        :class:`~spcl.extract.backends.transient.RetryPolicy`'s back-off (``Retry-After`` honoured).
+
+        Raises :class:`BackendUnavailable` when the endpoint cannot be reached on any try.
+        """
+        started = time.perf_counter()
+        for attempt in range(self.retries + 1):
+            reply, retry_after = self._try(req)
+            if reply.ok or not is_transient(reply.error) or attempt == self.retries:
+                break
+            log.debug("request failed (%s), try %d of %d", reply.error, attempt + 1, self.retries + 1)
+            time.sleep(self.policy.delay(attempt, retry_after))
+        if reply.error == "unreachable":
             raise BackendUnavailable(
                 f"the endpoint {self.endpoint} became unreachable ({self.retries + 1} tries)") from None
-        except openai.APIStatusError as err:
-            return ChatReply(error=f"http_{err.status_code}", seconds=time.perf_counter() - started)
-        except (openai.APIError, ValueError, TypeError):  # a reply that is not the expected JSON
-            return ChatReply(error="bad_response", seconds=time.perf_counter() - started)
-        return _read_reply(reply, time.perf_counter() - started)
+        reply.seconds = time.perf_counter() - started
+        return reply
 
     def complete(self, requests: list[ChatRequest]) -> list[ChatReply]:
         """One request per item, at most ``concurrency`` in flight; replies in request order."""

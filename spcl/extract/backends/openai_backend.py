@@ -3,10 +3,12 @@ server, ``transformers serve`` …), through the one OpenAI-compatible chat clie
 (``spcl.extract.backends.chat.OpenAIChat``, the ``openai`` SDK) that annotate and generalize use too.
 
 Requests run on a bounded thread pool (``concurrency``) over one SDK client (one pooled HTTP connection set),
-each with a timeout. The SDK retries connection errors, timeouts, HTTP 408/409/429 and 5xx with exponential
-back-off and jitter (it honours ``Retry-After``), ``retries`` times. A document whose request still fails gets
-a reason code (``timeout``, ``http_503``, ``bad_response`` …); a reply cut by the token limit
-(``finish_reason == "length"``) is ``output_truncated``, because a cut list may miss entities (fail closed).
+each with a timeout. The client retries what ``spcl.extract.backends.transient`` calls transient (connection
+errors, timeouts, HTTP 408/409/425/429 and 5xx, malformed replies) with exponential back-off and jitter
+(``Retry-After`` honoured), ``retries`` times. A document whose request still fails gets a reason code
+(``timeout``, ``http_503``, ``bad_response`` …; the mask job leaves the transient ones retryable); a reply cut
+by the token limit (``finish_reason == "length"``) is ``output_truncated``, because a cut list may miss
+entities (fail closed).
 When the endpoint cannot be reached at all — at start (``check``) or for every retry of a request —
 :class:`BackendUnavailable` stops the job instead of failing every document.
 

@@ -1,0 +1,13 @@
+"""spcl inside other people's pipelines, all over the filter's one per-batch function (``spcl.filter.batch``):
+
+- ``rows``: the shared adapter (rows → ``RECORD_SCHEMA`` → ``process_batch`` → the screen's columns in input
+  order) and :func:`screen_texts`, the plain Python function for a list of texts;
+- ``datatrove_steps``: a datatrove filter step and annotating step (extra ``datatrove``);
+- ``hf``: a batched function for Hugging Face ``datasets.Dataset.map`` (extra ``hf``).
+
+The Spark DataFrame API is ``spcl.spark.dataframe.screen_dataframe`` (all Spark wiring lives in ``spcl.spark``).
+"""
+
+from spcl.integrations.rows import SCREEN_COLUMNS, SCREEN_SCHEMA, Screened, screen_texts
+
+__all__ = ["SCREEN_COLUMNS", "SCREEN_SCHEMA", "Screened", "screen_texts"]

@@ -1,0 +1,132 @@
+"""spcl as datatrove pipeline steps (extra ``datatrove``): a filter and an annotator over the filter's batch function.
+
+- :class:`SpclFilter` (a datatrove ``BaseFilter``) forwards ``clean`` documents unchanged and drops ``flagged``
+  and ``quarantine`` ones — to the ``exclusion_writer`` when one is given, with the verdict in
+  ``doc.metadata`` (``spcl_decision``, ``spcl_reasons``, ``spcl_hits``, ...; datatrove adds ``filter_reason``).
+- :class:`SpclAnnotator` drops nothing: it writes the same verdict into every document's metadata, so a later
+  step (or the ``spcl mask`` stage) can act on it.
+
+Both count documents by decision (``spcl_clean``, ``spcl_flagged``, ``spcl_quarantine``) and by reason
+(``flagged_rule:EMAIL``, ``flagged_screen:lgbm``, ``quarantine_text_contains_nul``) in datatrove's stats; the
+filter's ``dropped_flagged`` / ``dropped_quarantine`` come from ``BaseFilter``. Counters hold names, never text.
+A document whose text is not a string, empty, too long or holds NUL is ``quarantine`` (dropped to the
+exclusion writer by the filter, annotated by the annotator), never an exception. Settings travel to datatrove's
+workers as JSON; each worker process loads detectors and the screen model once.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+from datatrove.data import Document, DocumentsPipeline
+from datatrove.pipeline.base import PipelineStep
+from datatrove.pipeline.filters.base_filter import BaseFilter
+from datatrove.pipeline.writers.disk_base import DiskWriter
+from datatrove.utils.batching import batched
+
+from spcl.config import Settings
+from spcl.integrations.rows import context, screen_batch, settings_json
+
+METADATA_PREFIX = "spcl_"
+_KEPT = ("decision", "reasons", "hits", "scores", "lang", "top_category", "quarantine_reason", "row_key", "config_hash",
+         "model_version")
+
+
+class _Screening:
+    """What both steps share: settings JSON, a per-rank position counter, the verdict of a batch of documents."""
+
+    settings_js: str
+    _source: str
+    _position: int
+
+    def _start(self, rank: int) -> None:
+        self._source = f"datatrove/rank-{rank:05d}"
+        self._position = 0
+
+    def verdicts(self, docs: list[Document]) -> list[dict[str, Any]]:
+        """One ``OUTPUT_SCHEMA`` row (as a dict, without the text) per document, in order."""
+        if not hasattr(self, "_source"):
+            self._start(0)
+        out = screen_batch([d.text for d in docs], [d.id for d in docs], context(self.settings_js), self._source,
+                           self._position)
+        self._position += len(docs)
+        return out.select(list(_KEPT)).to_pylist()
+
+    def count(self, step: PipelineStep, row: dict[str, Any]) -> None:
+        """Stats by decision and by reason (names only)."""
+        decision = row["decision"]
+        step.stat_update(f"spcl_{decision}")
+        if decision == "flagged":
+            step.stat_update(*(f"flagged_{r}" for r in row["reasons"] or ()))
+        elif decision == "quarantine":
+            step.stat_update(f"quarantine_{row['quarantine_reason']}")
+
+
+def annotate(doc: Document, row: dict[str, Any]) -> None:
+    """Write a verdict into ``doc.metadata`` under ``spcl_*`` keys (the text is not touched)."""
+    for key in _KEPT:
+        doc.metadata[METADATA_PREFIX + key] = row[key]
+
+
+class SpclFilter(_Screening, BaseFilter):
+    """Keep ``clean`` documents; drop ``flagged`` and ``quarantine`` ones (to ``exclusion_writer``, annotated).
+
+    ``settings`` default to the shipped config; ``batch_size`` documents are screened per call of the batch
+    function (datatrove's ``filter_batch``).
+    """
+
+    name = "🔏 spcl PII screen"
+
+    def __init__(self, exclusion_writer: DiskWriter | None = None, batch_size: int = 1000,
+                 settings: Settings | None = None) -> None:
+        super().__init__(exclusion_writer, batch_size)
+        self.settings_js = settings_json(settings)
+
+    def run(self, data: DocumentsPipeline, rank: int = 0, world_size: int = 1) -> DocumentsPipeline:
+        """BaseFilter's run, with row keys counted per rank."""
+        self._start(rank)
+        return super().run(data, rank, world_size)
+
+    def filter(self, doc: Document) -> bool | tuple[bool, str]:
+        """The verdict of one document (``True`` to keep it)."""
+        return self.filter_batch([doc])[0]
+
+    def filter_batch(self, batch: list[Document]) -> list[bool | tuple[bool, str]]:
+        """``True`` for each clean document; ``(False, "flagged" | "quarantine")`` otherwise, annotated."""
+        results: list[bool | tuple[bool, str]] = []
+        for doc, row in zip(batch, self.verdicts(batch), strict=True):
+            self.count(self, row)
+            if row["decision"] == "clean":
+                results.append(True)
+            else:
+                annotate(doc, row)
+                results.append((False, row["decision"]))
+        return results
+
+
+class SpclAnnotator(_Screening, PipelineStep):
+    """Write the verdict (decision, reasons, hits, scores, lang, row key) into every document's metadata."""
+
+    name = "🔏 spcl PII annotate"
+    type = "🏷 - ANNOTATOR"
+
+    def __init__(self, batch_size: int = 1000, settings: Settings | None = None) -> None:
+        super().__init__()
+        self.batch_size = batch_size
+        self.settings_js = settings_json(settings)
+
+    def run(self, data: DocumentsPipeline, rank: int = 0, world_size: int = 1) -> DocumentsPipeline:
+        """Every document forwarded, in order, with ``spcl_*`` metadata."""
+        self._start(rank)
+        docs: Iterable[Document] = data if data is not None else ()
+        for batch in batched(docs, self.batch_size):
+            with self.track_time("batch"):
+                rows = self.verdicts(list(batch))
+            for doc, row in zip(batch, rows, strict=True):
+                self.count(self, row)
+                annotate(doc, row)
+                self.stat_update("forwarded")
+                if isinstance(doc.text, str):
+                    self.update_doc_stats(doc)
+                yield doc

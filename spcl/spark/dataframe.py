@@ -1,0 +1,108 @@
+"""Screen a Spark DataFrame the user already has: ``mapInArrow`` over the filter's per-batch function.
+
+``screen_dataframe(df)`` returns ``df`` with the filter's output columns added (``spcl.integrations.rows.
+SCREEN_COLUMNS``: decision, reasons, hits, scores, lang, row key, ...); every input row comes back exactly once,
+a row that cannot be screened as ``quarantine`` with its reason. It runs in the session ``df`` belongs to — the
+user's master and conf win; spcl neither creates nor stops a session. As in the filter job, the adapter is a
+module-level function bound with ``functools.partial`` to serialized settings, so each Python worker builds
+its detectors and model once (``spcl.filter.batch.context_for``) and reuses them for every batch.
+
+Row keys: ``source`` (default ``"dataframe"``) and a position ``partition << 33 | row in partition`` (the
+layout of Spark's ``monotonically_increasing_id``), so keys are unique within one screened DataFrame and
+stable across runs over the same partitioning.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from functools import partial
+from typing import TYPE_CHECKING
+
+import pyarrow as pa
+
+from spcl.config import Settings
+from spcl.filter.batch import context_for
+from spcl.integrations.rows import SCREEN_COLUMNS, SCREEN_SCHEMA, screen_columns, settings_json
+
+if TYPE_CHECKING:
+    from pyspark.sql import DataFrame
+
+PARTITION_SHIFT = 33
+"""Positions are ``partition << 33 | row``: room for 8 G rows per partition (Spark's own id layout)."""
+
+MASK_COLUMNS: tuple[str, ...] = ("id", "text", "lang", "hits", "reasons", "row_key")
+"""What ``spcl mask`` reads from its input Parquet (``spcl.mask_stage.inputs.READ_COLUMNS``)."""
+
+
+def _large(field: pa.Field) -> pa.Field:
+    """``field`` with string → large_string, also inside lists and structs (lists stay lists: Spark reads no
+    large_list), for a session with ``spark.sql.execution.arrow.useLargeVarTypes``."""
+    t = field.type
+    if pa.types.is_string(t):
+        t = pa.large_string()
+    elif pa.types.is_list(t):
+        t = pa.list_(_large(t.value_field))
+    elif pa.types.is_struct(t):
+        t = pa.struct([_large(t.field(i)) for i in range(t.num_fields)])
+    return field.with_type(t)
+
+
+def screen_arrow(settings_js: str, text_col: str, id_col: str | None, source: str, large_types: bool,
+                 batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+    """mapInArrow body: each batch passed through with the screen's columns appended (same rows, same order)."""
+    from pyspark import TaskContext
+
+    ctx = context_for(settings_js)
+    task = TaskContext.get()
+    position = (task.partitionId() if task is not None else 0) << PARTITION_SHIFT
+    schema = pa.schema([_large(f) for f in SCREEN_SCHEMA]) if large_types else SCREEN_SCHEMA
+    for batch in batches:
+        ids = batch.column(id_col).to_pylist() if id_col is not None else None
+        added = screen_columns(batch.column(text_col).to_pylist(), ids, ctx, source, position)
+        position += batch.num_rows
+        columns = [*batch.columns, *(col.cast(f.type) for col, f in zip(added.columns, schema, strict=True))]
+        yield pa.RecordBatch.from_arrays(columns, schema=pa.schema([*batch.schema, *schema]))
+
+
+def screen_dataframe(df: DataFrame, text_col: str = "text", id_col: str | None = "id",
+                     settings: Settings | None = None, source: str = "dataframe") -> DataFrame:
+    """``df`` with the filter's columns added (:data:`SCREEN_COLUMNS`), lazily, one output row per input row.
+
+    ``decision`` is what ``spcl filter`` decides for the same id and text; rows whose text is null, not a
+    string, empty, too long or holds NUL are ``quarantine`` with ``quarantine_reason``. ``id_col=None``
+    derives ids from source and position, as the filter does for records without one. ``settings`` default
+    to the shipped config. Raises ``ValueError`` when a column is missing or ``df`` already has one of the
+    added names (rename it first).
+    """
+    from pyspark.sql.pandas.types import from_arrow_schema
+    from pyspark.sql.types import StructType
+
+    missing = [c for c in (text_col, id_col) if c is not None and c not in df.columns]
+    if missing:
+        raise ValueError(f"screen_dataframe: no column {', '.join(map(repr, missing))} in the DataFrame")
+    clash = [c for c in SCREEN_COLUMNS if c in df.columns]
+    if clash:
+        raise ValueError(f"screen_dataframe: the DataFrame already has {', '.join(map(repr, clash))}, which "
+                         "spcl adds; rename or drop them first (e.g. df.withColumnRenamed('lang', 'crawl_lang'))")
+    conf = df.sparkSession.conf.get("spark.sql.execution.arrow.useLargeVarTypes", "false")
+    large = str(conf).lower() == "true"
+    adapter = partial(screen_arrow, settings_json(settings), text_col, id_col, source, large)
+    schema = StructType([*df.schema.fields, *from_arrow_schema(SCREEN_SCHEMA).fields])
+    return df.mapInArrow(adapter, schema)
+
+
+def clean_rows(screened: DataFrame) -> DataFrame:
+    """The ``clean`` rows of a screened DataFrame with only the caller's own columns (ready to keep)."""
+    return screened.where(screened["decision"] == "clean").drop(*SCREEN_COLUMNS)
+
+
+def flagged_for_mask(screened: DataFrame, text_col: str = "text", id_col: str | None = "id") -> DataFrame:
+    """The ``flagged`` rows in the columns ``spcl mask`` reads (:data:`MASK_COLUMNS`); write them with
+    ``.write.parquet(folder)`` and run ``spcl mask --input folder``. Where a row has no id, its row key is the id.
+    """
+    from pyspark.sql import functions as F
+
+    key = F.col("row_key")
+    doc_id = F.coalesce(F.col(id_col).cast("string"), key) if id_col is not None else key
+    flagged = screened.where(F.col("decision") == "flagged")
+    return flagged.select(doc_id.alias("id"), F.col(text_col).alias("text"), "lang", "hits", "reasons", "row_key")
