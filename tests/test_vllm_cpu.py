@@ -35,7 +35,8 @@ pytest.importorskip("peft")
 from tests.vllm_env import engine_env, smollm2_folder, vllm_python
 
 # engine starts, a LoRA training run and float32 PEFT generation are all in module fixtures: the first test
-# that needs them pays for them, so the per-test limit is raised for this module (a quiet machine: ≈ 4 min in all)
+# that needs them pays for them, so the per-test limit is raised for this module (the module took 11.5 min here
+# on 2 cores shared with a load average of ~8; the adapter's training and the PEFT reference are most of it)
 pytestmark = [pytest.mark.slow, pytest.mark.vllm, pytest.mark.timeout(2400)]
 ROOT = Path(__file__).resolve().parent.parent
 KEY_B64 = base64.b64encode(bytes(range(32))).decode()
