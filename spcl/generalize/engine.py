@@ -105,6 +105,8 @@ class DocResult:
     guesses: int = 0
     tokens: int = 0
     seconds: float = 0.0
+    prompt_tokens: int = 0
+    counted: bool = False  # a chat reply reported token counts
 
     def __repr__(self) -> str:
         return f"DocResult(id={self.id!r}, ok={self.reason is None}, reason={self.reason!r}, spans={len(self.spans)})"
@@ -229,6 +231,8 @@ class Generalizer:
             if rep is not None:
                 res.llm_calls += 1
                 res.tokens += rep.tokens or 0
+                res.prompt_tokens += rep.prompt_tokens or 0
+                res.counted = res.counted or rep.tokens is not None or rep.prompt_tokens is not None
                 res.seconds += rep.seconds
                 if rep.ok:
                     cache.put(key, rep.text)

@@ -53,6 +53,7 @@ from spcl.manifest import sha256_file
 from spcl.mask_stage import MaskJobError, file_key, list_input_files
 from spcl.mask_stage.config import new_run_id
 from spcl.mask_stage.inputs import batch_row_keys, count_rows, open_input
+from spcl.mask_stage.metrics import token_block
 from spcl.mask_stage.state import write_json_atomic
 from spcl.text import guess_lang, normalize
 
@@ -160,6 +161,10 @@ class GenStats:
     cache_hits: int = 0
     guesses: int = 0
     tokens: int = 0
+    prompt_tokens: int = 0
+    extract_tokens: int = 0  # what the extractor generated and read (0 for the rules extractor)
+    extract_prompt_tokens: int = 0
+    token_documents: int = 0  # documents whose extractor reported token counts
     llm_seconds: float = 0.0
     seconds: float = 0.0
 
@@ -179,6 +184,7 @@ class GenStats:
         self.cache_hits += res.cache_hits
         self.guesses += res.guesses
         self.tokens += res.tokens
+        self.prompt_tokens += res.prompt_tokens
         self.llm_seconds += res.seconds
         if res.reason is not None:
             return
@@ -269,8 +275,10 @@ class GeneralizeRunner:
         pf, columns = open_input(path, ("id", "text", "lang", "hits", "row_key", "source", "position"))
         yield from pf.iter_batches(batch_size=self.cfg.batch_size, columns=columns)
 
-    def prepare(self, batch: pa.RecordBatch) -> tuple[list[str | None], list[DocInput | str], list[str | None]]:
-        """Ids, and per row a :class:`DocInput` or the reason it cannot be generalized; and the langs."""
+    def prepare(self, batch: pa.RecordBatch, stats: GenStats
+                ) -> tuple[list[str | None], list[DocInput | str], list[str | None], set[int]]:
+        """Ids, and per row a :class:`DocInput` or the reason it cannot be generalized; the langs; and the rows
+        the extractor reported token counts for (its counts are added to ``stats``)."""
         ids = batch.column("id").to_pylist()
         texts = batch.column("text").to_pylist()
         names = batch.schema.names
@@ -278,9 +286,14 @@ class GeneralizeRunner:
         hits = batch.column("hits").to_pylist() if "hits" in names else [None] * len(ids)
         todo = [i for i, t in enumerate(texts) if isinstance(t, str) and ids[i] is not None]
         extractions = self.extractor.run([normalize(texts[i]) for i in todo]) if todo else []
+        counted: set[int] = set()
         out: list[DocInput | str] = ["no_text" if ids[i] is not None else "no_id" for i in range(len(ids))]
         for i, ext in zip(todo, extractions, strict=True):
             text = normalize(texts[i])
+            stats.extract_tokens += ext.generated_tokens or 0
+            stats.extract_prompt_tokens += ext.prompt_tokens or 0
+            if ext.generated_tokens is not None or ext.prompt_tokens is not None:
+                counted.add(i)
             if not ext.ok:
                 out[i] = f"extract:{ext.error or 'no_output'}"
                 continue
@@ -296,7 +309,7 @@ class GeneralizeRunner:
                 out[i] = f"spans_error:{type(err).__name__}"
                 continue
             out[i] = DocInput(str(ids[i]), text, langs[i] or guess_lang(text), entities, kept)
-        return ids, out, langs
+        return ids, out, langs, counted
 
     def _prior(self, key: str, input_sha: str) -> tuple[dict[str, Any] | None, pa.Table, pa.Table, set[str] | None]:
         """``(marker, generalized, permanently failed, settled row keys)`` when this pass only retries the
@@ -345,7 +358,7 @@ class GeneralizeRunner:
                     if not batch.num_rows:
                         continue
                 asked += batch.num_rows
-                ids, prepared, langs = self.prepare(batch)
+                ids, prepared, langs, counted = self.prepare(batch, stats)
                 docs = [p for p in prepared if isinstance(p, DocInput)]
                 results = iter(self.generalizer.run(docs)) if docs else iter(())
                 for i, item in enumerate(prepared):
@@ -354,6 +367,7 @@ class GeneralizeRunner:
                     res = next(results) if isinstance(item, DocInput) else None
                     if res is not None:
                         stats.add(res)
+                    stats.token_documents += i in counted or (res is not None and res.counted)
                     reason = item if isinstance(item, str) else res.reason  # type: ignore[union-attr]
                     if ids[i] is None or reason is not None or res is None or res.text is None:
                         reason = "no_id" if ids[i] is None else (reason or "unknown")
@@ -461,6 +475,9 @@ def build_metrics(cfg: GeneralizeJobConfig, identity: tuple[str, str, str] | Non
         "cache_hits": total.cache_hits,
         "guesses_per_document": _rate(total.guesses, total.documents),
         "tokens_per_document": _rate(total.tokens, total.documents),
+        # extractor + candidate/attack chat calls, from the engine's counts or the server's usage
+        "tokens": token_block(total.prompt_tokens + total.extract_prompt_tokens, total.tokens + total.extract_tokens,
+                              total.documents, total.token_documents),
         "llm_seconds_per_document": _rate(total.llm_seconds, total.documents),
         "seconds_per_document": _rate(total.seconds, total.documents),
         "reconciliation": reconcile(cfg),

@@ -25,6 +25,21 @@ def rate(num: float, den: float) -> float:
     return num / den if den else 0.0
 
 
+def token_block(prompt: int, completion: int, documents: int, counted: int) -> dict[str, Any]:
+    """What the model read and wrote: totals, and per document of the stage's input (``documents``; the cost
+    of one flagged document, the figure a GPU-hours estimate starts from, ``spcl report``). ``counted`` is how
+    many document answers the backend reported counts for (the engine's own, or the server's ``usage``; a
+    document retried by a rerun counts again, as its tokens do); 0 means there are no counts (the rules
+    backend, a server that sends no ``usage``).
+
+    >>> token_block(1200, 90, 3, 3)["completion_per_document"]
+    30.0
+    """
+    return {"documents": documents, "documents_counted": counted, "prompt": prompt, "completion": completion,
+            "prompt_per_document": round(rate(prompt, documents), 3),
+            "completion_per_document": round(rate(completion, documents), 3)}
+
+
 def _single(values: set[str]) -> str:
     return next(iter(values)) if len(values) == 1 else ("mixed" if values else "")
 
@@ -65,6 +80,7 @@ def build_metrics(cfg: MaskJobConfig, markers: dict[str, Marker], reconciliation
         "latency_seconds": {f"p{q}": round(_percentile(total.latencies, q), 6) for q in LATENCY_PERCENTILES},
         "generated_tokens": total.generated_tokens,
         "generated_tokens_per_second": round(rate(total.generated_tokens, total.extract_seconds), 3),
+        "tokens": token_block(total.prompt_tokens, total.generated_tokens, total.documents, total.token_documents),
         "docs_per_second": round(rate(total.documents, total.seconds), 3),
         "reconciliation": reconciliation,
         "run": run,

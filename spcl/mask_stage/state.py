@@ -41,12 +41,15 @@ class FileStats:
     checked_rows: int = 0
     hallucinated_rows: int = 0
     generated_tokens: int = 0
+    prompt_tokens: int = 0
+    token_documents: int = 0  # documents the primary backend reported token counts for
     extract_seconds: float = 0.0
     seconds: float = 0.0
     latencies: list[float] = field(default_factory=list)  # per document, primary backend
 
     _SUMMED = ("files", "documents", "masked", "failed", "failed_transient", "fallback", "outputs", "parsed",
-               "checked_rows", "hallucinated_rows", "generated_tokens", "extract_seconds", "seconds")
+               "checked_rows", "hallucinated_rows", "generated_tokens", "prompt_tokens", "token_documents",
+               "extract_seconds", "seconds")
 
     def merge(self, other: FileStats) -> None:
         """Add ``other`` into this one."""

@@ -113,6 +113,8 @@ class MaskRunner:
         for doc, res in zip(docs, results, strict=True):
             stats.latencies.append(round(res.seconds, 6))
             stats.generated_tokens += res.generated_tokens or 0
+            stats.prompt_tokens += res.prompt_tokens or 0
+            stats.token_documents += res.generated_tokens is not None or res.prompt_tokens is not None
             stats.outputs += res.ok
             outcome = mask_document(doc.text, res, doc.hits, cfg.types, self.names, doc.lang)
             if outcome.parsed is not None:
@@ -197,8 +199,8 @@ class MaskRunner:
                           else prior_failed.column("transient"))
             wanted = set(prior_failed.filter(retry_mask).column("row_key").to_pylist())
             prior_failed = prior_failed.filter(pc.invert(retry_mask))
-            for name in ("generated_tokens", "extract_seconds", "seconds", "outputs", "parsed", "checked_rows",
-                         "hallucinated_rows"):
+            for name in ("generated_tokens", "prompt_tokens", "token_documents", "extract_seconds", "seconds",
+                         "outputs", "parsed", "checked_rows", "hallucinated_rows"):
                 setattr(stats, name, getattr(marker.stats, name))
             stats.latencies = list(marker.stats.latencies)
         tmp = self.out / "_tmp" / f"{key}.{os.getpid()}.{secrets.token_hex(4)}"

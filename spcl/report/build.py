@@ -22,6 +22,7 @@ from spcl.manifest import write_manifest
 from spcl.report import charts
 from spcl.report.facts import filter_facts, mask_facts, output_kind
 from spcl.report.page import cards, counts_table, document, esc, image, number, status, table
+from spcl.report.tokens import token_section
 
 REPORT_HTML = "report.html"
 REPORT_DIR = "report"
@@ -197,6 +198,7 @@ def mask_sections(m: dict[str, Any], add: Callable[[str, bytes], str]) -> list[s
             ("documents per second", m["throughput"].get("docs_per_second")),
             ("generated tokens per second", m["throughput"].get("generated_tokens_per_second")),
         ]),
+        *token_section(m["tokens"]),
         "<h3>Identity</h3>",
         table(["what", "value"], [
             ("backend", ident.get("backend")),
@@ -209,10 +211,13 @@ def mask_sections(m: dict[str, Any], add: Callable[[str, bytes], str]) -> list[s
     return out
 
 
-def write_report(output: str | Path, *, mask: str | Path | None = None, dest: str | Path | None = None) -> Path:
+def write_report(output: str | Path, *, mask: str | Path | None = None, dest: str | Path | None = None,
+                 gpu_tokens_per_s: float | None = None) -> Path:
     """Write ``report.html`` and ``report/`` (charts, facts, manifest) for a filter or mask ``output``.
 
-    ``mask`` adds a mask output's section to a filter output's report. Returns the path of the page.
+    ``mask`` adds a mask output's section to a filter output's report (its GPU-hours estimate then covers the
+    filter's flagged documents); ``gpu_tokens_per_s`` is the generation rate of that estimate (default: the
+    rate the mask run measured). Returns the path of the page.
     """
     out_dir = Path(dest) if dest is not None else Path(output)
     kind = output_kind(output)
@@ -220,11 +225,12 @@ def write_report(output: str | Path, *, mask: str | Path | None = None, dest: st
     if kind == "filter":
         facts["filter"] = filter_facts(output)
     else:
-        facts["mask"] = mask_facts(output)
+        facts["mask"] = mask_facts(output, gpu_tokens_per_s=gpu_tokens_per_s)
     if mask is not None:
         if output_kind(mask) != "mask":
             raise ValueError(f"{mask} is not a mask output (metrics.json, masked/, failed/)")
-        facts["mask"] = mask_facts(mask)
+        flagged = facts["filter"]["counts"].get("flagged") if "filter" in facts else None
+        facts["mask"] = mask_facts(mask, flagged=flagged, gpu_tokens_per_s=gpu_tokens_per_s)
     charts_dir = out_dir / REPORT_DIR
     charts_dir.mkdir(parents=True, exist_ok=True)
     for old in charts_dir.glob("*.png"):

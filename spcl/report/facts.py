@@ -20,6 +20,7 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from spcl.io.outputs import output_dataset
+from spcl.report.tokens import token_facts
 
 log = logging.getLogger(__name__)
 
@@ -219,8 +220,9 @@ def _parquet_rows(folder: Path) -> int:
     return sum(pq.ParquetFile(p).metadata.num_rows for p in sorted(folder.glob("*.parquet")))
 
 
-def mask_facts(path: str | Path) -> dict[str, Any]:
-    """Counts of a mask output: ``metrics.json`` checked against the rows in ``masked/`` and ``failed/``."""
+def mask_facts(path: str | Path, flagged: int | None = None, gpu_tokens_per_s: float | None = None) -> dict[str, Any]:
+    """Counts of a mask output: ``metrics.json`` checked against the rows in ``masked/`` and ``failed/``; its
+    tokens and the GPU-hours ``flagged`` documents need (``spcl.report.tokens.token_facts``)."""
     root = Path(path)
     metrics = json.loads((root / "metrics.json").read_text(encoding="utf-8"))
     masked_rows = _parquet_rows(root / "masked") if (root / "masked").is_dir() else 0
@@ -251,6 +253,7 @@ def mask_facts(path: str | Path) -> dict[str, Any]:
             if metrics.get(k) is not None
         },
         "latency_seconds": metrics.get("latency_seconds", {}),
+        "tokens": token_facts(metrics, flagged, gpu_tokens_per_s),
         "throughput": {
             "docs_per_second": metrics.get("docs_per_second"),
             "generated_tokens_per_second": metrics.get("generated_tokens_per_second"),

@@ -37,14 +37,16 @@ class ExtractionError(RuntimeError):
 class Extraction:
     """One document's extraction: ``raw`` model output, or ``error`` (a reason code, never document text).
 
-    ``generated_tokens`` is what the backend generated (``None`` when unknown); ``seconds`` is the latency
-    this document saw (the request for per-request backends, the batch for batched ones).
+    ``generated_tokens`` is what the backend generated and ``prompt_tokens`` what it read (the engine's own
+    counts, or the server's ``usage``; ``None`` when unknown); ``seconds`` is the latency this document saw (the
+    request for per-request backends, the batch for batched ones).
     """
 
     raw: str | None = None
     error: str | None = None
     generated_tokens: int | None = None
     seconds: float = 0.0
+    prompt_tokens: int | None = None
 
     @property
     def ok(self) -> bool:
@@ -53,7 +55,7 @@ class Extraction:
 
     def __repr__(self) -> str:  # never print model output: it quotes the document
         return (f"Extraction(ok={self.ok}, error={self.error!r}, generated_tokens={self.generated_tokens}, "
-                f"seconds={self.seconds:.3f})")
+                f"prompt_tokens={self.prompt_tokens}, seconds={self.seconds:.3f})")
 
 
 class Extractor(ABC):

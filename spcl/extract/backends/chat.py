@@ -73,13 +73,14 @@ class ChatRequest:
 
 @dataclass(slots=True)
 class ChatReply:
-    """The model's text, or ``error`` (a reason code); tokens generated (``None``: not reported) and seconds
-    this request waited (the request for servers, the batch for in-process models)."""
+    """The model's text, or ``error`` (a reason code); tokens generated and ``prompt_tokens`` read (``None``: not
+    reported) and seconds this request waited (the request for servers, the batch for in-process models)."""
 
     text: str | None = None
     error: str | None = None
     tokens: int | None = None
     seconds: float = 0.0
+    prompt_tokens: int | None = None
 
     @property
     def ok(self) -> bool:
@@ -225,14 +226,28 @@ def _read_reply(reply: Any, seconds: float) -> ChatReply:
         finish = choice.finish_reason
     except (AttributeError, IndexError, TypeError):
         return ChatReply(error="bad_response", seconds=seconds)
-    usage = getattr(reply, "usage", None)
-    tokens = getattr(usage, "completion_tokens", None)
-    tokens = int(tokens) if isinstance(tokens, int | float) else None
+    tokens, prompt_tokens = usage_counts(reply)
     if not isinstance(content, str):
-        return ChatReply(error="bad_response", tokens=tokens, seconds=seconds)
+        return ChatReply(error="bad_response", tokens=tokens, seconds=seconds, prompt_tokens=prompt_tokens)
     if finish == "length":
-        return ChatReply(error="output_truncated", tokens=tokens, seconds=seconds)
-    return ChatReply(text=content, tokens=tokens, seconds=seconds)
+        return ChatReply(error="output_truncated", tokens=tokens, seconds=seconds, prompt_tokens=prompt_tokens)
+    return ChatReply(text=content, tokens=tokens, seconds=seconds, prompt_tokens=prompt_tokens)
+
+
+def usage_counts(reply: Any) -> tuple[int | None, int | None]:
+    """``(completion_tokens, prompt_tokens)`` of a reply's ``usage`` (``None`` for what the server left out).
+
+    >>> from types import SimpleNamespace as NS
+    >>> usage_counts(NS(usage=NS(completion_tokens=7, prompt_tokens=120)))
+    (7, 120)
+    >>> usage_counts(NS(usage=None))
+    (None, None)
+    """
+    usage = getattr(reply, "usage", None)
+    counts = [getattr(usage, name, None) for name in ("completion_tokens", "prompt_tokens")]
+    completion, prompt = (int(n) if isinstance(n, int | float) and not isinstance(n, bool) and n >= 0 else None
+                          for n in counts)
+    return completion, prompt
 
 
 class TransformersChat:
@@ -280,8 +295,8 @@ class TransformersChat:
                 replies[i].error = f"generation_error:{type(err).__name__}"
             return
         elapsed = time.perf_counter() - started
-        for (i, _), (text, n, ended) in zip(chunk, outs, strict=True):
-            replies[i].tokens, replies[i].seconds = n, elapsed
+        for (i, ids), (text, n, ended) in zip(chunk, outs, strict=True):
+            replies[i].tokens, replies[i].seconds, replies[i].prompt_tokens = n, elapsed, len(ids)
             if ended:
                 replies[i].text = text
             else:
@@ -309,7 +324,7 @@ class VLLMChat:
     def __init__(self, model: str, *, batch_size: int = 256, tensor_parallel_size: int = 1,
                  gpu_memory_utilization: float = 0.85, max_model_len: int | None = None, seed: int = 0):
         try:
-            from vllm import LLM
+            from vllm import LLM  # noqa: F401  (fail early and clearly without vllm)
         except ImportError as err:
             raise BackendUnavailable(f"the vllm backend needs vllm (pip install 'spcl[gpu]'): {err.name}") from None
         self.model = str(model)
@@ -320,7 +335,9 @@ class VLLMChat:
         if max_model_len:
             kwargs["max_model_len"] = max_model_len
         try:
-            self.llm = LLM(**kwargs)
+            from spcl.extract.backends.vllm_backend import build_llm
+
+            self.llm = build_llm(kwargs)  # on vLLM's CPU platform: eager, one in-process worker
         except (OSError, ValueError, RuntimeError) as err:
             raise BackendUnavailable(f"vLLM could not load {Path(self.model).name}: {type(err).__name__}") from None
 
@@ -349,6 +366,7 @@ class VLLMChat:
         for i, out in zip(chunk, outputs, strict=True):
             comp = out.outputs[0]
             replies[i].tokens, replies[i].seconds = len(comp.token_ids), elapsed
+            replies[i].prompt_tokens = len(out.prompt_token_ids or ())
             if comp.finish_reason == "length":
                 replies[i].error = "output_truncated"
             else:

@@ -59,22 +59,26 @@ class ChunkingExtractor(Extractor):
             for start, end in split_windows(text, self.max_chars, self.overlap):
                 owners.append(i)
                 pieces.append(text[start:end])
-        results = [Extraction(raw="", generated_tokens=0) for _ in texts]
+        results = [Extraction(raw="", generated_tokens=0, prompt_tokens=0) for _ in texts]
         for owner, part in zip(owners, self.inner.run(pieces), strict=True):
             doc = results[owner]
             doc.seconds = max(doc.seconds, part.seconds)
+            # every window's tokens were spent, failed or not (what the GPU stage costs)
+            doc.generated_tokens = _sum_known(doc.generated_tokens, part.generated_tokens)
+            doc.prompt_tokens = _sum_known(doc.prompt_tokens, part.prompt_tokens)
             if doc.error is not None:
                 continue
             if not part.ok:
                 doc.error, doc.raw = f"window_failed:{part.error or 'no_output'}", None
                 continue
             doc.raw = f"{doc.raw}\n{part.raw}" if doc.raw else part.raw
-            if doc.generated_tokens is not None and part.generated_tokens is not None:
-                doc.generated_tokens += part.generated_tokens
-            else:
-                doc.generated_tokens = None
         return results
 
     def close(self) -> None:
         """Close the wrapped backend."""
         self.inner.close()
+
+
+def _sum_known(total: int | None, part: int | None) -> int | None:
+    """``total + part``, or ``None`` once either is unknown."""
+    return None if total is None or part is None else total + part

@@ -63,7 +63,8 @@ class OpenAIExtractor(Extractor):
         """
         requests = [ChatRequest.of(build_messages(text, self.types), temperature=0.0, max_tokens=self.max_tokens,
                                    seed=self.seed) for text in texts]
-        return [Extraction(raw=r.text, error=r.error, generated_tokens=r.tokens, seconds=r.seconds)
+        return [Extraction(raw=r.text, error=r.error, generated_tokens=r.tokens, seconds=r.seconds,
+                           prompt_tokens=r.prompt_tokens)
                 for r in self.chat.complete(requests)]
 
     def close(self) -> None:

