@@ -25,7 +25,9 @@ SET_DIR = Path(__file__).resolve().parent.parent / "data" / "names-eval"
 
 @pytest.fixture
 def rules_only(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The rule finders alone: no NER model, no trained tagger (the fallback where they are missing)."""
     monkeypatch.setenv("SPCL_NAMES_NER", "off")
+    monkeypatch.setenv("SPCL_NAMES_TAGGER", "off")
 
 
 def _found(text: str, lang: str | None = None) -> list[str]:

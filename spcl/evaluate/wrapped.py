@@ -157,7 +157,8 @@ def measure(docs: list[tuple[str, str, str]]) -> dict[str, dict[str, float | int
         row["spans_inside_word"] += bad
         row["masked_with_token_inside_word"] += bool(bad)
     for row in out.values():
-        row["share_inside_word"] = round(row["masked_with_token_inside_word"] / row["masked"], 4) if row["masked"] else 0.0
+        masked = row["masked"]
+        row["share_inside_word"] = round(row["masked_with_token_inside_word"] / masked, 4) if masked else 0.0
         row["docs_per_s"] = round(row["documents"] / row["seconds"], 1) if row["seconds"] else 0.0
         row["seconds"] = round(row["seconds"], 2)
     return out

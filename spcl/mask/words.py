@@ -9,7 +9,8 @@ A span ``[start, end)`` is a whole word when both of its edges are word boundari
 - **Japanese** (kana, kanji): an edge between two Japanese characters is a boundary only where MeCab (fugashi +
   unidic) puts a morpheme boundary. Line breaks between two Japanese characters (with the indentation around
   them) are removed before parsing and before judging the edge, because wrapped text breaks words anywhere:
-  ``オプ`` is not a word in ``オプ\\nション``.
+  ``オプ`` is not a word in ``オプ\\nション``. A run of katakana is one word (``ローダ`` is no word in
+  ``ブートローダ``; ``・`` separates words).
 - **Korean** (Hangul): a span starts a word only at the start of an eojeol (no Hangul syllable before it) and
   ends one at the eojeol's end or before what may follow a name in the same eojeol — particles, the copula and
   its endings, honorifics and titles (``김연아의``, ``김연아씨는``, ``김연아였다``); ``표시`` does not end a word in
@@ -28,7 +29,8 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
-_JA = re.compile(r"[\u3041-\u309f\u30a0-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uff66-\uff9f々〆ヵヶ]")
+_JA = re.compile(r"[\u3041-\u309f\u30a1-\u30fa\u30fc-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uff66-\uff9f々〆]")
+_KATAKANA = re.compile(r"[\u30a1-\u30fa\u30fc\uff66-\uff9f]")  # not ・ (U+30FB): it separates names
 _HANGUL = re.compile(r"[\uac00-\ud7a3\u1100-\u11ff\u3131-\u318c]")  # not ㆍ (U+318D), a list separator
 _LATIN = re.compile(r"[0-9A-Za-z\u00c0-\u024f\uff10-\uff19\uff21-\uff3a\uff41-\uff5a]")
 _APOSTROPHES = frozenset("'\u2019")
@@ -151,6 +153,11 @@ def _ko_tail_ok(tail: str, word: str, cut: int) -> bool:
         all(part.startswith(_KO_GRAMMAR_TAGS) for part in m.feature.pos.split("+")) for m in after)
 
 
+def _inside_katakana(s: str, pos: int) -> bool:
+    """A run of katakana is one word (ブートローダ, クライアント), whatever MeCab's boundaries inside it."""
+    return bool(_KATAKANA.match(s[pos - 1]) and _KATAKANA.match(s[pos]))
+
+
 def _left_ok(lay: _Layout, start: int) -> bool:
     s = lay.joined
     if start <= 0 or start >= len(s):
@@ -163,7 +170,7 @@ def _left_ok(lay: _Layout, start: int) -> bool:
     if a != b:
         return True
     if a == "ja":
-        return lay.ja_bounds is None or start in lay.ja_bounds
+        return not _inside_katakana(s, start) and (lay.ja_bounds is None or start in lay.ja_bounds)
     return False  # latin or Hangul on both sides: inside one word
 
 
@@ -175,7 +182,7 @@ def _right_ok(lay: _Layout, end: int) -> bool:
     if not a or not b or a != b:
         return True
     if a == "ja":
-        return lay.ja_bounds is None or end in lay.ja_bounds
+        return not _inside_katakana(s, end) and (lay.ja_bounds is None or end in lay.ja_bounds)
     if a == "ko":
         word_start = end
         while word_start > 0 and _script(s[word_start - 1]) == "ko":

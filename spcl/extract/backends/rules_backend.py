@@ -89,8 +89,9 @@ _EXTRA_RULES: tuple[tuple[str, re.Pattern[str]], ...] = (
         r"(?:\s[가-힣]{1,6}[시군구]){1,2}\s[가-힣0-9]{1,10}(?:로|길)\s\d{1,4}(?:-\d{1,4})?(?!\d)")),
     # English street addresses: 158 Sample Street, Apt 2, Fairview
     ("ADDRESS", re.compile(
-        r"(?<!\d)\d{1,5}\s[A-Z][a-z]+(?:\s[A-Z][a-z]+)?\s(?:Street|St\.?|Avenue|Ave\.?|Road|Rd\.?|Lane|Ln\.?|"
-        r"Court|Ct\.?|Drive|Dr\.?|Boulevard|Blvd\.?|Way|Place|Pl\.?)(?:,\s(?:Apt|Suite|Unit|#)\.?\s?\w+)?"
+        r"(?<![\dA-Za-z])\d{1,5}\s[A-Z][a-z]+(?:\s[A-Z][a-z]+)?\s(?:Street|St\.?|Avenue|Ave\.?|Road|Rd\.?|Lane|"
+        r"Ln\.?|Court|Ct\.?|Drive|Dr\.?|Boulevard|Blvd\.?|Way|Place|Pl\.?)(?![A-Za-z])"
+        r"(?:,\s(?:Apt|Suite|Unit|#)\.?\s?\w+)?"
         r"(?:,\s[A-Z][a-z]+(?:\s[A-Z][a-z]+)?)?")),
 )
 _KO_UNIT = re.compile(r"\s?\d{1,4}동\s?\d{1,5}호")  # apartment building and unit after a Korean address
