@@ -61,8 +61,8 @@ def test_split_is_a_pure_function_of_the_id() -> None:
 
 def test_training_is_reproducible_and_writes_a_card(tmp_path: Path) -> None:
     data = _tiny_data(tmp_path / "names.jsonl")
-    a = train_names(data, tmp_path / "a", max_iterations=30)
-    b = train_names(data, tmp_path / "b", max_iterations=30)
+    a = train_names(data, tmp_path / "a", max_iterations=30, negatives=None)
+    b = train_names(data, tmp_path / "b", max_iterations=30, negatives=None)
     for lang in ("ja", "ko"):
         assert a["files"][lang]["sha256"] == b["files"][lang]["sha256"]
         assert (tmp_path / "a" / f"{lang}.crfsuite").read_bytes()[:4] == b"lCRF"  # crfsuite's format, no pickle
@@ -86,8 +86,8 @@ def test_shipped_card_names_its_files_and_data() -> None:
 @pytest.mark.skipif(not (SHIPPED / "ko.crfsuite").is_file(), reason="no shipped names-crf model")
 def test_finder_uses_the_tagger_and_falls_back(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("SPCL_NAMES_NER", "off")
-    text = "특히 피케티의 주장은 설득력이 있었다."  # a foreign name before 의: no cue for the rule finders
+    text = "워쇼스키 남매의 영화라서 찾아 봤지만 이 영화는 나랑 안 맞는 듯."  # a held-out KLUE review: no rule cue
     with_tagger = find_person_names(text, "ko")
     monkeypatch.setenv("SPCL_NAMES_TAGGER", "off")
     assert find_person_names(text, "ko") == []
-    assert [text[s:e] for s, e in with_tagger] == ["피케티"]
+    assert [text[s:e] for s, e in with_tagger] == ["워쇼스키"]

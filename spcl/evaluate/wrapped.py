@@ -15,7 +15,8 @@ kanji/kana edges that fall inside a unidic morpheme. Line breaks between two Jap
 first (wrapping is no word boundary). The checker uses nothing of ``spcl.mask`` beyond ``mask_text``, so it
 runs against an older tree too: ``PYTHONPATH=<tree> python spcl/evaluate/wrapped.py --limit 600``.
 
-Reports numbers only: documents, masked documents, masked documents with a token inside a word (and the
+Reports numbers only: documents, masked documents, documents with a PERSON span (manuals name few persons
+beyond their authors' credits: mostly over-redaction), masked documents with a token inside a word (and the
 share), masked spans, spans inside a word, documents per second of rows + masking.
 """
 
@@ -142,7 +143,7 @@ def measure(docs: list[tuple[str, str, str]]) -> dict[str, dict[str, float | int
     for key, lang, raw in docs:
         group = f"{key.split(':')[0]}-{lang}"
         row = out.setdefault(group, {"documents": 0, "masked": 0, "masked_with_token_inside_word": 0, "spans": 0,
-                                     "spans_inside_word": 0, "seconds": 0.0})
+                                     "spans_inside_word": 0, "with_person_span": 0, "seconds": 0.0})
         text = normalize(raw)
         started = time.perf_counter()
         result = mask_text(text, rules_rows(text))
@@ -153,6 +154,7 @@ def measure(docs: list[tuple[str, str, str]]) -> dict[str, dict[str, float | int
         check = _Checker(text)
         bad = sum(check.cuts(sp.start, sp.end) for sp in result.spans)
         row["masked"] += 1
+        row["with_person_span"] += any(sp.type == "PERSON" for sp in result.spans)
         row["spans"] += len(result.spans)
         row["spans_inside_word"] += bad
         row["masked_with_token_inside_word"] += bool(bad)

@@ -28,6 +28,7 @@ __all__ = ["find_person_names"]
 
 _JA_SCRIPT = re.compile(r"[\u3040-\u30ff\u4e00-\u9fff]")
 _HANGUL = re.compile(r"[가-힣]")
+_KATAKANA = re.compile(r"[\u30a1-\u30fa]")
 
 
 def tagger_enabled() -> bool:
@@ -36,6 +37,10 @@ def tagger_enabled() -> bool:
 
 
 def _ja_ko_spans(text: str) -> list[tuple[int, int]]:
+    """Japanese and Korean spans: the CRF's where it runs, with the rule finders' most reliable ones added —
+    every Korean one (its honorific and cue patterns keep a bare surname's title: ``박씨``, ``김 의원``; the CRF
+    alone would print ``박``), Japanese ones without katakana (kanji/kana names: the rules' false rows are
+    katakana words). A one-character CRF span (a bare surname or letter) is not kept on its own."""
     from spcl.extract.names.tagger import tagger_spans
 
     spans: list[tuple[int, int]] = []
@@ -43,7 +48,12 @@ def _ja_ko_spans(text: str) -> list[tuple[int, int]]:
         if not script.search(text):
             continue
         tagged = tagger_spans(text, lang) if tagger_enabled() else None
-        spans += rules(text) if tagged is None else tagged
+        found = rules(text)
+        if tagged is None:
+            spans += found
+            continue
+        spans += [(s, e) for s, e in tagged if e - s >= 2]
+        spans += found if lang == "ko" else [(s, e) for s, e in found if not _KATAKANA.search(text, s, e)]
     return spans
 
 

@@ -46,6 +46,7 @@ def split_of(record_id: str) -> str:
     return "heldout" if hashlib.sha256(record_id.encode()).digest()[0] % HELD_OUT_SHARE == 0 else "train"
 
 
+@lru_cache(maxsize=65536)
 def _char_type(s: str) -> str:
     if re.fullmatch(r"[\u30a0-\u30ffー・]+", s):
         return "kata"
@@ -113,24 +114,32 @@ def features(text: str, morphs: list[Morph], rule_spans: list[tuple[int, int]]) 
                      "1" if surface[:1] in _SURNAME_CHARS and len(surface) <= 3 else "0"))
     out = []
     n = len(rows)
-    for i, (w, pos, pp, ct, rule, hon, sp, sur) in enumerate(rows):
-        f = ["bias", "w=" + w, "pos=" + pos, "pp=" + pp, "ct=" + ct, "rule=" + rule, "hon=" + hon, "sp=" + sp,
-             "l1=" + w[-1:], "l2=" + w[-2:], "f2=" + w[:2], "len=" + str(min(len(w), 5)), "sur=" + sur]
-        for d in (-1, 1):
+    for i, row in enumerate(rows):
+        f = list(_own(row))
+        for d in (-2, -1, 1, 2):
             j = i + d
             if 0 <= j < n:
-                o = rows[j]
-                f += [f"{d}w={o[0]}", f"{d}pos={o[1]}", f"{d}rule={o[4]}", f"{d}hon={o[5]}", f"{d}sp={o[6]}"]
-            else:
+                f += _near(rows[j], d)
+            elif abs(d) == 1:
                 f.append(f"{d}edge")
-        for d in (-2, 2):
-            j = i + d
-            if 0 <= j < n:
-                f += [f"{d}pp={rows[j][2]}", f"{d}hon={rows[j][5]}", f"{d}w={rows[j][0]}"]
         if i + 1 < n:
-            f.append(f"pp/pp={pp}/{rows[i + 1][2]}")
+            f.append(f"pp/pp={row[2]}/{rows[i + 1][2]}")
         out.append(f)
     return out
+
+
+@lru_cache(maxsize=65536)
+def _own(row: tuple[str, ...]) -> tuple[str, ...]:
+    w, pos, pp, ct, rule, hon, sp, sur = row
+    return ("bias", "w=" + w, "pos=" + pos, "pp=" + pp, "ct=" + ct, "rule=" + rule, "hon=" + hon, "sp=" + sp,
+            "l1=" + w[-1:], "l2=" + w[-2:], "f2=" + w[:2], "len=" + str(min(len(w), 5)), "sur=" + sur)
+
+
+@lru_cache(maxsize=131072)
+def _near(row: tuple[str, ...], d: int) -> tuple[str, ...]:
+    if abs(d) == 1:
+        return (f"{d}w={row[0]}", f"{d}pos={row[1]}", f"{d}rule={row[4]}", f"{d}hon={row[5]}", f"{d}sp={row[6]}")
+    return (f"{d}pp={row[2]}", f"{d}hon={row[5]}", f"{d}w={row[0]}")
 
 
 def labels(morphs: list[Morph], gold: list[tuple[int, int]]) -> list[str]:
@@ -222,10 +231,38 @@ def tagger_spans(text: str, lang: str, model_dir: str | None = None,
     if analysed is None:
         return None
     morphs, rules = analysed
-    if not morphs:
-        return []
-    tags = model.tag(features(text, morphs, rules))
     cut = threshold(lang, model_dir) if cut is None else cut
-    if cut < 0.5 or (cut > 0.5 and any(t != "O" for t in tags)):  # above 0.5 only Viterbi's names can pass
-        tags = threshold_tags(model, tags, cut)
-    return decode(morphs, tags)
+    spans: list[tuple[int, int]] = []
+    for chunk in _sentences(text, morphs):
+        if not (_may_name(chunk) or any(s < chunk[-1][1] and chunk[0][0] < e for s, e in rules)):
+            continue  # no proper noun and no rule hit: skip tagging (most sentences of manuals and help text)
+        tags = model.tag(features(text, chunk, rules))
+        if cut < 0.5 or (cut > 0.5 and any(t != "O" for t in tags)):  # above 0.5 only Viterbi's names can pass
+            tags = threshold_tags(model, tags, cut)
+        spans += decode(chunk, tags)
+    return spans
+
+
+_SENTENCE_END = frozenset(("。", "！", "？", "!", "?", "."))
+
+
+def _sentences(text: str, morphs: list[Morph]) -> list[list[Morph]]:
+    """Morphemes cut into sentences: after a sentence-final mark, or where a line break lies between two."""
+    out: list[list[Morph]] = []
+    current: list[Morph] = []
+    for m in morphs:
+        if current and "\n" in text[current[-1][1]:m[0]]:
+            out.append(current)
+            current = []
+        current.append(m)
+        if m[2] in _SENTENCE_END:
+            out.append(current)
+            current = []
+    if current:
+        out.append(current)
+    return out
+
+
+def _may_name(chunk: list[Morph]) -> bool:
+    """Whether a sentence has a proper noun (unidic 固有名詞, mecab-ko NNP): the gate before tagging it."""
+    return any("固有名詞" in m[3] or m[3].startswith("NNP") for m in chunk)

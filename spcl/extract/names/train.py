@@ -1,7 +1,9 @@
 """Train the person-name CRFs (``spcl.extract.names.tagger``) on ``names-gold-v1`` and write their model card.
 
 ``train_names(data, out)`` reads ``{"id", "lang", "text", "persons"}`` JSONL, keeps the ``heldout`` split
-(:func:`spcl.extract.names.tagger.split_of`) out of training, trains one CRF per language with L-BFGS
+(:func:`spcl.extract.names.tagger.split_of`) out of training, adds person-free technical passages
+(``data/weak-none``, training only) so that help text and manuals are not read as names, trains one CRF per
+language with L-BFGS
 (deterministic for the same data and settings), and writes ``out/{ja,ko}.crfsuite`` and ``out/model_card.json``:
 the data's SHA-256, the settings, and per language on the held-out split — P/R/F1 of name spans (precision:
 predicted spans touching a gold mention; recall: gold mentions fully covered), the false-row rate (sentences
@@ -22,6 +24,7 @@ from spcl.extract.names.tagger import LANGS, analyse, features, labels, split_of
 from spcl.text import normalize
 
 DEFAULT_DATA = Path("../shared/data/names-gold-v1/names.jsonl")
+DEFAULT_NEGATIVES = Path("data/weak-none/libreoffice-help.jsonl")
 VERSION = "names-crf-v1"
 
 
@@ -74,9 +77,20 @@ def _fit(records: list[dict[str, Any]], lang: str, path: Path, params: dict[str,
     return time.perf_counter() - started
 
 
-def train_names(data: Path = DEFAULT_DATA, out: Path = Path("models/names-crf"), c1: float = 0.02,
-                c2: float = 0.01, max_iterations: int = 150, min_freq: int = 2, max_false_rows: float = 0.025,
-                langs: tuple[str, ...] = LANGS) -> dict[str, Any]:
+def person_free(path: Path | None, lang: str, limit: int) -> list[dict[str, Any]]:
+    """Up to ``limit`` person-free passages of ``lang`` (``data/weak-none``: LibreOffice help), chosen by hashed
+    id, as training records without persons: technical text, which the gold sentences lack."""
+    if path is None or limit <= 0 or not path.is_file():
+        return []
+    rows = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+    rows = sorted((r for r in rows if r.get("lang") == lang), key=lambda r: hashlib.sha256(r["id"].encode()).digest())
+    return [{"id": r["id"], "lang": lang, "text": normalize(r["text"]), "persons": []} for r in rows[:limit]]
+
+
+def train_names(data: Path = DEFAULT_DATA, out: Path = Path("models/names-crf"), c1: float = 0.2,
+                c2: float = 0.05, max_iterations: int = 150, min_freq: int = 2, max_false_rows: float = 0.03,
+                langs: tuple[str, ...] = LANGS, negatives: Path | None = DEFAULT_NEGATIVES,
+                negatives_per_lang: int = 600) -> dict[str, Any]:
     """Train, pick each language's marginal threshold, evaluate on the held-out split, write models and card.
 
     The threshold is the lowest of ``THRESHOLDS`` (most recall) whose false-row rate on a dev fifth of the
@@ -95,6 +109,9 @@ def train_names(data: Path = DEFAULT_DATA, out: Path = Path("models/names-crf"),
         "data": {"path": data.name, "sha256": hashlib.sha256(data.read_bytes()).hexdigest(),
                  "records": len(records)},
         "split": "heldout: sha256(id)[0] % 5 == 0; train: the rest (its dev fifth: sha256(id)[1] % 5 == 0)",
+        "negatives": {"path": str(negatives) if negatives else None, "per_lang": negatives_per_lang,
+                      "sha256": hashlib.sha256(negatives.read_bytes()).hexdigest()
+                      if negatives and negatives.is_file() else None},
         "settings": {"algorithm": "lbfgs", **params, "max_false_rows_on_dev": max_false_rows},
         "labels": ["B", "I", "O"], "thresholds": {}, "dev": {}, "files": {}, "heldout": {}, "baseline_rules": {},
         "train_seconds": {},
@@ -103,6 +120,8 @@ def train_names(data: Path = DEFAULT_DATA, out: Path = Path("models/names-crf"),
         train = [r for r in records if r["lang"] == lang and split_of(r["id"]) == "train"]
         held = [r for r in records if r["lang"] == lang and split_of(r["id"]) == "heldout"]
         fit, dev = [r for r in train if not _dev_of(r["id"])], [r for r in train if _dev_of(r["id"])]
+        extra = person_free(negatives, lang, negatives_per_lang)  # training only, never scored
+        fit, train = fit + extra, train + extra
         dev_dir = out / ".dev"
         dev_dir.mkdir(exist_ok=True)
         _fit(fit, lang, dev_dir / f"{lang}.crfsuite", params)
@@ -121,7 +140,8 @@ def train_names(data: Path = DEFAULT_DATA, out: Path = Path("models/names-crf"),
         path = out / f"{lang}.crfsuite"
         card["train_seconds"][lang] = round(_fit(train, lang, path, params), 1)
         card["files"][lang] = {"file": path.name, "sha256": hashlib.sha256(path.read_bytes()).hexdigest(),
-                               "bytes": path.stat().st_size, "train_sentences": len(train),
+                               "bytes": path.stat().st_size, "train_sentences": len(train) - len(extra),
+                               "train_person_free_passages": len(extra),
                                "heldout_sentences": len(held)}
         _model.cache_clear()
         card["heldout"][lang] = _metrics(held, lambda x, lang=lang, t=chosen: tagger_spans(x, lang, str(out), cut=t)
