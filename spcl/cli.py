@@ -30,6 +30,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "spcl.commands.report",
     "spcl.commands.annotate",
     "spcl.commands.train_extractor",
+    "spcl.commands.train_names",
 )
 
 

@@ -25,7 +25,9 @@ SET_DIR = Path(__file__).resolve().parent.parent / "data" / "names-eval"
 
 @pytest.fixture
 def rules_only(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The rule finders alone: no NER model, no trained tagger (the fallback where they are missing)."""
     monkeypatch.setenv("SPCL_NAMES_NER", "off")
+    monkeypatch.setenv("SPCL_NAMES_TAGGER", "off")
 
 
 def _found(text: str, lang: str | None = None) -> list[str]:
@@ -95,6 +97,7 @@ def test_rules_rows_print_the_finder_values(rules_only: None) -> None:
 def test_without_models_the_rule_finders_still_run(monkeypatch: pytest.MonkeyPatch) -> None:
     """The fallback: no NER package installed → the NER source is empty, the rule finders answer alone."""
     monkeypatch.setenv("SPCL_NAMES_NER", "auto")
+    monkeypatch.setenv("SPCL_NAMES_TAGGER", "off")
     monkeypatch.setattr(ner_module, "_load", lambda name, exclude=(): None)
     assert ner_module.ner_person_spans("山田太郎さんが来た", "ja") == []
     assert _found("山田太郎さんが来た", "ja") == ["山田太郎"]
@@ -142,6 +145,7 @@ def test_split_is_a_pure_function_of_the_id() -> None:
     assert 150 < splits.count("dev") < 250
 
 
+@pytest.mark.usefixtures("rules_only")
 def test_metrics_on_a_tiny_set(tmp_path: Path) -> None:
     records = [
         {"id": "a", "lang": "ko", "source": "t", "split": "dev", "text": "김 의원과 박씨", "persons": [[0, 1], [6, 7]]},
@@ -151,6 +155,7 @@ def test_metrics_on_a_tiny_set(tmp_path: Path) -> None:
     path.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in records), encoding="utf-8")
     got = evaluate_names(read_names_set(path), "rules")["by_lang"]["ko"]
     assert (got["mentions"], got["recall"], got["false_row_rate"], got["span_precision"]) == (2, 1.0, 0.0, 1.0)
+    assert got["row_precision"] == 1.0
     assert value_spans("박씨와 박씨", ["박씨"]) == [(0, 2), (4, 6)]
 
 
@@ -194,3 +199,19 @@ def test_eval_names_command(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, cap
     assert set(metrics["by_lang"]) == {"ko"} and metrics["predictor"] == "finder"
     assert "ko/scpi-real" in capsys.readouterr().out
     assert main(["eval", "names", "--set", str(tmp_path / "missing.jsonl")]) == 2
+
+
+def test_row_precision_counts_distinct_values_and_gold_gets_a_split(tmp_path: Path) -> None:
+    """names-gold-v1 records have no split: read_names_set gives them train/heldout by id hash."""
+    from spcl.evaluate.names import _Tally
+    from spcl.extract.names.tagger import split_of as gold_split
+
+    tally = _Tally()
+    text = "박씨와 박씨, 그리고 오늘"
+    tally.add([(0, 2)], [(0, 2), (4, 6), (11, 13)], 0.0, text)  # two rows: 박씨 (true), 오늘 (false)
+    assert (tally.metrics()["row_precision"], tally.metrics()["span_precision"]) == (0.5, 0.3333)
+    path = tmp_path / "gold.jsonl"
+    rows = [{"id": f"g{i}", "lang": "ko", "text": "오늘은 맑다", "persons": []} for i in range(20)]
+    path.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows), encoding="utf-8")
+    held = read_names_set(path, "heldout")
+    assert [r["id"] for r in held] == [r["id"] for r in rows if gold_split(r["id"]) == "heldout"]

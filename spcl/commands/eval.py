@@ -76,6 +76,8 @@ def _names(args: argparse.Namespace) -> int:
         return 2
     if args.no_ner:
         os.environ["SPCL_NAMES_NER"] = "off"
+    if args.no_tagger:
+        os.environ["SPCL_NAMES_TAGGER"] = "off"
     langs = [x.strip() for x in args.lang.split(",") if x.strip()] if args.lang else None
     try:
         records = read_names_set(args.set, None if args.split == "all" else args.split, langs)
@@ -100,7 +102,10 @@ def register_names(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--set", default="data/names-eval/names-eval.jsonl", metavar="SET.jsonl")
     p.add_argument("--predictor", choices=("rules", "finder"), default="rules",
                    help="rules: what the rules extractor's PERSON rows mask; finder: find_person_names spans")
-    p.add_argument("--split", choices=("dev", "test", "all"), default="all")
+    p.add_argument("--split", choices=("dev", "test", "train", "heldout", "all"), default="all",
+                   help="dev/test: data/names-eval's halves; train/heldout: names-gold-v1's (by id hash)")
+    p.add_argument("--no-tagger", action="store_true",
+                   help="rule finders instead of the trained CRF (SPCL_NAMES_TAGGER=off): today's fallback")
     p.add_argument("--lang", default=None, help="languages, comma-separated (default: all)")
     p.add_argument("--no-ner", action="store_true", help="rule finders only (SPCL_NAMES_NER=off)")
     p.add_argument("--out", default=None, metavar="FILE.json", help="also write the metrics here")

@@ -1,10 +1,11 @@
 """Person-name finding measured on real sentences: mention recall, false rows, span precision, docs/s.
 
-Input: the JSONL of ``spcl.evaluate.names_set`` (``{"id", "lang", "source", "split", "text", "persons"}``).
+Input: the JSONL of ``spcl.evaluate.names_set`` (``{"id", "lang", "source", "split", "text", "persons"}``)
+or ``names-gold-v1`` (no ``split``: it is ``train``/``heldout`` by ``spcl.extract.names.tagger.split_of``).
 Two predictors:
 
-- ``rules``: what the ``rules`` extractor prints — its PERSON values, each masked wherever it occurs in the
-  text (the masker masks every occurrence of a value), so this is what masking would cover;
+- ``rules``: what the ``rules`` extractor prints — its PERSON values, masked by ``spcl.mask.mask_text``
+  (every occurrence that stands as a whole word), so this is what masking would cover;
 - ``finder``: the spans of ``spcl.extract.names.find_person_names`` (the candidate source the mask stage reuses).
 
 Metrics per language and per source (numbers only, never text):
@@ -13,6 +14,8 @@ Metrics per language and per source (numbers only, never text):
 - ``recall_overlap``: gold mentions that some predicted span touches;
 - ``false_row_rate``: of the sentences without any person, the share that get at least one PERSON span;
 - ``span_precision``: predicted spans that touch a gold mention, over all predicted spans;
+- ``row_precision``: precision of PERSON rows — distinct predicted values of a sentence (one row each) of
+  which some occurrence touches a gold mention, over all such values;
 - ``docs_per_s``: sentences per second of the predictor (one process, models already loaded).
 """
 
@@ -42,10 +45,12 @@ def value_spans(text: str, values: Iterable[str]) -> Spans:
 
 
 def rules_predictor(text: str, lang: str | None) -> Spans:
-    """Spans the rules extractor's PERSON rows would mask in ``text``."""
+    """Spans the masker replaces in ``text`` for the rules extractor's PERSON rows."""
     from spcl.extract.backends.rules_backend import rules_rows
+    from spcl.mask import mask_text
 
-    return value_spans(text, [v for t, v in rules_rows(text, ("PERSON",)) if t == "PERSON"])
+    rows = [(t, v) for t, v in rules_rows(text, ("PERSON",)) if t == "PERSON"]
+    return [(s.start, s.end) for s in mask_text(text, rows).spans] if rows else []
 
 
 def finder_predictor(text: str, lang: str | None) -> Spans:
@@ -73,10 +78,10 @@ def _touches(a: tuple[int, int], b: tuple[int, int]) -> bool:
 class _Tally:
     def __init__(self) -> None:
         self.sentences = self.mentions = self.covered = self.overlapped = 0
-        self.empty = self.empty_with_rows = self.pred = self.pred_true = 0
+        self.empty = self.empty_with_rows = self.pred = self.pred_true = self.rows = self.rows_true = 0
         self.seconds = 0.0
 
-    def add(self, gold: Spans, pred: Spans, seconds: float) -> None:
+    def add(self, gold: Spans, pred: Spans, seconds: float, text: str | None = None) -> None:
         self.sentences += 1
         self.seconds += seconds
         self.mentions += len(gold)
@@ -87,6 +92,12 @@ class _Tally:
             self.empty_with_rows += bool(pred)
         self.pred += len(pred)
         self.pred_true += sum(any(_touches(p, g) for g in gold) for p in pred)
+        rows: dict[str, bool] = {}
+        for p in pred:
+            key = text[p[0]:p[1]] if text is not None else str(p)
+            rows[key] = rows.get(key, False) or any(_touches(p, g) for g in gold)
+        self.rows += len(rows)
+        self.rows_true += sum(rows.values())
 
     def metrics(self) -> dict[str, Any]:
         def ratio(a: int, b: int) -> float | None:
@@ -96,7 +107,7 @@ class _Tally:
             "sentences": self.sentences, "mentions": self.mentions,
             "recall": ratio(self.covered, self.mentions), "recall_overlap": ratio(self.overlapped, self.mentions),
             "sentences_without_person": self.empty, "false_row_rate": ratio(self.empty_with_rows, self.empty),
-            "span_precision": ratio(self.pred_true, self.pred),
+            "span_precision": ratio(self.pred_true, self.pred), "row_precision": ratio(self.rows_true, self.rows),
             "docs_per_s": round(self.sentences / self.seconds, 1) if self.seconds else None,
         }
 
@@ -107,6 +118,11 @@ def read_names_set(path: str | Path, split: str | None = None, langs: Iterable[s
     records = []
     for line in Path(path).read_text(encoding="utf-8").splitlines():
         record = json.loads(line)
+        if "split" not in record:
+            from spcl.extract.names.tagger import split_of
+
+            record["split"] = split_of(record["id"])
+            record.setdefault("source", "names-gold")
         if (split is None or record["split"] == split) and (keep is None or record["lang"] in keep):
             records.append(record)
     return records
@@ -127,8 +143,9 @@ def evaluate_names(records: list[dict], predictor: str = "rules") -> dict[str, A
         pred = predict(record["text"], record["lang"])
         seconds = time.perf_counter() - started
         gold = [tuple(p) for p in record["persons"]]
-        by_lang[record["lang"]].add(gold, pred, seconds)  # type: ignore[arg-type]
-        by_source[f"{record['lang']}/{record['source'].split(':')[0]}"].add(gold, pred, seconds)  # type: ignore[arg-type]
+        by_lang[record["lang"]].add(gold, pred, seconds, record["text"])  # type: ignore[arg-type]
+        by_source[f"{record['lang']}/{record['source'].split(':')[0]}"].add(  # type: ignore[arg-type]
+            gold, pred, seconds, record["text"])
     return {
         "predictor": predictor,
         "by_lang": {k: v.metrics() for k, v in sorted(by_lang.items())},
@@ -137,8 +154,10 @@ def evaluate_names(records: list[dict], predictor: str = "rules") -> dict[str, A
 
 
 def format_table(metrics: dict[str, Any]) -> str:
-    """A plain-text table of ``evaluate_names`` output (one row per language, then per source)."""
-    cols = ("sentences", "mentions", "recall", "recall_overlap", "false_row_rate", "span_precision", "docs_per_s")
+    """A plain-text table of ``evaluate_names`` output (one row per language, then per source); docs_per_s is
+    one process on one core, so it is docs/s per core."""
+    cols = ("sentences", "mentions", "recall", "recall_overlap", "false_row_rate", "row_precision", "span_precision",
+            "docs_per_s")
     lines = [f"predictor={metrics['predictor']}", f"{'group':<22}" + "".join(f"{c:>16}" for c in cols)]
     for section in ("by_lang", "by_source"):
         for group, row in metrics[section].items():

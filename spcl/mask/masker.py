@@ -6,6 +6,9 @@ single regex whose alternatives are ordered longest-first; at each position the 
 overlapping matches merge into one masked span (so no part of any candidate's occurrence stays in clear);
 tokens are assigned per type in source order over the actual surface (same surface → same token, a
 different spacing or separator → its own token), skipping token names the source already contains.
+PERSON and REL values are replaced only where they stand as whole words (``spcl.mask.words``): a name is
+never masked inside a longer word (``オプ`` in ``オプション``); a value that is a whole word nowhere is masked
+everywhere (fail closed). Identifier types (the rule hits) are masked wherever they occur.
 """
 
 from __future__ import annotations
@@ -54,7 +57,7 @@ def mask_text(source: str, candidates: Iterable[tuple[str, str]]) -> MaskResult:
     for type_ in sorted({a.type for a in alts}):
         check_type_name(type_)
     clusters: list[list] = []  # [start, end, type]
-    for occ in scan(text, alts):
+    for occ in scan(text, alts, whole_words=True):
         if clusters and occ.start < clusters[-1][1]:
             clusters[-1][1] = max(clusters[-1][1], occ.end)
         else:

@@ -12,6 +12,11 @@ This module is the single definition of "a value occurs in the source", shared b
   dropped, so ``alias123456`` has no variant and never matches ``123456``.
 - **Digit boundary**: a match that starts (ends) with a digit must not be preceded (followed) by a digit,
   so ``123456`` does not match inside ``91234567``. Literals and variants obey the same rule.
+- **Whole words** (PERSON and REL, in ``scan(..., whole_words=True)``, what the masker uses): an occurrence
+  counts only where it stands as a whole word (``spcl.mask.words.is_whole_word``: morpheme boundaries for
+  Japanese, eojeol + particles for Korean, word boundaries for Latin text), so ``オプ`` never matches inside
+  ``オプション``. A value that stands nowhere as a whole word is matched everywhere, as before (fail closed:
+  a detector found it, so it is masked). Rule-hit types (identifiers) are never restricted.
 
 Every pattern is a plain sequence with bounded gaps: matching is linear in the text length.
 """
@@ -42,6 +47,8 @@ TYPE_PRIORITY: tuple[str, ...] = (
     "REL",
 )
 NUMERIC_TYPES: frozenset[str] = frozenset({"RRN", "DOB", "PHONE", "ACCOUNT", "CARD", "ID"})
+WHOLE_WORD_TYPES: frozenset[str] = frozenset({"PERSON", "REL"})
+"""Types whose occurrences the masker replaces only where they stand as whole words (never rule-hit types)."""
 PERSON_VARIANT_MIN, PERSON_VARIANT_MAX = 2, 6
 PERSON_GAP_CHARS = " \t\r\n\u3000"
 NUMERIC_SEPARATORS = " \t-./()\u2010\u2011\u2012\u2013\u2014\u2015\u2212\uff0d"
@@ -206,26 +213,39 @@ class Occurrence:
     type: str
 
 
-def scan(text: str, alts: list[Alternative]) -> list[Occurrence]:
+def scan(text: str, alts: list[Alternative], whole_words: bool = False) -> list[Occurrence]:
     """For every position of ``text`` where an alternative matches, the winning alternative there.
 
     The winner is the longest actual match; ties go to literal over variant, then type priority, then the
-    canonical order of ``alts``.
+    canonical order of ``alts``. With ``whole_words``, an alternative of a ``WHOLE_WORD_TYPES`` type takes
+    part only where its match is a whole word — unless it is a whole word nowhere in ``text``, in which case
+    every match counts (fail closed).
     """
     if not alts:
         return []
-    found: list[Occurrence] = []
+    hits: list[tuple[int, list[tuple[int, int]]]] = []
     for m in scan_regex(tuple(alts)).finditer(text):
-        start = m.start()
+        ends = [(i, m.end(i + 1)) for i in range(len(alts)) if m.end(i + 1) >= 0]
+        if ends:  # the guard only checks the first character
+            hits.append((m.start(), ends))
+    restricted = {i for i, a in enumerate(alts) if a.type in WHOLE_WORD_TYPES} if whole_words else set()
+    if restricted:
+        from spcl.mask.words import is_whole_word
+
+        whole = {(start, i, end) for start, ends in hits for i, end in ends
+                 if i in restricted and is_whole_word(text, start, end)}
+        restricted &= {i for _, i, _ in whole}  # a whole word nowhere: matched everywhere (fail closed)
+    found: list[Occurrence] = []
+    for start, ends in hits:
         best: tuple[tuple[int, int, int, int], int, int] | None = None
-        for i, alt in enumerate(alts):
-            end = m.end(i + 1)
-            if end < 0:
+        for i, end in ends:
+            if i in restricted and (start, i, end) not in whole:
                 continue
+            alt = alts[i]
             key = (start - end, 0 if alt.literal else 1, type_rank(alt.type), i)
             if best is None or key < best[0]:
                 best = (key, i, end)
-        if best is not None:  # the guard only checks the first character
+        if best is not None:
             found.append(Occurrence(start, best[2], best[1], alts[best[1]].type))
     return found
 
@@ -278,6 +298,22 @@ def find_occurrences(type_: str, value: str, text: str) -> list[tuple[int, int]]
     ``text`` must already be NFC; ``type_`` and ``value`` are normalized here.
     """
     return next(iter(occurrences_by_pair([(type_, value)], text).values()))
+
+
+def required_occurrences(type_: str, value: str, text: str) -> list[tuple[int, int]]:
+    """The occurrences the masker promises to cover: all of ``find_occurrences``, except that for
+    ``WHOLE_WORD_TYPES`` only those standing as whole words (all of them when none does).
+
+    >>> required_occurrences("PERSON", "オプ", "オプ: オプションのオプ")
+    [(0, 2), (10, 12)]
+    """
+    occ = find_occurrences(type_, value, text)
+    if normalize_type(type_) not in WHOLE_WORD_TYPES:
+        return occ
+    from spcl.mask.words import is_whole_word
+
+    whole = [(s, e) for s, e in occ if is_whole_word(text, s, e)]
+    return whole or occ
 
 
 def occurs(type_: str, value: str, text: str) -> bool:

@@ -7,8 +7,8 @@
   statistical NER models of the optional ``names`` extra where installed (GiNZA for Japanese, spaCy for
   English). A lone Korean surname keeps its title or honorific (``박씨``, ``김 의원``), because the masker
   masks every occurrence of a value and ``박`` alone would hit unrelated words.
-- REL: kinship words of two or more characters (the masker masks every occurrence of a value, so
-  one-character words such as 妻 or 형 would also mask unrelated words that contain them).
+- REL: kinship words of two or more characters that stand as whole words (``主人`` is no kin in ``主人公``;
+  one-character words such as 妻 or 형 would mask unrelated words that contain them).
 
 The output lists each ``(TYPE, value)`` once, in order of first appearance, as ``TYPE<TAB>value`` lines.
 """
@@ -25,6 +25,7 @@ from spcl.extract.names import find_person_names
 from spcl.extract.names.en import en_name_spans
 from spcl.extract.names.ja import ja_name_spans
 from spcl.extract.names.ko import ko_name_spans
+from spcl.mask.words import is_whole_word
 from spcl.text import normalize
 
 log = logging.getLogger("spcl.extract.rules")
@@ -88,8 +89,9 @@ _EXTRA_RULES: tuple[tuple[str, re.Pattern[str]], ...] = (
         r"(?:\s[가-힣]{1,6}[시군구]){1,2}\s[가-힣0-9]{1,10}(?:로|길)\s\d{1,4}(?:-\d{1,4})?(?!\d)")),
     # English street addresses: 158 Sample Street, Apt 2, Fairview
     ("ADDRESS", re.compile(
-        r"(?<!\d)\d{1,5}\s[A-Z][a-z]+(?:\s[A-Z][a-z]+)?\s(?:Street|St\.?|Avenue|Ave\.?|Road|Rd\.?|Lane|Ln\.?|"
-        r"Court|Ct\.?|Drive|Dr\.?|Boulevard|Blvd\.?|Way|Place|Pl\.?)(?:,\s(?:Apt|Suite|Unit|#)\.?\s?\w+)?"
+        r"(?<![\dA-Za-z])\d{1,5}\s[A-Z][a-z]+(?:\s[A-Z][a-z]+)?\s(?:Street|St\.?|Avenue|Ave\.?|Road|Rd\.?|Lane|"
+        r"Ln\.?|Court|Ct\.?|Drive|Dr\.?|Boulevard|Blvd\.?|Way|Place|Pl\.?)(?![A-Za-z])"
+        r"(?:,\s(?:Apt|Suite|Unit|#)\.?\s?\w+)?"
         r"(?:,\s[A-Z][a-z]+(?:\s[A-Z][a-z]+)?)?")),
 )
 _KO_UNIT = re.compile(r"\s?\d{1,4}동\s?\d{1,5}호")  # apartment building and unit after a Korean address
@@ -130,7 +132,8 @@ def rules_rows(text: str, types: tuple[str, ...] = DEFAULT_TYPES) -> list[tuple[
     if "PERSON" in allowed:
         found += [(start, "PERSON", text[start:end]) for start, end in find_person_names(text)]
     if "REL" in allowed:
-        found += [(m.start(), "REL", m.group()) for m in _REL_RE.finditer(text)]
+        found += [(m.start(), "REL", m.group()) for m in _REL_RE.finditer(text)
+                  if is_whole_word(text, m.start(), m.end())]
     rows: list[tuple[str, str]] = []
     seen: set[tuple[str, str]] = set()
     for _, type_, value in sorted(found, key=lambda f: f[0]):

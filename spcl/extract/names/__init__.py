@@ -1,19 +1,60 @@
 """Person-name finders without a GPU (the ``rules`` extractor's names; a candidate source of the mask stage).
 
-``find_person_names(text, lang)`` returns half-open spans into the NFC text. Each language has a fast finder
-that always runs (``ja``: unidic tags; ``ko``: mecab-ko-dic 인명 tags where installed, and honorific patterns;
+``find_person_names(text, lang)`` returns half-open spans into the NFC text. For Japanese and Korean, the
+trained CRF of ``spcl.extract.names.tagger`` (shipped in ``models/names-crf``; it reads the rule finders'
+output as features) gives the spans where python-crfsuite, its model and the morphological analyser are
+installed; elsewhere (or with ``SPCL_NAMES_TAGGER=off``) the rule finders do, as before. Each language has a
+fast rule finder (``ja``: unidic tags; ``ko``: mecab-ko-dic 인명 tags where installed, and honorific patterns;
 ``en``: titles, cues and given-name lists); where the optional ``names`` extra is installed, a statistical
 NER model adds its PERSON entities (``ja``: GiNZA ``ja-ginza``; ``en``: a spaCy small English pipeline).
+A candidate that does not stand as a whole word (``spcl.mask.words``: a fragment of a word wrapped across a
+line break, a piece of a katakana word, a Korean noun glued to a suffix) is no name and is dropped, so the
+masker never replaces part of a word.
 """
 
 from __future__ import annotations
 
+import os
+import re
+
 from spcl.extract.names.en import en_name_spans
 from spcl.extract.names.ja import ja_name_spans
 from spcl.extract.names.ko import ko_name_spans, longest_per_overlap
+from spcl.mask.words import is_whole_word
 from spcl.text import normalize
 
 __all__ = ["find_person_names"]
+
+
+_JA_SCRIPT = re.compile(r"[\u3040-\u30ff\u4e00-\u9fff]")
+_HANGUL = re.compile(r"[가-힣]")
+_KATAKANA = re.compile(r"[\u30a1-\u30fa]")
+
+
+def tagger_enabled() -> bool:
+    """False when ``SPCL_NAMES_TAGGER`` is ``off`` (or ``0``/``false``/``no``): the rule finders then run alone."""
+    return os.environ.get("SPCL_NAMES_TAGGER", "auto").strip().lower() not in ("off", "0", "false", "no")
+
+
+def _ja_ko_spans(text: str) -> list[tuple[int, int]]:
+    """Japanese and Korean spans: the CRF's where it runs, with the rule finders' most reliable ones added —
+    every Korean one (its honorific and cue patterns keep a bare surname's title: ``박씨``, ``김 의원``; the CRF
+    alone would print ``박``), Japanese ones without katakana (kanji/kana names: the rules' false rows are
+    katakana words). A one-character CRF span (a bare surname or letter) is not kept on its own."""
+    from spcl.extract.names.tagger import tagger_spans
+
+    spans: list[tuple[int, int]] = []
+    for lang, script, rules in (("ja", _JA_SCRIPT, ja_name_spans), ("ko", _HANGUL, ko_name_spans)):
+        if not script.search(text):
+            continue
+        tagged = tagger_spans(text, lang) if tagger_enabled() else None
+        found = rules(text)
+        if tagged is None:
+            spans += found
+            continue
+        spans += [(s, e) for s, e in tagged if e - s >= 2]
+        spans += found if lang == "ko" else [(s, e) for s, e in found if not _KATAKANA.search(text, s, e)]
+    return spans
 
 
 def find_person_names(text: str, lang: str | None = None) -> list[tuple[int, int]]:
@@ -24,8 +65,8 @@ def find_person_names(text: str, lang: str | None = None) -> list[tuple[int, int
     (None: decided from the scripts present).
     """
     text = normalize(text)
-    spans = ja_name_spans(text) + ko_name_spans(text) + en_name_spans(text)
+    spans = _ja_ko_spans(text) + en_name_spans(text)
     from spcl.extract.names.ner import ner_person_spans
 
     spans += ner_person_spans(text, lang)
-    return longest_per_overlap(spans)
+    return [(s, e) for s, e in longest_per_overlap(spans) if is_whole_word(text, s, e)]

@@ -10,13 +10,12 @@ def _words(text: str) -> frozenset[str]:
     return frozenset(text.split())
 
 
-_EN_TITLE = re.compile(
-    r"\b(?:Mr|Mrs|Ms|Miss|Mx|Dr|Prof)\.?\s+((?:[A-Z][a-z]+(?:[-'][A-Z][a-z]+)?)(?:\s+[A-Z][a-z]+(?:[-'][A-Z][a-z]+)?){0,2})"
-)
+_CAP = r"[A-Z](?:[a-z]+|['\u2019][A-Z][a-z]+)(?:-[A-Z][a-z]+)?"  # Jane, O'Brien, D’Angelo, Smith-Jones
+_EN_TITLE = re.compile(rf"\b(?:Mr|Mrs|Ms|Miss|Mx|Dr|Prof)\.?\s+({_CAP}(?:\s+{_CAP}){{0,2}})")
 _EN_CUE = re.compile(
     r"\b(?:[Mm]y name is|[Nn]amed|[Nn]ame:|[Cc]ontact(?: person)?:|[Pp]atient:?|[Ss]incerely,|[Rr]egards,|"
     r"[Rr]efund|[Dd]ear|(?:mother|father|husband|wife|son|daughter|brother|sister|spouse|partner),)\s+"
-    r"([A-Z][a-z]+(?:\s+[A-Z][a-z]+){0,2})"
+    rf"({_CAP}(?:\s+{_CAP}){{0,2}})"
 )
 EN_GIVEN_NAMES = _words(
     """James John Robert Michael William David Richard Joseph Thomas Charles Christopher Daniel Matthew Anthony
@@ -36,7 +35,7 @@ EN_GIVEN_NAMES = _words(
     Kendall Hayden Emerson Finley Dakota Charlie Robin Jesse Blake Sage"""
 )
 _EN_NOT_SURNAME = _words("Street Avenue Road Lane Court Drive University Hospital Bank Inc Company")
-_EN_GIVEN_FULL = re.compile(r"\b([A-Z][a-z]+)\s+([A-Z][a-z]+(?:-[A-Z][a-z]+)?)\b")
+_EN_GIVEN_FULL = re.compile(rf"\b([A-Z][a-z]+)\s+({_CAP})\b")
 
 
 def en_name_spans(text: str) -> list[tuple[int, int]]:

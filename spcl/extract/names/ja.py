@@ -103,8 +103,10 @@ def _unknown_given_name(text: str, offsets: list[int], words: list[Any], last: i
     return k if ok else last
 
 
-def ja_name_spans(text: str) -> list[tuple[int, int]]:
+def ja_name_spans(text: str, words: list[Any] | None = None) -> list[tuple[int, int]]:
     """Japanese person-name spans from unidic tags (see the module docstring for the rules).
+
+    ``words``: the fugashi words of ``text`` when the caller has parsed it already.
 
     >>> t = "山田太郎さんと佐藤さんはチェーホフを読んだ。"
     >>> [t[s:e] for s, e in ja_name_spans(t)]
@@ -112,7 +114,7 @@ def ja_name_spans(text: str) -> list[tuple[int, int]]:
     """
     if not _JA_SCRIPT.search(text):
         return []
-    words = list(_tagger()(text))
+    words = list(_tagger()(text)) if words is None else words
     offsets = _offsets(text, words)
     spans: list[tuple[int, int]] = []
     i = 0

@@ -45,6 +45,7 @@ _TITLES = (
     "경사|경위|경장|순경|경감|경정|총경|상병|병장|일병|이병|하사|중사|상사|소위|중위|대위|소령|중령|대령|준장|소장|중장|대장|"
     "선수|씨|군|양|님|여사|목사|신부|스님|작가|대사|영사|박사|원사"
 )
+_TITLES = "|".join(sorted(_TITLES.split("|"), key=len, reverse=True))  # longest first: 감독관 before 감독
 _TITLE_BOUND = rf"(?:전\s?)?(?:{_TITLES})"  # 씨/군/양 are often glued to a particle: 박씨는, 김군의
 _GLUED_WORDS = "반군|공군|육군|국군|장군|해군|아군|적군|미군|대군|서양|동양|남양|모양|대양|요양|교양|사양|태양|평양|"\
     "신양"
@@ -131,12 +132,18 @@ def _foreign_name_context(text: str, start: int, end: int) -> bool:
                 or _PARTICLE_OR_TITLE_AFTER.match(text[end:end + 8]))
 
 
-def _tagged_names(text: str) -> list[tuple[int, int]]:
+def parse(text: str) -> list[Any] | None:
+    """mecab-ko morphemes of ``text`` with list separators read as spaces (offsets unchanged), or None."""
     tagger = _tagger()
-    if tagger is None:
+    return None if tagger is None else list(tagger.parse(text.translate(_SEPARATORS)))
+
+
+def _tagged_names(text: str, parsed: list[Any] | None = None) -> list[tuple[int, int]]:
+    parsed = parse(text) if parsed is None else parsed
+    if parsed is None:
         return []
     morphs = [(m.span.start, m.span.end, m.feature.pos, m.feature.pos == "NNP" and m.feature.semantic == "인명")
-              for m in tagger.parse(text.translate(_SEPARATORS))]
+              for m in parsed]
     spans: list[tuple[int, int]] = []
     k = 0
     while k < len(morphs):
@@ -174,8 +181,10 @@ def _common_noun(word: str) -> bool:
     return morphs[0].feature.pos == "NNG" and all(m.feature.pos.startswith("J") for m in morphs[1:])
 
 
-def ko_name_spans(text: str) -> list[tuple[int, int]]:
+def ko_name_spans(text: str, parsed: list[Any] | None = None) -> list[tuple[int, int]]:
     """Korean person-name spans (tagger where installed, patterns always), longest per overlap.
+
+    ``parsed``: the morphemes of :func:`parse` for ``text`` when the caller has them (parsed once).
 
     >>> t = "김모(33)씨와 A씨(42)는 박씨를 만났다"
     >>> [t[s:e] for s, e in ko_name_spans(t)]
@@ -188,7 +197,7 @@ def ko_name_spans(text: str) -> list[tuple[int, int]]:
         for m in pattern.finditer(text):
             if m.group(1).strip() not in NOT_NAMES and not (pattern is _CUE_PATTERN and _common_noun(m.group(1))):
                 found.append((m.start(1), m.end(1)))
-    found += _tagged_names(text)
+    found += _tagged_names(text, parsed)
     return longest_per_overlap(found)
 
 

@@ -1,0 +1,271 @@
+"""A trained person-name tagger over the morphemes the rule finders already read (CRF, python-crfsuite).
+
+One linear-chain CRF per language labels morphemes ``B``/``I``/``O`` (inside a person name or not):
+Japanese morphemes from fugashi + unidic-lite, Korean ones from python-mecab-ko + mecab-ko-dic. Features
+of a morpheme and of its neighbours at ±1 and ±2: surface, part of speech (unidic's four levels; mecab-ko's
+tag and its 인명/지명 semantic class), character type, length, whether a space precedes it, honorifics and
+role words next to it (さん/氏/容疑者, 씨/선수/의원 …), and whether the rule finders of ``ja``/``ko`` put it in a
+name (so the CRF learns when to trust them). A run of ``B``/``I`` morphemes is one name span; a morpheme is in
+one where its marginal reaches the model card's per-language threshold. Only sentences with a proper noun
+(unidic 固有名詞, mecab-ko NNP) or a rule-finder span are tagged (on the held-out split this skips a quarter of
+the sentences and loses 6 of ~1,000 spans; most sentences of manuals have none).
+
+The models are crfsuite's own binary format (``models/names-crf/{ja,ko}.crfsuite``; loading executes no
+code), trained on ``names-gold-v1`` by ``spcl train-names`` with a held-out split by id hash
+(:func:`split_of`); their card is ``models/names-crf/model_card.json``. :func:`tagger_spans` returns ``None``
+where the model, python-crfsuite or the analyser is missing: the caller then falls back to the rule finders.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import re
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+log = logging.getLogger("spcl.extract.names")
+
+MODEL_DIR = Path("models/names-crf")
+LANGS = ("ja", "ko")
+HELD_OUT_SHARE = 5  # one id in five (by SHA-256) is held out
+
+_HONORIFICS = frozenset((
+    "さん", "様", "さま", "氏", "君", "くん", "ちゃん", "殿", "先生", "容疑者", "被告", "監督", "選手", "社長", "首相",
+    "씨", "님", "군", "양", "선수", "감독", "의원", "대표", "회장", "교수", "기자", "대통령", "총리", "장관", "작가",
+    "배우", "가수", "씨는", "씨가", "씨의",
+))
+
+
+_SURNAME_CHARS = frozenset(
+    "김이박최정강조윤장임한오서신권황안송류유전홍고문양손배백허남심노하곽성차주우구민진나지엄채원천방공현함변염여추"
+    "도소석선설마길연위표명기반라왕금옥육인맹제모탁국어은편용예경봉사부가복태목형계피두감음빈동온호범좌팽승간상갈단견당"
+)  # Korean one-syllable surnames (spcl.extract.names.ko.KO_SURNAMES)
+
+
+def split_of(record_id: str) -> str:
+    """``heldout`` for one id in five by SHA-256, else ``train``: a pure function of the id."""
+    return "heldout" if hashlib.sha256(record_id.encode()).digest()[0] % HELD_OUT_SHARE == 0 else "train"
+
+
+@lru_cache(maxsize=65536)
+def _char_type(s: str) -> str:
+    if re.fullmatch(r"[\u30a0-\u30ffー・]+", s):
+        return "kata"
+    if re.fullmatch(r"[\u3041-\u309f]+", s):
+        return "hira"
+    if re.fullmatch(r"[\u4e00-\u9fff々]+", s):
+        return "kanji"
+    if re.fullmatch(r"[가-힣]+", s):
+        return "hangul"
+    if re.fullmatch(r"[A-Za-zＡ-Ｚａ-ｚ]+", s):
+        return "latin"
+    if re.fullmatch(r"[0-9０-９]+", s):
+        return "digit"
+    return "other"
+
+
+Morph = tuple[int, int, str, str]  # start, end, surface, pos string
+
+
+def analyse(text: str, lang: str) -> tuple[list[Morph], list[tuple[int, int]]] | None:
+    """``(morphemes, rule-finder spans)`` of ``text`` for ``lang`` from one parse, or None without the analyser.
+
+    Morphemes are ``(start, end, surface, pos)``; the rule finders (``spcl.extract.names.ja``/``ko``) read the
+    same parse, so the tagger costs one analysis, not two.
+    """
+    if lang == "ja":
+        from spcl.extract.names import ja
+
+        try:
+            words = list(ja._tagger()(text))
+        except (ImportError, RuntimeError):
+            return None
+        out, pos = [], 0
+        for w in words:
+            found = text.find(w.surface, pos)
+            if found < 0:
+                continue
+            f = w.feature
+            out.append((found, found + len(w.surface), w.surface, f"{f.pos1}|{f.pos2}|{f.pos3}|{f.pos4}"))
+            pos = found + len(w.surface)
+        return out, ja.ja_name_spans(text, words)
+    from spcl.extract.names import ko
+
+    parsed = ko.parse(text)
+    if parsed is None:
+        return None
+    morphs = [(m.span.start, m.span.end, text[m.span.start:m.span.end], f"{m.feature.pos}|{m.feature.semantic or '*'}")
+              for m in parsed]
+    return morphs, ko.ko_name_spans(text, parsed)
+
+
+def features(text: str, morphs: list[Morph], rule_spans: list[tuple[int, int]]) -> list[list[str]]:
+    """The CRF features of each morpheme (see the module docstring)."""
+    rows = []
+    k = 0
+    spans = sorted(rule_spans)
+    for start, end, surface, pos in morphs:
+        while k < len(spans) and spans[k][1] <= start:
+            k += 1
+        rule = "O"
+        if k < len(spans) and spans[k][0] <= start and end <= spans[k][1]:
+            rule = "B" if spans[k][0] == start else "I"
+        rows.append((surface, pos, pos[:pos.find("|", pos.find("|") + 1)], _char_type(surface), rule,
+                     "1" if surface in _HONORIFICS else "0", "1" if start > 0 and text[start - 1].isspace() else "0",
+                     "1" if surface[:1] in _SURNAME_CHARS and len(surface) <= 3 else "0"))
+    out = []
+    n = len(rows)
+    for i, row in enumerate(rows):
+        f = list(_own(row))
+        for d in (-2, -1, 1, 2):
+            j = i + d
+            if 0 <= j < n:
+                f += _near(rows[j], d)
+            elif abs(d) == 1:
+                f.append(f"{d}edge")
+        if i + 1 < n:
+            f.append(f"pp/pp={row[2]}/{rows[i + 1][2]}")
+        out.append(f)
+    return out
+
+
+@lru_cache(maxsize=65536)
+def _own(row: tuple[str, ...]) -> tuple[str, ...]:
+    w, pos, pp, ct, rule, hon, sp, sur = row
+    return ("bias", "w=" + w, "pos=" + pos, "pp=" + pp, "ct=" + ct, "rule=" + rule, "hon=" + hon, "sp=" + sp,
+            "l1=" + w[-1:], "l2=" + w[-2:], "f2=" + w[:2], "len=" + str(min(len(w), 5)), "sur=" + sur)
+
+
+@lru_cache(maxsize=131072)
+def _near(row: tuple[str, ...], d: int) -> tuple[str, ...]:
+    if abs(d) == 1:
+        return (f"{d}w={row[0]}", f"{d}pos={row[1]}", f"{d}rule={row[4]}", f"{d}hon={row[5]}", f"{d}sp={row[6]}")
+    return (f"{d}pp={row[2]}", f"{d}hon={row[5]}", f"{d}w={row[0]}")
+
+
+def labels(morphs: list[Morph], gold: list[tuple[int, int]]) -> list[str]:
+    """``B``/``I``/``O`` of each morpheme for gold spans (a morpheme starting inside a span is inside it)."""
+    out = []
+    for start, _, _, _ in morphs:
+        span = next(((s, e) for s, e in gold if s <= start < e), None)
+        if span is None:
+            out.append("O")
+        else:
+            out.append("I" if out and out[-1] != "O" and span[0] < start else "B")
+    return out
+
+
+def decode(morphs: list[Morph], tags: list[str]) -> list[tuple[int, int]]:
+    """Spans of the runs of ``B``/``I`` morphemes (a ``B`` starts a new span)."""
+    spans: list[tuple[int, int]] = []
+    open_ = False
+    for (start, end, _, _), tag in zip(morphs, tags, strict=True):
+        if tag == "B" or (tag == "I" and not open_):
+            spans.append((start, end))
+            open_ = True
+        elif tag == "I":
+            spans[-1] = (spans[-1][0], end)
+        else:
+            open_ = False
+    return spans
+
+
+def threshold_tags(model: Any, tags: list[str], threshold: float) -> list[str]:
+    """Tags after ``model.tag``: a morpheme is in a name when its marginal P(B) + P(I) ≥ ``threshold``
+    (``B`` where P(B) ≥ P(I)); 0.5 is close to the Viterbi path, lower finds more names."""
+    known = set(model.labels())
+    out = []
+    for i in range(len(tags)):
+        pb = model.marginal("B", i) if "B" in known else 0.0
+        pi = model.marginal("I", i) if "I" in known else 0.0
+        out.append("O" if pb + pi < threshold else ("B" if pb >= pi else "I"))
+    return out
+
+
+@lru_cache(maxsize=4)
+def _model(lang: str, model_dir: str | None = None) -> Any | None:
+    try:
+        import pycrfsuite
+    except ImportError:
+        log.info("python-crfsuite is not installed: person names come from the rule finders")
+        return None
+    from spcl.resources import resolve_path
+
+    path = resolve_path(Path(model_dir or MODEL_DIR) / f"{lang}.crfsuite")
+    if not path.is_file():
+        log.info("no names tagger model for %s: rule finders only", lang)
+        return None
+    tagger = pycrfsuite.Tagger()
+    tagger.open(str(path))
+    return tagger
+
+
+@lru_cache(maxsize=4)
+def threshold(lang: str, model_dir: str | None = None) -> float:
+    """The marginal threshold of ``lang`` in the model card (``thresholds``), 0.5 when the card has none."""
+    import json
+
+    from spcl.resources import resolve_path
+
+    card = resolve_path(Path(model_dir or MODEL_DIR) / "model_card.json")
+    try:
+        return float(json.loads(card.read_text(encoding="utf-8")).get("thresholds", {}).get(lang, 0.5))
+    except (OSError, ValueError):
+        return 0.5
+
+
+def available(lang: str) -> bool:
+    """Whether the tagger for ``lang`` can run here (python-crfsuite, its model and the analyser)."""
+    return _model(lang) is not None and analyse("", lang) is not None
+
+
+def tagger_spans(text: str, lang: str, model_dir: str | None = None,
+                 cut: float | None = None) -> list[tuple[int, int]] | None:
+    """Person-name spans of the ``lang`` CRF in NFC ``text``, or None where the tagger cannot run here.
+
+    ``cut``: the marginal threshold (default: the model card's for ``lang``).
+    """
+    model = _model(lang, model_dir)
+    if model is None:
+        return None
+    analysed = analyse(text, lang)
+    if analysed is None:
+        return None
+    morphs, rules = analysed
+    cut = threshold(lang, model_dir) if cut is None else cut
+    spans: list[tuple[int, int]] = []
+    for chunk in _sentences(text, morphs):
+        if not (_may_name(chunk) or any(s < chunk[-1][1] and chunk[0][0] < e for s, e in rules)):
+            continue  # no proper noun and no rule hit: skip tagging (most sentences of manuals and help text)
+        tags = model.tag(features(text, chunk, rules))
+        if cut < 0.5 or (cut > 0.5 and any(t != "O" for t in tags)):  # above 0.5 only Viterbi's names can pass
+            tags = threshold_tags(model, tags, cut)
+        spans += decode(chunk, tags)
+    return spans
+
+
+_SENTENCE_END = frozenset(("。", "！", "？", "!", "?", "."))
+
+
+def _sentences(text: str, morphs: list[Morph]) -> list[list[Morph]]:
+    """Morphemes cut into sentences: after a sentence-final mark, or where a line break lies between two."""
+    out: list[list[Morph]] = []
+    current: list[Morph] = []
+    for m in morphs:
+        if current and "\n" in text[current[-1][1]:m[0]]:
+            out.append(current)
+            current = []
+        current.append(m)
+        if m[2] in _SENTENCE_END:
+            out.append(current)
+            current = []
+    if current:
+        out.append(current)
+    return out
+
+
+def _may_name(chunk: list[Morph]) -> bool:
+    """Whether a sentence has a proper noun (unidic 固有名詞, mecab-ko NNP): the gate before tagging it."""
+    return any("固有名詞" in m[3] or m[3].startswith("NNP") for m in chunk)

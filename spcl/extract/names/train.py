@@ -1,0 +1,152 @@
+"""Train the person-name CRFs (``spcl.extract.names.tagger``) on ``names-gold-v1`` and write their model card.
+
+``train_names(data, out)`` reads ``{"id", "lang", "text", "persons"}`` JSONL, keeps the ``heldout`` split
+(:func:`spcl.extract.names.tagger.split_of`) out of training, adds person-free technical passages
+(``data/weak-none``, training only) so that help text and manuals are not read as names, trains one CRF per
+language with L-BFGS
+(deterministic for the same data and settings), and writes ``out/{ja,ko}.crfsuite`` and ``out/model_card.json``:
+the data's SHA-256, the settings, and per language on the held-out split — P/R/F1 of name spans (precision:
+predicted spans touching a gold mention; recall: gold mentions fully covered), the false-row rate (sentences
+without a person given a span) and sentences per second of the tagger alone. The same numbers for the rule
+finders alone are recorded beside them (``baseline_rules``).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from spcl.extract.names.tagger import LANGS, analyse, features, labels, split_of, tagger_spans
+from spcl.text import normalize
+
+DEFAULT_DATA = Path("../shared/data/names-gold-v1/names.jsonl")
+DEFAULT_NEGATIVES = Path("data/weak-none/libreoffice-help.jsonl")
+VERSION = "names-crf-v1"
+
+
+def read_gold(path: Path) -> list[dict[str, Any]]:
+    """Records of a names-gold JSONL (text NFC-checked: spans index the NFC text)."""
+    records = []
+    for line in path.read_text(encoding="utf-8").splitlines():
+        if line.strip():
+            r = json.loads(line)
+            if normalize(r["text"]) == r["text"]:
+                records.append(r)
+    return records
+
+
+def _metrics(records: list[dict[str, Any]], predict: Callable[[str], list[tuple[int, int]]]) -> dict[str, Any]:
+    from spcl.evaluate.names import _Tally
+
+    tally = _Tally()
+    for r in records:
+        started = time.perf_counter()
+        pred = predict(r["text"])
+        tally.add([tuple(p) for p in r["persons"]], pred, time.perf_counter() - started)  # type: ignore[misc]
+    m = tally.metrics()
+    p, rc = m["span_precision"] or 0.0, m["recall"] or 0.0
+    m["f1"] = round(2 * p * rc / (p + rc), 4) if p + rc else 0.0
+    return m
+
+
+THRESHOLDS = (0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9)
+
+
+def _dev_of(record_id: str) -> bool:
+    """One training id in five (a second byte of the SHA-256) tunes the threshold."""
+    return hashlib.sha256(record_id.encode()).digest()[1] % 5 == 0
+
+
+def _fit(records: list[dict[str, Any]], lang: str, path: Path, params: dict[str, Any]) -> float:
+    import pycrfsuite
+
+    trainer = pycrfsuite.Trainer(verbose=False)
+    for r in records:
+        analysed = analyse(r["text"], lang)
+        if not analysed or not analysed[0]:
+            continue
+        morphs, rules = analysed
+        trainer.append(features(r["text"], morphs, rules), labels(morphs, [tuple(p) for p in r["persons"]]))
+    trainer.set_params(params)
+    started = time.perf_counter()
+    trainer.train(str(path))
+    return time.perf_counter() - started
+
+
+def person_free(path: Path | None, lang: str, limit: int) -> list[dict[str, Any]]:
+    """Up to ``limit`` person-free passages of ``lang`` (``data/weak-none``: LibreOffice help), chosen by hashed
+    id, as training records without persons: technical text, which the gold sentences lack."""
+    if path is None or limit <= 0 or not path.is_file():
+        return []
+    rows = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+    rows = sorted((r for r in rows if r.get("lang") == lang), key=lambda r: hashlib.sha256(r["id"].encode()).digest())
+    return [{"id": r["id"], "lang": lang, "text": normalize(r["text"]), "persons": []} for r in rows[:limit]]
+
+
+def train_names(data: Path = DEFAULT_DATA, out: Path = Path("models/names-crf"), c1: float = 0.2,
+                c2: float = 0.05, max_iterations: int = 150, min_freq: int = 2, max_false_rows: float = 0.03,
+                langs: tuple[str, ...] = LANGS, negatives: Path | None = DEFAULT_NEGATIVES,
+                negatives_per_lang: int = 600) -> dict[str, Any]:
+    """Train, pick each language's marginal threshold, evaluate on the held-out split, write models and card.
+
+    The threshold is the lowest of ``THRESHOLDS`` (most recall) whose false-row rate on a dev fifth of the
+    training split, with a model fitted on the other four fifths, is at most ``max_false_rows`` (else the one
+    with the best recall − 3 × false-row rate there); the shipped model is then trained on the whole training
+    split.
+    """
+    from spcl.extract.names.tagger import _model, threshold
+
+    records = read_gold(data)
+    out.mkdir(parents=True, exist_ok=True)
+    params = {"c1": c1, "c2": c2, "max_iterations": max_iterations, "feature.minfreq": min_freq,
+              "feature.possible_transitions": True}
+    card: dict[str, Any] = {
+        "version": VERSION, "kind": "person-name-crf", "format": "crfsuite binary (python-crfsuite)",
+        "data": {"path": data.name, "sha256": hashlib.sha256(data.read_bytes()).hexdigest(),
+                 "records": len(records)},
+        "split": "heldout: sha256(id)[0] % 5 == 0; train: the rest (its dev fifth: sha256(id)[1] % 5 == 0)",
+        "negatives": {"path": str(negatives) if negatives else None, "per_lang": negatives_per_lang,
+                      "sha256": hashlib.sha256(negatives.read_bytes()).hexdigest()
+                      if negatives and negatives.is_file() else None},
+        "settings": {"algorithm": "lbfgs", **params, "max_false_rows_on_dev": max_false_rows},
+        "labels": ["B", "I", "O"], "thresholds": {}, "dev": {}, "files": {}, "heldout": {}, "baseline_rules": {},
+        "train_seconds": {},
+    }
+    for lang in langs:
+        train = [r for r in records if r["lang"] == lang and split_of(r["id"]) == "train"]
+        held = [r for r in records if r["lang"] == lang and split_of(r["id"]) == "heldout"]
+        fit, dev = [r for r in train if not _dev_of(r["id"])], [r for r in train if _dev_of(r["id"])]
+        extra = person_free(negatives, lang, negatives_per_lang)  # training only, never scored
+        fit, train = fit + extra, train + extra
+        dev_dir = out / ".dev"
+        dev_dir.mkdir(exist_ok=True)
+        _fit(fit, lang, dev_dir / f"{lang}.crfsuite", params)
+        _model.cache_clear()
+        grid = {t: _metrics(dev, lambda x, lang=lang, t=t, d=str(dev_dir): tagger_spans(x, lang, d, cut=t) or [])
+                for t in THRESHOLDS}
+        _model.cache_clear()
+        (dev_dir / f"{lang}.crfsuite").unlink()
+        dev_dir.rmdir()
+        ok = [t for t in THRESHOLDS if (grid[t]["false_row_rate"] or 0.0) <= max_false_rows]
+        chosen = ok[0] if ok else max(THRESHOLDS, key=lambda t: (grid[t]["recall"] or 0.0)
+                                      - 3 * (grid[t]["false_row_rate"] or 0.0))
+        card["thresholds"][lang] = chosen
+        card["dev"][lang] = {str(t): {k: grid[t][k] for k in ("recall", "false_row_rate", "span_precision")}
+                             for t in THRESHOLDS}
+        path = out / f"{lang}.crfsuite"
+        card["train_seconds"][lang] = round(_fit(train, lang, path, params), 1)
+        card["files"][lang] = {"file": path.name, "sha256": hashlib.sha256(path.read_bytes()).hexdigest(),
+                               "bytes": path.stat().st_size, "train_sentences": len(train) - len(extra),
+                               "train_person_free_passages": len(extra),
+                               "heldout_sentences": len(held)}
+        _model.cache_clear()
+        card["heldout"][lang] = _metrics(held, lambda x, lang=lang, t=chosen: tagger_spans(x, lang, str(out), cut=t)
+                                         or [])
+        card["baseline_rules"][lang] = _metrics(held, lambda x, lang=lang: (analyse(x, lang) or ([], []))[1])
+    (out / "model_card.json").write_text(json.dumps(card, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    threshold.cache_clear()
+    return card

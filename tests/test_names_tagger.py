@@ -1,0 +1,93 @@
+"""The trained person-name CRF (spcl.extract.names.tagger), its training command and the shipped model."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from pathlib import Path
+
+import pytest
+
+from spcl.extract.names import find_person_names
+from spcl.extract.names.tagger import (
+    MODEL_DIR,
+    analyse,
+    decode,
+    features,
+    labels,
+    split_of,
+    tagger_spans,
+)
+from spcl.extract.names.train import train_names
+from spcl.resources import SOURCE_ROOT
+
+SHIPPED = SOURCE_ROOT / MODEL_DIR
+
+_TINY = [
+    ("ja", "山田太郎さんは東京へ行った。", [(0, 4)]),
+    ("ja", "佐藤氏が会見した。", [(0, 2)]),
+    ("ja", "会議は明日開かれる。", []),
+    ("ja", "チェーホフの戯曲を読んだ。", [(0, 5)]),
+    ("ko", "김연아의 경기를 봤다.", [(0, 3)]),
+    ("ko", "배우 이민호는 웃었다.", [(3, 6)]),
+    ("ko", "오늘은 날씨가 맑다.", []),
+    ("ko", "박지성 선수가 골을 넣었다.", [(0, 3)]),
+]
+
+
+def _tiny_data(path: Path, copies: int = 6) -> Path:
+    rows = [{"id": f"t{i}-{k}", "lang": lang, "text": text, "persons": [list(p) for p in persons]}
+            for k in range(copies) for i, (lang, text, persons) in enumerate(_TINY)]
+    path.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows), encoding="utf-8")
+    return path
+
+
+def test_labels_and_decode_round_trip_on_morphemes() -> None:
+    text = "山田太郎さんは東京へ行った。"
+    morphs, rules = analyse(text, "ja")
+    tags = labels(morphs, [(0, 4)])
+    assert tags[:3] == ["B", "I", "O"]
+    assert decode(morphs, tags) == [(0, 4)]
+    feats = features(text, morphs, rules)
+    assert len(feats) == len(morphs) and "rule=B" in feats[0] and "1hon=1" in feats[1]
+
+
+def test_split_is_a_pure_function_of_the_id() -> None:
+    ids = [f"id-{i}" for i in range(1000)]
+    splits = [split_of(i) for i in ids]
+    assert splits == [split_of(i) for i in ids]
+    assert 150 < splits.count("heldout") < 250
+
+
+def test_training_is_reproducible_and_writes_a_card(tmp_path: Path) -> None:
+    data = _tiny_data(tmp_path / "names.jsonl")
+    a = train_names(data, tmp_path / "a", max_iterations=30, negatives=None)
+    b = train_names(data, tmp_path / "b", max_iterations=30, negatives=None)
+    for lang in ("ja", "ko"):
+        assert a["files"][lang]["sha256"] == b["files"][lang]["sha256"]
+        assert (tmp_path / "a" / f"{lang}.crfsuite").read_bytes()[:4] == b"lCRF"  # crfsuite's format, no pickle
+    card = json.loads((tmp_path / "a" / "model_card.json").read_text("utf-8"))
+    assert card["data"]["sha256"] == hashlib.sha256(data.read_bytes()).hexdigest()
+    assert set(card["heldout"]) == {"ja", "ko"} and set(card["thresholds"]) == {"ja", "ko"}
+    # the model learned the training sentences
+    assert tagger_spans("김연아의 경기를 봤다.", "ko", str(tmp_path / "a"), cut=0.5) == [(0, 3)]
+
+
+@pytest.mark.skipif(not (SHIPPED / "ja.crfsuite").is_file(), reason="no shipped names-crf model")
+def test_shipped_card_names_its_files_and_data() -> None:
+    card = json.loads((SHIPPED / "model_card.json").read_text("utf-8"))
+    for lang in ("ja", "ko"):
+        f = card["files"][lang]
+        assert hashlib.sha256((SHIPPED / f["file"]).read_bytes()).hexdigest() == f["sha256"]
+        assert {"recall", "false_row_rate", "span_precision", "f1", "docs_per_s"} <= set(card["heldout"][lang])
+    assert card["data"]["sha256"] == "fc56f21aa1b312c0a0bb0876c25796baef12f07c9f0b32bc6f0a319a854d8772"
+
+
+@pytest.mark.skipif(not (SHIPPED / "ko.crfsuite").is_file(), reason="no shipped names-crf model")
+def test_finder_uses_the_tagger_and_falls_back(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("SPCL_NAMES_NER", "off")
+    text = "워쇼스키 남매의 영화라서 찾아 봤지만 이 영화는 나랑 안 맞는 듯."  # a held-out KLUE review: no rule cue
+    with_tagger = find_person_names(text, "ko")
+    monkeypatch.setenv("SPCL_NAMES_TAGGER", "off")
+    assert find_person_names(text, "ko") == []
+    assert [text[s:e] for s, e in with_tagger] == ["워쇼스키"]
