@@ -329,3 +329,25 @@ def test_generalize_backend_openai_against_the_vllm_server(server: str, flagged:
     assert metrics["tokens"]["prompt_per_document"] > 300 and metrics["tokens"]["completion"] > 0
     logs = proc.stdout + proc.stderr
     assert not [v for v in flagged["values"] if v in logs]
+
+
+def test_annotate_two_teachers_against_the_vllm_server(server: str, flagged: dict[str, Any],
+                                                       tmp_path: Path) -> None:
+    """``spcl annotate`` with two teachers served by vLLM (the base model and the adapter): every input record
+    in exactly one output, the server really asked (its token counts per teacher), no text in the logs."""
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    out = tmp_path / "annotated"
+    proc = subprocess.run(
+        [sys.executable, "-m", "spcl.cli", "-v", "annotate", "--input", str(flagged["input"]), "--out", str(out),
+         "--teacher", f"openai:smol@{server}", "--teacher", f"openai:{LORA_NAME}@{server}", "--candidates", "all",
+         "--max-tokens", str(MAX_TOKENS), "--concurrency", "4"], env=env, capture_output=True, text=True,
+        timeout=900)
+    assert proc.returncode in (0, 3), proc.stderr[-3000:]
+    report = json.loads((out / "report.json").read_text())
+    rec = report["reconciliation"]
+    assert rec["ok"] and report["counts"]["input_records"] == N_DOCS
+    for name in ("smol", LORA_NAME):
+        assert report["teacher_stats"][name]["tokens_per_document"] > 0, name
+    logs = proc.stdout + proc.stderr
+    assert not [v for v in flagged["values"] if v in logs]
+    assert not [r["text"] for r in flagged["rows"] if r["text"][:40] in logs]
