@@ -317,9 +317,27 @@ def test_fit_screen_gives_own_thresholds_only_to_languages_with_enough_positives
     recs = [r for r in small_records(25, seed=5) if r.lang != "en" or r.label == "NONE" or r.id.endswith("1")]
     en_pos = sum(r.lang == "en" and r.label != "NONE" for r in recs)
     assert 0 < en_pos < min_positives(0.9)
-    screen = fit_screen(recs, replace(SMALL, per_lang_thresholds=True, target_recall=0.9,
+    screen = fit_screen(recs, replace(SMALL, per_lang_thresholds=("en", "ja"), target_recall=0.9,
                                       threshold_labels=("SCPI", "RELATED")))
-    assert set(screen.lang_thresholds) == {"ja", "ko"}
+    assert set(screen.lang_thresholds) == {"ja"}  # ko was not asked for, en has too few positives
+    oof, langs = screen.oof_scores, np.array([r.lang for r in recs])
+    pos = np.array([r.label != "NONE" for r in recs])
+    ja = langs == "ja"
+    assert screen.lang_thresholds["ja"] == dict(zip(("lgbm", "svc"), tune_thresholds(
+        oof["lgbm"][ja], oof["svc"][ja], pos[ja], 0.9), strict=True))
+    assert (screen.thresholds["lgbm"], screen.thresholds["svc"]) == tune_thresholds(
+        oof["lgbm"], oof["svc"], pos, 0.9)
+
+
+def test_global_thresholds_can_be_tuned_on_some_languages_only() -> None:
+    recs = small_records(20, seed=6)
+    settings = replace(SMALL, global_threshold_langs=("ko",), target_recall=0.9, threshold_labels=("SCPI", "RELATED"))
+    screen = fit_screen(recs, settings)
+    oof, ko = screen.oof_scores, np.array([r.lang == "ko" for r in recs])
+    pos = np.array([r.label != "NONE" for r in recs])
+    assert (screen.thresholds["lgbm"], screen.thresholds["svc"]) == tune_thresholds(
+        oof["lgbm"][ko], oof["svc"][ko], pos[ko], 0.9)
+    assert screen.lang_thresholds == {}
 
 
 def test_min_positives_and_too_few_positives_warning() -> None:
@@ -329,7 +347,7 @@ def test_min_positives_and_too_few_positives_warning() -> None:
     assert too_few_positives(real, replace(SMALL, target_recall=0.95)) == []
     (warning,) = too_few_positives(real, replace(SMALL, target_recall=0.96))
     assert "only 45 real SCPI documents" in warning and "at least 50" in warning
-    per_lang = too_few_positives(real, replace(SMALL, target_recall=0.95, per_lang_thresholds=True))
+    per_lang = too_few_positives(real, replace(SMALL, target_recall=0.95, per_lang_thresholds=("ja", "ko")))
     assert per_lang == ["per-language thresholds: ja has 30, ko has 15 real SCPI documents (< 40); those "
                         "languages use the global thresholds"]
     synthetic = [replace(r, source="synth:x") for r in real]

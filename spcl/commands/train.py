@@ -33,8 +33,11 @@ def add_train_arguments(parser: argparse.ArgumentParser) -> None:
                         help="labels that count as positive (default SCPI,RELATED)")
     parser.add_argument("--weak-weight", type=float, default=0.2,
                         help="sample weight of weakly labelled rows (source 'weak:...'; default 0.2)")
-    parser.add_argument("--per-lang-thresholds", action="store_true",
-                        help="give each language with enough real positives its own thresholds (out-of-fold)")
+    parser.add_argument("--per-lang-thresholds", default="", metavar="ja,ko",
+                        help="languages that get their own out-of-fold thresholds when they have enough real "
+                             "positives (default none: one set for all)")
+    parser.add_argument("--global-threshold-langs", default="", metavar="ja,ko",
+                        help="languages whose positives tune the global thresholds (default all)")
     parser.add_argument("--threads", type=int, default=1, help="LightGBM training threads (default 1)")
 
 
@@ -80,7 +83,8 @@ def run_train(args: argparse.Namespace) -> int:
         threshold_labels=tuple(x.strip() for x in args.threshold_labels.split(",") if x.strip()),
         num_threads=args.threads,
         weak_weight=args.weak_weight,
-        per_lang_thresholds=args.per_lang_thresholds,
+        per_lang_thresholds=tuple(x.strip() for x in args.per_lang_thresholds.split(",") if x.strip()),
+        global_threshold_langs=tuple(x.strip() for x in args.global_threshold_langs.split(",") if x.strip()),
     )
     real = [r for r in records if not r.synthetic]
     extra = [r for r in records if r.synthetic] + extra
@@ -177,5 +181,7 @@ def _rebuild_command(args: argparse.Namespace) -> str:
     if args.threshold_labels != "SCPI":
         parts += ["--threshold-labels", args.threshold_labels]
     if args.per_lang_thresholds:
-        parts += ["--per-lang-thresholds"]
+        parts += ["--per-lang-thresholds", args.per_lang_thresholds]
+    if args.global_threshold_langs:
+        parts += ["--global-threshold-langs", args.global_threshold_langs]
     return " ".join(parts)

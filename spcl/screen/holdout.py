@@ -123,12 +123,14 @@ def evaluate_recipe(screen: Screen, test: Sequence[Record], unlabelled: Sequence
 def leave_one_source_out(real: Sequence[Record], extra: Sequence[Record], settings: TrainSettings,
                          min_records: int = 30) -> dict[str, Any]:
     """Train without each source group of ≥ ``min_records`` real records and score that group (union flags
-    with the recipe's own thresholds); also the pooled metrics per language over all held-out groups."""
+    with the recipe's own thresholds); also the pooled metrics per language over all held-out groups. With
+    per-language thresholds, the same models are also scored with the global thresholds (``global``)."""
     real = list(real)
     groups = np.array([source_group(r) for r in real])
-    flag = np.zeros(len(real), bool)
+    modes = ("per_lang", "global") if settings.per_lang_thresholds else ("global",)
+    flags = {mode: np.zeros(len(real), bool) for mode in modes}
     scored = np.zeros(len(real), bool)
-    per_source: dict[str, Any] = {}
+    per_source: dict[str, Any] = {mode: {} for mode in modes}
     for g in sorted(set(groups.tolist())):
         m = groups == g
         if m.sum() < min_records:
@@ -136,10 +138,58 @@ def leave_one_source_out(real: Sequence[Record], extra: Sequence[Record], settin
         train = [r for r, keep in zip(real, ~m, strict=True) if keep] + list(extra)
         screen = fit_screen(train, replace(settings))
         test = [r for r, keep in zip(real, m, strict=True) if keep]
-        flag[m] = predict_flags(screen, [r.text for r in test], [r.lang for r in test])
+        for mode in modes:
+            flags[mode][m] = predict_flags(screen, [r.text for r in test], [r.lang for r in test],
+                                           per_lang=mode == "per_lang")
+            per_source[mode][g] = flag_metrics(flags[mode][m], np.array([r.label for r in test]))
         scored[m] = True
-        per_source[g] = flag_metrics(flag[m], np.array([r.label for r in test]))
         log.info("leave-one-source-out: %s done", g)
     scored_recs = [r for r, s in zip(real, scored, strict=True) if s]
-    pooled = labelled_metrics(flag[scored], scored_recs)
-    return {"per_source": per_source, "pooled_per_lang": pooled["per_lang"], "pooled_overall": pooled["overall"]}
+    out: dict[str, Any] = {}
+    for mode in modes:
+        pooled = labelled_metrics(flags[mode][scored], scored_recs)
+        out[mode] = {"per_source": per_source[mode], "pooled_per_lang": pooled["per_lang"],
+                     "pooled_overall": pooled["overall"]}
+    return out
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """``python -m spcl.screen.holdout``: leave-one-source-out and the held-out quarter for one recipe
+    (the real labelled files, the training-only extras, the shipped settings), as JSON."""
+    import argparse
+
+    from spcl.screen.train import read_records, record_from_dict
+    from spcl.synth.screen_data import generate
+
+    parser = argparse.ArgumentParser(description=main.__doc__)
+    parser.add_argument("--real", action="append", required=True, help="real labelled JSONL (repeatable)")
+    parser.add_argument("--extra", action="append", default=[], help="training-only JSONL (weak:…; repeatable)")
+    parser.add_argument("--unlabelled", action="append", default=[], help="ordinary text for flag rates")
+    parser.add_argument("--synthetic", type=int, default=300)
+    parser.add_argument("--target-recall", type=float, default=0.96)
+    parser.add_argument("--per-lang-thresholds", default="", help="e.g. ja,ko")
+    parser.add_argument("--threshold-folds", type=int, default=5)
+    parser.add_argument("--global-threshold-langs", default="", help="e.g. ja,ko")
+    parser.add_argument("--skip-loso", action="store_true")
+    parser.add_argument("--skip-held-out", action="store_true")
+    parser.add_argument("--out", required=True)
+    args = parser.parse_args(argv)
+    real = read_records(args.real)
+    extra = read_records(args.extra) + [record_from_dict(r) for r in generate(args.synthetic, seed=0)]
+    settings = replace(TrainSettings(), target_recall=args.target_recall,
+                       per_lang_thresholds=tuple(x for x in args.per_lang_thresholds.split(",") if x),
+                       threshold_folds=args.threshold_folds,
+                       global_threshold_langs=tuple(x for x in args.global_threshold_langs.split(",") if x))
+    report: dict[str, Any] = {"settings": settings.to_json()}
+    if not args.skip_held_out:
+        train, test = holdout_split(real)
+        report["held_out"] = evaluate_recipe(fit_screen(train + extra, settings), test,
+                                             read_unlabelled(args.unlabelled))
+    if not args.skip_loso:
+        report["leave_one_source_out"] = leave_one_source_out(real, extra, settings)
+    Path(args.out).write_text(json.dumps(report, indent=1, sort_keys=True) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

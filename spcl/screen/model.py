@@ -106,6 +106,9 @@ class Screen:
             str(lang): {"lgbm": float(t["lgbm"]), "svc": float(t["svc"])} for lang, t in (lang_thresholds or {}).items()
         }
         """Thresholds of the languages that have their own (the others use :attr:`thresholds`)."""
+        self.oof_scores: dict[str, np.ndarray] = {}
+        """Out-of-fold ``lgbm``/``svc`` scores of the training records, in their order (set by
+        :func:`spcl.screen.train.fit_screen`, empty for a loaded screen; never saved)."""
         self.card: dict[str, Any] = dict(card or {})
         self.name = name
         self._files_digest = files_digest

@@ -77,9 +77,13 @@ class TrainSettings:
     """Sample weight of synthetic (augmentation) records relative to real ones."""
     weak_weight: float = 0.2
     """Sample weight of weakly labelled real records (``source`` starting ``weak:``) relative to real ones."""
-    per_lang_thresholds: bool = False
-    """Give each language with enough real target positives (:func:`min_positives`) its own thresholds,
-    tuned on its own out-of-fold scores; the other languages use the global ones."""
+    per_lang_thresholds: tuple[str, ...] = ()
+    """Languages that get their own thresholds, tuned on their own out-of-fold scores, when they have
+    enough real target positives (:func:`min_positives`); every other language uses the global ones."""
+    global_threshold_langs: tuple[str, ...] = ()
+    """Languages whose real target positives tune the global thresholds (default: every language). With
+    ``("ja", "ko")`` English, whose few SCPI documents are mostly hard first-person posts, does not pull the
+    thresholds that it (and any other language without its own) uses down to a 47 % NONE flag rate."""
     threshold_folds: int = 5
     svc_c: float = 0.5
     lgbm_top_k: int = 3000
@@ -99,6 +103,8 @@ class TrainSettings:
         d["features"] = self.features.to_json()
         d["positive_labels"] = list(self.positive_labels)
         d["threshold_labels"] = list(self.threshold_labels)
+        d["per_lang_thresholds"] = list(self.per_lang_thresholds)
+        d["global_threshold_langs"] = list(self.global_threshold_langs)
         return d
 
 
@@ -331,10 +337,15 @@ def oof_thresholds(data: _Data, settings: TrainSettings, hashed_width: int,
         if on_fit is not None:
             on_fit(len(tr))
     pos = data.target if data.target.any() else data.y
-    lg_t, svc_t = tune_thresholds(lg_oof, svc_oof, pos, settings.target_recall, settings.threshold_mode)
+    tuning = np.isin(data.langs, settings.global_threshold_langs) if settings.global_threshold_langs else None
+    if tuning is not None and (pos & tuning).any():
+        lg_t, svc_t = tune_thresholds(lg_oof[tuning], svc_oof[tuning], pos[tuning], settings.target_recall,
+                                      settings.threshold_mode)
+    else:
+        lg_t, svc_t = tune_thresholds(lg_oof, svc_oof, pos, settings.target_recall, settings.threshold_mode)
     per_lang: dict[str, dict[str, float]] = {}
     if settings.per_lang_thresholds:
-        for lang in sorted(set(data.langs.tolist())):
+        for lang in sorted(set(data.langs.tolist()) & set(settings.per_lang_thresholds)):
             m = data.langs == lang
             if int((pos & m).sum()) >= min_positives(settings.target_recall):
                 t_l, t_s = tune_thresholds(lg_oof[m], svc_oof[m], pos[m], settings.target_recall,
@@ -381,7 +392,8 @@ def too_few_positives(records: Sequence[Record], settings: TrainSettings) -> lis
                    f"(at least {need} advised): one or two documents decide the thresholds; add labelled data "
                    "or lower --target-recall")
     if settings.per_lang_thresholds:
-        short = {lang: n for lang, n in sorted(counts.items()) if n < need}
+        short = {lang: counts.get(lang, 0) for lang in sorted(settings.per_lang_thresholds)
+                 if counts.get(lang, 0) < need}
         if short:
             out.append("per-language thresholds: " + ", ".join(f"{lang} has {n}" for lang, n in short.items())
                        + f" real {labels} documents (< {need}); those languages use the global thresholds")
@@ -417,8 +429,11 @@ def _training_card(records: Sequence[Record], settings: TrainSettings, lgbm_colu
             f"mode {settings.threshold_mode}: recall {settings.target_recall} of real "
             f"{'+'.join(settings.threshold_labels)} documents, out-of-fold "
             f"({settings.threshold_folds}-fold grouped stratified CV on the training data)"
-            + (f"; per language where it has ≥ {min_positives(settings.target_recall)} such documents"
+            + (f"; own thresholds for {', '.join(settings.per_lang_thresholds)} where a language has "
+               f"≥ {min_positives(settings.target_recall)} such documents"
                if settings.per_lang_thresholds else "")
+            + (f"; global thresholds tuned on the {', '.join(settings.global_threshold_langs)} documents"
+               if settings.global_threshold_langs else "")
         ),
         "tokenizers": {
             "ja": "MeCab (fugashi + unidic-lite, -Owakati), lower-cased",
@@ -486,6 +501,7 @@ def fit_screen(
         card=card,
     )
     screen.card["training_seconds"] = round(time.perf_counter() - t0, 2)
+    screen.oof_scores = {"lgbm": th["oof_lgbm"], "svc": th["oof_svc"]}
     log.info(
         "trained screen on %d records in %.1fs (thresholds lgbm=%.4f svc=%.4f)",
         len(records),
