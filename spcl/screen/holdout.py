@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import json
 import logging
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -121,17 +121,19 @@ def evaluate_recipe(screen: Screen, test: Sequence[Record], unlabelled: Sequence
 
 
 def leave_one_source_out(real: Sequence[Record], extra: Sequence[Record], settings: TrainSettings,
-                         min_records: int = 30) -> dict[str, Any]:
+                         min_records: int = 30, only: Sequence[str] = (),
+                         on_group: Callable[[dict[str, Any]], None] | None = None) -> dict[str, Any]:
     """Train without each source group of ≥ ``min_records`` real records and score that group (union flags
     with the recipe's own thresholds); also the pooled metrics per language over all held-out groups. With
-    per-language thresholds, the same models are also scored with the global thresholds (``global``)."""
+    per-language thresholds, the same models are also scored with the global thresholds (``global``).
+    ``only`` limits (and orders) the groups; ``on_group`` gets the report so far after each group."""
     real = list(real)
     groups = np.array([source_group(r) for r in real])
     modes = ("per_lang", "global") if settings.per_lang_thresholds else ("global",)
     flags = {mode: np.zeros(len(real), bool) for mode in modes}
     scored = np.zeros(len(real), bool)
     per_source: dict[str, Any] = {mode: {} for mode in modes}
-    for g in sorted(set(groups.tolist())):
+    for g in list(only) or sorted(set(groups.tolist())):
         m = groups == g
         if m.sum() < min_records:
             continue
@@ -144,10 +146,17 @@ def leave_one_source_out(real: Sequence[Record], extra: Sequence[Record], settin
             per_source[mode][g] = flag_metrics(flags[mode][m], np.array([r.label for r in test]))
         scored[m] = True
         log.info("leave-one-source-out: %s done", g)
+        if on_group is not None:
+            on_group(_pooled(real, scored, flags, per_source))
+    return _pooled(real, scored, flags, per_source)
+
+
+def _pooled(real: list[Record], scored: np.ndarray, flags: dict[str, np.ndarray],
+            per_source: dict[str, Any]) -> dict[str, Any]:
     scored_recs = [r for r, s in zip(real, scored, strict=True) if s]
     out: dict[str, Any] = {}
-    for mode in modes:
-        pooled = labelled_metrics(flags[mode][scored], scored_recs)
+    for mode, flag in flags.items():
+        pooled = labelled_metrics(flag[scored], scored_recs)
         out[mode] = {"per_source": per_source[mode], "pooled_per_lang": pooled["per_lang"],
                      "pooled_overall": pooled["overall"]}
     return out
@@ -172,6 +181,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--global-threshold-langs", default="", help="e.g. ja,ko")
     parser.add_argument("--skip-loso", action="store_true")
     parser.add_argument("--skip-held-out", action="store_true")
+    parser.add_argument("--only", default="", help="source groups to leave out, in order (lang:source,...)")
     parser.add_argument("--out", required=True)
     args = parser.parse_args(argv)
     real = read_records(args.real)
@@ -185,9 +195,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         train, test = holdout_split(real)
         report["held_out"] = evaluate_recipe(fit_screen(train + extra, settings), test,
                                              read_unlabelled(args.unlabelled))
+    def write(loso: dict[str, Any]) -> None:
+        report["leave_one_source_out"] = loso
+        Path(args.out).write_text(json.dumps(report, indent=1, sort_keys=True) + "\n")
+
     if not args.skip_loso:
-        report["leave_one_source_out"] = leave_one_source_out(real, extra, settings)
-    Path(args.out).write_text(json.dumps(report, indent=1, sort_keys=True) + "\n")
+        write(leave_one_source_out(real, extra, settings, only=[g for g in args.only.split(",") if g],
+                                   on_group=write))
+    else:
+        Path(args.out).write_text(json.dumps(report, indent=1, sort_keys=True) + "\n")
     return 0
 
 
