@@ -68,16 +68,35 @@ def test_report_and_summary_hold_no_text(tmp_path: Path, screen: Screen) -> None
 
 
 def test_goals_follow_the_issue_bar() -> None:
-    def metrics(f1: float, scpi: float, none: float, ja_scpi: float) -> dict:
+    def metrics(f1: float, scpi: float, none: float, ja_scpi: float, ko_scpi: float | None = None,
+                en_none: float | None = None) -> dict:
         union = {"f1": f1, "scpi_recall": scpi, "none_flag_rate": none}
-        return {"overall": {"union": union}, "per_lang": {"ja": {"union": {**union, "scpi_recall": ja_scpi}}}}
+        per_lang = {"ja": {"union": {**union, "scpi_recall": ja_scpi}}}
+        if ko_scpi is not None:
+            per_lang["ko"] = {"union": {**union, "scpi_recall": ko_scpi}}
+        if en_none is not None:
+            per_lang["en"] = {"union": {**union, "scpi_recall": float("nan"), "none_flag_rate": en_none}}
+        return {"overall": {"union": union}, "per_lang": per_lang}
 
-    goals = es._goals(metrics(0.87, 0.95, 0.15, 0.93))
+    goals = es._goals(metrics(0.85, 0.95, 0.12, 0.95))
     assert all(g["met"] for g in goals.values()) and set(goals) == {"f1", "scpi_recall", "none_flagged",
                                                                     "ja_scpi_recall"}
-    goals = es._goals(metrics(0.869, 0.96, 0.151, 0.92))
+    goals = es._goals(metrics(0.849, 0.96, 0.121, 0.94))
     assert [k for k, g in goals.items() if not g["met"]] == ["f1", "none_flagged", "ja_scpi_recall"]
     assert "ja_scpi_recall" not in es._goals(metrics(0.9, 0.96, 0.1, float("nan")))
+    goals = es._goals(metrics(0.9, 0.96, 0.1, 0.96, ko_scpi=0.94, en_none=0.13))
+    assert [k for k, g in goals.items() if not g["met"]] == ["ko_scpi_recall", "en_none_flagged"]
+
+
+def test_labelled_metrics_per_source(tmp_path: Path, screen: Screen) -> None:
+    rows = [{**r, "source": "wiki" if i % 2 else "news"} for i, r in enumerate(ROWS[:5])]
+    report = evaluate_screen(screen, read_eval_records(_write(tmp_path / "s.jsonl", rows)))
+    per_source = report["labelled_metrics"]["per_source"]
+    assert per_source["ko"]["news"]["union"]["n"] == 1 and per_source["ko"]["wiki"]["union"]["n"] == 1
+    assert per_source["ja"]["news"]["union"]["n"] == 2 and per_source["ja"]["wiki"]["union"]["n"] == 1
+    flag = _expected_flags(screen)[:5]
+    assert per_source["ja"]["news"]["union"]["none_flag_rate"] == round(float(flag[[4]].mean()), 4)
+    assert "ja/news: F1" in format_summary(report)
 
 
 def test_bad_rows_name_the_line_never_the_text(tmp_path: Path) -> None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import shutil
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -19,9 +20,11 @@ from spcl.screen.train import (
     Record,
     TrainSettings,
     fit_screen,
+    min_positives,
     near_duplicate_groups,
     record_from_dict,
     threshold_for_recall,
+    too_few_positives,
     tune_thresholds,
 )
 from spcl.synth.screen_data import generate
@@ -283,3 +286,69 @@ def test_bad_training_rows_name_the_line_not_the_text(tmp_path: Path) -> None:
     with pytest.raises(ValueError, match=r"bad.jsonl:1: label 'MAYBE'") as err:
         read_records([path])
     assert "secret" not in str(err.value)
+
+
+# --- per-language thresholds and the positives warning ----------------------------------------------
+
+
+def test_per_language_thresholds_apply_only_to_their_language(tiny_screen: tuple[Screen, Path],
+                                                              tmp_path: Path) -> None:
+    screen, _ = tiny_screen
+    recs = small_records(5, seed=4)
+    texts, langs = [r.text for r in recs], [r.lang for r in recs]
+    before = screen.predict(texts, langs)
+    strict = Screen(settings=screen.settings, sp_model=screen.sp_model, lexicon=screen.lexicon,
+                    arrays=screen.arrays, lgbm_model=screen.lgbm_model, thresholds=screen.thresholds,
+                    lang_thresholds={"ja": {"lgbm": 2.0, "svc": 1e9}}, card=screen.card)
+    after = strict.predict(texts, langs)
+    ja = np.array(langs) == "ja"
+    assert before.flag[ja].any() and not after.flag[ja].any()
+    assert np.array_equal(before.flag[~ja], after.flag[~ja])
+    assert np.array_equal(strict.predict(texts).flag, after.flag)  # guessed languages pick the same thresholds
+    path = strict.save(tmp_path / "screen-lang")
+    card = json.loads((path / "model_card.json").read_text())
+    assert card["format_version"] == 2 and card["lang_thresholds"]["ja"]["lgbm"] == 2.0
+    assert np.array_equal(load_screen(path).predict(texts, langs).flag, after.flag)
+    plain = screen.save(tmp_path / "screen-plain")
+    assert json.loads((plain / "model_card.json").read_text())["format_version"] == 1
+
+
+def test_fit_screen_gives_own_thresholds_only_to_languages_with_enough_positives() -> None:
+    recs = [r for r in small_records(25, seed=5) if r.lang != "en" or r.label == "NONE" or r.id.endswith("1")]
+    en_pos = sum(r.lang == "en" and r.label != "NONE" for r in recs)
+    assert 0 < en_pos < min_positives(0.9)
+    screen = fit_screen(recs, replace(SMALL, per_lang_thresholds=("en", "ja"), target_recall=0.9,
+                                      threshold_labels=("SCPI", "RELATED")))
+    assert set(screen.lang_thresholds) == {"ja"}  # ko was not asked for, en has too few positives
+    oof, langs = screen.oof_scores, np.array([r.lang for r in recs])
+    pos = np.array([r.label != "NONE" for r in recs])
+    ja = langs == "ja"
+    assert screen.lang_thresholds["ja"] == dict(zip(("lgbm", "svc"), tune_thresholds(
+        oof["lgbm"][ja], oof["svc"][ja], pos[ja], 0.9), strict=True))
+    assert (screen.thresholds["lgbm"], screen.thresholds["svc"]) == tune_thresholds(
+        oof["lgbm"], oof["svc"], pos, 0.9)
+
+
+def test_global_thresholds_can_be_tuned_on_some_languages_only() -> None:
+    recs = small_records(20, seed=6)
+    settings = replace(SMALL, global_threshold_langs=("ko",), target_recall=0.9, threshold_labels=("SCPI", "RELATED"))
+    screen = fit_screen(recs, settings)
+    oof, ko = screen.oof_scores, np.array([r.lang == "ko" for r in recs])
+    pos = np.array([r.label != "NONE" for r in recs])
+    assert (screen.thresholds["lgbm"], screen.thresholds["svc"]) == tune_thresholds(
+        oof["lgbm"][ko], oof["svc"][ko], pos[ko], 0.9)
+    assert screen.lang_thresholds == {}
+
+
+def test_min_positives_and_too_few_positives_warning() -> None:
+    assert [min_positives(t) for t in (0.96, 0.95, 0.9, 0.5)] == [50, 40, 20, 20]
+    real = [Record(id=str(i), text="x", lang="ja" if i < 30 else "ko", label="SCPI", source="user")
+            for i in range(45)]
+    assert too_few_positives(real, replace(SMALL, target_recall=0.95)) == []
+    (warning,) = too_few_positives(real, replace(SMALL, target_recall=0.96))
+    assert "only 45 real SCPI documents" in warning and "at least 50" in warning
+    per_lang = too_few_positives(real, replace(SMALL, target_recall=0.95, per_lang_thresholds=("ja", "ko")))
+    assert per_lang == ["per-language thresholds: ja has 30, ko has 15 real SCPI documents (< 40); those "
+                        "languages use the global thresholds"]
+    synthetic = [replace(r, source="synth:x") for r in real]
+    assert "only 0 real" in too_few_positives(synthetic, replace(SMALL, target_recall=0.95))[0]

@@ -47,7 +47,10 @@ def test_default_model_card_is_complete(default_screen: Screen) -> None:
     assert card["positive_labels"] == ["SCPI", "RELATED"]
     assert set(card["thresholds"]) == {"lgbm", "svc"}
     assert card["training_data"] and all(len(d["sha256"]) == 64 for d in card["training_data"])
-    assert card["cv_metrics"]["overall"]["union"]["n"] > 0
+    assert set(card["lang_thresholds"]) == {"ja", "ko"} and card["format_version"] == 2
+    held_out = card["evaluation"]["held_out_quarter"]["per_lang_thresholds"]
+    assert held_out["overall"]["n"] > 0 and {"en", "ja", "ko"} <= set(held_out)
+    assert set(card["evaluation"]["ordinary_text_flag_rate"]["this_model"]) == {"en", "ja", "ko"}
     size = sum((DEFAULT / f).stat().st_size for f in MODEL_FILES)
     assert size < 10 * 1024 * 1024
 
@@ -139,3 +142,32 @@ def test_model_card_cites_the_manifest_of_its_training_data(tmp_path: Path) -> N
     assert source["sha256"] == sha256_file(data)
     assert source["manifest"]["manifest_sha256"] == sha256_file(folder / "manifest.json")
     assert source["manifest"]["kind"] == "training-set" and source["manifest"]["licence"] == "CC0-1.0"
+
+
+def test_train_command_warns_on_few_positives_and_shows_progress_from_the_start(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    from spcl.cli import main
+
+    rows = [{**r, "source": "user"} for r in generate(12, seed=4)]  # real (not synthetic): 36 SCPI documents
+    data = write_jsonl(tmp_path / "mine.jsonl", rows)
+    monkeypatch.setenv("SPCL_PROGRESS", "1")
+    out = tmp_path / "models" / "mine"
+    assert main(["train", "--data", str(data), "--out", str(out), "--cv-folds", "0",
+                 "--target-recall", "0.96"]) == 0
+    err = capsys.readouterr().err
+    assert "warning: only 36 real SCPI documents for target recall 0.96 (at least 50 advised)" in err
+    assert err.index("warning:") < err.index("\rtrain  0/")  # warned, then the bar drawn before any fit
+    assert "docs fitted" in err and "100%" in err
+    card = json.loads((out / "model_card.json").read_text())
+    assert card["training_warnings"] and "36 real SCPI" in card["training_warnings"][0]
+    for row in rows:
+        assert row["text"][:10] not in err
+
+
+def test_train_command_names_a_missing_data_file(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from spcl.cli import main
+
+    missing = tmp_path / "shared" / "labelled.jsonl"
+    assert main(["train", "--data", str(missing), "--out", str(tmp_path / "m")]) == 2
+    err = capsys.readouterr().err
+    assert f"data file not found: {missing}" in err and "README" in err

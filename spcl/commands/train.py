@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 import logging
+import sys
 import time
 from pathlib import Path
 
@@ -32,6 +33,11 @@ def add_train_arguments(parser: argparse.ArgumentParser) -> None:
                         help="labels that count as positive (default SCPI,RELATED)")
     parser.add_argument("--weak-weight", type=float, default=0.2,
                         help="sample weight of weakly labelled rows (source 'weak:...'; default 0.2)")
+    parser.add_argument("--per-lang-thresholds", default="", metavar="ja,ko",
+                        help="languages that get their own out-of-fold thresholds when they have enough real "
+                             "positives (default none: one set for all)")
+    parser.add_argument("--global-threshold-langs", default="", metavar="ja,ko",
+                        help="languages whose positives tune the global thresholds (default all)")
     parser.add_argument("--threads", type=int, default=1, help="LightGBM training threads (default 1)")
 
 
@@ -47,8 +53,21 @@ def run_train(args: argparse.Namespace) -> int:
     from dataclasses import replace
 
     from spcl.screen.report import write_cv_outputs
-    from spcl.screen.train import Record, TrainSettings, fit_screen, read_records, record_from_dict
+    from spcl.screen.train import (
+        Record,
+        TrainSettings,
+        fit_screen,
+        read_records,
+        record_from_dict,
+        too_few_positives,
+    )
 
+    missing = [d for d in args.data if not Path(d).is_file()]
+    if missing:
+        print(f"spcl train: data file not found: {', '.join(missing)} (the shared labelled sets under ../shared/ "
+              "are not part of a clone; see README 'Retraining' for an example on the data that ships)",
+              file=sys.stderr)
+        return 2
     records: list[Record] = read_records(args.data)
     extra: list[Record] = []
     if args.synthetic > 0:
@@ -64,29 +83,37 @@ def run_train(args: argparse.Namespace) -> int:
         threshold_labels=tuple(x.strip() for x in args.threshold_labels.split(",") if x.strip()),
         num_threads=args.threads,
         weak_weight=args.weak_weight,
+        per_lang_thresholds=tuple(x.strip() for x in args.per_lang_thresholds.split(",") if x.strip()),
+        global_threshold_langs=tuple(x.strip() for x in args.global_threshold_langs.split(",") if x.strip()),
     )
     real = [r for r in records if not r.synthetic]
     extra = [r for r in records if r.synthetic] + extra
+    warnings = too_few_positives(real, settings)
+    for warning in warnings:
+        print(f"spcl train: warning: {warning}", file=sys.stderr)
     cv_card = None
     out = Path(args.out)
     folds = args.cv_folds if args.cv_folds and args.cv_folds > 1 else 0
-    # documents passed through training: each CV fold trains on ~(k-1)/k of the real records plus extra,
-    # then the final model on all of them (a TTY only)
-    cv_docs = round(len(real) * (folds - 1) + folds * len(extra)) if folds else 0
-    total = cv_docs + len(real) + len(extra)
-    with Progress("train", total=total) as bar:
+    # documents passed through model fits: every fit_screen makes threshold_folds out-of-fold fits on
+    # ~(t-1)/t of its data and one final fit; CV runs one fit_screen per fold on ~(k-1)/k of the real
+    # records plus extra, then the final screen on all (drawn on a TTY only, from the start)
+    t = settings.threshold_folds
+    per_screen = (t - 1) + 1
+    cv_docs = round(((len(real) * (folds - 1)) / folds + len(extra)) * folds * per_screen) if folds else 0
+    total = cv_docs + (len(real) + len(extra)) * per_screen
+    with Progress("train", total=total, unit="docs fitted") as bar:
+        bar.advance(0)
         if folds:
             from spcl.screen.evaluate import cross_validate, cv_report
 
             t0 = time.perf_counter()
-            cv = cross_validate(real, extra, settings, folds=folds, on_fold=bar.advance)
+            cv = cross_validate(real, extra, settings, folds=folds, on_fit=bar.advance)
             cv_card = cv_report(cv)
             cv_card["folds"] = args.cv_folds
             cv_card["seconds"] = round(time.perf_counter() - t0, 1)
             out.mkdir(parents=True, exist_ok=True)
             write_cv_outputs(cv, cv_card, out)
-        screen = fit_screen(real + extra, settings)
-        bar.advance(len(real) + len(extra))
+        screen = fit_screen(real + extra, settings, on_fit=bar.advance)
     sources = [_data_source(p) for p in args.data]
     card_extra = {
         "training_data": sources,
@@ -97,6 +124,7 @@ def run_train(args: argparse.Namespace) -> int:
         "trained_on": _trained_on(real, extra),
         "cv_metrics": cv_card,
         "rebuild": _rebuild_command(args),
+        "training_warnings": warnings,
     }
     screen.save(out, card_extra)
     summary = {
@@ -152,4 +180,8 @@ def _rebuild_command(args: argparse.Namespace) -> str:
         parts += ["--weak-weight", str(args.weak_weight)]
     if args.threshold_labels != "SCPI":
         parts += ["--threshold-labels", args.threshold_labels]
+    if args.per_lang_thresholds:
+        parts += ["--per-lang-thresholds", args.per_lang_thresholds]
+    if args.global_threshold_langs:
+        parts += ["--global-threshold-langs", args.global_threshold_langs]
     return " ".join(parts)

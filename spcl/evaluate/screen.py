@@ -3,8 +3,9 @@
 Input: JSONL, one record a line, ``{"id", "text", "lang"?, "label"?, "source"?, "origin"?}``.
 
 - A record **with** a ``label`` (SCPI, RELATED or NONE) is scored: topic precision/recall/F1 (SCPI and
-  RELATED against NONE), SCPI recall and the share of NONE flagged, overall and per language, for the
-  union and for each model alone — the numbers of the screen's bar in issue 12.
+  RELATED against NONE), SCPI recall and the share of NONE flagged, overall, per language and per
+  language and ``source`` (when present), for the union and for each model alone — the numbers of the
+  screen's bar in issue 23.
 - A record **without** a label is real text of unknown content: only its flag rate is reported, per language
   and per *origin* (``source``, or the part of ``origin`` before the first ``:``, e.g. ``sotu`` or ``man``).
   This is what the LLM stage will be sent of ordinary text.
@@ -28,8 +29,12 @@ from spcl.screen.evaluate import flag_metrics
 from spcl.screen.model import Screen
 from spcl.text import LANGS, guess_lang
 
-GOALS = {"f1_min": 0.87, "scpi_recall_min": 0.95, "ja_scpi_recall_min": 0.93, "none_flagged_max": 0.15}
-"""Issue 12's bar for the screen on real labelled ja/ko sentences."""
+GOALS = {"f1_min": 0.85, "scpi_recall_min": 0.95, "lang_scpi_recall_min": 0.95, "none_flagged_max": 0.12}
+"""Issue 23's bar for the screen on real labelled text: topic F1 ≥ 0.85 (0.88 on text like the training
+sources), SCPI recall ≥ 0.95 overall and in Japanese and in Korean, NONE flagged ≤ 12 % overall and in
+English."""
+SCPI_LANGS = ("ja", "ko")
+"""Languages whose SCPI recall is a goal of its own."""
 BATCH = 512
 
 
@@ -74,7 +79,8 @@ def evaluate_screen(screen: Screen, rows: Iterable[dict[str, str]]) -> dict[str,
     report: dict[str, Any] = {"model": screen.version, "thresholds": screen.thresholds,
                               "records": len(rows), "labelled": int(labelled.sum())}
     if labelled.any():
-        report["labelled_metrics"] = _labelled(labels[labelled], langs[labelled],
+        groups = np.array([r["group"] for r in rows], dtype=object)
+        report["labelled_metrics"] = _labelled(labels[labelled], langs[labelled], groups[labelled],
                                                {"union": flag[labelled], "lgbm": lg_flag[labelled],
                                                 "svc": svc_flag[labelled]})
         report["goals"] = _goals(report["labelled_metrics"])
@@ -84,27 +90,35 @@ def evaluate_screen(screen: Screen, rows: Iterable[dict[str, str]]) -> dict[str,
     return report
 
 
-def _labelled(labels: np.ndarray, langs: np.ndarray, systems: dict[str, np.ndarray]) -> dict[str, Any]:
-    out: dict[str, Any] = {"overall": {}, "per_lang": {}}
+def _labelled(labels: np.ndarray, langs: np.ndarray, groups: np.ndarray,
+              systems: dict[str, np.ndarray]) -> dict[str, Any]:
+    out: dict[str, Any] = {"overall": {}, "per_lang": {}, "per_source": {}}
     for name, f in systems.items():
         out["overall"][name] = flag_metrics(f, labels.astype(str))
         for lang in sorted(set(langs.tolist())):
             m = langs == lang
             out["per_lang"].setdefault(lang, {})[name] = flag_metrics(f[m], labels[m].astype(str))
+            for group in sorted(set(groups[m].tolist())):
+                g = m & (groups == group)
+                out["per_source"].setdefault(lang, {}).setdefault(group, {})[name] = flag_metrics(
+                    f[g], labels[g].astype(str))
     return out
 
 
 def _goals(metrics: dict[str, Any]) -> dict[str, Any]:
     union = metrics["overall"]["union"]
-    ja = metrics["per_lang"].get("ja", {}).get("union", {})
     checks = {
         "f1": (union["f1"], union["f1"] >= GOALS["f1_min"]),
         "scpi_recall": (union["scpi_recall"], union["scpi_recall"] >= GOALS["scpi_recall_min"]),
         "none_flagged": (union["none_flag_rate"], union["none_flag_rate"] <= GOALS["none_flagged_max"]),
     }
-    ja_scpi = ja.get("scpi_recall")
-    if ja_scpi is not None and not math.isnan(ja_scpi):  # only when Japanese SCPI sentences were scored
-        checks["ja_scpi_recall"] = (ja_scpi, ja_scpi >= GOALS["ja_scpi_recall_min"])
+    for lang in SCPI_LANGS:  # only when that language's SCPI documents were scored
+        scpi = metrics["per_lang"].get(lang, {}).get("union", {}).get("scpi_recall")
+        if scpi is not None and not math.isnan(scpi):
+            checks[f"{lang}_scpi_recall"] = (scpi, scpi >= GOALS["lang_scpi_recall_min"])
+    en_none = metrics["per_lang"].get("en", {}).get("union", {}).get("none_flag_rate")
+    if en_none is not None and not math.isnan(en_none):
+        checks["en_none_flagged"] = (en_none, en_none <= GOALS["none_flagged_max"])
     return {k: {"value": v, "met": bool(ok)} for k, (v, ok) in checks.items()}
 
 
@@ -132,6 +146,11 @@ def format_summary(report: dict[str, Any]) -> str:
                          f"  (n={values['n']})")
         lines.append("  goals: " + ", ".join(f"{k} {'met' if g['met'] else 'NOT met'}"
                                              for k, g in report["goals"].items()))
+        for lang, groups in metrics.get("per_source", {}).items():
+            for group, v in groups.items():
+                u = v["union"]
+                lines.append(f"  {lang}/{group}: F1 {u['f1']:.3f}  SCPI recall {u['scpi_recall']:.3f}"
+                             f"  NONE flagged {u['none_flag_rate']:.3f}  (n={u['n']})")
     for lang, groups in report.get("unlabelled_flag_rate", {}).items():
         parts = ", ".join(f"{g} {v['flag_rate']:.1%} of {v['n']}" for g, v in groups.items())
         lines.append(f"  unlabelled {lang}: {parts}")

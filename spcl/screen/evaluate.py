@@ -89,10 +89,12 @@ def cross_validate(
     folds: int = 5,
     baseline_recall: float = 0.93,
     on_fold: Callable[[int], None] | None = None,
+    on_fit: Callable[[int], None] | None = None,
 ) -> CVResult:
     """Grouped stratified ``folds``-fold CV of the full screen on ``real``; ``extra`` joins every train fold.
 
-    ``on_fold`` (e.g. a progress bar) is told the number of training documents of each finished fold.
+    ``on_fold`` (e.g. a progress bar) is told the number of training documents of each finished fold,
+    ``on_fit`` those of every model fit inside it (see :func:`fit_screen`).
 
     The baseline is trained on the real training fold only (as in the issue's reference) and scored at
     its default margin 0 and at the margin that reaches ``baseline_recall`` SCPI recall on the train fold
@@ -117,7 +119,7 @@ def cross_validate(
     splitter = StratifiedGroupKFold(n_splits=folds, shuffle=True, random_state=settings.seed)
     for k, (tr, te) in enumerate(splitter.split(np.zeros(n), strata, groups)):
         train = [real[i] for i in tr] + list(extra)
-        screen = fit_screen(train, replace(settings))
+        screen = fit_screen(train, replace(settings), on_fit=on_fit)
         test_texts = [real[i].text for i in te]
         res = screen.predict(test_texts, [real[i].lang for i in te])
         out["fold"][te] = k

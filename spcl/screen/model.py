@@ -37,8 +37,11 @@ from spcl.screen.features import FeatureSettings, Featurizer, tfidf
 from spcl.screen.tokenize import Tokenizers
 from spcl.text import guess_langs
 
-FORMAT_VERSION = 1
-"""Artifact format; a loader refuses any other value."""
+FORMAT_VERSION = 2
+"""Artifact format written when the card holds per-language thresholds (``lang_thresholds``); a spcl that
+reads only version 1 refuses it instead of silently using the global thresholds for every language."""
+READABLE_FORMATS = (1, 2)
+"""Formats this loader reads; a loader refuses any other value."""
 CARD = "model_card.json"
 MODEL_FILES: tuple[str, ...] = ("lexicon.json", "lgbm.txt", "screen.npz", "spm.model")
 _ZIP_DATE = (1980, 1, 1, 0, 0, 0)
@@ -85,6 +88,7 @@ class Screen:
         arrays: Mapping[str, np.ndarray],
         lgbm_model: str,
         thresholds: Mapping[str, float],
+        lang_thresholds: Mapping[str, Mapping[str, float]] | None = None,
         card: Mapping[str, Any] | None = None,
         name: str = "screen",
         files_digest: str | None = None,
@@ -98,6 +102,13 @@ class Screen:
         self.arrays = {k: np.asarray(arrays[k]) for k in _NPZ_KEYS}
         self.lgbm_model = lgbm_model
         self.thresholds = {"lgbm": float(thresholds["lgbm"]), "svc": float(thresholds["svc"])}
+        self.lang_thresholds = {
+            str(lang): {"lgbm": float(t["lgbm"]), "svc": float(t["svc"])} for lang, t in (lang_thresholds or {}).items()
+        }
+        """Thresholds of the languages that have their own (the others use :attr:`thresholds`)."""
+        self.oof_scores: dict[str, np.ndarray] = {}
+        """Out-of-fold ``lgbm``/``svc`` scores of the training records, in their order (set by
+        :func:`spcl.screen.train.fit_screen`, empty for a loaded screen; never saved)."""
         self.card: dict[str, Any] = dict(card or {})
         self.name = name
         self._files_digest = files_digest
@@ -147,17 +158,32 @@ class Screen:
             return ScreenResult(
                 empty_b, empty_f, empty_b, empty_f, empty_b, {c: empty_f for c in CATEGORIES}
             )
+        if langs is None and self.lang_thresholds:
+            langs = guess_langs(texts)
         x = self.features(texts, langs)
-        return self.predict_features(x)
+        return self.predict_features(x, langs)
 
-    def predict_features(self, x: sp.csr_matrix) -> ScreenResult:
-        """Score an already built feature matrix (see :meth:`features`)."""
+    def threshold_arrays(self, n: int, langs: Sequence[str] | None = None) -> tuple[np.ndarray, np.ndarray]:
+        """Per-document (lgbm, svc) thresholds: a language's own where the model has one, else the global."""
+        lg_t = np.full(n, self.thresholds["lgbm"], np.float32)
+        svc_t = np.full(n, self.thresholds["svc"], np.float32)
+        if langs is not None and self.lang_thresholds:
+            lang_arr = np.asarray(list(langs), dtype=object)
+            for lang, t in self.lang_thresholds.items():
+                m = lang_arr == lang
+                lg_t[m], svc_t[m] = t["lgbm"], t["svc"]
+        return lg_t, svc_t
+
+    def predict_features(self, x: sp.csr_matrix, langs: Sequence[str] | None = None) -> ScreenResult:
+        """Score an already built feature matrix (see :meth:`features`); ``langs`` picks per-language
+        thresholds (the global ones when None or for a language without its own)."""
         svc = (x @ self._svc_w + self._svc_b).astype(np.float32)
         lg = self._booster.predict(x[:, self._cols], num_threads=1).astype(np.float32)
         cat = np.asarray(x @ self._cat_w.T, dtype=np.float32) + self._cat_b
         cat = (1.0 / (1.0 + np.exp(-np.clip(cat, -30, 30)))).astype(np.float32)
-        lf = lg >= np.float32(self.thresholds["lgbm"])
-        sf = svc >= np.float32(self.thresholds["svc"])
+        lg_t, svc_t = self.threshold_arrays(x.shape[0], langs)
+        lf = lg >= lg_t
+        sf = svc >= svc_t
         return ScreenResult(
             flag=lf | sf,
             lgbm_score=lg,
@@ -190,11 +216,12 @@ class Screen:
         card.update(card_extra or {})
         card.update(
             {
-                "format_version": FORMAT_VERSION,
+                "format_version": FORMAT_VERSION if self.lang_thresholds else 1,
                 "name": out.name,
                 "spcl_version": card.get("spcl_version", __version__),
                 "features": self.settings.to_json(),
                 "thresholds": self.thresholds,
+                "lang_thresholds": self.lang_thresholds,
                 "categories": list(CATEGORIES),
                 "files": {k: hashlib.sha256(v).hexdigest() for k, v in sorted(files.items())},
                 "model_sha256": model_digest(files),
@@ -260,10 +287,10 @@ def load_screen(path: str | Path) -> Screen:
     if not isinstance(card, dict):
         raise ScreenModelError(f"{card_path}: model card is not a JSON object")
     fmt = card.get("format_version")
-    if fmt != FORMAT_VERSION:
+    if fmt not in READABLE_FORMATS:
         raise ScreenModelError(
             f"{card_path}: format_version {fmt!r} is not supported by spcl {__version__} "
-            f"(expects {FORMAT_VERSION}); retrain with `spcl train`"
+            f"(reads {', '.join(map(str, READABLE_FORMATS))}); retrain with `spcl train`"
         )
     expected = card.get("files") or {}
     files: dict[str, bytes] = {}
@@ -286,6 +313,7 @@ def load_screen(path: str | Path) -> Screen:
             arrays=arrays,
             lgbm_model=files["lgbm.txt"].decode("utf-8"),
             thresholds=card["thresholds"],
+            lang_thresholds=card.get("lang_thresholds") or {},
             card=card,
             name=str(card.get("name", root.name)),
             files_digest=model_digest(files),

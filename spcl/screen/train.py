@@ -11,7 +11,7 @@ import hashlib
 import json
 import logging
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -77,6 +77,13 @@ class TrainSettings:
     """Sample weight of synthetic (augmentation) records relative to real ones."""
     weak_weight: float = 0.2
     """Sample weight of weakly labelled real records (``source`` starting ``weak:``) relative to real ones."""
+    per_lang_thresholds: tuple[str, ...] = ()
+    """Languages that get their own thresholds, tuned on their own out-of-fold scores, when they have
+    enough real target positives (:func:`min_positives`); every other language uses the global ones."""
+    global_threshold_langs: tuple[str, ...] = ()
+    """Languages whose real target positives tune the global thresholds (default: every language). With
+    ``("ja", "ko")`` English, whose few SCPI documents are mostly hard first-person posts, does not pull the
+    thresholds that it (and any other language without its own) uses down to a 47 % NONE flag rate."""
     threshold_folds: int = 5
     svc_c: float = 0.5
     lgbm_top_k: int = 3000
@@ -96,6 +103,8 @@ class TrainSettings:
         d["features"] = self.features.to_json()
         d["positive_labels"] = list(self.positive_labels)
         d["threshold_labels"] = list(self.threshold_labels)
+        d["per_lang_thresholds"] = list(self.per_lang_thresholds)
+        d["global_threshold_langs"] = list(self.global_threshold_langs)
         return d
 
 
@@ -172,6 +181,17 @@ def near_duplicate_groups(texts: Sequence[str], threshold: float = 0.5) -> np.nd
     return np.array([find(i) for i in range(n)], np.int64)
 
 
+def min_positives(target: float) -> int:
+    """Fewest positives for which a recall target is a stable threshold rule: at least two positives may be
+    missed (``n·(1 − target) ≥ 2``) and never fewer than 20. Below it one document decides the threshold
+    (27 positives at 0.96 moved a threshold from 0.58 to 0.07).
+
+    >>> min_positives(0.96), min_positives(0.95), min_positives(0.5)
+    (50, 40, 20)
+    """
+    return max(20, int(np.ceil(2.0 / max(1.0 - target, 1e-9) - 1e-9)))
+
+
 def threshold_for_recall(scores: np.ndarray, positive: np.ndarray, target: float) -> float:
     """The highest threshold ``t`` such that ``mean(scores[positive] >= t) >= target``.
 
@@ -197,6 +217,7 @@ class _Data:
     target: np.ndarray
     strata: np.ndarray
     groups: np.ndarray
+    langs: np.ndarray
 
 
 def _prepare(records: Sequence[Record], featurizer: Featurizer, settings: TrainSettings) -> _Data:
@@ -219,6 +240,7 @@ def _prepare(records: Sequence[Record], featurizer: Featurizer, settings: TrainS
         target=target,
         strata=strata,
         groups=near_duplicate_groups(texts),
+        langs=np.array(langs, dtype=object),
     )
 
 
@@ -298,8 +320,10 @@ def _fit_categories(
     return coef, intercept
 
 
-def oof_thresholds(data: _Data, settings: TrainSettings, hashed_width: int) -> dict[str, Any]:
-    """Out-of-fold scores on the training data and the per-model thresholds reaching the target recall."""
+def oof_thresholds(data: _Data, settings: TrainSettings, hashed_width: int,
+                   on_fit: Callable[[int], None] | None = None) -> dict[str, Any]:
+    """Out-of-fold scores on the training data and the per-model thresholds reaching the target recall
+    (``on_fit`` is told the training documents of each fold's fit)."""
     n = data.y.size
     lg_oof = np.zeros(n, np.float32)
     svc_oof = np.zeros(n, np.float32)
@@ -310,9 +334,24 @@ def oof_thresholds(data: _Data, settings: TrainSettings, hashed_width: int) -> d
         xte = tfidf(data.counts[te], idf, data.lex[te], settings.features.sublinear_tf)
         w, b, cols, model = _fit_models(xtr, data.y[tr], data.weight[tr], settings, hashed_width)
         lg_oof[te], svc_oof[te] = _score(xte, w, b, cols, model)
+        if on_fit is not None:
+            on_fit(len(tr))
     pos = data.target if data.target.any() else data.y
-    lg_t, svc_t = tune_thresholds(lg_oof, svc_oof, pos, settings.target_recall, settings.threshold_mode)
-    return {"lgbm": lg_t, "svc": svc_t, "oof_lgbm": lg_oof, "oof_svc": svc_oof}
+    tuning = np.isin(data.langs, settings.global_threshold_langs) if settings.global_threshold_langs else None
+    if tuning is not None and (pos & tuning).any():
+        lg_t, svc_t = tune_thresholds(lg_oof[tuning], svc_oof[tuning], pos[tuning], settings.target_recall,
+                                      settings.threshold_mode)
+    else:
+        lg_t, svc_t = tune_thresholds(lg_oof, svc_oof, pos, settings.target_recall, settings.threshold_mode)
+    per_lang: dict[str, dict[str, float]] = {}
+    if settings.per_lang_thresholds:
+        for lang in sorted(set(data.langs.tolist()) & set(settings.per_lang_thresholds)):
+            m = data.langs == lang
+            if int((pos & m).sum()) >= min_positives(settings.target_recall):
+                t_l, t_s = tune_thresholds(lg_oof[m], svc_oof[m], pos[m], settings.target_recall,
+                                           settings.threshold_mode)
+                per_lang[lang] = {"lgbm": t_l, "svc": t_s}
+    return {"lgbm": lg_t, "svc": svc_t, "lang": per_lang, "oof_lgbm": lg_oof, "oof_svc": svc_oof}
 
 
 def tune_thresholds(
@@ -334,6 +373,31 @@ def tune_thresholds(
         if union.size and union.mean() >= target:
             return t_l, t_s
     return threshold_for_recall(lg, positive, target), threshold_for_recall(svc, positive, target)
+
+
+def too_few_positives(records: Sequence[Record], settings: TrainSettings) -> list[str]:
+    """Warnings (counts only) where the real documents of ``threshold_labels`` are fewer than
+    :func:`min_positives` for ``target_recall``: overall, and per language with per-language thresholds
+    (such a language falls back to the global thresholds)."""
+    need = min_positives(settings.target_recall)
+    labels = "+".join(settings.threshold_labels)
+    counts: dict[str, int] = {}
+    for r in records:
+        if not r.synthetic and r.label in settings.threshold_labels:
+            counts[r.lang] = counts.get(r.lang, 0) + 1
+    total = sum(counts.values())
+    out = []
+    if total < need:
+        out.append(f"only {total} real {labels} documents for target recall {settings.target_recall} "
+                   f"(at least {need} advised): one or two documents decide the thresholds; add labelled data "
+                   "or lower --target-recall")
+    if settings.per_lang_thresholds:
+        short = {lang: counts.get(lang, 0) for lang in sorted(settings.per_lang_thresholds)
+                 if counts.get(lang, 0) < need}
+        if short:
+            out.append("per-language thresholds: " + ", ".join(f"{lang} has {n}" for lang, n in short.items())
+                       + f" real {labels} documents (< {need}); those languages use the global thresholds")
+    return out
 
 
 def _sha256_records(records: Sequence[Record]) -> str:
@@ -365,6 +429,11 @@ def _training_card(records: Sequence[Record], settings: TrainSettings, lgbm_colu
             f"mode {settings.threshold_mode}: recall {settings.target_recall} of real "
             f"{'+'.join(settings.threshold_labels)} documents, out-of-fold "
             f"({settings.threshold_folds}-fold grouped stratified CV on the training data)"
+            + (f"; own thresholds for {', '.join(settings.per_lang_thresholds)} where a language has "
+               f"≥ {min_positives(settings.target_recall)} such documents"
+               if settings.per_lang_thresholds else "")
+            + (f"; global thresholds tuned on the {', '.join(settings.global_threshold_langs)} documents"
+               if settings.global_threshold_langs else "")
         ),
         "tokenizers": {
             "ja": "MeCab (fugashi + unidic-lite, -Owakati), lower-cased",
@@ -385,10 +454,13 @@ def fit_screen(
     records: Sequence[Record],
     settings: TrainSettings | None = None,
     lexicon: dict[str, dict[str, list[str]]] | None = None,
+    on_fit: Callable[[int], None] | None = None,
 ) -> Screen:
     """Train a complete screen on labelled records; deterministic for the same records and settings.
 
-    The returned :class:`Screen` predicts exactly as the artifact it saves to.
+    The returned :class:`Screen` predicts exactly as the artifact it saves to. ``on_fit`` (a progress
+    bar) is told the training documents of every model fit: ``threshold_folds`` out-of-fold fits, then
+    the final one.
     """
     settings = settings or TrainSettings()
     if not records:
@@ -402,10 +474,12 @@ def fit_screen(
     if data.y.all() or not data.y.any():
         raise ValueError("training data needs both positive and negative documents")
     hashed_width = 1 << fs.bits
-    th = oof_thresholds(data, settings, hashed_width)
+    th = oof_thresholds(data, settings, hashed_width, on_fit)
     idf = fit_idf(data.counts)
     x = tfidf(data.counts, idf, data.lex, fs.sublinear_tf)
     w, b, cols, model = _fit_models(x, data.y, data.weight, settings, hashed_width)
+    if on_fit is not None:
+        on_fit(len(records))
     cat_w, cat_b = _fit_categories(x, data.cats, data.weight, settings)
     arrays = {
         "idf": idf,
@@ -423,9 +497,11 @@ def fit_screen(
         arrays=arrays,
         lgbm_model=model,
         thresholds={"lgbm": th["lgbm"], "svc": th["svc"]},
+        lang_thresholds=th["lang"],
         card=card,
     )
     screen.card["training_seconds"] = round(time.perf_counter() - t0, 2)
+    screen.oof_scores = {"lgbm": th["oof_lgbm"], "svc": th["oof_svc"]}
     log.info(
         "trained screen on %d records in %.1fs (thresholds lgbm=%.4f svc=%.4f)",
         len(records),
