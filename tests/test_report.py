@@ -195,3 +195,15 @@ def test_report_of_a_real_run_renders_in_chromium(tmp_path: Path, root: Path):
         assert overflow <= 0  # readable on a phone: nothing wider than the screen
         assert driver.find_element("tag name", "h1").text.startswith("spcl run report")
         assert severe_logs(driver) == []
+
+
+def test_report_shows_the_model_cards_per_language_thresholds() -> None:
+    """A card with per-language thresholds (screen format 2): the facts carry them next to the global ones."""
+    from spcl.report.facts import _ColumnScan, _score_facts
+
+    card = {"thresholds": {"lgbm": 0.6, "svc": 0.1}, "lang_thresholds": {"ko": {"lgbm": 0.7, "svc": 0.2},
+                                                                         "ja": {"lgbm": 0.2, "svc": -0.5}}}
+    facts = _score_facts(_ColumnScan(), card)
+    assert facts["thresholds"] == {"lgbm": 0.6, "svc": 0.1} and facts["threshold_source"] == "model card"
+    assert facts["thresholds_by_lang"] == {"ja": {"lgbm": 0.2, "svc": -0.5}, "ko": {"lgbm": 0.7, "svc": 0.2}}
+    assert _score_facts(_ColumnScan(), {"thresholds": {"lgbm": 0.6}})["thresholds_by_lang"] == {}

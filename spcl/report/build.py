@@ -103,6 +103,9 @@ def _filter_scores(sc: dict[str, Any], add: Callable[[str, bytes], str]) -> list
         out += [
             f"<p>{number(sc['documents_scored'])} documents scored; thresholds: {esc(th)} "
             f"(from the {esc(sc['threshold_source'])}).</p>",
+            *[f"<p>{esc(lang)} documents: thresholds "
+              f"{esc(', '.join(f'{k} {v:.4f}' for k, v in sorted(th.items())))} (per-language, model card).</p>"
+              for lang, th in sc.get("thresholds_by_lang", {}).items()],
             add("scores", charts.score_histograms(sc)),
         ]
     else:

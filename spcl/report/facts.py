@@ -149,6 +149,8 @@ def _score_facts(scan: _ColumnScan, card: dict[str, Any] | None) -> dict[str, An
         "svc_edges": list(SVC_EDGES),
         "svc_counts": scan.svc.tolist(),
         "thresholds": thresholds,
+        "thresholds_by_lang": {lang: {k: float(v) for k, v in th.items()}
+                               for lang, th in sorted(((card or {}).get("lang_thresholds") or {}).items())},
         "threshold_source": threshold_source,
     }
 
