@@ -20,6 +20,9 @@ SHARED_DATA = ROOT.parent / "shared" / "data" / "scpi-real-v1" / "labelled.jsonl
 # SPARK_SUBMIT_OPTS wins.
 SPARK_TEST_JAVA_OPTS = "-XX:TieredStopAtLevel=1"
 os.environ.setdefault("SPARK_SUBMIT_OPTS", SPARK_TEST_JAVA_OPTS)
+# `make test` runs two xdist workers on two cores: one OpenMP thread each (torch would start one per core in each
+# worker, and subprocesses inherit it). Threads only; an outer OMP_NUM_THREADS wins.
+os.environ.setdefault("OMP_NUM_THREADS", "1")
 
 # The longest test files start first: `make test` hands whole files to two xdist workers in collection order, so
 # a long file collected last (the vLLM engine and server, ≈ 4-5 min) would run alone at the end while the other
