@@ -15,7 +15,14 @@ from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from spcl.config import Settings
-from spcl.integrations.rows import SCREEN_COLUMNS, SCREEN_SCHEMA, context, screen_columns, settings_json
+from spcl.integrations.rows import (
+    SCREEN_COLUMNS,
+    SCREEN_SCHEMA,
+    check_columns,
+    context,
+    screen_columns,
+    settings_json,
+)
 
 if TYPE_CHECKING:
     import datasets
@@ -52,13 +59,8 @@ def screen_dataset(ds: datasets.Dataset, text_col: str = "text", id_col: str | N
                    source: str = "dataset") -> datasets.Dataset:
     """``ds`` with the filter's columns added, every row kept; ``ValueError`` when a column is missing or the
     dataset already has one of the added names."""
-    missing = [c for c in (text_col, id_col) if c is not None and c not in ds.column_names]
-    if missing:
-        raise ValueError(f"screen_dataset: no column {', '.join(map(repr, missing))} in the dataset")
-    clash = [c for c in SCREEN_COLUMNS if c in ds.column_names]
-    if clash:
-        raise ValueError(f"screen_dataset: the dataset already has {', '.join(map(repr, clash))}, which spcl "
-                         "adds; rename or remove them first (ds.rename_column('lang', 'crawl_lang'))")
+    check_columns(ds.column_names, text_col, id_col, "screen_dataset", "dataset",
+                  "ds.rename_column('lang', 'crawl_lang')")
     return ds.map(screen_map(text_col, id_col, settings, source), batched=True, with_indices=True,
                   batch_size=batch_size, num_proc=num_proc, features=screen_features(ds.features),
                   desc="spcl screen")

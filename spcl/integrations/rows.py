@@ -31,6 +31,19 @@ SCREEN_SCHEMA = pa.schema([OUTPUT_SCHEMA.field(name).with_nullable(True) for nam
 """Arrow schema of :data:`SCREEN_COLUMNS` (all nullable, so any engine can hold them)."""
 
 
+def check_columns(columns: Sequence[str], text_col: str, id_col: str | None, who: str, what: str,
+                  rename_hint: str) -> None:
+    """Raise ``ValueError`` when ``text_col``/``id_col`` is not among ``columns`` or a column spcl adds
+    (:data:`SCREEN_COLUMNS`) is already there; ``who`` names the caller, ``what`` the table kind."""
+    missing = [c for c in (text_col, id_col) if c is not None and c not in columns]
+    if missing:
+        raise ValueError(f"{who}: no column {', '.join(map(repr, missing))} in the {what}")
+    clash = [c for c in SCREEN_COLUMNS if c in columns]
+    if clash:
+        raise ValueError(f"{who}: the {what} already has {', '.join(map(repr, clash))}, which spcl adds; "
+                         f"rename or remove them first ({rename_hint})")
+
+
 def settings_json(settings: Settings | None) -> str:
     """The serialized settings a worker builds its context from (the default config when ``None``)."""
     return (settings if settings is not None else load_settings(None)).model_dump_json()

@@ -22,7 +22,7 @@ import pyarrow as pa
 
 from spcl.config import Settings
 from spcl.filter.batch import context_for
-from spcl.integrations.rows import SCREEN_COLUMNS, SCREEN_SCHEMA, screen_columns, settings_json
+from spcl.integrations.rows import SCREEN_COLUMNS, SCREEN_SCHEMA, check_columns, screen_columns, settings_json
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame
@@ -77,13 +77,8 @@ def screen_dataframe(df: DataFrame, text_col: str = "text", id_col: str | None =
     from pyspark.sql.pandas.types import from_arrow_schema
     from pyspark.sql.types import StructType
 
-    missing = [c for c in (text_col, id_col) if c is not None and c not in df.columns]
-    if missing:
-        raise ValueError(f"screen_dataframe: no column {', '.join(map(repr, missing))} in the DataFrame")
-    clash = [c for c in SCREEN_COLUMNS if c in df.columns]
-    if clash:
-        raise ValueError(f"screen_dataframe: the DataFrame already has {', '.join(map(repr, clash))}, which "
-                         "spcl adds; rename or drop them first (e.g. df.withColumnRenamed('lang', 'crawl_lang'))")
+    check_columns(df.columns, text_col, id_col, "screen_dataframe", "DataFrame",
+                  "e.g. df.withColumnRenamed('lang', 'crawl_lang')")
     conf = df.sparkSession.conf.get("spark.sql.execution.arrow.useLargeVarTypes", "false")
     large = str(conf).lower() == "true"
     adapter = partial(screen_arrow, settings_json(settings), text_col, id_col, source, large)
