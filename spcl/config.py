@@ -15,6 +15,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model, field_validator
 
 from spcl.resources import shipped_locations, shipped_path
+from spcl.rule_types import BY_NAME, DEFAULT_CONTEXT, LANGUAGES
 from spcl.rule_types import PII_TYPES as RULE_PII_TYPES
 
 PII_TYPES: tuple[str, ...] = RULE_PII_TYPES
@@ -69,6 +70,39 @@ class DetectSettings(_Section):
     :data:`EMAIL_DOC_DOMAINS`. Empty by default: every address is reported."""
     email_allow_locals: tuple[str, ...] = ()
     """E-mail local parts (``noreply``) or prefixes ending in ``*`` (``bug-*``) that are not reported."""
+    languages: tuple[str, ...] = LANGUAGES
+    """Text languages of the corpus: detectors registered for none of them are off, and only these languages'
+    context words are read."""
+    context: dict[str, dict[str, tuple[str, ...]]] = Field(default_factory=lambda: {
+        t: dict(words) for t, words in DEFAULT_CONTEXT.items()})
+    """Context words per rule type and language (``spcl.rule_types``); a type or language not given keeps its
+    registered words. A space in a word matches one optional white-space character; case is ignored."""
+
+    def __hash__(self) -> int:  # ``context`` is a mapping; settings key the per-process detector cache
+        return hash(json.dumps(self.model_dump(mode="json"), sort_keys=True))
+
+    @field_validator("languages")
+    @classmethod
+    def _known_languages(cls, value: tuple[str, ...]) -> tuple[str, ...]:
+        unknown = sorted(set(value) - set(LANGUAGES))
+        if unknown or not value:
+            raise ValueError(f"unknown or no language(s) {unknown}; known: {list(LANGUAGES)}")
+        return value
+
+    @field_validator("context")
+    @classmethod
+    def _known_context(cls, value: dict[str, dict[str, tuple[str, ...]]]) -> dict[str, dict[str, tuple[str, ...]]]:
+        merged = {t: dict(words) for t, words in DEFAULT_CONTEXT.items()}
+        for t, by_lang in value.items():
+            if t not in DEFAULT_CONTEXT:
+                raise ValueError(f"{t!r} takes no context words; types that do: {list(DEFAULT_CONTEXT)}")
+            for lang, words in by_lang.items():
+                if lang not in BY_NAME[t].languages:
+                    raise ValueError(f"{t}: language {lang!r} is not one of its languages {list(BY_NAME[t].languages)}")
+                if not all(isinstance(w, str) and w.strip() for w in words):
+                    raise ValueError(f"{t}.{lang}: context words must be non-empty strings")
+                merged[t][lang] = tuple(w.strip() for w in words)
+        return merged
 
     @field_validator("types")
     @classmethod

@@ -35,7 +35,7 @@ from itertools import pairwise
 from spcl.config import PII_TYPES, DetectSettings
 from spcl.detect.base import Detector, Hit, NumericDetector
 from spcl.detect.folding import fold
-from spcl.rule_types import RULE_TYPES
+from spcl.rule_types import BY_NAME, RULE_TYPES
 
 __all__ = [
     "TYPE_PRIORITY",
@@ -117,7 +117,8 @@ class DetectorSet:
 
     def __init__(self, settings: DetectSettings) -> None:
         self.settings = settings
-        on = [t for t in PII_TYPES if t in settings.types]
+        langs = set(settings.languages)
+        on = [t for t in PII_TYPES if t in settings.types and langs & set(BY_NAME[t].languages)]
         self.numeric: list[NumericDetector] = [DETECTORS[t](settings) for t in on if t in _NUMERIC]
         self.other: list[Detector] = [DETECTORS[t](settings) for t in on if t not in _NUMERIC]
 
