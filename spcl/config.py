@@ -28,6 +28,13 @@ EMAIL_DOC_DOMAINS: tuple[str, ...] = (
 )  # fmt: skip
 """Documentation domains (RFC 2606/6761 and the JP/KR example names): e-mail there is never a person's."""
 
+IP_DNS_RESOLVERS: tuple[str, ...] = (
+    "8.8.8.8", "8.8.4.4", "1.1.1.1", "1.0.0.1", "9.9.9.9", "149.112.112.112", "208.67.222.222", "208.67.220.220",
+    "4.2.2.1", "4.2.2.2", "64.6.64.6", "64.6.65.6", "2001:4860:4860::8888", "2001:4860:4860::8844",
+    "2606:4700:4700::1111", "2606:4700:4700::1001", "2620:fe::fe", "2620:fe::9",
+)  # fmt: skip
+"""Well-known public DNS resolvers (Google, Cloudflare, Quad9, OpenDNS, Level3, Verisign): public, never a person's."""
+
 Action = Literal["flag", "count", "ignore"]
 # the source tree's conf/default.yaml, or the copy a wheel installs under <prefix>/share/spcl/conf/
 DEFAULT_CONF = shipped_path("conf/default.yaml") or shipped_locations("conf/default.yaml")[0]
@@ -65,6 +72,8 @@ class DetectSettings(_Section):
     """Characters before a candidate searched for context words (ACCOUNT, DOB)."""
     ip_private: bool = False
     """Also report private, loopback, link-local, documentation and reserved IP addresses as IP hits."""
+    ip_allow: tuple[str, ...] = ("dns",)
+    """IP addresses never reported; ``dns`` stands for :data:`IP_DNS_RESOLVERS` (the default)."""
     email_allow_domains: tuple[str, ...] = ()
     """E-mail addresses at these domains (or their subdomains) are not reported; ``docs`` stands for
     :data:`EMAIL_DOC_DOMAINS`. Empty by default: every address is reported."""
