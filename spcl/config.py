@@ -74,9 +74,9 @@ class DetectSettings(_Section):
     """Also report private, loopback, link-local, documentation and reserved IP addresses as IP hits."""
     ip_allow: tuple[str, ...] = ("dns",)
     """IP addresses never reported; ``dns`` stands for :data:`IP_DNS_RESOLVERS` (the default)."""
-    email_allow_domains: tuple[str, ...] = ()
-    """E-mail addresses at these domains (or their subdomains) are not reported; ``docs`` stands for
-    :data:`EMAIL_DOC_DOMAINS`. Empty by default: every address is reported."""
+    email_allow_domains: tuple[str, ...] = ("docs",)
+    """E-mail addresses at these domains (or their subdomains) are not reported; ``docs`` (the default) stands for
+    :data:`EMAIL_DOC_DOMAINS`, the documentation domains; ``[]`` reports every address."""
     email_allow_locals: tuple[str, ...] = ()
     """E-mail local parts (``noreply``) or prefixes ending in ``*`` (``bug-*``) that are not reported."""
     languages: tuple[str, ...] = LANGUAGES

@@ -134,7 +134,7 @@ class DetectorSet:
         dropped, look-alike digits folded) and each hit is mapped back, so that its span covers the whole
         written value in ``text``, the invisible characters inside it included.
 
-        >>> build_detectors(DetectSettings(types=("EMAIL",))).find("a@example.com 010-1234-5678")
+        >>> build_detectors(DetectSettings(types=("EMAIL",))).find("a@mailbox.com 010-1234-5678")
         [Hit(type='EMAIL', start=0, end=13, validated=None, detector='email@1')]
         >>> build_detectors().find("tel 010\u200b1234\u200b5678")
         [Hit(type='PHONE', start=4, end=17, validated=None, detector='phone_kr@1')]
@@ -182,7 +182,9 @@ def find_pii(text: str, settings: DetectSettings | None = None) -> list[Hit]:
     The detector set is cached per settings object (the default settings included), so repeated calls
     cost only the matching.
 
-    >>> find_pii("mail kim@example.com")
+    >>> find_pii("mail kim@mailbox.com")
     [Hit(type='EMAIL', start=5, end=20, validated=None, detector='email@1')]
+    >>> find_pii("mail kim@example.com")  # a documentation domain (``detect.email_allow_domains``)
+    []
     """
     return _cached(settings if settings is not None else _DEFAULT).find(text)
