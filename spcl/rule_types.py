@@ -136,25 +136,61 @@ def context_pattern(words_by_lang: Mapping[str, Iterable[str]], languages: Itera
 
     Each word is literal except that a space matches one optional white-space character.
 
-    >>> context_pattern({"en": ["tax id"], "ko": ["납세자"]}, ["en"]).pattern
-    'tax\\\\s?id'
+    >>> context_pattern({"en": ["tax id", "taxpayer"], "ko": ["납세자"]}, ["en"]).pattern
+    'tax(?:\\\\s?id|payer)'
     >>> bool(context_pattern({"en": ["tax id"]}, ["en"]).search("TAXID 12"))
     True
     """
     words = [w for lang in languages for w in words_by_lang.get(lang, ())]
     if not words:
         return None
-    parts = dict.fromkeys(r"\s?".join(re.escape(p) for p in w.split(" ")) for w in words)
-    return re.compile("|".join(sorted(parts, key=lambda p: (-len(p), p))), re.IGNORECASE)
+    trie: dict = {}
+    for w in words:  # one trie over the words' characters: the alternation branches once per shared prefix
+        node = trie
+        for ch in w.lower():
+            node = node.setdefault(ch, {})
+        node[""] = {}
+    return re.compile(_trie_regex(trie), re.IGNORECASE)
+
+
+def _trie_regex(node: dict) -> str:
+    """The regex of one trie node: longer continuations first, so a match is the longest word at its start."""
+    branches = [(r"\s?" if ch == " " else re.escape(ch)) + _trie_regex(child) for ch, child in node.items() if ch]
+    branches.sort(key=lambda b: (-len(b), b))
+    if "" in node:
+        branches.append("")
+    if not branches or branches == [""]:
+        return ""
+    if len(branches) == 1:
+        return branches[0]
+    return "(?:" + "|".join(branches) + ")"
 
 
 def context_gates(words_by_lang: Mapping[str, Iterable[str]], languages: Iterable[str]) -> tuple[str, ...]:
-    """Lower-case substrings one of which every match of :func:`context_pattern` holds (its words' first pieces).
+    """A few lower-case substrings one of which every match of :func:`context_pattern` holds, for cheap ``in``
+    gates: a greedy cover of the words by their substrings of 2-5 characters (the most words first, then the
+    longer, then a word's start).
 
-    >>> context_gates({"en": ["driver's license", "passport"]}, ["en"])
-    ("driver's", 'passport')
+    >>> context_gates({"en": ["driver's license", "driving licence", "license no"], "ja": ["免許証", "運転免許"]},
+    ...               ["en", "ja"])
+    ('licen', '免許')
     """
-    return tuple(dict.fromkeys(w.split(" ")[0].lower() for lang in languages for w in words_by_lang.get(lang, ())))
+    words = list(dict.fromkeys(w.lower() for lang in languages for w in words_by_lang.get(lang, ())))
+    subs: dict[str, set[int]] = {}
+    starts: set[str] = set()
+    for i, w in enumerate(words):
+        for piece in w.split(" "):
+            for k in range(min(2, len(piece)), min(5, len(piece)) + 1):
+                for j in range(len(piece) - k + 1):
+                    subs.setdefault(piece[j : j + k], set()).add(i)
+            starts.update(piece[:k] for k in range(1, 6))
+    gates: list[str] = []
+    left = set(range(len(words)))
+    while left:
+        best = max(subs, key=lambda s: (len(subs[s] & left), len(s), s in starts, s))
+        gates.append(best)
+        left -= subs[best]
+    return tuple(gates)
 
 
 def _plugin_modules() -> list[str]:
