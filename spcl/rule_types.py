@@ -10,8 +10,9 @@ configuration can read it without importing the detectors.
 
 Adding a detector is one module: it defines the detector class (``find(text) -> list[Hit]``, built with the
 ``DetectSettings``) and a ``RULE_TYPES`` tuple of rows, and is named in the ``SPCL_DETECTORS`` environment variable
-(comma-separated module names; set it for the driver and the Spark workers alike). Such a module is imported while the configuration is being built, so at its top it imports only this module (``Hit`` and
-``RuleType`` live here); it reads its context words with :func:`context_pattern` from the settings it is given.
+(comma-separated module names; set it for the driver and the Spark workers alike). Such a module is imported
+while the configuration is being built, so at its top it imports only this module (``Hit`` and ``RuleType``
+live here); it reads its context words with :func:`context_pattern` from the settings it is given.
 """
 
 from __future__ import annotations
