@@ -15,6 +15,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model, field_validator
 
 from spcl.resources import shipped_locations, shipped_path
+from spcl.rule_types import BY_NAME, DEFAULT_CONTEXT, LANGUAGES
 from spcl.rule_types import PII_TYPES as RULE_PII_TYPES
 
 PII_TYPES: tuple[str, ...] = RULE_PII_TYPES
@@ -26,6 +27,13 @@ EMAIL_DOC_DOMAINS: tuple[str, ...] = (
     "example.jp", "example.co.jp", "example.ne.jp", "example.kr", "example.co.kr",
 )  # fmt: skip
 """Documentation domains (RFC 2606/6761 and the JP/KR example names): e-mail there is never a person's."""
+
+IP_DNS_RESOLVERS: tuple[str, ...] = (
+    "8.8.8.8", "8.8.4.4", "1.1.1.1", "1.0.0.1", "9.9.9.9", "149.112.112.112", "208.67.222.222", "208.67.220.220",
+    "4.2.2.1", "4.2.2.2", "64.6.64.6", "64.6.65.6", "2001:4860:4860::8888", "2001:4860:4860::8844",
+    "2606:4700:4700::1111", "2606:4700:4700::1001", "2620:fe::fe", "2620:fe::9",
+)  # fmt: skip
+"""Well-known public DNS resolvers (Google, Cloudflare, Quad9, OpenDNS, Level3, Verisign): public, never a person's."""
 
 Action = Literal["flag", "count", "ignore"]
 # the source tree's conf/default.yaml, or the copy a wheel installs under <prefix>/share/spcl/conf/
@@ -64,11 +72,46 @@ class DetectSettings(_Section):
     """Characters before a candidate searched for context words (ACCOUNT, DOB)."""
     ip_private: bool = False
     """Also report private, loopback, link-local, documentation and reserved IP addresses as IP hits."""
-    email_allow_domains: tuple[str, ...] = ()
-    """E-mail addresses at these domains (or their subdomains) are not reported; ``docs`` stands for
-    :data:`EMAIL_DOC_DOMAINS`. Empty by default: every address is reported."""
+    ip_allow: tuple[str, ...] = ("dns",)
+    """IP addresses never reported; ``dns`` stands for :data:`IP_DNS_RESOLVERS` (the default)."""
+    email_allow_domains: tuple[str, ...] = ("docs",)
+    """E-mail addresses at these domains (or their subdomains) are not reported; ``docs`` (the default) stands for
+    :data:`EMAIL_DOC_DOMAINS`, the documentation domains; ``[]`` reports every address."""
     email_allow_locals: tuple[str, ...] = ()
     """E-mail local parts (``noreply``) or prefixes ending in ``*`` (``bug-*``) that are not reported."""
+    languages: tuple[str, ...] = LANGUAGES
+    """Text languages of the corpus: detectors registered for none of them are off, and only these languages'
+    context words are read."""
+    context: dict[str, dict[str, tuple[str, ...]]] = Field(default_factory=lambda: {
+        t: dict(words) for t, words in DEFAULT_CONTEXT.items()})
+    """Context words per rule type and language (``spcl.rule_types``); a type or language not given keeps its
+    registered words. A space in a word matches one optional white-space character; case is ignored."""
+
+    def __hash__(self) -> int:  # ``context`` is a mapping; settings key the per-process detector cache
+        return hash(json.dumps(self.model_dump(mode="json"), sort_keys=True))
+
+    @field_validator("languages")
+    @classmethod
+    def _known_languages(cls, value: tuple[str, ...]) -> tuple[str, ...]:
+        unknown = sorted(set(value) - set(LANGUAGES))
+        if unknown or not value:
+            raise ValueError(f"unknown or no language(s) {unknown}; known: {list(LANGUAGES)}")
+        return value
+
+    @field_validator("context")
+    @classmethod
+    def _known_context(cls, value: dict[str, dict[str, tuple[str, ...]]]) -> dict[str, dict[str, tuple[str, ...]]]:
+        merged = {t: dict(words) for t, words in DEFAULT_CONTEXT.items()}
+        for t, by_lang in value.items():
+            if t not in DEFAULT_CONTEXT:
+                raise ValueError(f"{t!r} takes no context words; types that do: {list(DEFAULT_CONTEXT)}")
+            for lang, words in by_lang.items():
+                if lang not in BY_NAME[t].languages:
+                    raise ValueError(f"{t}: language {lang!r} is not one of its languages {list(BY_NAME[t].languages)}")
+                if not all(isinstance(w, str) and w.strip() for w in words):
+                    raise ValueError(f"{t}.{lang}: context words must be non-empty strings")
+                merged[t][lang] = tuple(w.strip() for w in words)
+        return merged
 
     @field_validator("types")
     @classmethod

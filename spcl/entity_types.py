@@ -10,7 +10,7 @@ from collections.abc import Iterable
 
 from spcl.rule_types import RULE_TYPES
 
-DEFAULT_TYPES: tuple[str, ...] = (
+_LLM_TYPES: tuple[str, ...] = (
     "PERSON",
     "RRN",
     "DOB",
@@ -24,7 +24,12 @@ DEFAULT_TYPES: tuple[str, ...] = (
     "IP",
     "CREDENTIAL",
 )
-"""Every type the LLM stage knows, in the prompt's order."""
+
+DEFAULT_TYPES: tuple[str, ...] = (
+    *_LLM_TYPES, *dict.fromkeys(t.entity for t in RULE_TYPES if t.entity not in _LLM_TYPES)
+)
+"""Every type the LLM stage knows, in the prompt's order: the extractor's types, then the entity type of any
+registered rule type (``spcl.rule_types``) that is none of them."""
 
 RULE_HIT_TYPES: dict[str, str] = {t.name: t.entity for t in RULE_TYPES}
 """Rule-detector type (``spcl.config.PII_TYPES``) → entity type: national and taxpayer numbers (``MYNUMBER``,

@@ -29,7 +29,7 @@ BAD_REASONS = {"bad-null": "missing_text_field", "bad-number": "text_not_string"
                "bad-nul": "text_contains_nul", "bad-too-long": "text_too_long"}
 PLANTED = {
     "pii-ko-phone": "연락처는 010-2345-6789입니다. 편하게 전화 주세요.",
-    "pii-ja-email": "詳しくは taro.yamada@example.jp までご連絡ください。",
+    "pii-ja-email": "詳しくは taro.yamada@mailbox.jp までご連絡ください。",
     "plain-ja": "週末は家族で近くの公園に出かけました。",
     "plain-en": "The library opens at nine and closes at five on weekdays.",
 }

@@ -69,7 +69,7 @@ def test_rules_rows(text: str, expected: list[tuple[str, str]]) -> None:
 
 
 def test_rules_output_meets_the_contract() -> None:
-    texts = ["김가상 씨 연락처 010-0000-1234, 이메일 kim@example.com", "", "東京都渋谷区神宮前1-2-3 山田太郎さん"]
+    texts = ["김가상 씨 연락처 010-0000-1234, 이메일 kim@mailbox.com", "", "東京都渋谷区神宮前1-2-3 山田太郎さん"]
     raws = RulesExtractor().extract(texts)
     assert raws[1] == ""
     for raw, text in zip(raws, texts, strict=True):

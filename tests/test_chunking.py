@@ -49,7 +49,7 @@ def test_windows_cover_the_text_bounded_and_overlapping(text: str, max_chars: in
 
 def test_long_document_is_extracted_in_windows_and_every_value_found() -> None:
     filler = "오늘은 날씨가 맑았다. " * 40
-    values = ["a.kim@example.com", "010-2345-6789", "b.lee@example.org"]
+    values = ["a.kim@mailbox.com", "010-2345-6789", "b.lee@mailbox.org"]
     text = f"{filler}{values[0]} {filler}{values[1]} {filler}{values[2]} {filler}"
     inner = WindowEchoExtractor(limit=600)
     assert not inner.run([text])[0].ok  # the whole document does not fit
@@ -67,7 +67,7 @@ def test_one_failed_window_fails_the_document_closed() -> None:
             out[1] = Extraction(error="timeout")
             return out
 
-    long_text = "x@example.com " + "가" * 900
+    long_text = "x@mailbox.com " + "가" * 900
     short_text = "짧은 문서"
     results = ChunkingExtractor(FlakyEcho(limit=10_000), max_chars=400, overlap=50).run([long_text, short_text])
     assert results[0].error == "window_failed:timeout" and results[0].raw is None

@@ -6,13 +6,13 @@ import unicodedata
 
 from spcl.extract import DEFAULT_TYPES, ParseResult, parse_extraction
 
-SRC = "신청인 김가상(900101-1234560), 연락처 010 0000 1234, 메일 kim1@example.com."
+SRC = "신청인 김가상(900101-1234560), 연락처 010 0000 1234, 메일 kim1@mailbox.com."
 
 
 def test_accepts_rows_found_in_source_in_output_order() -> None:
-    raw = "PERSON\t김가상\nPHONE\t010-0000-1234\nEMAIL\tkim1@example.com\n"
+    raw = "PERSON\t김가상\nPHONE\t010-0000-1234\nEMAIL\tkim1@mailbox.com\n"
     r = parse_extraction(raw, SRC)
-    assert r.candidates == [("PERSON", "김가상"), ("PHONE", "010-0000-1234"), ("EMAIL", "kim1@example.com")]
+    assert r.candidates == [("PERSON", "김가상"), ("PHONE", "010-0000-1234"), ("EMAIL", "kim1@mailbox.com")]
     assert r.parse_success and r.hallucinated_rows == [] and r.rows_read == 3 and r.rows_rejected == {}
 
 
@@ -23,8 +23,8 @@ def test_trims_and_normalizes_type_and_value() -> None:
 
 
 def test_think_blocks_removed_only_when_complete() -> None:
-    r = parse_extraction("<think>PERSON\t김가상\n</think>\nEMAIL\tkim1@example.com", SRC)
-    assert r.candidates == [("EMAIL", "kim1@example.com")] and r.think_blocks == 1
+    r = parse_extraction("<think>PERSON\t김가상\n</think>\nEMAIL\tkim1@mailbox.com", SRC)
+    assert r.candidates == [("EMAIL", "kim1@mailbox.com")] and r.think_blocks == 1
     r = parse_extraction("<think>\nPERSON\t김가상", SRC)  # unterminated: rows are still read
     assert r.candidates == [("PERSON", "김가상")]
     r = parse_extraction("<think>a</think>PERSON\t김가상<think>b\n</think>", SRC)
@@ -72,8 +72,8 @@ def test_parse_success_rules() -> None:
 
 
 def test_allowed_types_configurable() -> None:
-    r = parse_extraction("PERSON\t김가상\nEMAIL\tkim1@example.com", SRC, allowed_types=("email",))
-    assert r.candidates == [("EMAIL", "kim1@example.com")]
+    r = parse_extraction("PERSON\t김가상\nEMAIL\tkim1@mailbox.com", SRC, allowed_types=("email",))
+    assert r.candidates == [("EMAIL", "kim1@mailbox.com")]
     assert r.rows_rejected == {"type_not_allowed": 1}
     assert "PERSON" in DEFAULT_TYPES and len(DEFAULT_TYPES) == 12
 

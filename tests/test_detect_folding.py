@@ -55,7 +55,7 @@ def _values() -> st.SearchStrategy[tuple[str, str, str]]:
         if kind == 4:
             n = mynumber(rng)
             return "MYNUMBER", f"{n[:4]} {n[4:8]} {n[8:]}", "マイナンバー：{v} です"
-        return "EMAIL", f"user{rng.randint(1, 999)}.name@example.co.kr", "mail {v} today"
+        return "EMAIL", f"user{rng.randint(1, 999)}.name@mailbox.co.kr", "mail {v} today"
 
     return st.builds(build, seeds, st.integers(0, 5))
 
@@ -106,7 +106,7 @@ def _span(sentence: str, value: str) -> tuple[int, int]:
     [
         ("tel 010\u200b1234\u200b5678 ok", "PHONE", "010\u200b1234\u200b5678"),
         ("주민번호 900101\u2060-1234568", "RRN", "900101\u2060-1234568"),
-        ("mail kim\u00ad.min\u00ad@example.com", "EMAIL", "kim\u00ad.min\u00ad@example.com"),
+        ("mail kim\u00ad.min\u00ad@mailbox.com", "EMAIL", "kim\u00ad.min\u00ad@mailbox.com"),
         ("番号 𝟎𝟗𝟎-𝟏𝟐𝟑𝟒-𝟓𝟔𝟕𝟖 まで", "PHONE", "𝟎𝟗𝟎-𝟏𝟐𝟑𝟒-𝟓𝟔𝟕𝟖"),
         ("call 0\ufe0f\u20e310-1234-5678\ufe0f\u20e3 now", "PHONE", "0\ufe0f\u20e310-1234-5678\ufe0f\u20e3"),
         ("card 4111\u00a01111\u00a01111\u00a01111", "CARD", "4111\u00a01111\u00a01111\u00a01111"),
@@ -199,8 +199,8 @@ def test_hits_on_any_text_lie_inside_it_and_never_overlap(text: str) -> None:
     assert all(0 <= h.start < h.end <= len(text) for h in hits)
 
 
-HIDDEN = "연락처 010\u200b-98\u200d76-5432, 카드 ４１１１ １１１１ １１１１ １１１１, 메일 kim\u00ad@example.com."
-VISIBLE = ["010", "9876", "5432", "４１１１", "kim", "example.com"]
+HIDDEN = "연락처 010\u200b-98\u200d76-5432, 카드 ４１１１ １１１１ １１１１ １１１１, 메일 kim\u00ad@mailbox.com."
+VISIBLE = ["010", "9876", "5432", "４１１１", "kim", "mailbox.com"]
 
 
 def test_redacted_review_export_hides_obfuscated_values_and_their_copies() -> None:

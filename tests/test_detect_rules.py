@@ -60,9 +60,9 @@ POSITIVES: list[tuple[str, str, str, bool | None]] = [
     ("Call (415) 555-2671 today", "PHONE", "(415) 555-2671", None),
     ("E.164 +821012345678", "PHONE", "+821012345678", None),
     # EMAIL
-    ("메일 kim.minsu@example.co.kr 로 보내", "EMAIL", "kim.minsu@example.co.kr", None),
-    ("連絡先：taro_yamada+news@mail.example.jp まで", "EMAIL", "taro_yamada+news@mail.example.jp", None),
-    ("Contact: John.Doe@Example.COM.", "EMAIL", "John.Doe@Example.COM", None),
+    ("메일 kim.minsu@mailbox.co.kr 로 보내", "EMAIL", "kim.minsu@mailbox.co.kr", None),
+    ("連絡先：taro_yamada+news@mail.mailbox.jp まで", "EMAIL", "taro_yamada+news@mail.mailbox.jp", None),
+    ("Contact: John.Doe@Mailbox.COM.", "EMAIL", "John.Doe@Mailbox.COM", None),
     # RRN
     (f"주민등록번호 {VALID_RRN}", "RRN", VALID_RRN, True),
     (f"주민번호{VALID_RRN.replace('-', '')}입니다", "RRN", VALID_RRN.replace("-", ""), True),
@@ -230,7 +230,7 @@ def test_keep_invalid_reports_failed_checks_as_false() -> None:
 
 
 def test_types_setting_switches_detectors_off() -> None:
-    text = f"010-1234-5678 kim@example.com {VALID_RRN}"
+    text = f"010-1234-5678 kim@mailbox.com {VALID_RRN}"
     only_email = DetectSettings(types=("EMAIL",))
     assert [t for t, _, _ in spans(text, only_email)] == ["EMAIL"]
     no_phone = DetectSettings(types=("EMAIL", "RRN"))
@@ -256,7 +256,7 @@ def test_rrn_beats_account_when_checked() -> None:
 
 def test_several_hits_in_one_document_in_order() -> None:
     text = (
-        "홍길동 (생년월일 1990.01.02) 연락처 010-1234-5678, hong@example.com, "
+        "홍길동 (생년월일 1990.01.02) 연락처 010-1234-5678, hong@mailbox.com, "
         f"주소 서울특별시 강남구 테헤란로 152. 주민번호 {VALID_RRN}. "
         f"〒100-0001 東京都千代田区千代田1-1 個人番号 {VALID_MYNUMBER} カード 4111 1111 1111 1111"
     )

@@ -38,7 +38,7 @@ RECORDS = [
     # a gold span the detectors miss entirely
     {"id": "g3", "lang": "en", "text": "call me maybe", "spans": [{"type": "PHONE", "start": 0, "end": 4}]},
     {"id": "n1", "lang": "en", "kind": "negative", "text": "version 2.10.3", "tags": ["family:version"]},
-    {"id": "n2", "lang": "en", "kind": "negative", "text": "mail kim@example.com", "tags": ["family:x"]},
+    {"id": "n2", "lang": "en", "kind": "negative", "text": "mail kim@mailbox.com", "tags": ["family:x"]},
     {"id": "p1", "lang": "ko", "kind": "prose", "text": "가" * 100 + " 010-1234-5678 a@b.com"},
 ]
 

@@ -16,7 +16,7 @@ from spcl.mask import MaskResult
 from spcl.synth.pii import SPLITS, generate
 
 SRC1 = "김가상 고객 010-0000-1234, 김 가 상 님"
-SRC2 = "Mail kim1@example.com or call (201) 555-0123."
+SRC2 = "Mail kim1@mailbox.com or call (201) 555-0123."
 
 
 def _write(path: Path, rows: list[dict]) -> Path:
@@ -38,7 +38,7 @@ def gold(tmp_path: Path) -> Path:
                 "id": "d2",
                 "source_text": SRC2,
                 "entities": [
-                    {"type": "email", "original": " kim1@example.com "},
+                    {"type": "email", "original": " kim1@mailbox.com "},
                     {"type": "PHONE", "original": "(201) 555-0123"},
                 ],
             },
@@ -78,7 +78,7 @@ def test_hand_computed_metrics(gold: Path, tmp_path: Path) -> None:
             # d2: candidates form, everything right
             {
                 "id": "d2",
-                "candidates": [["EMAIL", "kim1@example.com"], ["PHONE", "(201) 555-0123"]],
+                "candidates": [["EMAIL", "kim1@mailbox.com"], ["PHONE", "(201) 555-0123"]],
                 "parse_success": True,
             },
             # d3: nothing, nothing expected

@@ -18,7 +18,7 @@ from tests.conftest import doc_line, write_lines
 
 PLANTED = {
     "ko-phone": ("연락처는 010-2345-6789입니다. 편하게 전화 주세요.", "PHONE", "010-2345-6789"),
-    "ja-email": ("詳しくは taro.yamada@example.jp までご連絡ください。", "EMAIL", "taro.yamada@example.jp"),
+    "ja-email": ("詳しくは taro.yamada@mailbox.jp までご連絡ください。", "EMAIL", "taro.yamada@mailbox.jp"),
     "en-card": ("I paid with {card} yesterday and it went through.", "CARD", None),
     "ko-rrn": ("주민등록번호 {rrn} 를 제출했습니다.", "RRN", None),
 }

@@ -115,7 +115,7 @@ def test_release_check_fails_closed() -> None:
 
 
 def test_uncovered_hit_sends_the_document_to_failed() -> None:
-    text = "메일 kim@example.com 으로"
+    text = "메일 kim@mailbox.com 으로"
     doc = DocInput("d", text, "ko", entities=[], hits=[("EMAIL", 3, 18)])
     res = Generalizer(None).run([doc])[0]
     assert res.text is None and res.reason == "release:hit_not_replaced:EMAIL"
@@ -371,16 +371,16 @@ def test_invalid_hits_are_not_spans_and_missing_hits_rerun_the_detectors() -> No
 def test_vault_keeps_every_runs_originals_and_duplicate_ids_restore_their_own_text(tmp_path: Path) -> None:
     """The mask stage's vault rules hold here too: files unique per run, records keyed by row key."""
     vault = tmp_path / "v"
-    for month, texts in (("m1", ["tel 010-1111-2222", "mail a@example.com"]),
-                         ("m2", ["tel 010-3333-4444", "mail b@example.com"])):
+    for month, texts in (("m1", ["tel 010-1111-2222", "mail a@mailbox.com"]),
+                         ("m2", ["tel 010-3333-4444", "mail b@mailbox.com"])):
         (tmp_path / month).mkdir()
         pq.write_table(pa.table({"id": ["7", "7"], "text": texts}), tmp_path / month / "part-0.parquet")
         run_generalize_job(GeneralizeJobConfig(input=str(tmp_path / month), output=str(tmp_path / f"out-{month}"),
                                                vault=str(vault)))
     assert len(list(vault.glob("gen-*.jsonl"))) == 2
     store = open_vault(vault, KEY)
-    for month, texts in (("m1", ["tel 010-1111-2222", "mail a@example.com"]),
-                         ("m2", ["tel 010-3333-4444", "mail b@example.com"])):
+    for month, texts in (("m1", ["tel 010-1111-2222", "mail a@mailbox.com"]),
+                         ("m2", ["tel 010-3333-4444", "mail b@mailbox.com"])):
         rows = list(iter_generalized(tmp_path / f"out-{month}"))
         assert len(rows) == 2 and len({r["row_key"] for r in rows}) == 2
         got = {restore(r["generalized_text"], r["spans"], store.get(r["row_key"], writer=r["vault_file"]))
@@ -393,7 +393,7 @@ def test_a_changed_input_file_is_generalized_again_not_skipped(tmp_path: Path) -
     cfg = GeneralizeJobConfig(input=str(tmp_path / "in"), output=str(tmp_path / "out"), vault=str(tmp_path / "v"))
     pq.write_table(pa.table({"id": ["a"], "text": ["tel 010-1111-2222"]}), tmp_path / "in" / "part-0.parquet")
     run_generalize_job(cfg)
-    pq.write_table(pa.table({"id": ["a", "b"], "text": ["tel 010-1111-2222", "mail b@example.com"]}),
+    pq.write_table(pa.table({"id": ["a", "b"], "text": ["tel 010-1111-2222", "mail b@mailbox.com"]}),
                    tmp_path / "in" / "part-0.parquet")
     metrics = run_generalize_job(cfg)
     assert metrics["documents"] == 2

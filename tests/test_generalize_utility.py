@@ -52,7 +52,7 @@ def test_eval_utility_over_a_generalize_output(tmp_path: Path, monkeypatch: pyte
     monkeypatch.setenv("SPCL_VAULT_KEY", base64.b64encode(KEY).decode())
     (tmp_path / "in").mkdir()
     pq.write_table(pa.table({"id": ["a", "b"], "text": ["연락처 010-1234-5678, 1991년 6월 9일생",
-                                                          "mail kim@example.com please"]}),
+                                                          "mail kim@mailbox.com please"]}),
                    tmp_path / "in" / "p.parquet")
     run_generalize_job(GeneralizeJobConfig(input=str(tmp_path / "in"), output=str(tmp_path / "gen"),
                                            vault=str(tmp_path / "v")))
@@ -63,7 +63,7 @@ def test_eval_utility_over_a_generalize_output(tmp_path: Path, monkeypatch: pyte
     report = json.loads((tmp_path / "u.json").read_text())
     assert report["documents"] == 2 and report["spans"] >= 2 and 0.0 <= report["tps"] <= 1.0
     text = capsys.readouterr().out
-    assert "010-1234-5678" not in text and "kim@example.com" not in text
+    assert "010-1234-5678" not in text and "kim@mailbox.com" not in text
 
 
 def test_reidentify_counts_what_the_attacker_recovers(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

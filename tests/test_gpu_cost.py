@@ -21,7 +21,7 @@ from spcl.mask_stage import MaskJobConfig, run_mask_job
 from spcl.report.tokens import token_facts
 
 KEY_B64 = base64.b64encode(bytes(range(32))).decode()
-TEXTS = ["연락처는 010-2345-6789입니다.", "山田太郎さんのメールは yamada@example.com です。",
+TEXTS = ["연락처는 010-2345-6789입니다.", "山田太郎さんのメールは yamada@mailbox.com です。",
          "Jordan was treated at Leeds General Infirmary. Call 010-2345-6789.", "no personal data here at all"]
 
 

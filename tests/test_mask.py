@@ -171,7 +171,7 @@ def test_reassemble_replaces_known_tokens_once_and_keeps_unknown() -> None:
 
 
 def test_candidates_are_normalized_and_empty_ignored() -> None:
-    r = mask_text("Mail user1@example.com now", [(" email ", "  user1@example.com\n"), ("PERSON", "  "), ("PHONE", "")])
+    r = mask_text("Mail user1@mailbox.com now", [(" email ", "  user1@mailbox.com\n"), ("PERSON", "  "), ("PHONE", "")])
     assert r.masked_text == "Mail [EMAIL_1] now"
 
 

@@ -144,7 +144,7 @@ def test_rules_job_masks_every_document_and_round_trips(tmp_path: Path, records:
 def test_fail_closed_reasons_and_think_blocks(tmp_path: Path) -> None:
     src = {
         "d-ok": "연락처 010-1234-5678 김가상",
-        "d-think": "メールは yamada@example.com です",
+        "d-think": "メールは yamada@mailbox.com です",
         "d-halluc": "Call 010-2222-3333 now",
         "d-halluc-only": "Nothing personal here at all",
         "d-chatter": "Sure! Here is a document with 010-9999-8888",
@@ -153,7 +153,7 @@ def test_fail_closed_reasons_and_think_blocks(tmp_path: Path) -> None:
     }
     answers = {
         "d-ok": "PERSON\t김가상\nPHONE\t010-1234-5678\n",
-        "d-think": "<think>the user wants PII; 010-0000-0000 is not here</think>EMAIL\tyamada@example.com",
+        "d-think": "<think>the user wants PII; 010-0000-0000 is not here</think>EMAIL\tyamada@mailbox.com",
         "d-halluc": "PHONE\t010-2222-3333\nPERSON\tJohn Invented\n",
         "d-halluc-only": "PERSON\tJohn Invented\n",
         "d-chatter": "I found a phone number in the document.",
@@ -184,9 +184,9 @@ def test_fail_closed_reasons_and_think_blocks(tmp_path: Path) -> None:
 
 def test_fallback_rules_is_marked(tmp_path: Path) -> None:
     (tmp_path / "in").mkdir()
-    pq.write_table(pa.table({"id": ["a", "b"], "text": ["tel 010-1234-5678", "mail x@example.com"]}),
+    pq.write_table(pa.table({"id": ["a", "b"], "text": ["tel 010-1234-5678", "mail x@mailbox.com"]}),
                    tmp_path / "in" / "p.parquet")
-    ex = ScriptedExtractor(lambda t: ("e", "output_truncated") if "tel" in t else "EMAIL\tx@example.com")
+    ex = ScriptedExtractor(lambda t: ("e", "output_truncated") if "tel" in t else "EMAIL\tx@mailbox.com")
     metrics = run_mask_job(cfg_for(tmp_path, fallback="rules"), extractor=ex)
     masked = {r["id"]: r for r in read_dir(tmp_path / "out" / "masked")}
     assert masked["a"]["fallback"] is True and masked["a"]["extracted_by"] == "rules"

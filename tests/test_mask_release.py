@@ -214,7 +214,7 @@ def _write(folder: Path, name: str, ids: list, texts: list) -> Path:
 
 
 def test_rows_without_id_or_text_are_failed_and_counted(tmp_path: Path) -> None:
-    _write(tmp_path / "in", "p.parquet", [None, "b", "c"], ["tel 010-1234-5678", None, "mail x@example.com"])
+    _write(tmp_path / "in", "p.parquet", [None, "b", "c"], ["tel 010-1234-5678", None, "mail x@mailbox.com"])
     metrics = run_mask_job(MaskJobConfig(str(tmp_path / "in"), str(tmp_path / "out"), str(tmp_path / "v")))
     failed = {(f["id"], f["reason"]) for f in read_rows(tmp_path / "out" / "failed")}
     assert failed == {(None, "no_id"), ("b", "no_text")}
@@ -226,7 +226,7 @@ def test_a_changed_input_file_is_redone_not_skipped(tmp_path: Path) -> None:
     cfg = MaskJobConfig(str(tmp_path / "in"), str(tmp_path / "out"), str(tmp_path / "v"))
     _write(tmp_path / "in", "part-0.parquet", ["a"], ["tel 010-1234-5678"])
     run_mask_job(cfg)
-    _write(tmp_path / "in", "part-0.parquet", ["a", "b"], ["tel 010-1234-5678", "mail y@example.com"])
+    _write(tmp_path / "in", "part-0.parquet", ["a", "b"], ["tel 010-1234-5678", "mail y@mailbox.com"])
     metrics = run_mask_job(MaskJobConfig(str(tmp_path / "in"), str(tmp_path / "out"), str(tmp_path / "v")))
     assert metrics["run"]["files_processed"] == 1 and metrics["documents"] == 2
     assert sorted(r["id"] for r in read_rows(tmp_path / "out" / "masked")) == ["a", "b"]
@@ -236,13 +236,13 @@ def test_a_changed_input_file_is_redone_not_skipped(tmp_path: Path) -> None:
 def test_vault_keeps_every_runs_mappings_and_duplicate_ids_restore_their_own_text(tmp_path: Path) -> None:
     vault = tmp_path / "vault"
     # two monthly runs of the same path into one vault; the second month repeats ids with other texts
-    _write(tmp_path / "m1", "part-0.parquet", ["7", "8"], ["tel 010-1111-2222", "mail a@example.com"])
-    _write(tmp_path / "m2", "part-0.parquet", ["7", "7"], ["tel 010-3333-4444", "mail b@example.com"])
+    _write(tmp_path / "m1", "part-0.parquet", ["7", "8"], ["tel 010-1111-2222", "mail a@mailbox.com"])
+    _write(tmp_path / "m2", "part-0.parquet", ["7", "7"], ["tel 010-3333-4444", "mail b@mailbox.com"])
     for month in ("m1", "m2"):
         run_mask_job(MaskJobConfig(str(tmp_path / month), str(tmp_path / f"out-{month}"), str(vault)))
     assert len(list(vault.glob("mask-*.jsonl"))) == 2
-    for month, expected in (("m1", {"tel 010-1111-2222", "mail a@example.com"}),
-                            ("m2", {"tel 010-3333-4444", "mail b@example.com"})):
+    for month, expected in (("m1", {"tel 010-1111-2222", "mail a@mailbox.com"}),
+                            ("m2", {"tel 010-3333-4444", "mail b@mailbox.com"})):
         rc = main(["unmask", "--masked", str(tmp_path / f"out-{month}"), "--vault", str(vault), "--out",
                    str(tmp_path / f"restored-{month}")])
         assert rc == 0
@@ -251,7 +251,7 @@ def test_vault_keeps_every_runs_mappings_and_duplicate_ids_restore_their_own_tex
 
 
 def test_unmask_refuses_an_ambiguous_or_missing_mapping(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
-    _write(tmp_path / "in", "p.parquet", ["a", "b"], ["tel 010-1111-2222", "mail a@example.com"])
+    _write(tmp_path / "in", "p.parquet", ["a", "b"], ["tel 010-1111-2222", "mail a@mailbox.com"])
     run_mask_job(MaskJobConfig(str(tmp_path / "in"), str(tmp_path / "out"), str(tmp_path / "v")))
     [vfile] = (tmp_path / "v").glob("mask-*.jsonl")
     first = vfile.read_text().splitlines()[0]
@@ -291,8 +291,8 @@ def test_release_check_refuses_uncovered_hits() -> None:
 
 # --- property: whatever the extractor says, no rule-hit surface is released ----------------------------------
 
-_VALUES = ["010-2345-6789", "kim.lee@example.org", "900101-1234568", "4111 1111 1111 1111", "02-555-0123",
-           "090-1234-5678", "taro@example.jp"]
+_VALUES = ["010-2345-6789", "kim.lee@mailbox.org", "900101-1234568", "4111 1111 1111 1111", "02-555-0123",
+           "090-1234-5678", "taro@mailbox.jp"]
 _FILLER = ["연락처는", "メールは", "Call me at", "주민번호", "카드", "です。", "입니다.", "and", "/"]
 
 
@@ -334,7 +334,7 @@ def test_the_nothing_found_example_is_shown_as_an_empty_output() -> None:
 
 
 @pytest.mark.parametrize("hidden", ["010\u200b-1234-5678", "010-12\u20603\u200d4-5678", "𝟎𝟏𝟎-𝟏𝟐𝟑𝟒-𝟓𝟔𝟕𝟖",
-                                    "kim\u00ad.lee@example.org"])
+                                    "kim\u00ad.lee@mailbox.org"])
 def test_values_written_with_invisible_or_look_alike_characters_are_masked_whole(hidden: str) -> None:
     text = f"연락처 {hidden} 입니다"
     hits = rule_hits(text)

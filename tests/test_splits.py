@@ -65,7 +65,7 @@ def _big_jsonl(path: Path) -> int:
         if i % 37 == 5:
             lines.append(b'{"id": "bad-' + str(i).encode() + b'", "text": unterminated')
         else:
-            text = f"문서 {i}: 연락처 010-{1000 + i:04d}-{2000 + i:04d}, mail u{i}@example.com " + "가나다 " * (i % 9)
+            text = f"문서 {i}: 연락처 010-{1000 + i:04d}-{2000 + i:04d}, mail u{i}@mailbox.com " + "가나다 " * (i % 9)
             lines.append(json.dumps({"id": f"d{i}", "text": text}, ensure_ascii=False).encode())
         if i % 50 == 7:
             lines.append(b"   ")

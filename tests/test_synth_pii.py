@@ -76,7 +76,7 @@ def test_values_are_synthetic(pii_dir: Path) -> None:
         if t == "PHONE":
             assert re.fullmatch(r"010[- ]?0000[- ]?\d{4}|(\(\d{3}\) |\d{3}-)555-01\d\d", v), v
         if t == "EMAIL":
-            assert v.split("@")[1] in {"example.com", "example.org", "example.net"}
+            assert v.split("@")[1] in {"mailbox.com", "mailbox.org", "mailbox.net"}
 
 
 def test_negatives_hold_only_non_personal_strings(pii_dir: Path) -> None:

@@ -28,7 +28,7 @@ from spcl.mask_stage.unmask import Refused, restore_row
 KEY = bytes(range(32))
 NFD_HANGUL = unicodedata.normalize("NFD", "한국 홍길동")
 IDS = [f"d{i}" for i in range(12)] + ["dup", "dup", "nfd", "nfd-latin"]
-TEXTS = ([f"고객 번호 010-1234-{5600 + i} 으로 연락 주세요. mail user{i}@example.com thanks" for i in range(12)]
+TEXTS = ([f"고객 번호 010-1234-{5600 + i} 으로 연락 주세요. mail user{i}@mailbox.com thanks" for i in range(12)]
          + ["tel 010-9999-0001 first dup", "tel 010-9999-0002 second dup",
             f"{NFD_HANGUL} 전화 010-2222-3333 입니다", "Cafe\u0301 owner: call 010-4444-5555 today"])
 
@@ -99,7 +99,7 @@ def vault_file(run: Path) -> Path:
 
 def assert_no_values(text: str) -> None:
     """No planted value (phone numbers, e-mail addresses, names) appears in ``text``."""
-    for value in ("010-", "@example.com", "홍길동", "Cafe"):
+    for value in ("010-", "@mailbox.com", "홍길동", "Cafe"):
         assert value not in text
 
 

@@ -22,7 +22,7 @@ from spcl.mask.vault import (
     write_key_file,
 )
 
-SECRET = {"[PERSON_1]": "김가상", "[PHONE_1]": "010-0000-1234", "[EMAIL_1]": "kim1@example.com"}
+SECRET = {"[PERSON_1]": "김가상", "[PHONE_1]": "010-0000-1234", "[EMAIL_1]": "kim1@mailbox.com"}
 KEY = bytes(range(32))
 
 

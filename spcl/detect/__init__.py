@@ -35,7 +35,7 @@ from itertools import pairwise
 from spcl.config import PII_TYPES, DetectSettings
 from spcl.detect.base import Detector, Hit, NumericDetector
 from spcl.detect.folding import fold
-from spcl.rule_types import RULE_TYPES
+from spcl.rule_types import BY_NAME, RULE_TYPES
 
 __all__ = [
     "TYPE_PRIORITY",
@@ -117,7 +117,8 @@ class DetectorSet:
 
     def __init__(self, settings: DetectSettings) -> None:
         self.settings = settings
-        on = [t for t in PII_TYPES if t in settings.types]
+        langs = set(settings.languages)
+        on = [t for t in PII_TYPES if t in settings.types and langs & set(BY_NAME[t].languages)]
         self.numeric: list[NumericDetector] = [DETECTORS[t](settings) for t in on if t in _NUMERIC]
         self.other: list[Detector] = [DETECTORS[t](settings) for t in on if t not in _NUMERIC]
 
@@ -133,7 +134,7 @@ class DetectorSet:
         dropped, look-alike digits folded) and each hit is mapped back, so that its span covers the whole
         written value in ``text``, the invisible characters inside it included.
 
-        >>> build_detectors(DetectSettings(types=("EMAIL",))).find("a@example.com 010-1234-5678")
+        >>> build_detectors(DetectSettings(types=("EMAIL",))).find("a@mailbox.com 010-1234-5678")
         [Hit(type='EMAIL', start=0, end=13, validated=None, detector='email@1')]
         >>> build_detectors().find("tel 010\u200b1234\u200b5678")
         [Hit(type='PHONE', start=4, end=17, validated=None, detector='phone_kr@1')]
@@ -181,7 +182,9 @@ def find_pii(text: str, settings: DetectSettings | None = None) -> list[Hit]:
     The detector set is cached per settings object (the default settings included), so repeated calls
     cost only the matching.
 
-    >>> find_pii("mail kim@example.com")
+    >>> find_pii("mail kim@mailbox.com")
     [Hit(type='EMAIL', start=5, end=20, validated=None, detector='email@1')]
+    >>> find_pii("mail kim@example.com")  # a documentation domain (``detect.email_allow_domains``)
+    []
     """
     return _cached(settings if settings is not None else _DEFAULT).find(text)

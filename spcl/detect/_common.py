@@ -9,6 +9,9 @@ quadratically.
 from __future__ import annotations
 
 import re
+from typing import Any
+
+from spcl.rule_types import context_gates, context_pattern
 
 # Before a number: no digit or ASCII letter (product codes, hex), no "hex-" (UUID pieces) and no
 # "digit." (IP addresses, versions, decimals). Hangul, kana, kanji, spaces and punctuation are fine.
@@ -52,3 +55,18 @@ def lowered(text: str) -> str:
     if _LOWERED[0] is not text:
         _LOWERED[0], _LOWERED[1] = text, text.lower()
     return _LOWERED[1]
+
+
+NEVER = re.compile(r"(?!)")
+"""A pattern that matches nowhere (a type whose context words are all switched off)."""
+
+
+def context_regex(settings: Any, type_: str) -> re.Pattern[str]:
+    """The context words of rule type ``type_`` in the languages of ``settings`` (``DetectSettings``) as one
+    case-insensitive pattern (:func:`spcl.rule_types.context_pattern`); :data:`NEVER` when there are none."""
+    return context_pattern(settings.context.get(type_, {}), settings.languages) or NEVER
+
+
+def context_cues(settings: Any, type_: str) -> tuple[str, ...]:
+    """Lower-case substrings one of which every context-word match of ``type_`` holds (cheap gates)."""
+    return context_gates(settings.context.get(type_, {}), settings.languages)

@@ -1,8 +1,9 @@
 """ACCOUNT: Korean and Japanese bank account numbers, only beside a banking context word.
 
 Bank accounts have no public checksum and no common layout (FACTS.md), so a digit group is reported
-only when a context word (계좌, 은행, 입금, 口座, 銀行, 普通, 支店, …) occurs in the ``context_window``
-characters before it. Shapes: Korean 10-14 digits, plain or dashed (123-45-678901, 1002-123-456789);
+only when a context word (``detect.context.ACCOUNT``: 계좌, 은행, 입금, 口座, 銀行, 普通, 支店, …)
+occurs in the ``context_window`` characters before it. Shapes: Korean 10-14 digits, plain or dashed
+(123-45-678901, 1002-123-456789);
 Japanese 7-digit account numbers (普通 1234567), branch-account 3-7 and Japan Post 5-8 forms. Phone-shaped
 numbers and timestamps are left to (or kept from) other detectors. ``validated`` is always ``None``.
 """
@@ -12,19 +13,13 @@ from __future__ import annotations
 import re
 
 from spcl.config import DetectSettings
-from spcl.detect._common import NUM_LEFT, NUM_RIGHT, negative_context, window_has
+from spcl.detect._common import NUM_LEFT, NUM_RIGHT, context_regex, negative_context, window_has
 from spcl.detect.base import Hit
 from spcl.detect.phone import PHONE_SHAPE, classify_jp, classify_kr, first_group
 from spcl.detect.validators import digits_of, is_calendar_date
 
 # Dashed groups may end in a one-digit check group (농협 302-1234-5678-9, 새마을금고 9002-1234-5678-9).
 _ACCOUNT = re.compile(NUM_LEFT + r"(?:\d{2,6}(?:[-‐－]\d{2,8}){1,3}(?:[-‐－]\d)?|\d{7,14})" + NUM_RIGHT)
-_CONTEXT = re.compile(
-    r"계좌|은행|입금|송금|이체|예금주|농협|신협|수협|새마을금고|우체국|뱅크|"
-    r"口座|銀行|普通|当座|支店|振込|振り込み|信用金庫|ゆうちょ|名義|"
-    r"account|acct|bank",
-    re.IGNORECASE,
-)
 
 
 def _looks_like_timestamp(digits: str) -> bool:
@@ -43,6 +38,7 @@ class AccountDetector:
 
     def __init__(self, settings: DetectSettings) -> None:
         self._window = settings.context_window
+        self._context = context_regex(settings, self.type)
 
     def find(self, text: str) -> list[Hit]:
         """ACCOUNT hits in ``text``.
@@ -64,7 +60,7 @@ class AccountDetector:
                 continue
             if n == 7 and len(raw) != 7:  # a JP account number is written as 7 plain digits
                 continue
-            if not window_has(_CONTEXT, text, s, self._window):
+            if not window_has(self._context, text, s, self._window):
                 continue
             prefix = first_group(raw, digits)
             if PHONE_SHAPE.fullmatch(raw) and (classify_kr(digits, prefix) or classify_jp(digits, prefix)):

@@ -1,25 +1,13 @@
-"""The one small interface every rule detector shares."""
+"""The one small interface every rule detector shares (``Hit`` is declared beside the registry, in
+:mod:`spcl.rule_types`, so that a detector module can be registered before the configuration exists)."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Protocol
 
+from spcl.rule_types import Hit
 
-@dataclass(frozen=True, slots=True)
-class Hit:
-    """One rule detection: a PII ``type`` at the half-open span ``[start, end)`` of the NFC text.
-
-    ``validated`` is the validator's three-way answer: ``True`` (check digit or structure confirmed),
-    ``False`` (shown not to be valid) or ``None`` (cannot tell, e.g. a post-2020 Korean RRN or a type
-    with no checksum). ``detector`` names the detector and its version, e.g. ``"rrn_kr@1"``.
-    """
-
-    type: str
-    start: int
-    end: int
-    validated: bool | None
-    detector: str
+__all__ = ["Detector", "Hit", "NumericDetector"]
 
 
 class Detector(Protocol):

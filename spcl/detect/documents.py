@@ -1,10 +1,11 @@
 """PASSPORT and DRIVER_LICENSE: identity-document numbers, reported only right after their context words.
 
 Passport numbers have no public check digit and share their shapes with order and product codes, so a value
-counts only within ``max(context_window, 32)`` characters after a passport word (passport, 여권, 旅券,
-パスポート): Korean ``M12345678`` / ``M123A4567``, Japanese ``TK1234567``, US nine digits or ``A12345678``.
-Driver's licences likewise after a licence word (driver's license, 운전면허, 免許証 …): Korean
-``NN-NN-NNNNNN-NN`` (or a region name and ``NN-NNNNNN-NN``), Japanese twelve digits (``第`` … ``号`` allowed).
+counts only within ``max(context_window, 32)`` characters after a passport word (``detect.context.PASSPORT``:
+passport, 여권, 旅券, パスポート): Korean ``M12345678`` / ``M123A4567``, Japanese ``TK1234567``, US nine digits or
+``A12345678``. Driver's licences likewise after a licence word (``detect.context.DRIVER_LICENSE``: driver's
+license, 운전면허, 免許証 …): Korean ``NN-NN-NNNNNN-NN``
+(or a region name and ``NN-NNNNNN-NN``), Japanese twelve digits (``第`` … ``号`` allowed).
 ``validated`` is ``None``.
 """
 
@@ -13,17 +14,11 @@ from __future__ import annotations
 import re
 
 from spcl.config import DetectSettings
-from spcl.detect._common import lowered
+from spcl.detect._common import context_cues, context_regex, lowered
 from spcl.detect.base import Hit
 
-_PASSPORT_CUE = re.compile(r"passport|여권|旅券|パスポート", re.IGNORECASE)
 _PASSPORT = re.compile(r"(?<![A-Za-z0-9])(?:[A-Z]{1,2}\d{7,8}|[A-Z]\d{3}[A-Z]\d{4}|\d{9})(?![A-Za-z0-9])")
 
-_LICENSE_CUE = re.compile(
-    r"driver'?s?\s?licen[cs]e|driving\s?licen[cs]e|licen[cs]e\s?(?:no|number|#)|운전\s?면허|면허\s?번호|"
-    r"運転免許|免許証|免許番号",
-    re.IGNORECASE,
-)
 _KR_REGION = r"(?:서울|부산|경기|강원|충북|충남|전북|전남|경북|경남|제주|대구|인천|광주|대전|울산)"
 _LICENSE = re.compile(
     r"(?<![A-Za-z0-9])(?:\d{2}[-‐–−－ ]\d{2}[-‐–−－ ]\d{6}[-‐–−－ ]\d{2}|\d{12}|" + _KR_REGION
@@ -36,12 +31,12 @@ class _AfterCue:
 
     name = ""
     type = ""
-    _cue: re.Pattern[str]
     _value: re.Pattern[str]
-    _gates: tuple[str, ...] = ()  # substrings of the lower-cased text one of which every cue holds
 
     def __init__(self, settings: DetectSettings) -> None:
         self._window = max(settings.context_window, 32)
+        self._cue = context_regex(settings, self.type)  # the type's context words (``detect.context``)
+        self._gates = context_cues(settings, self.type)  # lower-cased substrings one of which every cue holds
 
     def find(self, text: str) -> list[Hit]:
         """Hits in ``text``: the first value of the shape after each context word, within the window."""
@@ -71,9 +66,7 @@ class PassportDetector(_AfterCue):
 
     name = "passport@1"
     type = "PASSPORT"
-    _cue = _PASSPORT_CUE
     _value = _PASSPORT
-    _gates = ("passport", "여권", "旅券", "パスポート")
 
 
 class DriverLicenseDetector(_AfterCue):
@@ -85,6 +78,4 @@ class DriverLicenseDetector(_AfterCue):
 
     name = "driver_license@1"
     type = "DRIVER_LICENSE"
-    _cue = _LICENSE_CUE
     _value = _LICENSE
-    _gates = ("licen", "운전", "면허", "免許")

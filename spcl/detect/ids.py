@@ -10,17 +10,15 @@ from __future__ import annotations
 import re
 
 from spcl.config import DetectSettings
-from spcl.detect._common import GROUP_SEP, NUM_LEFT, NUM_RIGHT, negative_context, window_has
+from spcl.detect._common import GROUP_SEP, NUM_LEFT, NUM_RIGHT, context_regex, negative_context, window_has
 from spcl.detect.base import Hit
 from spcl.detect.validators import digits_of, validate_card, validate_mynumber, validate_rrn
 
 _RRN = re.compile(NUM_LEFT + r"\d{6}(?P<sep>[-‐–−－ ]?)[1-8１-８]\d{6}" + NUM_RIGHT)
-_RRN_CONTEXT = re.compile(r"주민|등록\s?번호|외국인|rrn|resident", re.IGNORECASE)
 
 _MYNUMBER = re.compile(
     NUM_LEFT + r"(?<!\d )\d{4}(?:(" + GROUP_SEP + r")\d{4}\1\d{4}|\d{8})" + NUM_RIGHT + r"(?! \d)"
 )
-_MYNUMBER_CONTEXT = re.compile(r"マイナンバー|個人番号|my\s?number|마이넘버", re.IGNORECASE)
 
 _CARD = re.compile(
     NUM_LEFT
@@ -37,8 +35,8 @@ class RrnDetector:
 
     The birth date must be real; the check digit decides ``True`` vs ``None``. Thirteen plain digits
     are also product barcodes (the JAN code 4902102072458 reads as a 1949 birth date), so without the dash
-    a number counts only when its check digit matches or an RRN word (주민, 등록번호, 외국인, RRN) is in
-    the context window."""
+    a number counts only when its check digit matches or an RRN context word (``detect.context.RRN``: 주민, 등록번호,
+    외국인, RRN) is in the context window."""
 
     name = "rrn_kr@1"
     type = "RRN"
@@ -47,6 +45,7 @@ class RrnDetector:
     def __init__(self, settings: DetectSettings) -> None:
         self._keep_invalid = settings.keep_invalid
         self._window = settings.context_window
+        self._context = context_regex(settings, self.type)
 
     def find(self, text: str) -> list[Hit]:
         """RRN hits in ``text``.
@@ -64,7 +63,7 @@ class RrnDetector:
             valid = validate_rrn(digits_of(m.group()))
             if (valid is False and not self._keep_invalid) or negative_context(text, s):
                 continue
-            if valid is None and not m.group("sep") and not window_has(_RRN_CONTEXT, text, s, self._window):
+            if valid is None and not m.group("sep") and not window_has(self._context, text, s, self._window):
                 continue
             hits.append(Hit(self.type, s, m.end(), valid, self.name))
         return hits
@@ -72,8 +71,8 @@ class RrnDetector:
 
 class MyNumberDetector:
     """Japanese individual numbers (12 digits). Twelve random digits pass the check one time in ten, so
-    a candidate must also be written 4-4-4 with one separator *or* follow a context word (マイナンバー,
-    個人番号, my number) within the context window; then the check digit decides ``True``/``False``."""
+    a candidate must also be written 4-4-4 with one separator *or* follow a context word (``detect.context.MYNUMBER``:
+    マイナンバー, 個人番号, my number) within the context window; then the check digit decides ``True``/``False``."""
 
     name = "mynumber_jp@1"
     type = "MYNUMBER"
@@ -82,6 +81,7 @@ class MyNumberDetector:
     def __init__(self, settings: DetectSettings) -> None:
         self._keep_invalid = settings.keep_invalid
         self._window = settings.context_window
+        self._context = context_regex(settings, self.type)
 
     def find(self, text: str) -> list[Hit]:
         """My Number hits in ``text``.
@@ -97,7 +97,7 @@ class MyNumberDetector:
         for m in _MYNUMBER.finditer(text, start, end):
             s = m.start()
             grouped = m.group(1) is not None
-            if not grouped and not window_has(_MYNUMBER_CONTEXT, text, s, self._window):
+            if not grouped and not window_has(self._context, text, s, self._window):
                 continue
             valid = validate_mynumber(digits_of(m.group()))
             if (not valid and not self._keep_invalid) or negative_context(text, s):

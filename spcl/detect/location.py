@@ -56,6 +56,7 @@ _JP = re.compile(_JP_ADDRESS)
 _KR_PROV = re.compile(_KR_PROVINCE)
 _JP_ANCHORS = ("都", "道", "府", "県")
 _KR_CUE = re.compile(r"[로길동리가] ?[0-9]")  # every KR address holds one: road or lot name + number
+_KR_CUE_CHARS = "로길동리가"
 _POSTAL_CUES = ("〒", "郵便番号", "우편", "우)")  # every _POSTAL match starts with one of these
 
 # English street addresses: house number + 1-4 capitalised street words + a street suffix, then the optional
@@ -154,7 +155,8 @@ class AddressDetector:
         [18]
         """
         found: dict[int, tuple[int, str]] = {}
-        for cue in _KR_CUE.finditer(text):  # a road/lot name + number, then look back for a 시/도
+        kr = any(c in text for c in _KR_CUE_CHARS)  # five one-character searches spare the regex scan most texts
+        for cue in _KR_CUE.finditer(text) if kr else ():  # a road/lot name + number, then look back for a 시/도
             for prov in _KR_PROV.finditer(text, max(0, cue.start() - 64), cue.start()):
                 if (m := _KR.match(text, prov.start())) is not None:
                     found[prov.start()] = max(found.get(prov.start(), (0, "")), (m.end(), "kr"))

@@ -3,8 +3,8 @@
 An allow-list leaves role and example addresses unreported: ``detect.email_allow_domains`` (a domain and its
 subdomains; the word ``docs`` stands for ``spcl.config.EMAIL_DOC_DOMAINS``: example.com/net/org/edu, .example,
 .test, .invalid, .localhost, example.jp …) and ``detect.email_allow_locals`` (``noreply``, or a prefix ``bug-*``).
-Both are empty by default: every address is reported (the mask stage and the tests rely on example.com
-addresses being found); ``email_allow_domains: [docs]`` switches the documentation domains off.
+By default the documentation domains are allowed (``email_allow_domains: [docs]``: an address there is never a
+person's) and no local part is; ``email_allow_domains: []`` reports every address.
 
 The local part may only start where the character before it cannot belong to a local part, so each run
 of local-part characters is scanned once (a 100k-letter run without '@' costs one pass, not n²).
@@ -58,7 +58,7 @@ class EmailDetector:
     def find(self, text: str) -> list[Hit]:
         """EMAIL hits in ``text``.
 
-        >>> EmailDetector(DetectSettings()).find("메일: kim.minsu@example.co.kr 로")
+        >>> EmailDetector(DetectSettings()).find("메일: kim.minsu@mailbox.co.kr 로")
         [Hit(type='EMAIL', start=4, end=27, validated=None, detector='email@1')]
         """
         hits: list[Hit] = []

@@ -11,7 +11,15 @@ server), and a quad right after a version or configuration word (version, releas
 range, netmask …). IPv6 is a run of hex groups and colons that Python's ``ipaddress`` parses, starting with
 a global-unicast group (2000::/3; ``ip_private`` adds no IPv6 ranges). Private, loopback, link-local,
 documentation, multicast and reserved IPv4 ranges are not reported unless ``detect.ip_private`` is true
-(:func:`validators.ip_is_public`). ``validated`` is ``True``.
+(:func:`validators.ip_is_public`; made-up example quads such as ``1.2.3.4`` or ``11.22.33.44`` neither), nor
+the addresses of ``detect.ip_allow`` (default ``[dns]``: the well-known public DNS resolvers 8.8.8.8, 1.1.1.1 …).
+
+Addresses of network configuration, command examples and protocol traces are not a person's either: a quad with
+a netmask within 64 characters, with another quad within 10 (a range, a list, ``A -> B``, ``who-has A tell B``),
+after a configuration word (gateway, nameserver, listen-on, allow, deny …), after a shell prompt and command
+(``$ ./a.out A``), or marked as an example (e.g., for example, 例えば, 例:, 예를 들어 … earlier in its sentence;
+…のように, …같이 right after). Such an address, and a server's beside its host name, vetoes every other
+occurrence of the same address in the text (an example is an example throughout). ``validated`` is ``True``.
 """
 
 from __future__ import annotations
@@ -19,7 +27,7 @@ from __future__ import annotations
 import ipaddress
 import re
 
-from spcl.config import DetectSettings
+from spcl.config import IP_DNS_RESOLVERS, DetectSettings
 from spcl.detect._common import window_has
 from spcl.detect.base import Hit
 from spcl.detect.validators import ip_is_public, validate_ipv4
@@ -45,6 +53,20 @@ _HOST_AFTER = re.compile(
     r"[\s:]{1,3}[A-Za-z0-9\-]{1,63}(?:\.[A-Za-z0-9\-]{1,63}){0,4}\.(?:org|com|net|edu|gov|io|jp|kr|de|uk)(?![A-Za-z])",
     re.IGNORECASE,
 )
+# Addresses of network configuration, command examples and protocol traces, not of a person. Each such quad
+# vetoes every other occurrence of the same address in the text as well (an example is an example throughout).
+_NETMASK = re.compile(r"(?<![\d.])255\.(?:255|254|252|248|240|224|192|128|0)\.\d{1,3}\.\d{1,3}(?![\d.])")
+_QUAD = re.compile(r"(?<![\d.])\d{1,3}\.\d{1,3}\.\d{1,3}\.\d{1,3}(?![\d.])")
+_CONFIG_CONTEXT = re.compile(
+    r"gateway|ゲートウェイ|게이트웨이|name-?servers?|nameserver|listen-on|only_from|no_access|allow|deny|route|"
+    r"who-has|is-at",
+    re.IGNORECASE,
+)
+_EXAMPLE_BEFORE = re.compile(r"例えば|例[:：]|[(（]例|e\.g\.|for example|for instance|such as|예를 들어|예[:：]|예시",
+                             re.IGNORECASE)
+_EXAMPLE_AFTER = re.compile(r"[\s'\"`]{0,3}(?:のよう|などの|같이|와 같은|과 같은)")
+_PROMPT = re.compile(r"(?:^|\s)[$#%] \S{1,40}(?: \S{1,40}){0,3} $")  # "$ ./a.out 193.168.1.128"
+_SENTENCE_END = re.compile(r"[。！？\n]|[.!?](?:\s|$)")
 _NET_CONTEXT = re.compile(
     r"(?<![A-Za-z])ip(?![A-Za-z])|addr|host|server|client|ping|connect|from|dns|서버|주소|접속|アドレス|サーバ|ホスト",
     re.IGNORECASE,
@@ -66,6 +88,10 @@ class IpDetector:
     def __init__(self, settings: DetectSettings) -> None:
         self._private = settings.ip_private
         self._window = settings.context_window
+        allow = {a.strip() for a in settings.ip_allow}
+        if "dns" in allow:  # the public DNS resolvers by one word
+            allow = (allow - {"dns"}) | set(IP_DNS_RESOLVERS)
+        self._allow = frozenset(allow)
 
     def find(self, text: str) -> list[Hit]:
         """IP hits in ``text``.
@@ -75,6 +101,8 @@ class IpDetector:
         colon), so ordinary prose costs a few string searches, not a regex scan over every character.
         """
         hits: list[Hit] = []
+        v4: list[Hit] = []
+        examples: set[str] = set()  # addresses this text shows as configuration or an example somewhere
         seen = -1
         i = text.find(".")
         while i != -1:
@@ -85,11 +113,14 @@ class IpDetector:
                 if s > seen and (m := _IPV4.match(text, s)) is not None:
                     seen = m.end()
                     hit = self._ipv4(text, m)
-                    if hit is not None:
-                        hits.append(hit)
+                    if hit is True:
+                        examples.add(m.group())
+                    elif hit is not None:
+                        v4.append(hit)
                     i = text.find(".", m.end())
                     continue
             i = text.find(".", i + 1)
+        hits += [h for h in v4 if not examples or text[h.start : h.end] not in examples]
         i = text.find(":")
         while i != -1:
             s = i - 4
@@ -102,24 +133,49 @@ class IpDetector:
             i = text.find(":", i + 1)
         return hits
 
-    def _ipv4(self, text: str, m: re.Match[str]) -> Hit | None:
+    def _ipv4(self, text: str, m: re.Match[str]) -> Hit | bool | None:
+        """The hit of one dotted quad, ``None`` when it is no personal address, ``True`` when it is one of
+        configuration or an example (then no occurrence of the same address in the text is reported)."""
         s = m.start()
         if s and _IPV4_LEFT.search(text, max(0, s - 5), s):
             return None
         value = m.group()
-        if not validate_ipv4(value) or (not self._private and not ip_is_public(value)):
+        if not validate_ipv4(value) or (not self._private and not ip_is_public(value)) or value in self._allow:
             return None
         if window_has(_VERSION_CONTEXT, text, s, 12):
             return None
+        if self._example(text, s, m.end()):
+            return True
         parts = value.split(".")
         small = int(parts[0]) < 10 and all(len(p) <= 2 for p in parts)  # 2.6.38.6, C11 7.21.6.2
         if small and not window_has(_NET_CONTEXT, text, s, self._window):
             return None
         if _HOST_BEFORE.search(text, max(0, s - 12), s) or _HOST_AFTER.match(text, m.end()):
-            return None
+            return True  # a server's address in a DNS listing or hosts file
         if _network_prefix(text, m.end(), 32):
-            return None
+            return True
         return Hit(self.type, s, m.end(), True, self.name)
+
+    @staticmethod
+    def _example(text: str, s: int, e: int) -> bool:
+        """True when the quad at ``[s, e)`` is network configuration, a command example or a protocol trace: a
+        netmask within 64 characters, another quad within 10, a configuration word (gateway, nameserver,
+        allow, who-has …) right before, a shell prompt and command before it, or an example word (e.g., for
+        example, 例えば, 예를 들어 …) earlier in its sentence or one right after it (…のように, …같이)."""
+        n = len(text)
+        if _NETMASK.search(text, max(0, s - 64), min(n, e + 64)):
+            return True
+        for q in _QUAD.finditer(text, max(0, s - 26), min(n, e + 26)):
+            if q.start() != s and (q.end() >= s - 10 and q.start() <= e + 10):
+                return True
+        if window_has(_CONFIG_CONTEXT, text, s, 16) or _PROMPT.search(text, max(0, s - 80), s):
+            return True
+        if _EXAMPLE_AFTER.match(text, e, min(n, e + 12)):
+            return True
+        cue_end = -1
+        for c in _EXAMPLE_BEFORE.finditer(text, max(0, s - 32), s):
+            cue_end = c.end()
+        return cue_end >= 0 and _SENTENCE_END.search(text, cue_end, s) is None
 
     def _ipv6(self, text: str, m: re.Match[str]) -> Hit | None:
         s = m.start()
@@ -133,6 +189,8 @@ class IpDetector:
         except ValueError:
             return None
         if (not self._private and not ip_is_public(value)) or _network_prefix(text, m.end(), 128):
+            return None
+        if value in self._allow or ipaddress.IPv6Address(value).compressed in self._allow:
             return None
         return Hit(self.type, s, m.end(), True, self.name)
 

@@ -2,7 +2,8 @@
 
 Both are nine digits ``AAA-GG-SSSS`` with no check digit. Dashed and spaced forms count on their shape (the
 structure check of :func:`spcl.detect.validators.validate_ssn` / ``validate_itin`` then decides); nine plain
-digits count only after a context word (SSN, social security, ITIN, taxpayer …) within
+digits count only after a context word (``detect.context.SSN`` / ``.ITIN``: SSN, social security, ITIN,
+taxpayer …) within
 ``max(context_window, 40)`` characters. An
 area of 9xx is an ITIN, never an SSN. Order, invoice, ticket, part and serial-number words right before the
 value veto it (unless an SSN/ITIN word is as close).
@@ -13,7 +14,7 @@ from __future__ import annotations
 import re
 
 from spcl.config import DetectSettings
-from spcl.detect._common import NUM_LEFT, NUM_RIGHT, negative_context, window_has
+from spcl.detect._common import NUM_LEFT, NUM_RIGHT, context_regex, negative_context, window_has
 from spcl.detect.base import Hit
 from spcl.detect.validators import digits_of, validate_itin, validate_ssn
 
@@ -21,14 +22,12 @@ _TAX_ID = re.compile(NUM_LEFT + r"\d{3}(?:(?P<sep>[-‐‑–−－ ])\d{2}(?P=s
 # a spaced or plain value must not be one group of a longer run of spaced digit groups
 _DIGIT_SPACE = re.compile(r"\d $")
 _SPACE_DIGIT = re.compile(r" \d")
-_SSN_CONTEXT = re.compile(r"ssn|social\s?security|soc\.?\s?sec|사회\s?보장|社会保障|ソーシャル", re.IGNORECASE)
 # words that make a 3-2-4 number an order, ticket or part number (besides the shared negative context)
 _NUMBER_OF_A_THING = re.compile(
     r"order|invoice|ticket|case|ref\.?|reference|tracking|confirmation|booking|part|item|product|catalog|"
     r"주문|송장|예약|注文|伝票|予約|品番",
     re.IGNORECASE,
 )
-_ITIN_CONTEXT = re.compile(r"itin|taxpayer|tax\s?id|納税者|납세자", re.IGNORECASE)
 
 
 class _TaxIdDetector:
@@ -42,6 +41,7 @@ class _TaxIdDetector:
     def __init__(self, settings: DetectSettings) -> None:
         self._keep_invalid = settings.keep_invalid
         self._window = max(settings.context_window, 40)  # "social security number is " is 26 characters
+        self._context = context_regex(settings, self.type)
 
     def find(self, text: str) -> list[Hit]:
         """Hits in ``text``."""
@@ -58,7 +58,7 @@ class _TaxIdDetector:
             spaced = m.group("sep") in (None, " ")
             if spaced and (_DIGIT_SPACE.search(text, max(0, s - 2), s) or _SPACE_DIGIT.match(text, e)):
                 continue
-            context = _ITIN_CONTEXT if self._itin else _SSN_CONTEXT
+            context = self._context
             if m.group("sep") is None and not window_has(context, text, s, self._window):
                 continue
             valid = validate_itin(digits) if self._itin else validate_ssn(digits)

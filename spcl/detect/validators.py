@@ -11,6 +11,7 @@ from __future__ import annotations
 import calendar
 import re
 import unicodedata
+from itertools import pairwise
 
 _NON_DIGIT = re.compile(r"\D+")
 
@@ -264,11 +265,20 @@ def validate_ipv4(value: str) -> bool:
     return True
 
 
-_IP_NOT_PERSONAL = frozenset({
-    "1.2.3.4", "4.3.2.1", "1.1.1.1", "1.0.0.1", "8.8.8.8", "8.8.4.4", "9.9.9.9", "149.112.112.112",
-    "208.67.222.222", "208.67.220.220", "4.2.2.2", "4.2.2.1",
-})  # fmt: skip
-"""The placeholder address of examples and the public DNS resolvers: public, but never a person's."""
+def ipv4_is_placeholder(value: str) -> bool:
+    """True when the dotted quad ``value`` reads as a made-up example: its first three parts step evenly
+    (``1.2.3.4``, ``5.6.7.8``, ``11.22.33.44``, ``10.20.30.40``, ``4.3.2.1``), all four parts are equal
+    (``123.123.123.123``), or its digits count up (``12.34.56.78``, ``123.45.67.89``).
+
+    >>> ipv4_is_placeholder("11.22.33.55"), ipv4_is_placeholder("12.34.56.78"), ipv4_is_placeholder("93.184.216.34")
+    (True, True, False)
+    """
+    parts = [int(p) for p in value.split(".")]
+    a, b, c, d = parts
+    if b - a == c - b != 0 or a == b == c == d:
+        return True
+    digits = value.replace(".", "")
+    return len(digits) >= 6 and all((int(y) - int(x)) % 10 == 1 for x, y in pairwise(digits))
 
 
 def ip_is_public(value: str) -> bool:
@@ -276,8 +286,9 @@ def ip_is_public(value: str) -> bool:
 
     Private, loopback, link-local, shared (CGN), documentation, benchmark, multicast, reserved and unspecified
     ranges are not public; neither is an IPv4 address ending in .0 or .255 (a network or broadcast address in
-    examples), the example address 1.2.3.4 and the public DNS resolvers (8.8.8.8 …), nor an IPv6 address outside
-    2000::/3 (global unicast).
+    examples), a made-up example address (:func:`ipv4_is_placeholder`: 1.2.3.4, 11.22.33.44 …), nor an IPv6 address
+    outside 2000::/3 (global unicast). Well-known public DNS resolvers are public: the detector's allow-list
+    (``detect.ip_allow``) leaves them out.
 
     >>> ip_is_public("93.184.216.34"), ip_is_public("192.168.0.1"), ip_is_public("2001:db8::1")
     (True, False, False)
@@ -291,7 +302,7 @@ def ip_is_public(value: str) -> bool:
     if not ip.is_global or ip.is_multicast or ip.is_reserved or ip.is_unspecified:
         return False
     if ip.version == 4:
-        return value.rsplit(".", 1)[-1] not in ("0", "255") and value not in _IP_NOT_PERSONAL
+        return value.rsplit(".", 1)[-1] not in ("0", "255") and not ipv4_is_placeholder(value)
     return int(ip) >> 125 == 1  # 2000::/3
 
 

@@ -328,7 +328,7 @@ _DOMAINS = [
     "outlook.com",
     "korea.ac.kr",
     "u-tokyo.ac.jp",
-    "example.org",
+    "mailbox.org",
     "company.co.kr",
     "mail.ru",
 ]

@@ -33,13 +33,22 @@ import re
 import unicodedata
 from dataclasses import dataclass
 
-LABEL_TYPES: frozenset[str] = frozenset(
-    {"PERSON", "PHONE", "EMAIL", "RRN", "MYNUMBER", "CARD", "ACCOUNT", "POSTAL", "CODE",
-     "ID", "IP", "CREDENTIAL", "SSN", "ITIN", "IBAN", "PASSPORT", "DRIVER_LICENSE"}
-)
-DATE_TYPES: frozenset[str] = frozenset({"DOB", "DATETIME", "DATE"})
+from spcl.rule_types import RULE_TYPES
+
+
+def _registered(ladder: str) -> set[str]:
+    """Rule types with this ladder, and entity types all of whose rule types have it."""
+    names = {t.name for t in RULE_TYPES if t.ladder == ladder}
+    entities = {t.entity for t in RULE_TYPES}
+    return names | {e for e in entities if all(t.ladder == ladder for t in RULE_TYPES if t.entity == e)}
+
+
+LABEL_TYPES: frozenset[str] = frozenset({"PERSON", "CODE", "ID", "IP", "CREDENTIAL"} | _registered("label"))
+"""Types that always get labels: PERSON, CODE, the LLM stage's identifier types and every registered rule type
+(and entity type) with ``ladder="label"`` (``spcl.rule_types``)."""
+DATE_TYPES: frozenset[str] = frozenset({"DOB", "DATETIME", "DATE"} | _registered("date"))
 AGE_TYPES: frozenset[str] = frozenset({"AGE", "QUANTITY"})
-ADDRESS_TYPES: frozenset[str] = frozenset({"ADDRESS", "LOC"})
+ADDRESS_TYPES: frozenset[str] = frozenset({"ADDRESS", "LOC"} | _registered("address"))
 
 MONTH_NAMES = ("January", "February", "March", "April", "May", "June", "July", "August", "September",
                "October", "November", "December")

@@ -49,7 +49,7 @@ EN_MONTHS = (
     "January", "February", "March", "April", "May", "June",
     "July", "August", "September", "October", "November", "December",
 )  # fmt: skip
-EMAIL_DOMAINS = ("example.com", "example.org", "example.net")
+EMAIL_DOMAINS = ("mailbox.com", "mailbox.org", "mailbox.net")
 EMAIL_WORDS = ("user", "gasang", "yesi", "sample", "demo", "test", "contact", "mail")
 
 KO_FRAGMENTS = (
