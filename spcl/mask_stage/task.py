@@ -24,6 +24,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
+from spcl.executor.state import read_part
 from spcl.extract.backends import BackendUnavailable, Extraction, Extractor, make_extractor
 from spcl.manifest import sha256_file
 from spcl.mask_stage.candidates import RuleHit, rule_hits
@@ -46,12 +47,6 @@ class _Doc:
     text: str
     hits: list[RuleHit]
     lang: str | None
-
-
-def _read_part(path: Path, schema: pa.Schema) -> pa.Table:
-    if not path.exists():
-        return schema.empty_table()
-    return pq.read_table(path).select(schema.names).cast(schema)
 
 
 def _count_column(values: list[Any]) -> dict[str, int]:
@@ -193,8 +188,8 @@ class MaskRunner:
         prior_masked, prior_failed, wanted = MASKED_SCHEMA.empty_table(), FAILED_SCHEMA.empty_table(), None
         stats = FileStats(files=1)
         if mode == "retry" and marker is not None:
-            prior_masked = _read_part(masked_part, MASKED_SCHEMA)
-            prior_failed = _read_part(failed_part, FAILED_SCHEMA)
+            prior_masked = read_part(masked_part, MASKED_SCHEMA)
+            prior_failed = read_part(failed_part, FAILED_SCHEMA)
             retry_mask = (pa.array([True] * prior_failed.num_rows, pa.bool_()) if cfg.retry_failed
                           else prior_failed.column("transient"))
             wanted = set(prior_failed.filter(retry_mask).column("row_key").to_pylist())
