@@ -43,6 +43,7 @@ import pyarrow.parquet as pq
 
 from spcl.entity_types import DEFAULT_TYPES
 from spcl.executor import JobError, Plan, RunInfo, Unit, UnitReport, new_run_id, run_local, run_spark, with_run_id
+from spcl.executor.counts import token_block
 from spcl.executor.state import load_json_markers, marker_file, read_json_marker, read_part, write_json_atomic
 from spcl.extract.backends import Extractor, make_extractor
 from spcl.extract.backends.chat import ChatClient, make_chat
@@ -53,7 +54,6 @@ from spcl.generalize.prompts import PROMPT_VERSION
 from spcl.generalize.spans import collect_spans, document_hits
 from spcl.io.flagged import batch_row_keys, count_rows, file_key, list_input_files, open_input
 from spcl.manifest import sha256_file
-from spcl.mask_stage.metrics import token_block
 from spcl.progress import Progress
 from spcl.text import guess_lang, normalize
 
