@@ -65,7 +65,7 @@ from spcl.annotate.finalize import finalize
 from spcl.annotate.prompt import PROMPT_VERSION, build_messages
 from spcl.annotate.teachers import make_client, teacher_request
 from spcl.config import InputSettings
-from spcl.executor import Plan, RunInfo, Unit, UnitReport, run_local, run_spark, with_run_id
+from spcl.executor import FileStage, Plan, RunInfo, Unit, UnitReport, run_local, run_spark
 from spcl.executor.state import write_json_atomic
 from spcl.extract.backends.chat import ChatClient, ChatRequest
 from spcl.extract.backends.transient import is_transient
@@ -318,24 +318,17 @@ def clean_staging(cfg: AnnotateConfig) -> None:
         stale.unlink(missing_ok=True)
 
 
-class AnnotateStage:
+class AnnotateStage(FileStage):
     """The annotate job as a stage of ``spcl.executor``: a unit is one input file (JSONL or Parquet), its
     worker an :class:`AnnotateRunner` (the teacher clients, e.g. in-process vLLM engines, built once per
     process, and only when some file has work to do)."""
 
+    config_type: ClassVar[type[AnnotateConfig]] = AnnotateConfig
     name: ClassVar[str] = "annotate"
     ref: ClassVar[str] = "spcl.annotate.job:STAGE"
     path_fields: ClassVar[tuple[str, ...]] = ("input", "out")
     error: ClassVar[type[AnnotateError]] = AnnotateError
     setup_when_idle: ClassVar[bool] = False  # a rerun with nothing to ask only re-balances: no model loaded
-
-    def config_from_json(self, text: str) -> AnnotateConfig:
-        """The config back on a worker."""
-        return AnnotateConfig.from_json(text)
-
-    def prepare(self, cfg: AnnotateConfig) -> AnnotateConfig:
-        """``cfg`` with a run id."""
-        return with_run_id(cfg)
 
     def plan(self, cfg: AnnotateConfig) -> Plan:
         """:func:`pending_files`."""
@@ -371,20 +364,12 @@ class AnnotateStage:
         return marker is not None and marker.get("input_sha256") == sha256_file(Path(unit.path)) and (
             not marker.get("pending") or marker.get("last_run") == worker.cfg.run_id)
 
-    def progress_total(self, plan: Plan) -> int | None:
-        """Unknown (JSONL files declare no row count)."""
-        return None
-
     def process(self, worker: AnnotateRunner, unit: Unit, progress: Progress | None = None) -> UnitReport:
         """Annotate one file (or ask again about its pending records) and commit it."""
         records = worker.process_file(Path(unit.path), unit.key)["records_this_run"]
         if progress is not None:
             progress.advance(records)
         return UnitReport(unit.key, records)
-
-    def teardown(self, worker: AnnotateRunner) -> None:
-        """Close every client."""
-        worker.close()
 
     def finish(self, cfg: AnnotateConfig, plan: Plan, run: RunInfo, worker: AnnotateRunner | None) -> dict[str, Any]:
         """Merge the parts, balance, write the outputs and the report (``spcl.annotate.finalize``)."""

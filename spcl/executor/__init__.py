@@ -13,8 +13,8 @@ from spcl.executor.errors import JobError
 from spcl.executor.local import run_local
 from spcl.executor.runs import new_run_id, with_run_id
 from spcl.executor.spark import run_spark
-from spcl.executor.stage import Plan, RunInfo, Stage, UnitReport
+from spcl.executor.stage import FileStage, Plan, RunInfo, Stage, UnitReport
 from spcl.executor.units import Unit, file_key, list_unit_files, record_file_key
 
-__all__ = ["JobError", "Plan", "RunInfo", "Stage", "Unit", "UnitReport", "file_key", "list_unit_files",
+__all__ = ["FileStage", "JobError", "Plan", "RunInfo", "Stage", "Unit", "UnitReport", "file_key", "list_unit_files",
            "new_run_id", "record_file_key", "run_local", "run_spark", "with_run_id"]

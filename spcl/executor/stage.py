@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any, ClassVar, Generic, Protocol, TypeVar
 
 from spcl.executor.errors import JobError
+from spcl.executor.runs import with_run_id
 from spcl.executor.units import Unit
 from spcl.progress import Progress
 
@@ -124,3 +125,30 @@ class Stage(Protocol, Generic[C, W]):
     def finish(self, cfg: C, plan: Plan, run: RunInfo, worker: W | None) -> dict[str, Any]:
         """Reconcile, write metrics and manifests; returns the metrics (``worker`` on the python engine)."""
         ...
+
+
+class FileStage:
+    """Defaults a stage over input files inherits: the config read back by ``config_type.from_json``, a run id
+    added when the config has none, no known progress total, and ``worker.close()`` as teardown. A subclass
+    sets the class attributes and writes ``plan``, ``before``, ``setup``, ``check``, ``committed``, ``process``
+    and ``finish``."""
+
+    config_type: ClassVar[Any]
+    """The config dataclass (with ``to_json`` / ``from_json`` and a ``run_id`` field)."""
+    setup_when_idle: ClassVar[bool] = True
+
+    def config_from_json(self, text: str) -> Any:
+        """The config back on a worker."""
+        return self.config_type.from_json(text)
+
+    def prepare(self, cfg: Any) -> Any:
+        """``cfg`` with a run id (``spcl.executor.runs.with_run_id``)."""
+        return with_run_id(cfg)
+
+    def progress_total(self, plan: Plan) -> int | None:
+        """Unknown unless the stage says."""
+        return None
+
+    def teardown(self, worker: Any) -> None:
+        """Close the worker (its clients)."""
+        worker.close()

@@ -36,7 +36,7 @@ def list_unit_files(input_path: str | Path, accept: Callable[[Path], bool], *, w
     >>> import tempfile
     >>> root = Path(tempfile.mkdtemp())
     >>> for name in ("b.parquet", "a.parquet", "_tmp/c.parquet", ".x.parquet", "n.txt"):
-    ...     (root / name).parent.mkdir(exist_ok=True); (root / name).write_text("")
+    ...     (root / name).parent.mkdir(exist_ok=True); _ = (root / name).write_text("")
     >>> [p.name for p in list_unit_files(root, lambda p: p.suffix == ".parquet")]
     ['a.parquet', 'b.parquet']
     """

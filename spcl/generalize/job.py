@@ -42,7 +42,7 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from spcl.entity_types import DEFAULT_TYPES
-from spcl.executor import JobError, Plan, RunInfo, Unit, UnitReport, new_run_id, run_local, run_spark, with_run_id
+from spcl.executor import FileStage, JobError, Plan, RunInfo, Unit, UnitReport, new_run_id, run_local, run_spark
 from spcl.executor.counts import token_block
 from spcl.executor.state import load_json_markers, marker_file, read_json_marker, read_part, write_json_atomic
 from spcl.extract.backends import Extractor, make_extractor
@@ -542,23 +542,15 @@ def _write_metrics(cfg: GeneralizeJobConfig, identity: tuple[str, str, str] | No
     return metrics
 
 
-class GeneralizeStage:
+class GeneralizeStage(FileStage):
     """The generalize job as a stage of ``spcl.executor``: a unit is one flagged Parquet file, its worker a
     :class:`GeneralizeRunner` (extractor and chat client built once per process)."""
 
+    config_type: ClassVar[type[GeneralizeJobConfig]] = GeneralizeJobConfig
     name: ClassVar[str] = "generalize"
     ref: ClassVar[str] = "spcl.generalize.job:STAGE"
     path_fields: ClassVar[tuple[str, ...]] = ("input", "output", "vault")
     error: ClassVar[type[JobError]] = JobError
-    setup_when_idle: ClassVar[bool] = True
-
-    def config_from_json(self, text: str) -> GeneralizeJobConfig:
-        """The config back on a worker."""
-        return GeneralizeJobConfig.from_json(text)
-
-    def prepare(self, cfg: GeneralizeJobConfig) -> GeneralizeJobConfig:
-        """``cfg`` with a run id."""
-        return with_run_id(cfg)
 
     def plan(self, cfg: GeneralizeJobConfig) -> Plan:
         """:func:`pending_files`."""
@@ -600,10 +592,6 @@ class GeneralizeStage:
         if progress is not None:
             progress.advance(worker.asked)
         return UnitReport(unit.key, worker.asked)
-
-    def teardown(self, worker: GeneralizeRunner) -> None:
-        """Release the clients."""
-        worker.close()
 
     def finish(self, cfg: GeneralizeJobConfig, plan: Plan, run: RunInfo,
                worker: GeneralizeRunner | None) -> dict[str, Any]:

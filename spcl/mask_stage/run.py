@@ -16,7 +16,7 @@ from typing import Any, ClassVar
 
 import pyarrow.parquet as pq
 
-from spcl.executor import JobError, Plan, RunInfo, Unit, UnitReport, run_local, run_spark
+from spcl.executor import FileStage, JobError, Plan, RunInfo, Unit, UnitReport, run_local, run_spark
 from spcl.extract.backends import Extractor
 from spcl.manifest import sha256_file, write_manifest
 from spcl.mask_stage.config import MaskJobConfig
@@ -95,23 +95,15 @@ def finish(cfg: MaskJobConfig, keyed: list[tuple[Path, str]], hashes: dict[str, 
     return metrics
 
 
-class MaskStage:
+class MaskStage(FileStage):
     """The mask job as a stage of ``spcl.executor``: a unit is one flagged Parquet file, its worker a
     :class:`MaskRunner` (the extractor and its model loaded once per process)."""
 
+    config_type: ClassVar[type[MaskJobConfig]] = MaskJobConfig
     name: ClassVar[str] = "mask"
     ref: ClassVar[str] = "spcl.mask_stage.run:STAGE"
     path_fields: ClassVar[tuple[str, ...]] = ("input", "output", "vault")
     error: ClassVar[type[JobError]] = MaskJobError
-    setup_when_idle: ClassVar[bool] = True
-
-    def config_from_json(self, text: str) -> MaskJobConfig:
-        """The config back on a worker."""
-        return MaskJobConfig.from_json(text)
-
-    def prepare(self, cfg: MaskJobConfig) -> MaskJobConfig:
-        """The config as given (it names its run id when made)."""
-        return cfg
 
     def plan(self, cfg: MaskJobConfig) -> Plan:
         """:func:`plan_files`; the context keeps every file and its hash for :meth:`finish`."""
@@ -158,10 +150,6 @@ class MaskStage:
         worker.progress = progress
         stats = worker.process_file(Path(unit.path), unit.key)
         return UnitReport(unit.key, stats.documents if stats is not None else 0)
-
-    def teardown(self, worker: MaskRunner) -> None:
-        """Release the extractors."""
-        worker.close()
 
     def finish(self, cfg: MaskJobConfig, plan: Plan, run: RunInfo, worker: MaskRunner | None) -> dict[str, Any]:
         """:func:`finish` with this run's counts and speed."""
