@@ -207,3 +207,26 @@ def test_annotate_refuses_an_out_folder_inside_its_input(tmp_path: Path, capsys)
                "--teacher", "openai:b@http://127.0.0.1:9/v1", "--retries", "0"])
     assert rc == 2 and "lies inside input" in capsys.readouterr().err
     assert not (inp / "ann").exists()
+
+
+def test_commit_unit_moves_the_vault_first_refuses_to_replace_one_and_removes_empty_parts(tmp_path: Path) -> None:
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from spcl.executor.state import commit_unit
+
+    tmp, vault = tmp_path / "tmp", tmp_path / "vault"
+    for d in (tmp, vault, tmp_path / "failed", tmp_path / "masked"):
+        d.mkdir()
+    failed, masked = tmp_path / "failed" / "part-k.parquet", tmp_path / "masked" / "part-k.parquet"
+    failed.write_text("a killed run's leftover")
+    staged = tmp / "w.jsonl"
+    staged.write_text("mapping\n")
+    rows = pa.table({"id": ["1", "2"]})
+    commit_unit(staged, vault / "w.jsonl", [(failed, rows.slice(0, 0)), (masked, rows)], tmp)
+    assert (vault / "w.jsonl").read_text() == "mapping\n" and not staged.exists()
+    assert not failed.exists() and pq.read_table(masked).column("id").to_pylist() == ["1", "2"]
+    staged.write_text("other mapping\n")  # the same writer name again: never replace a mapping, move no part
+    with pytest.raises(JobError, match=r"vault file w\.jsonl already exists"):
+        commit_unit(staged, vault / "w.jsonl", [(masked, rows.slice(0, 1))], tmp)
+    assert (vault / "w.jsonl").read_text() == "mapping\n" and pq.read_table(masked).num_rows == 2

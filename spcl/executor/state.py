@@ -9,6 +9,7 @@ committed when its done-marker exists; its parts are moved into place before the
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any
@@ -16,6 +17,7 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from spcl.executor.errors import JobError
 from spcl.io.storage import write_atomic
 
 
@@ -54,6 +56,30 @@ def read_part(path: Path, schema: pa.Schema,
         if name in schema.names and name not in table.schema.names:
             table = table.append_column(name, make(table))
     return table.select(schema.names).cast(schema)
+
+
+def commit_unit(staged_vault: Path, vault_target: Path, parts: list[tuple[Path, pa.Table]], tmp: Path) -> None:
+    """Commit one unit's outputs in order: every non-empty part table is written (zstd Parquet) under ``tmp``
+    first; then the staged vault file (when there is one) moves to ``vault_target``, which must not exist
+    (a writer name is unique per run and attempt: a mapping is never replaced; :class:`JobError` naming the
+    file); then each part moves into place in the order given, and a part whose table is empty is removed
+    (a killed run's leftovers). Vault first: a released row never lacks its mapping."""
+    moves: list[tuple[Path | None, Path]] = []
+    for i, (target, table) in enumerate(parts):
+        staged = None
+        if table.num_rows:
+            staged = tmp / f"{i}-{target.parent.name}.parquet"
+            pq.write_table(table, staged, compression="zstd")
+        moves.append((staged, target))
+    if staged_vault.exists():
+        if vault_target.exists():
+            raise JobError(f"vault file {vault_target.name} already exists; refusing to overwrite it")
+        os.replace(staged_vault, vault_target)
+    for src, dst in moves:
+        if src is None:
+            dst.unlink(missing_ok=True)
+        else:
+            os.replace(src, dst)
 
 
 def jsonl_text(rows: Iterable[dict[str, Any]]) -> str:

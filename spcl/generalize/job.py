@@ -44,7 +44,14 @@ import pyarrow.parquet as pq
 from spcl.entity_types import DEFAULT_TYPES
 from spcl.executor import FileStage, JobError, Plan, RunInfo, Unit, UnitReport, new_run_id, run_local, run_spark
 from spcl.executor.counts import token_block
-from spcl.executor.state import load_json_markers, marker_file, read_json_marker, read_part, write_json_atomic
+from spcl.executor.state import (
+    commit_unit,
+    load_json_markers,
+    marker_file,
+    read_json_marker,
+    read_part,
+    write_json_atomic,
+)
 from spcl.extract.backends import Extractor, make_extractor
 from spcl.extract.backends.chat import ChatClient, make_chat
 from spcl.extract.backends.transient import is_transient
@@ -384,7 +391,9 @@ class GeneralizeRunner:
             stats.failed = failed.num_rows
             stats.failed_transient = sum(bool(v) for v in failed.column("transient").to_pylist())
             stats.failed_reasons = dict(sorted(Counter(failed.column("reason").to_pylist()).items()))
-            self._commit(key, tmp, vault_stage, writer, gen, failed)
+            commit_unit(vault_stage / f"{writer}.jsonl", Path(self.cfg.vault) / f"{writer}.jsonl",
+                        [(self.out / name / f"part-{key}.parquet", table)
+                         for name, table in (("failed", failed), ("generalized", gen))], tmp)
             stats.seconds += time.perf_counter() - started
             runs = [*(marker or {}).get("runs", []), self.cfg.run_id]
             write_json_atomic(self.done_marker(key), {"input": str(path.resolve()), "key": key, "backend": backend,
@@ -400,26 +409,6 @@ class GeneralizeRunner:
             vault.close()
             shutil.rmtree(tmp, ignore_errors=True)
             shutil.rmtree(vault_stage, ignore_errors=True)
-
-    def _commit(self, key: str, tmp: Path, vault_stage: Path, writer: str, gen: pa.Table, failed: pa.Table) -> None:
-        staged_vault = vault_stage / f"{writer}.jsonl"
-        moves: list[tuple[Path | None, Path]] = [
-            (staged_vault if staged_vault.exists() else None, Path(self.cfg.vault) / f"{writer}.jsonl")]
-        for name, table in (("failed", failed), ("generalized", gen)):
-            target = self.out / name / f"part-{key}.parquet"
-            if table.num_rows:
-                staged = tmp / f"{name}.parquet"
-                pq.write_table(table, staged, compression="zstd")
-                moves.append((staged, target))
-            else:
-                moves.append((None, target))
-        if moves[0][0] is not None and moves[0][1].exists():
-            raise JobError(f"vault file {moves[0][1].name} already exists; refusing to overwrite it")
-        for src, dst in moves:  # vault first: a released row never lacks its originals
-            if src is None:
-                dst.unlink(missing_ok=True)
-            else:
-                os.replace(src, dst)
 
     def close(self) -> None:
         """Release the clients."""
