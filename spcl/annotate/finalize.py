@@ -15,7 +15,7 @@ from typing import Any
 
 from spcl.annotate.agreement import TeacherVote
 from spcl.annotate.balance import Balance, balance
-from spcl.annotate.job import (
+from spcl.annotate.config import (
     OUTPUT_FILES,
     WORK,
     AnnotateConfig,

@@ -36,150 +36,48 @@ teachers and counts — never document text or model output.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import logging
 import os
 import shutil
 import time
 from collections import Counter
-from collections.abc import Iterable, Iterator
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 from spcl.annotate.agreement import Decision, TeacherVote, decide, verify
-from spcl.annotate.candidates import CANDIDATE_MODES, is_candidate
+from spcl.annotate.candidates import is_candidate
+from spcl.annotate.config import (
+    PARTS,
+    WORK,
+    AnnotateConfig,
+    AnnotateError,
+    input_key,
+    jsonl_text,
+    list_input_files,
+    load_done,
+    read_jsonl,
+    read_marker,
+    write_private_atomic,
+)
+from spcl.annotate.finalize import finalize
 from spcl.annotate.prompt import PROMPT_VERSION, build_messages
-from spcl.annotate.teachers import TeacherSpec, make_client, name_teachers, teacher_request
+from spcl.annotate.teachers import make_client, teacher_request
 from spcl.config import InputSettings
+from spcl.executor import FileStage, Plan, RunInfo, Unit, UnitReport, run_local, run_spark
+from spcl.executor.state import write_json_atomic
 from spcl.extract.backends.chat import ChatClient, ChatRequest
 from spcl.extract.backends.transient import is_transient
-from spcl.io.readers import is_supported, read_records
-from spcl.io.storage import write_atomic
-from spcl.io.writers import file_key
+from spcl.io.readers import read_records
 from spcl.manifest import sha256_file
+from spcl.progress import Progress
 from spcl.text import LANGS, guess_lang, normalize
 
+__all__ = ["AnnotateConfig", "AnnotateError", "AnnotateRunner", "pending_files", "run_annotate",
+           "run_annotate_spark", "transient_failure"]
+
 log = logging.getLogger("spcl.annotate")
-
-OUTPUT_FILES: tuple[str, ...] = ("labelled.jsonl", "rejected.jsonl", "dropped.jsonl", "pending.jsonl")
-PARTS = ("labelled", "rejected", "dropped", "pending")
-WORK = "_work"
-
-
-class AnnotateError(RuntimeError):
-    """The job cannot run (bad input, settings that do not match the existing parts); names paths only."""
-
-
-@dataclass(slots=True)
-class AnnotateConfig:
-    """Everything an annotate run needs; ``options`` go to every teacher client's constructor."""
-
-    input: str
-    out: str
-    teachers: list[TeacherSpec]
-    verifier: TeacherSpec | None = None
-    min_confidence: float = 0.8
-    candidates: str = "person"
-    positive_share: float | None = None
-    seed: int = 0
-    batch_size: int = 32
-    max_chars: int = 6000
-    options: dict[str, Any] = field(default_factory=dict)
-    run_id: str = ""  # names the run in done-markers (set by run_annotate*; not part of parts_hash)
-
-    def __post_init__(self) -> None:
-        if len(self.teachers) < 2:
-            raise ValueError("annotate needs at least two --teacher")
-        if self.candidates not in CANDIDATE_MODES:
-            raise ValueError(f"--candidates must be one of {', '.join(CANDIDATE_MODES)}")
-        if not 0.0 <= self.min_confidence <= 1.0:
-            raise ValueError("--min-confidence must lie in [0, 1]")
-        if self.positive_share is not None and not 0.0 < self.positive_share <= 1.0:
-            raise ValueError("--positive-share must lie in (0, 1]")
-        named = name_teachers([*self.teachers, *([self.verifier] if self.verifier else [])])
-        self.teachers = named[:len(self.teachers)]
-        self.verifier = named[-1] if self.verifier else None
-
-    def to_json(self) -> str:
-        """The config as JSON (for Spark workers)."""
-        return json.dumps(asdict(self))
-
-    @classmethod
-    def from_json(cls, text: str) -> AnnotateConfig:
-        """The config back from :meth:`to_json`."""
-        data = json.loads(text)
-        data["teachers"] = [TeacherSpec(**t) for t in data["teachers"]]
-        data["verifier"] = TeacherSpec(**data["verifier"]) if data["verifier"] else None
-        return cls(**data)
-
-    def parts_hash(self) -> str:
-        """Hash of what decides the parts (teachers, verifier, prompt, thresholds, candidates) — not balance."""
-        what = {"prompt": PROMPT_VERSION, "teachers": [t.to_json() for t in self.teachers],
-                "verifier": self.verifier.to_json() if self.verifier else None, "min_confidence": self.min_confidence,
-                "candidates": self.candidates, "max_chars": self.max_chars}
-        return hashlib.sha256(json.dumps(what, sort_keys=True).encode()).hexdigest()[:16]
-
-
-METADATA_FILES = frozenset({"manifest.json", "stats.json", "metrics.json", "report.json", "plan.json",
-                            "agreement.json", "estimates.json"})
-"""spcl's own metadata files: never read as input when a folder (e.g. a filter output) is given."""
-
-
-def list_input_files(input_path: str | Path) -> list[Path]:
-    """The JSONL / Parquet files under ``input_path`` (a file or a folder, recursive), sorted; names starting
-    with ``.`` or ``_`` and spcl's metadata files (:data:`METADATA_FILES`) are skipped."""
-    root = Path(input_path)
-    if root.is_file():
-        return [root]
-    if not root.is_dir():
-        raise AnnotateError(f"input {root} is neither a file nor a folder")
-    settings = InputSettings()
-    return sorted(p for p in root.rglob("*") if p.is_file() and is_supported(p.name, settings)
-                  and p.name not in METADATA_FILES
-                  and not any(part.startswith((".", "_")) for part in p.relative_to(root).parts))
-
-
-def input_key(path: Path, root: str | Path) -> str:
-    """A stable, filesystem-safe name for one input file: its stem and a hash of its path under ``root``."""
-    base = Path(root)
-    rel = path.relative_to(base).as_posix() if base.is_dir() else path.name
-    stem = "".join(c if c.isalnum() or c in "-_." else "_" for c in path.name.split(".")[0])[:60]
-    return f"{stem}-{file_key(rel)}"
-
-
-def write_private_atomic(path: Path, data: str) -> None:
-    """Write ``data`` to ``path`` (mode 0600) under a temporary name, then move it into place
-    (``spcl.io.storage.write_atomic``)."""
-    write_atomic(path, data, private=True)
-
-
-def jsonl_text(rows: Iterable[dict[str, Any]]) -> str:
-    """One JSON object a line (UTF-8 text kept as is)."""
-    return "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows)
-
-
-def read_jsonl(path: Path) -> Iterator[dict[str, Any]]:
-    """The rows of a JSONL file written by this job."""
-    with open(path, encoding="utf-8") as fh:
-        for line in fh:
-            if line.strip():
-                yield json.loads(line)
-
-
-def merge_counts(mine: dict[str, Any], theirs: dict[str, Any]) -> dict[str, Any]:
-    """Add ``theirs`` into ``mine``: numbers sum, dicts merge recursively, anything else keeps ``mine``."""
-    for k, v in theirs.items():
-        if isinstance(v, dict):
-            merge_counts(mine.setdefault(k, {}), v)
-        elif isinstance(v, int | float) and not isinstance(v, bool):
-            mine[k] = mine.get(k, 0) + v
-        else:
-            mine.setdefault(k, v)
-    return mine
-
 
 def _teacher_stats() -> dict[str, Any]:
     return {"documents": 0, "outputs": 0, "parsed": 0, "parse_failures": {}, "backend_errors": {},
@@ -193,11 +91,6 @@ def transient_failure(votes: list[TeacherVote], check: TeacherVote | None) -> Te
         if tv.error is not None and is_transient(tv.error):
             return tv
     return None
-
-
-def read_marker(path: Path) -> dict[str, Any] | None:
-    """A done-marker, or ``None`` when the file was never committed."""
-    return json.loads(path.read_text(encoding="utf-8")) if path.exists() else None
 
 
 def _lang(meta: str | None, text: str) -> str:
@@ -378,11 +271,10 @@ class AnnotateRunner:
         for part in PARTS:  # commit: parts first, the done-marker last
             write_private_atomic(self.work / "parts" / f"{key}.{part}.jsonl", jsonl_text(rows[part]))
         runs = [*(marker or {}).get("runs", []), cfg.run_id]
-        write_private_atomic(self.done_marker(key), json.dumps(
-            {"key": key, "source_file": source_file, "input": str(path.resolve()), "parts_hash": cfg.parts_hash(),
-             "input_sha256": input_sha, "pending": stats["pending"], "last_run": cfg.run_id, "runs": runs,
-             "stats": stats},
-            indent=1, sort_keys=True) + "\n")
+        write_json_atomic(self.done_marker(key), {
+            "key": key, "source_file": source_file, "input": str(path.resolve()), "parts_hash": cfg.parts_hash(),
+            "input_sha256": input_sha, "pending": stats["pending"], "last_run": cfg.run_id, "runs": runs,
+            "stats": stats}, private=True)
         log.info("%s (%s): %d records, %d candidates, %d labelled, %d rejected, %d pending", source_file,
                  "retry" if marker is not None else "full", stats["input_records"], stats["candidates"],
                  stats["labelled"], len(rows["rejected"]), stats["pending"])
@@ -394,15 +286,15 @@ class AnnotateRunner:
             client.close()
 
 
-def load_done(out: str | Path) -> dict[str, dict[str, Any]]:
-    """``{key: done-marker}`` of every committed input file of an output folder."""
-    folder = Path(out) / WORK / "done"
-    return {p.stem: json.loads(p.read_text()) for p in sorted(folder.glob("*.json"))} if folder.is_dir() else {}
-
-
 def pending_files(cfg: AnnotateConfig) -> tuple[list[tuple[Path, str]], int]:
     """``(path, key)`` of the input files with work to do — not yet done, changed since, or with pending
-    records to ask again about — and how many are done already."""
+    records to ask again about — and how many are done already.
+
+    Raises :class:`spcl.io.inputs.UnsafeOutput` (a ``ValueError``) when ``--out`` equals, contains or lies inside
+    the input (a rerun would read its own labelled.jsonl back as input) or a filter output folder."""
+    from spcl.io.inputs import check_job_output
+
+    check_job_output([cfg.input], cfg.out)
     keyed = [(p, input_key(p, cfg.input)) for p in list_input_files(cfg.input)]
     done = load_done(cfg.out)
     stale = [k for k, m in done.items() if m.get("parts_hash") != cfg.parts_hash()]
@@ -419,13 +311,6 @@ def pending_files(cfg: AnnotateConfig) -> tuple[list[tuple[Path, str]], int]:
     return [(p, k) for p, k in keyed if k not in current], len(current)
 
 
-def _with_run_id(cfg: AnnotateConfig) -> AnnotateConfig:
-    """``cfg`` with a fresh ``run_id`` unless it has one."""
-    from spcl.mask_stage.config import new_run_id
-
-    return cfg if cfg.run_id else replace(cfg, run_id=new_run_id())
-
-
 def clean_staging(cfg: AnnotateConfig) -> None:
     """Remove what a killed run left under temporary names (call only when no other run is active)."""
     shutil.rmtree(Path(cfg.out) / WORK / "tmp", ignore_errors=True)
@@ -433,72 +318,75 @@ def clean_staging(cfg: AnnotateConfig) -> None:
         stale.unlink(missing_ok=True)
 
 
+class AnnotateStage(FileStage):
+    """The annotate job as a stage of ``spcl.executor``: a unit is one input file (JSONL or Parquet), its
+    worker an :class:`AnnotateRunner` (the teacher clients, e.g. in-process vLLM engines, built once per
+    process, and only when some file has work to do)."""
+
+    config_type: ClassVar[type[AnnotateConfig]] = AnnotateConfig
+    name: ClassVar[str] = "annotate"
+    ref: ClassVar[str] = "spcl.annotate.job:STAGE"
+    path_fields: ClassVar[tuple[str, ...]] = ("input", "out")
+    error: ClassVar[type[AnnotateError]] = AnnotateError
+    setup_when_idle: ClassVar[bool] = False  # a rerun with nothing to ask only re-balances: no model loaded
+
+    def plan(self, cfg: AnnotateConfig) -> Plan:
+        """:func:`pending_files`."""
+        todo, skipped = pending_files(cfg)
+        return Plan([Unit(str(p), k) for p, k in todo], skipped)
+
+    def before(self, cfg: AnnotateConfig, plan: Plan, engine: str) -> None:
+        """Clean a killed run's staging; for Spark, ask every server teacher on the driver first (in-process
+        models load on the executors)."""
+        clean_staging(cfg)
+        if engine != "spark":
+            return
+        for spec in [*cfg.teachers, *([cfg.verifier] if cfg.verifier else [])]:
+            if spec.backend == "openai" and plan.todo:
+                client = make_client(spec, {"retries": 0})
+                try:
+                    client.check()
+                finally:
+                    client.close()
+        (Path(cfg.out) / WORK / "done").mkdir(parents=True, exist_ok=True)
+
+    def setup(self, cfg: AnnotateConfig, clients: dict[str, Any]) -> AnnotateRunner:
+        """The runner (``clients``: given chat clients by teacher name, e.g. a test's)."""
+        return AnnotateRunner(cfg, clients or None)
+
+    def check(self, worker: AnnotateRunner) -> None:
+        """Ask every client whether it can serve."""
+        worker.check()
+
+    def committed(self, worker: AnnotateRunner, unit: Unit) -> bool:
+        """This run already committed the file's current content."""
+        marker = read_marker(worker.done_marker(unit.key))
+        return marker is not None and marker.get("input_sha256") == sha256_file(Path(unit.path)) and (
+            not marker.get("pending") or marker.get("last_run") == worker.cfg.run_id)
+
+    def process(self, worker: AnnotateRunner, unit: Unit, progress: Progress | None = None) -> UnitReport:
+        """Annotate one file (or ask again about its pending records) and commit it."""
+        records = worker.process_file(Path(unit.path), unit.key)["records_this_run"]
+        if progress is not None:
+            progress.advance(records)
+        return UnitReport(unit.key, records)
+
+    def finish(self, cfg: AnnotateConfig, plan: Plan, run: RunInfo, worker: AnnotateRunner | None) -> dict[str, Any]:
+        """Merge the parts, balance, write the outputs and the report (``spcl.annotate.finalize``)."""
+        return finalize(cfg, {"engine": run.engine, "files_processed": run.files_processed,
+                              "files_skipped": run.files_skipped, "records": run.records,
+                              "elapsed_seconds": run.elapsed_seconds})
+
+
+STAGE = AnnotateStage()
+
+
 def run_annotate(cfg: AnnotateConfig, clients: dict[str, ChatClient] | None = None) -> dict[str, Any]:
     """Run the job in this process over every unfinished input file, then finalize; returns ``report.json``."""
-    from spcl.annotate.finalize import finalize
-
-    started = time.perf_counter()
-    cfg = _with_run_id(cfg)
-    todo, skipped = pending_files(cfg)
-    clean_staging(cfg)
-    docs = 0
-    if todo:  # a rerun with nothing left to ask only re-balances: no model is loaded, no server asked
-        runner = AnnotateRunner(cfg, clients)
-        try:
-            runner.check()
-            for path, key in todo:
-                docs += runner.process_file(path, key)["records_this_run"]
-        finally:
-            runner.close()
-    elapsed = time.perf_counter() - started
-    return finalize(cfg, {"engine": "python", "files_processed": len(todo), "files_skipped": skipped,
-                          "records": docs, "elapsed_seconds": round(elapsed, 3)})
-
-
-_RUNNERS: dict[str, AnnotateRunner] = {}
-
-
-def process_partition(cfg_json: str, files: Iterable[tuple[str, str]]) -> Iterator[str]:
-    """Spark ``mapPartitions`` body: annotate each ``(path, key)`` not yet done; one JSON line per file.
-
-    The runner (and its clients, e.g. an in-process vLLM engine) is built once per Python worker.
-    """
-    runner = _RUNNERS.get(cfg_json)
-    if runner is None:
-        runner = _RUNNERS[cfg_json] = AnnotateRunner(AnnotateConfig.from_json(cfg_json))
-    for path, key in files:
-        marker = read_marker(runner.done_marker(key))
-        if marker is not None and marker.get("input_sha256") == sha256_file(Path(path)) and (
-                not marker.get("pending") or marker.get("last_run") == runner.cfg.run_id):
-            continue  # a retried or speculative task: this run already committed this file's content
-        stats = runner.process_file(Path(path), key)
-        yield json.dumps({"key": key, "records": stats["records_this_run"]})
+    return run_local(STAGE, cfg, clients)
 
 
 def run_annotate_spark(cfg: AnnotateConfig, master: str | None = None) -> dict[str, Any]:
     """Run the job with Spark: one task per unfinished input file (the same ``AnnotateRunner`` code on
     executors), then finalize on the driver. Paths must be visible to every executor."""
-    from spcl.annotate.finalize import finalize
-    from spcl.spark import build_session
-    from spcl.spark.files import run_per_file, with_absolute_paths
-
-    started = time.perf_counter()
-    cfg = _with_run_id(with_absolute_paths(cfg, ("input", "out")))
-    todo, skipped = pending_files(cfg)
-    clean_staging(cfg)
-    for spec in [*cfg.teachers, *([cfg.verifier] if cfg.verifier else [])]:
-        if spec.backend == "openai" and todo:  # fail fast on the driver; in-process models load on executors
-            client = make_client(spec, {"retries": 0})
-            try:
-                client.check()
-            finally:
-                client.close()
-    (Path(cfg.out) / WORK / "done").mkdir(parents=True, exist_ok=True)
-    docs = 0
-    if todo:
-        spark = build_session(None, master, app_name="spcl-annotate")
-        lines = run_per_file(spark, [(str(p), k) for p, k in todo], process_partition, cfg.to_json())
-        docs = sum(json.loads(line)["records"] for line in lines)
-    elapsed = time.perf_counter() - started
-    return finalize(cfg, {"engine": "spark", "files_processed": len(todo), "files_skipped": skipped,
-                          "records": docs, "elapsed_seconds": round(elapsed, 3)})
+    return run_spark(STAGE, cfg, master)

@@ -74,6 +74,7 @@ def run_from_args(args: argparse.Namespace) -> int:
     from spcl.annotate.job import AnnotateError, run_annotate, run_annotate_spark
     from spcl.extract.backends import BackendUnavailable
     from spcl.extract.backends.transient import EXIT_TRANSIENT
+    from spcl.io.inputs import UnsafeOutput
 
     try:
         cfg = config_from_args(args)
@@ -82,6 +83,9 @@ def run_from_args(args: argparse.Namespace) -> int:
         return 2
     try:
         report = run_annotate_spark(cfg, args.master) if args.engine == "spark" else run_annotate(cfg)
+    except UnsafeOutput as err:  # --out inside the input, or inside a filter output
+        print(f"spcl annotate: {shown(err)}", file=sys.stderr)
+        return 2
     except (BackendUnavailable, AnnotateError) as err:
         print(f"spcl annotate: {shown(err)}", file=sys.stderr)
         return 1

@@ -86,11 +86,11 @@ def config_from_args(args: argparse.Namespace, *, input: str = "", output: str =
 def run_from_args(args: argparse.Namespace) -> int:
     """Run the generalize job; exit code 0 ok, 1 the job could not run or not reconciled, 2 bad usage,
     3 documents failed transiently (rerun the same command to retry exactly those)."""
+    from spcl.executor import JobError
     from spcl.extract.backends import BackendUnavailable
     from spcl.extract.backends.transient import EXIT_TRANSIENT
     from spcl.generalize.job import run_generalize_job, run_generalize_job_spark
     from spcl.mask.vault import VaultError
-    from spcl.mask_stage import MaskJobError
 
     try:
         cfg = config_from_args(args)
@@ -98,7 +98,7 @@ def run_from_args(args: argparse.Namespace) -> int:
     except ValueError as err:
         print(f"spcl generalize: {shown(err)}", file=sys.stderr)
         return 2
-    except (BackendUnavailable, MaskJobError, VaultError) as err:
+    except (BackendUnavailable, JobError, VaultError) as err:
         print(f"spcl generalize: {shown(err)}", file=sys.stderr)
         return 1
     keys = ("documents", "generalized", "failed", "failed_transient", "failed_reasons", "entities", "share_by_rank",

@@ -33,28 +33,35 @@ import shutil
 import time
 from collections import Counter
 from collections.abc import Iterable, Iterator
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from spcl.entity_types import DEFAULT_TYPES
+from spcl.executor import FileStage, JobError, Plan, RunInfo, Unit, UnitReport, new_run_id, run_local, run_spark
+from spcl.executor.counts import token_block
+from spcl.executor.state import (
+    commit_unit,
+    load_json_markers,
+    marker_file,
+    read_json_marker,
+    read_part,
+    write_json_atomic,
+)
 from spcl.extract.backends import Extractor, make_extractor
-from spcl.extract.backends.chat import ChatClient, TransformersChat, make_chat
+from spcl.extract.backends.chat import ChatClient, make_chat
 from spcl.extract.backends.transient import is_transient
 from spcl.extract.contract import parse_extraction
 from spcl.generalize.engine import DocInput, DocResult, Generalizer, GeneralizeSettings
 from spcl.generalize.prompts import PROMPT_VERSION
 from spcl.generalize.spans import collect_spans, document_hits
+from spcl.io.flagged import batch_row_keys, count_rows, file_key, list_input_files, open_input
 from spcl.manifest import sha256_file
-from spcl.mask_stage import MaskJobError, file_key, list_input_files
-from spcl.mask_stage.config import new_run_id
-from spcl.mask_stage.inputs import batch_row_keys, count_rows, open_input
-from spcl.mask_stage.metrics import token_block
-from spcl.mask_stage.state import write_json_atomic
+from spcl.progress import Progress
 from spcl.text import guess_lang, normalize
 
 log = logging.getLogger("spcl.generalize")
@@ -203,16 +210,14 @@ class GenStats:
                 self.attacked_entities += 1
 
 
+def _transient_column(table: pa.Table) -> pa.Array:
+    """The ``transient`` flags of a failed/ part written before that column existed, from its reasons."""
+    return pa.array([is_transient_reason(r) for r in table.column("reason").to_pylist()], pa.bool_())
+
+
 def _read_part(path: Path, schema: pa.Schema) -> pa.Table:
-    """A committed part file as ``schema`` (empty when absent; a failed/ part written before the ``transient``
-    column existed gets it from its reasons)."""
-    if not path.exists():
-        return schema.empty_table()
-    table = pq.read_table(path)
-    if "transient" in schema.names and "transient" not in table.schema.names:
-        flags = [is_transient_reason(r) for r in table.column("reason").to_pylist()]
-        table = table.append_column("transient", pa.array(flags, pa.bool_()))
-    return table.select(schema.names).cast(schema)
+    """A committed part file as ``schema`` (empty when absent; ``spcl.executor.state.read_part``)."""
+    return read_part(path, schema, {"transient": _transient_column})
 
 
 def _inc(counter: dict[str, int], key: str) -> None:
@@ -234,7 +239,7 @@ def build_clients(cfg: GeneralizeJobConfig) -> tuple[Extractor, ChatClient | Non
     if cfg.backend == "transformers":
         extractor = make_extractor("transformers", model=cfg.model, types=cfg.types, options=cfg.extract_options)
         loaded = (extractor.net, extractor.tokenizer)  # type: ignore[attr-defined]
-        return extractor, TransformersChat(str(cfg.model), loaded=loaded, **cfg.options)
+        return extractor, make_chat("transformers", model=cfg.model, options={"loaded": loaded, **cfg.options})
     extractor = make_extractor("openai", model=cfg.model, endpoint=cfg.endpoint, types=cfg.types,
                                options=cfg.extract_options)
     return extractor, make_chat("openai", model=cfg.model, endpoint=cfg.endpoint, options=cfg.options)
@@ -269,7 +274,7 @@ class GeneralizeRunner:
 
     def done_marker(self, key: str) -> Path:
         """The checkpoint file of input file ``key``."""
-        return self.out / "_done" / f"{key}.json"
+        return marker_file(self.out / "_done", key)
 
     def _batches(self, path: Path) -> Iterator[pa.RecordBatch]:
         pf, columns = open_input(path, ("id", "text", "lang", "hits", "row_key", "source", "position"))
@@ -317,8 +322,7 @@ class GeneralizeRunner:
 
         A retry asks about every row the kept parts do not settle: the transient failures, and any row a run
         killed between its part writes left in neither part (so a row is never lost nor written twice)."""
-        marker_path = self.done_marker(key)
-        marker = json.loads(marker_path.read_text(encoding="utf-8")) if marker_path.exists() else None
+        marker = read_json_marker(self.done_marker(key))
         empty = (GENERALIZED_SCHEMA.empty_table(), FAILED_SCHEMA.empty_table())
         if marker is None or marker.get("input_sha256") != input_sha or not marker["stats"].get("failed_transient"):
             return None, *empty, None
@@ -387,7 +391,9 @@ class GeneralizeRunner:
             stats.failed = failed.num_rows
             stats.failed_transient = sum(bool(v) for v in failed.column("transient").to_pylist())
             stats.failed_reasons = dict(sorted(Counter(failed.column("reason").to_pylist()).items()))
-            self._commit(key, tmp, vault_stage, writer, gen, failed)
+            commit_unit(vault_stage / f"{writer}.jsonl", Path(self.cfg.vault) / f"{writer}.jsonl",
+                        [(self.out / name / f"part-{key}.parquet", table)
+                         for name, table in (("failed", failed), ("generalized", gen))], tmp)
             stats.seconds += time.perf_counter() - started
             runs = [*(marker or {}).get("runs", []), self.cfg.run_id]
             write_json_atomic(self.done_marker(key), {"input": str(path.resolve()), "key": key, "backend": backend,
@@ -403,26 +409,6 @@ class GeneralizeRunner:
             vault.close()
             shutil.rmtree(tmp, ignore_errors=True)
             shutil.rmtree(vault_stage, ignore_errors=True)
-
-    def _commit(self, key: str, tmp: Path, vault_stage: Path, writer: str, gen: pa.Table, failed: pa.Table) -> None:
-        staged_vault = vault_stage / f"{writer}.jsonl"
-        moves: list[tuple[Path | None, Path]] = [
-            (staged_vault if staged_vault.exists() else None, Path(self.cfg.vault) / f"{writer}.jsonl")]
-        for name, table in (("failed", failed), ("generalized", gen)):
-            target = self.out / name / f"part-{key}.parquet"
-            if table.num_rows:
-                staged = tmp / f"{name}.parquet"
-                pq.write_table(table, staged, compression="zstd")
-                moves.append((staged, target))
-            else:
-                moves.append((None, target))
-        if moves[0][0] is not None and moves[0][1].exists():
-            raise MaskJobError(f"vault file {moves[0][1].name} already exists; refusing to overwrite it")
-        for src, dst in moves:  # vault first: a released row never lacks its originals
-            if src is None:
-                dst.unlink(missing_ok=True)
-            else:
-                os.replace(src, dst)
 
     def close(self) -> None:
         """Release the clients."""
@@ -440,8 +426,7 @@ def build_metrics(cfg: GeneralizeJobConfig, identity: tuple[str, str, str] | Non
     """metrics.json: totals over every finished file, shares by rank and fallback per type (no values)."""
     total = GenStats()
     models, prompts = set(), set()
-    for marker in sorted((Path(cfg.output) / "_done").glob("*.json")):
-        data = json.loads(marker.read_text(encoding="utf-8"))
+    for data in load_json_markers(Path(cfg.output) / "_done").values():
         total.merge(GenStats(**data["stats"]))
         models.add(str(data.get("model", "")))
         prompts.add(str(data.get("prompt_version", "")))
@@ -515,11 +500,10 @@ def pending_files(cfg: GeneralizeJobConfig) -> tuple[list[tuple[Path, str]], int
     check_job_output([cfg.input], cfg.vault, "vault")
     keyed = [(p, file_key(p, cfg.input)) for p in list_input_files(cfg.input)]
     for path, key in keyed:  # an output folder belongs to one input: never replace another input's results
-        marker = Path(cfg.output) / "_done" / f"{key}.json"
-        recorded = json.loads(marker.read_text(encoding="utf-8")).get("input") if marker.exists() else None
+        recorded = _marker(cfg, key).get("input")
         if recorded is not None and Path(recorded).resolve() != path.resolve():
-            raise MaskJobError(f"{cfg.output} holds the results of another input file ({recorded}) under the "
-                               f"name of {path}; use a new --output for a different --input")
+            raise JobError(f"{cfg.output} holds the results of another input file ({recorded}) under the "
+                           f"name of {path}; use a new --output for a different --input")
     done = {k for p, k in keyed if _done_sha(cfg, k) == sha256_file(p)  # by content, not by name
             and not _marker(cfg, k).get("stats", {}).get("failed_transient")}
     return [(p, k) for p, k in keyed if k not in done], len(done)
@@ -527,18 +511,12 @@ def pending_files(cfg: GeneralizeJobConfig) -> tuple[list[tuple[Path, str]], int
 
 def _marker(cfg: GeneralizeJobConfig, key: str) -> dict[str, Any]:
     """The done-marker of ``key`` (``{}``: not done)."""
-    marker = Path(cfg.output) / "_done" / f"{key}.json"
-    return json.loads(marker.read_text(encoding="utf-8")) if marker.exists() else {}
+    return read_json_marker(marker_file(Path(cfg.output) / "_done", key)) or {}
 
 
 def _done_sha(cfg: GeneralizeJobConfig, key: str) -> str | None:
     """The input SHA-256 the done-marker of ``key`` recorded (``None``: not done)."""
     return _marker(cfg, key).get("input_sha256")
-
-
-def _with_run_id(cfg: GeneralizeJobConfig) -> GeneralizeJobConfig:
-    """``cfg`` with a fresh ``run_id`` unless it has one."""
-    return cfg if cfg.run_id else replace(cfg, run_id=new_run_id())
 
 
 def _clean_staging(cfg: GeneralizeJobConfig) -> None:
@@ -553,44 +531,74 @@ def _write_metrics(cfg: GeneralizeJobConfig, identity: tuple[str, str, str] | No
     return metrics
 
 
+class GeneralizeStage(FileStage):
+    """The generalize job as a stage of ``spcl.executor``: a unit is one flagged Parquet file, its worker a
+    :class:`GeneralizeRunner` (extractor and chat client built once per process)."""
+
+    config_type: ClassVar[type[GeneralizeJobConfig]] = GeneralizeJobConfig
+    name: ClassVar[str] = "generalize"
+    ref: ClassVar[str] = "spcl.generalize.job:STAGE"
+    path_fields: ClassVar[tuple[str, ...]] = ("input", "output", "vault")
+    error: ClassVar[type[JobError]] = JobError
+
+    def plan(self, cfg: GeneralizeJobConfig) -> Plan:
+        """:func:`pending_files`."""
+        todo, skipped = pending_files(cfg)
+        return Plan([Unit(str(p), k) for p, k in todo], skipped)
+
+    def before(self, cfg: GeneralizeJobConfig, plan: Plan, engine: str) -> None:
+        """Clean a killed run's staging; for Spark, check the vault key on the driver first."""
+        if engine == "spark":
+            from spcl.mask.vault import open_vault
+
+            open_vault(cfg.vault).close()
+        _clean_staging(cfg)
+        if engine == "spark":
+            (Path(cfg.output) / "_done").mkdir(parents=True, exist_ok=True)
+
+    def setup(self, cfg: GeneralizeJobConfig, clients: dict[str, Any]) -> GeneralizeRunner:
+        """The runner (``clients["extractor"]``, ``clients["chat"]``: given clients, e.g. a test's)."""
+        return GeneralizeRunner(cfg, clients.get("extractor"), clients.get("chat"))
+
+    def check(self, worker: GeneralizeRunner) -> None:
+        """Ask the chat client whether it can serve (the rules backend has none)."""
+        if worker.chat is not None:
+            worker.chat.check()
+
+    def committed(self, worker: GeneralizeRunner, unit: Unit) -> bool:
+        """This run already committed the file's current content."""
+        marker = _marker(worker.cfg, unit.key)
+        return marker.get("input_sha256") == sha256_file(Path(unit.path)) and (
+            not marker["stats"].get("failed_transient") or marker.get("last_run") == worker.cfg.run_id)
+
+    def progress_total(self, plan: Plan) -> int | None:
+        """The rows of the files to do (from their footers)."""
+        return sum(count_rows(Path(u.path)) for u in plan.todo)
+
+    def process(self, worker: GeneralizeRunner, unit: Unit, progress: Progress | None = None) -> UnitReport:
+        """Generalize one file (or retry its transient failures) and commit it."""
+        worker.process_file(Path(unit.path), unit.key)
+        if progress is not None:
+            progress.advance(worker.asked)
+        return UnitReport(unit.key, worker.asked)
+
+    def finish(self, cfg: GeneralizeJobConfig, plan: Plan, run: RunInfo,
+               worker: GeneralizeRunner | None) -> dict[str, Any]:
+        """``metrics.json`` with this run's counts and speed."""
+        info: dict[str, Any] = {"engine": "spark"} if run.engine == "spark" else {}
+        info |= {"files_processed": run.files_processed, "files_skipped": run.files_skipped,
+                 "documents": run.records, "elapsed_seconds": run.elapsed_seconds,
+                 "docs_per_second": _rate(run.records, run.elapsed_seconds)}
+        return _write_metrics(cfg, worker.identity if worker is not None else None, info)
+
+
+STAGE = GeneralizeStage()
+
+
 def run_generalize_job(cfg: GeneralizeJobConfig, extractor: Extractor | None = None,
                        chat: ChatClient | None = None) -> dict[str, Any]:
     """Run the job in this process over every unfinished input file; returns ``metrics.json``'s content."""
-    started = time.perf_counter()
-    cfg = _with_run_id(cfg)
-    todo, skipped = pending_files(cfg)
-    _clean_staging(cfg)
-    runner = GeneralizeRunner(cfg, extractor, chat)
-    try:
-        if runner.chat is not None and todo:
-            runner.chat.check()  # an unreachable endpoint stops the job before any file is touched
-        docs = 0
-        for path, key in todo:
-            runner.process_file(path, key)
-            docs += runner.asked
-        elapsed = time.perf_counter() - started
-        run = {"files_processed": len(todo), "files_skipped": skipped, "documents": docs,
-               "elapsed_seconds": round(elapsed, 3), "docs_per_second": _rate(docs, elapsed)}
-        return _write_metrics(cfg, runner.identity, run)
-    finally:
-        runner.close()
-
-
-_RUNNERS: dict[str, GeneralizeRunner] = {}
-
-
-def process_partition(cfg_json: str, files: Iterable[tuple[str, str]]) -> Iterator[str]:
-    """Spark ``mapPartitions`` body: generalize each ``(path, key)`` not yet done; one JSON line per file."""
-    runner = _RUNNERS.get(cfg_json)
-    if runner is None:
-        runner = _RUNNERS[cfg_json] = GeneralizeRunner(GeneralizeJobConfig.from_json(cfg_json))
-    for path, key in files:
-        marker = _marker(runner.cfg, key)
-        if marker.get("input_sha256") == sha256_file(Path(path)) and (
-                not marker["stats"].get("failed_transient") or marker.get("last_run") == runner.cfg.run_id):
-            continue  # a retried or speculative task: this run already committed this file's content
-        runner.process_file(Path(path), key)
-        yield json.dumps({"key": key, "documents": runner.asked})
+    return run_local(STAGE, cfg, {"extractor": extractor, "chat": chat})
 
 
 def run_generalize_job_spark(cfg: GeneralizeJobConfig, master: str | None = None) -> dict[str, Any]:
@@ -599,25 +607,7 @@ def run_generalize_job_spark(cfg: GeneralizeJobConfig, master: str | None = None
     Executors read the vault key from their own environment (``SPCL_VAULT_KEY`` / ``SPCL_VAULT_KEY_FILE``);
     paths must be visible to every executor.
     """
-    from spcl.mask.vault import open_vault
-    from spcl.spark import build_session
-    from spcl.spark.files import run_per_file, with_absolute_paths
-
-    started = time.perf_counter()
-    cfg = _with_run_id(with_absolute_paths(cfg, ("input", "output", "vault")))
-    todo, skipped = pending_files(cfg)
-    open_vault(cfg.vault).close()
-    _clean_staging(cfg)
-    (Path(cfg.output) / "_done").mkdir(parents=True, exist_ok=True)
-    docs = 0
-    if todo:
-        spark = build_session(None, master, app_name="spcl-generalize")
-        lines = run_per_file(spark, [(str(p), k) for p, k in todo], process_partition, cfg.to_json())
-        docs = sum(json.loads(line)["documents"] for line in lines)
-    elapsed = time.perf_counter() - started
-    run = {"engine": "spark", "files_processed": len(todo), "files_skipped": skipped, "documents": docs,
-           "elapsed_seconds": round(elapsed, 3), "docs_per_second": _rate(docs, elapsed)}
-    return _write_metrics(cfg, None, run)
+    return run_spark(STAGE, cfg, master)
 
 
 def iter_generalized(output: str | Path) -> Iterable[dict[str, Any]]:

@@ -4,20 +4,16 @@ from __future__ import annotations
 
 import hashlib
 import json
-import secrets
 from dataclasses import asdict, dataclass, field
-from datetime import UTC, datetime
 from typing import Any
 
 from spcl.entity_types import DEFAULT_TYPES, check_known_types
+from spcl.executor.runs import new_run_id
+
+__all__ = ["MaskJobConfig", "new_run_id"]
 
 # what makes two runs produce different outputs (paths and the run's own id do not)
 _HASHED_FIELDS = ("backend", "model", "endpoint", "fallback", "types", "options", "chunk_chars", "names")
-
-
-def new_run_id() -> str:
-    """A run id unique per run: UTC time plus 32 random bits (``20261201T101500Z-1a2b3c4d``)."""
-    return datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ") + "-" + secrets.token_hex(4)
 
 
 @dataclass(slots=True)

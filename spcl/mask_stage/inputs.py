@@ -1,9 +1,8 @@
-"""The mask job's input: flagged Parquet files, one unit of work each, and a unique key for every row."""
+"""The mask job's input: flagged Parquet files (``spcl.io.flagged``), one unit of work each, read in batches
+with a unique key for every row."""
 
 from __future__ import annotations
 
-import hashlib
-import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -12,64 +11,27 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-_KEY_UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
+from spcl.executor.errors import JobError
+from spcl.io import flagged
+from spcl.io.flagged import batch_row_keys, count_rows, derived_row_key, file_key, list_input_files
+
+__all__ = [
+    "READ_COLUMNS",
+    "InputRows",
+    "MaskJobError",
+    "batch_row_keys",
+    "count_rows",
+    "derived_row_key",
+    "file_key",
+    "list_input_files",
+    "open_input",
+    "read_rows",
+]
 READ_COLUMNS = ("id", "text", "lang", "hits", "reasons", "row_key", "source", "position")
 
 
-class MaskJobError(RuntimeError):
-    """The job cannot run (bad input folder, unreadable file); messages name paths, never values."""
-
-
-def list_input_files(input_path: str | Path) -> list[Path]:
-    """The Parquet files under ``input_path`` (a file or a folder, searched recursively), sorted.
-
-    Names starting with ``.`` or ``_`` (Spark's ``_SUCCESS``, temporary files) are skipped.
-    """
-    root = Path(input_path)
-    if root.is_file():
-        return [root]
-    if not root.is_dir():
-        raise MaskJobError(f"input {root} is neither a Parquet file nor a folder")
-    files = [
-        p for p in root.rglob("*.parquet")
-        if p.is_file() and not any(part.startswith((".", "_")) for part in p.relative_to(root).parts)
-    ]
-    return sorted(files)
-
-
-def file_key(path: Path, root: str | Path) -> str:
-    """A stable, filesystem-safe name for one input file: its stem and a hash of its path under ``root``.
-
-    >>> file_key(Path("/in/decision=flagged/part-0.parquet"), "/in")[:7]
-    'part-0-'
-    """
-    base = Path(root)
-    rel = path.relative_to(base).as_posix() if base.is_dir() else path.name
-    digest = hashlib.sha256(rel.encode("utf-8")).hexdigest()[:12]
-    return f"{_KEY_UNSAFE.sub('_', path.stem)[:80]}-{digest}"
-
-
-def derived_row_key(doc_id: Any, source: Any, position: Any) -> str:
-    """The filter's row key (``spcl.io.schema.row_key``) for input that lacks the ``row_key`` column."""
-    from spcl.io.schema import row_key
-
-    return row_key("" if doc_id is None else str(doc_id), "" if source is None else str(source),
-                   -1 if position is None else int(position))
-
-
-def batch_row_keys(columns: dict[str, list[Any]], n: int, key: str, first_index: int) -> list[str]:
-    """The row key of each of ``n`` rows: the ``row_key`` column where present and non-null, else derived from
-    ``(id, source, position)`` where the filter wrote them, else from the file ``key`` and the row's index."""
-    keys: list[str] = []
-    for i in range(n):
-        given = columns["row_key"][i] if "row_key" in columns else None
-        if isinstance(given, str) and given:
-            keys.append(given)
-        elif "source" in columns and "position" in columns:
-            keys.append(derived_row_key(columns["id"][i], columns["source"][i], columns["position"][i]))
-        else:
-            keys.append(derived_row_key(None, key, first_index + i))
-    return keys
+MaskJobError = JobError
+"""The mask job's name for the shared job error (``spcl.executor.errors.JobError``)."""
 
 
 @dataclass(slots=True)
@@ -85,16 +47,8 @@ class InputRows:
 
 
 def open_input(path: Path, wanted: tuple[str, ...] = READ_COLUMNS) -> tuple[pq.ParquetFile, list[str]]:
-    """The input file opened, and which of the ``wanted`` columns it has; :class:`MaskJobError` (naming the
-    file, never a value) when it cannot be read or lacks ``id`` and ``text``."""
-    try:
-        pf = pq.ParquetFile(path)
-    except (OSError, pa.ArrowInvalid) as err:
-        raise MaskJobError(f"cannot read {path}: {type(err).__name__}") from None
-    names = set(pf.schema_arrow.names)
-    if not {"id", "text"} <= names:
-        raise MaskJobError(f"{path} has no 'id' and 'text' columns (is it the filter job's flagged output?)")
-    return pf, [c for c in wanted if c in names]
+    """The input file opened, and which of the ``wanted`` columns it has (``spcl.io.flagged.open_input``)."""
+    return flagged.open_input(path, wanted)
 
 
 def read_rows(path: Path, key: str, batch_size: int) -> Iterator[InputRows]:
@@ -117,11 +71,3 @@ def read_rows(path: Path, key: str, batch_size: int) -> Iterator[InputRows]:
             index += n
     except (OSError, pa.ArrowInvalid) as err:
         raise MaskJobError(f"cannot read {path} after row {index}: {type(err).__name__}") from None
-
-
-def count_rows(path: Path) -> int:
-    """Rows an input file declares in its footer (the reconciliation's input count)."""
-    try:
-        return int(pq.ParquetFile(path).metadata.num_rows)
-    except (OSError, pa.ArrowInvalid) as err:
-        raise MaskJobError(f"cannot read {path}: {type(err).__name__}") from None

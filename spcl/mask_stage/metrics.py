@@ -4,8 +4,11 @@ from __future__ import annotations
 
 from typing import Any
 
+from spcl.executor.counts import rate, token_block
 from spcl.mask_stage.config import MaskJobConfig
 from spcl.mask_stage.state import FileStats, Marker
+
+__all__ = ["LATENCY_PERCENTILES", "build_metrics", "rate", "token_block"]
 
 LATENCY_PERCENTILES = (50, 90, 99)
 
@@ -18,26 +21,6 @@ def _percentile(values: list[float], q: float) -> float:
     lo = int(k)
     hi = min(lo + 1, len(ordered) - 1)
     return ordered[lo] + (ordered[hi] - ordered[lo]) * (k - lo)
-
-
-def rate(num: float, den: float) -> float:
-    """``num / den``, or 0 when ``den`` is 0."""
-    return num / den if den else 0.0
-
-
-def token_block(prompt: int, completion: int, documents: int, counted: int) -> dict[str, Any]:
-    """What the model read and wrote: totals, and per document of the stage's input (``documents``; the cost
-    of one flagged document, the figure a GPU-hours estimate starts from, ``spcl report``). ``counted`` is how
-    many document answers the backend reported counts for (the engine's own, or the server's ``usage``; a
-    document retried by a rerun counts again, as its tokens do); 0 means there are no counts (the rules
-    backend, a server that sends no ``usage``).
-
-    >>> token_block(1200, 90, 3, 3)["completion_per_document"]
-    30.0
-    """
-    return {"documents": documents, "documents_counted": counted, "prompt": prompt, "completion": completion,
-            "prompt_per_document": round(rate(prompt, documents), 3),
-            "completion_per_document": round(rate(completion, documents), 3)}
 
 
 def _single(values: set[str]) -> str:

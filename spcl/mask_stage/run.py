@@ -1,5 +1,5 @@
-"""Running the mask job: plan the input files, run them (this process or Spark), reconcile, write metrics
-and manifests.
+"""Running the mask job: plan the input files, run them (this process or Spark, ``spcl.executor``),
+reconcile, write metrics and manifests.
 
 Exit status the CLI derives from the returned metrics: the reconciliation (``input rows == masked + failed``
 for every input file, counted from the written Parquet footers) must hold, else 1; documents that failed
@@ -9,16 +9,14 @@ exits 3 so that a scheduler reruns it: the same command retries exactly those do
 
 from __future__ import annotations
 
-import json
 import logging
 import shutil
-import time
-from collections.abc import Iterable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import pyarrow.parquet as pq
 
+from spcl.executor import FileStage, JobError, Plan, RunInfo, Unit, UnitReport, run_local, run_spark
 from spcl.extract.backends import Extractor
 from spcl.manifest import sha256_file, write_manifest
 from spcl.mask_stage.config import MaskJobConfig
@@ -97,53 +95,78 @@ def finish(cfg: MaskJobConfig, keyed: list[tuple[Path, str]], hashes: dict[str, 
     return metrics
 
 
+class MaskStage(FileStage):
+    """The mask job as a stage of ``spcl.executor``: a unit is one flagged Parquet file, its worker a
+    :class:`MaskRunner` (the extractor and its model loaded once per process)."""
+
+    config_type: ClassVar[type[MaskJobConfig]] = MaskJobConfig
+    name: ClassVar[str] = "mask"
+    ref: ClassVar[str] = "spcl.mask_stage.run:STAGE"
+    path_fields: ClassVar[tuple[str, ...]] = ("input", "output", "vault")
+    error: ClassVar[type[JobError]] = MaskJobError
+
+    def plan(self, cfg: MaskJobConfig) -> Plan:
+        """:func:`plan_files`; the context keeps every file and its hash for :meth:`finish`."""
+        todo, keyed, hashes = plan_files(cfg)
+        return Plan([Unit(str(p), k) for p, k in todo], len(keyed) - len(todo), (keyed, hashes))
+
+    def before(self, cfg: MaskJobConfig, plan: Plan, engine: str) -> None:
+        """Clean a killed run's staging; for Spark, fail fast on the driver on a missing or wrong vault key
+        and an unreachable endpoint."""
+        if engine == "spark":
+            from spcl.mask.vault import open_vault
+
+            open_vault(cfg.vault).close()
+            if plan.todo and cfg.backend == "openai":
+                from spcl.extract.backends import make_extractor
+
+                with make_extractor("openai", model=cfg.model, endpoint=cfg.endpoint, types=cfg.types,
+                                    options=cfg.options) as probe:
+                    probe.check()  # type: ignore[attr-defined]
+        clean_staging(cfg)
+        if engine == "spark":
+            (Path(cfg.output) / "_done").mkdir(parents=True, exist_ok=True)
+
+    def setup(self, cfg: MaskJobConfig, clients: dict[str, Any]) -> MaskRunner:
+        """The runner (``clients["extractor"]``: a given extractor, e.g. a test's)."""
+        return MaskRunner(cfg, clients.get("extractor"))
+
+    def check(self, worker: MaskRunner) -> None:
+        """Ask the extractor whether it can serve (when it can tell)."""
+        if worker.check is not None:
+            worker.check()
+
+    def committed(self, worker: MaskRunner, unit: Unit) -> bool:
+        """This run wrote the file's done-marker already."""
+        marker = read_marker(worker.out, unit.key)
+        return marker is not None and marker.last_run == worker.cfg.run_id
+
+    def progress_total(self, plan: Plan) -> int | None:
+        """The rows of the files to do (from their footers)."""
+        return sum(count_rows(Path(u.path)) for u in plan.todo)
+
+    def process(self, worker: MaskRunner, unit: Unit, progress: Progress | None = None) -> UnitReport:
+        """Mask one file (or retry its failed rows) and commit it."""
+        worker.progress = progress
+        stats = worker.process_file(Path(unit.path), unit.key)
+        return UnitReport(unit.key, stats.documents if stats is not None else 0)
+
+    def finish(self, cfg: MaskJobConfig, plan: Plan, run: RunInfo, worker: MaskRunner | None) -> dict[str, Any]:
+        """:func:`finish` with this run's counts and speed."""
+        keyed, hashes = plan.context
+        info: dict[str, Any] = {"engine": "spark"} if run.engine == "spark" else {}
+        info |= {"run_id": cfg.run_id, "files_processed": run.files_processed, "files_skipped": run.files_skipped,
+                 "documents": run.records, "elapsed_seconds": run.elapsed_seconds,
+                 "docs_per_second": round(rate(run.records, run.elapsed_seconds), 3)}
+        return finish(cfg, keyed, hashes, info)
+
+
+STAGE = MaskStage()
+
+
 def run_mask_job(cfg: MaskJobConfig, extractor: Extractor | None = None) -> dict[str, Any]:
     """Run the job in this process over every input file with work to do; returns ``metrics.json``'s content."""
-    started = time.perf_counter()
-    todo, keyed, hashes = plan_files(cfg)
-    clean_staging(cfg)
-    runner = MaskRunner(cfg, extractor)
-    try:
-        if runner.check is not None and todo:
-            runner.check()  # an unreachable endpoint stops the job before any file is touched
-        docs = 0
-        with Progress("mask", total=sum(count_rows(p) for p, _ in todo)) as bar:
-            runner.progress = bar
-            for path, key in todo:
-                stats = runner.process_file(path, key)
-                docs += stats.documents if stats is not None else 0
-    finally:
-        runner.close()
-    elapsed = time.perf_counter() - started
-    run = {"run_id": cfg.run_id, "files_processed": len(todo), "files_skipped": len(keyed) - len(todo),
-           "documents": docs, "elapsed_seconds": round(elapsed, 3), "docs_per_second": round(rate(docs, elapsed), 3)}
-    return finish(cfg, keyed, hashes, run)
-
-
-_RUNNERS: dict[str, MaskRunner] = {}
-
-
-def _runner_for(cfg_json: str) -> MaskRunner:
-    """The runner of this worker process (the extractor and its model are loaded once per process)."""
-    runner = _RUNNERS.get(cfg_json)
-    if runner is None:
-        runner = MaskRunner(MaskJobConfig.from_json(cfg_json))
-        _RUNNERS[cfg_json] = runner
-    return runner
-
-
-def process_partition(cfg_json: str, files: Iterable[tuple[str, str]]) -> Iterator[str]:
-    """Spark ``mapPartitions`` body: process each ``(path, key)``; yields one JSON line per file.
-
-    A file this run already committed (a retried or speculative task) is skipped.
-    """
-    runner = _runner_for(cfg_json)
-    for path, key in files:
-        marker = read_marker(runner.out, key)
-        if marker is not None and marker.last_run == runner.cfg.run_id:
-            continue
-        stats = runner.process_file(Path(path), key)
-        yield json.dumps({"key": key, "documents": stats.documents if stats is not None else 0})
+    return run_local(STAGE, cfg, {"extractor": extractor})
 
 
 def run_mask_job_spark(cfg: MaskJobConfig, master: str | None = None) -> dict[str, Any]:
@@ -153,33 +176,4 @@ def run_mask_job_spark(cfg: MaskJobConfig, master: str | None = None) -> dict[st
     e.g. ``spark.executorEnv.SPCL_VAULT_KEY_FILE``); it is never shipped inside a task. Paths must be
     visible to every executor (local mode, or a shared filesystem).
     """
-    from spcl.mask.vault import open_vault
-    from spcl.spark import build_session
-    from spcl.spark.files import run_per_file, with_absolute_paths
-
-    started = time.perf_counter()
-    cfg = with_absolute_paths(cfg, ("input", "output", "vault"))
-    todo, keyed, hashes = plan_files(cfg)
-    open_vault(cfg.vault).close()  # fail fast on a missing or wrong key, on the driver
-    if todo and cfg.backend == "openai":  # an unreachable endpoint stops the job before any task starts
-        from spcl.extract.backends import make_extractor
-
-        with make_extractor("openai", model=cfg.model, endpoint=cfg.endpoint, types=cfg.types,
-                            options=cfg.options) as probe:
-            probe.check()  # type: ignore[attr-defined]
-    clean_staging(cfg)
-    (Path(cfg.output) / "_done").mkdir(parents=True, exist_ok=True)
-    docs = 0
-    if todo:
-        spark = build_session(None, master, app_name="spcl-mask")
-        try:
-            lines = run_per_file(spark, [(str(p), k) for p, k in todo], process_partition, cfg.to_json())
-        except Exception as err:  # a task failed for good (backend gone, …): only its type, never its text
-            raise MaskJobError(f"the Spark job stopped ({type(err).__name__}); files committed so far are kept, "
-                               "rerun the same command to resume (the executors' logs say why)") from None
-        docs = sum(json.loads(line)["documents"] for line in lines)
-    elapsed = time.perf_counter() - started
-    run = {"engine": "spark", "run_id": cfg.run_id, "files_processed": len(todo),
-           "files_skipped": len(keyed) - len(todo), "documents": docs, "elapsed_seconds": round(elapsed, 3),
-           "docs_per_second": round(rate(docs, elapsed), 3)}
-    return finish(cfg, keyed, hashes, run)
+    return run_spark(STAGE, cfg, master)

@@ -14,13 +14,9 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from spcl.io.storage import write_atomic
+from spcl.executor.state import marker_file, read_json_marker, write_json_atomic
 
-
-def write_json_atomic(path: Path, data: dict[str, Any]) -> None:
-    """Write ``data`` as JSON to ``path`` under a temporary name, then move it into place
-    (``spcl.io.storage.write_atomic``)."""
-    write_atomic(path, json.dumps(data, indent=1, sort_keys=True) + "\n")
+__all__ = ["FileStats", "Marker", "load_markers", "marker_path", "needs_work", "read_marker", "write_json_atomic"]
 
 
 @dataclass(slots=True)
@@ -100,15 +96,13 @@ class Marker:
 
 def marker_path(output: str | Path, key: str) -> Path:
     """Where the marker of input file ``key`` lives."""
-    return Path(output) / "_done" / f"{key}.json"
+    return marker_file(Path(output) / "_done", key)
 
 
 def read_marker(output: str | Path, key: str) -> Marker | None:
     """The marker of ``key``, or ``None`` when the file was never committed."""
-    path = marker_path(output, key)
-    if not path.exists():
-        return None
-    return Marker.from_dict(json.loads(path.read_text(encoding="utf-8")))
+    data = read_json_marker(marker_path(output, key))
+    return None if data is None else Marker.from_dict(data)
 
 
 def load_markers(output: str | Path) -> dict[str, Marker]:

@@ -22,8 +22,8 @@ from typing import Any
 
 import pyarrow as pa
 import pyarrow.compute as pc
-import pyarrow.parquet as pq
 
+from spcl.executor.state import commit_unit, read_part
 from spcl.extract.backends import BackendUnavailable, Extraction, Extractor, make_extractor
 from spcl.manifest import sha256_file
 from spcl.mask_stage.candidates import RuleHit, rule_hits
@@ -46,12 +46,6 @@ class _Doc:
     text: str
     hits: list[RuleHit]
     lang: str | None
-
-
-def _read_part(path: Path, schema: pa.Schema) -> pa.Table:
-    if not path.exists():
-        return schema.empty_table()
-    return pq.read_table(path).select(schema.names).cast(schema)
 
 
 def _count_column(values: list[Any]) -> dict[str, int]:
@@ -193,8 +187,8 @@ class MaskRunner:
         prior_masked, prior_failed, wanted = MASKED_SCHEMA.empty_table(), FAILED_SCHEMA.empty_table(), None
         stats = FileStats(files=1)
         if mode == "retry" and marker is not None:
-            prior_masked = _read_part(masked_part, MASKED_SCHEMA)
-            prior_failed = _read_part(failed_part, FAILED_SCHEMA)
+            prior_masked = read_part(masked_part, MASKED_SCHEMA)
+            prior_failed = read_part(failed_part, FAILED_SCHEMA)
             retry_mask = (pa.array([True] * prior_failed.num_rows, pa.bool_()) if cfg.retry_failed
                           else prior_failed.column("transient"))
             wanted = set(prior_failed.filter(retry_mask).column("row_key").to_pylist())
@@ -218,7 +212,9 @@ class MaskRunner:
             vault.close()
             masked_table = pa.concat_tables([prior_masked, masked.table()])
             failed_table = pa.concat_tables([prior_failed, failed.table()])
-            self._commit(tmp, vault_stage, writer, masked_part, masked_table, failed_part, failed_table)
+            # the vault file, then failed/, then masked/ (masked rows never lack their mapping)
+            commit_unit(vault_stage / f"{writer}.jsonl", Path(cfg.vault) / f"{writer}.jsonl",
+                        [(failed_part, failed_table), (masked_part, masked_table)], tmp)
             self._count(stats, count_rows(path), masked_table, failed_table)
             stats.seconds += time.perf_counter() - started
             runs = ([*marker.runs] if marker is not None and mode == "retry" else []) + [cfg.run_id]
@@ -246,23 +242,6 @@ class MaskRunner:
         spans = [s for row in masked.column("spans").to_pylist() for s in (row or [])]
         stats.entities = _count_column([s["type"] for s in spans])
         stats.found_by = _count_column([src for s in spans for src in (s["found_by"] or [])])
-
-    def _commit(self, tmp: Path, vault_stage: Path, writer: str, masked_part: Path, masked: pa.Table,
-                failed_part: Path, failed: pa.Table) -> None:
-        """Move the vault file, then failed/, then masked/ into place (masked rows never lack their mapping)."""
-        staged_vault = vault_stage / f"{writer}.jsonl"
-        if staged_vault.exists():
-            target = Path(self.cfg.vault) / f"{writer}.jsonl"
-            if target.exists():  # writer names are unique per run and attempt: never replace a mapping
-                raise MaskJobError(f"vault file {target.name} already exists; refusing to overwrite it")
-            os.replace(staged_vault, target)
-        for part, table, name in ((failed_part, failed, "failed"), (masked_part, masked, "masked")):
-            if table.num_rows:
-                staged = tmp / f"{name}.parquet"
-                pq.write_table(table, staged, compression="zstd")
-                os.replace(staged, part)
-            else:
-                part.unlink(missing_ok=True)  # a killed run's leftovers for a file that now has none
 
     def close(self) -> None:
         """Release the extractors."""

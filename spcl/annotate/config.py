@@ -1,0 +1,130 @@
+"""The annotate job's settings and on-disk layout: the config, the job's error, the part and output names,
+and the done-markers of the per-file parts (read by the job and by ``spcl.annotate.finalize``)."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from spcl.annotate.candidates import CANDIDATE_MODES
+from spcl.annotate.prompt import PROMPT_VERSION
+from spcl.annotate.teachers import TeacherSpec, name_teachers
+from spcl.config import InputSettings
+from spcl.executor.errors import JobError
+from spcl.executor.state import jsonl_text, load_json_markers, read_json_marker, read_jsonl, write_json_atomic
+from spcl.executor.units import list_unit_files, record_file_key
+from spcl.io.readers import is_supported
+from spcl.io.storage import write_atomic
+
+__all__ = ["METADATA_FILES", "OUTPUT_FILES", "PARTS", "WORK", "AnnotateConfig", "AnnotateError", "input_key",
+           "jsonl_text", "list_input_files", "load_done", "merge_counts", "read_jsonl", "read_marker",
+           "write_json_atomic", "write_private_atomic"]
+
+OUTPUT_FILES: tuple[str, ...] = ("labelled.jsonl", "rejected.jsonl", "dropped.jsonl", "pending.jsonl")
+PARTS = ("labelled", "rejected", "dropped", "pending")
+WORK = "_work"
+
+
+class AnnotateError(JobError):
+    """The job cannot run (bad input, settings that do not match the existing parts); names paths only."""
+
+
+@dataclass(slots=True)
+class AnnotateConfig:
+    """Everything an annotate run needs; ``options`` go to every teacher client's constructor."""
+
+    input: str
+    out: str
+    teachers: list[TeacherSpec]
+    verifier: TeacherSpec | None = None
+    min_confidence: float = 0.8
+    candidates: str = "person"
+    positive_share: float | None = None
+    seed: int = 0
+    batch_size: int = 32
+    max_chars: int = 6000
+    options: dict[str, Any] = field(default_factory=dict)
+    run_id: str = ""  # names the run in done-markers (set by run_annotate*; not part of parts_hash)
+
+    def __post_init__(self) -> None:
+        if len(self.teachers) < 2:
+            raise ValueError("annotate needs at least two --teacher")
+        if self.candidates not in CANDIDATE_MODES:
+            raise ValueError(f"--candidates must be one of {', '.join(CANDIDATE_MODES)}")
+        if not 0.0 <= self.min_confidence <= 1.0:
+            raise ValueError("--min-confidence must lie in [0, 1]")
+        if self.positive_share is not None and not 0.0 < self.positive_share <= 1.0:
+            raise ValueError("--positive-share must lie in (0, 1]")
+        named = name_teachers([*self.teachers, *([self.verifier] if self.verifier else [])])
+        self.teachers = named[:len(self.teachers)]
+        self.verifier = named[-1] if self.verifier else None
+
+    def to_json(self) -> str:
+        """The config as JSON (for Spark workers)."""
+        return json.dumps(asdict(self))
+
+    @classmethod
+    def from_json(cls, text: str) -> AnnotateConfig:
+        """The config back from :meth:`to_json`."""
+        data = json.loads(text)
+        data["teachers"] = [TeacherSpec(**t) for t in data["teachers"]]
+        data["verifier"] = TeacherSpec(**data["verifier"]) if data["verifier"] else None
+        return cls(**data)
+
+    def parts_hash(self) -> str:
+        """Hash of what decides the parts (teachers, verifier, prompt, thresholds, candidates) — not balance."""
+        what = {"prompt": PROMPT_VERSION, "teachers": [t.to_json() for t in self.teachers],
+                "verifier": self.verifier.to_json() if self.verifier else None, "min_confidence": self.min_confidence,
+                "candidates": self.candidates, "max_chars": self.max_chars}
+        return hashlib.sha256(json.dumps(what, sort_keys=True).encode()).hexdigest()[:16]
+
+
+METADATA_FILES = frozenset({"manifest.json", "stats.json", "metrics.json", "report.json", "plan.json",
+                            "agreement.json", "estimates.json"})
+"""spcl's own metadata files: never read as input when a folder (e.g. a filter output) is given."""
+
+
+def list_input_files(input_path: str | Path) -> list[Path]:
+    """The JSONL / Parquet files under ``input_path`` (a file or a folder, recursive), sorted; names starting
+    with ``.`` or ``_`` and spcl's metadata files (:data:`METADATA_FILES`) are skipped
+    (``spcl.executor.units.list_unit_files``)."""
+    settings = InputSettings()
+    return list_unit_files(input_path, lambda p: is_supported(p.name, settings) and p.name not in METADATA_FILES,
+                           error=AnnotateError)
+
+
+def input_key(path: Path, root: str | Path) -> str:
+    """A stable, filesystem-safe name for one input file: its stem and a hash of its path under ``root``
+    (``spcl.executor.units.record_file_key``)."""
+    return record_file_key(path, root)
+
+
+def write_private_atomic(path: Path, data: str) -> None:
+    """Write ``data`` to ``path`` (mode 0600) under a temporary name, then move it into place
+    (``spcl.io.storage.write_atomic``)."""
+    write_atomic(path, data, private=True)
+
+
+def merge_counts(mine: dict[str, Any], theirs: dict[str, Any]) -> dict[str, Any]:
+    """Add ``theirs`` into ``mine``: numbers sum, dicts merge recursively, anything else keeps ``mine``."""
+    for k, v in theirs.items():
+        if isinstance(v, dict):
+            merge_counts(mine.setdefault(k, {}), v)
+        elif isinstance(v, int | float) and not isinstance(v, bool):
+            mine[k] = mine.get(k, 0) + v
+        else:
+            mine.setdefault(k, v)
+    return mine
+
+
+def read_marker(path: Path) -> dict[str, Any] | None:
+    """A done-marker, or ``None`` when the file was never committed."""
+    return read_json_marker(path)
+
+
+def load_done(out: str | Path) -> dict[str, dict[str, Any]]:
+    """``{key: done-marker}`` of every committed input file of an output folder."""
+    return load_json_markers(Path(out) / WORK / "done")

@@ -1,0 +1,37 @@
+"""The local executor: every unit of a stage in this process, one worker set up once."""
+
+from __future__ import annotations
+
+import time
+from typing import Any, TypeVar
+
+from spcl.executor.stage import RunInfo, Stage, UnitReport
+from spcl.progress import Progress
+
+C = TypeVar("C")
+W = TypeVar("W")
+
+
+def run_local(stage: Stage[C, W], cfg: C, clients: dict[str, Any] | None = None) -> dict[str, Any]:
+    """Plan, set up one worker (``clients`` passed to it), process every unit to do, finish; returns the
+    stage's metrics. The worker is torn down even when a unit fails."""
+    started = time.perf_counter()
+    cfg = stage.prepare(cfg)
+    plan = stage.plan(cfg)
+    stage.before(cfg, plan, "python")
+    reports: list[UnitReport] = []
+    worker: W | None = None
+    if plan.todo or stage.setup_when_idle:
+        worker = stage.setup(cfg, dict(clients or {}))
+    try:
+        if worker is not None and plan.todo:
+            stage.check(worker)  # an unreachable endpoint stops the job before any unit is touched
+            with Progress(stage.name, total=stage.progress_total(plan)) as bar:
+                for unit in plan.todo:
+                    reports.append(stage.process(worker, unit, bar))
+        run = RunInfo("python", len(plan.todo), plan.skipped, sum(r.records for r in reports),
+                      round(time.perf_counter() - started, 3), reports)
+        return stage.finish(cfg, plan, run, worker)
+    finally:
+        if worker is not None:
+            stage.teardown(worker)

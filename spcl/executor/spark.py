@@ -1,0 +1,72 @@
+"""The Spark executor: one Spark task per unit, the stage's own worker code on the executors.
+
+The driver plans and runs the stage's ``before`` checks, ships ``(path, key)`` pairs (one partition each)
+with the config as JSON; a Python worker finds the stage by its ``ref``, sets up one worker per process
+(kept for the tasks that follow), skips a unit this run already committed, and yields one JSON report per
+unit. Paths must be visible to every executor (local mode or a shared filesystem). A task that fails for
+good stops the job with the stage's error, naming only the exception type.
+"""
+
+from __future__ import annotations
+
+import importlib
+import json
+import time
+from collections.abc import Iterable, Iterator
+from functools import partial
+from typing import Any, TypeVar
+
+from spcl.executor.stage import RunInfo, Stage, UnitReport
+from spcl.executor.units import Unit
+
+C = TypeVar("C")
+W = TypeVar("W")
+
+_WORKERS: dict[tuple[str, str], Any] = {}
+
+
+def resolve_stage(ref: str) -> Stage[Any, Any]:
+    """The stage object named ``module:attribute``."""
+    module, _, attr = ref.partition(":")
+    return getattr(importlib.import_module(module), attr)  # type: ignore[no-any-return]
+
+
+def process_partition(ref: str, cfg_json: str, items: Iterable[tuple[str, str]]) -> Iterator[str]:
+    """Spark ``mapPartitions`` body: process each ``(path, key)`` with this process's worker of the stage
+    ``ref`` (set up on first use); one JSON report per unit this run had not committed yet."""
+    stage = resolve_stage(ref)
+    worker = _WORKERS.get((ref, cfg_json))
+    if worker is None:
+        worker = _WORKERS[(ref, cfg_json)] = stage.setup(stage.config_from_json(cfg_json), {})
+    for path, key in items:
+        unit = Unit(path, key)
+        if stage.committed(worker, unit):
+            continue  # a retried or speculative task: this run already committed this unit
+        yield json.dumps(stage.process(worker, unit).to_dict())
+
+
+def run_spark(stage: Stage[C, W], cfg: C, master: str | None = None) -> dict[str, Any]:
+    """Plan on the driver, run one Spark task per unit to do, finish on the driver; returns the metrics."""
+    from spcl.spark import build_session
+    from spcl.spark.files import run_per_file, with_absolute_paths
+
+    started = time.perf_counter()
+    cfg = stage.prepare(with_absolute_paths(cfg, stage.path_fields))
+    plan = stage.plan(cfg)
+    stage.before(cfg, plan, "spark")
+    reports: list[UnitReport] = []
+    if plan.todo:
+        spark = build_session(None, master, app_name=f"spcl-{stage.name}")
+        try:
+            lines = run_per_file(spark, [(u.path, u.key) for u in plan.todo], partial(process_partition, stage.ref),
+                                 cfg.to_json())  # type: ignore[attr-defined]
+        except Exception as err:  # a task failed for good (backend gone, …): only its type, never its text
+            raise stage.error(f"the Spark job stopped ({type(err).__name__}); files committed so far are kept, "
+                              "rerun the same command to resume (the executors' logs say why)") from None
+        reports = [UnitReport.from_dict(json.loads(line)) for line in lines]
+    run = RunInfo("spark", len(plan.todo), plan.skipped, sum(r.records for r in reports),
+                  round(time.perf_counter() - started, 3), reports)
+    return stage.finish(cfg, plan, run, None)
+
+
+__all__ = ["process_partition", "resolve_stage", "run_spark"]

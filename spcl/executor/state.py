@@ -1,0 +1,99 @@
+"""What a job keeps on disk between runs: atomic JSON writes, done-markers (one JSON file per unit), and
+committed part files read back for a retry pass.
+
+Every file is written under a temporary name beside it and moved into place
+(:func:`spcl.io.storage.write_atomic`): a reader sees the old file or the whole new one. A unit is
+committed when its done-marker exists; its parts are moved into place before the marker is written.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Callable, Iterable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from spcl.executor.errors import JobError
+from spcl.io.storage import write_atomic
+
+
+def write_json_atomic(path: Path, data: dict[str, Any], *, private: bool = False) -> None:
+    """Write ``data`` as JSON (indent 1, sorted keys, final newline) to ``path`` under a temporary name, then
+    move it into place (``spcl.io.storage.write_atomic``); ``private`` creates it with mode 0600."""
+    write_atomic(path, json.dumps(data, indent=1, sort_keys=True) + "\n", private=private)
+
+
+def marker_file(folder: str | Path, key: str) -> Path:
+    """The done-marker of unit ``key`` in a markers ``folder``."""
+    return Path(folder) / f"{key}.json"
+
+
+def read_json_marker(path: Path) -> dict[str, Any] | None:
+    """A done-marker's content, or ``None`` when the unit was never committed."""
+    return json.loads(path.read_text(encoding="utf-8")) if path.exists() else None
+
+
+def load_json_markers(folder: str | Path) -> dict[str, dict[str, Any]]:
+    """``{key: marker}`` of every done-marker in ``folder`` (by file stem, sorted; empty when absent)."""
+    root = Path(folder)
+    if not root.is_dir():
+        return {}
+    return {p.stem: json.loads(p.read_text(encoding="utf-8")) for p in sorted(root.glob("*.json"))}
+
+
+def read_part(path: Path, schema: pa.Schema,
+              derive: dict[str, Callable[[pa.Table], pa.Array]] | None = None) -> pa.Table:
+    """A committed Parquet part file as ``schema`` (an empty table when absent). A column of ``schema`` the
+    file lacks (a part written by an older version) is made by ``derive[name](table)`` when given."""
+    if not path.exists():
+        return schema.empty_table()
+    table = pq.read_table(path)
+    for name, make in (derive or {}).items():
+        if name in schema.names and name not in table.schema.names:
+            table = table.append_column(name, make(table))
+    return table.select(schema.names).cast(schema)
+
+
+def commit_unit(staged_vault: Path, vault_target: Path, parts: list[tuple[Path, pa.Table]], tmp: Path) -> None:
+    """Commit one unit's outputs in order: every non-empty part table is written (zstd Parquet) under ``tmp``
+    first; then the staged vault file (when there is one) moves to ``vault_target``, which must not exist
+    (a writer name is unique per run and attempt: a mapping is never replaced; :class:`JobError` naming the
+    file); then each part moves into place in the order given, and a part whose table is empty is removed
+    (a killed run's leftovers). Vault first: a released row never lacks its mapping."""
+    moves: list[tuple[Path | None, Path]] = []
+    for i, (target, table) in enumerate(parts):
+        staged = None
+        if table.num_rows:
+            staged = tmp / f"{i}-{target.parent.name}.parquet"
+            pq.write_table(table, staged, compression="zstd")
+        moves.append((staged, target))
+    if staged_vault.exists():
+        if vault_target.exists():
+            raise JobError(f"vault file {vault_target.name} already exists; refusing to overwrite it")
+        os.replace(staged_vault, vault_target)
+    for src, dst in moves:
+        if src is None:
+            dst.unlink(missing_ok=True)
+        else:
+            os.replace(src, dst)
+
+
+def jsonl_text(rows: Iterable[dict[str, Any]]) -> str:
+    """One JSON object a line (UTF-8 text kept as is).
+
+    >>> jsonl_text([{"a": "é"}, {"b": 1}])
+    '{"a": "é"}\\n{"b": 1}\\n'
+    """
+    return "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows)
+
+
+def read_jsonl(path: Path) -> Iterator[dict[str, Any]]:
+    """The rows of a JSONL file a job wrote (blank lines skipped)."""
+    with open(path, encoding="utf-8") as fh:
+        for line in fh:
+            if line.strip():
+                yield json.loads(line)

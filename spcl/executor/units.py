@@ -1,0 +1,77 @@
+"""Units of work: the input files a job reads, each named by a stable key.
+
+Every job whose unit of work is a file (mask, generalize, annotate) lists its input the same way: a file
+is itself; a folder is searched recursively, names starting with ``.`` or ``_`` (Spark's ``_SUCCESS``,
+temporary files, a job's ``_work``) are skipped, and the job's ``accept`` rule says which files are input.
+The key of a file (its stem and a hash of its path under the input root) names its parts and done-marker.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from spcl.executor.errors import JobError
+
+_KEY_UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
+
+
+@dataclass(frozen=True, slots=True)
+class Unit:
+    """One unit of work: an input file and its key."""
+
+    path: str
+    key: str
+
+
+def list_unit_files(input_path: str | Path, accept: Callable[[Path], bool], *, what: str = "file",
+                    error: type[Exception] = JobError) -> list[Path]:
+    """The files under ``input_path`` (a file or a folder, searched recursively) that ``accept`` takes,
+    sorted; under a folder, paths with a part starting with ``.`` or ``_`` are skipped. ``error`` (naming the
+    path) when the input is neither a file nor a folder.
+
+    >>> import tempfile
+    >>> root = Path(tempfile.mkdtemp())
+    >>> for name in ("b.parquet", "a.parquet", "_tmp/c.parquet", ".x.parquet", "n.txt"):
+    ...     (root / name).parent.mkdir(exist_ok=True); _ = (root / name).write_text("")
+    >>> [p.name for p in list_unit_files(root, lambda p: p.suffix == ".parquet")]
+    ['a.parquet', 'b.parquet']
+    """
+    root = Path(input_path)
+    if root.is_file():
+        return [root]
+    if not root.is_dir():
+        raise error(f"input {root} is neither a {what} nor a folder")
+    return sorted(p for p in root.rglob("*") if p.is_file() and accept(p)
+                  and not any(part.startswith((".", "_")) for part in p.relative_to(root).parts))
+
+
+def _relative(path: Path, root: str | Path) -> str:
+    base = Path(root)
+    return path.relative_to(base).as_posix() if base.is_dir() else path.name
+
+
+def file_key(path: Path, root: str | Path) -> str:
+    """A stable, filesystem-safe name for one input file: its stem and a hash of its path under ``root``.
+
+    >>> file_key(Path("/in/decision=flagged/part-0.parquet"), "/in")[:7]
+    'part-0-'
+    """
+    digest = hashlib.sha256(_relative(path, root).encode("utf-8")).hexdigest()[:12]
+    return f"{_KEY_UNSAFE.sub('_', path.stem)[:80]}-{digest}"
+
+
+def record_file_key(path: Path, root: str | Path) -> str:
+    """The key of a record file (JSONL, Parquet, compressed): the name before its first ``.`` and
+    ``spcl.io.writers.file_key`` of its path under ``root`` (the annotate job's parts are named so).
+
+    >>> record_file_key(Path("/in/a.jsonl.gz"), "/in").startswith("a-")
+    True
+    """
+    from spcl.io.writers import file_key as path_hash
+
+    stem = "".join(c if c.isalnum() or c in "-_." else "_" for c in path.name.split(".")[0])[:60]
+    return f"{stem}-{path_hash(_relative(path, root))}"
