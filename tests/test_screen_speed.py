@@ -46,3 +46,14 @@ def test_featurizer_tokenizes_japanese_with_the_models_dictionary() -> None:
     ipa, _ = feat.featurize(text, ["ja"])
     same, _ = Featurizer(screen.settings, uni).featurize(text, ["ja"])
     assert ipa.nnz > 0 and not np.array_equal(ipa.indices, same.indices)  # the dictionaries split differently
+
+
+def test_a_model_without_mecab_routes_japanese_to_sentencepiece() -> None:
+    screen = load_screen("models/screen-default")
+    tok = Tokenizers(screen.sp_model, "none")
+    assert tok.mecab is None
+    with pytest.raises(ValueError, match="no MeCab"):
+        tok.wakati(["東京"])
+    feat = Featurizer(replace(screen.settings, mecab_dic="none"), tok, screen.lexicon)
+    counts, lex = feat.featurize(["田中さんは病院で治療を受けた。", "경찰은 사기 혐의로 조사했다"], ["ja", "ko"])
+    assert counts.shape[0] == 2 and np.diff(counts.indptr).min() > 0 and lex.shape[0] == 2

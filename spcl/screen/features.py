@@ -71,8 +71,9 @@ class FeatureSettings:
     lexicon: bool = True
     """Append lexicon hit counts (``log1p``) as dense columns."""
     mecab_dic: str = "unidic-lite"
-    """MeCab dictionary of the Japanese word tokens (``unidic-lite`` or ``ipadic``); a model's tokens depend on
-    it, so it is a training setting, recorded in the card when not the default."""
+    """MeCab dictionary of the Japanese word tokens (``unidic-lite``, ``ipadic``, or ``none``: Japanese through
+    SentencePiece); a model's tokens depend on it, so it is a training setting, recorded in the card when not
+    the default."""
 
     def __post_init__(self) -> None:
         if self.mecab_dic not in MECAB_DICTIONARIES:
@@ -148,23 +149,19 @@ def latin_word_keys(lowered: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
     if not lowered:
         return np.zeros(0, _U64), np.zeros(0, np.int64)
     cp = np.frombuffer("\x00".join(lowered).encode("utf-32-le"), dtype=np.uint32)
-    n = cp.size
-    if n == 0:
+    pos = np.flatnonzero(_LATIN_CHAR[cp])  # only the word characters are hashed (few in CJK text)
+    if pos.size == 0:
         return np.zeros(0, _U64), np.zeros(0, np.int64)
-    is_word = _LATIN_CHAR[cp]
-    edge = np.diff(is_word.view(np.int8), prepend=np.int8(0), append=np.int8(0))
-    starts = np.flatnonzero(edge == 1)
-    if starts.size == 0:
-        return np.zeros(0, _U64), np.zeros(0, np.int64)
-    ends = np.flatnonzero(edge == -1)
-    powers, inv = _powers(n)
+    brk = np.flatnonzero(np.diff(pos) != 1) + 1  # a gap in the positions ends a word
+    starts = np.concatenate(([0], brk))
+    ends = np.concatenate((brk, [pos.size]))
+    powers, inv = _powers(pos.size)
     with np.errstate(over="ignore"):
-        term = (cp.astype(_U64) + _U64(1)) * powers
-        term[~is_word] = 0
-        prefix = np.zeros(n + 1, _U64)
+        term = (cp[pos].astype(_U64) + _U64(1)) * powers
+        prefix = np.zeros(pos.size + 1, _U64)
         np.cumsum(term, dtype=_U64, out=prefix[1:])
         keys = (prefix[ends] - prefix[starts]) * inv[starts]
-    return keys, _text_index(lowered, starts)
+    return keys, _text_index(lowered, pos[starts])
 
 
 def word_keys(wakati: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
@@ -282,7 +279,7 @@ class Featurizer:
     def _build_lexicon(self, lexicon: Mapping[str, Mapping[str, Sequence[str]]]) -> None:
         table: dict[str, dict[int, int]] = {"mecab": {}, "sp": {}, "char": {}, "latin": {}}
         for lang, kinds in lexicon.items():
-            engine = route(lang)
+            engine = route(lang, self.settings.mecab_dic)
             for kind, terms in kinds.items():
                 bit = 1 << LEXICON_KINDS.index(kind)
                 for term in terms:
@@ -362,8 +359,9 @@ class Featurizer:
         n = len(texts)
         lex = np.zeros((n, len(LEXICON_KINDS) if self._use_lex else 0), np.float32)
         prepared = [t[: s.max_chars].lower() for t in texts]
-        ja_idx = [i for i, lang in enumerate(langs) if route(lang) == "mecab"]
-        sp_idx = [i for i, lang in enumerate(langs) if route(lang) != "mecab"]
+        engines = [route(lang, s.mecab_dic) for lang in langs]
+        ja_idx = [i for i, e in enumerate(engines) if e == "mecab"]
+        sp_idx = [i for i, e in enumerate(engines) if e != "mecab"]
         keys_parts: list[np.ndarray] = []
         doc_parts: list[np.ndarray] = []
         for engine, idx in (("mecab", ja_idx), ("sp", sp_idx)):

@@ -15,8 +15,9 @@ from collections.abc import Iterable, Sequence
 import fugashi
 import sentencepiece as spm
 
-MECAB_DICTIONARIES: tuple[str, ...] = ("unidic-lite", "ipadic")
-"""MeCab dictionaries a screen model can be trained with (``FeatureSettings.mecab_dic``)."""
+MECAB_DICTIONARIES: tuple[str, ...] = ("unidic-lite", "ipadic", "none")
+"""MeCab dictionaries a screen model can be trained with (``FeatureSettings.mecab_dic``); ``none``: no MeCab,
+Japanese goes to SentencePiece like every other language."""
 
 
 def mecab_tagger(dic: str = "unidic-lite") -> fugashi.GenericTagger:
@@ -28,16 +29,17 @@ def mecab_tagger(dic: str = "unidic-lite") -> fugashi.GenericTagger:
         import ipadic
 
         return fugashi.GenericTagger(f"{ipadic.MECAB_ARGS} -Owakati")
-    raise ValueError(f"unknown MeCab dictionary {dic!r} (known: {', '.join(MECAB_DICTIONARIES)})")
+    raise ValueError(f"unknown MeCab dictionary {dic!r} (known: unidic-lite, ipadic)")
 
 
-def route(lang: str) -> str:
-    """Which tokenizer serves a language: ``mecab`` for ``ja``, ``sp`` for everything else.
+def route(lang: str, mecab_dic: str = "unidic-lite") -> str:
+    """Which tokenizer serves a language: ``mecab`` for ``ja`` (unless the model uses no MeCab), ``sp`` for
+    everything else.
 
-    >>> [route(x) for x in ("ja", "ko", "en", "other", "xx")]
-    ['mecab', 'sp', 'sp', 'sp', 'sp']
+    >>> [route(x) for x in ("ja", "ko", "en", "other", "xx")], route("ja", "none")
+    (['mecab', 'sp', 'sp', 'sp', 'sp'], 'sp')
     """
-    return "mecab" if lang == "ja" else "sp"
+    return "mecab" if lang == "ja" and mecab_dic != "none" else "sp"
 
 
 def train_sentencepiece(texts: Iterable[str], vocab_size: int, seed: int = 0) -> bytes:
@@ -74,7 +76,7 @@ class Tokenizers:
     rest."""
 
     def __init__(self, sp_model: bytes, mecab_dic: str = "unidic-lite") -> None:
-        self.mecab = mecab_tagger(mecab_dic)
+        self.mecab = mecab_tagger(mecab_dic) if mecab_dic != "none" else None
         self.mecab_dic = mecab_dic
         self.sp_model = bytes(sp_model)
         self.sp = spm.SentencePieceProcessor(model_proto=sp_model)
@@ -86,6 +88,8 @@ class Tokenizers:
 
     def wakati(self, texts: Sequence[str]) -> list[str]:
         """MeCab word segmentation: one space-separated string per text (newlines dropped)."""
+        if self.mecab is None:
+            raise ValueError("this screen uses no MeCab (mecab_dic='none')")
         parse = self.mecab.parse
         return [parse(t) for t in texts]
 
