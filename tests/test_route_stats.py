@@ -28,8 +28,8 @@ def test_invalid_hits_never_flag_and_min_hits() -> None:
 
 
 def test_screen_reasons_and_decision() -> None:
-    assert screen_reasons(True, False) == ["screen:lgbm"]
-    assert screen_reasons(True, True) == ["screen:lgbm", "screen:svc"]
+    assert screen_reasons({"lgbm": True, "svc": False}) == ["screen:lgbm"]
+    assert screen_reasons({"lgbm": True, "svc": True}) == ["screen:lgbm", "screen:svc"]
     assert decide([]) == "clean" and decide(["screen:svc"]) == "flagged"
 
 

@@ -1,85 +1,181 @@
-"""Throughput of the full screen in plain Python (one core), and peak memory (``spcl bench-screen``).
+"""Throughput of the full screen in plain Python (one core), per language, and peak memory (``spcl bench-screen``).
 
 The full screen is what the filter job runs per document: NFC normalisation, language guess, the rule
-detectors, then tokenize → hashed TF-IDF → LightGBM ∪ LinearSVC (+ category scores). The numbers are
-printed, never asserted (this machine has slow episodes: compare medians of repeated runs).
+detectors, then tokenize → hashed TF-IDF → LightGBM ∪ LinearSVC (+ category scores). The default corpus is
+real text, a third each English, Japanese and Korean (:func:`mixed_documents`). Rates are documents per CPU
+second of this process (``time.process_time``), the median of interleaved repeats, so another job on the
+machine moves them less than wall time would; they are printed, never asserted. ``compare`` times a second
+model on the same documents in the same run and counts the documents whose flag differs.
 """
 
 from __future__ import annotations
 
+import json
+import random
 import resource
 import statistics
 import time
+from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 from spcl.bench import ANCHOR_SCREEN_DOCS_PER_CORE
+from spcl.resources import SOURCE_ROOT
+
+MIXED_LANGS = ("en", "ja", "ko")
+_EN_SOURCES = (
+    SOURCE_ROOT.parent / "shared" / "data" / "scpi-real-v2" / "labelled.jsonl",
+    SOURCE_ROOT / "data" / "weak-english" / "english.jsonl",
+    SOURCE_ROOT / "data" / "weak-technical" / "train.jsonl",
+)
 
 
-def bench_screen(docs: int, batch: int, model: str | None, seed: int, rules: bool = True) -> dict[str, Any]:
-    """Time the full screen over ``docs`` synthetic ~1.5 KB mixed ja/ko/en documents; returns the numbers."""
+def english_passages() -> list[str]:
+    """Real English passages found here (news/blogs of the shared labelled set, LibreOffice help, man pages),
+    sorted so that a seed fixes the corpus."""
+    out: set[str] = set()
+    for path in _EN_SOURCES:
+        if not Path(path).is_file():
+            continue
+        with open(path, encoding="utf-8") as fh:
+            for line in fh:
+                rec = json.loads(line)
+                if rec.get("lang") == "en" and isinstance(rec.get("text"), str) and rec["text"].strip():
+                    out.add(rec["text"].strip())
+    return sorted(out)
+
+
+def mixed_documents(n: int, seed: int = 0, target_bytes: int = 1500) -> Iterator[dict[str, Any]]:
+    """``n`` real documents ``{"id", "text", "lang"}`` of about ``target_bytes`` UTF-8 bytes, cycling en/ja/ko
+    (passages of one language joined until the size is reached; see ``spcl.bench.realtext``)."""
+    from spcl.bench.realtext import passage_pools
+
+    pools = {**passage_pools(), "en": english_passages()}
+    missing = [lang for lang in MIXED_LANGS if not pools.get(lang)]
+    if missing:
+        raise RuntimeError(f"no real passages for {', '.join(missing)}")
+    rng = random.Random(seed)
+    for i in range(n):
+        lang = MIXED_LANGS[i % len(MIXED_LANGS)]
+        parts: list[str] = []
+        size = 0
+        while size < target_bytes:
+            passage = rng.choice(pools[lang])
+            parts.append(passage)
+            size += len(passage.encode("utf-8")) + 1
+        text = " ".join(parts).encode("utf-8")[:target_bytes].decode("utf-8", "ignore").strip()
+        yield {"id": f"mixed-{seed}-{i:07d}", "lang": lang, "text": text}
+
+
+def _corpus(docs: int, seed: int, corpus: str) -> list[dict[str, Any]]:
     import itertools
 
+    if corpus == "mixed":
+        return list(mixed_documents(docs, seed))
+    from spcl.synth.corpus import generate_corpus
+
+    return list(itertools.islice(generate_corpus(docs, seed), docs))
+
+
+def _time_model(screen: Any, find: Any, texts: list[str], langs: list[str], batch: int) -> dict[str, float]:
+    """CPU seconds of one pass: rules (when ``find``) and the screen, per batch."""
+    rules = model = 0.0
+    flags = []
+    for start in range(0, len(texts), batch):
+        chunk, chunk_langs = texts[start : start + batch], langs[start : start + batch]
+        t0 = time.process_time()
+        if find is not None:
+            for t in chunk:
+                find(t)
+        t1 = time.process_time()
+        res = screen.predict(chunk, chunk_langs)
+        t2 = time.process_time()
+        flags.extend(res.flag.tolist())
+        rules += t1 - t0
+        model += t2 - t1
+    return {"rules": rules, "screen": model, "flags": flags}  # type: ignore[dict-item]
+
+
+def bench_screen(docs: int, batch: int, model: str | None, seed: int, rules: bool = True, corpus: str = "mixed",
+                 compare: str | None = None, repeats: int = 3) -> dict[str, Any]:
+    """Time the full screen over ``docs`` ~1.5 KB documents (``corpus``: ``mixed`` real en/ja/ko, or
+    ``synthetic`` templates), per language; with ``compare`` also a second model, interleaved; returns the
+    numbers (docs per CPU second, MB/s, peak RSS, flag rates and, with ``compare``, flag disagreements)."""
     from spcl.config import load_settings
     from spcl.filter.batch import resolve_model_path
     from spcl.screen import load_screen
-    from spcl.synth.corpus import generate_corpus
     from spcl.text import guess_langs, normalize
 
     settings = load_settings()
-    path = resolve_model_path(model or settings.screen.model)
-    corpus = [d["text"] for d in itertools.islice(generate_corpus(docs, seed), docs)]
-    total_bytes = sum(len(t.encode("utf-8")) for t in corpus)
+    records = _corpus(docs, seed, corpus)
     rss_before = _peak_rss_mb()
     t_load = time.perf_counter()
-    screen = load_screen(path)
+    paths = {"model": resolve_model_path(model or settings.screen.model)}
+    if compare:
+        paths["compare"] = resolve_model_path(compare)
+    screens = {k: load_screen(p) for k, p in paths.items()}
     load_s = time.perf_counter() - t_load
     find = None
     if rules:
         from spcl.detect import build_detectors
 
         find = build_detectors(settings.detect).find
-    screen.predict(corpus[:200])  # warm-up (MeCab dictionary pages, LightGBM buffers)
-    stage = {"normalize+lang": 0.0, "rules": 0.0, "screen": 0.0}
-    batch_rates = []
-    t_all = time.perf_counter()
+    t0 = time.process_time()
+    texts = [normalize(r["text"]) for r in records]
+    langs = guess_langs(texts)
+    prep_s = time.process_time() - t0
+    by_lang: dict[str, list[int]] = {}
+    for i, lang in enumerate(langs):
+        by_lang.setdefault(lang, []).append(i)
+    for s in screens.values():
+        s.predict(texts[:200], langs[:200])  # warm-up (MeCab dictionary pages, LightGBM buffers)
+    runs: dict[str, dict[str, list[dict[str, float]]]] = {k: {} for k in screens}
+    for _ in range(max(repeats, 1)):
+        for key, s in screens.items():  # interleaved: a slow episode of the machine hits both models
+            for lang, idx in sorted(by_lang.items()):
+                part = _time_model(s, find, [texts[i] for i in idx], [langs[i] for i in idx], batch)
+                runs[key].setdefault(lang, []).append(part)
+    out: dict[str, Any] = {"corpus": corpus, "docs": len(texts), "batch": batch, "cores": 1, "repeats": repeats,
+                           "normalize_lang_docs_per_cpu_s": round(len(texts) / max(prep_s, 1e-9), 1),
+                           "model_load_s": round(load_s, 2), "rules": find is not None}
+    for key, s in screens.items():
+        out[key] = _summary(s.version, runs[key], by_lang, texts, prep_s / max(len(texts), 1))
+    if compare:
+        a = {lang: runs["model"][lang][0]["flags"] for lang in by_lang}
+        b = {lang: runs["compare"][lang][0]["flags"] for lang in by_lang}
+        out["flag_disagreements"] = {lang: sum(x != y for x, y in zip(a[lang], b[lang], strict=True))
+                                     for lang in sorted(by_lang)}
+        out["compare_vs_model_docs_per_cpu_s"] = round(
+            out["compare"]["docs_per_cpu_s"] / max(out["model"]["docs_per_cpu_s"], 1e-9), 3)
+    out["peak_rss_mb"] = round(_peak_rss_mb(), 1)
+    out["peak_rss_mb_before_model"] = round(rss_before, 1)
+    return out
+
+
+def _summary(version: str, runs: dict[str, list[dict[str, Any]]], by_lang: dict[str, list[int]], texts: list[str],
+             prep_per_doc: float) -> dict[str, Any]:
+    """Median per-language rates of one model: the screen alone and rules + screen + normalize/lang."""
+    per_lang: dict[str, Any] = {}
+    total_s = total_screen = 0.0
     flagged = 0
-    for start in range(0, len(corpus), batch):
-        chunk = corpus[start : start + batch]
-        t0 = time.perf_counter()
-        texts = [normalize(t) for t in chunk]
-        langs = guess_langs(texts)
-        t1 = time.perf_counter()
-        if find is not None:
-            for t in texts:
-                find(t)
-        t2 = time.perf_counter()
-        res = screen.predict(texts, langs)
-        t3 = time.perf_counter()
-        flagged += int(res.flag.sum())
-        stage["normalize+lang"] += t1 - t0
-        stage["rules"] += t2 - t1
-        stage["screen"] += t3 - t2
-        batch_rates.append(len(chunk) / (t3 - t0))
-    wall = time.perf_counter() - t_all
-    n = len(corpus)
-    rate = n / wall
-    return {
-        "model": screen.version,
-        "docs": n,
-        "mean_bytes": round(total_bytes / max(n, 1)),
-        "cores": 1,
-        "docs_per_s_per_core": round(rate, 1),
-        "median_batch_docs_per_s": round(statistics.median(batch_rates), 1),
-        "mb_per_s_per_core": round(total_bytes / wall / 1e6, 2),
-        "ratio_to_anchor_266": round(rate / ANCHOR_SCREEN_DOCS_PER_CORE, 2),
-        "screen_only_docs_per_s": round(n / stage["screen"], 1),
-        "stage_seconds": {k: round(v, 2) for k, v in stage.items()},
-        "flag_rate": round(flagged / max(n, 1), 4),
-        "model_load_s": round(load_s, 2),
-        "peak_rss_mb": round(_peak_rss_mb(), 1),
-        "peak_rss_mb_before_model": round(rss_before, 1),
-        "rules": find is not None,
-    }
+    for lang, idx in sorted(by_lang.items()):
+        n = len(idx)
+        screen_s = statistics.median(r["screen"] for r in runs[lang])
+        full_s = statistics.median(r["screen"] + r["rules"] for r in runs[lang]) + prep_per_doc * n
+        mb = sum(len(texts[i].encode("utf-8", "surrogatepass")) for i in idx) / 1e6
+        fl = sum(runs[lang][0]["flags"])
+        per_lang[lang] = {"docs": n, "screen_docs_per_cpu_s": round(n / max(screen_s, 1e-9), 1),
+                          "full_docs_per_cpu_s": round(n / max(full_s, 1e-9), 1),
+                          "full_mb_per_cpu_s": round(mb / max(full_s, 1e-9), 2), "flag_rate": round(fl / n, 4)}
+        total_s += full_s
+        total_screen += screen_s
+        flagged += fl
+    n_all = sum(len(v) for v in by_lang.values())
+    rate = n_all / max(total_s, 1e-9)
+    return {"version": version, "docs_per_cpu_s": round(rate, 1),
+            "screen_only_docs_per_cpu_s": round(n_all / max(total_screen, 1e-9), 1),
+            "ratio_to_anchor_266": round(rate / ANCHOR_SCREEN_DOCS_PER_CORE, 2),
+            "flag_rate": round(flagged / max(n_all, 1), 4), "per_lang": per_lang}
 
 
 def _peak_rss_mb() -> float:

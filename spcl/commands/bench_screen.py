@@ -20,6 +20,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     parser.add_argument("--model", default=None, help="screen model folder (default: the configured one)")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--no-rules", action="store_true", help="time the model path only")
+    parser.add_argument("--corpus", choices=("mixed", "synthetic"), default="mixed",
+                        help="real en/ja/ko text, a third each (default), or the synthetic templates")
+    parser.add_argument("--compare", default=None, help="a second model folder timed on the same documents")
     parser.set_defaults(func=run_bench)
 
 
@@ -28,6 +31,7 @@ def run_bench(args: argparse.Namespace) -> int:
     os.environ.setdefault("OMP_NUM_THREADS", "1")
     from spcl.bench.screen import bench_screen
 
-    result = bench_screen(args.docs, args.batch, args.model, args.seed, rules=not args.no_rules)
+    result = bench_screen(args.docs, args.batch, args.model, args.seed, rules=not args.no_rules, corpus=args.corpus,
+                          compare=args.compare)
     print(json.dumps(result, indent=2))
     return 0

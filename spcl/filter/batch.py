@@ -21,12 +21,12 @@ import pyarrow as pa
 from spcl.config import Settings
 from spcl.detect.base import Hit
 from spcl.filter.route import decide, reported_hits, rule_reasons, screen_reasons
-from spcl.io.schema import OUTPUT_SCHEMA, SCORES_TYPE, row_key
+from spcl.io.schema import SCORES_TYPE, output_schema, row_key, scores_type
 from spcl.labels import CATEGORIES
 from spcl.text import guess_langs, normalize
 
 if TYPE_CHECKING:
-    from spcl.screen.model import ScreenResult
+    from spcl.screen.kinds import ScreenOutputs, ScreenResult
 
 log = logging.getLogger(__name__)
 
@@ -47,6 +47,11 @@ class ScreenModel(Protocol):
         """The model's version string."""
         ...
 
+    @property
+    def outputs(self) -> ScreenOutputs:
+        """The names of its scores and flags (from its model card)."""
+        ...
+
     def predict(self, texts: Sequence[str], langs: Sequence[str] | None = None) -> ScreenResult:
         """Scores and flags, one value per text."""
         ...
@@ -65,6 +70,15 @@ class FilterContext:
     def model_version(self) -> str | None:
         """The screen model's version string (None without a screen)."""
         return None if self.screen is None else str(self.screen.version)
+
+    @property
+    def scores_type(self) -> pa.StructType:
+        """The ``scores`` column's struct: the screen kind's named scores and flags (the shipped one's without a
+        screen)."""
+        outputs = getattr(self.screen, "outputs", None)  # a model that names none has the shipped kind's
+        if outputs is None:
+            return SCORES_TYPE
+        return scores_type(outputs.scores, outputs.flags)
 
 
 def resolve_model_path(model: str) -> Path:
@@ -124,19 +138,24 @@ class _Kept:
     reasons: list[list[str]] = field(default_factory=list)  # rule reasons
 
 
-def _screen_columns(screen: ScreenModel, texts: list[str], langs: list[str]
-                    ) -> tuple[pa.Array, list[str], list[bool], list[bool]]:
-    """The ``scores`` struct column, the top category and both model flags of every text."""
+def _screen_columns(screen: ScreenModel, texts: list[str], langs: list[str], struct: pa.StructType
+                    ) -> tuple[pa.Array, list[str], list[list[str]]]:
+    """The ``scores`` struct column, the top category and the ``screen:NAME`` reasons of every text."""
     result = screen.predict(texts, langs)
-    cats = np.stack([np.asarray(result.categories[c], dtype=np.float32) for c in CATEGORIES], axis=1)
-    children = [pa.array(np.asarray(result.lgbm_score, np.float32), pa.float32()),
-                pa.array(np.asarray(result.svc_score, np.float32), pa.float32()),
-                pa.array(np.asarray(result.lgbm_flag, bool), pa.bool_()),
-                pa.array(np.asarray(result.svc_flag, bool), pa.bool_()),
+    out = getattr(screen, "outputs", None)
+    score_names, flag_names = (out.scores, out.flags) if out is not None else (("lgbm", "svc"), ("lgbm", "svc"))
+    n = len(texts)
+    cats = np.stack([np.asarray(result.categories.get(c, np.zeros(n)), dtype=np.float32) for c in CATEGORIES],
+                    axis=1)
+    flags = [np.asarray(result.flags[f], bool) for f in flag_names]
+    children = [*(pa.array(np.asarray(result.scores[s], np.float32), pa.float32()) for s in score_names),
+                *(pa.array(f, pa.bool_()) for f in flags),
                 *(pa.array(np.ascontiguousarray(cats[:, j]), pa.float32()) for j in range(len(CATEGORIES)))]
-    scores = pa.StructArray.from_arrays(children, fields=list(SCORES_TYPE))
-    top = [CATEGORIES[j] for j in np.argmax(cats, axis=1).tolist()] if len(texts) else []
-    return scores, top, np.asarray(result.lgbm_flag, bool).tolist(), np.asarray(result.svc_flag, bool).tolist()
+    scores = pa.StructArray.from_arrays(children, fields=list(struct))
+    top = [CATEGORIES[j] for j in np.argmax(cats, axis=1).tolist()] if n else []
+    fired = [f.tolist() for f in flags]
+    reasons = [screen_reasons(dict(zip(flag_names, row, strict=True))) for row in zip(*fired, strict=True)]
+    return scores, top, reasons if fired else [[] for _ in range(n)]
 
 
 def _raw_bytes(text: str) -> bytes:
@@ -182,27 +201,30 @@ def process_batch(batch: pa.RecordBatch, ctx: FilterContext) -> pa.RecordBatch:
         kept.hits.append(reported)
         kept.reasons.append(reasons)
     langs = guess_langs(kept.texts)
-    scores: pa.Array = pa.nulls(len(kept.base), SCORES_TYPE)
+    struct = ctx.scores_type
+    scores: pa.Array = pa.nulls(len(kept.base), struct)
     top: list[str | None] = [None] * len(kept.base)
     reasons = kept.reasons
     if ctx.screen is not None and kept.base:
         try:
-            scores, top_cats, lgbm_flags, svc_flags = _screen_columns(ctx.screen, kept.texts, langs)
+            scores, top_cats, screen_hits = _screen_columns(ctx.screen, kept.texts, langs, struct)
         except Exception as err:  # fail closed: an unscored document is not released as clean
             log.warning("screen model failed on a batch of %d records: %s", len(kept.base), type(err).__name__)
             reason = f"screen_model_error:{type(err).__name__}"
             quarantined += [(i, reason, _raw_bytes(o)) for i, o in zip(kept.base, kept.originals, strict=True)]
             return _output(ctx, quarantined, ids, keys, sources, positions, metas, _Kept(), [], [],
-                           pa.nulls(0, SCORES_TYPE), [])
+                           pa.nulls(0, struct), [])
         top = list(top_cats)
-        reasons = [r + screen_reasons(lf, sf) for r, lf, sf in zip(reasons, lgbm_flags, svc_flags, strict=True)]
+        reasons = [r + s for r, s in zip(reasons, screen_hits, strict=True)]
     return _output(ctx, quarantined, ids, keys, sources, positions, metas, kept, langs, reasons, scores, top)
 
 
 def _output(ctx: FilterContext, quarantined: list[tuple[int, str, bytes | None]], ids: list[Any], keys: list[str],
             sources: list[str], positions: list[int], metas: list[str | None], kept: _Kept, langs: list[str],
             reasons: list[list[str]], scores: pa.Array, top: list[str | None]) -> pa.RecordBatch:
-    """The ``OUTPUT_SCHEMA`` batch: the quarantined rows, then the kept rows."""
+    """The output batch (``OUTPUT_SCHEMA`` with the screen kind's ``scores``): the quarantined rows, then the kept
+    rows."""
+    schema = output_schema(ctx.scores_type)
     q_rows = [i for i, _, _ in quarantined]
     rows = q_rows + kept.base
     nq, nk = len(q_rows), len(kept.base)
@@ -217,7 +239,7 @@ def _output(ctx: FilterContext, quarantined: list[tuple[int, str, bytes | None]]
         "meta": [None] * nq + [metas[i] for i in kept.base],
         "hits": [None] * nq + [_hit_rows(h) for h in kept.hits],
         "reasons": [None] * nq + reasons,
-        "scores": pa.concat_arrays([pa.nulls(nq, SCORES_TYPE), scores]) if nq else scores,
+        "scores": pa.concat_arrays([pa.nulls(nq, scores.type), scores]) if nq else scores,
         "top_category": [None] * nq + top,
         "quarantine_reason": [reason for _, reason, _ in quarantined] + [None] * nk,
         "raw": [raw for _, _, raw in quarantined] + [None] * nk,
@@ -225,5 +247,5 @@ def _output(ctx: FilterContext, quarantined: list[tuple[int, str, bytes | None]]
         "model_version": [ctx.model_version] * (nq + nk),
     }
     arrays = [col if isinstance(col, pa.Array) else pa.array(col, type=fld.type)
-              for fld, col in ((f, columns[f.name]) for f in OUTPUT_SCHEMA)]
-    return pa.RecordBatch.from_arrays(arrays, schema=OUTPUT_SCHEMA)
+              for fld, col in ((f, columns[f.name]) for f in schema)]
+    return pa.RecordBatch.from_arrays(arrays, schema=schema)

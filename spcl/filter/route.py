@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 from spcl.config import PolicySettings
 from spcl.detect.base import Hit
@@ -28,9 +28,13 @@ def reported_hits(hits: Sequence[Hit], policy: PolicySettings) -> list[Hit]:
     return [h for h in hits if policy.action(h.type) != "ignore"]
 
 
-def screen_reasons(lgbm_flag: bool, svc_flag: bool) -> list[str]:
-    """Reasons ``screen:lgbm`` / ``screen:svc`` for the screen models that fired (the union)."""
-    return [r for r, fired in (("screen:lgbm", lgbm_flag), ("screen:svc", svc_flag)) if fired]
+def screen_reasons(flags: Mapping[str, bool]) -> list[str]:
+    """Reasons ``screen:NAME`` for the screen models that fired (the union), in the kind's flag order.
+
+    >>> screen_reasons({"lgbm": True, "svc": False})
+    ['screen:lgbm']
+    """
+    return [f"screen:{name}" for name, fired in flags.items() if fired]
 
 
 def decide(reasons: Sequence[str]) -> str:

@@ -7,6 +7,7 @@
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Sequence
 
 import pyarrow as pa
 
@@ -37,15 +38,26 @@ HIT_TYPE = pa.struct(
     ]
 )
 
-SCORES_TYPE = pa.struct(
-    [
-        pa.field("lgbm", pa.float32()),
-        pa.field("svc", pa.float32()),
-        pa.field("lgbm_flag", pa.bool_()),
-        pa.field("svc_flag", pa.bool_()),
-        *(pa.field(c.lower(), pa.float32()) for c in CATEGORIES),  # category scores
-    ]
-)
+
+def scores_type(score_names: Sequence[str] = ("lgbm", "svc"), flag_names: Sequence[str] = ("lgbm", "svc")
+                ) -> pa.StructType:
+    """The ``scores`` struct of a screen kind: one float32 per score, one ``NAME_flag`` boolean per flag, then
+    the category scores (``spcl.screen.kinds.ScreenOutputs`` names them, read from the model card).
+
+    >>> [f.name for f in scores_type(("kw",), ("kw",))]
+    ['kw', 'kw_flag', 'medical', 'crime', 'disability', 'other']
+    """
+    return pa.struct(
+        [
+            *(pa.field(s, pa.float32()) for s in score_names),
+            *(pa.field(f"{f}_flag", pa.bool_()) for f in flag_names),
+            *(pa.field(c.lower(), pa.float32()) for c in CATEGORIES),  # category scores
+        ]
+    )
+
+
+SCORES_TYPE = scores_type()
+"""The shipped kind's (``lgbm_svc``) ``scores``: lgbm, svc, lgbm_flag, svc_flag, then the categories."""
 
 OUTPUT_SCHEMA = pa.schema(
     [
@@ -67,6 +79,13 @@ OUTPUT_SCHEMA = pa.schema(
         pa.field("model_version", pa.string()),
     ]
 )
+
+
+def output_schema(scores: pa.StructType = SCORES_TYPE) -> pa.Schema:
+    """``OUTPUT_SCHEMA`` with the ``scores`` struct of a screen kind (``OUTPUT_SCHEMA`` itself for the shipped one)."""
+    if scores == SCORES_TYPE:
+        return OUTPUT_SCHEMA
+    return OUTPUT_SCHEMA.set(OUTPUT_SCHEMA.get_field_index("scores"), pa.field("scores", scores))
 
 
 def row_key(doc_id: str, source: str, position: int) -> str:

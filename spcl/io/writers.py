@@ -64,7 +64,7 @@ class PartitionWriter:
     def _relative(self, decision: str) -> str:
         return f"decision={decision}/part-{self.key}.parquet"
 
-    def _open(self, decision: str) -> pq.ParquetWriter:
+    def _open(self, decision: str, schema: pa.Schema = FILE_SCHEMA) -> pq.ParquetWriter:
         if self._local:
             final = os.path.join(local_path(self.output), self._relative(decision))
             os.makedirs(os.path.dirname(final), exist_ok=True)
@@ -74,7 +74,7 @@ class PartitionWriter:
             temp = os.path.join(self._tmpdir, f"{decision}.parquet")
         self._paths[decision] = temp
         self._rows[decision] = 0
-        return pq.ParquetWriter(temp, FILE_SCHEMA, compression=self.compression)
+        return pq.ParquetWriter(temp, schema, compression=self.compression)
 
     def write(self, batch: pa.RecordBatch) -> None:
         """Append one ``OUTPUT_SCHEMA`` batch. A failed write (full disk, read-only folder) raises ``OSError``
@@ -85,9 +85,10 @@ class PartitionWriter:
             if part.num_rows == 0:
                 continue
             try:
+                stored = part.drop_columns(["decision"])  # the screen kind's ``scores`` struct is the batch's
                 if decision not in self._writers:
-                    self._writers[decision] = self._open(decision)
-                self._writers[decision].write_table(part.drop_columns(["decision"]))
+                    self._writers[decision] = self._open(decision, stored.schema)
+                self._writers[decision].write_table(stored)
             except OSError as err:
                 raise with_path(err, self._paths.get(decision) or join(self.output, self._relative(decision))
                                 ) from err

@@ -25,7 +25,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from spcl.screen.lexicon import LEXICON_KINDS
-from spcl.screen.tokenize import Tokenizers, route
+from spcl.screen.tokenize import MECAB_DICTIONARIES, Tokenizers, route
 
 _U64 = np.uint64
 _P = _U64(0x100000001B3)  # odd multiplier of the polynomial word hash
@@ -70,11 +70,22 @@ class FeatureSettings:
     """Use ``1 + log(tf)`` instead of raw counts."""
     lexicon: bool = True
     """Append lexicon hit counts (``log1p``) as dense columns."""
+    mecab_dic: str = "unidic-lite"
+    """MeCab dictionary of the Japanese word tokens (``unidic-lite``, ``ipadic``, or ``none``: Japanese through
+    SentencePiece); a model's tokens depend on it, so it is a training setting, recorded in the card when not
+    the default."""
+
+    def __post_init__(self) -> None:
+        if self.mecab_dic not in MECAB_DICTIONARIES:
+            raise ValueError(f"mecab_dic must be one of {', '.join(MECAB_DICTIONARIES)}, not {self.mecab_dic!r}")
 
     def to_json(self) -> dict[str, Any]:
-        """Plain-JSON form for the model card."""
+        """Plain-JSON form for the model card (``mecab_dic`` only when not the default, so cards of
+        unidic-lite models read as before)."""
         d = asdict(self)
         d["char_ngrams"] = list(self.char_ngrams)
+        if self.mecab_dic == "unidic-lite":
+            del d["mecab_dic"]
         return d
 
     @classmethod
@@ -120,6 +131,37 @@ def _powers(n: int) -> tuple[np.ndarray, np.ndarray]:
     if size <= _POWERS_KEPT:
         _powers_cache[:] = out
     return out[0][:n], out[1][:n]
+
+
+_LATIN_CHAR = np.zeros(0x110000, bool)
+_LATIN_CHAR[[ord(c) for c in "abcdefghijklmnopqrstuvwxyz0123456789'"]] = True
+
+
+def latin_word_keys(lowered: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
+    """``word_keys([latin words of t for t in lowered])`` without building those strings: the runs of
+    ``[a-z0-9']`` code points of each (lower-cased) text, hashed from prefix sums in one pass.
+
+    >>> k, d = latin_word_keys(["he said: don't", "", "김씨 left"])
+    >>> ok, od = word_keys(["he said don't", "", "left"])
+    >>> d.tolist(), bool((k == ok).all() and (d == od).all())
+    ([0, 0, 0, 2], True)
+    """
+    if not lowered:
+        return np.zeros(0, _U64), np.zeros(0, np.int64)
+    cp = np.frombuffer("\x00".join(lowered).encode("utf-32-le"), dtype=np.uint32)
+    pos = np.flatnonzero(_LATIN_CHAR[cp])  # only the word characters are hashed (few in CJK text)
+    if pos.size == 0:
+        return np.zeros(0, _U64), np.zeros(0, np.int64)
+    brk = np.flatnonzero(np.diff(pos) != 1) + 1  # a gap in the positions ends a word
+    starts = np.concatenate(([0], brk))
+    ends = np.concatenate((brk, [pos.size]))
+    powers, inv = _powers(pos.size)
+    with np.errstate(over="ignore"):
+        term = (cp[pos].astype(_U64) + _U64(1)) * powers
+        prefix = np.zeros(pos.size + 1, _U64)
+        np.cumsum(term, dtype=_U64, out=prefix[1:])
+        keys = (prefix[ends] - prefix[starts]) * inv[starts]
+    return keys, _text_index(lowered, pos[starts])
 
 
 def word_keys(wakati: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
@@ -222,6 +264,8 @@ class Featurizer:
         lexicon: Mapping[str, Mapping[str, Sequence[str]]] | None = None,
     ) -> None:
         self.settings = settings
+        if tokenizers.mecab_dic != settings.mecab_dic:  # the words must come from the model's dictionary
+            tokenizers = Tokenizers(tokenizers.sp_model, settings.mecab_dic)
         self.tokenizers = tokenizers
         self._shift = _U64(64 - settings.bits)
         self._lex_keys = {e: np.zeros(0, _U64) for e in ("mecab", "sp", "char", "latin")}
@@ -235,7 +279,7 @@ class Featurizer:
     def _build_lexicon(self, lexicon: Mapping[str, Mapping[str, Sequence[str]]]) -> None:
         table: dict[str, dict[int, int]] = {"mecab": {}, "sp": {}, "char": {}, "latin": {}}
         for lang, kinds in lexicon.items():
-            engine = route(lang)
+            engine = route(lang, self.settings.mecab_dic)
             for kind, terms in kinds.items():
                 bit = 1 << LEXICON_KINDS.index(kind)
                 for term in terms:
@@ -315,8 +359,9 @@ class Featurizer:
         n = len(texts)
         lex = np.zeros((n, len(LEXICON_KINDS) if self._use_lex else 0), np.float32)
         prepared = [t[: s.max_chars].lower() for t in texts]
-        ja_idx = [i for i, lang in enumerate(langs) if route(lang) == "mecab"]
-        sp_idx = [i for i, lang in enumerate(langs) if route(lang) != "mecab"]
+        engines = [route(lang, s.mecab_dic) for lang in langs]
+        ja_idx = [i for i, e in enumerate(engines) if e == "mecab"]
+        sp_idx = [i for i, e in enumerate(engines) if e != "mecab"]
         keys_parts: list[np.ndarray] = []
         doc_parts: list[np.ndarray] = []
         for engine, idx in (("mecab", ja_idx), ("sp", sp_idx)):
@@ -336,7 +381,7 @@ class Featurizer:
             if engine == "sp":
                 # Whole Latin words as extra tokens: SentencePiece pieces of English are often short
                 # fragments when the training texts are mostly Korean and Japanese.
-                wk, wd = word_keys([_latin_words_of_lowered(prepared[i]) for i in idx])
+                wk, wd = latin_word_keys([prepared[i] for i in idx])
                 wd = np.asarray(idx, np.int64)[wd] if wd.size else wd
                 keys_parts.append(wk ^ _SALT_LATIN)
                 doc_parts.append(wd)

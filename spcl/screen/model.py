@@ -22,7 +22,6 @@ import io
 import json
 import zipfile
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
 from typing import Any
@@ -34,6 +33,16 @@ import scipy.sparse as sp
 from spcl import __version__
 from spcl.labels import CATEGORIES
 from spcl.screen.features import FeatureSettings, Featurizer, tfidf
+from spcl.screen.kinds import (
+    CARD,
+    DEFAULT_KIND,
+    LGBM_SVC_OUTPUTS,
+    ScreenModelError,
+    ScreenOutputs,
+    ScreenResult,
+    load_any,
+    register_kind,
+)
 from spcl.screen.tokenize import Tokenizers
 from spcl.text import guess_langs
 
@@ -42,35 +51,9 @@ FORMAT_VERSION = 2
 reads only version 1 refuses it instead of silently using the global thresholds for every language."""
 READABLE_FORMATS = (1, 2)
 """Formats this loader reads; a loader refuses any other value."""
-CARD = "model_card.json"
 MODEL_FILES: tuple[str, ...] = ("lexicon.json", "lgbm.txt", "screen.npz", "spm.model")
 _ZIP_DATE = (1980, 1, 1, 0, 0, 0)
 _NPZ_KEYS = ("idf", "svc_coef", "svc_intercept", "lgbm_columns", "cat_coef", "cat_intercept")
-
-
-class ScreenModelError(RuntimeError):
-    """A screen artifact is missing, corrupt or incompatible; the message names the file and the cause."""
-
-
-@dataclass(frozen=True)
-class ScreenResult:
-    """Per-document screen output; every array has one entry per input text.
-
-    ``flag`` is the union ``lgbm_flag | svc_flag``. ``lgbm_score`` is LightGBM's probability of a
-    sensitive topic, ``svc_score`` the LinearSVC margin; each model flags at its own threshold
-    (``score >= threshold``). ``categories`` maps MEDICAL, CRIME, DISABILITY and OTHER to a
-    probability-like score in [0, 1] (one-vs-rest logistic regression on the same features).
-    """
-
-    flag: np.ndarray
-    lgbm_score: np.ndarray
-    lgbm_flag: np.ndarray
-    svc_score: np.ndarray
-    svc_flag: np.ndarray
-    categories: dict[str, np.ndarray]
-
-    def __len__(self) -> int:
-        return int(self.flag.shape[0])
 
 
 class Screen:
@@ -123,6 +106,11 @@ class Screen:
         if self._svc_w.shape[0] != self.featurizer.width or self._cat_w.shape[1] != self.featurizer.width:
             raise ScreenModelError("weight width does not match the feature settings")
 
+    @property
+    def outputs(self) -> ScreenOutputs:
+        """``lgbm`` and ``svc``: both a score and a flag."""
+        return LGBM_SVC_OUTPUTS
+
     @cached_property
     def version(self) -> str:
         """``NAME@SHA12``: the artifact name and the first 12 hex digits of its model files' hash (of the
@@ -155,9 +143,8 @@ class Screen:
         if n == 0:
             empty_f = np.zeros(0, np.float32)
             empty_b = np.zeros(0, bool)
-            return ScreenResult(
-                empty_b, empty_f, empty_b, empty_f, empty_b, {c: empty_f for c in CATEGORIES}
-            )
+            return ScreenResult(empty_b, {"lgbm": empty_f, "svc": empty_f}, {"lgbm": empty_b, "svc": empty_b},
+                                {c: empty_f for c in CATEGORIES})
         if langs is None and self.lang_thresholds:
             langs = guess_langs(texts)
         x = self.features(texts, langs)
@@ -186,10 +173,8 @@ class Screen:
         sf = svc >= svc_t
         return ScreenResult(
             flag=lf | sf,
-            lgbm_score=lg,
-            lgbm_flag=lf,
-            svc_score=svc,
-            svc_flag=sf,
+            scores={"lgbm": lg, "svc": svc},
+            flags={"lgbm": lf, "svc": sf},
             categories={c: np.ascontiguousarray(cat[:, i]) for i, c in enumerate(CATEGORIES)},
         )
 
@@ -217,6 +202,7 @@ class Screen:
         card.update(
             {
                 "format_version": FORMAT_VERSION if self.lang_thresholds else 1,
+                "kind": DEFAULT_KIND,
                 "name": out.name,
                 "spcl_version": card.get("spcl_version", __version__),
                 "features": self.settings.to_json(),
@@ -269,23 +255,20 @@ def _npz_bytes(arrays: Mapping[str, np.ndarray]) -> bytes:
 
 
 def load_screen(path: str | Path) -> Screen:
-    """Load a screen artifact folder, checking the card, the format version and every file's SHA-256.
+    """Load a screen artifact folder with the loader of the kind its card names (``lgbm_svc`` by default:
+    :func:`load_lgbm_svc`); see :mod:`spcl.screen.kinds`.
 
     Raises :class:`ScreenModelError` with a message naming the file when something is missing,
     corrupt (hash mismatch, unreadable) or written by an incompatible format version.
     """
-    root = Path(path)
+    return load_any(path)  # type: ignore[return-value]  # another kind gives its own object
+
+
+@register_kind(DEFAULT_KIND)
+def load_lgbm_svc(root: Path, card: dict[str, Any]) -> Screen:
+    """Load a LightGBM ∪ LinearSVC artifact whose card is read, checking the format version and every
+    file's SHA-256."""
     card_path = root / CARD
-    if not root.is_dir():
-        raise ScreenModelError(f"screen model folder not found: {root}")
-    if not card_path.is_file():
-        raise ScreenModelError(f"{card_path}: model card missing")
-    try:
-        card = json.loads(card_path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as err:
-        raise ScreenModelError(f"{card_path}: unreadable model card ({type(err).__name__})") from None
-    if not isinstance(card, dict):
-        raise ScreenModelError(f"{card_path}: model card is not a JSON object")
     fmt = card.get("format_version")
     if fmt not in READABLE_FORMATS:
         raise ScreenModelError(
