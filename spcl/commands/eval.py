@@ -97,7 +97,7 @@ def register_names(sub: argparse._SubParsersAction) -> None:
         "names",
         help="person-name recall / false rows / docs/s of the CPU name finders on real ja/ko sentences",
         description="SET.jsonl: {id, lang, source, split, text, persons: [[start, end], ...]} "
-        "(data/names-eval, built by spcl.evaluate.names_set); see spcl.evaluate.names.",
+        "(data/names-eval, built by tools.datasets.names_set); see spcl.evaluate.names.",
     )
     p.add_argument("--set", default="data/names-eval/names-eval.jsonl", metavar="SET.jsonl")
     p.add_argument("--predictor", choices=("rules", "finder"), default="rules",

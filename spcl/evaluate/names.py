@@ -1,6 +1,6 @@
 """Person-name finding measured on real sentences: mention recall, false rows, span precision, docs/s.
 
-Input: the JSONL of ``spcl.evaluate.names_set`` (``{"id", "lang", "source", "split", "text", "persons"}``)
+Input: the JSONL of ``tools.datasets.names_set`` (``{"id", "lang", "source", "split", "text", "persons"}``)
 or ``names-gold-v1`` (no ``split``: it is ``train``/``heldout`` by ``spcl.extract.names.tagger.split_of``).
 Two predictors:
 

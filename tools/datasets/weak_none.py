@@ -7,7 +7,7 @@ special-care information about anybody: they are added to training as ``NONE`` w
 ``weak:``, which makes them training-only augmentation (never scored in CV), like the synthetic set.
 
 Rebuild the shipped file (needs the Debian packages; the output is committed):
-``python -m spcl.screen.weak_none --out data/weak-none`` (byte-identical for the same packages and seed).
+``python -m tools.datasets.weak_none --out data/weak-none`` (byte-identical for the same packages and seed).
 """
 
 from __future__ import annotations
