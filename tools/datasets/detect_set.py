@@ -37,6 +37,7 @@ import zipfile
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
+from spcl.detect.validators import luhn_check_digit, mynumber_check_digit, rrn_check_digit
 from spcl.text import normalize
 
 HELP = Path("/usr/share/libreoffice/help")
@@ -196,21 +197,18 @@ def hironsan_docs(wheels: Path) -> Iterator[Doc]:
 # ---------------------------------------------------------------------------------------- identifiers
 def rrn(rng: random.Random) -> str:
     """A Korean RRN with a real birth date and a valid check digit (issued before October 2020)."""
-    while True:
-        year = rng.randint(1940, 2019)
-        month, day = rng.randint(1, 12), rng.randint(1, 28)
-        g = rng.choice("12") if year < 2000 else rng.choice("34")
-        # digits 8-9: the registration office's region code (00-96), then a serial
-        body = f"{year % 100:02d}{month:02d}{day:02d}{g}{rng.randint(0, 96):02d}{rng.randint(0, 999):03d}"
-        total = sum(int(d) * w for d, w in zip(body, (2, 3, 4, 5, 6, 7, 8, 9, 2, 3, 4, 5), strict=True))
-        return body + str((11 - total % 11) % 10)
+    year = rng.randint(1940, 2019)
+    month, day = rng.randint(1, 12), rng.randint(1, 28)
+    g = rng.choice("12") if year < 2000 else rng.choice("34")
+    # digits 8-9: the registration office's region code (00-96), then a serial
+    body = f"{year % 100:02d}{month:02d}{day:02d}{g}{rng.randint(0, 96):02d}{rng.randint(0, 999):03d}"
+    return body + str(rrn_check_digit(body))
 
 
 def mynumber(rng: random.Random) -> str:
     """A Japanese My Number (12 digits) with a valid check digit."""
     body = "".join(str(rng.randint(0, 9)) for _ in range(11))
-    r = sum(int(d) * w for d, w in zip(body, (6, 5, 4, 3, 2, 7, 6, 5, 4, 3, 2), strict=True)) % 11
-    return body + str(0 if r <= 1 else 11 - r)
+    return body + str(mynumber_check_digit(body))
 
 
 def card(rng: random.Random) -> str:
@@ -232,11 +230,7 @@ def card(rng: random.Random) -> str:
         ]
     )
     body = prefix + "".join(str(rng.randint(0, 9)) for _ in range(n - len(prefix) - 1))
-    total = 0
-    for i, ch in enumerate(reversed(body)):
-        d = int(ch) * (2 if i % 2 == 0 else 1)
-        total += d - 9 if d > 9 else d
-    return body + str((10 - total % 10) % 10)
+    return body + str(luhn_check_digit(body))
 
 
 def group_card(num: str, sep: str) -> str:
