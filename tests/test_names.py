@@ -203,10 +203,10 @@ def test_eval_names_command(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, cap
 
 def test_row_precision_counts_distinct_values_and_gold_gets_a_split(tmp_path: Path) -> None:
     """names-gold-v1 records have no split: read_names_set gives them train/heldout by id hash."""
-    from spcl.evaluate.names import _Tally
     from spcl.extract.names.tagger import split_of as gold_split
+    from spcl.extract.names.tally import MentionTally
 
-    tally = _Tally()
+    tally = MentionTally()
     text = "박씨와 박씨, 그리고 오늘"
     tally.add([(0, 2)], [(0, 2), (4, 6), (11, 13)], 0.0, text)  # two rows: 박씨 (true), 오늘 (false)
     assert (tally.metrics()["row_precision"], tally.metrics()["span_precision"]) == (0.5, 0.3333)
