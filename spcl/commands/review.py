@@ -13,6 +13,7 @@ import argparse
 import json
 import sys
 from pathlib import Path
+from typing import Any
 
 from spcl.messages import shown
 from spcl.review.labels import ReviewError
@@ -38,10 +39,31 @@ def _fail(cmd: str, err: Exception) -> int:
     return 1
 
 
+def _draw_sample(input: str, spec: Any, *, what: str = "sample", engine: str = "python", master: str | None = None,
+                allow_incomplete: bool = False) -> tuple[Any, Any]:
+    """``(SamplePlan, table)`` of ``spec`` drawn from a filter output (plain Python or Spark), or from an
+    ``spcl annotate`` output's disputed texts (``what="rejected"``)."""
+    if what == "rejected":  # an 'spcl annotate' output: the texts the teachers disputed
+        from spcl.annotate.review import rejected_sample
+
+        return rejected_sample(input, spec)
+    if engine == "spark":
+        from spcl.spark import build_session
+        from spcl.spark.sample import sample_spark
+
+        spark = build_session(None, master, app_name="spcl-review-export")
+        try:
+            return sample_spark(spark, input, spec, allow_incomplete=allow_incomplete)
+        finally:
+            spark.stop()
+    from spcl.review.sample import sample_dataset
+
+    return sample_dataset(input, spec, allow_incomplete=allow_incomplete)
+
+
 def _export(args: argparse.Namespace) -> int:
     from spcl.review.export import check_export_arguments, export_sample
     from spcl.review.sample import DIMENSIONS, SampleSpec
-    from spcl.review.steps import draw_sample
 
     strata = _csv_list(args.strata)
     strata = tuple("category" if s in ("top_category", "cat") else s for s in strata)
@@ -61,7 +83,7 @@ def _export(args: argparse.Namespace) -> int:
         # every argument is checked before the input is read or anything is written (sample.csv holds text)
         check_export_arguments(args.out, formats=_csv_list(args.format), reviewers=_csv_list(args.reviewers),
                                force=args.force)
-        plan, table = draw_sample(args.input, spec, what=args.what, engine=args.engine, master=args.master,
+        plan, table = _draw_sample(args.input, spec, what=args.what, engine=args.engine, master=args.master,
                                   allow_incomplete=args.allow_incomplete)
         manifest = export_sample(
             table,

@@ -1,7 +1,9 @@
-"""The steps of ``spcl review`` on files: draw and export a sample, agree, adjudicate, report estimates.
+"""The steps of ``spcl review`` on a batch's files: agree, adjudicate, report estimates.
 
 Each function takes paths and settings (what the CLI parsed), reads and writes the files of a review batch and
 returns what the command prints; it raises ``ValueError``/``OSError``/``ReviewError`` naming files and ids.
+Drawing the sample is ``spcl.review.sample`` (plain Python), ``spcl.spark.sample`` or ``spcl.annotate.review``:
+those import this package, so the command picks the engine.
 """
 
 from __future__ import annotations
@@ -15,28 +17,6 @@ from pathlib import Path
 from typing import Any
 
 from spcl.review.labels import ReviewError
-
-
-def draw_sample(input: str, spec: Any, *, what: str = "sample", engine: str = "python", master: str | None = None,
-                allow_incomplete: bool = False) -> tuple[Any, Any]:
-    """``(SamplePlan, table)`` of ``spec`` drawn from a filter output (plain Python or Spark), or from an
-    ``spcl annotate`` output's disputed texts (``what="rejected"``)."""
-    if what == "rejected":  # an 'spcl annotate' output: the texts the teachers disputed
-        from spcl.annotate.review import rejected_sample
-
-        return rejected_sample(input, spec)
-    if engine == "spark":
-        from spcl.spark import build_session
-        from spcl.spark.sample import sample_spark
-
-        spark = build_session(None, master, app_name="spcl-review-export")
-        try:
-            return sample_spark(spark, input, spec, allow_incomplete=allow_incomplete)
-        finally:
-            spark.stop()
-    from spcl.review.sample import sample_dataset
-
-    return sample_dataset(input, spec, allow_incomplete=allow_incomplete)
 
 
 def read_reviewer_files(paths: Sequence[str]) -> dict[str, Any]:
