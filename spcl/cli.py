@@ -26,7 +26,6 @@ COMMAND_MODULES: tuple[str, ...] = (
     "spcl.commands.unmask",
     "spcl.commands.generalize",
     "spcl.commands.train",
-    "spcl.commands.bench_screen",
     "spcl.commands.report",
     "spcl.commands.annotate",
     "spcl.commands.train_extractor",

@@ -6,7 +6,6 @@ that nothing changed (``verify_manifest``) and cite exactly what it used.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 from dataclasses import dataclass, field
@@ -15,20 +14,10 @@ from pathlib import Path
 from typing import Any
 
 from spcl import __version__
+from spcl.io.hashing import sha256_file
 from spcl.io.storage import write_atomic
 
 MANIFEST_NAME = "manifest.json"
-_CHUNK = 1 << 20
-
-
-def sha256_file(path: str | Path) -> str:
-    """Hex SHA-256 of a file's bytes, read in 1 MiB chunks."""
-    digest = hashlib.sha256()
-    with open(path, "rb") as fh:
-        while chunk := fh.read(_CHUNK):
-            digest.update(chunk)
-    return digest.hexdigest()
-
 
 DERIVED_FILES: frozenset[str] = frozenset({"report.html"})
 """Top-level views regenerated from a dataset (``spcl report``), not part of it: not hashed, not verified."""

@@ -14,10 +14,10 @@ from hypothesis import strategies as st
 from spcl.config import DetectSettings
 from spcl.detect import build_detectors, find_pii
 from spcl.detect.folding import fold, needs_fold
-from spcl.evaluate.detect_set import card, group_card, mynumber, rrn
 from spcl.extract.backends.rules_backend import rules_rows
 from spcl.mask import mask_text
 from spcl.review.redact import redact
+from tools.datasets.detect_set import card, group_card, mynumber, rrn
 
 FAST = settings(max_examples=150, deadline=None)
 

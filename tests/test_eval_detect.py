@@ -14,7 +14,8 @@ from stdnum.kr import rrn as rrn_oracle
 
 from spcl.cli import main
 from spcl.evaluate.detect import DetectEvalError, evaluate_detect, parse_record, read_gold
-from spcl.evaluate.detect_set import (
+from spcl.manifest import verify_manifest
+from tools.datasets.detect_set import (
     DOB_TEMPLATES,
     NEGATIVES,
     OBFUSCATIONS,
@@ -27,7 +28,6 @@ from spcl.evaluate.detect_set import (
     rrn,
     troff_text,
 )
-from spcl.manifest import verify_manifest
 
 DATA = Path(__file__).resolve().parent.parent / "data" / "detect-eval"
 
@@ -174,7 +174,7 @@ def test_committed_issue25_set_meets_the_goals() -> None:
 
 
 def test_issue25_builder_is_a_pure_function_of_the_seed() -> None:
-    from spcl.evaluate.ids_set import ids_records
+    from tools.datasets.ids_set import ids_records
 
     def place(lang: str, head: str, value: str, tail: str, rng: random.Random) -> tuple[str, int]:
         return f"A {head}{value}{tail} B", 2 + len(head)

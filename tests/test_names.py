@@ -12,13 +12,13 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from spcl.evaluate.names import evaluate_names, read_names_set, value_spans
-from spcl.evaluate.names_set import NamesSetError, mark_mentions, split_of
 from spcl.extract.backends.rules_backend import rules_rows
 from spcl.extract.names import find_person_names
 from spcl.extract.names import ner as ner_module
 from spcl.extract.names.ja import ja_name_spans
 from spcl.extract.names.ko import longest_per_overlap, tagger_available
 from spcl.manifest import verify_manifest
+from tools.datasets.names_set import NamesSetError, mark_mentions, split_of
 
 SET_DIR = Path(__file__).resolve().parent.parent / "data" / "names-eval"
 
@@ -177,7 +177,7 @@ def test_rule_finders_meet_the_bar_on_held_out_real_sentences() -> None:
 @pytest.mark.slow
 def test_eval_set_rebuilds_byte_identically(tmp_path: Path) -> None:
     """The builder reproduces the committed JSONL (needs the names-eval extra and shared/data beside the repo)."""
-    from spcl.evaluate.names_set import build_names_set
+    from tools.datasets.names_set import build_names_set
 
     scpi = SET_DIR.parents[2] / "shared" / "data" / "scpi-real-v1" / "labelled.jsonl"
     if not scpi.is_file() or importlib.util.find_spec("hironsan") is None or importlib.util.find_spec("konlpy") is None:
@@ -203,10 +203,10 @@ def test_eval_names_command(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, cap
 
 def test_row_precision_counts_distinct_values_and_gold_gets_a_split(tmp_path: Path) -> None:
     """names-gold-v1 records have no split: read_names_set gives them train/heldout by id hash."""
-    from spcl.evaluate.names import _Tally
     from spcl.extract.names.tagger import split_of as gold_split
+    from spcl.extract.names.tally import MentionTally
 
-    tally = _Tally()
+    tally = MentionTally()
     text = "박씨와 박씨, 그리고 오늘"
     tally.add([(0, 2)], [(0, 2), (4, 6), (11, 13)], 0.0, text)  # two rows: 박씨 (true), 오늘 (false)
     assert (tally.metrics()["row_precision"], tally.metrics()["span_precision"]) == (0.5, 0.3333)

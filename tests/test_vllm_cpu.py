@@ -32,6 +32,7 @@ import pytest
 pytest.importorskip("torch")
 pytest.importorskip("peft")
 
+from tests.smol_adapter import shared_smol_adapter
 from tests.vllm_env import engine_env, smollm2_folder, vllm_python
 
 # engine starts, a LoRA training run and float32 PEFT generation are all in module fixtures: the first test
@@ -154,22 +155,11 @@ def test_mask_backend_vllm_offline_engine_on_a_filter_output(vpy: Path, smol: Pa
 @pytest.fixture(scope="module")
 def adapter(smol: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
     """``spcl train-extractor`` on the SmolLM2 folder: rank 8, two steps at a high rate (so the adapter changes
-    what the model prints), synthetic chat records (seed 42)."""
-    from spcl.synth.pii import chat_record, generate_records
-
-    root = tmp_path_factory.mktemp("lora")
-    records = generate_records(42)["train"][:4]
-    (root / "chat.jsonl").write_text("".join(json.dumps(chat_record(r), ensure_ascii=False) + "\n" for r in records),
-                                     encoding="utf-8")
-    out = root / "adapter"
-    proc = subprocess.run(
-        [sys.executable, "-m", "spcl.cli", "train-extractor", "--data", str(root / "chat.jsonl"), "--base", str(smol),
-         "--out", str(out), "--max-steps", "2", "--grad-accum", "1", "--lora-rank", "8", "--lr", "3e-3",
-         "--device", "cpu", "--dtype", "float32", "--no-eval-generate"],
-        env={**os.environ, "PYTHONPATH": str(ROOT), "HF_HUB_OFFLINE": "1"}, capture_output=True, text=True,
-        timeout=900)
-    assert proc.returncode == 0, proc.stderr[-3000:]
-    return out
+    what the model prints), synthetic chat records (seed 42); the run's one adapter, shared with
+    tests/test_finetune_train.py (:mod:`tests.smol_adapter`)."""
+    shared = shared_smol_adapter(tmp_path_factory)
+    assert shared.base == smol
+    return shared.folder
 
 
 @pytest.fixture(scope="module")

@@ -9,8 +9,8 @@ from hypothesis import strategies as st
 from spcl.manifest import verify_manifest
 from spcl.screen.lexicon import default_lexicon
 from spcl.screen.train import read_records
-from spcl.screen.weak_english import sampled_passages, weak_english_records, write_weak_english
-from spcl.screen.weak_prose import TOPIC_KINDS, has_topic_term
+from tools.datasets.weak_english import sampled_passages, weak_english_records, write_weak_english
+from tools.datasets.weak_prose import TOPIC_KINDS, has_topic_term
 
 ROOT = Path(__file__).resolve().parent.parent
 SHIPPED = ROOT / "data" / "weak-english"

@@ -4,8 +4,9 @@ import json
 from pathlib import Path
 
 from spcl.manifest import verify_manifest
+from spcl.screen.passages import passages
 from spcl.screen.train import read_records
-from spcl.screen.weak_none import passages, weak_none_records
+from tools.datasets.weak_none import weak_none_records
 
 ROOT = Path(__file__).resolve().parent.parent
 SHIPPED = ROOT / "data" / "weak-none"

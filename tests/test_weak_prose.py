@@ -10,7 +10,7 @@ import numpy as np
 
 from spcl.manifest import verify_manifest
 from spcl.screen.train import Record, TrainSettings, read_records
-from spcl.screen.weak_prose import (
+from tools.datasets.weak_prose import (
     HIRONSAN_MEMBER,
     has_topic_term,
     iob_sentences,

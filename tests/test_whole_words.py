@@ -10,11 +10,11 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from spcl.evaluate.wrapped import _Checker
 from spcl.extract.backends.rules_backend import rules_rows
 from spcl.extract.names import find_person_names
 from spcl.mask import mask_text
 from spcl.mask.words import is_whole_word
+from tools.wrapped import _Checker
 
 ROOT = Path(__file__).resolve().parent.parent
 _HELP = [json.loads(line) for line in (ROOT / "data/weak-none/libreoffice-help.jsonl").read_text("utf-8").splitlines()]

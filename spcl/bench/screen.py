@@ -1,4 +1,4 @@
-"""Throughput of the full screen in plain Python (one core), per language, and peak memory (``spcl bench-screen``).
+"""Throughput of the full screen in plain Python (one core), per language, and peak memory (``spcl bench screen``).
 
 The full screen is what the filter job runs per document: NFC normalisation, language guess, the rule
 detectors, then tokenize → hashed TF-IDF → LightGBM ∪ LinearSVC (+ category scores). The default corpus is

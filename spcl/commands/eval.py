@@ -97,7 +97,7 @@ def register_names(sub: argparse._SubParsersAction) -> None:
         "names",
         help="person-name recall / false rows / docs/s of the CPU name finders on real ja/ko sentences",
         description="SET.jsonl: {id, lang, source, split, text, persons: [[start, end], ...]} "
-        "(data/names-eval, built by spcl.evaluate.names_set); see spcl.evaluate.names.",
+        "(data/names-eval, built by tools.datasets.names_set); see spcl.evaluate.names.",
     )
     p.add_argument("--set", default="data/names-eval/names-eval.jsonl", metavar="SET.jsonl")
     p.add_argument("--predictor", choices=("rules", "finder"), default="rules",
@@ -193,9 +193,7 @@ def register_screen(sub: argparse._SubParsersAction) -> None:
 
 
 def _utility(args: argparse.Namespace) -> int:
-    from spcl.generalize.engine import restore
-    from spcl.generalize.job import iter_generalized
-    from spcl.generalize.utility import LMScorer, UtilityReport, score_document
+    from spcl.generalize.utility import LMScorer, score_output
     from spcl.mask.vault import VaultError, open_vault
 
     try:
@@ -204,13 +202,7 @@ def _utility(args: argparse.Namespace) -> int:
     except (VaultError, OSError, RuntimeError) as err:
         print(f"spcl eval utility: {shown(err)}", file=sys.stderr)
         return 1
-    report = UtilityReport()
-    for n, row in enumerate(iter_generalized(args.generalized)):
-        if args.limit and n >= args.limit:
-            break
-        source = restore(row["generalized_text"], row["spans"], vault.get(row["row_key"], writer=row["vault_file"]))
-        score_document(source, row["spans"], scorer, report)
-    result = report.as_dict()
+    result = score_output(args.generalized, vault, scorer, limit=args.limit).as_dict()
     print(json.dumps(result, indent=2))
     if args.out:
         Path(args.out).write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")

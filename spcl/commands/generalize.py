@@ -1,14 +1,14 @@
 """``spcl generalize``: replace sensitive spans with the most specific true generalization an LLM attacker
-cannot invert (INTACT-style), else a ``[TYPE_n]`` label; and ``spcl bench-generalize``.
+cannot invert (INTACT-style), else a ``[TYPE_n]`` label (its benchmark: ``spcl bench generalize``).
 
     spcl generalize --input out/decision=flagged --output gen/ --vault vault/ --backend rules
     spcl generalize ... --backend openai --endpoint http://gpu-node:8000/v1 --model NAME --candidates 5 --guesses 5
     spcl generalize ... --backend transformers --model /models/qwen3-8b --device cuda
-    spcl bench-generalize --backend openai --endpoint http://gpu-node:8000/v1 --model NAME --docs 20
+    spcl bench generalize --backend openai --endpoint http://gpu-node:8000/v1 --model NAME --docs 20
 
 The vault key comes from ``SPCL_VAULT_KEY`` / ``SPCL_VAULT_KEY_FILE``. A rerun with the same ``--output``
 resumes and retries the documents that failed transiently. Exit codes: 0 done, 1 could not run or not
-reconciled, 2 bad usage, 3 transient failures left. ``bench-generalize`` PRINTS VALUES (candidates and
+reconciled, 2 bad usage, 3 transient failures left. ``bench generalize`` PRINTS VALUES (candidates and
 guesses): run it on synthetic data only.
 """
 
@@ -17,7 +17,6 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-import time
 from typing import Any
 
 from spcl.messages import shown
@@ -115,66 +114,9 @@ def run_from_args(args: argparse.Namespace) -> int:
     return 0
 
 
-def bench_from_args(args: argparse.Namespace) -> int:
-    """Generalize synthetic documents in memory and print, per document, every entity's candidates, guesses
-    and choice, then LLM calls per entity (values in clear: synthetic data only)."""
-    from spcl.extract.contract import parse_extraction
-    from spcl.generalize.engine import DocInput, Generalizer, GeneralizeSettings
-    from spcl.generalize.job import build_clients
-    from spcl.generalize.spans import collect_spans, document_hits
-    from spcl.synth.pii import generate_records
-
-    cfg = config_from_args(args)
-    records = generate_records(args.seed if args.seed is not None else 42)["test"]
-    records = (records * (1 + args.docs // max(1, len(records))))[: args.docs]
-    extractor, chat = build_clients(cfg)
-    try:
-        if chat is not None:
-            chat.check()
-        gen = Generalizer(chat, GeneralizeSettings(**cfg.settings))
-        docs = []
-        texts = [r["source_text"] for r in records]
-        for rec, ext in zip(records, extractor.run(texts), strict=True):
-            text = rec["source_text"]
-            rows = parse_extraction(ext.raw or "", text, cfg.types).candidates if ext.ok else []
-            found = document_hits(text, None)
-            docs.append(DocInput(rec["id"], text, rec["lang"], collect_spans(text, rows, found, types=cfg.types),
-                                 [(h.type, h.start, h.end) for h in found]))
-        started = time.perf_counter()
-        results = gen.run(docs)
-        wall = time.perf_counter() - started
-    finally:
-        extractor.close()
-        if chat is not None:
-            chat.close()
-    calls = attacked = 0
-    for doc, res in zip(docs, results, strict=True):
-        print(f"== {shown(doc.id)} ({doc.lang}) {'ok' if res.reason is None else 'FAILED ' + res.reason}: "
-              f"{res.llm_calls} LLM calls, {res.cache_hits} cache hits, {res.guesses} guesses")
-        for ent, dec in zip(doc.entities, res.decisions, strict=True):
-            print(f"  {ent.type:8s} {ent.value!r} -> {dec.replacement!r} [{dec.kind}, rank {dec.rank}, {dec.source}, "
-                  f"{dec.calls} calls]")
-            for k, cand in enumerate(dec.candidates):
-                guesses = dec.guesses[k] if k < len(dec.guesses) else None
-                print(f"      cand {k}: {cand!r}  guesses: {guesses if guesses is not None else '-'}")
-            attacked += bool(dec.guesses)
-        calls += res.llm_calls
-        if res.text is not None:
-            print("  ->", res.text)
-    print(json.dumps({"documents": len(docs), "llm_calls": calls, "attacked_entities": attacked,
-                      "llm_calls_per_attacked_entity": round(calls / attacked, 3) if attacked else 0.0,
-                      "failed": sum(r.reason is not None for r in results), "seconds": round(wall, 3)}, indent=2))
-    return 0
-
-
 def register(sub: argparse._SubParsersAction) -> None:
-    """Add ``spcl generalize`` and ``spcl bench-generalize``."""
+    """Add ``spcl generalize`` (its benchmark is ``spcl bench generalize``, in ``spcl.commands.bench``)."""
     parser = sub.add_parser("generalize", help="truthful generalization of flagged documents (fail closed)",
                             description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     add_generalize_arguments(parser)
     parser.set_defaults(func=run_from_args)
-    bench = sub.add_parser("bench-generalize", help="candidates, guesses and LLM calls per document "
-                                                    "(synthetic documents; prints values)")
-    add_generalize_arguments(bench, job=False)
-    bench.add_argument("--docs", type=int, default=10, help="synthetic test documents (default 10)")
-    bench.set_defaults(func=bench_from_args)

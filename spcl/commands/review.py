@@ -10,10 +10,7 @@ spcl review to-train review/batch-01/adjudicated.csv --out data/train-extra --in
 from __future__ import annotations
 
 import argparse
-import csv
-import io
 import json
-import os
 import sys
 from pathlib import Path
 from typing import Any
@@ -42,9 +39,31 @@ def _fail(cmd: str, err: Exception) -> int:
     return 1
 
 
+def _draw_sample(input: str, spec: Any, *, what: str = "sample", engine: str = "python", master: str | None = None,
+                allow_incomplete: bool = False) -> tuple[Any, Any]:
+    """``(SamplePlan, table)`` of ``spec`` drawn from a filter output (plain Python or Spark), or from an
+    ``spcl annotate`` output's disputed texts (``what="rejected"``)."""
+    if what == "rejected":  # an 'spcl annotate' output: the texts the teachers disputed
+        from spcl.annotate.review import rejected_sample
+
+        return rejected_sample(input, spec)
+    if engine == "spark":
+        from spcl.spark import build_session
+        from spcl.spark.sample import sample_spark
+
+        spark = build_session(None, master, app_name="spcl-review-export")
+        try:
+            return sample_spark(spark, input, spec, allow_incomplete=allow_incomplete)
+        finally:
+            spark.stop()
+    from spcl.review.sample import sample_dataset
+
+    return sample_dataset(input, spec, allow_incomplete=allow_incomplete)
+
+
 def _export(args: argparse.Namespace) -> int:
     from spcl.review.export import check_export_arguments, export_sample
-    from spcl.review.sample import DIMENSIONS, SampleSpec, sample_dataset
+    from spcl.review.sample import DIMENSIONS, SampleSpec
 
     strata = _csv_list(args.strata)
     strata = tuple("category" if s in ("top_category", "cat") else s for s in strata)
@@ -64,21 +83,8 @@ def _export(args: argparse.Namespace) -> int:
         # every argument is checked before the input is read or anything is written (sample.csv holds text)
         check_export_arguments(args.out, formats=_csv_list(args.format), reviewers=_csv_list(args.reviewers),
                                force=args.force)
-        if args.what == "rejected":  # an 'spcl annotate' output: the texts the teachers disputed
-            from spcl.annotate.review import rejected_sample
-
-            plan, table = rejected_sample(args.input, spec)
-        elif args.engine == "spark":
-            from spcl.spark import build_session
-            from spcl.spark.sample import sample_spark
-
-            spark = build_session(None, args.master, app_name="spcl-review-export")
-            try:
-                plan, table = sample_spark(spark, args.input, spec, allow_incomplete=args.allow_incomplete)
-            finally:
-                spark.stop()
-        else:
-            plan, table = sample_dataset(args.input, spec, allow_incomplete=args.allow_incomplete)
+        plan, table = _draw_sample(args.input, spec, what=args.what, engine=args.engine, master=args.master,
+                                  allow_incomplete=args.allow_incomplete)
         manifest = export_sample(
             table,
             plan,
@@ -100,59 +106,19 @@ def _export(args: argparse.Namespace) -> int:
     return 0
 
 
-def _read_all(paths: list[str]) -> dict[str, Any]:
-    from spcl.review.reviews import read_reviews
-
-    out: dict[str, Any] = {}
-    for p in paths:
-        name = Path(p).stem
-        name = name[len("reviewer-") :] if name.startswith("reviewer-") else name
-        if name in out:
-            name = p
-        out[name] = read_reviews(p)
-    return out
-
-
-def _same_files(paths: list[str]) -> tuple[list[tuple[str, str]], list[tuple[str, str]]]:
-    """``(same file given twice, different files with identical bytes)`` among reviewer files."""
-    from spcl.manifest import sha256_file
-
-    by_path: dict[str, str] = {}
-    by_hash: dict[str, str] = {}
-    same, copies = [], []
-    for p in paths:
-        real, digest = os.path.realpath(p), sha256_file(p)
-        if real in by_path:
-            same.append((by_path[real], p))
-        elif digest in by_hash:
-            copies.append((by_hash[digest], p))
-        by_path.setdefault(real, p)
-        by_hash.setdefault(digest, p)
-    return same, copies
-
-
 def _agree(args: argparse.Namespace) -> int:
-    from spcl.review.agree import agreement, check_coverage
-    from spcl.review.export import write_private
+    from spcl.review.steps import agree_files, distinct_reviewer_files, write_agreement
 
     try:
-        same, copies = _same_files(args.files)
-        if same:
-            a, b = same[0]
-            raise ReviewError(f"{b} is given twice (as {a}): agreement of a file with itself says nothing; "
-                              "give each reviewer's own file")
-        for a, b in copies:
+        for a, b in distinct_reviewer_files(args.files):
             print(f"warning: {a} and {b} are byte-identical: did each reviewer label their own copy?",
                   file=sys.stderr)
-        reviews = _read_all(args.files)
-        cov = check_coverage(reviews, allow_partial=args.allow_partial)
-        result = agreement(reviews)
+        cov, result = agree_files(args.files, allow_partial=args.allow_partial)
     except (ValueError, OSError, ReviewError) as err:
         return _fail("agree", err)
     print(cov.line())
-    data = result.to_json()
     out = Path(args.out) if args.out else Path(args.files[0]).parent / "agreement.json"
-    write_private(out, json.dumps(data, indent=2) + "\n")
+    write_agreement(result, out)
     print(f"{result.method} kappa = {result.kappa} on {result.items} documents: {result.verdict}")
     print(f"SCPI-vs-rest kappa = {result.kappa_scpi_vs_rest}; per category: {result.per_category}")
     print(f"labels {result.labels}; confusion (rows: earlier reviewer):")
@@ -167,113 +133,32 @@ def _agree(args: argparse.Namespace) -> int:
     return 0
 
 
-def _update_batch_manifest(batch: Path, records: int) -> None:
-    """Re-hash a review batch after adjudication: kind ``review-batch``, the IAA kappa, and the export's
-    manifest (by SHA-256) as its source. Does nothing outside an exported batch folder.
-    """
-    from spcl.manifest import MANIFEST_NAME, read_manifest, record_counts, sha256_file, write_manifest
-
-    path = batch / MANIFEST_NAME
-    if not path.is_file():
-        return
-    old = read_manifest(batch)
-    keep = {k: v for k, v in old.items() if k not in ("files", "spcl_version", "created", "record_counts")}
-    agreement_path = batch / "agreement.json"
-    if agreement_path.is_file():
-        agreed = json.loads(agreement_path.read_text())
-        keep["iaa"] = {"kappa": agreed.get("kappa"), "method": agreed.get("method"), "raters": agreed.get("raters")}
-    if old.get("kind") == "review-export":
-        keep["export_manifest_sha256"] = sha256_file(path)
-    keep.update(kind="review-batch", adjudicated_records=records, record_counts=record_counts(batch))
-    write_manifest(batch, **keep)
-    os.chmod(path, 0o600)
-
-
-def _adjudicate_pii(rows: list[dict[str, Any]], reviews: dict[str, Any], policy: str) -> None:
-    """Fill each row's ``pii`` (are the rule hits real personal data?) from every reviewer's answer: kept
-    when all who answered agree; on disagreement blank, or ``yes`` under ``policy="sensitive"``.
-    """
-    from spcl.review.labels import parse_pii
-
-    for row in rows:
-        answers = {parse_pii(r[row["id"]].row.get("pii"), row_id=row["id"]) for r in reviews.values() if row["id"] in r}
-        answers.discard(None)
-        if len(answers) > 1:
-            row["pii"] = "yes" if policy == "sensitive" else ""
-            row["agreed"] = "no"
-        elif answers or "pii" in row:
-            row["pii"] = {True: "yes", False: "no"}.get(next(iter(answers), None), "")
-
-
 def _adjudicate(args: argparse.Namespace) -> int:
-    from spcl.review.agree import adjudicate
-    from spcl.review.export import private_dir, write_private
+    from spcl.review.steps import adjudicate_files, write_adjudicated
 
     try:
-        reviews = _read_all(args.files)
-        rows = adjudicate(reviews, policy=args.policy)
-        _adjudicate_pii(rows, reviews, args.policy)
+        rows = adjudicate_files(args.files, policy=args.policy)
     except (ValueError, OSError, ReviewError) as err:
         return _fail("adjudicate", err)
     out = Path(args.out) if args.out else Path(args.files[0]).parent / "adjudicated.csv"
-    private_dir(out.parent)
-    columns: list[str] = []
-    for row in rows:
-        columns += [c for c in row if c not in columns]
-    buf = io.StringIO()
-    writer = csv.DictWriter(buf, fieldnames=columns, lineterminator="\r\n", restval="")
-    writer.writeheader()
-    writer.writerows(rows)
-    write_private(out, "\ufeff" + buf.getvalue())
-    _update_batch_manifest(out.parent, len(rows))
+    write_adjudicated(rows, out)
     open_rows = sum(1 for r in rows if not r["label"])
     print(f"wrote {len(rows)} rows to {out}; {open_rows} left for an adjudicator (empty label)")
     return 0
 
 
-def _by_document_id(reviews: dict[str, Any]) -> dict[str, Any]:
-    """Reviews re-keyed by document id (estimates match reviews to output rows by id); refuses repeated
-    ids, which an id-keyed estimate cannot tell apart."""
-    by_id = {r.id: r for r in reviews.values()}
-    if len(by_id) != len(reviews):
-        seen: set[str] = set()
-        repeated = sorted({r.id for r in reviews.values() if r.id in seen or seen.add(r.id)})
-        raise ReviewError(f"document ids repeat in the reviews ({', '.join(repeated[:10])}); estimates match "
-                          "reviews to the output by id and cannot tell those records apart")
-    return by_id
-
-
 def _report(args: argparse.Namespace) -> int:
-    from spcl.manifest import MANIFEST_NAME, manifest_ref, sha256_file, write_manifest
-    from spcl.review.estimate import estimate, plot_estimates, scan_output, scan_with_plan
-    from spcl.review.reviews import read_reviews
-    from spcl.review.sample import SamplePlan, SampleSpec
+    from spcl.manifest import MANIFEST_NAME
+    from spcl.review.steps import estimate_reviews, write_estimates
 
     reviews_path = Path(args.reviews)
     plan_path = Path(args.plan) if args.plan else reviews_path.parent / "plan.json"
     try:
-        reviews = _by_document_id(read_reviews(reviews_path))
-        if plan_path.is_file():
-            scan = scan_with_plan(args.input, SamplePlan.from_json(json.loads(plan_path.read_text())), set(reviews))
-        else:
-            scan = scan_output(args.input, SampleSpec(), set(reviews))
-        stats_path = Path(args.input) / "stats.json"
-        counts = json.loads(stats_path.read_text()).get("counts", {}) if stats_path.is_file() else {}
-        positive = _csv_list(args.positive)
-        result = estimate(reviews, scan, counts, positive="auto" if positive == ("auto",) else positive)
+        result, reviews = estimate_reviews(args.input, reviews_path, plan_path, _csv_list(args.positive))
     except (ValueError, OSError, ReviewError) as err:
         return _fail("report", err)
     out = Path(args.out) if args.out else reviews_path.parent / "report"
-    out.mkdir(parents=True, exist_ok=True)
-    (out / "estimates.json").write_text(json.dumps(result, indent=2) + "\n")
-    plot_estimates(result, out / "estimates.png")
-    write_manifest(
-        out,
-        kind="review-report",
-        records=sum(1 for r in reviews.values() if r.label),
-        sources=[manifest_ref(args.input), {"path": str(reviews_path), "sha256": sha256_file(reviews_path)}],
-        plan=str(plan_path) if plan_path.is_file() else None,
-    )
+    write_estimates(result, reviews, out, input=args.input, reviews_path=reviews_path, plan_path=plan_path)
     for key, name in (("precision_flagged", "precision of flagged"), ("miss_rate_clean", "miss rate of clean")):
         r = result[key]["overall"]
         if r["rate"] is None:

@@ -38,14 +38,12 @@ def _to_chat(args: argparse.Namespace) -> int:
 
 
 def _to_parquet(args: argparse.Namespace) -> int:
-    import pyarrow as pa
     import pyarrow.parquet as pq
 
+    from spcl.synth.pii import split_table
+
     try:
-        with open(args.input, encoding="utf-8") as fh:
-            rows = [json.loads(line) for line in fh if line.strip()]
-        table = pa.table({"id": [r["id"] for r in rows], "text": [r["source_text"] for r in rows],
-                          "lang": [r["lang"] for r in rows]})
+        table = split_table(args.input)
     except (OSError, ValueError, KeyError) as err:
         print(f"spcl synth to-parquet: {type(err).__name__} reading {args.input}", file=sys.stderr)
         return 1

@@ -25,8 +25,8 @@ from spcl.messages import shown
 
 def run_from_args(args: argparse.Namespace) -> int:
     """Run a training; exit code 0 ok, 1 failed, 2 bad usage."""
+    from spcl.extract.adapter import AdapterError
     from spcl.extract.backends import BackendUnavailable
-    from spcl.finetune.artifact import AdapterError
     from spcl.finetune.lossmask import LossMaskError
     from spcl.finetune.train import TrainConfig, TrainError, train_extractor
 

@@ -1,6 +1,6 @@
 """Person-name finding measured on real sentences: mention recall, false rows, span precision, docs/s.
 
-Input: the JSONL of ``spcl.evaluate.names_set`` (``{"id", "lang", "source", "split", "text", "persons"}``)
+Input: the JSONL of ``tools.datasets.names_set`` (``{"id", "lang", "source", "split", "text", "persons"}``)
 or ``names-gold-v1`` (no ``split``: it is ``train``/``heldout`` by ``spcl.extract.names.tagger.split_of``).
 Two predictors:
 
@@ -28,7 +28,7 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
-Spans = list[tuple[int, int]]
+from spcl.extract.names.tally import MentionTally, Spans
 
 
 def value_spans(text: str, values: Iterable[str]) -> Spans:
@@ -63,55 +63,6 @@ def finder_predictor(text: str, lang: str | None) -> Spans:
 PREDICTORS: dict[str, Callable[[str, str | None], Spans]] = {"rules": rules_predictor, "finder": finder_predictor}
 
 
-def _covered(gold: tuple[int, int], spans: Spans) -> bool:
-    chars = set()
-    for s, e in spans:
-        if s < gold[1] and gold[0] < e:
-            chars.update(range(max(s, gold[0]), min(e, gold[1])))
-    return len(chars) == gold[1] - gold[0]
-
-
-def _touches(a: tuple[int, int], b: tuple[int, int]) -> bool:
-    return a[0] < b[1] and b[0] < a[1]
-
-
-class _Tally:
-    def __init__(self) -> None:
-        self.sentences = self.mentions = self.covered = self.overlapped = 0
-        self.empty = self.empty_with_rows = self.pred = self.pred_true = self.rows = self.rows_true = 0
-        self.seconds = 0.0
-
-    def add(self, gold: Spans, pred: Spans, seconds: float, text: str | None = None) -> None:
-        self.sentences += 1
-        self.seconds += seconds
-        self.mentions += len(gold)
-        self.covered += sum(_covered(g, pred) for g in gold)
-        self.overlapped += sum(any(_touches(g, p) for p in pred) for g in gold)
-        if not gold:
-            self.empty += 1
-            self.empty_with_rows += bool(pred)
-        self.pred += len(pred)
-        self.pred_true += sum(any(_touches(p, g) for g in gold) for p in pred)
-        rows: dict[str, bool] = {}
-        for p in pred:
-            key = text[p[0]:p[1]] if text is not None else str(p)
-            rows[key] = rows.get(key, False) or any(_touches(p, g) for g in gold)
-        self.rows += len(rows)
-        self.rows_true += sum(rows.values())
-
-    def metrics(self) -> dict[str, Any]:
-        def ratio(a: int, b: int) -> float | None:
-            return round(a / b, 4) if b else None
-
-        return {
-            "sentences": self.sentences, "mentions": self.mentions,
-            "recall": ratio(self.covered, self.mentions), "recall_overlap": ratio(self.overlapped, self.mentions),
-            "sentences_without_person": self.empty, "false_row_rate": ratio(self.empty_with_rows, self.empty),
-            "span_precision": ratio(self.pred_true, self.pred), "row_precision": ratio(self.rows_true, self.rows),
-            "docs_per_s": round(self.sentences / self.seconds, 1) if self.seconds else None,
-        }
-
-
 def read_names_set(path: str | Path, split: str | None = None, langs: Iterable[str] | None = None) -> list[dict]:
     """Records of a names-eval JSONL, optionally only one split (``dev``/``test``) and some languages."""
     keep = set(langs) if langs else None
@@ -136,8 +87,8 @@ def evaluate_names(records: list[dict], predictor: str = "rules") -> dict[str, A
     predict = PREDICTORS[predictor]
     if records:
         predict(records[0]["text"], records[0]["lang"])
-    by_lang: dict[str, _Tally] = defaultdict(_Tally)
-    by_source: dict[str, _Tally] = defaultdict(_Tally)
+    by_lang: dict[str, MentionTally] = defaultdict(MentionTally)
+    by_source: dict[str, MentionTally] = defaultdict(MentionTally)
     for record in records:
         started = time.perf_counter()
         pred = predict(record["text"], record["lang"])

@@ -11,7 +11,8 @@ One idea per module:
 - ``loss``: the summed cross-entropy over a batch's trained tokens (logits only where they are needed).
 - ``checkpoint``: trainable weights and optimizer state in safetensors (no pickle), for resuming.
 - ``train``: the seeded training loop (LoRA via PEFT, or full fine-tuning).
-- ``evaluate``: the eval loss and the ``spcl eval masking`` metrics of the trained extractor.
-- ``artifact``: the model card and the checks a loader runs before using an adapter.
+- ``metrics``: the eval loss and the ``spcl eval masking`` metrics of the trained extractor.
+- the artifact (model card, the checks a loader runs before using an adapter) is ``spcl.extract.adapter``:
+  the backends that load an adapter read it, and nothing in ``spcl.extract`` imports this package.
 - ``tracking``: metrics and hyper-parameters to a JSONL log and optionally MLflow; never text.
 """

@@ -26,12 +26,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from spcl.finetune.artifact import base_fingerprint, pickle_files, write_model_card
+from spcl.extract.adapter import base_fingerprint, pickle_files, write_model_card
 from spcl.finetune.checkpoint import STATE_NAME, latest_checkpoint, load_checkpoint, save_checkpoint
 from spcl.finetune.collate import collate
-from spcl.finetune.evaluate import eval_loss, hashed_order, is_gold_file, masking_metrics
 from spcl.finetune.loss import completion_loss_sum
 from spcl.finetune.lossmask import EncodeReport, encode_records
+from spcl.finetune.metrics import eval_loss, hashed_order, is_gold_file, masking_metrics
 from spcl.finetune.records import read_records
 from spcl.finetune.tracking import Tracker
 

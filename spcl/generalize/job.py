@@ -59,7 +59,7 @@ from spcl.extract.contract import parse_extraction
 from spcl.generalize.engine import DocInput, DocResult, Generalizer, GeneralizeSettings
 from spcl.generalize.prompts import PROMPT_VERSION
 from spcl.generalize.spans import collect_spans, document_hits
-from spcl.io.flagged import batch_row_keys, count_rows, file_key, list_input_files, open_input
+from spcl.executor.flagged import batch_row_keys, count_rows, file_key, list_input_files, open_input
 from spcl.manifest import sha256_file
 from spcl.progress import Progress
 from spcl.text import guess_lang, normalize

@@ -116,3 +116,18 @@ def score_document(source: str, spans: Iterable[dict[str, Any]], scorer: LMScore
         original = source[s["start"]:s["end"]]
         info = scorer.info_bits(source[:s["start"]], original)
         report.add(str(s["type"]), info, similarity(scorer.embed(original), scorer.embed(str(s["replacement"]))))
+
+
+def score_output(generalized: str | Path, vault: Any, scorer: LMScorer, limit: int = 0) -> UtilityReport:
+    """The utility report of an ``spcl generalize`` output: each document's source restored from ``vault``
+    and its replaced spans scored (the first ``limit`` documents; all when ``limit`` is 0)."""
+    from spcl.generalize.engine import restore
+    from spcl.generalize.job import iter_generalized
+
+    report = UtilityReport()
+    for n, row in enumerate(iter_generalized(generalized)):
+        if limit and n >= limit:
+            break
+        source = restore(row["generalized_text"], row["spans"], vault.get(row["row_key"], writer=row["vault_file"]))
+        score_document(source, row["spans"], scorer, report)
+    return report

@@ -20,9 +20,9 @@ import pyarrow.compute as pc
 import pyarrow.fs as pafs
 import pyarrow.parquet as pq
 
+from spcl.io.hashing import sha256_file
 from spcl.io.schema import DECISIONS, OUTPUT_SCHEMA
 from spcl.io.storage import filesystem, is_local, join, local_path
-from spcl.manifest import sha256_file
 from spcl.messages import with_path
 
 FILE_SCHEMA = OUTPUT_SCHEMA.remove(OUTPUT_SCHEMA.get_field_index("decision"))

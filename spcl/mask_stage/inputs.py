@@ -1,4 +1,4 @@
-"""The mask job's input: flagged Parquet files (``spcl.io.flagged``), one unit of work each, read in batches
+"""The mask job's input: flagged Parquet files (``spcl.executor.flagged``), one unit of work each, read in batches
 with a unique key for every row."""
 
 from __future__ import annotations
@@ -12,8 +12,8 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from spcl.executor.errors import JobError
-from spcl.io import flagged
-from spcl.io.flagged import batch_row_keys, count_rows, derived_row_key, file_key, list_input_files
+from spcl.executor import flagged
+from spcl.executor.flagged import batch_row_keys, count_rows, derived_row_key, file_key, list_input_files
 
 __all__ = [
     "READ_COLUMNS",
@@ -47,7 +47,7 @@ class InputRows:
 
 
 def open_input(path: Path, wanted: tuple[str, ...] = READ_COLUMNS) -> tuple[pq.ParquetFile, list[str]]:
-    """The input file opened, and which of the ``wanted`` columns it has (``spcl.io.flagged.open_input``)."""
+    """The input file opened, and which of the ``wanted`` columns it has (``spcl.executor.flagged.open_input``)."""
     return flagged.open_input(path, wanted)
 
 

@@ -28,7 +28,7 @@ import re
 from collections.abc import Iterator
 from pathlib import Path
 
-from spcl.screen.weak_none import passages
+from spcl.screen.passages import passages
 
 MAN_ROOTS = {"en": Path("/usr/share/man"), "ja": Path("/usr/share/man/ja"), "ko": Path("/usr/share/man/ko")}
 SECTIONS = ("man1", "man4", "man5", "man7", "man8")

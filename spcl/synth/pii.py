@@ -305,3 +305,14 @@ def write_chat(in_path: str | Path, out_path: str | Path) -> int:
             dst.write(json.dumps(out, ensure_ascii=False) + "\n")
             n += 1
     return n
+
+
+def split_table(path: str | Path) -> Any:
+    """A split's JSONL as a pyarrow table ``(id, text, lang)`` (the filter's input columns); raises ``OSError``,
+    ``ValueError`` or ``KeyError`` on an unreadable file or a record without those fields."""
+    import pyarrow as pa
+
+    with open(path, encoding="utf-8") as fh:
+        rows = [json.loads(line) for line in fh if line.strip()]
+    return pa.table({"id": [r["id"] for r in rows], "text": [r["source_text"] for r in rows],
+                     "lang": [r["lang"] for r in rows]})

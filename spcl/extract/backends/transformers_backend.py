@@ -10,7 +10,7 @@ bad document fails only itself.
 
 ``adapter`` names a folder written by ``spcl train-extractor`` (a PEFT LoRA adapter in safetensors with its
 ``model_card.json``): it is checked (no pickle, same prompt version, same base model) by
-``spcl.finetune.artifact.check_adapter`` and merged into the base weights before generation.
+``spcl.extract.adapter.check_adapter`` and merged into the base weights before generation.
 """
 
 from __future__ import annotations
@@ -33,7 +33,7 @@ __all__ = ["TransformersExtractor", "apply_adapter", "chat_prompt_ids", "eos_tok
 
 def apply_adapter(net: Any, base: str | Path, adapter: str | Path) -> Any:
     """``net`` with the checked LoRA adapter at ``adapter`` merged in (raises ``BackendUnavailable``)."""
-    from spcl.finetune.artifact import AdapterError, check_adapter
+    from spcl.extract.adapter import AdapterError, check_adapter
 
     try:
         check_adapter(adapter, base)

@@ -101,8 +101,8 @@ class VLLMExtractor(BatchedExtractor):
         self.tokenizer = self.llm.get_tokenizer()
 
     def _lora_settings(self, adapter: str | Path) -> dict[str, Any]:
-        """Check the adapter (``spcl.finetune.artifact.check_adapter``) and prepare its ``LoRARequest``."""
-        from spcl.finetune.artifact import AdapterError, check_adapter
+        """Check the adapter (``spcl.extract.adapter.check_adapter``) and prepare its ``LoRARequest``."""
+        from spcl.extract.adapter import AdapterError, check_adapter
 
         try:
             card = check_adapter(adapter, self.model)

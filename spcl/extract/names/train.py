@@ -40,9 +40,9 @@ def read_gold(path: Path) -> list[dict[str, Any]]:
 
 
 def _metrics(records: list[dict[str, Any]], predict: Callable[[str], list[tuple[int, int]]]) -> dict[str, Any]:
-    from spcl.evaluate.names import _Tally
+    from spcl.extract.names.tally import MentionTally
 
-    tally = _Tally()
+    tally = MentionTally()
     for r in records:
         started = time.perf_counter()
         pred = predict(r["text"])

