@@ -44,6 +44,7 @@ import pyarrow.parquet as pq
 from spcl.entity_types import DEFAULT_TYPES
 from spcl.executor import FileStage, JobError, Plan, RunInfo, Unit, UnitReport, new_run_id, run_local, run_spark
 from spcl.executor.counts import token_block
+from spcl.executor.flagged import batch_row_keys, count_rows, file_key, list_input_files, open_input
 from spcl.executor.state import (
     commit_unit,
     load_json_markers,
@@ -59,7 +60,6 @@ from spcl.extract.contract import parse_extraction
 from spcl.generalize.engine import DocInput, DocResult, Generalizer, GeneralizeSettings
 from spcl.generalize.prompts import PROMPT_VERSION
 from spcl.generalize.spans import collect_spans, document_hits
-from spcl.executor.flagged import batch_row_keys, count_rows, file_key, list_input_files, open_input
 from spcl.manifest import sha256_file
 from spcl.progress import Progress
 from spcl.text import guess_lang, normalize

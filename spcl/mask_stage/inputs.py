@@ -11,8 +11,8 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from spcl.executor.errors import JobError
 from spcl.executor import flagged
+from spcl.executor.errors import JobError
 from spcl.executor.flagged import batch_row_keys, count_rows, derived_row_key, file_key, list_input_files
 
 __all__ = [
