@@ -47,7 +47,7 @@ def test_default_model_card_is_complete(default_screen: Screen) -> None:
     assert card["positive_labels"] == ["SCPI", "RELATED"]
     assert set(card["thresholds"]) == {"lgbm", "svc"}
     assert card["training_data"] and all(len(d["sha256"]) == 64 for d in card["training_data"])
-    assert set(card["lang_thresholds"]) == {"en", "ja", "ko"} and card["format_version"] == 2
+    assert set(card["lang_thresholds"]) == {"ja", "ko"} and card["format_version"] == 2
     held_out = card["evaluation"]["held_out_quarter"]["per_lang_thresholds"]
     assert held_out["overall"]["n"] > 0 and {"en", "ja", "ko"} <= set(held_out)
     assert set(card["evaluation"]["ordinary_text_flag_rate"]["this_model"]) == {"en", "ja", "ko"}
