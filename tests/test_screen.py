@@ -20,10 +20,12 @@ from spcl.screen.train import (
     Record,
     TrainSettings,
     fit_screen,
+    lang_values,
     min_positives,
     near_duplicate_groups,
     record_from_dict,
     threshold_for_recall,
+    thresholds_for_none_budget,
     too_few_positives,
     tune_thresholds,
 )
@@ -148,6 +150,43 @@ def test_thresholds_reach_target_recall(rows: list[tuple[float, float, bool]], t
         if mode == "each":
             assert (lg >= t_l)[pos].mean() >= target - 1e-9
             assert (svc >= t_s)[pos].mean() >= target - 1e-9
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    st.lists(st.tuples(st.floats(0, 1), st.floats(-3, 3), st.booleans()), min_size=2, max_size=80),
+    st.sampled_from([0.0, 0.05, 0.12, 0.3]),
+)
+def test_none_budget_thresholds_never_flag_more_negatives_than_the_budget(
+        rows: list[tuple[float, float, bool]], budget: float) -> None:
+    lg = np.array([r[0] for r in rows], np.float32)
+    svc = np.array([r[1] for r in rows], np.float32)
+    pos = np.array([r[2] for r in rows], bool)
+    t_l, t_s = thresholds_for_none_budget(lg, svc, pos, budget)
+    union = (lg >= t_l) | (svc >= t_s)
+    if (~pos).any():
+        assert union[~pos].mean() <= budget + 1e-9
+    # no candidate pair within the budget has more recall: the single best model at its own cap is a candidate
+    for t in (t_l, t_s):
+        assert np.isfinite(t) or t == float("inf")
+
+
+def test_none_budget_prefers_recall_within_the_budget() -> None:
+    neg_lg = np.linspace(0.0, 0.5, 100)
+    lg = np.concatenate([neg_lg, [0.45, 0.9, 0.95]])
+    svc = np.concatenate([np.zeros(100), [5.0, -5.0, -5.0]])
+    pos = np.arange(103) >= 100
+    t_l, t_s = thresholds_for_none_budget(lg, svc, pos, 0.12)
+    union = (lg >= t_l) | (svc >= t_s)
+    assert union[pos].all() and union[~pos].mean() <= 0.12  # svc catches the one positive lgbm ranks low
+
+
+def test_lang_values_parse_and_refuse_clearly() -> None:
+    assert lang_values("ko=0.97, en=0.12", "--x") == (("en", 0.12), ("ko", 0.97))
+    assert lang_values("", "--x") == ()
+    for bad in ("ko", "ko=1.5", "=0.3", "ko=abc"):
+        with pytest.raises(ValueError, match="--x: expected lang=number"):
+            lang_values(bad, "--x")
 
 
 def test_threshold_for_recall_is_the_highest_such_threshold() -> None:
@@ -338,6 +377,23 @@ def test_global_thresholds_can_be_tuned_on_some_languages_only() -> None:
     assert (screen.thresholds["lgbm"], screen.thresholds["svc"]) == tune_thresholds(
         oof["lgbm"][ko], oof["svc"][ko], pos[ko], 0.9)
     assert screen.lang_thresholds == {}
+
+
+def test_languages_get_own_recall_targets_and_none_budgets() -> None:
+    recs = [replace(r, source="user") for r in small_records(25, seed=7)]  # counted as real labelled data
+    settings = replace(SMALL, per_lang_thresholds=("ja", "ko"), target_recall=0.9, threshold_labels=("SCPI", "RELATED"),
+                       lang_target_recall=(("ko", 0.8),), lang_none_budget=(("en", 0.1),))
+    screen = fit_screen(recs, settings)
+    oof, langs = screen.oof_scores, np.array([r.lang for r in recs])
+    pos = np.array([r.label != "NONE" for r in recs])
+    for lang, target in (("ja", 0.9), ("ko", 0.8)):
+        m = langs == lang
+        assert screen.lang_thresholds[lang] == dict(zip(("lgbm", "svc"), tune_thresholds(
+            oof["lgbm"][m], oof["svc"][m], pos[m], target), strict=True))
+    en = langs == "en"
+    t = screen.lang_thresholds["en"]
+    assert ((oof["lgbm"][en] >= t["lgbm"]) | (oof["svc"][en] >= t["svc"]))[~pos[en]].mean() <= 0.1
+    assert screen.card["train_settings"]["lang_none_budget"] == {"en": 0.1}
 
 
 def test_min_positives_and_too_few_positives_warning() -> None:

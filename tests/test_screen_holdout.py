@@ -69,3 +69,56 @@ def test_technical_records_split_by_page_and_label_only_training(tmp_path: Path,
     assert all("label" not in r and r["source"] in ("man", "man-hard") for r in evaluation)
     assert any(r["source"] == "man-hard" for r in evaluation)
     assert tech.technical_records("en") == (train, evaluation)
+
+
+def test_extra_training_pages_leave_the_evaluation_side_unchanged(tmp_path: Path,
+                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    root = tmp_path / "man"
+    for i in range(60):
+        _page(root / "man1", f"tool{i}.1.gz", f".TH T{i} 1\nThe file lists the mount points of every filesystem "
+                                              f"with their options, flags and the number {i} of its entries.\n")
+    monkeypatch.setitem(tech.MAN_ROOTS, "en", root)
+    monkeypatch.setattr(tech, "_DETECT_EVAL", tmp_path / "none.jsonl")
+    train, evaluation = tech.technical_records("en", max_pages=20)
+    more, evaluation2 = tech.technical_records("en", max_pages=20, n_train=500, extra_train_pages=40)
+    assert evaluation2 == evaluation
+    page = lambda r: str(r["origin"]).split("#")[0]  # noqa: E731
+    assert len(more) > len(train) and {page(r) for r in train} < {page(r) for r in more}
+    assert {page(r) for r in more}.isdisjoint({page(r) for r in evaluation})
+    assert all(tech._split(page(r)) == "train" for r in more)
+
+
+def _mo(path: Path, messages: dict[str, str]) -> None:
+    """A GNU .mo catalogue (the format gettext reads) holding ``messages``."""
+    import struct
+
+    keys = sorted(messages)
+    ids = [k.encode() for k in ["", *keys]]
+    strs = [b"Content-Type: text/plain; charset=UTF-8\n", *(messages[k].encode() for k in keys)]
+    n = len(ids)
+    start = 7 * 4 + 16 * n
+    table_o, table_t, blob = [], [], b""
+    for group, table in ((ids, table_o), (strs, table_t)):
+        for s in group:
+            table.append((len(s), start + len(blob)))
+            blob += s + b"\0"
+    head = struct.pack("<7I", 0x950412DE, 0, n, 7 * 4, 7 * 4 + 8 * n, 0, 0)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(head + b"".join(struct.pack("<2I", *t) for t in table_o + table_t) + blob)
+
+
+def test_message_catalogues_are_on_one_side_only(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    for i in range(12):
+        _mo(tmp_path / "ja" / "LC_MESSAGES" / f"pkg{i}.mo",
+            {f"message {j} of package {i}, long enough to be kept as a passage": f"パッケージ{i}のメッセージ{j}は、"
+             "このオプションを指定すると診断情報を出力して子プロセスを終了します。" for j in range(3)})
+    monkeypatch.setattr(tech, "LOCALE_ROOT", tmp_path)
+    train = tech.message_records("ja", side="train")
+    evaluation = tech.message_records("ja", side="eval")
+    every = tech.message_records("ja")
+    cat = lambda r: str(r["origin"]).split("#")[0]  # noqa: E731
+    assert train and evaluation
+    assert {cat(r) for r in train}.isdisjoint({cat(r) for r in evaluation})
+    assert {cat(r) for r in train} | {cat(r) for r in evaluation} == {cat(r) for r in every}
+    assert all(r["label"] == "NONE" and r["source"] == "weak:msg-ja" for r in train)
+    assert all("label" not in r and r["source"] == "help-msg" for r in evaluation)

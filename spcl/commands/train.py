@@ -38,6 +38,11 @@ def add_train_arguments(parser: argparse.ArgumentParser) -> None:
                              "positives (default none: one set for all)")
     parser.add_argument("--global-threshold-langs", default="", metavar="ja,ko",
                         help="languages whose positives tune the global thresholds (default all)")
+    parser.add_argument("--lang-target-recall", default="", metavar="ko=0.97",
+                        help="own recall targets of per-language threshold languages (lang=target,...)")
+    parser.add_argument("--lang-none-budget", default="", metavar="en=0.12",
+                        help="languages whose thresholds flag at most this share of their real NONE documents "
+                             "out-of-fold, with the most topic recall (lang=share,...)")
     parser.add_argument("--threads", type=int, default=1, help="LightGBM training threads (default 1)")
 
 
@@ -57,6 +62,7 @@ def run_train(args: argparse.Namespace) -> int:
         Record,
         TrainSettings,
         fit_screen,
+        lang_values,
         read_records,
         record_from_dict,
         too_few_positives,
@@ -67,6 +73,12 @@ def run_train(args: argparse.Namespace) -> int:
         print(f"spcl train: data file not found: {', '.join(missing)} (the shared labelled sets under ../shared/ "
               "are not part of a clone; see README 'Retraining' for an example on the data that ships)",
               file=sys.stderr)
+        return 2
+    try:
+        lang_targets = lang_values(args.lang_target_recall, "--lang-target-recall")
+        none_budgets = lang_values(args.lang_none_budget, "--lang-none-budget")
+    except ValueError as exc:
+        print(f"spcl train: {exc}", file=sys.stderr)
         return 2
     records: list[Record] = read_records(args.data)
     extra: list[Record] = []
@@ -85,6 +97,8 @@ def run_train(args: argparse.Namespace) -> int:
         weak_weight=args.weak_weight,
         per_lang_thresholds=tuple(x.strip() for x in args.per_lang_thresholds.split(",") if x.strip()),
         global_threshold_langs=tuple(x.strip() for x in args.global_threshold_langs.split(",") if x.strip()),
+        lang_target_recall=lang_targets,
+        lang_none_budget=none_budgets,
     )
     real = [r for r in records if not r.synthetic]
     extra = [r for r in records if r.synthetic] + extra
@@ -184,4 +198,8 @@ def _rebuild_command(args: argparse.Namespace) -> str:
         parts += ["--per-lang-thresholds", args.per_lang_thresholds]
     if args.global_threshold_langs:
         parts += ["--global-threshold-langs", args.global_threshold_langs]
+    if args.lang_target_recall:
+        parts += ["--lang-target-recall", args.lang_target_recall]
+    if args.lang_none_budget:
+        parts += ["--lang-none-budget", args.lang_none_budget]
     return " ".join(parts)

@@ -167,7 +167,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     (the real labelled files, the training-only extras, the shipped settings), as JSON."""
     import argparse
 
-    from spcl.screen.train import read_records, record_from_dict
+    from spcl.screen.train import lang_values, read_records, record_from_dict
     from spcl.synth.screen_data import generate
 
     parser = argparse.ArgumentParser(description=main.__doc__)
@@ -179,6 +179,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--per-lang-thresholds", default="", help="e.g. ja,ko")
     parser.add_argument("--threshold-folds", type=int, default=5)
     parser.add_argument("--global-threshold-langs", default="", help="e.g. ja,ko")
+    parser.add_argument("--lang-target-recall", default="", help="e.g. ko=0.97")
+    parser.add_argument("--lang-none-budget", default="", help="e.g. en=0.12")
     parser.add_argument("--skip-loso", action="store_true")
     parser.add_argument("--skip-held-out", action="store_true")
     parser.add_argument("--only", default="", help="source groups to leave out, in order (lang:source,...)")
@@ -189,7 +191,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     settings = replace(TrainSettings(), target_recall=args.target_recall,
                        per_lang_thresholds=tuple(x for x in args.per_lang_thresholds.split(",") if x),
                        threshold_folds=args.threshold_folds,
-                       global_threshold_langs=tuple(x for x in args.global_threshold_langs.split(",") if x))
+                       global_threshold_langs=tuple(x for x in args.global_threshold_langs.split(",") if x),
+                       lang_target_recall=lang_values(args.lang_target_recall, "--lang-target-recall"),
+                       lang_none_budget=lang_values(args.lang_none_budget, "--lang-none-budget"))
     report: dict[str, Any] = {"settings": settings.to_json()}
     if not args.skip_held_out:
         train, test = holdout_split(real)

@@ -88,14 +88,18 @@ def _split(name: str) -> str:
     return "eval" if int(hashlib.sha256(name.encode()).hexdigest()[:8], 16) % 3 == 0 else "train"
 
 
-def technical_records(lang: str, max_pages: int = 400, n_train: int = 800, n_eval: int = 500
-                      ) -> tuple[list[dict[str, object]], list[dict[str, object]]]:
+def technical_records(lang: str, max_pages: int = 400, n_train: int = 800, n_eval: int = 500,
+                      extra_train_pages: int = 0) -> tuple[list[dict[str, object]], list[dict[str, object]]]:
     """(training NONE records, unlabelled evaluation records) for ``lang`` from up to ``max_pages`` pages
-    (chosen by hashed name), split by page; a pure function of the installed pages."""
+    (chosen by hashed name), split by page; a pure function of the installed pages. ``extra_train_pages``
+    more pages (the next by hashed name) add training passages only: the evaluation side stays the
+    same pages, and extra pages whose name hashes to the evaluation side are skipped altogether."""
     held = _held_out_pages()
     hard = HARD_TERMS[lang]
     pages = sorted(_pages(lang), key=lambda p: hashlib.sha256(p[0].encode()).hexdigest())
-    pages = [p for p in pages if p[0] in held] + [p for p in pages if p[0] not in held][:max_pages]
+    rest = [p for p in pages if p[0] not in held]
+    extra = [p for p in rest[max_pages:max_pages + extra_train_pages] if _split(p[0]) == "train"]
+    pages = [p for p in pages if p[0] in held] + rest[:max_pages] + extra
     seen: set[str] = set()
     train: list[tuple[int, str, dict[str, object]]] = []
     evaluation: list[tuple[int, str, dict[str, object]]] = []
@@ -126,11 +130,21 @@ def technical_records(lang: str, max_pages: int = 400, n_train: int = 800, n_eva
 LOCALE_ROOT = Path("/usr/share/locale")
 
 
-def message_records(lang: str, n: int = 400, max_chars: int = 400) -> list[dict[str, object]]:
-    """Unlabelled passages of installed programs' translated messages (gettext ``.mo`` catalogues: ``--help``
-    text, errors, option descriptions): the ``ja``/``ko`` translations, or for ``en`` the original strings of
-    the Japanese catalogues. Messages of ≥ 40 characters of one catalogue, in key order, are joined into
-    passages of up to ``max_chars``; ``n`` passages chosen by hashed key. Never used for training."""
+def _catalogue_split(name: str) -> str:
+    """Half of the catalogues (by hashed file name) evaluate, half train (the large PostgreSQL family is
+    spread over both)."""
+    return "eval" if int(hashlib.sha256(name.encode()).hexdigest()[:8], 16) % 2 == 0 else "train"
+
+
+def message_records(lang: str, n: int = 400, max_chars: int = 400, side: str = "all"
+                    ) -> list[dict[str, object]]:
+    """Passages of installed programs' translated messages (gettext ``.mo`` catalogues: ``--help`` text,
+    errors, option descriptions): the ``ja``/``ko`` translations, or for ``en`` the original strings of the
+    Japanese catalogues. Messages of ≥ 40 characters of one catalogue, in key order, are joined into
+    passages of up to ``max_chars``; ``n`` passages chosen by hashed key. ``side`` splits by catalogue
+    (:func:`_catalogue_split` of the file name): ``eval`` gives unlabelled records (``source`` ``help-msg``),
+    ``train`` training NONE records (``source`` ``weak:msg-<lang>``) of the other catalogues, so no
+    catalogue is on both sides; ``all`` (every catalogue, unlabelled) is the first set's form."""
     import gettext
 
     folder = LOCALE_ROOT / ("ja" if lang == "en" else lang) / "LC_MESSAGES"
@@ -138,7 +152,7 @@ def message_records(lang: str, n: int = 400, max_chars: int = 400) -> list[dict[
     out: list[tuple[str, dict[str, object]]] = []
     seen: set[str] = set()
     for mo in sorted(folder.glob("*.mo")) if folder.is_dir() else []:
-        if mo.name.startswith("iso_"):
+        if mo.name.startswith("iso_") or (side != "all" and _catalogue_split(mo.name) != side):
             continue
         try:
             with open(mo, "rb") as fh:
@@ -156,11 +170,22 @@ def message_records(lang: str, n: int = 400, max_chars: int = 400) -> list[dict[
         for i, text in enumerate([*texts, ""]):
             if current and (not text or len(current) + len(text) > max_chars):
                 key = hashlib.sha256(f"{lang}:{mo.name}:{i}".encode()).hexdigest()
-                out.append((key, {"id": f"msg-{lang}-{key[:12]}", "lang": lang, "source": "help-msg",
-                                  "origin": f"{mo.name}#{i}", "text": current.strip()}))
+                rec: dict[str, object] = {"id": f"msg-{lang}-{key[:12]}", "lang": lang, "source": "help-msg",
+                                          "origin": f"{mo.name}#{i}", "text": current.strip()}
+                if side == "train":
+                    rec.update(id=f"weak-msg-{lang}-{key[:12]}", source=f"weak:msg-{lang}", label="NONE",
+                               categories=[])
+                out.append((key, rec))
                 current = ""
             current += text + " "
     return [rec for _, rec in sorted(out, key=lambda t: t[0])][:n]
+
+
+TRAIN_PAGES: dict[str, dict[str, int]] = {"ja": {"n_train": 2400, "extra_train_pages": 900}}
+"""Per-language overrides of :func:`technical_records` for the written set: Japanese, whose technical text
+the screen flagged most, trains on every installed page (the evaluation pages stay the first set's)."""
+MESSAGES_TRAIN = 600
+"""Training passages of program messages per language (catalogues on the training side only)."""
 
 
 def write_technical(out: Path) -> tuple[Path, Path]:
@@ -172,17 +197,21 @@ def write_technical(out: Path) -> tuple[Path, Path]:
     counts: dict[str, int] = {}
     with open(paths[0], "w", encoding="utf-8") as ftr, open(paths[1], "w", encoding="utf-8") as fev:
         for lang in ("en", "ja", "ko"):
-            train, evaluation = technical_records(lang)
+            train, evaluation = technical_records(lang, **TRAIN_PAGES.get(lang, {}))
             counts[f"train:{lang}"], counts[f"eval:{lang}"] = len(train), len(evaluation)
-            messages = message_records(lang)
+            train_msgs = message_records(lang, n=MESSAGES_TRAIN, side="train")
+            messages = message_records(lang, side="eval")
+            counts[f"train-messages:{lang}"] = len(train_msgs)
             counts[f"eval-messages:{lang}"] = len(messages)
-            for fh, recs in ((ftr, train), (fev, evaluation + messages)):
+            for fh, recs in ((ftr, train + train_msgs), (fev, evaluation + messages)):
                 for rec in recs:
                     fh.write(json.dumps(rec, ensure_ascii=False) + "\n")
     write_manifest(out, kind="weak-none-training-set",
                    licence="Debian manual pages (manpages, manpages-ja, man-db, psmisc, xz-utils): each page's "
-                           "own licence (man-pages verbatim, GPL, BSD)",
-                   counts=counts, sources=["manpages", "manpages-ja", "man-db-ko"])
+                           "own licence (man-pages verbatim, GPL, BSD); program messages: each package's "
+                           "(mostly GPL/LGPL)",
+                   counts=counts,
+                   sources=["manpages", "manpages-ja", "man-db-ko", "gettext catalogues of installed packages"])
     return paths
 
 
