@@ -50,7 +50,7 @@ class Record:
     @property
     def synthetic(self) -> bool:
         """True for training-only augmentation: generated (``source`` starts with ``synth``) or weakly
-        labelled real text (``weak:``, e.g. ``spcl.screen.weak_none``); never scored in CV."""
+        labelled real text (``weak:``, e.g. ``tools.datasets.weak_none``); never scored in CV."""
         return self.source.startswith(("synth", "weak:"))
 
     @property
