@@ -113,12 +113,15 @@ def test_a_bare_surname_counts_only_with_its_title() -> None:
     assert with_title("김연아는", 0, 3) is None  # only one-character spans are widened
 
 
-@pytest.mark.skipif(not (SHIPPED / "ko.crfsuite").is_file(), reason="no shipped names-crf model")
-@pytest.mark.parametrize("text", [  # LibreOffice help (data/weak-none): loanwords before 의 were PERSON on main
-    "LibreOffice 드로우의 모든 메뉴, 서식 설정",
-    "삽입한 레이어의 문맥 메뉴를 열려면",
-    "조건식의 예: 평균값의 셀",
-])
-def test_korean_rule_names_the_crf_does_not_touch_are_not_added(text: str, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_korean_rule_names_the_crf_does_not_touch_are_not_added(monkeypatch: pytest.MonkeyPatch) -> None:
+    import spcl.extract.names.tagger as tagger
+
     monkeypatch.setenv("SPCL_NAMES_NER", "off")
+    text = "LibreOffice 드로우의 모든 메뉴, 서식 설정"  # the rule finder reads the loanword 드로우 (인명, 의) as a name
+    monkeypatch.setenv("SPCL_NAMES_TAGGER", "off")
+    assert [text[s:e] for s, e in find_person_names(text, "ko")] == ["드로우"]
+    monkeypatch.setenv("SPCL_NAMES_TAGGER", "auto")
+    monkeypatch.setattr(tagger, "tagger_spans", lambda text, lang, *a, **k: [])  # a CRF that finds no name
     assert find_person_names(text, "ko") == []
+    monkeypatch.setattr(tagger, "tagger_spans", lambda text, lang, *a, **k: [(12, 14)] if lang == "ko" else [])
+    assert [text[s:e] for s, e in find_person_names(text, "ko")] == ["드로우"]  # an overlapping rule span widens it

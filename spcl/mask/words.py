@@ -13,7 +13,8 @@ A span ``[start, end)`` is a whole word when both of its edges are word boundari
   ``ブートローダ``; ``・`` separates words).
 - **Korean** (Hangul): a span starts a word only at the start of an eojeol (no Hangul syllable before it) and
   ends one at the eojeol's end or before what may follow a name in the same eojeol — particles, the copula and
-  its endings, honorifics and titles (``김연아의``, ``김연아씨는``, ``김연아였다``); ``표시`` does not end a word in
+  its endings, honorifics, titles and kin words used as titles (``김연아의``, ``김연아씨는``, ``김연아였다``,
+  ``원빈말고는``, ``성룡아저씨가``); ``표시`` does not end a word in
   ``표시되는``. Where python-mecab-ko is installed, a tail the tagger reads as grammatical morphemes only
   (particles, endings, copula, nominal suffixes) also counts.
 

@@ -4,9 +4,12 @@ One linear-chain CRF per language labels morphemes ``B``/``I``/``O`` (inside a p
 Japanese morphemes from fugashi + unidic-lite, Korean ones from python-mecab-ko + mecab-ko-dic. Features
 of a morpheme and of its neighbours at ±1 and ±2: surface, part of speech (unidic's four levels; mecab-ko's
 tag and its 인명/지명 semantic class), character type, length, whether a space precedes it, honorifics and
-role words next to it (さん/氏/容疑者, 씨/선수/의원 …), and whether the rule finders of ``ja``/``ko`` put it in a
-name (so the CRF learns when to trust them). A run of ``B``/``I`` morphemes is one name span; a morpheme is in
-one where its marginal reaches the model card's per-language threshold. Only sentences with a proper noun
+role words next to it (さん/氏/容疑者, 씨/선수/의원 …), prefixes and suffixes, whether the rule finders of
+``ja``/``ko`` put it in a name (so the CRF learns when to trust them), and of its unit (a run of glued katakana
+and name dots in Japanese, an eojeol in Korean: :func:`_units`) its place in it, its size and the words just
+before and after it — a long foreign name's context lies beyond ±2 morphemes. A run of ``B``/``I``
+morphemes is one name span; a morpheme is in one where its marginal reaches the model card's per-language
+threshold. Only sentences with a proper noun
 (unidic 固有名詞, mecab-ko NNP) or a rule-finder span are tagged (on the held-out split this skips a quarter of
 the sentences and loses 6 of ~1,000 spans; most sentences of manuals have none).
 
