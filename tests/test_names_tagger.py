@@ -91,3 +91,37 @@ def test_finder_uses_the_tagger_and_falls_back(monkeypatch: pytest.MonkeyPatch) 
     monkeypatch.setenv("SPCL_NAMES_TAGGER", "off")
     assert find_person_names(text, "ko") == []
     assert [text[s:e] for s, e in with_tagger] == ["워쇼스키"]
+
+
+def test_units_and_features_see_a_whole_katakana_name_and_its_context() -> None:
+    text = "監督のオットー・レーハーゲルは語った。"
+    morphs, rules = analyse(text, "ja")
+    feats = features(text, morphs, rules)
+    i = next(k for k, m in enumerate(morphs) if m[2] == "・")
+    # every morpheme of the dotted katakana run knows the word before the run and the one after it
+    assert "udot" in feats[i] and "u-1w=の" in feats[i] and "u+1w=は" in feats[i]
+    assert "u-1w=の" in feats[i + 1] and "u=E" in feats[i + 1] and "u=B" in feats[i - 1]
+
+
+def test_a_bare_surname_counts_only_with_its_title() -> None:
+    from spcl.extract.names.ko import with_title
+
+    assert with_title("김씨는 지난달 출석했다.", 0, 1) == (0, 2)
+    assert with_title("검찰은 김 의원에게 물었다.", 4, 5) == (4, 8)
+    assert with_title("A(27·여)씨가 왔다.", 0, 1) == (0, 8)
+    assert with_title("김을 먹었다.", 0, 1) is None  # laver, not a person: no title after it
+    assert with_title("김연아는", 0, 3) is None  # only one-character spans are widened
+
+
+def test_korean_rule_names_the_crf_does_not_touch_are_not_added(monkeypatch: pytest.MonkeyPatch) -> None:
+    import spcl.extract.names.tagger as tagger
+
+    monkeypatch.setenv("SPCL_NAMES_NER", "off")
+    text = "LibreOffice 드로우의 모든 메뉴, 서식 설정"  # the rule finder reads the loanword 드로우 (인명, 의) as a name
+    monkeypatch.setenv("SPCL_NAMES_TAGGER", "off")
+    assert [text[s:e] for s, e in find_person_names(text, "ko")] == ["드로우"]
+    monkeypatch.setenv("SPCL_NAMES_TAGGER", "auto")
+    monkeypatch.setattr(tagger, "tagger_spans", lambda text, lang, *a, **k: [])  # a CRF that finds no name
+    assert find_person_names(text, "ko") == []
+    monkeypatch.setattr(tagger, "tagger_spans", lambda text, lang, *a, **k: [(12, 14)] if lang == "ko" else [])
+    assert [text[s:e] for s, e in find_person_names(text, "ko")] == ["드로우"]  # an overlapping rule span widens it

@@ -28,6 +28,10 @@ def _no_ner(monkeypatch: pytest.MonkeyPatch) -> None:
 @pytest.mark.parametrize(
     ("text", "start", "end", "whole"),
     [
+        ("그냥 원빈말고는 볼게없음", 3, 5, True),  # review text glues 말고/땜에/아저씨 to a name
+        ("성룡아저씨가 실망시켰다", 0, 2, True),
+        ("김상경땜에 엄청", 0, 3, True),
+        ("표시형식을 고른다", 0, 2, False),
         ("オプ\nションを指定する", 0, 2, False),  # a word wrapped across a line: its first half is no word
         ("クライ\n    アントが", 0, 3, False),  # with the indentation of a man page
         ("ブートローダを使う", 4, 7, False),  # a piece of a katakana compound

@@ -40,9 +40,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--data", default="../shared/data/names-gold-v1/names.jsonl", metavar="NAMES.jsonl")
     p.add_argument("--out", default="models/names-crf", metavar="DIR")
     p.add_argument("--lang", default="ja,ko")
-    p.add_argument("--c1", type=float, default=0.2, help="L1 penalty")
-    p.add_argument("--c2", type=float, default=0.05, help="L2 penalty")
-    p.add_argument("--max-iterations", type=int, default=150)
+    p.add_argument("--c1", type=float, default=0.05, help="L1 penalty")
+    p.add_argument("--c2", type=float, default=0.01, help="L2 penalty")
+    p.add_argument("--max-iterations", type=int, default=200)
     p.add_argument("--max-false-rows", type=float, default=0.03,
                    help="false-row rate the threshold may reach on the training split's dev fifth")
     p.set_defaults(func=_run)

@@ -13,7 +13,8 @@ A span ``[start, end)`` is a whole word when both of its edges are word boundari
   ``ブートローダ``; ``・`` separates words).
 - **Korean** (Hangul): a span starts a word only at the start of an eojeol (no Hangul syllable before it) and
   ends one at the eojeol's end or before what may follow a name in the same eojeol — particles, the copula and
-  its endings, honorifics and titles (``김연아의``, ``김연아씨는``, ``김연아였다``); ``표시`` does not end a word in
+  its endings, honorifics, titles and kin words used as titles (``김연아의``, ``김연아씨는``, ``김연아였다``,
+  ``원빈말고는``, ``성룡아저씨가``); ``표시`` does not end a word in
   ``표시되는``. Where python-mecab-ko is installed, a tail the tagger reads as grammatical morphemes only
   (particles, endings, copula, nominal suffixes) also counts.
 
@@ -44,11 +45,12 @@ _KO_PARTICLES = (
     "이나|나|랑|이랑|까지|부터|보다|처럼|조차|마저|밖에|마다|뿐|이며|며|이고|고|이다|다|이었다|였다|이었고|였고|"
     "이었던|였던|이라고|라고|이라는|라는|이란|란|이라며|라며|이자|이든|든|입니다|이에요|예요|이야|야|아|여|"
     "이지만|지만|인|인데|이면|면|이니|이던|던|야말로|이야말로|이라도|라도|에서는|에서도|에게는|에게도|와의|과의|"
-    "로는|으로는|에는|에도|께는|만의|들|들의|들은|들이|들을|들과|들도|들에게|같은|같이|씬"
+    "로는|으로는|에는|에도|께는|만의|들|들의|들은|들이|들을|들과|들도|들에게|같은|같이|씬|"
+    "말고|때문에|땜에|덕에|덕분에"
 )
 _KO_HONORIFICS = (
     "씨|님|군|양|옹|여사|선생|선생님|선수|감독|의원|대표|회장|사장|교수|박사|기자|작가|대통령|총리|장관|"
-    "측|씨측|부부|일가|가족|전|후보|변호사|위원장|목사|신부|스님|코치"
+    "측|씨측|부부|일가|가족|전|후보|변호사|위원장|목사|신부|스님|코치|아저씨|언니|형|누나|오빠|선배"
 )
 _KO_TAIL = re.compile(rf"(?:(?:{_KO_HONORIFICS})(?:님)?)?(?:(?:{_KO_PARTICLES}))*")
 _KO_GRAMMAR_TAGS = ("J", "E", "VCP", "XSN")

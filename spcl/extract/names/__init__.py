@@ -37,10 +37,15 @@ def tagger_enabled() -> bool:
 
 
 def _ja_ko_spans(text: str) -> list[tuple[int, int]]:
-    """Japanese and Korean spans: the CRF's where it runs, with the rule finders' most reliable ones added —
-    every Korean one (its honorific and cue patterns keep a bare surname's title: ``박씨``, ``김 의원``; the CRF
-    alone would print ``박``), Japanese ones without katakana (kanji/kana names: the rules' false rows are
-    katakana words). A one-character CRF span (a bare surname or letter) is not kept on its own."""
+    """Japanese and Korean spans: the CRF's where it runs, else the rule finders'.
+
+    With the CRF: a one-character span (a bare surname or letter) counts only in Korean with its title
+    (``김씨``, ``김 의원``: :func:`spcl.extract.names.ko.with_title`); a rule-finder span that overlaps a CRF span
+    is added (it keeps a title or a longer reading: ``박씨``, ``김 의원``); Japanese rule spans without katakana
+    (kanji/kana names, whose rule rows are reliable) are added on their own. Korean rule spans that the CRF does
+    not touch are not: they added false rows (loanwords tagged 인명) and the CRF reads them as a feature.
+    """
+    from spcl.extract.names.ko import with_title
     from spcl.extract.names.tagger import tagger_spans
 
     spans: list[tuple[int, int]] = []
@@ -52,8 +57,14 @@ def _ja_ko_spans(text: str) -> list[tuple[int, int]]:
         if tagged is None:
             spans += found
             continue
-        spans += [(s, e) for s, e in tagged if e - s >= 2]
-        spans += found if lang == "ko" else [(s, e) for s, e in found if not _KATAKANA.search(text, s, e)]
+        for s, e in tagged:
+            if e - s >= 2:
+                spans.append((s, e))
+            elif lang == "ko" and (titled := with_title(text, s, e)) is not None:
+                spans.append(titled)
+        spans += [r for r in found if any(r[0] < e and s < r[1] for s, e in tagged)]
+        if lang == "ja":
+            spans += [(s, e) for s, e in found if not _KATAKANA.search(text, s, e)]
     return spans
 
 

