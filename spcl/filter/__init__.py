@@ -7,5 +7,5 @@
 - ``route``: the decision policy (which rule hits and screen flags make a document ``flagged``);
 - ``stats``: counts merged into ``stats.json``.
 
-The Spark side (listing, the ``mapInArrow`` adapter) lives in ``spcl.spark.filter``.
+- ``spark``: the Spark engine (listing, the ``mapInArrow`` adapter), over ``spcl.spark``'s session.
 """

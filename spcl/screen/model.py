@@ -27,15 +27,17 @@ from functools import cached_property
 from pathlib import Path
 from typing import Any
 
-import lightgbm as lgb
 import numpy as np
 import scipy.sparse as sp
 
 from spcl import __version__
 from spcl.labels import CATEGORIES
 from spcl.screen.features import FeatureSettings, Featurizer, tfidf
+from spcl.screen.lgbm_import import import_lightgbm
 from spcl.screen.tokenize import Tokenizers
 from spcl.text import guess_langs
+
+lgb = import_lightgbm()
 
 FORMAT_VERSION = 2
 """Artifact format written when the card holds per-language thresholds (``lang_thresholds``); a spcl that
@@ -268,8 +270,9 @@ def _npz_bytes(arrays: Mapping[str, np.ndarray]) -> bytes:
     return buf.getvalue()
 
 
-def load_screen(path: str | Path) -> Screen:
-    """Load a screen artifact folder, checking the card, the format version and every file's SHA-256.
+def read_artifact(path: str | Path) -> tuple[dict[str, Any], dict[str, bytes]]:
+    """The card and the files of a screen artifact folder, after checking the card, the format version and every
+    file's SHA-256 (what :func:`load_screen` checks, without building the model: a driver's validation).
 
     Raises :class:`ScreenModelError` with a message naming the file when something is missing,
     corrupt (hash mismatch, unreadable) or written by an incompatible format version.
@@ -302,6 +305,14 @@ def load_screen(path: str | Path) -> Screen:
         if hashlib.sha256(data).hexdigest() != expected.get(fname):
             raise ScreenModelError(f"{fpath}: SHA-256 does not match the model card (corrupt or altered)")
         files[fname] = data
+    return card, files
+
+
+def load_screen(path: str | Path) -> Screen:
+    """Load a screen artifact folder, checked by :func:`read_artifact`; a hashed file that does not parse is a
+    :class:`ScreenModelError` too."""
+    root = Path(path)
+    card, files = read_artifact(root)
     try:
         settings = FeatureSettings.from_json(card["features"])
         with np.load(io.BytesIO(files["screen.npz"]), allow_pickle=False) as npz:
