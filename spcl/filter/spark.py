@@ -59,14 +59,27 @@ _IMPORTED = time.time()
 log = logging.getLogger("spcl.filter.job")
 
 
+def process_started_at(pid: int | None = None) -> float | None:
+    """When process ``pid`` (default: this one) started, in epoch seconds, from ``/proc`` (``None`` elsewhere)."""
+    try:
+        with open(f"/proc/{pid or 'self'}/stat", "rb") as fh:
+            ticks = int(fh.read().rsplit(b")", 1)[1].split()[19])
+        with open("/proc/stat", "rb") as fh:
+            boot = next(int(line.split()[1]) for line in fh if line.startswith(b"btime"))
+    except (OSError, ValueError, IndexError, StopIteration):
+        return None
+    return boot + ticks / os.sysconf("SC_CLK_TCK")
+
+
 def _worker_context(settings_json: str) -> tuple[FilterContext, WorkerTiming]:
     """The worker's cached context and the timing of this task's start-up (setup 0 when the context was cached)."""
     entered = time.time()
     cached = context_for.cache_info().currsize
     ctx = context_for(settings_json)
     setup = time.time() - entered if context_for.cache_info().currsize > cached else 0.0
-    timing = WorkerTiming(os.getpid(), _IMPORTED, round(_IMPORTED - _IMPORT_STARTED, 4), round(time.time(), 4),
-                          round(setup, 4))
+    started = process_started_at() or _IMPORT_STARTED
+    timing = WorkerTiming(os.getpid(), round(started, 3), _IMPORTED, round(_IMPORTED - _IMPORT_STARTED, 4),
+                          round(time.time(), 4), round(setup, 4))
     return ctx, timing
 
 
@@ -205,8 +218,9 @@ def local_range_splits(files: list[str], settings: Settings) -> list[Split]:
 def startup_split(job_started: float, reports: list[TaskReport]) -> dict[str, float]:
     """Where the Spark job's time before the first document went, from the workers' timings (seconds).
 
-    ``first_task_wait``: job submitted → the first task's body began (executor and Python worker launch,
-    imports, model load); of that, ``worker_imports`` and ``model_load`` are the slowest worker's own.
+    ``first_task_wait``: job submitted → the first task's body began; of that, ``worker_launch`` (job submitted →
+    the first Python worker process started: executor launch, task scheduling, pyspark's daemon start),
+    ``worker_imports`` and ``model_load`` (the slowest worker's own).
     """
     timed = [r.worker for r in reports if r.worker is not None]
     if not timed:
@@ -215,6 +229,7 @@ def startup_split(job_started: float, reports: list[TaskReport]) -> dict[str, fl
     by_pid = {w.pid: w for w in timed}
     return {
         "first_task_wait": round(max(first - job_started, 0.0), 3),
+        "worker_launch": round(max(min(w.started_at for w in timed) - job_started, 0.0), 3),
         "worker_imports": round(max(w.import_seconds for w in by_pid.values()), 3),
         "model_load": round(max(w.setup_seconds for w in timed), 3),
         "python_workers": float(len(by_pid)),

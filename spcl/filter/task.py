@@ -29,12 +29,14 @@ DEFAULT_BATCH_ROWS = 2000
 class WorkerTiming:
     """Where a Spark task's Python worker spent its start-up (wall-clock epoch seconds; no values).
 
-    ``import_seconds``: importing the adapter module (and spcl's screen code with it) in this worker, once per
-    worker; ``setup_seconds``: building the detectors and model when this task was the worker's first
-    (0 when reused); ``entered_at``: when the task's body started, after both.
+    ``started_at``: when the Python worker process started (forked by pyspark's daemon); ``import_seconds``:
+    importing the adapter module (and spcl's screen code with it) in this worker, once per worker;
+    ``setup_seconds``: building the detectors and model when this task was the worker's first (0 when reused);
+    ``entered_at``: when the task's body started, after both.
     """
 
     pid: int
+    started_at: float
     imported_at: float
     import_seconds: float
     entered_at: float
