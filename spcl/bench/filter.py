@@ -209,7 +209,7 @@ def _cold_run_child(inputs: list[str], output: str, screen: bool, engine: str, m
     """Run in a fresh process: one whole filter run; its wall time counted from this process's start."""
     from spcl.config import load_settings
     from spcl.filter.job import FilterJob, run_filter
-    from spcl.filter.spark import process_started_at
+    from spcl.filter.spark_tasks import process_started_at
 
     born = process_started_at() or time.time()
     imported = time.time()

@@ -15,9 +15,6 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import IO, Protocol
 
-import pyarrow.compute as pc
-import pyarrow.dataset as pads
-
 from spcl.config import Settings
 from spcl.filter.batch import FilterContext, build_context
 from spcl.filter.task import DEFAULT_BATCH_ROWS, TaskReport, screen_split, screen_unopenable
@@ -203,6 +200,9 @@ def screen_local(path: str, output: str, ctx: FilterContext, bar: Progress | Non
 
 def duplicate_ids_arrow(output: str, relative_paths: list[str]) -> int:
     """Rows whose id an earlier row already had (rows minus distinct ids), over the written files (pyarrow)."""
+    import pyarrow.compute as pc
+    import pyarrow.dataset as pads  # imports pandas (≈ 1 s): kept off the Spark workers' import path
+
     paths = sorted({join(output, p) for p in relative_paths})
     if not paths:
         return 0
