@@ -6,7 +6,6 @@
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 
 from spcl.cli import main as cli_main
@@ -18,8 +17,8 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="jobs/filter.py", description=__doc__)
     add_filter_arguments(parser)
     parser.parse_args(argv)  # validate early, with this script's usage text
-    os.environ["SPARK_MASTER_SUBMITTED"] = "1"  # the master comes from spark-submit unless --master is given
-    return cli_main(["filter", *(argv if argv is not None else sys.argv[1:])])
+    # the master comes from spark-submit unless --master is given
+    return cli_main(["filter", "--submitted", *(argv if argv is not None else sys.argv[1:])])
 
 
 if __name__ == "__main__":

@@ -98,17 +98,17 @@ def test_python_engine_end_to_end(tmp_path: Path) -> None:
 def test_a_relative_output_reaches_every_task_as_an_absolute_path(tmp_path: Path,
                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
     """Executors resolve a relative path against their own work folder: the driver must resolve it first."""
-    import spcl.filter.job as job_module
+    import spcl.filter.driver as driver
 
     folder, planted = _corpus(tmp_path)
     seen: list[str] = []
-    real = job_module.screen_split
+    real = driver.screen_split
 
-    def recording(fh, split, output, ctx, on_batch=None):  # type: ignore[no-untyped-def]
+    def recording(fh, split, output, ctx, on_batch=None, **kw):  # type: ignore[no-untyped-def]
         seen.append(output)
-        return real(fh, split, output, ctx, on_batch)
+        return real(fh, split, output, ctx, on_batch, **kw)
 
-    monkeypatch.setattr(job_module, "screen_split", recording)
+    monkeypatch.setattr(driver, "screen_split", recording)
     monkeypatch.chdir(tmp_path)
     settings = load_settings(overrides={"screen.enabled": False})
     stats = run_filter(FilterJob((str(folder),), "out", settings, engine="python"))

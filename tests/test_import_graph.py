@@ -16,11 +16,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 
-ALLOWED_EDGES: frozenset[tuple[str, str]] = frozenset({
-    # filter.job starts the Spark engine (imports spcl.spark inside a function) while spcl.spark runs the
-    # filter's batch/task code: hspark's part of issue 22 removes it; delete this entry once that is merged.
-    ("spcl.filter", "spcl.spark"),
-})
+ALLOWED_EDGES: frozenset[tuple[str, str]] = frozenset()
 """Package edges left out of the cycle check, each with the reason and when it goes."""
 
 ENTRY_PACKAGES = ("spcl.cli", "spcl.commands")
@@ -134,7 +130,7 @@ def imports() -> dict[str, set[str]]:
 
 def test_the_reader_sees_lazy_and_relative_imports(imports: dict[str, set[str]]) -> None:
     """The graph is not empty by accident: known lazy imports of the library are in it."""
-    assert "spcl.spark" in imports["spcl.filter.job"]  # inside a function
+    assert "spcl.spark.session" in imports["spcl.filter.spark"]  # inside a function
     assert any(t.startswith("spcl.bench.") for t in imports["spcl.commands.bench"])  # inside a function
     assert len(imports) > 100
 

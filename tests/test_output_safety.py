@@ -17,7 +17,6 @@ from pathlib import Path
 
 import pytest
 
-import spcl.filter.job as fj
 from spcl.cli import main as cli_main
 from spcl.io.writers import file_key
 from tests.conftest import ROOT, doc_line, write_lines
@@ -166,8 +165,10 @@ def test_a_full_disk_is_one_line(tmp_path: Path, engine: str, monkeypatch: pytes
     src = crawl(tmp_path / "in")
     out = tmp_path / "out"
     _full_disk_parts(out, src / "a.jsonl")
-    monkeypatch.setattr(fj, "clear_filter_output", lambda output: None, raising=False)  # keep the links
-    monkeypatch.setattr(fj, "foreign_entries", lambda output: [], raising=False)
+    import spcl.filter.driver as driver
+
+    monkeypatch.setattr(driver, "clear_filter_output", lambda output: None)  # keep the links
+    monkeypatch.setattr(driver, "foreign_entries", lambda output: [])
     assert filt("-i", str(src), "-o", str(out), "--overwrite", engine=engine) == 1
     err = one_line_error(capsys)
     assert "No space left on device" in err and ".inprogress" in err and str(out) in err, err

@@ -18,8 +18,8 @@ import pyarrow.parquet as pq
 import pytest
 
 from spcl.integrations import SCREEN_COLUMNS
+from spcl.integrations.spark import clean_rows, flagged_for_mask, screen_dataframe
 from spcl.mask_stage import MaskJobConfig, run_mask_job
-from spcl.spark.dataframe import clean_rows, flagged_for_mask, screen_dataframe
 from tests.integration_corpus import BAD_REASONS, PLANTED, filter_verdicts, records, verdict
 from tests.integration_corpus import settings as corpus_settings
 

@@ -57,8 +57,8 @@ def run_dataframe_bench(docs: int, seed: int, workdir: str | None, cores: int = 
     """Write the corpus, time both paths in one local[cores] session, print the report; returns the numbers."""
     from spcl.config import load_settings
     from spcl.filter.job import FilterJob, run_filter
+    from spcl.integrations.spark import screen_dataframe
     from spcl.spark import build_session
-    from spcl.spark.dataframe import screen_dataframe
 
     root = Path(workdir or tempfile.mkdtemp(prefix="spcl-bench-df-"))
     inputs = write_parquet_corpus(root / "input", docs, seed)

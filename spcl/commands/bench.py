@@ -1,6 +1,7 @@
 """``spcl bench <kind>``: the benchmarks, one group (docs/s per core, peak memory; numbers printed, never asserted).
 
-- ``filter``: the rules-only (or ``--screen``) filter, plain Python vs Spark local[2];
+- ``filter``: the rules-only (or ``--screen``) filter, plain Python vs Spark local[2] (``--cluster``: a standalone
+  cluster of 1 and 2 workers), marginal docs/s and fixed start-up;
 - ``dataframe``: ``screen_dataframe`` vs the filter's Spark engine on the same real documents;
 - ``screen``: the full screen (rules + model path) in plain Python on one core;
 - ``generalize``: candidates, guesses and LLM calls per synthetic document (PRINTS VALUES: synthetic data only).
@@ -27,7 +28,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     """Add ``spcl bench`` with its kinds, and the hidden deprecated aliases ``bench-screen``/``bench-generalize``."""
     parser = sub.add_parser("bench", help="benchmarks: filter, dataframe, screen, generalize")
     bench_sub = parser.add_subparsers(dest="bench", required=True, metavar="BENCH")
-    _filter_arguments(bench_sub.add_parser("filter", help="rules-only filter: plain Python and Spark local[2]"))
+    _filter_arguments(bench_sub.add_parser(
+        "filter", help="the filter: plain Python, Spark local[2], standalone cluster"))
     _dataframe_arguments(bench_sub.add_parser(
         "dataframe", help="screen_dataframe vs spcl filter (Spark), same real documents"))
     _screen_arguments(bench_sub.add_parser("screen", help="screen model throughput: docs/s per core, peak RSS"))
@@ -57,7 +59,10 @@ def _filter_arguments(filt: argparse.ArgumentParser) -> None:
     filt.add_argument("--skip-spark", action="store_true")
     filt.add_argument("--screen", action="store_true", help="include the screen model (full screen path)")
     filt.add_argument("--corpus", choices=("real", "synthetic"), default="real",
-                      help="real ja/ko text, one language per document (default), or the synthetic templates")
+                      help="real en/ja/ko text, one language per document (default), or the synthetic templates")
+    filt.add_argument("--repeat", type=int, default=3, help="cold runs per engine and input size (median; default 3)")
+    filt.add_argument("--cluster", action="store_true",
+                      help="also a standalone cluster of 1 and 2 single-core workers: scale-out, start-up, worker RSS")
     filt.set_defaults(func=_run_filter_bench)
 
 
@@ -93,7 +98,7 @@ def _run_filter_bench(args: argparse.Namespace) -> int:
     from spcl.bench.filter import run_filter_bench
 
     run_filter_bench(args.docs, args.seed, args.workdir, spark=not args.skip_spark, screen=args.screen,
-                     corpus=args.corpus)
+                     corpus=args.corpus, repeat=args.repeat, cluster=args.cluster)
     return 0
 
 

@@ -31,15 +31,21 @@ def add_filter_arguments(parser: argparse.ArgumentParser) -> None:
                         help="the records' id field (overrides input.id_field of the config; default id)")
     parser.add_argument("--overwrite", action="store_true",
                         help="replace a previous filter run's output (refused when the folder holds anything else)")
+    # jobs/filter.py passes it: under spark-submit the submitted master is kept unless --master is given
+    parser.add_argument("--submitted", action="store_true", help=argparse.SUPPRESS)
 
 
 def screen_model_problem(settings: Any) -> str | None:
-    """Why the configured screen model cannot be loaded (one line, on the driver), or ``None`` when it can."""
+    """Why the configured screen model cannot be loaded (one line, on the driver), or ``None`` when it can.
+
+    The artifact's card, format and file digests are checked (``spcl.screen.model.read_artifact``); the model
+    itself is built once, where it runs (the python engine, or each Spark Python worker).
+    """
     if not settings.screen.enabled:
         return None
     from spcl.filter.batch import resolve_model_path
     from spcl.resources import shipped_locations
-    from spcl.screen import load_screen
+    from spcl.screen.model import read_artifact
 
     path = resolve_model_path(settings.screen.model)
     if not path.exists():
@@ -47,7 +53,7 @@ def screen_model_problem(settings: Any) -> str | None:
         return (f"screen model {settings.screen.model!r} not found (tried {tried}); pass --model DIR, "
                 "set screen.model in the config, or --no-screen")
     try:
-        load_screen(path)
+        read_artifact(path)
     except Exception as err:  # a broken artifact: say which, never a traceback
         return f"screen model {path} cannot be loaded: {type(err).__name__}: {str(err)[:200]}"
     return None
@@ -72,7 +78,8 @@ def run_from_args(args: argparse.Namespace) -> int:
     if problem:
         print(f"spcl filter: {shown(problem)}", file=sys.stderr)
         return 2
-    job = FilterJob(tuple(args.input), args.output, settings, args.engine, args.master, args.overwrite)
+    job = FilterJob(tuple(args.input), args.output, settings, args.engine, args.master, args.overwrite,
+                    submitted_master=args.submitted)
     try:
         stats = run_filter(job)
     except UsageError as err:

@@ -138,6 +138,29 @@ class _Kept:
     reasons: list[list[str]] = field(default_factory=list)  # rule reasons
 
 
+@dataclass(frozen=True)
+class _Rows:
+    """The input batch's columns every output row copies (by input row index), and its rows that cannot be
+    screened (``(row, reason, raw)``, input order)."""
+
+    ids: list[Any]
+    keys: list[str]
+    sources: list[str]
+    positions: list[int]
+    metas: list[str | None]
+    quarantined: list[tuple[int, str, bytes | None]]
+
+
+@dataclass(frozen=True)
+class _Screened:
+    """What the screen decided for the kept rows: languages, reasons, the ``scores`` column, top categories."""
+
+    langs: list[str]
+    reasons: list[list[str]]
+    scores: pa.Array
+    top: list[str | None]
+
+
 def _screen_columns(screen: ScreenModel, texts: list[str], langs: list[str], struct: pa.StructType
                     ) -> tuple[pa.Array, list[str], list[list[str]]]:
     """The ``scores`` struct column, the top category and the ``screen:NAME`` reasons of every text."""
@@ -212,19 +235,21 @@ def process_batch(batch: pa.RecordBatch, ctx: FilterContext) -> pa.RecordBatch:
             log.warning("screen model failed on a batch of %d records: %s", len(kept.base), type(err).__name__)
             reason = f"screen_model_error:{type(err).__name__}"
             quarantined += [(i, reason, _raw_bytes(o)) for i, o in zip(kept.base, kept.originals, strict=True)]
-            return _output(ctx, quarantined, ids, keys, sources, positions, metas, _Kept(), [], [],
-                           pa.nulls(0, struct), [])
+            rows = _Rows(ids, keys, sources, positions, metas, quarantined)
+            return _output(ctx, rows, _Kept(), _Screened([], [], pa.nulls(0, struct), []))
         top = list(top_cats)
         reasons = [r + s for r, s in zip(reasons, screen_hits, strict=True)]
-    return _output(ctx, quarantined, ids, keys, sources, positions, metas, kept, langs, reasons, scores, top)
+    return _output(ctx, _Rows(ids, keys, sources, positions, metas, quarantined), kept,
+                   _Screened(langs, reasons, scores, top))
 
 
-def _output(ctx: FilterContext, quarantined: list[tuple[int, str, bytes | None]], ids: list[Any], keys: list[str],
-            sources: list[str], positions: list[int], metas: list[str | None], kept: _Kept, langs: list[str],
-            reasons: list[list[str]], scores: pa.Array, top: list[str | None]) -> pa.RecordBatch:
+def _output(ctx: FilterContext, rows_in: _Rows, kept: _Kept, screened: _Screened) -> pa.RecordBatch:
     """The output batch (``OUTPUT_SCHEMA`` with the screen kind's ``scores``): the quarantined rows, then the kept
     rows."""
     schema = output_schema(ctx.scores_type)
+    quarantined, ids, keys, sources, positions, metas = (rows_in.quarantined, rows_in.ids, rows_in.keys,
+                                                         rows_in.sources, rows_in.positions, rows_in.metas)
+    langs, reasons, scores, top = screened.langs, screened.reasons, screened.scores, screened.top
     q_rows = [i for i, _, _ in quarantined]
     rows = q_rows + kept.base
     nq, nk = len(q_rows), len(kept.base)

@@ -5,7 +5,7 @@
 - ``datatrove_steps``: a datatrove filter step and annotating step (extra ``datatrove``);
 - ``hf``: a batched function for Hugging Face ``datasets.Dataset.map`` (extra ``hf``).
 
-The Spark DataFrame API is ``spcl.spark.dataframe.screen_dataframe`` (all Spark wiring lives in ``spcl.spark``).
+- ``spark``: ``screen_dataframe`` for a Spark DataFrame the user already has (``mapInArrow``).
 """
 
 from spcl.integrations.rows import SCREEN_COLUMNS, SCREEN_SCHEMA, Screened, screen_texts

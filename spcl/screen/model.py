@@ -26,7 +26,6 @@ from functools import cached_property
 from pathlib import Path
 from typing import Any
 
-import lightgbm as lgb
 import numpy as np
 import scipy.sparse as sp
 
@@ -40,11 +39,16 @@ from spcl.screen.kinds import (
     ScreenModelError,
     ScreenOutputs,
     ScreenResult,
+    kind_loader,
     load_any,
+    read_card,
     register_kind,
 )
+from spcl.screen.lgbm_import import import_lightgbm
 from spcl.screen.tokenize import Tokenizers
 from spcl.text import guess_langs
+
+lgb = import_lightgbm()
 
 FORMAT_VERSION = 2
 """Artifact format written when the card holds per-language thresholds (``lang_thresholds``); a spcl that
@@ -264,10 +268,27 @@ def load_screen(path: str | Path) -> Screen:
     return load_any(path)  # type: ignore[return-value]  # another kind gives its own object
 
 
-@register_kind(DEFAULT_KIND)
-def load_lgbm_svc(root: Path, card: dict[str, Any]) -> Screen:
-    """Load a LightGBM ∪ LinearSVC artifact whose card is read, checking the format version and every
-    file's SHA-256."""
+def read_artifact(path: str | Path) -> tuple[dict[str, Any], dict[str, bytes]]:
+    """The card and the files of a screen artifact folder, after checking the card, its kind, the format version
+    and every file's SHA-256 (what :func:`load_screen` checks, without building the model: a driver's validation).
+    A kind other than ``lgbm_svc`` is checked by its loader when it loads; its files come back empty here.
+
+    Raises :class:`ScreenModelError` with a message naming the file when something is missing,
+    corrupt (hash mismatch, unreadable) or written by an incompatible format version.
+    """
+    root = Path(path)
+    card = read_card(root)
+    kind = card.get("kind", DEFAULT_KIND)
+    if not isinstance(kind, str):
+        raise ScreenModelError(f"{root / CARD}: 'kind' is not a string")
+    kind_loader(kind)  # an unknown kind is refused here, before any Spark work
+    if kind != DEFAULT_KIND:
+        return card, {}
+    return card, _checked_files(root, card)
+
+
+def _checked_files(root: Path, card: dict[str, Any]) -> dict[str, bytes]:
+    """The LightGBM ∪ LinearSVC artifact's files, after checking the card's format version and their SHA-256."""
     card_path = root / CARD
     fmt = card.get("format_version")
     if fmt not in READABLE_FORMATS:
@@ -285,6 +306,14 @@ def load_lgbm_svc(root: Path, card: dict[str, Any]) -> Screen:
         if hashlib.sha256(data).hexdigest() != expected.get(fname):
             raise ScreenModelError(f"{fpath}: SHA-256 does not match the model card (corrupt or altered)")
         files[fname] = data
+    return files
+
+
+@register_kind(DEFAULT_KIND)
+def load_lgbm_svc(root: Path, card: dict[str, Any]) -> Screen:
+    """Load a LightGBM ∪ LinearSVC artifact whose card is read, checking the format version and every
+    file's SHA-256."""
+    files = _checked_files(root, card)
     try:
         settings = FeatureSettings.from_json(card["features"])
         with np.load(io.BytesIO(files["screen.npz"]), allow_pickle=False) as npz:

@@ -2,8 +2,8 @@
 
 Every job (filter, mask, generalize, annotate, review sampling) builds its session here. Its Python workers
 import the installed spcl whatever the working folder (``PYTHONSAFEPATH``). A master given on
-the command line wins; under ``spark-submit`` (``SPARK_MASTER_SUBMITTED``) the submitted master is kept;
-otherwise the config's ``spark.master`` (default ``local[*]``).
+the command line wins; under ``spark-submit`` (``submitted``, or ``SPARK_MASTER_SUBMITTED`` for the jobs that
+still set it) the submitted master is kept; otherwise the config's ``spark.master`` (default ``local[*]``).
 """
 
 from __future__ import annotations
@@ -38,10 +38,11 @@ def ensure_java() -> None:
 
 
 def build_session(settings: Settings | None = None, master: str | None = None,
-                  app_name: str | None = None) -> SparkSession:
+                  app_name: str | None = None, submitted: bool = False) -> SparkSession:
     """A SparkSession configured for spcl (workers use this interpreter, Arrow batches sized by settings).
 
-    ``settings`` default to the default config; ``app_name`` names the job (default: the config's).
+    ``settings`` default to the default config; ``app_name`` names the job (default: the config's);
+    ``submitted``: running under spark-submit, whose master is kept when ``master`` is not given.
     """
     ensure_java()
     settings = settings if settings is not None else load_settings(None)
@@ -51,7 +52,7 @@ def build_session(settings: Settings | None = None, master: str | None = None,
 
     sp = settings.spark
     builder = SparkSession.builder.appName(app_name or sp.app_name)
-    if master or not os.environ.get("SPARK_MASTER_SUBMITTED"):
+    if master or not (submitted or os.environ.get("SPARK_MASTER_SUBMITTED")):
         builder = builder.master(master or sp.master)
     conf = {
         "spark.sql.execution.arrow.maxRecordsPerBatch": str(sp.batch_rows),
