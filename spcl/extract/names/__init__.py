@@ -43,9 +43,10 @@ def _ja_ko_spans(text: str) -> list[tuple[int, int]]:
     (``김씨``, ``김 의원``: :func:`spcl.extract.names.ko.with_title`); a rule-finder span that overlaps a CRF span
     is added (it keeps a title or a longer reading: ``박씨``, ``김 의원``); Japanese rule spans without katakana
     (kanji/kana names, whose rule rows are reliable) are added on their own. Korean rule spans that the CRF does
-    not touch are not: they added false rows (loanwords tagged 인명) and the CRF reads them as a feature.
+    not touch are added only after a form or kinship cue or before a title (:func:`spcl.extract.names.ko.cued`):
+    the others added false rows (loanwords tagged 인명) and the CRF reads them as a feature.
     """
-    from spcl.extract.names.ko import with_title
+    from spcl.extract.names.ko import cued, with_title
     from spcl.extract.names.tagger import tagger_spans
 
     spans: list[tuple[int, int]] = []
@@ -62,7 +63,8 @@ def _ja_ko_spans(text: str) -> list[tuple[int, int]]:
                 spans.append((s, e))
             elif lang == "ko" and (titled := with_title(text, s, e)) is not None:
                 spans.append(titled)
-        spans += [r for r in found if any(r[0] < e and s < r[1] for s, e in tagged)]
+        spans += [r for r in found if any(r[0] < e and s < r[1] for s, e in tagged)
+                  or (lang == "ko" and cued(text, *r))]
         if lang == "ja":
             spans += [(s, e) for s, e in found if not _KATAKANA.search(text, s, e)]
     return spans

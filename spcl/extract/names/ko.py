@@ -212,6 +212,22 @@ def with_title(text: str, start: int, end: int) -> tuple[int, int] | None:
     return (start, m.end()) if m and end - start == 1 else None
 
 
+_CUE_BEFORE = re.compile(rf"(?:{_CUES})\s?[:：]?\s?$")
+
+
+def cued(text: str, start: int, end: int) -> bool:
+    """True where the span stands right after a form or kinship cue (``신청인 한유진``, ``어머니 강서윤``,
+    ``성명: 김가상``) or right before a title or honorific (``박지훈 씨``): the rule finders' most reliable rows,
+    kept even where the tagger does not mark them (the CPU finders are the safety net).
+
+    >>> cued("보호자: 어머니 강서윤, 신청인 한유진의 번호", 9, 12), cued("표시 형식을 지정", 0, 2)
+    (True, False)
+    """
+    if _CUE_BEFORE.search(text[max(0, start - 12):start]):
+        return True
+    return _TITLE_AFTER.match(text, end) is not None
+
+
 def longest_per_overlap(spans: list[tuple[int, int]]) -> list[tuple[int, int]]:
     """Spans sorted by start; where spans overlap, the one starting first (then the longest) is kept."""
     kept: list[tuple[int, int]] = []
