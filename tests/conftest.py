@@ -27,7 +27,9 @@ os.environ.setdefault("OMP_NUM_THREADS", "1")
 # The longest test files start first: `make test` hands whole files to two xdist workers in collection order, so
 # a long file collected last (the vLLM engine and server, ≈ 4-5 min) would run alone at the end while the other
 # worker idles. Only the order changes; every test still runs.
-LONG_FILES_FIRST = ("test_vllm_cpu.py", "test_cluster_recipe.py", "test_finetune_train.py")
+LONG_FILES_FIRST = (
+    "test_vllm_cpu.py", "test_cluster_recipe.py", "test_finetune_train.py", "test_standalone_cluster.py",
+)
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:

@@ -35,6 +35,9 @@ def spark():
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     from pyspark.sql import SparkSession
 
+    leftover = SparkSession.getActiveSession()  # another test file's session in this xdist worker
+    if leftover is not None:
+        leftover.stop()
     builder = SparkSession.builder.master("local[2]").appName("spcl-test-dataframe")
     for key, value in {"spark.ui.enabled": "false", "spark.sql.shuffle.partitions": "4", **USER_CONF}.items():
         builder = builder.config(key, value)
