@@ -2,7 +2,8 @@
 
 The full screen is what the filter job runs per document: NFC normalisation, language guess, the rule
 detectors, then tokenize → hashed TF-IDF → LightGBM ∪ LinearSVC (+ category scores). The default corpus is
-real text, a third each English, Japanese and Korean (:func:`mixed_documents`). Rates are documents per CPU
+real text, a third each English, Japanese and Korean (``spcl.bench.realtext.real_documents``, the corpus of
+``spcl bench filter`` too). Rates are documents per CPU
 second of this process (``time.process_time``), the median of interleaved repeats, so another job on the
 machine moves them less than wall time would; they are printed, never asserted. ``compare`` times a second
 model on the same documents in the same run and counts the documents whose flag differs.
@@ -10,68 +11,21 @@ model on the same documents in the same run and counts the documents whose flag 
 
 from __future__ import annotations
 
-import json
-import random
 import resource
 import statistics
 import time
-from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 from spcl.bench import ANCHOR_SCREEN_DOCS_PER_CORE
-from spcl.resources import SOURCE_ROOT
-
-MIXED_LANGS = ("en", "ja", "ko")
-_EN_SOURCES = (
-    SOURCE_ROOT.parent / "shared" / "data" / "scpi-real-v2" / "labelled.jsonl",
-    SOURCE_ROOT / "data" / "weak-english" / "english.jsonl",
-    SOURCE_ROOT / "data" / "weak-technical" / "train.jsonl",
-)
-
-
-def english_passages() -> list[str]:
-    """Real English passages found here (news/blogs of the shared labelled set, LibreOffice help, man pages),
-    sorted so that a seed fixes the corpus."""
-    out: set[str] = set()
-    for path in _EN_SOURCES:
-        if not Path(path).is_file():
-            continue
-        with open(path, encoding="utf-8") as fh:
-            for line in fh:
-                rec = json.loads(line)
-                if rec.get("lang") == "en" and isinstance(rec.get("text"), str) and rec["text"].strip():
-                    out.add(rec["text"].strip())
-    return sorted(out)
-
-
-def mixed_documents(n: int, seed: int = 0, target_bytes: int = 1500) -> Iterator[dict[str, Any]]:
-    """``n`` real documents ``{"id", "text", "lang"}`` of about ``target_bytes`` UTF-8 bytes, cycling en/ja/ko
-    (passages of one language joined until the size is reached; see ``spcl.bench.realtext``)."""
-    from spcl.bench.realtext import passage_pools
-
-    pools = {**passage_pools(), "en": english_passages()}
-    missing = [lang for lang in MIXED_LANGS if not pools.get(lang)]
-    if missing:
-        raise RuntimeError(f"no real passages for {', '.join(missing)}")
-    rng = random.Random(seed)
-    for i in range(n):
-        lang = MIXED_LANGS[i % len(MIXED_LANGS)]
-        parts: list[str] = []
-        size = 0
-        while size < target_bytes:
-            passage = rng.choice(pools[lang])
-            parts.append(passage)
-            size += len(passage.encode("utf-8")) + 1
-        text = " ".join(parts).encode("utf-8")[:target_bytes].decode("utf-8", "ignore").strip()
-        yield {"id": f"mixed-{seed}-{i:07d}", "lang": lang, "text": text}
 
 
 def _corpus(docs: int, seed: int, corpus: str) -> list[dict[str, Any]]:
     import itertools
 
     if corpus == "mixed":
-        return list(mixed_documents(docs, seed))
+        from spcl.bench.realtext import real_documents
+
+        return list(real_documents(docs, seed))
     from spcl.synth.corpus import generate_corpus
 
     return list(itertools.islice(generate_corpus(docs, seed), docs))
