@@ -45,8 +45,12 @@ def process_partition(ref: str, cfg_json: str, items: Iterable[tuple[str, str]])
         yield json.dumps(stage.process(worker, unit).to_dict())
 
 
-def run_spark(stage: Stage[C, W], cfg: C, master: str | None = None) -> dict[str, Any]:
-    """Plan on the driver, run one Spark task per unit to do, finish on the driver; returns the metrics."""
+def run_spark(stage: Stage[C, W], cfg: C, master: str | None = None, submitted: bool = False) -> dict[str, Any]:
+    """Plan on the driver, run one Spark task per unit to do, finish on the driver; returns the metrics.
+
+    ``master``: the Spark master (default the config's); ``submitted``: running under spark-submit, whose
+    master is kept unless ``master`` is given.
+    """
     from spcl.spark import build_session
     from spcl.spark.files import run_per_file, with_absolute_paths
 
@@ -56,7 +60,7 @@ def run_spark(stage: Stage[C, W], cfg: C, master: str | None = None) -> dict[str
     stage.before(cfg, plan, "spark")
     reports: list[UnitReport] = []
     if plan.todo:
-        spark = build_session(None, master, app_name=f"spcl-{stage.name}")
+        spark = build_session(None, master, app_name=f"spcl-{stage.name}", submitted=submitted)
         try:
             lines = run_per_file(spark, [(u.path, u.key) for u in plan.todo], partial(process_partition, stage.ref),
                                  cfg.to_json())  # type: ignore[attr-defined]
