@@ -81,6 +81,9 @@ class ToyStage:
     def progress_total(self, plan: Plan) -> int | None:
         return None
 
+    def progress_work(self, plan: Plan) -> int | None:
+        return None
+
     def process(self, worker: ToyWorker, unit: Unit, progress: Progress | None = None) -> UnitReport:
         if unit.key == self.fail_on:
             raise RuntimeError("unit failed")
