@@ -57,7 +57,7 @@ def run_train(args: argparse.Namespace) -> int:
     """Train, cross-validate and save; prints a short JSON summary (metrics only, no text)."""
     from dataclasses import replace
 
-    from spcl.screen.report import write_cv_outputs
+    from spcl.screen.cv_files import write_cv_outputs
     from spcl.screen.train import (
         Record,
         TrainSettings,
@@ -118,7 +118,7 @@ def run_train(args: argparse.Namespace) -> int:
     with Progress("train", total=total, unit="docs fitted") as bar:
         bar.advance(0)
         if folds:
-            from spcl.screen.evaluate import cross_validate, cv_report
+            from spcl.screen.crossval import cross_validate, cv_report
 
             t0 = time.perf_counter()
             cv = cross_validate(real, extra, settings, folds=folds, on_fit=bar.advance)

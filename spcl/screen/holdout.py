@@ -25,7 +25,7 @@ from typing import Any
 import numpy as np
 from sklearn.model_selection import StratifiedGroupKFold
 
-from spcl.screen.evaluate import flag_metrics
+from spcl.screen.crossval import flag_metrics
 from spcl.screen.model import Screen
 from spcl.screen.train import Record, TrainSettings, fit_screen, near_duplicate_groups
 
