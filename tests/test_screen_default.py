@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import numpy as np
@@ -188,3 +189,10 @@ def test_train_command_names_a_missing_data_file(tmp_path: Path, capsys: pytest.
     assert main(["train", "--data", str(missing), "--out", str(tmp_path / "m")]) == 2
     err = capsys.readouterr().err
     assert f"data file not found: {missing}" in err and "README" in err
+    # the section it names exists, and its example is the one the message repeats (it named 'Retraining',
+    # a heading the README does not have)
+    section = re.search(r"README section '([^']+)'", err)
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    assert section and f"### {section.group(1)}" in readme
+    example = err.split("ships: ", 1)[1].rstrip(")\n")
+    assert example in readme and "../shared" not in example
