@@ -101,13 +101,18 @@ class FeatureSettings:
 
 def mix64(keys: np.ndarray) -> np.ndarray:
     """splitmix64 finaliser over a ``uint64`` array (wrap-around arithmetic)."""
-    x = keys.astype(_U64, copy=True)
+    return _mix64_inplace(keys.astype(_U64, copy=True))
+
+
+def _mix64_inplace(x: np.ndarray) -> np.ndarray:
+    """:func:`mix64` overwriting ``x`` (a ``uint64`` array the caller owns), with one scratch buffer."""
+    tmp = np.empty_like(x)
     with np.errstate(over="ignore"):
-        x ^= x >> _U64(30)
-        x *= _U64(0xBF58476D1CE4E5B9)
-        x ^= x >> _U64(27)
-        x *= _U64(0x94D049BB133111EB)
-        x ^= x >> _U64(31)
+        for shift, mul in ((30, 0xBF58476D1CE4E5B9), (27, 0x94D049BB133111EB), (31, None)):
+            np.right_shift(x, _U64(shift), out=tmp)
+            x ^= tmp
+            if mul is not None:
+                x *= _U64(mul)
     return x
 
 
@@ -213,7 +218,9 @@ def bigram_keys(keys: np.ndarray, doc: np.ndarray) -> tuple[np.ndarray, np.ndarr
         return np.zeros(0, _U64), np.zeros(0, np.int64)
     same = doc[1:] == doc[:-1]
     with np.errstate(over="ignore"):
-        bk = mix64(keys[:-1][same]) * _SALT_BI + keys[1:][same]
+        bk = _mix64_inplace(keys[:-1][same].astype(_U64, copy=False))  # a fresh array: mixed in place
+        bk *= _SALT_BI
+        bk += keys[1:][same]
     return bk, doc[1:][same]
 
 
@@ -429,9 +436,9 @@ class Featurizer:
             self._lex_hits("char", k, d, lex)
         if not keys_parts:
             return sp.csr_matrix((n, 1 << s.bits), dtype=np.float32), lex
-        keys = np.concatenate(keys_parts)
-        docs = np.concatenate(doc_parts)
-        return count_matrix(docs, (mix64(keys) >> self._shift).astype(np.int64), n, s.bits), lex
+        cols = _mix64_inplace(np.concatenate(keys_parts).astype(_U64, copy=False))
+        cols >>= self._shift
+        return count_matrix(np.concatenate(doc_parts), cols, n, s.bits), lex
 
 
 def _filter_slots(keys: np.ndarray) -> np.ndarray:
