@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import replace
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -130,3 +131,37 @@ def test_count_matrix_of_a_batch_too_wide_for_32_bit_codes() -> None:
     cols = np.array([(1 << bits) - 1, 3, (1 << bits) - 1, 0], np.int64)
     got = count_matrix(docs, cols, n, bits)
     assert got[n - 1, (1 << bits) - 1] == 2.0 and got[0, 3] == 1.0 and got[5, 0] == 1.0 and got.nnz == 3
+
+
+def test_train_command_takes_the_japanese_tokens(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    import argparse
+
+    from spcl.cli import main
+    from spcl.commands.train import _rebuild_command, add_train_arguments
+
+    parser = argparse.ArgumentParser()
+    add_train_arguments(parser)
+    base = ["--data", "a.jsonl", "--out", "models/x"]
+    assert "--mecab-dic" not in _rebuild_command(parser.parse_args(base))
+    assert _rebuild_command(parser.parse_args([*base, "--mecab-dic", "chars"])).endswith("--mecab-dic chars")
+    data = tmp_path / "d.jsonl"
+    data.write_text("")
+    assert main(["train", "--data", str(data), "--out", str(tmp_path / "m"), "--mecab-dic", "jumandic"]) == 2
+    assert "mecab_dic" in capsys.readouterr().err
+
+
+@pytest.mark.slow
+def test_a_chars_model_trains_and_loads_without_mecab(tmp_path: Path) -> None:
+    from spcl.cli import main
+    from spcl.synth.screen_data import generate
+
+    data = tmp_path / "train.jsonl"
+    data.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in generate(15, seed=2)))
+    out = tmp_path / "screen-chars"
+    assert main(["train", "--data", str(data), "--out", str(out), "--cv-folds", "0", "--mecab-dic", "chars"]) == 0
+    card = json.loads((out / "model_card.json").read_text())
+    assert card["features"]["mecab_dic"] == "chars" and card["rebuild"].endswith("--mecab-dic chars")
+    assert "no MeCab" in card["tokenizers"]["ja"]
+    screen = load_screen(out)
+    assert screen.featurizer.tokenizers.mecab is None
+    assert screen.predict(["田中さんは病院で治療を受けた。"], ["ja"]).flag.dtype == bool

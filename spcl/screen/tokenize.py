@@ -19,6 +19,13 @@ MECAB_DICTIONARIES: tuple[str, ...] = ("unidic-lite", "ipadic", "none", "chars")
 """MeCab dictionaries a screen model can be trained with (``FeatureSettings.mecab_dic``); ``none``: no MeCab,
 Japanese goes to SentencePiece like every other language; ``chars``: no MeCab, Japanese becomes character
 uni- and bigrams in a key space of its own (Korean and English tokens unchanged)."""
+JA_TOKENS: dict[str, str] = {
+    "unidic-lite": "MeCab (fugashi + unidic-lite, -Owakati), lower-cased",
+    "ipadic": "MeCab (fugashi GenericTagger + ipadic, -Owakati), lower-cased",
+    "none": "SentencePiece (spm.model), lower-cased",
+    "chars": "character uni- and bigrams (no MeCab), keys of their own, lower-cased",
+}
+"""How the model card describes the Japanese tokens of each :data:`MECAB_DICTIONARIES` value."""
 NO_MECAB: tuple[str, ...] = ("none", "chars")
 """The :data:`MECAB_DICTIONARIES` values that load no MeCab tagger."""
 
