@@ -50,6 +50,9 @@ def add_train_arguments(parser: argparse.ArgumentParser) -> None:
                         help="languages whose thresholds flag at most this share of their real NONE documents "
                              "out-of-fold, with the most topic recall (lang=share,...)")
     parser.add_argument("--threads", type=int, default=1, help="LightGBM training threads (default 1)")
+    parser.add_argument("--mecab-dic", default="unidic-lite", metavar="DIC",
+                        help="Japanese word tokens (FeatureSettings.mecab_dic): unidic-lite (default), ipadic, "
+                             "none (SentencePiece) or chars (character uni/bigrams, no MeCab)")
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -64,6 +67,7 @@ def run_train(args: argparse.Namespace) -> int:
     from dataclasses import replace
 
     from spcl.screen.cv_files import write_cv_outputs
+    from spcl.screen.features import FeatureSettings
     from spcl.screen.train import (
         Record,
         TrainSettings,
@@ -86,6 +90,11 @@ def run_train(args: argparse.Namespace) -> int:
     except ValueError as exc:
         print(f"spcl train: {exc}", file=sys.stderr)
         return 2
+    try:
+        features = replace(FeatureSettings(), mecab_dic=args.mecab_dic)
+    except ValueError as exc:
+        print(f"spcl train: {exc}", file=sys.stderr)
+        return 2
     records: list[Record] = read_records(args.data)
     extra: list[Record] = []
     if args.synthetic > 0:
@@ -105,6 +114,7 @@ def run_train(args: argparse.Namespace) -> int:
         global_threshold_langs=tuple(x.strip() for x in args.global_threshold_langs.split(",") if x.strip()),
         lang_target_recall=lang_targets,
         lang_none_budget=none_budgets,
+        features=features,
     )
     real = [r for r in records if not r.synthetic]
     extra = [r for r in records if r.synthetic] + extra
@@ -208,4 +218,6 @@ def _rebuild_command(args: argparse.Namespace) -> str:
         parts += ["--lang-target-recall", args.lang_target_recall]
     if args.lang_none_budget:
         parts += ["--lang-none-budget", args.lang_none_budget]
+    if getattr(args, "mecab_dic", "unidic-lite") != "unidic-lite":
+        parts += ["--mecab-dic", args.mecab_dic]
     return " ".join(parts)

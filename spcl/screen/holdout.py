@@ -173,6 +173,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     (the real labelled files, the training-only extras, the shipped settings), as JSON."""
     import argparse
 
+    from spcl.screen.features import FeatureSettings
     from spcl.screen.train import lang_values, read_records, record_from_dict
     from spcl.synth.screen_data import generate
 
@@ -192,6 +193,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--only", default="", help="source groups to leave out, in order (lang:source,...)")
     parser.add_argument("--lang-head", default="", help="held-out quarter of one language with a model trained "
                         "on that language only (a per-language head), instead of the joint model")
+    parser.add_argument("--mecab-dic", default="unidic-lite", help="Japanese tokens (FeatureSettings.mecab_dic)")
     parser.add_argument("--out", required=True)
     args = parser.parse_args(argv)
     real = read_records(args.real)
@@ -201,7 +203,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                        threshold_folds=args.threshold_folds,
                        global_threshold_langs=tuple(x for x in args.global_threshold_langs.split(",") if x),
                        lang_target_recall=lang_values(args.lang_target_recall, "--lang-target-recall"),
-                       lang_none_budget=lang_values(args.lang_none_budget, "--lang-none-budget"))
+                       lang_none_budget=lang_values(args.lang_none_budget, "--lang-none-budget"),
+                       features=replace(FeatureSettings(), mecab_dic=args.mecab_dic))
     report: dict[str, Any] = {"settings": settings.to_json()}
     if not args.skip_held_out:
         train, test = holdout_split(real)
