@@ -228,6 +228,8 @@ def test_fewest_none_languages_and_svc_only_languages() -> None:
     result = screen.predict(texts, ["en"] * len(texts))
     assert not result.flags["lgbm"].any() and np.array_equal(result.flag, result.flags["svc"])
     assert screen.card["train_settings"]["lang_svc_only"] == ["en", "ja"]
+    assert "en, ja flagged by the SVC alone" in screen.card["threshold_rule"]
+    assert "ko: the pair with the fewest real NONE" in screen.card["threshold_rule"]
 
 
 def test_lang_values_parse_and_refuse_clearly() -> None:

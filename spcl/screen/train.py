@@ -549,6 +549,10 @@ def _training_card(records: Sequence[Record], settings: TrainSettings, lgbm_colu
                if settings.per_lang_thresholds else "")
             + (f"; global thresholds tuned on the {', '.join(settings.global_threshold_langs)} documents"
                if settings.global_threshold_langs else "")
+            + (f"; {', '.join(settings.fewest_none_langs)}: the pair with the fewest real NONE flagged at the target"
+               if settings.fewest_none_langs else "")
+            + (f"; {', '.join(settings.lang_svc_only)} flagged by the SVC alone (LightGBM threshold {LGBM_OFF})"
+               if settings.lang_svc_only else "")
         ),
         "tokenizers": {
             "ja": JA_TOKENS[settings.features.mecab_dic],
