@@ -59,6 +59,9 @@ def test_default_model_card_is_complete(default_screen: Screen) -> None:
     # English by the SVC alone (--lang-svc-only en) at the global SVC threshold
     assert card["lang_thresholds"]["en"] == {"lgbm": LGBM_OFF, "svc": card["thresholds"]["svc"]}
     assert card["train_settings"]["weak_weight"] == 0.5 and card["train_settings"]["lang_svc_only"] == ["en"]
+    # Japanese as character uni/bigrams: loading the shipped model opens no MeCab (issue 26)
+    assert default_screen.settings.mecab_dic == "chars" and default_screen.featurizer.tokenizers.mecab is None
+    assert card["train_settings"]["global_threshold_langs"] == ["ko"]
     held_out = card["evaluation"]["held_out_quarter"]["per_lang_thresholds"]
     assert held_out["overall"]["n"] > 0 and {"en", "ja", "ko"} <= set(held_out)
     assert set(card["evaluation"]["ordinary_text_flag_rate"]["this_model"]) == {"en", "ja", "ko"}
