@@ -171,3 +171,17 @@ def test_the_helpers_examples() -> None:
 
     result = doctest.testmod(sys.modules[__name__])
     assert result.attempted >= 4 and result.failed == 0
+
+
+CHAT_SIDE = ("spcl.extract.backends.chat", "spcl.extract.backends.engines")
+"""The shared chat clients and the model loaders they use (every stage that talks to an LLM goes through them)."""
+CHAT_MAY_IMPORT = frozenset({f"spcl.extract.backends.{m}" for m in ("errors", "engines", "registry", "transient")})
+
+
+def test_the_chat_client_imports_no_extractor_module(imports: dict[str, set[str]]) -> None:
+    """``spcl annotate`` and ``spcl generalize`` use the chat clients without the extractor side: the chat and
+    engine modules import (anywhere in them) only the shared error, the loaders, the one factory's registry and
+    the transient-failure rules, never the extractor interface, an extractor backend or the extract contract."""
+    for module in CHAT_SIDE:
+        spcl_imports = {t for t in imports[module] if t.startswith("spcl.")}
+        assert spcl_imports <= CHAT_MAY_IMPORT, f"{module} imports {sorted(spcl_imports - CHAT_MAY_IMPORT)}"

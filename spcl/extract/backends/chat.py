@@ -6,7 +6,7 @@ reply names a reason code instead (``timeout``, ``http_503``, ``bad_response``, 
 ``input_too_long``, ``tokenize_error:<Type>``, ``generation_error:<Type>``), never text. Transient
 failures are retried with back-off inside the client; what is left is per request and final. A backend
 that cannot serve at all (an unreachable endpoint, a model that cannot be loaded) raises
-:class:`~spcl.extract.backends.base.BackendUnavailable` instead, so the job stops and a rerun resumes.
+:class:`~spcl.extract.backends.errors.BackendUnavailable` instead, so the job stops and a rerun resumes.
 
 Three clients, built by :func:`make_chat` (the chat side of ``spcl.extract.backends.registry``):
 
@@ -35,8 +35,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
-from spcl.extract.backends.base import BackendUnavailable
 from spcl.extract.backends.engines import chat_prompt_ids, eos_token_ids, generate_padded, load_model
+from spcl.extract.backends.errors import BackendUnavailable
 from spcl.extract.backends.registry import backend_names, make_client
 from spcl.extract.backends.transient import RetryPolicy, is_transient, retry_after_seconds
 
