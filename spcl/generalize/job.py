@@ -56,7 +56,8 @@ from spcl.executor.state import (
 )
 from spcl.executor.units import foreign_input
 from spcl.extract.backends import Extractor, make_extractor
-from spcl.extract.backends.chat import ChatClient, make_chat
+from spcl.extract.backends.chat import ChatClient
+from spcl.extract.backends.registry import make_chat
 from spcl.extract.backends.transient import is_transient
 from spcl.extract.contract import parse_extraction
 from spcl.generalize.engine import DocInput, DocResult, Generalizer, GeneralizeSettings
