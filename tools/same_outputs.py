@@ -37,17 +37,24 @@ VOLATILE = ("endpoint", "parts_hash", "seconds", "elapsed", "run_id", "started",
 """JSON keys (substrings, lower case) whose values change from run to run; ``parts_hash`` hashes the endpoints."""
 
 
-def scrub(value: Any) -> Any:
-    """``value`` without volatile keys, run ids replaced, 64-hex digests blanked.
+def scrub(value: Any, roots: tuple[str, ...] = ()) -> Any:
+    """``value`` without volatile keys, run ids replaced, 64-hex digests blanked, and a path under one of
+    ``roots`` (a run's output folder, its checkout) made relative to ``<root>``.
 
     >>> scrub({"run_id": "x", "n": 3, "file": "m-20261202T060405Z-7320dda3-b98a.jsonl", "elapsed_seconds": 1.5})
     {'n': 3, 'file': 'm-<run>.jsonl'}
+    >>> scrub(["/tmp/a/in/x.parquet"], ("/tmp/a",))
+    ['<root>/in/x.parquet']
     """
     if isinstance(value, dict):
-        return {RUN_ID.sub("<run>", k): scrub(v) for k, v in value.items()
+        return {RUN_ID.sub("<run>", k): scrub(v, roots) for k, v in value.items()
                 if not any(w in k.lower() for w in VOLATILE)}
     if isinstance(value, list):
-        return [scrub(v) for v in value]
+        return [scrub(v, roots) for v in value]
+    if isinstance(value, str):
+        for root in roots:
+            if value.startswith(root.rstrip("/") + "/"):
+                value = "<root>" + value[len(root.rstrip("/")):]
     if isinstance(value, str) and RUN_ID.search(value):
         return RUN_ID.sub("<run>", value)
     if isinstance(value, str) and len(value) == 64 and all(c in "0123456789abcdef" for c in value):
@@ -59,14 +66,14 @@ def _hash(data: Any) -> str:
     return hashlib.sha256(json.dumps(data, sort_keys=True, default=str).encode()).hexdigest()
 
 
-def digests(path: Path) -> tuple[str, str]:
-    """``(raw, normalized)`` digests of one output file."""
+def digests(path: Path, roots: tuple[str, ...] = ()) -> tuple[str, str]:
+    """``(raw, normalized)`` digests of one output file (paths under ``roots`` relative, see :func:`scrub`)."""
     data = path.read_bytes()
     raw = hashlib.sha256(data).hexdigest()
     if path.suffix == ".parquet":
         import pyarrow.parquet as pq
 
-        return raw, _hash(scrub(pq.read_table(path).to_pylist()))
+        return raw, _hash(scrub(pq.read_table(path).to_pylist(), roots))
     if path.suffix == ".jsonl" and "vault" in path.as_posix():  # encrypted with random nonces: ids only
         return raw, _hash(sorted(json.loads(line).get("id", "") for line in data.decode().splitlines() if line))
     if path.suffix == ".json":
@@ -78,19 +85,21 @@ def digests(path: Path) -> tuple[str, str]:
             for entry in doc["files"].values():
                 if isinstance(entry, dict):
                     entry.pop("bytes", None)  # sizes of files with timings in them
-        return raw, _hash(scrub(doc))
+        return raw, _hash(scrub(doc, roots))
     return raw, raw
 
 
-def compare(a: Path, b: Path) -> dict[str, Any]:
+def compare(a: Path, b: Path, roots_a: tuple[str, ...] = (), roots_b: tuple[str, ...] = ()) -> dict[str, Any]:
     """``{"identical": n, "normalized": n, "differ": [...], "only_a": [...], "only_b": [...]}`` over every file
-    under ``a`` and ``b`` (names with run ids replaced)."""
+    under ``a`` and ``b`` (names with run ids replaced; paths under ``a`` or ``roots_a``, ``b`` or ``roots_b``
+    compared relative to them)."""
+    ra, rb = (str(a.resolve()), *roots_a), (str(b.resolve()), *roots_b)
     fa = {RUN_ID.sub("<run>", p.relative_to(a).as_posix()): p for p in a.rglob("*") if p.is_file()}
     fb = {RUN_ID.sub("<run>", p.relative_to(b).as_posix()): p for p in b.rglob("*") if p.is_file()}
     result: dict[str, Any] = {"identical": 0, "normalized": 0, "differ": [],
                               "only_a": sorted(set(fa) - set(fb)), "only_b": sorted(set(fb) - set(fa))}
     for rel in sorted(set(fa) & set(fb)):
-        (raw_a, norm_a), (raw_b, norm_b) = digests(fa[rel]), digests(fb[rel])
+        (raw_a, norm_a), (raw_b, norm_b) = digests(fa[rel], ra), digests(fb[rel], rb)
         if raw_a == raw_b:
             result["identical"] += 1
         elif norm_a == norm_b:
@@ -154,11 +163,13 @@ def main(argv: list[str] | None = None) -> int:
     c = sub.add_parser("compare")
     c.add_argument("a", type=Path)
     c.add_argument("b", type=Path)
+    c.add_argument("--code-a", default=None, help="the checkout run A used (its model paths compare relative)")
+    c.add_argument("--code-b", default=None, help="the checkout run B used")
     args = parser.parse_args(argv)
     if args.cmd == "run":
         run(args.code.resolve(), args.out.resolve(), args.flagged, args.spark_all)
         return 0
-    result = compare(args.a, args.b)
+    result = compare(args.a, args.b, (args.code_a,) if args.code_a else (), (args.code_b,) if args.code_b else ())
     for name in ("only_a", "only_b", "differ"):
         for rel in result[name]:
             print(f"{name}: {rel}")
