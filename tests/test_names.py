@@ -45,6 +45,9 @@ def _found(text: str, lang: str | None = None) -> list[str]:
         ("ハーマン社は藤倉電線に納品した。", "ja", []),
         # a surname + a short given name the dictionary lacks, but not a surname + a company/prize noun
         ("1940年、中山ちゑが青森県で急死。芥川賞と直木賞、藤本製薬。", "ja", ["中山ちゑ"]),
+        # a surname glued to a company, cabinet or unit noun is no full name; before a title it is a surname
+        ("北野建設が湯島に建て、大隈内閣が倒れ、藤堂隊に従った。", "ja", []),
+        ("小田船長と河野大使が来た。", "ja", ["小田", "河野"]),
         ("김모(33)씨와 A씨(42)는 박씨를 만났다", "ko", ["김모", "A씨", "박씨"]),
         ("김 의원과 윤 전 대변인, A(25)씨, K군을 조사했다", "ko", ["김 의원", "윤 전 대변인", "A(25)씨", "K군"]),
         # 이모 and 장모 are also kin words: the title or age stays with them

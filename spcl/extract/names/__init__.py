@@ -23,7 +23,7 @@ from spcl.extract.names.ko import ko_name_spans, longest_per_overlap
 from spcl.mask.words import is_whole_word
 from spcl.text import normalize
 
-__all__ = ["find_person_names"]
+__all__ = ["crf_pipeline_spans", "find_person_names"]
 
 
 _JA_SCRIPT = re.compile(r"[\u3040-\u30ff\u4e00-\u9fff]")
@@ -36,7 +36,7 @@ def tagger_enabled() -> bool:
     return os.environ.get("SPCL_NAMES_TAGGER", "auto").strip().lower() not in ("off", "0", "false", "no")
 
 
-def _ja_ko_spans(text: str) -> list[tuple[int, int]]:
+def _ja_ko_spans(text: str, model_dir: str | None = None, cut: float | None = None) -> list[tuple[int, int]]:
     """Japanese and Korean spans: the CRF's where it runs, else the rule finders'.
 
     With the CRF: a one-character span (a bare surname or letter) counts only in Korean with its title
@@ -44,20 +44,21 @@ def _ja_ko_spans(text: str) -> list[tuple[int, int]]:
     is added (it keeps a title or a longer reading: ``박씨``, ``김 의원``); Japanese rule spans without katakana
     (kanji/kana names, whose rule rows are reliable) are added on their own. Korean rule spans that the CRF does
     not touch are added only after a form or kinship cue or before a title (:func:`spcl.extract.names.ko.cued`):
-    the others added false rows (loanwords tagged 인명) and the CRF reads them as a feature.
+    the others added false rows (loanwords tagged 인명) and the CRF reads them as a feature. ``model_dir``/``cut``:
+    another CRF and marginal threshold (the trainer's threshold search on its dev split).
     """
+    from spcl.extract.names import tagger
     from spcl.extract.names.ko import cued, with_title
-    from spcl.extract.names.tagger import tagger_spans
 
     spans: list[tuple[int, int]] = []
     for lang, script, rules in (("ja", _JA_SCRIPT, ja_name_spans), ("ko", _HANGUL, ko_name_spans)):
         if not script.search(text):
             continue
-        tagged = tagger_spans(text, lang) if tagger_enabled() else None
-        found = rules(text)
-        if tagged is None:
-            spans += found
+        both = tagger.tagger_and_rule_spans(text, lang, model_dir, cut) if tagger_enabled() else None
+        if both is None:
+            spans += rules(text)
             continue
+        tagged, found = both  # one parse serves the CRF and the rule finder
         for s, e in tagged:
             if e - s >= 2:
                 spans.append((s, e))
@@ -83,3 +84,11 @@ def find_person_names(text: str, lang: str | None = None) -> list[tuple[int, int
 
     spans += ner_person_spans(text, lang)
     return [(s, e) for s, e in longest_per_overlap(spans) if is_whole_word(text, s, e)]
+
+
+def crf_pipeline_spans(text: str, lang: str, model_dir: str | None = None,
+                       cut: float | None = None) -> list[tuple[int, int]]:
+    """What :func:`find_person_names` gives NFC ``text`` without English rules and NER, for the CRF in
+    ``model_dir`` at marginal threshold ``cut``: the CRF merged with the rule finders, whole words only (what
+    the trainer scores its thresholds on). ``lang`` is accepted for symmetry; the scripts present decide."""
+    return [(s, e) for s, e in longest_per_overlap(_ja_ko_spans(text, model_dir, cut)) if is_whole_word(text, s, e)]

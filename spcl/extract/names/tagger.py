@@ -276,6 +276,14 @@ def tagger_spans(text: str, lang: str, model_dir: str | None = None,
 
     ``cut``: the marginal threshold (default: the model card's for ``lang``).
     """
+    both = tagger_and_rule_spans(text, lang, model_dir, cut)
+    return None if both is None else both[0]
+
+
+def tagger_and_rule_spans(text: str, lang: str, model_dir: str | None = None, cut: float | None = None
+                          ) -> tuple[list[tuple[int, int]], list[tuple[int, int]]] | None:
+    """``(CRF spans, rule-finder spans)`` of NFC ``text`` from one morphological parse, or None where the tagger
+    cannot run here (the caller then runs the rule finders alone)."""
     model = _model(lang, model_dir)
     if model is None:
         return None
@@ -292,7 +300,7 @@ def tagger_spans(text: str, lang: str, model_dir: str | None = None,
         if cut < 0.5 or (cut > 0.5 and any(t != "O" for t in tags)):  # above 0.5 only Viterbi's names can pass
             tags = threshold_tags(model, tags, cut)
         spans += decode(chunk, tags)
-    return spans
+    return spans, rules
 
 
 _SENTENCE_END = frozenset(("。", "！", "？", "!", "?", "."))

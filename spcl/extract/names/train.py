@@ -62,6 +62,7 @@ def _dev_of(record_id: str) -> bool:
 
 
 def _fit(records: list[dict[str, Any]], lang: str, path: Path, params: dict[str, Any]) -> float:
+    """Train one CRF on ``records`` into ``path``; returns the training seconds."""
     import pycrfsuite
 
     trainer = pycrfsuite.Trainer(verbose=False)
@@ -95,9 +96,11 @@ def train_names(data: Path = DEFAULT_DATA, out: Path = Path("models/names-crf"),
 
     The threshold is the lowest of ``THRESHOLDS`` (most recall) whose false-row rate on a dev fifth of the
     training split, with a model fitted on the other four fifths, is at most ``max_false_rows`` (else the one
-    with the best recall − 3 × false-row rate there); the shipped model is then trained on the whole training
-    split.
+    with the best recall − 3 × false-row rate there), scored as the finder uses the CRF (merged with the rule
+    finders: :func:`spcl.extract.names.crf_pipeline_spans`); the shipped model is then trained on the whole
+    training split. ``heldout`` is the CRF alone, ``heldout_pipeline`` the CRF merged with the rule finders.
     """
+    from spcl.extract.names import crf_pipeline_spans
     from spcl.extract.names.tagger import _model, threshold
 
     records = read_gold(data)
@@ -113,7 +116,8 @@ def train_names(data: Path = DEFAULT_DATA, out: Path = Path("models/names-crf"),
                       "sha256": hashlib.sha256(negatives.read_bytes()).hexdigest()
                       if negatives and negatives.is_file() else None},
         "settings": {"algorithm": "lbfgs", **params, "max_false_rows_on_dev": max_false_rows},
-        "labels": ["B", "I", "O"], "thresholds": {}, "dev": {}, "files": {}, "heldout": {}, "baseline_rules": {},
+        "labels": ["B", "I", "O"], "thresholds": {}, "dev": {}, "files": {}, "heldout": {}, "heldout_pipeline": {},
+        "baseline_rules": {},
         "train_seconds": {},
     }
     for lang in langs:
@@ -126,8 +130,8 @@ def train_names(data: Path = DEFAULT_DATA, out: Path = Path("models/names-crf"),
         dev_dir.mkdir(exist_ok=True)
         _fit(fit, lang, dev_dir / f"{lang}.crfsuite", params)
         _model.cache_clear()
-        grid = {t: _metrics(dev, lambda x, lang=lang, t=t, d=str(dev_dir): tagger_spans(x, lang, d, cut=t) or [])
-                for t in THRESHOLDS}
+        grid = {t: _metrics(dev, lambda x, lang=lang, t=t, d=str(dev_dir): crf_pipeline_spans(x, lang, d, cut=t))
+                for t in THRESHOLDS}  # scored as the finder uses the CRF: merged with the rule finders
         _model.cache_clear()
         (dev_dir / f"{lang}.crfsuite").unlink()
         dev_dir.rmdir()
@@ -146,6 +150,8 @@ def train_names(data: Path = DEFAULT_DATA, out: Path = Path("models/names-crf"),
         _model.cache_clear()
         card["heldout"][lang] = _metrics(held, lambda x, lang=lang, t=chosen: tagger_spans(x, lang, str(out), cut=t)
                                          or [])
+        card["heldout_pipeline"][lang] = _metrics(
+            held, lambda x, lang=lang, t=chosen: crf_pipeline_spans(x, lang, str(out), cut=t))
         card["baseline_rules"][lang] = _metrics(held, lambda x, lang=lang: (analyse(x, lang) or ([], []))[1])
     (out / "model_card.json").write_text(json.dumps(card, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
     threshold.cache_clear()
