@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import re
 from functools import lru_cache
-from typing import Any
+from typing import Any, NamedTuple
 
 HONORIFICS = frozenset(("さん", "様", "さま", "氏", "君", "くん", "ちゃん", "殿", "先生"))
 ROLE_WORDS = frozenset((
@@ -54,6 +54,48 @@ def _tagger() -> Any:
     import fugashi
 
     return fugashi.Tagger()
+
+
+class Pos(NamedTuple):
+    """The four part-of-speech levels of a unidic morpheme (名詞, 固有名詞, 人名, 姓)."""
+
+    pos1: str
+    pos2: str
+    pos3: str
+    pos4: str
+
+
+class Word(NamedTuple):
+    """A morpheme: its surface and its :class:`Pos` (``feature``, as fugashi names it)."""
+
+    surface: str
+    feature: Pos
+
+
+_POS: dict[str, Pos] = {}
+
+
+def parse(text: str) -> list[Word]:
+    """The unidic morphemes of ``text`` with their four POS levels only, read from MeCab's raw feature string
+    (fugashi's full ``feature`` record costs more than the parse itself)."""
+    out = []
+    for w in _tagger()(text):
+        raw = w.feature_raw
+        key = raw[:_nth_comma(raw, 4)]
+        pos = _POS.get(key)
+        if pos is None:
+            pos = _POS.setdefault(key, Pos(*(key.split(",") + ["*"] * 4)[:4]))
+        out.append(Word(w.surface, pos))
+    return out
+
+
+def _nth_comma(raw: str, n: int) -> int:
+    k = -1
+    for _ in range(n):
+        k = raw.find(",", k + 1)
+        if k < 0:
+            return len(raw)
+    return k
 
 
 def _is_name(word: Any) -> bool:
@@ -109,7 +151,7 @@ def _unknown_given_name(text: str, offsets: list[int], words: list[Any], last: i
 def ja_name_spans(text: str, words: list[Any] | None = None) -> list[tuple[int, int]]:
     """Japanese person-name spans from unidic tags (see the module docstring for the rules).
 
-    ``words``: the fugashi words of ``text`` when the caller has parsed it already.
+    ``words``: the words of ``text`` (:func:`parse`, or fugashi's) when the caller has parsed it already.
 
     >>> t = "山田太郎さんと佐藤さんはチェーホフを読んだ。"
     >>> [t[s:e] for s, e in ja_name_spans(t)]
@@ -117,7 +159,7 @@ def ja_name_spans(text: str, words: list[Any] | None = None) -> list[tuple[int, 
     """
     if not _JA_SCRIPT.search(text):
         return []
-    words = list(_tagger()(text)) if words is None else words
+    words = parse(text) if words is None else words
     offsets = _offsets(text, words)
     spans: list[tuple[int, int]] = []
     i = 0

@@ -70,6 +70,7 @@ def _char_type(s: str) -> str:
 
 
 Morph = tuple[int, int, str, str]  # start, end, surface, pos string
+_JA_TAGS: dict[Any, str] = {}  # unidic POS levels → the pos string of a Morph
 
 
 def analyse(text: str, lang: str) -> tuple[list[Morph], list[tuple[int, int]]] | None:
@@ -82,7 +83,7 @@ def analyse(text: str, lang: str) -> tuple[list[Morph], list[tuple[int, int]]] |
         from spcl.extract.names import ja
 
         try:
-            words = list(ja._tagger()(text))
+            words = ja.parse(text)
         except (ImportError, RuntimeError):
             return None
         out, pos = [], 0
@@ -91,7 +92,10 @@ def analyse(text: str, lang: str) -> tuple[list[Morph], list[tuple[int, int]]] |
             if found < 0:
                 continue
             f = w.feature
-            out.append((found, found + len(w.surface), w.surface, f"{f.pos1}|{f.pos2}|{f.pos3}|{f.pos4}"))
+            tag = _JA_TAGS.get(f)
+            if tag is None:
+                tag = _JA_TAGS.setdefault(f, f"{f.pos1}|{f.pos2}|{f.pos3}|{f.pos4}")
+            out.append((found, found + len(w.surface), w.surface, tag))
             pos = found + len(w.surface)
         return out, ja.ja_name_spans(text, words)
     from spcl.extract.names import ko
