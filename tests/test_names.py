@@ -54,6 +54,9 @@ def _found(text: str, lang: str | None = None) -> list[str]:
         ("이모(36)씨는 장모와 함께 왔다", "ko", ["이모(36)씨"]),
         ("한 선수가 전 대통령을 만났다. 반군과 공군이 태양 아래", "ko", []),
         ("Please call Dr. Jane Roe; my name is Sam Lee.", "en", ["Jane Roe", "Sam Lee"]),
+        # a capital inside a surname: main read 'Mc' of McCarthy, not a whole word, so the name leaked
+        ("Mr McCarthy met Dr. MacDonald and Michael O'Brien at Dr Roe's.", "en",
+         ["McCarthy", "MacDonald", "Michael O'Brien", "Roe"]),
     ],
 )
 def test_rule_finders(text: str, lang: str, expected: list[str]) -> None:

@@ -10,7 +10,8 @@ def _words(text: str) -> frozenset[str]:
     return frozenset(text.split())
 
 
-_CAP = r"[A-Z](?:[a-z]+|['\u2019][A-Z][a-z]+)(?:-[A-Z][a-z]+)?"  # Jane, O'Brien, D’Angelo, Smith-Jones
+# Jane, O'Brien, D’Angelo, Smith-Jones, McCarthy, MacDonald; never a piece of a longer word (Smith's is fine)
+_CAP = r"[A-Z](?:[a-z]+(?:[A-Z][a-z]+)?|['\u2019][A-Z][a-z]+)(?:-[A-Z][a-z]+)?(?![A-Za-z])"
 _EN_TITLE = re.compile(rf"\b(?:Mr|Mrs|Ms|Miss|Mx|Dr|Prof)\.?\s+({_CAP}(?:\s+{_CAP}){{0,2}})")
 _EN_CUE = re.compile(
     r"\b(?:[Mm]y name is|[Nn]amed|[Nn]ame:|[Cc]ontact(?: person)?:|[Pp]atient:?|[Ss]incerely,|[Rr]egards,|"
