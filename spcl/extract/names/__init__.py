@@ -23,7 +23,7 @@ from spcl.extract.names.ko import ko_name_spans, longest_per_overlap
 from spcl.mask.words import is_whole_word
 from spcl.text import normalize
 
-__all__ = ["crf_pipeline_spans", "find_person_names"]
+__all__ = ["crf_pipeline_spans", "find_person_names", "merge_japanese"]
 
 
 _JA_SCRIPT = re.compile(r"[\u3040-\u30ff\u4e00-\u9fff]")
@@ -36,7 +36,8 @@ def tagger_enabled() -> bool:
     return os.environ.get("SPCL_NAMES_TAGGER", "auto").strip().lower() not in ("off", "0", "false", "no")
 
 
-def _ja_ko_spans(text: str, model_dir: str | None = None, cut: float | None = None) -> list[tuple[int, int]]:
+def _ja_ko_spans(text: str, model_dir: str | None = None, cut: float | None = None,
+                 cut_agree: float | None = None) -> list[tuple[int, int]]:
     """Japanese and Korean spans: the CRF's where it runs, else the rule finders'.
 
     With the CRF: a one-character span (a bare surname or letter) counts only in Korean with its title
@@ -44,8 +45,10 @@ def _ja_ko_spans(text: str, model_dir: str | None = None, cut: float | None = No
     is added (it keeps a title or a longer reading: ``박씨``, ``김 의원``); Japanese rule spans without katakana
     (kanji/kana names, whose rule rows are reliable) are added on their own. Korean rule spans that the CRF does
     not touch are added only after a form or kinship cue or before a title (:func:`spcl.extract.names.ko.cued`):
-    the others added false rows (loanwords tagged 인명) and the CRF reads them as a feature. ``model_dir``/``cut``:
-    another CRF and marginal threshold (the trainer's threshold search on its dev split).
+    the others added false rows (loanwords tagged 인명) and the CRF reads them as a feature. A Japanese CRF span
+    that a rule span overlaps needs the card's ``thresholds_agree`` marginal, one alone the plain threshold
+    (:func:`merge_japanese`). ``model_dir``/``cut``/``cut_agree``: another CRF and thresholds (the trainer's
+    threshold search on its dev split).
     """
     from spcl.extract.names import tagger
     from spcl.extract.names.ko import cued, with_title
@@ -54,7 +57,15 @@ def _ja_ko_spans(text: str, model_dir: str | None = None, cut: float | None = No
     for lang, script, rules in (("ja", _JA_SCRIPT, ja_name_spans), ("ko", _HANGUL, ko_name_spans)):
         if not script.search(text):
             continue
-        both = tagger.tagger_and_rule_spans(text, lang, model_dir, cut) if tagger_enabled() else None
+        if lang == "ja" and tagger_enabled():
+            alone = tagger.threshold("ja", model_dir) if cut is None else cut
+            agree = cut_agree if cut_agree is not None else (
+                tagger.agree_threshold("ja", model_dir) if cut is None else cut)
+            scored = tagger.scored_spans(text, "ja", model_dir, min(alone, agree))
+            if scored is not None:
+                spans += merge_japanese(text, scored[0], scored[1], alone, agree)
+                continue
+        both = tagger.tagger_and_rule_spans(text, lang, model_dir, cut) if tagger_enabled() and lang == "ko" else None
         if both is None:
             spans += rules(text)
             continue
@@ -66,9 +77,19 @@ def _ja_ko_spans(text: str, model_dir: str | None = None, cut: float | None = No
                 spans.append(titled)
         spans += [r for r in found if any(r[0] < e and s < r[1] for s, e in tagged)
                   or (lang == "ko" and cued(text, *r))]
-        if lang == "ja":
-            spans += [(s, e) for s, e in found if not _KATAKANA.search(text, s, e)]
     return spans
+
+
+def merge_japanese(text: str, scored: list[tuple[int, int, float]], found: list[tuple[int, int]], cut: float,
+                   cut_agree: float) -> list[tuple[int, int]]:
+    """Japanese spans from the CRF's scored spans and the rule finder's: a CRF span of two characters or more
+    whose score reaches ``cut_agree`` where a rule span overlaps it, else ``cut``; the rule spans overlapping a
+    kept CRF span; the rule spans without katakana on their own (kanji/kana names, whose rule rows are reliable)."""
+    tagged = [(s, e) for s, e, p in scored
+              if p >= (cut_agree if any(r[0] < e and s < r[1] for r in found) else cut)]
+    spans = [(s, e) for s, e in tagged if e - s >= 2]
+    spans += [r for r in found if any(r[0] < e and s < r[1] for s, e in tagged)]
+    return spans + [(s, e) for s, e in found if not _KATAKANA.search(text, s, e)]
 
 
 def find_person_names(text: str, lang: str | None = None) -> list[tuple[int, int]]:
@@ -86,9 +107,10 @@ def find_person_names(text: str, lang: str | None = None) -> list[tuple[int, int
     return [(s, e) for s, e in longest_per_overlap(spans) if is_whole_word(text, s, e)]
 
 
-def crf_pipeline_spans(text: str, lang: str, model_dir: str | None = None,
-                       cut: float | None = None) -> list[tuple[int, int]]:
+def crf_pipeline_spans(text: str, lang: str, model_dir: str | None = None, cut: float | None = None,
+                       cut_agree: float | None = None) -> list[tuple[int, int]]:
     """What :func:`find_person_names` gives NFC ``text`` without English rules and NER, for the CRF in
     ``model_dir`` at marginal threshold ``cut``: the CRF merged with the rule finders, whole words only (what
     the trainer scores its thresholds on). ``lang`` is accepted for symmetry; the scripts present decide."""
-    return [(s, e) for s, e in longest_per_overlap(_ja_ko_spans(text, model_dir, cut)) if is_whole_word(text, s, e)]
+    spans = _ja_ko_spans(text, model_dir, cut, cut_agree)
+    return [(s, e) for s, e in longest_per_overlap(spans) if is_whole_word(text, s, e)]

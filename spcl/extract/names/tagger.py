@@ -225,14 +225,17 @@ def decode(morphs: list[Morph], tags: list[str]) -> list[tuple[int, int]]:
     return spans
 
 
-def threshold_tags(model: Any, tags: list[str], threshold: float) -> list[str]:
+def threshold_tags(model: Any, tags: list[str], threshold: float, probs: list[float] | None = None) -> list[str]:
     """Tags after ``model.tag``: a morpheme is in a name when its marginal P(B) + P(I) ≥ ``threshold``
-    (``B`` where P(B) ≥ P(I)); 0.5 is close to the Viterbi path, lower finds more names."""
+    (``B`` where P(B) ≥ P(I)); 0.5 is close to the Viterbi path, lower finds more names. ``probs``: if given,
+    each morpheme's P(B) + P(I) is appended to it."""
     known = set(model.labels())
     out = []
     for i in range(len(tags)):
         pb = model.marginal("B", i) if "B" in known else 0.0
         pi = model.marginal("I", i) if "I" in known else 0.0
+        if probs is not None:
+            probs.append(pb + pi)
         out.append("O" if pb + pi < threshold else ("B" if pb >= pi else "I"))
     return out
 
@@ -269,6 +272,22 @@ def threshold(lang: str, model_dir: str | None = None) -> float:
         return 0.5
 
 
+@lru_cache(maxsize=4)
+def agree_threshold(lang: str, model_dir: str | None = None) -> float:
+    """The marginal threshold of a CRF span that a rule-finder span overlaps (card ``thresholds_agree``), else
+    the card's threshold: the two sources agreeing on a name need less of the CRF's confidence."""
+    import json
+
+    from spcl.resources import resolve_path
+
+    card = resolve_path(Path(model_dir or MODEL_DIR) / "model_card.json")
+    try:
+        value = json.loads(card.read_text(encoding="utf-8")).get("thresholds_agree", {}).get(lang)
+    except (OSError, ValueError):
+        value = None
+    return threshold(lang, model_dir) if value is None else float(value)
+
+
 def available(lang: str) -> bool:
     """Whether the tagger for ``lang`` can run here (python-crfsuite, its model and the analyser)."""
     return _model(lang) is not None and analyse("", lang) is not None
@@ -288,6 +307,15 @@ def tagger_and_rule_spans(text: str, lang: str, model_dir: str | None = None, cu
                           ) -> tuple[list[tuple[int, int]], list[tuple[int, int]]] | None:
     """``(CRF spans, rule-finder spans)`` of NFC ``text`` from one morphological parse, or None where the tagger
     cannot run here (the caller then runs the rule finders alone)."""
+    scored = scored_spans(text, lang, model_dir, cut)
+    return None if scored is None else ([(s, e) for s, e, _ in scored[0]], scored[1])
+
+
+def scored_spans(text: str, lang: str, model_dir: str | None = None, floor: float | None = None
+                 ) -> tuple[list[tuple[int, int, float]], list[tuple[int, int]]] | None:
+    """``(CRF spans with their score, rule-finder spans)`` of NFC ``text`` from one parse, or None where the
+    tagger cannot run here. A span is a run of morphemes whose marginal P(B) + P(I) reaches ``floor`` (default:
+    the card's threshold); its score is the lowest marginal in it."""
     model = _model(lang, model_dir)
     if model is None:
         return None
@@ -295,15 +323,19 @@ def tagger_and_rule_spans(text: str, lang: str, model_dir: str | None = None, cu
     if analysed is None:
         return None
     morphs, rules = analysed
-    cut = threshold(lang, model_dir) if cut is None else cut
-    spans: list[tuple[int, int]] = []
+    cut = threshold(lang, model_dir) if floor is None else floor
+    spans: list[tuple[int, int, float]] = []
     for chunk in _sentences(text, morphs):
         if not (_may_name(chunk) or any(s < chunk[-1][1] and chunk[0][0] < e for s, e in rules)):
             continue  # no proper noun and no rule hit: skip tagging (most sentences of manuals and help text)
         tags = model.tag(features(text, chunk, rules))
-        if cut < 0.5 or (cut > 0.5 and any(t != "O" for t in tags)):  # above 0.5 only Viterbi's names can pass
-            tags = threshold_tags(model, tags, cut)
-        spans += decode(chunk, tags)
+        probs = None
+        if cut < 0.5 or any(t != "O" for t in tags):  # from 0.5 up only Viterbi's names can pass
+            probs = []
+            tags = threshold_tags(model, tags, cut, probs)
+        for s, e in decode(chunk, tags):
+            score = 1.0 if probs is None else min(p for m, p in zip(chunk, probs, strict=True) if s <= m[0] < e)
+            spans.append((s, e, score))
     return spans, rules
 
 

@@ -56,6 +56,29 @@ def _metrics(records: list[dict[str, Any]], predict: Callable[[str], list[tuple[
 THRESHOLDS = (0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9)
 
 
+def _japanese_pairs(records: list[dict[str, Any]], model_dir: str) -> dict[tuple[float, float], dict[str, Any]]:
+    """Pipeline metrics of each (threshold alone, threshold where a rule span agrees) pair of ``THRESHOLDS`` on
+    ``records`` for the Japanese CRF in ``model_dir`` (one tagging pass per floor, then the merge alone)."""
+    from spcl.extract.names import merge_japanese
+    from spcl.extract.names.ko import longest_per_overlap
+    from spcl.extract.names.tagger import scored_spans
+    from spcl.mask.words import is_whole_word
+
+    by_floor = {f: [scored_spans(r["text"], "ja", model_dir, f) or ([], []) for r in records] for f in THRESHOLDS}
+    out = {}
+    for a in THRESHOLDS:
+        for b in THRESHOLDS:
+            done = iter(by_floor[min(a, b)])
+
+            def predict(text: str, a: float = a, b: float = b, done: Any = done) -> list[tuple[int, int]]:
+                scored, found = next(done)
+                spans = longest_per_overlap(merge_japanese(text, scored, found, a, b))
+                return [(s, e) for s, e in spans if is_whole_word(text, s, e)]
+
+            out[(a, b)] = _metrics(records, predict)
+    return out
+
+
 def _dev_of(record_id: str) -> bool:
     """One training id in five (a second byte of the SHA-256) tunes the threshold."""
     return hashlib.sha256(record_id.encode()).digest()[1] % 5 == 0
@@ -101,7 +124,7 @@ def train_names(data: Path = DEFAULT_DATA, out: Path = Path("models/names-crf"),
     training split. ``heldout`` is the CRF alone, ``heldout_pipeline`` the CRF merged with the rule finders.
     """
     from spcl.extract.names import crf_pipeline_spans
-    from spcl.extract.names.tagger import _model, threshold
+    from spcl.extract.names.tagger import _model, agree_threshold, threshold
 
     records = read_gold(data)
     out.mkdir(parents=True, exist_ok=True)
@@ -132,12 +155,23 @@ def train_names(data: Path = DEFAULT_DATA, out: Path = Path("models/names-crf"),
         _model.cache_clear()
         grid = {t: _metrics(dev, lambda x, lang=lang, t=t, d=str(dev_dir): crf_pipeline_spans(x, lang, d, cut=t))
                 for t in THRESHOLDS}  # scored as the finder uses the CRF: merged with the rule finders
+        agree_grid = _japanese_pairs(dev, str(dev_dir)) if lang == "ja" else {}
         _model.cache_clear()
         (dev_dir / f"{lang}.crfsuite").unlink()
         dev_dir.rmdir()
         ok = [t for t in THRESHOLDS if (grid[t]["false_row_rate"] or 0.0) <= max_false_rows]
         chosen = ok[0] if ok else max(THRESHOLDS, key=lambda t: (grid[t]["recall"] or 0.0)
                                       - 3 * (grid[t]["false_row_rate"] or 0.0))
+        if agree_grid:  # Japanese: a CRF span a rule span overlaps has its own threshold
+            pairs = list(agree_grid)
+            feasible = [p for p in pairs if (agree_grid[p]["false_row_rate"] or 0.0) <= max_false_rows]
+            best = max(feasible, key=lambda p: (agree_grid[p]["recall"] or 0.0, p)) if feasible else max(
+                pairs, key=lambda p: (agree_grid[p]["recall"] or 0.0) - 3 * (agree_grid[p]["false_row_rate"] or 0.0))
+            chosen = best[0]
+            card.setdefault("thresholds_agree", {})[lang] = best[1]
+            card.setdefault("dev_agree", {})[lang] = {
+                f"{a}/{b}": {k: agree_grid[(a, b)][k] for k in ("recall", "false_row_rate", "span_precision")}
+                for a, b in pairs}
         card["thresholds"][lang] = chosen
         card["dev"][lang] = {str(t): {k: grid[t][k] for k in ("recall", "false_row_rate", "span_precision")}
                              for t in THRESHOLDS}
@@ -150,9 +184,11 @@ def train_names(data: Path = DEFAULT_DATA, out: Path = Path("models/names-crf"),
         _model.cache_clear()
         card["heldout"][lang] = _metrics(held, lambda x, lang=lang, t=chosen: tagger_spans(x, lang, str(out), cut=t)
                                          or [])
+        agree = card.get("thresholds_agree", {}).get(lang)
         card["heldout_pipeline"][lang] = _metrics(
-            held, lambda x, lang=lang, t=chosen: crf_pipeline_spans(x, lang, str(out), cut=t))
+            held, lambda x, lang=lang, t=chosen, a=agree: crf_pipeline_spans(x, lang, str(out), cut=t, cut_agree=a))
         card["baseline_rules"][lang] = _metrics(held, lambda x, lang=lang: (analyse(x, lang) or ([], []))[1])
     (out / "model_card.json").write_text(json.dumps(card, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
     threshold.cache_clear()
+    agree_threshold.cache_clear()
     return card
