@@ -147,3 +147,14 @@ def test_the_finder_parses_a_japanese_text_once(monkeypatch: pytest.MonkeyPatch)
     text = "山田太郎さんはチェーホフを読んだ。"
     assert [text[s:e] for s, e in find_person_names(text, "ja")] == ["山田太郎", "チェーホフ"]
     assert calls == [len(text)]  # the CRF and the rule finder share one MeCab parse (main parsed twice)
+
+
+def test_a_japanese_crf_span_the_rules_agree_with_needs_less_confidence() -> None:
+    from spcl.extract.names import merge_japanese
+
+    text = "監督のオットー・レーハーゲルと山田は会った。"  # 3..15 a katakana name, 16..18 a kanji surname
+    scored = [(3, 15, 0.75), (16, 18, 0.75)]
+    assert merge_japanese(text, scored, [], 0.9, 0.7) == []  # no rule span agrees: 0.75 < 0.9
+    assert merge_japanese(text, scored, [(3, 15)], 0.9, 0.7) == [(3, 15), (3, 15)]  # the rule agrees: 0.75 ≥ 0.7
+    # a rule span without katakana stands on its own; one with katakana needs a kept CRF span
+    assert merge_japanese(text, [], [(3, 15), (16, 18)], 0.9, 0.7) == [(16, 18)]
