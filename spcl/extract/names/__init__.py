@@ -44,9 +44,10 @@ def _ja_ko_spans(text: str) -> list[tuple[int, int]]:
     is added (it keeps a title or a longer reading: ``박씨``, ``김 의원``); Japanese rule spans without katakana
     (kanji/kana names, whose rule rows are reliable) are added on their own. Korean rule spans that the CRF does
     not touch are added only after a form or kinship cue or before a title (:func:`spcl.extract.names.ko.cued`):
-    the others added false rows (loanwords tagged 인명) and the CRF reads them as a feature.
+    the others added false rows (loanwords tagged 인명) and the CRF reads them as a feature. A Korean CRF span
+    glued to a noun in its eojeol (``최영장군을``) becomes the whole eojeol (:func:`spcl.extract.names.ko.widen_glued`).
     """
-    from spcl.extract.names.ko import cued, with_title
+    from spcl.extract.names.ko import cued, widen_glued, with_title
     from spcl.extract.names.tagger import tagger_spans
 
     spans: list[tuple[int, int]] = []
@@ -59,7 +60,9 @@ def _ja_ko_spans(text: str) -> list[tuple[int, int]]:
             spans += found
             continue
         for s, e in tagged:
-            if e - s >= 2:
+            if lang == "ko" and e - s >= 2 and not is_whole_word(text, s, e):
+                spans.append(widen_glued(text, s, e) or (s, e))  # 최영장군을: the whole eojeol, else dropped below
+            elif e - s >= 2:
                 spans.append((s, e))
             elif lang == "ko" and (titled := with_title(text, s, e)) is not None:
                 spans.append(titled)
