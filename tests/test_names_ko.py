@@ -86,5 +86,7 @@ def test_shipped_model_reads_no_names_in_help_text(text: str, monkeypatch: pytes
 @needs_model
 def test_shipped_gazetteer_is_syllable_counts() -> None:
     table = json.loads((SHIPPED / "ko.gazetteer.json").read_text("utf-8"))
-    assert set(table) == {"first", "inside", "seen"}
+    assert set(table) == {"first", "inside", "seen", "technical"}
+    technical = table.pop("technical")
     assert all(len(k) == 1 and v[1] >= 3 for part in table.values() for k, v in part.items())
+    assert "드로우" in technical and "레이어" in technical and all(len(w) >= 2 for w in technical)

@@ -60,7 +60,8 @@ def _ja_ko_spans(text: str) -> list[tuple[int, int]]:
             spans += found
             continue
         for s, e in tagged:
-            if lang == "ko" and e - s >= 2 and not is_whole_word(text, s, e):
+            if lang == "ko" and e - s >= 2 and not is_whole_word(text, s, e) and not any(
+                    r[0] < e and s < r[1] for r in found):  # an overlapping rule span is added below instead
                 spans.append(widen_glued(text, s, e) or (s, e))  # 최영장군을: the whole eojeol, else dropped below
             elif e - s >= 2:
                 spans.append((s, e))

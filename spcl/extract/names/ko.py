@@ -133,9 +133,17 @@ def _foreign_name_context(text: str, start: int, end: int) -> bool:
 
 
 def parse(text: str) -> list[Any] | None:
-    """mecab-ko morphemes of ``text`` with list separators read as spaces (offsets unchanged), or None."""
+    """mecab-ko morphemes of ``text`` with list separators read as spaces (offsets unchanged), or None.
+
+    The last few texts' parses are kept: the name finder and the CRF read the same text one after the other."""
+    parsed = _parse(text)
+    return None if parsed is None else list(parsed)
+
+
+@lru_cache(maxsize=8)
+def _parse(text: str) -> tuple[Any, ...] | None:
     tagger = _tagger()
-    return None if tagger is None else list(tagger.parse(text.translate(_SEPARATORS)))
+    return None if tagger is None else tuple(tagger.parse(text.translate(_SEPARATORS)))
 
 
 def _tagged_names(text: str, parsed: list[Any] | None = None) -> list[tuple[int, int]]:
@@ -192,6 +200,15 @@ def ko_name_spans(text: str, parsed: list[Any] | None = None) -> list[tuple[int,
     """
     if not _HANGUL.search(text):
         return []
+    return list(_name_spans(text)) if parsed is None else _find(text, parsed)
+
+
+@lru_cache(maxsize=8)
+def _name_spans(text: str) -> tuple[tuple[int, int], ...]:
+    return tuple(_find(text, parse(text)))
+
+
+def _find(text: str, parsed: list[Any] | None) -> list[tuple[int, int]]:
     found: list[tuple[int, int]] = []
     for pattern in PATTERNS:
         for m in pattern.finditer(text):

@@ -14,6 +14,7 @@ features. A run of ``B``/``I`` characters is one name span (it may cross a space
 from __future__ import annotations
 
 import re
+from bisect import bisect_right
 from collections import Counter
 from collections.abc import Iterable
 from functools import lru_cache
@@ -124,38 +125,48 @@ def features(text: str, idx: list[int], morphs: list[Morph], rule_spans: list[tu
              gaz: dict[str, tuple[str, str]]) -> list[list[str]]:
     """The CRF features of each character at the offsets ``idx`` (see the module docstring)."""
     n = len(text)
-    owner = [-1] * n  # index of the morpheme covering each character
-    for k, (s, e, _, _) in enumerate(morphs):
-        for i in range(s, min(e, n)):
-            owner[i] = k
-    rule = ["O"] * n
+    if not idx:
+        return []
+    base, top = max(0, idx[0] - 1), min(n, idx[-1] + 2)  # the window of the tokens and one character around
+    owner = [-1] * (top - base)  # index of the morpheme covering each character of the window
+    for k in range(bisect_right(_ends(morphs), base), len(morphs)):
+        s, e = morphs[k][0], morphs[k][1]
+        if s >= top:
+            break
+        for i in range(max(s, base), min(e, top)):
+            owner[i - base] = k
+    rule = ["O"] * (top - base)
     for s, e in rule_spans:
-        for i in range(s, min(e, n)):
-            rule[i] = "B" if i == s else "I"
+        for i in range(max(s, base), min(e, top)):
+            rule[i - base] = "B" if i == s else "I"
 
     def ch(i: int) -> str:
         return "^" if i < 0 else "$" if i >= n else ("_" if text[i].isspace() else text[i])
 
+    words: dict[int, tuple[int, int, list[str]]] = {}  # eojeol end -> start, end and its context features
     out = []
+    ws = we = -1
     for i in idx:
         c = text[i]
-        ws = i
-        while ws > 0 and not text[ws - 1].isspace():
-            ws -= 1
-        we = i + 1
-        while we < n and not text[we].isspace():
-            we += 1
+        if i >= we:  # a new eojeol: its bounds and the words around it, once
+            ws = i
+            while ws > 0 and not text[ws - 1].isspace():
+                ws -= 1
+            we = i + 1
+            while we < n and not text[we].isspace():
+                we += 1
+            words[we] = (ws, we, _around(text, ws, we))
         cm1, cm2, cp1, cp2 = ch(i - 1), ch(i - 2), ch(i + 1), ch(i + 2)
         g = gaz.get(c, ("r", "r"))
         f = ["b", "c=" + c, "t=" + _ctype(c), "c-1=" + cm1, "c+1=" + cp1, "c-2=" + cm2, "c+2=" + cp2,
              "c-1c=" + cm1 + c, "cc+1=" + c + cp1, "c-1cc+1=" + cm1 + c + cp1, "c-2c-1=" + cm2 + cm1,
              "c+1c+2=" + cp1 + cp2, "t-1t+1=" + _ctype(cm1[0]) + _ctype(cp1[0]),
              "wp=" + str(min(i - ws, 4)), "we=" + str(min(we - i - 1, 4)), "wl=" + str(min(we - ws, 7)),
-             "gf=" + g[0], "gi=" + g[1], "rule=" + rule[i],
-             "rule-1=" + (rule[i - 1] if i > 0 else "^"), "rule+1=" + (rule[i + 1] if i + 1 < n else "$")]
+             "gf=" + g[0], "gi=" + g[1], "rule=" + rule[i - base],
+             "rule-1=" + (rule[i - 1 - base] if i > 0 else "^"), "rule+1=" + (rule[i + 1 - base] if i + 1 < n else "$")]
         gp, gn = gaz.get(cm1, ("r", "r")), gaz.get(cp1, ("r", "r"))
         f += ["gi-1=" + gp[1], "gi+1=" + gn[1], "gf/gi+1=" + g[0] + gn[1]]
-        k = owner[i]
+        k = owner[i - base]
         if k >= 0:
             ms, me, surface, pos = morphs[k]
             tag, _, sem = pos.partition("|")
@@ -173,21 +184,32 @@ def features(text: str, idx: list[int], morphs: list[Morph], rule_spans: list[tu
                 f.append("m+1=" + nxt[2])
             if prev is not None and len(prev[2]) <= 4:
                 f.append("m-1=" + prev[2])
-        # the eojeol after and before this one: titles and roles (김 의원, 가수 아이유)
-        after = _SPACE.split(text[we:we + 12].lstrip(), maxsplit=1)[0] if we < n else ""
-        before_end = ws - 1
-        while before_end > 0 and text[before_end - 1].isspace():
-            before_end -= 1
-        before = text[max(0, before_end - 12):before_end].split()[-1:] if before_end > 0 else []
-        if after in _TITLES_AFTER or after[:2] in _TITLES_AFTER:
-            f.append("title+")
-        if before and before[0] in _ROLES_BEFORE:
-            f.append("role-")
+        f += words[we][2]
         tail = text[i + 1:we]
         if len(tail) <= 3:
             f.append("tail=" + tail)
         out.append(f)
     return out
+
+
+def _ends(morphs: list[Morph]) -> list[int]:
+    return [m[1] for m in morphs]
+
+
+def _around(text: str, ws: int, we: int) -> list[str]:
+    """Features of the eojeol ``[ws, we)`` from the words around it: titles and roles (김 의원, 가수 아이유)."""
+    n = len(text)
+    f = []
+    after = _SPACE.split(text[we:we + 12].lstrip(), maxsplit=1)[0] if we < n else ""
+    before_end = ws - 1
+    while before_end > 0 and text[before_end - 1].isspace():
+        before_end -= 1
+    before = text[max(0, before_end - 12):before_end].split()[-1:] if before_end > 0 else []
+    if after in _TITLES_AFTER or after[:2] in _TITLES_AFTER:
+        f.append("title+")
+    if before and before[0] in _ROLES_BEFORE:
+        f.append("role-")
+    return f
 
 
 def labels(text: str, idx: list[int], gold: list[tuple[int, int]]) -> list[str]:

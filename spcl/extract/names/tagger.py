@@ -104,7 +104,7 @@ def analyse(text: str, lang: str) -> tuple[list[Morph], list[tuple[int, int]]] |
         return None
     morphs = [(m.span.start, m.span.end, text[m.span.start:m.span.end], f"{m.feature.pos}|{m.feature.semantic or '*'}")
               for m in parsed]
-    return morphs, ko.ko_name_spans(text, parsed)
+    return morphs, ko.ko_name_spans(text)  # the same parse (cached): the finder asks again right after
 
 
 _UNIT_TYPES = frozenset(("kata", "dot"))
