@@ -306,7 +306,8 @@ def tagger_spans(text: str, lang: str, model_dir: str | None = None,
         if cut < 0.5 or (cut > 0.5 and any(t != "O" for t in tags)):  # above 0.5 only Viterbi's names can pass
             tags = threshold_tags(model, tags, cut)
         if korean:
-            spans += [(s, e) for s, e in ko_chars.decode(text, idx, tags) if text[s:e] not in technical]
+            spans += [(s, e) for s, e in ko_chars.decode(text, idx, tags)
+                      if not all(w in technical for w in text[s:e].split())]  # 레이어, 페이지 여백: no names
         else:
             spans += decode(chunk, tags)
     return spans
