@@ -2,9 +2,11 @@
 
 Documents (real text that installs offline, no person planted):
 
-- ``man-ja``: Japanese man pages of Debian ``manpages-ja``, rendered by groff at 80 columns exactly as ``man``
-  shows them — lines wrap inside words (``読み込ま\\nれた``);
-- ``help-ja`` / ``help-ko``: LibreOffice help pages (Debian ``libreoffice-help-ja``/``-ko``), their visible text.
+- ``man-ja`` / ``man-ko``: Japanese and Korean man pages of Debian ``manpages-ja`` / ``manpages-ko``, rendered by
+  groff at 80 columns exactly as ``man`` shows them — lines wrap inside words (``読み込ま\\nれた``);
+- ``help-ja`` / ``help-ko``: LibreOffice help pages (Debian ``libreoffice-help-ja``/``-ko``), their visible text;
+  where those packages are not installed, the LibreOffice help passages of ``data/weak-none`` (the names CRF trains
+  on 600 of them per language: their false rows are optimistic, their speed is not).
 
 Each document goes through the CPU path of the mask stage (the ``rules`` backend's rows, then ``mask_text``).
 A masked span is **inside a word** when one of its edges cuts a word of the source, judged here on its own
@@ -33,6 +35,8 @@ from collections.abc import Iterator
 from pathlib import Path
 
 MAN_JA = Path("/usr/share/man/ja")
+MAN_KO = Path("/usr/share/man/ko")
+HELP_JSONL = Path(__file__).resolve().parent.parent / "data/weak-none/libreoffice-help.jsonl"
 _JA = r"\u3041-\u309f\u30a0-\u30ff\u3400-\u4dbf\u4e00-\u9fff々ー"
 _WRAP = re.compile(rf"(?<=[{_JA}])[ \t\u3000]*\n[ \t\u3000]*(?=[{_JA}])")
 _KATA = re.compile(r"[\u30a1-\u30faー]")
@@ -41,8 +45,10 @@ _HANGUL = re.compile(r"[\uac00-\ud7a3]")
 _JA_CHAR = re.compile(rf"[{_JA}]")
 
 
-def man_documents(root: Path = MAN_JA, limit: int = 600) -> Iterator[tuple[str, str, str]]:
-    """``(key, "ja", text)`` of up to ``limit`` Japanese man pages rendered by groff (80 columns), by hashed name."""
+def man_documents(root: Path = MAN_JA, limit: int = 600, lang: str = "ja") -> Iterator[tuple[str, str, str]]:
+    """``(key, lang, text)`` of up to ``limit`` man pages of ``root`` in ``lang`` (``ja`` or ``ko``) rendered by
+    groff (80 columns), by hashed name."""
+    script = _JA_CHAR if lang == "ja" else _HANGUL
     pages = sorted(root.rglob("*.gz"), key=lambda p: hashlib.sha256(p.name.encode()).hexdigest())
     count = 0
     for page in pages:
@@ -57,16 +63,21 @@ def man_documents(root: Path = MAN_JA, limit: int = 600) -> Iterator[tuple[str, 
         out = subprocess.run(["groff", "-Kutf8", "-Tutf8", "-mandoc", "-P-cbou"], input=raw, capture_output=True,
                              env={"MANWIDTH": "80", "PATH": "/usr/bin:/bin"}, timeout=60, check=False)
         text = out.stdout.decode("utf-8", "replace")
-        if _JA_CHAR.search(text):
+        if script.search(text):
             count += 1
-            yield f"man:{page.name}", "ja", text
+            yield f"man:{page.name}", lang, text
 
 
 def help_documents(lang: str, limit: int = 600) -> Iterator[tuple[str, str, str]]:
     """``(key, lang, text)`` of up to ``limit`` LibreOffice help pages of ``lang`` (visible text), by hashed key."""
-    from tools.datasets.detect_set import help_docs
+    from tools.datasets.detect_set import HELP, help_docs
 
-    docs = sorted(help_docs(lang), key=lambda d: hashlib.sha256(d[0].encode()).hexdigest())
+    if (HELP / lang).is_dir():
+        docs = sorted(help_docs(lang), key=lambda d: hashlib.sha256(d[0].encode()).hexdigest())
+    else:  # the passages kept in data/weak-none (see the module docstring)
+        rows = [json.loads(line) for line in HELP_JSONL.read_text("utf-8").splitlines()]
+        docs = sorted(((f"help:{r['id']}", r["text"]) for r in rows if r["lang"] == lang),
+                      key=lambda d: hashlib.sha256(d[0].encode()).hexdigest())
     for key, text in docs[:limit]:
         if len(text) >= 40:
             yield key, lang, text
@@ -134,7 +145,8 @@ class _Checker:
 
 
 def measure(docs: list[tuple[str, str, str]]) -> dict[str, dict[str, float | int]]:
-    """Per group (``man-ja``, ``help-ja``, ``help-ko``): how many masked documents got a token inside a word."""
+    """Per group (``man-ja``, ``man-ko``, ``help-ja``, ``help-ko``): how many masked documents got a token inside a
+    word."""
     from spcl.extract.backends.rules_backend import rules_rows
     from spcl.mask import mask_text
     from spcl.text import normalize
@@ -176,7 +188,8 @@ def main(argv: list[str] | None = None) -> int:
     if args.docs and args.docs.is_file():
         docs = [tuple(json.loads(line)) for line in args.docs.read_text("utf-8").splitlines()]
     else:
-        docs = [*man_documents(limit=args.limit), *help_documents("ja", args.limit), *help_documents("ko", args.limit)]
+        docs = [*man_documents(limit=args.limit), *man_documents(MAN_KO, args.limit, "ko"),
+                *help_documents("ja", args.limit), *help_documents("ko", args.limit)]
         if args.docs:
             args.docs.write_text("".join(json.dumps(d, ensure_ascii=False) + "\n" for d in docs), "utf-8")
     print(json.dumps(measure(docs), indent=1))  # type: ignore[arg-type]

@@ -45,13 +45,14 @@ def _ja_ko_spans(text: str, model_dir: str | None = None, cut: float | None = No
     is added (it keeps a title or a longer reading: ``박씨``, ``김 의원``); Japanese rule spans without katakana
     (kanji/kana names, whose rule rows are reliable) are added on their own. Korean rule spans that the CRF does
     not touch are added only after a form or kinship cue or before a title (:func:`spcl.extract.names.ko.cued`):
-    the others added false rows (loanwords tagged 인명) and the CRF reads them as a feature. A Japanese CRF span
-    that a rule span overlaps needs the card's ``thresholds_agree`` marginal, one alone the plain threshold
-    (:func:`merge_japanese`). ``model_dir``/``cut``/``cut_agree``: another CRF and thresholds (the trainer's
-    threshold search on its dev split).
+    the others added false rows (loanwords tagged 인명) and the CRF reads them as a feature. A Korean CRF span
+    glued to a noun in its eojeol (``최영장군을``) becomes the whole eojeol (:func:`spcl.extract.names.ko.widen_glued`).
+    A Japanese CRF span that a rule span overlaps needs the card's ``thresholds_agree`` marginal, one alone the
+    plain threshold (:func:`merge_japanese`). ``model_dir``/``cut``/``cut_agree``: another CRF and thresholds (the
+    trainer's threshold search on its dev split).
     """
     from spcl.extract.names import tagger
-    from spcl.extract.names.ko import cued, with_title
+    from spcl.extract.names.ko import cued, widen_glued, with_title
 
     spans: list[tuple[int, int]] = []
     for lang, script, rules in (("ja", _JA_SCRIPT, ja_name_spans), ("ko", _HANGUL, ko_name_spans)):
@@ -71,7 +72,10 @@ def _ja_ko_spans(text: str, model_dir: str | None = None, cut: float | None = No
             continue
         tagged, found = both  # one parse serves the CRF and the rule finder
         for s, e in tagged:
-            if e - s >= 2:
+            if lang == "ko" and e - s >= 2 and not is_whole_word(text, s, e) and not any(
+                    r[0] < e and s < r[1] for r in found):  # an overlapping rule span is added below instead
+                spans.append(widen_glued(text, s, e) or (s, e))  # 최영장군을: the whole eojeol, else dropped below
+            elif e - s >= 2:
                 spans.append((s, e))
             elif lang == "ko" and (titled := with_title(text, s, e)) is not None:
                 spans.append(titled)

@@ -20,6 +20,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from spcl.extract.names import ko_chars
 from spcl.extract.names.tagger import LANGS, analyse, features, labels, split_of, tagger_spans
 from spcl.text import normalize
 
@@ -89,12 +90,27 @@ def _fit(records: list[dict[str, Any]], lang: str, path: Path, params: dict[str,
     import pycrfsuite
 
     trainer = pycrfsuite.Trainer(verbose=False)
+    gaz: dict[str, tuple[str, str]] = {}
+    if lang == "ko":  # the Korean CRF labels characters, with a syllable gazetteer of these records only
+        from spcl.extract.names.ko import parse
+
+        table: dict[str, Any] = ko_chars.build_gazetteer(r for r in records if not r["id"].startswith("weak-"))
+        table["technical"] = ko_chars.technical_words((r["text"] for r in records if r["id"].startswith("weak-")),
+                                                      parse)  # the person-free training passages only
+        (path.parent / "ko.gazetteer.json").write_text(json.dumps(table, ensure_ascii=False, sort_keys=True) + "\n",
+                                                      encoding="utf-8")
+        gaz = ko_chars.gaz_lookup({k: v for k, v in table.items() if k != "technical"})
     for r in records:
         analysed = analyse(r["text"], lang)
         if not analysed or not analysed[0]:
             continue
         morphs, rules = analysed
-        trainer.append(features(r["text"], morphs, rules), labels(morphs, [tuple(p) for p in r["persons"]]))
+        gold = [tuple(p) for p in r["persons"]]
+        if lang == "ko":
+            idx = ko_chars.tokens(r["text"], 0, len(r["text"]))
+            trainer.append(ko_chars.features(r["text"], idx, morphs, rules, gaz), ko_chars.labels(r["text"], idx, gold))
+        else:
+            trainer.append(features(r["text"], morphs, rules), labels(morphs, gold))
     trainer.set_params(params)
     started = time.perf_counter()
     trainer.train(str(path))
@@ -124,7 +140,7 @@ def train_names(data: Path = DEFAULT_DATA, out: Path = Path("models/names-crf"),
     training split. ``heldout`` is the CRF alone, ``heldout_pipeline`` the CRF merged with the rule finders.
     """
     from spcl.extract.names import crf_pipeline_spans
-    from spcl.extract.names.tagger import _model, agree_threshold, threshold
+    from spcl.extract.names.tagger import _model, agree_threshold, ko_gazetteer, threshold
 
     records = read_gold(data)
     out.mkdir(parents=True, exist_ok=True)
@@ -153,11 +169,14 @@ def train_names(data: Path = DEFAULT_DATA, out: Path = Path("models/names-crf"),
         dev_dir.mkdir(exist_ok=True)
         _fit(fit, lang, dev_dir / f"{lang}.crfsuite", params)
         _model.cache_clear()
+        ko_gazetteer.cache_clear()
         grid = {t: _metrics(dev, lambda x, lang=lang, t=t, d=str(dev_dir): crf_pipeline_spans(x, lang, d, cut=t))
                 for t in THRESHOLDS}  # scored as the finder uses the CRF: merged with the rule finders
         agree_grid = _japanese_pairs(dev, str(dev_dir)) if lang == "ja" else {}
         _model.cache_clear()
+        ko_gazetteer.cache_clear()
         (dev_dir / f"{lang}.crfsuite").unlink()
+        (dev_dir / "ko.gazetteer.json").unlink(missing_ok=True)
         dev_dir.rmdir()
         ok = [t for t in THRESHOLDS if (grid[t]["false_row_rate"] or 0.0) <= max_false_rows]
         chosen = ok[0] if ok else max(THRESHOLDS, key=lambda t: (grid[t]["recall"] or 0.0)
@@ -182,6 +201,7 @@ def train_names(data: Path = DEFAULT_DATA, out: Path = Path("models/names-crf"),
                                "train_person_free_passages": len(extra),
                                "heldout_sentences": len(held)}
         _model.cache_clear()
+        ko_gazetteer.cache_clear()
         card["heldout"][lang] = _metrics(held, lambda x, lang=lang, t=chosen: tagger_spans(x, lang, str(out), cut=t)
                                          or [])
         agree = card.get("thresholds_agree", {}).get(lang)
