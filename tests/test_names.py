@@ -57,6 +57,11 @@ def _found(text: str, lang: str | None = None) -> list[str]:
         # a capital inside a surname: main read 'Mc' of McCarthy, not a whole word, so the name leaked
         ("Mr McCarthy met Dr. MacDonald and Michael O'Brien at Dr Roe's.", "en",
          ["McCarthy", "MacDonald", "Michael O'Brien", "Roe"]),
+        # the credits of a real man page (du.1), wrapped as man shows them; a team or a default is no name
+        ("Written by Torbjorn Granlund, David MacKenzie, Paul\n       Eggert, and Jim Meyering.", "en",
+         ["Torbjorn Granlund", "David MacKenzie", "Paul\n       Eggert", "Jim Meyering"]),
+        ("Written by Richard M. Stallman. Maintained by Debian Developers, written by default.", "en",
+         ["Richard M. Stallman"]),
     ],
 )
 def test_rule_finders(text: str, lang: str, expected: list[str]) -> None:
