@@ -90,3 +90,16 @@ def test_shipped_gazetteer_is_syllable_counts() -> None:
     technical = table.pop("technical")
     assert all(len(k) == 1 and v[1] >= 3 for part in table.values() for k, v in part.items())
     assert "드로우" in technical and "레이어" in technical and all(len(w) >= 2 for w in technical)
+
+
+def test_a_korean_crf_span_needs_more_confidence_without_a_rule_span_or_a_cue() -> None:
+    from spcl.extract.names import merge_korean
+
+    text = "안정 릴리스의 번호, 어머니 강서윤이 왔다"  # 3..6 a loanword of a man page, 16..19 a name after a kin cue
+    scored = [(3, 6, 0.75), (16, 19, 0.75)]
+    # at 0.8 alone / 0.7 with support: the loanword has none (no rule span, no cue, no title), the name its cue
+    assert merge_korean(text, scored, [], 0.8, 0.7) == [(16, 19)]
+    assert merge_korean(text, scored, [], 0.7, 0.7) == [(3, 6), (16, 19)]
+    # a rule span overlapping it speaks for a CRF span too, and is added beside it
+    assert merge_korean(text, scored, [(3, 6)], 0.8, 0.7) == [(3, 6), (16, 19), (3, 6)]
+    assert merge_korean(text, [(16, 17, 0.95)], [], 0.8, 0.7) == []  # one syllable without a title

@@ -122,12 +122,13 @@ def test_korean_rule_names_the_crf_does_not_touch_are_not_added(monkeypatch: pyt
     monkeypatch.setenv("SPCL_NAMES_TAGGER", "off")
     assert [text[s:e] for s, e in find_person_names(text, "ko")] == ["드로우"]
     monkeypatch.setenv("SPCL_NAMES_TAGGER", "auto")
-    def crf(found: list[tuple[int, int]]):  # a CRF that finds ``found`` in Korean, beside the real rule spans
-        return lambda text, lang, *a, **k: ((found if lang == "ko" else []), tagger.analyse(text, lang)[1])
+    def crf(found: list[tuple[int, int]]):  # a sure CRF that finds ``found`` in Korean, beside the real rule spans
+        return lambda text, lang, *a, **k: ([(s, e, 1.0) for s, e in found] if lang == "ko" else [],
+                                            tagger.analyse(text, lang)[1])
 
-    monkeypatch.setattr(tagger, "tagger_and_rule_spans", crf([]))  # a CRF that finds no name
+    monkeypatch.setattr(tagger, "scored_spans", crf([]))  # a CRF that finds no name
     assert find_person_names(text, "ko") == []
-    monkeypatch.setattr(tagger, "tagger_and_rule_spans", crf([(12, 14)]))
+    monkeypatch.setattr(tagger, "scored_spans", crf([(12, 14)]))
     assert [text[s:e] for s, e in find_person_names(text, "ko")] == ["드로우"]  # an overlapping rule span widens it
 
 

@@ -57,15 +57,17 @@ def _metrics(records: list[dict[str, Any]], predict: Callable[[str], list[tuple[
 THRESHOLDS = (0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9)
 
 
-def _japanese_pairs(records: list[dict[str, Any]], model_dir: str) -> dict[tuple[float, float], dict[str, Any]]:
-    """Pipeline metrics of each (threshold alone, threshold where a rule span agrees) pair of ``THRESHOLDS`` on
-    ``records`` for the Japanese CRF in ``model_dir`` (one tagging pass per floor, then the merge alone)."""
-    from spcl.extract.names import merge_japanese
+def _pairs(records: list[dict[str, Any]], lang: str, model_dir: str) -> dict[tuple[float, float], dict[str, Any]]:
+    """Pipeline metrics of each (threshold alone, threshold where a rule span or cue agrees) pair of ``THRESHOLDS``
+    on ``records`` for the ``lang`` CRF in ``model_dir`` (one tagging pass per floor, then the merge alone:
+    :func:`spcl.extract.names.merge_japanese` / :func:`~spcl.extract.names.merge_korean`)."""
+    from spcl.extract.names import merge_japanese, merge_korean
     from spcl.extract.names.ko import longest_per_overlap
     from spcl.extract.names.tagger import scored_spans
     from spcl.mask.words import is_whole_word
 
-    by_floor = {f: [scored_spans(r["text"], "ja", model_dir, f) or ([], []) for r in records] for f in THRESHOLDS}
+    merge = merge_japanese if lang == "ja" else merge_korean
+    by_floor = {f: [scored_spans(r["text"], lang, model_dir, f) or ([], []) for r in records] for f in THRESHOLDS}
     out = {}
     for a in THRESHOLDS:
         for b in THRESHOLDS:
@@ -73,7 +75,7 @@ def _japanese_pairs(records: list[dict[str, Any]], model_dir: str) -> dict[tuple
 
             def predict(text: str, a: float = a, b: float = b, done: Any = done) -> list[tuple[int, int]]:
                 scored, found = next(done)
-                spans = longest_per_overlap(merge_japanese(text, scored, found, a, b))
+                spans = longest_per_overlap(merge(text, scored, found, a, b))
                 return [(s, e) for s, e in spans if is_whole_word(text, s, e)]
 
             out[(a, b)] = _metrics(records, predict)
@@ -172,7 +174,7 @@ def train_names(data: Path = DEFAULT_DATA, out: Path = Path("models/names-crf"),
         ko_gazetteer.cache_clear()
         grid = {t: _metrics(dev, lambda x, lang=lang, t=t, d=str(dev_dir): crf_pipeline_spans(x, lang, d, cut=t))
                 for t in THRESHOLDS}  # scored as the finder uses the CRF: merged with the rule finders
-        agree_grid = _japanese_pairs(dev, str(dev_dir)) if lang == "ja" else {}
+        agree_grid = _pairs(dev, lang, str(dev_dir))
         _model.cache_clear()
         ko_gazetteer.cache_clear()
         (dev_dir / f"{lang}.crfsuite").unlink()
@@ -181,7 +183,7 @@ def train_names(data: Path = DEFAULT_DATA, out: Path = Path("models/names-crf"),
         ok = [t for t in THRESHOLDS if (grid[t]["false_row_rate"] or 0.0) <= max_false_rows]
         chosen = ok[0] if ok else max(THRESHOLDS, key=lambda t: (grid[t]["recall"] or 0.0)
                                       - 3 * (grid[t]["false_row_rate"] or 0.0))
-        if agree_grid:  # Japanese: a CRF span a rule span overlaps has its own threshold
+        if agree_grid:  # a CRF span a rule span (or a Korean cue) speaks for has its own threshold
             pairs = list(agree_grid)
             feasible = [p for p in pairs if (agree_grid[p]["false_row_rate"] or 0.0) <= max_false_rows]
             best = max(feasible, key=lambda p: (agree_grid[p]["recall"] or 0.0, p)) if feasible else max(
