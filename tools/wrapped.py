@@ -12,7 +12,8 @@ Each document goes through the CPU path of the mask stage (the ``rules`` backend
 A masked span is **inside a word** when one of its edges cuts a word of the source, judged here on its own
 (not with the masker's predicate): Latin letters or digits on both sides of the edge; katakana on both sides
 (a katakana run is one word, whatever MeCab says); Hangul before the start (an eojeol does not start there);
-Hangul after the end unless mecab-ko reads what follows in the eojeol as particles/endings/copula/suffixes;
+Hangul after the end unless mecab-ko reads what follows in the eojeol as particles/endings/copula/suffixes
+(the eojeol parsed with the word after it: alone, ``오디오의`` is read ``오디`` + ``오의``);
 kanji/kana edges that fall inside a unidic morpheme. Line breaks between two Japanese characters are removed
 first (wrapping is no word boundary). The checker uses nothing of ``spcl.mask`` beyond ``mask_text``, so it
 runs against an older tree too: ``PYTHONPATH=<tree> python tools/wrapped.py --limit 600``.
@@ -119,12 +120,17 @@ class _Checker:
         b = end
         while b < len(s) and _HANGUL.match(s[b]):
             b += 1
-        morphs = MeCab().parse(s[a:b])
-        cut = end - a
+        c = b  # the next word too: alone, mecab-ko reads 릴리스의 / 오디오의 with no boundary before 의
+        while c < len(s) and s[c] in " \t":
+            c += 1
+        while c < len(s) and not s[c].isspace():
+            c += 1
+        morphs = MeCab().parse(s[a:c])
+        cut, tail = end - a, b - a
         if not any(m.span.end == cut for m in morphs):
             return False
         return all(all(p.startswith(("J", "E", "VCP", "XSN")) for p in m.feature.pos.split("+"))
-                   for m in morphs if m.span.start >= cut)
+                   for m in morphs if cut <= m.span.start < tail)
 
     def cuts(self, start: int, end: int) -> bool:
         """Whether the span ``[start, end)`` of the text cuts a word at either edge."""
