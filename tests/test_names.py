@@ -62,6 +62,9 @@ def _found(text: str, lang: str | None = None) -> list[str]:
          ["Torbjorn Granlund", "David MacKenzie", "Paul\n       Eggert", "Jim Meyering"]),
         ("Written by Richard M. Stallman. Maintained by Debian Developers, written by default.", "en",
          ["Richard M. Stallman"]),
+        # 'named' then a new paragraph (pgrep.1) is no name; a letter's signature after a blank line still is
+        ("$ pgrep -u root named\n\n       Example 2: Make syslog reread", "en", []),
+        ("Sincerely,\n\nJohn Smith", "en", ["John Smith"]),
     ],
 )
 def test_rule_finders(text: str, lang: str, expected: list[str]) -> None:

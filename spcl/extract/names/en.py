@@ -14,8 +14,9 @@ def _words(text: str) -> frozenset[str]:
 _CAP = r"[A-Z](?:[a-z]+(?:[A-Z][a-z]+)?|['\u2019][A-Z][a-z]+)(?:-[A-Z][a-z]+)?(?![A-Za-z])"
 _EN_TITLE = re.compile(rf"\b(?:Mr|Mrs|Ms|Miss|Mx|Dr|Prof)\.?\s+({_CAP}(?:\s+{_CAP}){{0,2}})")
 _EN_CUE = re.compile(
-    r"\b(?:[Mm]y name is|[Nn]amed|[Nn]ame:|[Cc]ontact(?: person)?:|[Pp]atient:?|[Ss]incerely,|[Rr]egards,|"
+    r"\b(?:(?:[Mm]y name is|[Nn]ame:|[Cc]ontact(?: person)?:|[Pp]atient:?|[Ss]incerely,|[Rr]egards,|"
     r"[Rr]efund|[Dd]ear|(?:mother|father|husband|wife|son|daughter|brother|sister|spouse|partner),)\s+"
+    r"|[Nn]amed(?:[ \t]+|[ \t]*\n[ \t]*))"  # 'named' then one line break at most: not "named\n\n   Example 2:"
     rf"({_CAP}(?:\s+{_CAP}){{0,2}})"
 )
 # credits of manuals and programs: "Written by Torbjorn Granlund and Richard M. Stallman." Only full names (two
