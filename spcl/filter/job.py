@@ -263,8 +263,9 @@ class FilterStage:
             counters = merge_stats(r.stats for r in reports)
             counters["decision"] = Counter(written)  # what is on storage, not what the tasks meant to write
             input_records = sum(r.input_records for r in reports)
-        return _write_stats(cfg, run.engine, master, fp, reports, counters, input_records, duplicates,
-                            timings, startup, entries)
+        return _write_stats(cfg, fp, reports, engine=run.engine, master=master, counters=counters,
+                            input_records=input_records, duplicate_ids=duplicates, timings=timings, startup=startup,
+                            entries=entries)
 
 
 STAGE = FilterStage()
@@ -335,10 +336,11 @@ def run_filter(job: FilterJob) -> dict[str, Any]:
     return execute(job)
 
 
-def _write_stats(job: FilterJob, engine: str, master: str | None, fp: FilterPlan, reports: list[TaskReport],
+def _write_stats(job: FilterJob, fp: FilterPlan, reports: list[TaskReport], *, engine: str, master: str | None,
                  counters: dict[str, Counter[str]], input_records: int, duplicate_ids: int,
                  timings: dict[str, float], startup: dict[str, float], entries: dict[str, Any]) -> dict[str, Any]:
-    """Summarize into ``stats.json`` (and ``manifest.json``), then raise when the run does not hold."""
+    """Summarize the tasks' ``reports`` and what ``finish`` counted into ``stats.json`` (and
+    ``manifest.json`` with the output files' ``entries``), then raise when the run does not hold."""
     settings = job.settings
     elapsed = time.time() - fp.started
     stats = summarize(
