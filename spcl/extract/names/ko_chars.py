@@ -18,7 +18,6 @@ from bisect import bisect_right
 from collections import Counter
 from collections.abc import Iterable
 from functools import lru_cache
-from pathlib import Path
 from typing import Any
 
 Morph = tuple[int, int, str, str]  # start, end, surface, "POS|semantic" (spcl.extract.names.tagger.Morph)
@@ -100,26 +99,6 @@ def technical_words(texts: Iterable[str], parse: Any, min_count: int = 2) -> lis
                         counts[word] += 1
             run = [m] if m is not None and m.feature.pos.startswith("NN") else []
     return sorted(w for w, n in counts.items() if n >= min_count)
-
-
-def translation_texts(folder: Path) -> list[str]:
-    """The Korean strings of the gettext catalogues (``*.mo``) in ``folder`` (Debian's
-    ``/usr/share/locale/ko/LC_MESSAGES``: program messages and menus, real technical Korean), without each
-    catalogue's header and its translator credits (the one entry that names people); [] where there is none."""
-    import gettext
-
-    texts: list[str] = []
-    for path in sorted(folder.glob("*.mo")) if folder.is_dir() else []:
-        try:
-            with path.open("rb") as fh:
-                catalog = gettext.GNUTranslations(fh)._catalog  # type: ignore[attr-defined]
-        except (OSError, ValueError, UnicodeDecodeError):
-            continue
-        for key, value in catalog.items():
-            msgid = key[1] if isinstance(key, tuple) else key
-            if msgid and "translator" not in str(msgid).lower() and "credits" not in str(msgid).lower():
-                texts.append(str(value))
-    return texts
 
 
 def gaz_lookup(gaz: dict[str, dict[str, list[int]]]) -> dict[str, tuple[str, str]]:

@@ -26,7 +26,6 @@ from spcl.text import normalize
 
 DEFAULT_DATA = Path("../shared/data/names-gold-v1/names.jsonl")
 DEFAULT_NEGATIVES = Path("data/weak-none/libreoffice-help.jsonl")
-DEFAULT_TRANSLATIONS = Path("/usr/share/locale/ko/LC_MESSAGES")  # Korean gettext catalogues: technical words
 VERSION = "names-crf-v2"
 
 
@@ -88,11 +87,8 @@ def _dev_of(record_id: str) -> bool:
     return hashlib.sha256(record_id.encode()).digest()[1] % 5 == 0
 
 
-def _fit(records: list[dict[str, Any]], lang: str, path: Path, params: dict[str, Any],
-         translations: Path = DEFAULT_TRANSLATIONS) -> float:
-    """Train one CRF on ``records`` into ``path``; returns the training seconds. Korean: also writes the
-    gazetteer beside it, its technical words from the person-free records and the gettext catalogues in
-    ``translations`` (not a CRF feature: a CRF span made of them only is dropped)."""
+def _fit(records: list[dict[str, Any]], lang: str, path: Path, params: dict[str, Any]) -> float:
+    """Train one CRF on ``records`` into ``path``; returns the training seconds."""
     import pycrfsuite
 
     trainer = pycrfsuite.Trainer(verbose=False)
@@ -101,9 +97,8 @@ def _fit(records: list[dict[str, Any]], lang: str, path: Path, params: dict[str,
         from spcl.extract.names.ko import parse
 
         table: dict[str, Any] = ko_chars.build_gazetteer(r for r in records if not r["id"].startswith("weak-"))
-        table["technical"] = sorted(set(ko_chars.technical_words(
-            (r["text"] for r in records if r["id"].startswith("weak-")), parse))  # the person-free training passages
-            | set(ko_chars.technical_words(ko_chars.translation_texts(translations), parse)))  # and the catalogues
+        table["technical"] = ko_chars.technical_words((r["text"] for r in records if r["id"].startswith("weak-")),
+                                                      parse)  # the person-free training passages only
         (path.parent / "ko.gazetteer.json").write_text(json.dumps(table, ensure_ascii=False, sort_keys=True) + "\n",
                                                       encoding="utf-8")
         gaz = ko_chars.gaz_lookup({k: v for k, v in table.items() if k != "technical"})
