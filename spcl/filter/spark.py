@@ -36,7 +36,13 @@ from spcl.filter.driver import (
     split_supported,
     stage,
 )
-from spcl.filter.spark_tasks import screen_files_arrow, screen_splits_partition, source_name
+from spcl.filter.spark_tasks import (
+    WORKER_MODULES,
+    screen_files_arrow,
+    screen_paths_partition,
+    screen_splits_partition,
+    source_name,
+)
 from spcl.filter.task import TaskReport, screen_unopenable
 from spcl.io.inputs import Listing
 from spcl.io.splits import Split
@@ -69,6 +75,18 @@ def run_split_tasks(spark: SparkSession, splits: list[Split], settings: Settings
     items = [(s.source, s.start, s.end, s.index) for s in splits]
     rdd = spark.sparkContext.parallelize(items, numSlices=len(items))
     lines = rdd.mapPartitions(partial(screen_splits_partition, settings.model_dump_json(), output, rows=rows)
+                              ).collect()
+    return [TaskReport.from_json(line) for line in lines]
+
+
+def run_path_tasks(spark: SparkSession, files: list[str], settings: Settings, output: str,
+                   rows: Accumulator[int] | None = None) -> list[TaskReport]:
+    """Screen every whole local file in its own Spark task, opened by path on the worker, and collect the
+    reports (rows counted into ``rows``): no ``binaryFile`` scan, and the file's bytes never pass the JVM."""
+    if not files:
+        return []
+    rdd = spark.sparkContext.parallelize(files, numSlices=len(files))
+    lines = rdd.mapPartitions(partial(screen_paths_partition, settings.model_dump_json(), output, rows=rows)
                               ).collect()
     return [TaskReport.from_json(line) for line in lines]
 
@@ -127,7 +145,9 @@ def startup_split(job_started: float, reports: list[TaskReport]) -> dict[str, fl
 
     ``first_task_wait``: job submitted → the first task's body began; of that, ``worker_launch`` (job submitted →
     the first Python worker process started: executor launch, task scheduling, pyspark's daemon start),
-    ``worker_imports`` and ``model_load`` (the slowest worker's own).
+    ``worker_imports`` and ``model_load`` (the slowest worker's own); ``preloaded_workers``: the Python workers
+    whose process started after their task modules were imported, i.e. forked warm from a preloading daemon
+    (``spcl.spark.daemon``; their imports were paid once per executor, before the first worker).
     """
     timed = [r.worker for r in reports if r.worker is not None]
     if not timed:
@@ -140,6 +160,7 @@ def startup_split(job_started: float, reports: list[TaskReport]) -> dict[str, fl
         "worker_imports": round(max(w.import_seconds for w in by_pid.values()), 3),
         "model_load": round(max(w.setup_seconds for w in timed), 3),
         "python_workers": float(len(by_pid)),
+        "preloaded_workers": float(sum(1 for w in by_pid.values() if w.started_at > w.imported_at)),
     }
 
 
@@ -178,7 +199,7 @@ class SparkEngine:
                 raise no_inputs(job.inputs)
             with stage(timings, "session"):
                 self.session = build_session(job.settings, self.job_master, app_name="spcl-filter",
-                                             submitted=self.submitted)
+                                             submitted=self.submitted, preload=WORKER_MODULES)
             if remote:
                 found = list_files(self.session, remote)
                 check_paths(tuple(remote), job.output, found)  # only what Spark listed is new to check
@@ -192,8 +213,11 @@ class SparkEngine:
         with stage(timings, "screen_and_write"), SparkProgress(self.session, "filter") as progress:  # a TTY only
             splits = local_range_splits(files, job.settings)  # big plain JSONL files: one task per byte range
             whole = [f for f in files if f not in {s.source for s in splits}]
-            reports = (run_tasks(binary_files(self.session, whole), job.settings, job.output, progress.rows)
-                       if whole else [])
+            paths = [f for f in whole if is_local(f)]  # opened by the workers; remote files through binaryFile
+            urls = [f for f in whole if not is_local(f)]
+            reports = run_path_tasks(self.session, paths, job.settings, job.output, progress.rows)
+            if urls:
+                reports += run_tasks(binary_files(self.session, urls), job.settings, job.output, progress.rows)
             reports += run_split_tasks(self.session, splits, job.settings, job.output, progress.rows)
             reports = list({(r.source, r.split): r for r in reports}.values())
             missing = sorted(set(files) - {r.source for r in reports})

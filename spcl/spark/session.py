@@ -14,10 +14,16 @@ import shutil
 import sys
 from typing import TYPE_CHECKING
 
-from spcl.config import Settings, load_settings
+from spcl.config import Settings, SparkSettings, load_settings
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
+
+
+DAEMON_MODULE = "spcl.spark.daemon"
+"""The value of ``spark.python.daemon.module`` that starts spcl's preloading daemon (:mod:`spcl.spark.daemon`)."""
+PRELOAD_ENV = "SPCL_PRELOAD"
+"""The environment variable (``spark.executorEnv.SPCL_PRELOAD``) naming the modules the daemon imports first."""
 
 
 class JavaMissing(RuntimeError):
@@ -37,12 +43,35 @@ def ensure_java() -> None:
         )
 
 
+def startup_conf(sp: SparkSettings, preload: tuple[str, ...] = ()) -> dict[str, str]:
+    """The spark.* settings of the start-up knobs in ``sp``: no web UI, the JVM options of a short-lived driver
+    and of executors, and pyspark's Python daemon started by :mod:`spcl.spark.daemon` with the modules
+    ``preload`` imported before it forks (only when ``sp.preload_workers`` and ``preload`` is not empty).
+
+    >>> from spcl.config import SparkSettings
+    >>> startup_conf(SparkSettings(preload_workers=False))["spark.ui.enabled"]
+    'false'
+    """
+    conf = {"spark.ui.enabled": str(sp.ui).lower()}
+    if sp.driver_java_options:
+        conf["spark.driver.extraJavaOptions"] = sp.driver_java_options
+    if sp.executor_java_options:
+        conf["spark.executor.extraJavaOptions"] = sp.executor_java_options
+    if sp.preload_workers and preload:
+        conf["spark.python.daemon.module"] = DAEMON_MODULE
+        conf[f"spark.executorEnv.{PRELOAD_ENV}"] = ",".join(preload)
+    return conf
+
+
 def build_session(settings: Settings | None = None, master: str | None = None,
-                  app_name: str | None = None, submitted: bool = False) -> SparkSession:
+                  app_name: str | None = None, submitted: bool = False,
+                  preload: tuple[str, ...] = ()) -> SparkSession:
     """A SparkSession configured for spcl (workers use this interpreter, Arrow batches sized by settings).
 
     ``settings`` default to the default config; ``app_name`` names the job (default: the config's);
-    ``submitted``: running under spark-submit, whose master is kept when ``master`` is not given.
+    ``submitted``: running under spark-submit, whose master is kept when ``master`` is not given;
+    ``preload``: the modules a job's Python workers import, imported once by the daemon they fork from
+    (:func:`startup_conf`). The config's ``spark.conf`` wins over every setting made here.
     """
     ensure_java()
     settings = settings if settings is not None else load_settings(None)
@@ -65,6 +94,7 @@ def build_session(settings: Settings | None = None, master: str | None = None,
         # on sys.path: a folder named `spcl` there (a clone's parent, a tmp folder) would be imported instead of
         # the installed package. Safe-path mode (Python 3.11+) leaves the working folder out.
         "spark.executorEnv.PYTHONSAFEPATH": "1",
+        **startup_conf(sp, preload),
         **sp.conf,
     }
     for key, value in conf.items():
