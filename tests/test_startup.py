@@ -138,3 +138,14 @@ def test_process_start_is_measured_to_a_tick_not_to_a_second() -> None:
         child.kill()
         child.wait()
     assert started is not None and abs(started - before) < 0.25
+
+
+def test_the_benchmark_splits_cpu_seconds_like_wall_time_into_marginal_and_fixed() -> None:
+    from spcl.bench.filter import marginal
+
+    small = [{"docs": 100, "wall": 10.0, "cpu": 8.0}, {"docs": 100, "wall": 30.0, "cpu": 9.0}]
+    large = [{"docs": 1100, "wall": 25.0, "cpu": 18.0}, {"docs": 1100, "wall": 45.0, "cpu": 19.0}]
+    m = marginal(small, large, cores=2)
+    assert m["docs_per_s_per_core"] == pytest.approx(1000 / 15 / 2)  # medians 20 s and 35 s
+    assert m["docs_per_cpu_s"] == pytest.approx(100.0) and m["startup_cpu_s"] == pytest.approx(7.5)
+    assert "docs_per_cpu_s" not in marginal([{"docs": 1, "wall": 1.0}], [{"docs": 2, "wall": 2.0}], 1)
