@@ -11,7 +11,6 @@ output paths must be on a filesystem every executor sees.
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 
 from spcl.cli import main as cli_main
@@ -24,10 +23,10 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="jobs/annotate.py", description=__doc__)
     add_annotate_arguments(parser)
     parser.parse_args(args)  # validate early, with this script's usage text
-    os.environ["SPARK_MASTER_SUBMITTED"] = "1"  # the master comes from spark-submit unless --master is given
     if "--engine" not in args:
         args += ["--engine", "spark"]
-    return cli_main(["annotate", *args])
+    # the master comes from spark-submit unless --master is given
+    return cli_main(["annotate", "--submitted", *args])
 
 
 if __name__ == "__main__":

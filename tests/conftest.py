@@ -8,6 +8,7 @@ import os
 from pathlib import Path
 
 import pytest
+from hypothesis import settings as hypothesis_settings
 
 ROOT = Path(__file__).resolve().parent.parent
 SAMPLE = ROOT / "data" / "sample"
@@ -23,6 +24,11 @@ os.environ.setdefault("SPARK_SUBMIT_OPTS", SPARK_TEST_JAVA_OPTS)
 # `make test` runs two xdist workers on two cores: one OpenMP thread each (torch would start one per core in each
 # worker, and subprocesses inherit it). Threads only; an outer OMP_NUM_THREADS wins.
 os.environ.setdefault("OMP_NUM_THREADS", "1")
+
+# Property tests check what a function returns, not how fast: Hypothesis's default 200 ms deadline per example
+# fails a correct test when a loaded machine (two xdist workers plus Spark JVMs on two cores) stalls one example.
+hypothesis_settings.register_profile("spcl", deadline=None)
+hypothesis_settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "spcl"))
 
 # The longest test files start first: `make test` hands whole files to two xdist workers in collection order, so
 # a long file collected last (the vLLM engine and server, ≈ 4-5 min) would run alone at the end while the other

@@ -15,7 +15,7 @@ from spcl.annotate.agreement import Decision, TeacherVote, decide, verify
 from spcl.annotate.balance import balance
 from spcl.annotate.contract import Vote, parse_vote
 from spcl.annotate.prompt import CODES
-from spcl.annotate.report import pair_agreement, teacher_report
+from spcl.annotate.summary import pair_agreement, teacher_report
 from spcl.review.labels import LABELS
 from spcl.review.sample import hash_key
 from spcl.screen import CATEGORIES

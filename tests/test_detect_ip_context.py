@@ -41,12 +41,28 @@ def test_configuration_and_example_addresses_are_not_hits(text: str) -> None:
     assert [h.type for h in find_pii(text)] == []
 
 
-def test_an_example_address_is_an_example_throughout_the_text() -> None:
-    text = ("The NFS server has IP number 131.9.42.7 and the client 131.9.42.8. Configure it with: "
-            "echo 131.9.42.8:131.9.42.7::255.255.255.0:client")
-    assert find_pii(text) == []
-    alone = "The NFS server has IP number 131.9.42.7 and the client 131.9.42.8."
-    assert [alone[h.start:h.end] for h in find_pii(alone)] == ["131.9.42.7", "131.9.42.8"]
+def test_a_veto_holds_for_its_own_occurrence_only() -> None:
+    """An address shown once as configuration is still reported where it stands as a person's: the veto
+    must not travel to the address's other occurrences (it did, and released a login address that a later
+    firewall line allowed)."""
+    text = "I was blocked after logging in from 203.0.114.77 this morning. Please allow 203.0.114.77 again."
+    hits = find_pii(text)
+    assert [(text[h.start:h.end], h.start) for h in hits] == [("203.0.114.77", text.index("203.0.114.77"))]
+    config = ("The NFS server has IP number 131.9.42.7 and the client 131.9.42.8. Configure it with: "
+              "echo 131.9.42.8:131.9.42.7::255.255.255.0:client")
+    # the first sentence's addresses stand apart and are reported; the configuration line's are not (the
+    # client's first occurrence is within 64 characters of the netmask, so it is vetoed as well)
+    assert [(config[h.start:h.end], h.start) for h in find_pii(config)] == [("131.9.42.7", 29)]
+
+
+def test_the_masker_replaces_a_reported_address_also_where_it_was_vetoed() -> None:
+    """Fail closed end to end: once one occurrence is reported, the mask removes every occurrence."""
+    from spcl.mask.masker import mask_text
+
+    text = "Failed login from 203.0.114.77 at 09:12. Then: allow 203.0.114.77 in the firewall."
+    result = mask_text(text, [(h.type, text[h.start:h.end]) for h in find_pii(text)])
+    assert "203.0.114.77" not in result.masked_text
+    assert result.masked_text.count("[IP_1]") == 2
 
 
 PERSONAL = [

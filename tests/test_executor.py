@@ -81,6 +81,9 @@ class ToyStage:
     def progress_total(self, plan: Plan) -> int | None:
         return None
 
+    def progress_work(self, plan: Plan) -> int | None:
+        return None
+
     def process(self, worker: ToyWorker, unit: Unit, progress: Progress | None = None) -> UnitReport:
         if unit.key == self.fail_on:
             raise RuntimeError("unit failed")
@@ -156,6 +159,67 @@ def test_a_stopped_spark_job_is_the_stages_one_line_error(toy: ToyStage, monkeyp
         run_spark(toy, ToyConfig(["a"]))
     assert "TaskFailed" in str(err.value) and "010" not in str(err.value) and err.value.__cause__ is None
     assert toy.calls == ["plan", "before:spark"]
+
+
+def test_run_spark_hands_the_submitted_flag_to_the_session(toy: ToyStage, monkeypatch) -> None:
+    import spcl.spark
+    import spcl.spark.files
+
+    seen: list[tuple[object, object, object]] = []
+
+    def session(settings: object, master: object = None, app_name: object = None, submitted: bool = False,
+                preload: tuple[str, ...] = ()) -> object:
+        seen.append((master, submitted, preload))
+        return object()
+
+    monkeypatch.setattr(spcl.spark, "build_session", session)
+    monkeypatch.setattr(spcl.spark.files, "run_per_file", lambda *a: [])
+    run_spark(toy, ToyConfig(["a"]))
+    run_spark(toy, ToyConfig(["a"]), "local[1]", submitted=True)
+    assert seen == [(None, False, ()), ("local[1]", True, ())]  # a per-unit stage preloads nothing
+
+
+JOB_ARGS = {"mask": ["--input", "in", "--output", "out", "--vault", "v"],
+            "generalize": ["--input", "in", "--output", "out", "--vault", "v"],
+            "annotate": ["--input", "in", "--out", "out", "--teacher", "openai:m@http://127.0.0.1:9/v1",
+                         "--teacher", "openai:n@http://127.0.0.1:9/v1"]}
+JOB_RUNNERS = {"mask": ("spcl.mask_stage", "run_mask_job_spark"),
+               "generalize": ("spcl.generalize.job", "run_generalize_job_spark"),
+               "annotate": ("spcl.annotate.job", "run_annotate_spark")}
+
+
+@pytest.mark.parametrize("job", sorted(JOB_ARGS))
+def test_the_jobs_scripts_say_submitted_with_a_flag_not_the_environment(job: str, monkeypatch,
+                                                                     tmp_path: Path) -> None:
+    """jobs/{mask,generalize,annotate}.py pass ``--submitted`` down to the job's Spark runner (the filter's
+    script does the same); nothing is put in the environment."""
+    import importlib
+    import os
+    import sys
+
+    from spcl.spark import JavaMissing
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+    try:
+        script = importlib.import_module(f"jobs.{job}")
+    finally:
+        sys.path.pop(0)
+    seen: list[tuple[object, object]] = []
+
+    def runner(cfg: object, master: object = None, submitted: bool = False) -> dict[str, Any]:
+        seen.append((master, submitted))
+        raise JavaMissing("no Java in this test")
+
+    module, name = JOB_RUNNERS[job]
+    monkeypatch.setattr(importlib.import_module(module), name, runner)
+    monkeypatch.delenv("SPARK_MASTER_SUBMITTED", raising=False)
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("SPCL_VAULT_KEY", bytes(range(32)).hex())
+    (tmp_path / "in").mkdir()
+    assert script.main(JOB_ARGS[job]) == 1
+    assert script.main([*JOB_ARGS[job], "--master", "local[1]"]) == 1
+    assert seen == [(None, True), ("local[1]", True)]
+    assert "SPARK_MASTER_SUBMITTED" not in os.environ
 
 
 def test_the_jobs_share_one_error_and_run_on_the_executor() -> None:

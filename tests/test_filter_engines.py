@@ -1,5 +1,6 @@
-"""Issue 22 (filter driver) and 26 (start-up): engines as objects, typed reports, one model load, the layers
-``spcl.spark`` → nothing of the jobs, and a Python worker's import path free of scikit-learn and pandas."""
+"""Issue 22 (filter driver) and 26 (start-up): the filter as a stage of the executor layer, typed reports, one
+model load, the layers ``spcl.spark`` → nothing of the jobs,
+and a Python worker's import path free of scikit-learn and pandas."""
 
 from __future__ import annotations
 
@@ -12,9 +13,7 @@ from pathlib import Path
 import pytest
 
 from spcl.cli import main as cli_main
-from spcl.filter.job import ENGINES, FilterJob, UsageError, engine_for, run_filter
-from spcl.filter.local import PythonEngine
-from spcl.filter.spark import SparkEngine
+from spcl.filter.job import ENGINES, STAGE, FilterJob, UsageError, run_filter
 from spcl.filter.task import DEFAULT_BATCH_ROWS, TaskReport, WorkerTiming
 from spcl.io.writers import WrittenFile
 from tests.conftest import ROOT, doc_line, write_lines
@@ -98,14 +97,25 @@ def test_a_broken_model_is_refused_before_anything_runs(tmp_path: Path,
     assert not (tmp_path / "o").exists()
 
 
-def test_engines_are_objects_chosen_by_name(tmp_path: Path) -> None:
+def test_the_filter_is_a_stage_of_the_executor_layer(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Both engines are the executor layer's (``run_local`` / ``run_spark`` with the filter stage): no engine
+    classes or driver loop of the filter's own; the stage is a Spark reader (mapInArrow over the input)."""
+    import spcl.filter.job as job_module
     from spcl.config import load_settings
+    from spcl.executor.stage import SparkReader
 
+    assert isinstance(STAGE, SparkReader) and STAGE.ref == "spcl.filter.job:STAGE"
+    assert not (ROOT / "spcl" / "filter" / "local.py").exists()
+    assert {"PythonEngine", "SparkEngine", "Engine", "engine_for"}.isdisjoint(vars(job_module))
+    ran: list[tuple[str, object, object]] = []
+    monkeypatch.setattr(job_module, "run_local", lambda stage, job: ran.append(("local", stage, job)) or {})
+    monkeypatch.setattr(job_module, "run_spark", lambda stage, job, master, submitted:
+                        ran.append(("spark", stage, (master, submitted))) or {})
     settings = load_settings(overrides={"screen.enabled": False})
     job = FilterJob((str(tmp_path),), str(tmp_path / "o"), settings, "python")
-    assert isinstance(engine_for(job), PythonEngine) and engine_for(job).master is None
-    spark = engine_for(FilterJob(job.inputs, job.output, settings, "spark", "local[1]", submitted_master=True))
-    assert isinstance(spark, SparkEngine) and spark.master == "local[1]" and spark.submitted
+    run_filter(job)
+    run_filter(FilterJob(job.inputs, job.output, settings, "spark", "local[1]", submitted_master=True))
+    assert ran == [("local", STAGE, job), ("spark", STAGE, ("local[1]", True))]
     assert set(ENGINES) == {"python", "spark"}
     with pytest.raises(UsageError, match="unknown engine 'dask'"):
         run_filter(FilterJob(job.inputs, job.output, settings, "dask"))

@@ -18,7 +18,7 @@ from spcl.extract.backends import Extraction, Extractor
 from spcl.extract.backends.chat import ChatReply, ChatRequest
 from spcl.extract.backends.chunking import ChunkingExtractor
 from spcl.mask_stage import MaskJobConfig, run_mask_job
-from spcl.report.tokens import token_facts
+from spcl.report.llm_cost import token_facts
 
 KEY_B64 = base64.b64encode(bytes(range(32))).decode()
 TEXTS = ["연락처는 010-2345-6789입니다.", "山田太郎さんのメールは yamada@mailbox.com です。",

@@ -3,14 +3,16 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import numpy as np
 import pytest
 
+from spcl.io.jsonl import write_jsonl
 from spcl.screen import Screen, load_screen
 from spcl.screen.model import MODEL_FILES
-from spcl.synth.screen_data import generate, write_jsonl
+from spcl.synth.screen_data import generate
 
 ROOT = Path(__file__).resolve().parent.parent
 DEFAULT = ROOT / "models" / "screen-default"
@@ -31,6 +33,11 @@ PLAIN = [
     ("en", "The new phone has a bigger screen and a faster chip."),
     ("en", "We walked around the park on Sunday and stopped for coffee."),
 ]
+
+
+def _jsonl(path: Path, records: list[dict[str, object]]) -> Path:
+    write_jsonl(path, records, sort_keys=True)
+    return path
 
 
 @pytest.fixture(scope="module")
@@ -74,7 +81,7 @@ def test_default_model_guesses_languages(default_screen: Screen) -> None:
 def test_train_command_writes_a_loadable_artifact(tmp_path: Path) -> None:
     from spcl.cli import main
 
-    data = write_jsonl(tmp_path / "train.jsonl", generate(15, seed=2))
+    data = _jsonl(tmp_path / "train.jsonl", generate(15, seed=2))
     out = tmp_path / "models" / "screen-cli"
     assert main(["train", "--data", str(data), "--out", str(out), "--cv-folds", "0", "--seed", "1"]) == 0
     screen = load_screen(out)
@@ -96,7 +103,7 @@ def test_threshold_notebook_executes(tmp_path: Path, monkeypatch: pytest.MonkeyP
     if not (DEFAULT / "cv_predictions.csv").exists():
         model = tmp_path / "screen-cv"
         labelled = [{**r, "source": "test-labelled"} for r in generate(15, seed=3)]  # scored in CV, as real data
-        data = write_jsonl(tmp_path / "train.jsonl", labelled)
+        data = _jsonl(tmp_path / "train.jsonl", labelled)
         assert main(["train", "--data", str(data), "--out", str(model), "--cv-folds", "2", "--seed", "1"]) == 0
         assert (model / "cv_predictions.csv").exists()
     monkeypatch.setenv("SPCL_NOTEBOOK_MODEL", str(model))
@@ -145,7 +152,7 @@ def test_model_card_cites_the_manifest_of_its_training_data(tmp_path: Path) -> N
 
     folder = tmp_path / "train-extra"
     folder.mkdir()
-    data = write_jsonl(folder / "train.jsonl", generate(15, seed=3))
+    data = _jsonl(folder / "train.jsonl", generate(15, seed=3))
     write_manifest(folder, kind="training-set", licence="CC0-1.0")
     out = tmp_path / "models" / "cited"
     assert main(["train", "--data", str(data), "--out", str(out), "--cv-folds", "0"]) == 0
@@ -160,7 +167,7 @@ def test_train_command_warns_on_few_positives_and_shows_progress_from_the_start(
     from spcl.cli import main
 
     rows = [{**r, "source": "user"} for r in generate(12, seed=4)]  # real (not synthetic): 36 SCPI documents
-    data = write_jsonl(tmp_path / "mine.jsonl", rows)
+    data = _jsonl(tmp_path / "mine.jsonl", rows)
     monkeypatch.setenv("SPCL_PROGRESS", "1")
     out = tmp_path / "models" / "mine"
     assert main(["train", "--data", str(data), "--out", str(out), "--cv-folds", "0",
@@ -182,3 +189,10 @@ def test_train_command_names_a_missing_data_file(tmp_path: Path, capsys: pytest.
     assert main(["train", "--data", str(missing), "--out", str(tmp_path / "m")]) == 2
     err = capsys.readouterr().err
     assert f"data file not found: {missing}" in err and "README" in err
+    # the section it names exists, and its example is the one the message repeats (it named 'Retraining',
+    # a heading the README does not have)
+    section = re.search(r"README section '([^']+)'", err)
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    assert section and f"### {section.group(1)}" in readme
+    example = err.split("ships: ", 1)[1].rstrip(")\n")
+    assert example in readme and "../shared" not in example

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 import spcl.screen.technical as tech
-from spcl.screen.holdout import flag_rates, holdout_split, source_group
+from spcl.screen.holdout import flag_rates, holdout_split, lang_head_records, source_group
 from spcl.screen.train import Record
 
 
@@ -33,6 +33,12 @@ def test_holdout_split_is_a_disjoint_stratified_fixed_quarter() -> None:
     assert len(train) + len(test) == len(recs) and len(test) == len(recs) // 4
     assert {(r.lang, r.label) for r in test} == {(r.lang, r.label) for r in recs}
     assert [r.id for r in holdout_split(recs)[1]] == [r.id for r in test]
+
+
+def test_lang_head_records_keep_one_language_in_order() -> None:
+    recs = [_rec(i, lang, "s", "NONE") for i, lang in enumerate(["ja", "en", "ko", "en", "ja"])]
+    assert [r.id for r in lang_head_records(recs, "en")] == ["1", "3"]
+    assert lang_head_records(recs, "other") == []
 
 
 def test_flag_rates_count_per_language_and_group() -> None:

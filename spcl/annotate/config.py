@@ -14,8 +14,9 @@ from spcl.annotate.prompt import PROMPT_VERSION
 from spcl.annotate.teachers import TeacherSpec, name_teachers
 from spcl.config import InputSettings
 from spcl.executor.errors import JobError
-from spcl.executor.state import jsonl_text, load_json_markers, read_json_marker, read_jsonl, write_json_atomic
+from spcl.executor.state import load_json_markers, read_json_marker, read_jsonl, write_json_atomic
 from spcl.executor.units import list_unit_files, record_file_key
+from spcl.io.jsonl import jsonl_text
 from spcl.io.readers import is_supported
 from spcl.io.storage import write_atomic
 

@@ -26,7 +26,7 @@ from spcl.annotate.config import (
     write_private_atomic,
 )
 from spcl.annotate.prompt import PROMPT_VERSION
-from spcl.annotate.report import pair_agreement, plot_agreement, teacher_report
+from spcl.annotate.summary import pair_agreement, plot_agreement, teacher_report
 from spcl.screen import CATEGORIES
 
 log = logging.getLogger("spcl.annotate")

@@ -386,7 +386,8 @@ def run_annotate(cfg: AnnotateConfig, clients: dict[str, ChatClient] | None = No
     return run_local(STAGE, cfg, clients)
 
 
-def run_annotate_spark(cfg: AnnotateConfig, master: str | None = None) -> dict[str, Any]:
+def run_annotate_spark(cfg: AnnotateConfig, master: str | None = None, submitted: bool = False) -> dict[str, Any]:
     """Run the job with Spark: one task per unfinished input file (the same ``AnnotateRunner`` code on
-    executors), then finalize on the driver. Paths must be visible to every executor."""
-    return run_spark(STAGE, cfg, master)
+    executors), then finalize on the driver. Paths must be visible to every executor.
+    ``submitted``: running under spark-submit (``jobs/*.py``), whose master is kept unless ``master`` is given."""
+    return run_spark(STAGE, cfg, master, submitted)

@@ -25,7 +25,8 @@ from pathlib import Path
 from typing import Any
 
 from spcl.bench import ANCHOR_SCREEN_DOCS_PER_CORE
-from spcl.synth.corpus import generate_corpus, write_jsonl
+from spcl.io.jsonl import write_jsonl
+from spcl.synth.corpus import generate_corpus
 
 GOAL_PYTHON_DOCS_PER_CORE = 5000.0
 """Rules-only goal (issue: filtering job)."""
@@ -54,7 +55,7 @@ def make_bench_corpus(workdir: Path, docs: int, seed: int, files: int = 4, corpu
         chunk = [doc for _, doc in zip(range(per_file), stream, strict=False)]
         if not chunk:
             break
-        write_jsonl(iter(chunk), str(path), drop=("planted",))
+        write_jsonl(path, ({k: v for k, v in d.items() if k != "planted"} for d in chunk))
         paths.append(str(path))
     return paths
 

@@ -51,6 +51,8 @@ def add_annotate_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--engine", choices=("python", "spark"), default="python",
                         help="python (default, this process) or spark (one task per input file)")
     parser.add_argument("--master", default=None, help="Spark master (engine spark; default local[*])")
+    # jobs/annotate.py passes it: under spark-submit the submitted master is kept unless --master is given
+    parser.add_argument("--submitted", action="store_true", help=argparse.SUPPRESS)
 
 
 def config_from_args(args: argparse.Namespace) -> Any:
@@ -75,6 +77,7 @@ def run_from_args(args: argparse.Namespace) -> int:
     from spcl.extract.backends import BackendUnavailable
     from spcl.extract.backends.transient import EXIT_TRANSIENT
     from spcl.io.inputs import UnsafeOutput
+    from spcl.spark import JavaMissing
 
     try:
         cfg = config_from_args(args)
@@ -82,11 +85,12 @@ def run_from_args(args: argparse.Namespace) -> int:
         print(f"spcl annotate: {shown(err)}", file=sys.stderr)
         return 2
     try:
-        report = run_annotate_spark(cfg, args.master) if args.engine == "spark" else run_annotate(cfg)
+        report = (run_annotate_spark(cfg, args.master, args.submitted) if args.engine == "spark"
+                  else run_annotate(cfg))
     except UnsafeOutput as err:  # --out inside the input, or inside a filter output
         print(f"spcl annotate: {shown(err)}", file=sys.stderr)
         return 2
-    except (BackendUnavailable, AnnotateError) as err:
+    except (BackendUnavailable, AnnotateError, JavaMissing) as err:  # no Java: one line, exit 1
         print(f"spcl annotate: {shown(err)}", file=sys.stderr)
         return 1
     summary = {

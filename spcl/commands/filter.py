@@ -6,7 +6,6 @@ import argparse
 import json
 import logging
 import sys
-from typing import Any
 
 from spcl.config import load_settings
 from spcl.messages import shown
@@ -35,30 +34,6 @@ def add_filter_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--submitted", action="store_true", help=argparse.SUPPRESS)
 
 
-def screen_model_problem(settings: Any) -> str | None:
-    """Why the configured screen model cannot be loaded (one line, on the driver), or ``None`` when it can.
-
-    The artifact's card, format and file digests are checked (``spcl.screen.model.read_artifact``); the model
-    itself is built once, where it runs (the python engine, or each Spark Python worker).
-    """
-    if not settings.screen.enabled:
-        return None
-    from spcl.filter.batch import resolve_model_path
-    from spcl.resources import shipped_locations
-    from spcl.screen.model import read_artifact
-
-    path = resolve_model_path(settings.screen.model)
-    if not path.exists():
-        tried = ", ".join(str(p) for p in [path, *shipped_locations(settings.screen.model)[:2]])
-        return (f"screen model {settings.screen.model!r} not found (tried {tried}); pass --model DIR, "
-                "set screen.model in the config, or --no-screen")
-    try:
-        read_artifact(path)
-    except Exception as err:  # a broken artifact: say which, never a traceback
-        return f"screen model {path} cannot be loaded: {type(err).__name__}: {str(err)[:200]}"
-    return None
-
-
 def run_from_args(args: argparse.Namespace) -> int:
     """Run the filter job for parsed arguments; exit code 0 ok, 1 failed, 2 bad config or unsafe paths."""
     from spcl.filter.job import FilterJob, JobError, UsageError, run_filter
@@ -74,10 +49,6 @@ def run_from_args(args: argparse.Namespace) -> int:
     if args.id_field is not None:
         overrides["input.id_field"] = args.id_field
     settings = load_settings(args.conf, overrides)
-    problem = screen_model_problem(settings)
-    if problem:
-        print(f"spcl filter: {shown(problem)}", file=sys.stderr)
-        return 2
     job = FilterJob(tuple(args.input), args.output, settings, args.engine, args.master, args.overwrite,
                     submitted_master=args.submitted)
     try:

@@ -33,6 +33,8 @@ def add_generalize_arguments(parser: argparse.ArgumentParser, *, job: bool = Tru
         parser.add_argument("--engine", choices=("python", "spark"), default="python",
                             help="python (default, this process) or spark (one task per input file)")
         parser.add_argument("--master", default=None, help="Spark master (engine spark; default local[*])")
+        # jobs/generalize.py passes it: under spark-submit the submitted master is kept unless --master is given
+        parser.add_argument("--submitted", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--backend", choices=BACKENDS, default="rules",
                         help="rules (CPU, ladders and labels, no attack), openai (any OpenAI-compatible server, "
                              "e.g. vllm serve) or transformers (a local model)")
@@ -90,14 +92,16 @@ def run_from_args(args: argparse.Namespace) -> int:
     from spcl.extract.backends.transient import EXIT_TRANSIENT
     from spcl.generalize.job import run_generalize_job, run_generalize_job_spark
     from spcl.mask.vault import VaultError
+    from spcl.spark import JavaMissing
 
     try:
         cfg = config_from_args(args)
-        metrics = run_generalize_job_spark(cfg, args.master) if args.engine == "spark" else run_generalize_job(cfg)
+        metrics = (run_generalize_job_spark(cfg, args.master, args.submitted) if args.engine == "spark"
+                   else run_generalize_job(cfg))
     except ValueError as err:
         print(f"spcl generalize: {shown(err)}", file=sys.stderr)
         return 2
-    except (BackendUnavailable, JobError, VaultError) as err:
+    except (BackendUnavailable, JobError, VaultError, JavaMissing) as err:
         print(f"spcl generalize: {shown(err)}", file=sys.stderr)
         return 1
     keys = ("documents", "generalized", "failed", "failed_transient", "failed_reasons", "entities", "share_by_rank",

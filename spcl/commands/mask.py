@@ -64,6 +64,8 @@ def add_mask_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--engine", choices=("python", "spark"), default="python",
                         help="python (default, this process) or spark (one task per input file)")
     parser.add_argument("--master", default=None, help="Spark master (engine spark; default local[*])")
+    # jobs/mask.py passes it: under spark-submit the submitted master is kept unless --master is given
+    parser.add_argument("--submitted", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--pred-out", default=None,
                         help="after the run, write PRED.jsonl for 'spcl eval masking' (VALUES IN CLEAR: "
                              "synthetic/gold data only)")
@@ -108,7 +110,7 @@ def run_from_args(args: argparse.Namespace) -> int:
 
     try:
         cfg = config_from_args(args)
-        metrics = run_mask_job_spark(cfg, args.master) if args.engine == "spark" else run_mask_job(cfg)
+        metrics = run_mask_job_spark(cfg, args.master, args.submitted) if args.engine == "spark" else run_mask_job(cfg)
     except ValueError as err:
         print(f"spcl mask: {shown(err)}", file=sys.stderr)
         return 2

@@ -44,7 +44,7 @@ def _draw_sample(input: str, spec: Any, *, what: str = "sample", engine: str = "
     """``(SamplePlan, table)`` of ``spec`` drawn from a filter output (plain Python or Spark), or from an
     ``spcl annotate`` output's disputed texts (``what="rejected"``)."""
     if what == "rejected":  # an 'spcl annotate' output: the texts the teachers disputed
-        from spcl.annotate.review import rejected_sample
+        from spcl.annotate.disputed import rejected_sample
 
         return rejected_sample(input, spec)
     if engine == "spark":

@@ -13,6 +13,12 @@ from spcl.progress import Progress
 
 log = logging.getLogger(__name__)
 
+README_TRAIN_SECTION = "Screen model: train, evaluate, benchmark"
+"""The README heading whose first example trains on data that ships with a clone."""
+CLONE_EXAMPLE = ("spcl train --data data/weak-none/libreoffice-help.jsonl --synthetic 60 --cv-folds 0 "
+                 "--out models/try-screen")
+"""That example, repeated in the missing-data message."""
+
 
 def add_train_arguments(parser: argparse.ArgumentParser) -> None:
     """Arguments shared by ``spcl train`` and ``jobs/train.py``."""
@@ -44,6 +50,9 @@ def add_train_arguments(parser: argparse.ArgumentParser) -> None:
                         help="languages whose thresholds flag at most this share of their real NONE documents "
                              "out-of-fold, with the most topic recall (lang=share,...)")
     parser.add_argument("--threads", type=int, default=1, help="LightGBM training threads (default 1)")
+    parser.add_argument("--mecab-dic", default="unidic-lite", metavar="DIC",
+                        help="Japanese word tokens (FeatureSettings.mecab_dic): unidic-lite (default), ipadic, "
+                             "none (SentencePiece) or chars (character uni/bigrams, no MeCab)")
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -57,7 +66,8 @@ def run_train(args: argparse.Namespace) -> int:
     """Train, cross-validate and save; prints a short JSON summary (metrics only, no text)."""
     from dataclasses import replace
 
-    from spcl.screen.report import write_cv_outputs
+    from spcl.screen.cv_files import write_cv_outputs
+    from spcl.screen.features import FeatureSettings
     from spcl.screen.train import (
         Record,
         TrainSettings,
@@ -71,12 +81,17 @@ def run_train(args: argparse.Namespace) -> int:
     missing = [d for d in args.data if not Path(d).is_file()]
     if missing:
         print(f"spcl train: data file not found: {', '.join(missing)} (the shared labelled sets under ../shared/ "
-              "are not part of a clone; see README 'Retraining' for an example on the data that ships)",
-              file=sys.stderr)
+              f"are not part of a clone; README section '{README_TRAIN_SECTION}' has an example on the data that "
+              f"ships: {CLONE_EXAMPLE})", file=sys.stderr)
         return 2
     try:
         lang_targets = lang_values(args.lang_target_recall, "--lang-target-recall")
         none_budgets = lang_values(args.lang_none_budget, "--lang-none-budget")
+    except ValueError as exc:
+        print(f"spcl train: {exc}", file=sys.stderr)
+        return 2
+    try:
+        features = replace(FeatureSettings(), mecab_dic=args.mecab_dic)
     except ValueError as exc:
         print(f"spcl train: {exc}", file=sys.stderr)
         return 2
@@ -99,6 +114,7 @@ def run_train(args: argparse.Namespace) -> int:
         global_threshold_langs=tuple(x.strip() for x in args.global_threshold_langs.split(",") if x.strip()),
         lang_target_recall=lang_targets,
         lang_none_budget=none_budgets,
+        features=features,
     )
     real = [r for r in records if not r.synthetic]
     extra = [r for r in records if r.synthetic] + extra
@@ -118,7 +134,7 @@ def run_train(args: argparse.Namespace) -> int:
     with Progress("train", total=total, unit="docs fitted") as bar:
         bar.advance(0)
         if folds:
-            from spcl.screen.evaluate import cross_validate, cv_report
+            from spcl.screen.crossval import cross_validate, cv_report
 
             t0 = time.perf_counter()
             cv = cross_validate(real, extra, settings, folds=folds, on_fit=bar.advance)
@@ -202,4 +218,6 @@ def _rebuild_command(args: argparse.Namespace) -> str:
         parts += ["--lang-target-recall", args.lang_target_recall]
     if args.lang_none_budget:
         parts += ["--lang-none-budget", args.lang_none_budget]
+    if getattr(args, "mecab_dic", "unidic-lite") != "unidic-lite":
+        parts += ["--mecab-dic", args.mecab_dic]
     return " ".join(parts)

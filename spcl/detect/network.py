@@ -18,8 +18,9 @@ Addresses of network configuration, command examples and protocol traces are not
 a netmask within 64 characters, with another quad within 10 (a range, a list, ``A -> B``, ``who-has A tell B``),
 after a configuration word (gateway, nameserver, listen-on, allow, deny …), after a shell prompt and command
 (``$ ./a.out A``), or marked as an example (e.g., for example, 例えば, 例:, 예를 들어 … earlier in its sentence;
-…のように, …같이 right after). Such an address, and a server's beside its host name, vetoes every other
-occurrence of the same address in the text (an example is an example throughout). ``validated`` is ``True``.
+…のように, …같이 right after). Such a veto holds for that occurrence only: the same address elsewhere in the
+text, in a sentence of its own, is still reported (a login address that a later firewall line allows is still a
+person's), and the masker then replaces every whole-word occurrence of it. ``validated`` is ``True``.
 """
 
 from __future__ import annotations
@@ -53,8 +54,8 @@ _HOST_AFTER = re.compile(
     r"[\s:]{1,3}[A-Za-z0-9\-]{1,63}(?:\.[A-Za-z0-9\-]{1,63}){0,4}\.(?:org|com|net|edu|gov|io|jp|kr|de|uk)(?![A-Za-z])",
     re.IGNORECASE,
 )
-# Addresses of network configuration, command examples and protocol traces, not of a person. Each such quad
-# vetoes every other occurrence of the same address in the text as well (an example is an example throughout).
+# Addresses of network configuration, command examples and protocol traces, not of a person. A veto holds for
+# its own occurrence only: fail closed for the same address written elsewhere.
 _NETMASK = re.compile(r"(?<![\d.])255\.(?:255|254|252|248|240|224|192|128|0)\.\d{1,3}\.\d{1,3}(?![\d.])")
 _QUAD = re.compile(r"(?<![\d.])\d{1,3}\.\d{1,3}\.\d{1,3}\.\d{1,3}(?![\d.])")
 _CONFIG_CONTEXT = re.compile(
@@ -101,8 +102,6 @@ class IpDetector:
         colon), so ordinary prose costs a few string searches, not a regex scan over every character.
         """
         hits: list[Hit] = []
-        v4: list[Hit] = []
-        examples: set[str] = set()  # addresses this text shows as configuration or an example somewhere
         seen = -1
         i = text.find(".")
         while i != -1:
@@ -113,14 +112,11 @@ class IpDetector:
                 if s > seen and (m := _IPV4.match(text, s)) is not None:
                     seen = m.end()
                     hit = self._ipv4(text, m)
-                    if hit is True:
-                        examples.add(m.group())
-                    elif hit is not None:
-                        v4.append(hit)
+                    if hit is not None:
+                        hits.append(hit)
                     i = text.find(".", m.end())
                     continue
             i = text.find(".", i + 1)
-        hits += [h for h in v4 if not examples or text[h.start : h.end] not in examples]
         i = text.find(":")
         while i != -1:
             s = i - 4
@@ -133,9 +129,9 @@ class IpDetector:
             i = text.find(":", i + 1)
         return hits
 
-    def _ipv4(self, text: str, m: re.Match[str]) -> Hit | bool | None:
-        """The hit of one dotted quad, ``None`` when it is no personal address, ``True`` when it is one of
-        configuration or an example (then no occurrence of the same address in the text is reported)."""
+    def _ipv4(self, text: str, m: re.Match[str]) -> Hit | None:
+        """The hit of one dotted quad; ``None`` when this occurrence is no personal address (a version, a
+        network, configuration, an example or a server's address beside its host name)."""
         s = m.start()
         if s and _IPV4_LEFT.search(text, max(0, s - 5), s):
             return None
@@ -145,15 +141,15 @@ class IpDetector:
         if window_has(_VERSION_CONTEXT, text, s, 12):
             return None
         if self._example(text, s, m.end()):
-            return True
+            return None
         parts = value.split(".")
         small = int(parts[0]) < 10 and all(len(p) <= 2 for p in parts)  # 2.6.38.6, C11 7.21.6.2
         if small and not window_has(_NET_CONTEXT, text, s, self._window):
             return None
         if _HOST_BEFORE.search(text, max(0, s - 12), s) or _HOST_AFTER.match(text, m.end()):
-            return True  # a server's address in a DNS listing or hosts file
+            return None  # a server's address in a DNS listing or hosts file
         if _network_prefix(text, m.end(), 32):
-            return True
+            return None
         return Hit(self.type, s, m.end(), True, self.name)
 
     @staticmethod

@@ -25,7 +25,7 @@ from typing import Any
 import numpy as np
 
 from spcl.labels import LABELS
-from spcl.screen.evaluate import flag_metrics
+from spcl.screen.crossval import flag_metrics
 from spcl.screen.model import Screen
 from spcl.text import LANGS, guess_lang
 

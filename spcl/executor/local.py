@@ -26,7 +26,7 @@ def run_local(stage: Stage[C, W], cfg: C, clients: dict[str, Any] | None = None)
     try:
         if worker is not None and plan.todo:
             stage.check(worker)  # an unreachable endpoint stops the job before any unit is touched
-            with Progress(stage.name, total=stage.progress_total(plan)) as bar:
+            with Progress(stage.name, total=stage.progress_total(plan), total_work=stage.progress_work(plan)) as bar:
                 for unit in plan.todo:
                     reports.append(stage.process(worker, unit, bar))
         run = RunInfo("python", len(plan.todo), plan.skipped, sum(r.records for r in reports),

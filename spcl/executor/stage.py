@@ -10,12 +10,19 @@ asks :meth:`Stage.committed` and skips what this run already wrote.
 
 The executors (``spcl.executor.local``, ``spcl.executor.spark``) hold the control flow once; a job
 package keeps only what is its own (how to process a unit, what its outputs and metrics are).
+
+A stage whose input Spark should read itself (the filter: Hadoop lists and reads any URL and hands each
+file's bytes to a ``mapInArrow`` body) is also a :class:`SparkReader`: after the session starts the Spark
+executor asks it for the modules its workers import (preloaded once per executor), to complete the plan
+with what only Spark can list, for the :class:`SparkTasks` to run (the bodies and what they run over), and for
+the units Spark did not read; the control flow stays the executor's.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from typing import Any, ClassVar, Generic, Protocol, TypeVar
+from typing import Any, ClassVar, Generic, Literal, Protocol, TypeVar, runtime_checkable
 
 from spcl.executor.errors import JobError
 from spcl.executor.runs import with_run_id
@@ -63,7 +70,14 @@ class RunInfo:
     files_skipped: int
     records: int
     elapsed_seconds: float
-    reports: list[UnitReport] = field(default_factory=list)
+    reports: list[Any] = field(default_factory=list)
+    """The units' reports (:class:`UnitReport`, or a :class:`SparkReader`'s own report type)."""
+    session: Any = None
+    """The Spark session of a Spark run (a finish may count with it), else ``None``."""
+    timings: dict[str, float] = field(default_factory=dict)
+    """The executor's own timings in seconds (``session``: starting the Spark session)."""
+    tasks_started: float | None = None
+    """Epoch seconds when the first Spark job was submitted (the workers' start-up is measured from it)."""
 
 
 class Stage(Protocol, Generic[C, W]):
@@ -114,6 +128,10 @@ class Stage(Protocol, Generic[C, W]):
         """The records the plan's units hold, for the python engine's progress bar (``None``: unknown)."""
         ...
 
+    def progress_work(self, plan: Plan) -> int | None:
+        """The work (e.g. input bytes) the plan's units hold, for the bar's ETA when records are unknown."""
+        ...
+
     def process(self, worker: W, unit: Unit, progress: Progress | None = None) -> UnitReport:
         """Process one unit end to end and commit it, advancing ``progress`` (counts only) when given."""
         ...
@@ -124,6 +142,50 @@ class Stage(Protocol, Generic[C, W]):
 
     def finish(self, cfg: C, plan: Plan, run: RunInfo, worker: W | None) -> dict[str, Any]:
         """Reconcile, write metrics and manifests; returns the metrics (``worker`` on the python engine)."""
+        ...
+
+
+@dataclass(frozen=True)
+class SparkTasks:
+    """One Spark job a :class:`SparkReader` asks for: ``body`` run by ``mapInArrow`` over the DataFrame
+    ``data`` (``kind="arrow"``; the body yields Arrow batches of one string column ``report``) or by
+    ``mapPartitions`` over the RDD ``data`` (``kind="partitions"``; the body yields report strings)."""
+
+    kind: Literal["arrow", "partitions"]
+    data: Any
+    body: Callable[[Iterator[Any]], Iterator[Any]]
+
+
+@runtime_checkable
+class SparkReader(Protocol[C]):
+    """A stage whose input Spark reads itself (the filter's fast path); the Spark executor asks it, in order,
+    for the session's settings and the modules its workers import, the plan completed with what Spark lists,
+    the jobs to run, and the units Spark did not read. A failed task is not wrapped: the worker's exception
+    reaches the caller (the CLI shows it as one line)."""
+
+    def spark_settings(self, cfg: C) -> Any:
+        """The settings the session is built with (``spcl.spark.build_session``)."""
+        ...
+
+    def spark_preload(self, cfg: C) -> tuple[str, ...]:
+        """The modules the stage's Python workers import, imported once per executor by the daemon they fork
+        from (``build_session(preload=...)``; empty: none)."""
+        ...
+
+    def spark_plan(self, spark: Any, cfg: C, plan: Plan) -> Plan:
+        """``plan`` completed with the inputs only Spark can list (URLs), checked; the output prepared."""
+        ...
+
+    def spark_tasks(self, spark: Any, cfg: C, plan: Plan, rows: Any) -> list[SparkTasks]:
+        """The Spark jobs that process ``plan`` (``rows``: an accumulator the bodies add record counts to)."""
+        ...
+
+    def report_from_json(self, line: str) -> Any:
+        """One unit's report back from the line a body yielded."""
+        ...
+
+    def spark_leftovers(self, cfg: C, plan: Plan, reports: list[Any]) -> list[Any]:
+        """The reports of planned units that Spark did not read, processed on the driver."""
         ...
 
 
@@ -146,6 +208,10 @@ class FileStage:
         return with_run_id(cfg)
 
     def progress_total(self, plan: Plan) -> int | None:
+        """Unknown unless the stage says."""
+        return None
+
+    def progress_work(self, plan: Plan) -> int | None:
         """Unknown unless the stage says."""
         return None
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -82,13 +82,6 @@ def commit_unit(staged_vault: Path, vault_target: Path, parts: list[tuple[Path, 
             os.replace(src, dst)
 
 
-def jsonl_text(rows: Iterable[dict[str, Any]]) -> str:
-    """One JSON object a line (UTF-8 text kept as is).
-
-    >>> jsonl_text([{"a": "é"}, {"b": 1}])
-    '{"a": "é"}\\n{"b": 1}\\n'
-    """
-    return "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows)
 
 
 def read_jsonl(path: Path) -> Iterator[dict[str, Any]]:

@@ -1,8 +1,7 @@
-"""What both filter engines share on the driver: the job, its errors, the engine protocol, path and output checks.
+"""What the filter stage shares on the driver: the job, its errors, path, output and model checks, local reading.
 
-An engine (``spcl.filter.local.PythonEngine``, ``spcl.filter.spark.SparkEngine``) lists the inputs, checks the
-paths once, prepares the output and runs one task per unit of work into :class:`RunResult`; ``spcl.filter.job``
-chooses it once and reconciles what it wrote.
+The stage (``spcl.filter.job.FilterStage``) lists the inputs, checks the paths and the model card once,
+prepares the output, and runs on the executor layer (``spcl.executor``); these are its pieces.
 """
 
 from __future__ import annotations
@@ -12,10 +11,11 @@ import os
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass, field
-from typing import IO, Protocol
+from dataclasses import dataclass
+from typing import IO
 
 from spcl.config import Settings
+from spcl.executor.errors import JobError as ExecutorJobError
 from spcl.filter.batch import FilterContext, build_context
 from spcl.filter.task import DEFAULT_BATCH_ROWS, TaskReport, screen_split, screen_unopenable
 from spcl.io.inputs import Listing, UnsafeOutput, check_output, list_local_inputs
@@ -29,8 +29,8 @@ from spcl.progress import Progress
 log = logging.getLogger("spcl.filter.job")
 
 
-class JobError(RuntimeError):
-    """The job cannot start or did not reconcile; the message says why (never with record values)."""
+class JobError(ExecutorJobError):
+    """The filter cannot start or did not reconcile; the message says why (never with record values)."""
 
 
 class UsageError(JobError):
@@ -53,37 +53,6 @@ class FilterJob:
     master: str | None = None
     overwrite: bool = False
     submitted_master: bool = False
-
-
-@dataclass
-class RunResult:
-    """What an engine's run produced: every task's report, the files read and skipped, its stage timings."""
-
-    reports: list[TaskReport]
-    files: list[str]
-    skipped: dict[str, str]
-    stage_seconds: dict[str, float] = field(default_factory=dict)
-    duplicate_inputs: int = 0
-    startup: dict[str, float] = field(default_factory=dict)
-
-
-class Engine(Protocol):
-    """How the filter's tasks run: in this process or in Spark. Chosen once per run (``spcl.filter.job``)."""
-
-    name: str
-
-    @property
-    def master(self) -> str | None:
-        """The Spark master recorded in ``stats.json`` (``None`` for the python engine)."""
-        ...
-
-    def run(self, job: FilterJob) -> RunResult:
-        """List and check the inputs, prepare the output, screen every unit of work; the reports."""
-        ...
-
-    def duplicate_ids(self, job: FilterJob, relative_paths: list[str]) -> int:
-        """Rows minus distinct ids over the written files, for outputs too big or remote for pyarrow."""
-        ...
 
 
 @contextmanager
@@ -150,6 +119,30 @@ def list_local_inputs_or_fail(inputs: tuple[str, ...]) -> Listing:
         return list_local_inputs(inputs)
     except FileNotFoundError as err:
         raise JobError(str(err)) from None
+
+
+def model_problem(settings: Settings) -> str | None:
+    """Why the configured screen model cannot be loaded (one line, on the driver), or ``None`` when it can.
+
+    The artifact's card, format and file digests are checked (``spcl.screen.model.read_artifact``); the model
+    itself is built once, where it runs (the python engine's worker, or each Spark Python worker).
+    """
+    if not settings.screen.enabled:
+        return None
+    from spcl.filter.batch import resolve_model_path
+    from spcl.resources import shipped_locations
+    from spcl.screen.model import read_artifact
+
+    path = resolve_model_path(settings.screen.model)
+    if not path.exists():
+        tried = ", ".join(str(p) for p in [path, *shipped_locations(settings.screen.model)[:2]])
+        return (f"screen model {settings.screen.model!r} not found (tried {tried}); pass --model DIR, "
+                "set screen.model in the config, or --no-screen")
+    try:
+        read_artifact(path)
+    except Exception as err:  # a broken artifact: say which, never a traceback
+        return f"screen model {path} cannot be loaded: {type(err).__name__}: {str(err)[:200]}"
+    return None
 
 
 def load_context(job: FilterJob) -> FilterContext:

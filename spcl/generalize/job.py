@@ -601,13 +601,15 @@ def run_generalize_job(cfg: GeneralizeJobConfig, extractor: Extractor | None = N
     return run_local(STAGE, cfg, {"extractor": extractor, "chat": chat})
 
 
-def run_generalize_job_spark(cfg: GeneralizeJobConfig, master: str | None = None) -> dict[str, Any]:
+def run_generalize_job_spark(cfg: GeneralizeJobConfig, master: str | None = None,
+                             submitted: bool = False) -> dict[str, Any]:
     """Run the job with Spark: one task per unfinished input file, the same runner on executors.
 
     Executors read the vault key from their own environment (``SPCL_VAULT_KEY`` / ``SPCL_VAULT_KEY_FILE``);
     paths must be visible to every executor.
+    ``submitted``: running under spark-submit (``jobs/*.py``), whose master is kept unless ``master`` is given.
     """
-    return run_spark(STAGE, cfg, master)
+    return run_spark(STAGE, cfg, master, submitted)
 
 
 def iter_generalized(output: str | Path) -> Iterable[dict[str, Any]]:

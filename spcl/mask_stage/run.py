@@ -169,11 +169,12 @@ def run_mask_job(cfg: MaskJobConfig, extractor: Extractor | None = None) -> dict
     return run_local(STAGE, cfg, {"extractor": extractor})
 
 
-def run_mask_job_spark(cfg: MaskJobConfig, master: str | None = None) -> dict[str, Any]:
+def run_mask_job_spark(cfg: MaskJobConfig, master: str | None = None, submitted: bool = False) -> dict[str, Any]:
     """Run the job with Spark: one task per input file with work to do, the same ``MaskRunner`` on executors.
 
     Executors read the vault key from their own environment (``SPCL_VAULT_KEY`` / ``SPCL_VAULT_KEY_FILE``,
     e.g. ``spark.executorEnv.SPCL_VAULT_KEY_FILE``); it is never shipped inside a task. Paths must be
     visible to every executor (local mode, or a shared filesystem).
+    ``submitted``: running under spark-submit (``jobs/*.py``), whose master is kept unless ``master`` is given.
     """
-    return run_spark(STAGE, cfg, master)
+    return run_spark(STAGE, cfg, master, submitted)

@@ -21,8 +21,8 @@ from spcl.io.storage import write_atomic
 from spcl.manifest import write_manifest
 from spcl.report import charts
 from spcl.report.facts import filter_facts, mask_facts, output_kind
+from spcl.report.llm_cost import token_section
 from spcl.report.page import cards, counts_table, document, esc, image, number, status, table
-from spcl.report.tokens import token_section
 
 REPORT_HTML = "report.html"
 REPORT_DIR = "report"

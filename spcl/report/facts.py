@@ -20,7 +20,7 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from spcl.io.outputs import output_dataset
-from spcl.report.tokens import token_facts
+from spcl.report.llm_cost import token_facts
 
 log = logging.getLogger(__name__)
 
@@ -224,7 +224,7 @@ def _parquet_rows(folder: Path) -> int:
 
 def mask_facts(path: str | Path, flagged: int | None = None, gpu_tokens_per_s: float | None = None) -> dict[str, Any]:
     """Counts of a mask output: ``metrics.json`` checked against the rows in ``masked/`` and ``failed/``; its
-    tokens and the GPU-hours ``flagged`` documents need (``spcl.report.tokens.token_facts``)."""
+    tokens and the GPU-hours ``flagged`` documents need (``spcl.report.llm_cost.token_facts``)."""
     root = Path(path)
     metrics = json.loads((root / "metrics.json").read_text(encoding="utf-8"))
     masked_rows = _parquet_rows(root / "masked") if (root / "masked").is_dir() else 0

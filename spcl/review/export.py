@@ -18,6 +18,7 @@ from typing import Any
 import pyarrow as pa
 
 from spcl.config import PII_TYPES
+from spcl.io.jsonl import jsonl_text
 from spcl.manifest import MANIFEST_NAME, manifest_ref, record_counts, write_manifest
 from spcl.review.labels import CATEGORIES, LABELS, REVIEWER_COLUMNS
 from spcl.review.page import labelling_page
@@ -150,7 +151,7 @@ def to_csv(records: Iterable[Mapping[str, Any]]) -> str:
 
 def to_jsonl(records: Iterable[Mapping[str, Any]]) -> str:
     """One JSON object a line, ``label``/``categories``/``note`` left empty for the reviewer."""
-    return "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in records)
+    return jsonl_text(records)  # type: ignore[arg-type]
 
 
 def labelstudio_config(pii_types: Sequence[str] = PII_TYPES) -> str:

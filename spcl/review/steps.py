@@ -2,7 +2,7 @@
 
 Each function takes paths and settings (what the CLI parsed), reads and writes the files of a review batch and
 returns what the command prints; it raises ``ValueError``/``OSError``/``ReviewError`` naming files and ids.
-Drawing the sample is ``spcl.review.sample`` (plain Python), ``spcl.spark.sample`` or ``spcl.annotate.review``:
+Drawing the sample is ``spcl.review.sample`` (plain Python), ``spcl.spark.sample`` or ``spcl.annotate.disputed``:
 those import this package, so the command picks the engine.
 """
 

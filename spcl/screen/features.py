@@ -35,6 +35,9 @@ _SALT_BI = _U64(0x9E3779B97F4A7C15)
 _SALT_CHAR = _U64(0xC4A2000000000000)
 _SALT_LATIN = _U64(0x1A71000000000000)
 _LATIN_WORD = re.compile(r"[a-z0-9']+")
+_SALT_JA = _U64(0x4A41000000000000)
+_JA_CHAR_ORDERS = (1, 2)
+_LEX_ENGINES = ("mecab", "chars", "sp", "char", "latin")
 _BLOOM_BITS = 20
 _FIB = _U64(0x9E3779B97F4A7C15)
 
@@ -71,9 +74,9 @@ class FeatureSettings:
     lexicon: bool = True
     """Append lexicon hit counts (``log1p``) as dense columns."""
     mecab_dic: str = "unidic-lite"
-    """MeCab dictionary of the Japanese word tokens (``unidic-lite``, ``ipadic``, or ``none``: Japanese through
-    SentencePiece); a model's tokens depend on it, so it is a training setting, recorded in the card when not
-    the default."""
+    """MeCab dictionary of the Japanese word tokens (``unidic-lite``, ``ipadic``, ``none``: Japanese through
+    SentencePiece, or ``chars``: Japanese as character uni- and bigrams of their own, no MeCab); a model's tokens
+    depend on it, so it is a training setting, recorded in the card when not the default."""
 
     def __post_init__(self) -> None:
         if self.mecab_dic not in MECAB_DICTIONARIES:
@@ -98,13 +101,18 @@ class FeatureSettings:
 
 def mix64(keys: np.ndarray) -> np.ndarray:
     """splitmix64 finaliser over a ``uint64`` array (wrap-around arithmetic)."""
-    x = keys.astype(_U64, copy=True)
+    return _mix64_inplace(keys.astype(_U64, copy=True))
+
+
+def _mix64_inplace(x: np.ndarray) -> np.ndarray:
+    """:func:`mix64` overwriting ``x`` (a ``uint64`` array the caller owns), with one scratch buffer."""
+    tmp = np.empty_like(x)
     with np.errstate(over="ignore"):
-        x ^= x >> _U64(30)
-        x *= _U64(0xBF58476D1CE4E5B9)
-        x ^= x >> _U64(27)
-        x *= _U64(0x94D049BB133111EB)
-        x ^= x >> _U64(31)
+        for shift, mul in ((30, 0xBF58476D1CE4E5B9), (27, 0x94D049BB133111EB), (31, None)):
+            np.right_shift(x, _U64(shift), out=tmp)
+            x ^= tmp
+            if mul is not None:
+                x *= _U64(mul)
     return x
 
 
@@ -210,7 +218,9 @@ def bigram_keys(keys: np.ndarray, doc: np.ndarray) -> tuple[np.ndarray, np.ndarr
         return np.zeros(0, _U64), np.zeros(0, np.int64)
     same = doc[1:] == doc[:-1]
     with np.errstate(over="ignore"):
-        bk = mix64(keys[:-1][same]) * _SALT_BI + keys[1:][same]
+        bk = _mix64_inplace(keys[:-1][same].astype(_U64, copy=False))  # a fresh array: mixed in place
+        bk *= _SALT_BI
+        bk += keys[1:][same]
     return bk, doc[1:][same]
 
 
@@ -247,6 +257,20 @@ def char_ngram_keys(texts: Sequence[str], orders: Sequence[int],
     return np.concatenate(out_k), np.concatenate(out_d).astype(np.int64)
 
 
+def japanese_char_keys(texts: Sequence[str], orders: Sequence[int] = _JA_CHAR_ORDERS
+                       ) -> tuple[np.ndarray, np.ndarray]:
+    """Keys of the character uni- and bigrams of Japanese texts (``mecab_dic="chars"``: no MeCab) and their text
+    index: :func:`char_ngram_keys` in a key space of their own, so no Japanese token shares a column with a
+    Korean or English one by construction.
+
+    >>> k, d = japanese_char_keys(["東京", "京"])
+    >>> d.tolist(), bool(k[1] == k[2]), bool(k[0] == k[1])
+    ([0, 0, 1, 0], True, False)
+    """
+    k, d = char_ngram_keys(texts, orders)
+    return k ^ _SALT_JA, d
+
+
 class Featurizer:
     """Texts → hashed token counts (CSR) and lexicon counts, for one worker.
 
@@ -268,16 +292,16 @@ class Featurizer:
             tokenizers = Tokenizers(tokenizers.sp_model, settings.mecab_dic)
         self.tokenizers = tokenizers
         self._shift = _U64(64 - settings.bits)
-        self._lex_keys = {e: np.zeros(0, _U64) for e in ("mecab", "sp", "char", "latin")}
-        self._lex_mask = {e: np.zeros(0, np.uint8) for e in ("mecab", "sp", "char", "latin")}
-        self._lex_filter = {e: np.zeros(1 << _BLOOM_BITS, bool) for e in ("mecab", "sp", "char", "latin")}
+        self._lex_keys = {e: np.zeros(0, _U64) for e in _LEX_ENGINES}
+        self._lex_mask = {e: np.zeros(0, np.uint8) for e in _LEX_ENGINES}
+        self._lex_filter = {e: np.zeros(1 << _BLOOM_BITS, bool) for e in _LEX_ENGINES}
         self._head_first_char = np.zeros(0x110000, bool)  # first characters of the CJK terms' heads
         self._use_lex = bool(settings.lexicon and lexicon)
         if self._use_lex and lexicon is not None:
             self._build_lexicon(lexicon)
 
     def _build_lexicon(self, lexicon: Mapping[str, Mapping[str, Sequence[str]]]) -> None:
-        table: dict[str, dict[int, int]] = {"mecab": {}, "sp": {}, "char": {}, "latin": {}}
+        table: dict[str, dict[int, int]] = {e: {} for e in _LEX_ENGINES}
         for lang, kinds in lexicon.items():
             engine = route(lang, self.settings.mecab_dic)
             for kind, terms in kinds.items():
@@ -322,6 +346,8 @@ class Featurizer:
             return None
         if engine == "mecab":
             k, d = word_keys(self.tokenizers.wakati([term]))
+        elif engine == "chars":
+            k, d = japanese_char_keys([term], (1,))
         else:
             ids = self.tokenizers.pieces([term])[0]
             k = np.asarray(ids, np.int64).astype(_U64) + _SALT_SP
@@ -361,9 +387,16 @@ class Featurizer:
         prepared = [t[: s.max_chars].lower() for t in texts]
         engines = [route(lang, s.mecab_dic) for lang in langs]
         ja_idx = [i for i, e in enumerate(engines) if e == "mecab"]
-        sp_idx = [i for i, e in enumerate(engines) if e != "mecab"]
+        chars_idx = [i for i, e in enumerate(engines) if e == "chars"]
+        sp_idx = [i for i, e in enumerate(engines) if e == "sp"]
         keys_parts: list[np.ndarray] = []
         doc_parts: list[np.ndarray] = []
+        if chars_idx:
+            k, d = japanese_char_keys([prepared[i] for i in chars_idx])
+            d = np.asarray(chars_idx, np.int64)[d] if d.size else d
+            keys_parts.append(k)
+            doc_parts.append(d)
+            self._lex_hits("chars", k, d, lex)
         for engine, idx in (("mecab", ja_idx), ("sp", sp_idx)):
             if not idx:
                 continue
@@ -403,9 +436,9 @@ class Featurizer:
             self._lex_hits("char", k, d, lex)
         if not keys_parts:
             return sp.csr_matrix((n, 1 << s.bits), dtype=np.float32), lex
-        keys = np.concatenate(keys_parts)
-        docs = np.concatenate(doc_parts)
-        return count_matrix(docs, (mix64(keys) >> self._shift).astype(np.int64), n, s.bits), lex
+        cols = _mix64_inplace(np.concatenate(keys_parts).astype(_U64, copy=False))
+        cols >>= self._shift
+        return count_matrix(np.concatenate(doc_parts), cols, n, s.bits), lex
 
 
 def _filter_slots(keys: np.ndarray) -> np.ndarray:
@@ -421,13 +454,20 @@ def count_matrix(docs: np.ndarray, cols: np.ndarray, n: int, bits: int) -> sp.cs
     [[0.0, 0.0, 1.0, 0.0], [0.0, 0.0, 0.0, 2.0]]
     """
     width = 1 << bits
-    code = (np.asarray(docs, np.int64) << bits) | np.asarray(cols, np.int64)
+    if n << bits <= 1 << 32:  # a batch's (doc, col) code fits 32 bits: half the memory to sort
+        code = (np.asarray(docs, np.uint32) << np.uint32(bits)) | np.asarray(cols, np.uint32)
+    else:
+        code = (np.asarray(docs, np.int64) << bits) | np.asarray(cols, np.int64)
     code.sort()
-    first = np.ones(code.size, bool)
+    first = np.empty(code.size, bool)
+    first[:1] = True
     np.not_equal(code[1:], code[:-1], out=first[1:])
     starts = np.flatnonzero(first)
     unique = code[starts]
-    counts = np.diff(np.append(starts, code.size)).astype(np.float32)
+    counts = np.empty(starts.size, np.float32)
+    if starts.size:
+        counts[:-1] = np.diff(starts)
+        counts[-1] = code.size - starts[-1]
     indptr = np.zeros(n + 1, np.int32)
     np.cumsum(np.bincount(unique >> bits, minlength=n), out=indptr[1:])
     indices = (unique & (width - 1)).astype(np.int32)

@@ -25,7 +25,7 @@ from typing import Any
 import numpy as np
 from sklearn.model_selection import StratifiedGroupKFold
 
-from spcl.screen.evaluate import flag_metrics
+from spcl.screen.crossval import flag_metrics
 from spcl.screen.model import Screen
 from spcl.screen.train import Record, TrainSettings, fit_screen, near_duplicate_groups
 
@@ -120,6 +120,12 @@ def evaluate_recipe(screen: Screen, test: Sequence[Record], unlabelled: Sequence
     return out
 
 
+def lang_head_records(records: Sequence[Record], lang: str) -> list[Record]:
+    """The records a per-language head of ``lang`` trains on: that language's real and training-only records,
+    nothing of any other language (issue 23's "one model per language", measured with ``--lang-head``)."""
+    return [r for r in records if r.lang == lang]
+
+
 def leave_one_source_out(real: Sequence[Record], extra: Sequence[Record], settings: TrainSettings,
                          min_records: int = 30, only: Sequence[str] = (),
                          on_group: Callable[[dict[str, Any]], None] | None = None) -> dict[str, Any]:
@@ -167,6 +173,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     (the real labelled files, the training-only extras, the shipped settings), as JSON."""
     import argparse
 
+    from spcl.screen.features import FeatureSettings
     from spcl.screen.train import lang_values, read_records, record_from_dict
     from spcl.synth.screen_data import generate
 
@@ -184,6 +191,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--skip-loso", action="store_true")
     parser.add_argument("--skip-held-out", action="store_true")
     parser.add_argument("--only", default="", help="source groups to leave out, in order (lang:source,...)")
+    parser.add_argument("--lang-head", default="", help="held-out quarter of one language with a model trained "
+                        "on that language only (a per-language head), instead of the joint model")
+    parser.add_argument("--mecab-dic", default="unidic-lite", help="Japanese tokens (FeatureSettings.mecab_dic)")
     parser.add_argument("--out", required=True)
     args = parser.parse_args(argv)
     real = read_records(args.real)
@@ -193,12 +203,17 @@ def main(argv: Sequence[str] | None = None) -> int:
                        threshold_folds=args.threshold_folds,
                        global_threshold_langs=tuple(x for x in args.global_threshold_langs.split(",") if x),
                        lang_target_recall=lang_values(args.lang_target_recall, "--lang-target-recall"),
-                       lang_none_budget=lang_values(args.lang_none_budget, "--lang-none-budget"))
+                       lang_none_budget=lang_values(args.lang_none_budget, "--lang-none-budget"),
+                       features=replace(FeatureSettings(), mecab_dic=args.mecab_dic))
     report: dict[str, Any] = {"settings": settings.to_json()}
     if not args.skip_held_out:
         train, test = holdout_split(real)
-        report["held_out"] = evaluate_recipe(fit_screen(train + extra, settings), test,
-                                             read_unlabelled(args.unlabelled))
+        if args.lang_head:
+            train, test = lang_head_records(train, args.lang_head), lang_head_records(test, args.lang_head)
+            extra = lang_head_records(extra, args.lang_head)
+            report["lang_head"] = args.lang_head
+        unlabelled = [r for r in read_unlabelled(args.unlabelled) if r["lang"] == args.lang_head or not args.lang_head]
+        report["held_out"] = evaluate_recipe(fit_screen(train + extra, settings), test, unlabelled)
     def write(loso: dict[str, Any]) -> None:
         report["leave_one_source_out"] = loso
         Path(args.out).write_text(json.dumps(report, indent=1, sort_keys=True) + "\n")

@@ -99,7 +99,7 @@ class Screen:
         self.card: dict[str, Any] = dict(card or {})
         self.name = name
         self._files_digest = files_digest
-        self.featurizer = Featurizer(settings, Tokenizers(self.sp_model), self.lexicon)
+        self.featurizer = Featurizer(settings, Tokenizers(self.sp_model, settings.mecab_dic), self.lexicon)
         self._booster = lgb.Booster(model_str=lgbm_model)
         self._idf = self.arrays["idf"].astype(np.float32)
         self._svc_w = self.arrays["svc_coef"].astype(np.float32)

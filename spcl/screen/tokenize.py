@@ -15,9 +15,19 @@ from collections.abc import Iterable, Sequence
 import fugashi
 import sentencepiece as spm
 
-MECAB_DICTIONARIES: tuple[str, ...] = ("unidic-lite", "ipadic", "none")
+MECAB_DICTIONARIES: tuple[str, ...] = ("unidic-lite", "ipadic", "none", "chars")
 """MeCab dictionaries a screen model can be trained with (``FeatureSettings.mecab_dic``); ``none``: no MeCab,
-Japanese goes to SentencePiece like every other language."""
+Japanese goes to SentencePiece like every other language; ``chars``: no MeCab, Japanese becomes character
+uni- and bigrams in a key space of its own (Korean and English tokens unchanged)."""
+JA_TOKENS: dict[str, str] = {
+    "unidic-lite": "MeCab (fugashi + unidic-lite, -Owakati), lower-cased",
+    "ipadic": "MeCab (fugashi GenericTagger + ipadic, -Owakati), lower-cased",
+    "none": "SentencePiece (spm.model), lower-cased",
+    "chars": "character uni- and bigrams (no MeCab), keys of their own, lower-cased",
+}
+"""How the model card describes the Japanese tokens of each :data:`MECAB_DICTIONARIES` value."""
+NO_MECAB: tuple[str, ...] = ("none", "chars")
+"""The :data:`MECAB_DICTIONARIES` values that load no MeCab tagger."""
 
 
 def mecab_tagger(dic: str = "unidic-lite") -> fugashi.GenericTagger:
@@ -33,13 +43,15 @@ def mecab_tagger(dic: str = "unidic-lite") -> fugashi.GenericTagger:
 
 
 def route(lang: str, mecab_dic: str = "unidic-lite") -> str:
-    """Which tokenizer serves a language: ``mecab`` for ``ja`` (unless the model uses no MeCab), ``sp`` for
-    everything else.
+    """Which tokenizer serves a language: ``mecab`` for ``ja`` (``sp`` when the model uses no MeCab, ``chars``
+    for character n-grams), ``sp`` for everything else.
 
-    >>> [route(x) for x in ("ja", "ko", "en", "other", "xx")], route("ja", "none")
-    (['mecab', 'sp', 'sp', 'sp', 'sp'], 'sp')
+    >>> [route(x) for x in ("ja", "ko", "en", "other", "xx")], route("ja", "none"), route("ja", "chars")
+    (['mecab', 'sp', 'sp', 'sp', 'sp'], 'sp', 'chars')
     """
-    return "mecab" if lang == "ja" and mecab_dic != "none" else "sp"
+    if lang != "ja" or mecab_dic == "none":
+        return "sp"
+    return "chars" if mecab_dic == "chars" else "mecab"
 
 
 def train_sentencepiece(texts: Iterable[str], vocab_size: int, seed: int = 0) -> bytes:
@@ -76,7 +88,7 @@ class Tokenizers:
     rest."""
 
     def __init__(self, sp_model: bytes, mecab_dic: str = "unidic-lite") -> None:
-        self.mecab = mecab_tagger(mecab_dic) if mecab_dic != "none" else None
+        self.mecab = mecab_tagger(mecab_dic) if mecab_dic not in NO_MECAB else None
         self.mecab_dic = mecab_dic
         self.sp_model = bytes(sp_model)
         self.sp = spm.SentencePieceProcessor(model_proto=sp_model)
@@ -89,7 +101,7 @@ class Tokenizers:
     def wakati(self, texts: Sequence[str]) -> list[str]:
         """MeCab word segmentation: one space-separated string per text (newlines dropped)."""
         if self.mecab is None:
-            raise ValueError("this screen uses no MeCab (mecab_dic='none')")
+            raise ValueError(f"this screen uses no MeCab (mecab_dic={self.mecab_dic!r})")
         parse = self.mecab.parse
         return [parse(t) for t in texts]
 

@@ -30,7 +30,7 @@ from spcl.labels import LABELS
 from spcl.screen.features import FeatureSettings, Featurizer, fit_idf, tfidf
 from spcl.screen.lexicon import default_lexicon
 from spcl.screen.model import CATEGORIES, Screen
-from spcl.screen.tokenize import Tokenizers, train_sentencepiece
+from spcl.screen.tokenize import JA_TOKENS, Tokenizers, train_sentencepiece
 from spcl.text import LANGS, guess_lang
 
 log = logging.getLogger(__name__)
@@ -496,7 +496,7 @@ def _training_card(records: Sequence[Record], settings: TrainSettings, lgbm_colu
                if settings.global_threshold_langs else "")
         ),
         "tokenizers": {
-            "ja": "MeCab (fugashi + unidic-lite, -Owakati), lower-cased",
+            "ja": JA_TOKENS[settings.features.mecab_dic],
             "ko/en/other": "SentencePiece unigram trained on the training texts (spm.model), lower-cased",
         },
         "models": {

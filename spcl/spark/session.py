@@ -2,8 +2,8 @@
 
 Every job (filter, mask, generalize, annotate, review sampling) builds its session here. Its Python workers
 import the installed spcl whatever the working folder (``PYTHONSAFEPATH``). A master given on
-the command line wins; under ``spark-submit`` (``submitted``, or ``SPARK_MASTER_SUBMITTED`` for the jobs that
-still set it) the submitted master is kept; otherwise the config's ``spark.master`` (default ``local[*]``).
+the command line wins; under ``spark-submit`` (``submitted``: ``jobs/*.py`` pass a hidden ``--submitted``
+flag) the submitted master is kept; otherwise the config's ``spark.master`` (default ``local[*]``).
 """
 
 from __future__ import annotations
@@ -81,7 +81,7 @@ def build_session(settings: Settings | None = None, master: str | None = None,
 
     sp = settings.spark
     builder = SparkSession.builder.appName(app_name or sp.app_name)
-    if master or not (submitted or os.environ.get("SPARK_MASTER_SUBMITTED")):
+    if master or not submitted:
         builder = builder.master(master or sp.master)
     conf = {
         "spark.sql.execution.arrow.maxRecordsPerBatch": str(sp.batch_rows),

@@ -18,6 +18,7 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 from spcl.detect.validators import luhn_check_digit, mynumber_check_digit, rrn_check_digit
+from spcl.io.jsonl import write_jsonl
 
 FILLER: dict[str, list[str]] = {
     "ja": [
@@ -200,25 +201,9 @@ def generate_corpus(n: int, seed: int = 0, mean_bytes: int = 1500) -> Iterator[d
         }
 
 
-def write_jsonl(docs: Iterator[dict[str, Any]], path: str, drop: tuple[str, ...] = ()) -> int:
-    """Write documents as JSONL (``.gz``/``.zst`` by suffix), leaving out the ``drop`` fields; returns count."""
-    import gzip
-
-    import zstandard
-
-    count = 0
-    if path.endswith(".gz"):
-        fh = gzip.GzipFile(path, "wb", mtime=0)
-    elif path.endswith(".zst"):
-        fh = zstandard.ZstdCompressor().stream_writer(open(path, "wb"))  # noqa: SIM115
-    else:
-        fh = open(path, "wb")  # noqa: SIM115
-    with fh:
-        for doc in docs:
-            row = {k: v for k, v in doc.items() if k not in drop}
-            fh.write(json.dumps(row, ensure_ascii=False).encode() + b"\n")
-            count += 1
-    return count
+def _without(docs: list[dict[str, Any]], drop: tuple[str, ...]) -> Iterator[dict[str, Any]]:
+    """The documents without the ``drop`` fields (ground truth kept out of the files)."""
+    return ({k: v for k, v in d.items() if k not in drop} for d in docs)
 
 
 BAD_LINES: tuple[bytes, ...] = (
@@ -249,9 +234,9 @@ def write_sample_corpus(out_dir: str, seed: int = 0) -> dict[str, int]:
     os.makedirs(out_dir, exist_ok=True)
     docs = list(generate_corpus(3000, seed))
     counts = {
-        "crawl-0000.jsonl.gz": write_jsonl(iter(docs[:1500]), f"{out_dir}/crawl-0000.jsonl.gz", drop=("planted",)),
-        "crawl-0001.jsonl.zst": write_jsonl(iter(docs[1500:2500]), f"{out_dir}/crawl-0001.jsonl.zst",
-                                            drop=("planted",)),
+        "crawl-0000.jsonl.gz": write_jsonl(f"{out_dir}/crawl-0000.jsonl.gz", _without(docs[:1500], ("planted",))),
+        "crawl-0001.jsonl.zst": write_jsonl(f"{out_dir}/crawl-0001.jsonl.zst",
+                                            _without(docs[1500:2500], ("planted",))),
     }
     rows = [{k: v for k, v in d.items() if k != "planted"} for d in docs[2500:]]
     pq.write_table(pa.Table.from_pylist(rows), f"{out_dir}/crawl-0002.parquet", compression="zstd")

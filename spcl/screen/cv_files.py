@@ -9,7 +9,7 @@ from typing import Any
 
 import numpy as np
 
-from spcl.screen.evaluate import CVResult
+from spcl.screen.crossval import CVResult
 
 
 def pr_curve(scores: np.ndarray, positive: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
