@@ -206,21 +206,43 @@ class _WorkerMemory(threading.Thread):
 
 
 
-def tree_cpu_seconds() -> float:
-    """CPU seconds (user + system) this process and its live descendants used so far (the driver JVM and the
-    Python daemon and workers of local mode, reaped children included): unlike wall time, what a run cost
-    whatever else the machine runs."""
+def process_role(cmdline: str) -> str:
+    """Which part of a Spark run a process of the driver's tree is, by its command line: ``jvm`` (a Java
+    process), ``python workers`` (pyspark's daemon or one of its workers) or ``driver`` (anything else).
+
+    >>> process_role("/usr/bin/java -cp ... org.apache.spark.deploy.SparkSubmit pyspark-shell")
+    'jvm'
+    >>> process_role("/venv/bin/python -m spcl.spark.daemon")
+    'python workers'
+    """
+    if "java" in cmdline.split(" ", 1)[0]:
+        return "jvm"
+    if "daemon" in cmdline or "pyspark.worker" in cmdline:
+        return "python workers"
+    return "driver"
+
+
+def tree_cpu_split() -> dict[str, float]:
+    """CPU seconds (user + system) this process and its live descendants used so far, by :func:`process_role`
+    (the driver's Python, the driver JVM, pyspark's Python daemon and workers; reaped children counted with
+    their parent): unlike wall time, what a run cost whatever else the machine runs."""
     import psutil
 
-    total = 0.0
+    split = {"driver": 0.0, "jvm": 0.0, "python workers": 0.0}
     me = psutil.Process()
     for proc in (me, *me.children(recursive=True)):
         try:
-            t = proc.cpu_times()
+            t, cmd = proc.cpu_times(), " ".join(proc.cmdline())
         except psutil.Error:
             continue
-        total += t.user + t.system + t.children_user + t.children_system
-    return total
+        role = "driver" if proc.pid == me.pid else process_role(cmd)
+        split[role] += t.user + t.system + t.children_user + t.children_system
+    return {k: round(v, 2) for k, v in split.items()}
+
+
+def tree_cpu_seconds() -> float:
+    """The sum of :func:`tree_cpu_split`."""
+    return round(sum(tree_cpu_split().values()), 2)
 
 
 def _cold_run_child(inputs: list[str], output: str, screen: bool, engine: str, master: str | None) -> dict[str, Any]:
@@ -230,12 +252,14 @@ def _cold_run_child(inputs: list[str], output: str, screen: bool, engine: str, m
     from spcl.filter.spark_tasks import process_started_at
 
     born = process_started_at() or time.time()
-    imported = time.time()
+    imported, imported_cpu = time.time(), time.process_time()
     settings = load_settings(overrides={"screen.enabled": screen})
     stats = run_filter(FilterJob(tuple(inputs), output, settings, engine, master, overwrite=True))
     done = time.time()
-    return {"docs": stats["reconciliation"]["input_records"], "wall": done - born, "cpu": tree_cpu_seconds(),
-            "driver_imports": imported - born, "stage_seconds": stats["stage_seconds"],
+    cpu = tree_cpu_split()
+    return {"docs": stats["reconciliation"]["input_records"], "wall": done - born, "cpu": sum(cpu.values()),
+            "cpu_split": cpu, "driver_imports": imported - born, "driver_imports_cpu": imported_cpu,
+            "stage_seconds": stats["stage_seconds"],
             "startup_seconds": stats.get("startup_seconds", {}), "task_seconds": stats["task_seconds"]}
 
 
