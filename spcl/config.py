@@ -165,6 +165,9 @@ class SparkSettings(_Section):
     preload_workers: bool = Field(
         True, exclude=True, description="start pyspark's Python daemon with the job's worker modules imported "
         "(spcl.spark.daemon), so each forked Python worker starts warm")
+    class_sharing: bool = Field(
+        True, exclude=True, description="a driver spcl launches maps a class-data-sharing archive of Spark's "
+        "classes, written by the first such driver (spcl.spark.class_sharing)")
 
     @field_validator("driver_java_options", "executor_java_options")
     @classmethod

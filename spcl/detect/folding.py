@@ -32,6 +32,8 @@ from contextlib import suppress
 from dataclasses import dataclass
 from pathlib import Path
 
+from spcl.cache import cache_dir as spcl_cache_dir
+
 
 def _ranges(codepoints: list[int]) -> str:
     """A regex character-class body for ``codepoints`` (sorted), as escaped ranges."""
@@ -73,15 +75,6 @@ TABLES_VERSION = 1
 """Version of the cached tables' layout (:func:`cached_tables`); a new layout gets a new file."""
 
 
-def tables_cache_dir() -> Path:
-    """Where the folding tables are cached: ``$SPCL_CACHE_DIR``, else ``$XDG_CACHE_HOME/spcl``, else
-    ``~/.cache/spcl``."""
-    if os.environ.get("SPCL_CACHE_DIR"):
-        return Path(os.environ["SPCL_CACHE_DIR"])
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return Path(base) / "spcl"
-
-
 def _tables_key() -> str:
     """What the tables depend on: the layout version, Python's Unicode database and this module's source."""
     source = Path(__file__).read_bytes()
@@ -121,7 +114,7 @@ def cached_tables(cache_dir: Path | None = None) -> tuple[frozenset[str], frozen
     written there for the next process (atomically; a cache that cannot be written is skipped). A file of
     another layout, Unicode version or source is never read; a malformed one is rebuilt."""
     key = _tables_key()
-    path = (cache_dir or tables_cache_dir()) / f"folding-{key}.json"
+    path = (cache_dir or spcl_cache_dir()) / f"folding-{key}.json"
     try:
         tables = _decode(json.loads(path.read_bytes()), key)
     except (OSError, ValueError):
