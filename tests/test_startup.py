@@ -149,3 +149,18 @@ def test_the_benchmark_splits_cpu_seconds_like_wall_time_into_marginal_and_fixed
     assert m["docs_per_s_per_core"] == pytest.approx(1000 / 15 / 2)  # medians 20 s and 35 s
     assert m["docs_per_cpu_s"] == pytest.approx(100.0) and m["startup_cpu_s"] == pytest.approx(7.5)
     assert "docs_per_cpu_s" not in marginal([{"docs": 1, "wall": 1.0}], [{"docs": 2, "wall": 2.0}], 1)
+
+
+def test_a_run_s_cpu_seconds_are_split_by_process_role() -> None:
+    from spcl.bench.filter import _startup_split, process_role, tree_cpu_split
+
+    assert process_role("/usr/lib/jvm/bin/java -cp x org.apache.spark.executor.CoarseGrainedExecutorBackend") == "jvm"
+    assert process_role("/venv/bin/python -m pyspark.daemon") == "python workers"
+    assert process_role("/venv/bin/python -c import spcl") == "driver"
+    mine = tree_cpu_split()  # this process only: all of it is the driver's
+    assert mine["driver"] > 0 and mine["jvm"] == 0 and mine["python workers"] == 0
+    run = {"driver_imports": 1.0, "stage_seconds": {"list_inputs": 5.0}, "startup_seconds": {"session": 4.0},
+           "cpu_split": {"driver": 1.0, "jvm": 3.0}}
+    split = _startup_split([run, {**run, "cpu_split": {"driver": 2.0, "jvm": 5.0}}])
+    assert split["listing + output checks"] == 1.0
+    assert split["CPU seconds of the whole run: jvm"] == 4.0 and split["CPU seconds of the whole run: driver"] == 1.5

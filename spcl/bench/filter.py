@@ -315,6 +315,8 @@ def _startup_split(runs: list[dict[str, Any]]) -> dict[str, float]:
                  "job submit → first Python worker": su.get("worker_launch", 0.0),
                  "worker imports": su.get("worker_imports", 0.0), "model load (per worker)": su.get("model_load", 0.0),
                  "count ids + reconcile + stats": st.get("count_ids", 0.0) + st.get("reconcile", 0.0)}
+        for role, cpu in r.get("cpu_split", {}).items():
+            parts[f"CPU seconds of the whole run: {role}"] = cpu
         for k, v in parts.items():
             keys.setdefault(k, []).append(v)
     return {k: _median(v) for k, v in keys.items()}
@@ -371,20 +373,10 @@ def _print_split(title: str, split: dict[str, float]) -> None:
         print(f"    {seconds:6.2f}  {name}")
 
 
-def run_filter_bench(docs: int, seed: int, workdir: str | None, spark: bool = True,
-                     screen: bool = False, corpus: str = "real", repeat: int = 3, cluster: bool = False
-                     ) -> dict[str, Any]:
-    """Generate the corpus, run both engines (and the cluster), print a side-by-side report; returns the numbers.
-
-    ``docs`` documents in 4 files are the large input, ``docs // 8`` in 4 files the small one; each engine runs
-    both ``repeat`` times, interleaved, each run in a fresh process.
-    """
-    root = Path(workdir or tempfile.mkdtemp(prefix="spcl-bench-"))
-    inputs = make_bench_corpus(root / "input", docs, seed, corpus=corpus)
-    small_inputs = make_bench_corpus(root / "input-small", max(docs // 8, 4), seed + 1, corpus=corpus)
-    size = sum(os.path.getsize(p) for p in inputs)
-    print(f"corpus: {docs} {corpus} docs (en/ja/ko, a third each) in {len(inputs)} files under {root} "
-          f"({size / 2**20:.1f} MiB compressed); small input {max(docs // 8, 4)} docs; {repeat} cold runs each")
+def _local_bench(root: Path, inputs: list[str], small_inputs: list[str], screen: bool, spark: bool,
+                 repeat: int) -> dict[str, Any]:
+    """The batch function in one process, then whole cold runs of the python engine and Spark local[2]."""
+    result: dict[str, Any] = {}
     code = ("import json,sys; from spcl.bench.filter import _python_engine_child as f; "
             "print(json.dumps(f(json.loads(sys.argv[1]), sys.argv[2], sys.argv[3] == '1')))")
     child = subprocess.run([sys.executable, "-c", code, json.dumps(inputs), str(root / "out-python"),
@@ -403,7 +395,7 @@ def run_filter_bench(docs: int, seed: int, workdir: str | None, spark: bool = Tr
     print("  where the batch function spends its time (cProfile self time):")
     for stage, share in py["stage_profile"].items():
         print(f"    {share:6.1%}  {stage}")
-    result: dict[str, Any] = {"python": py}
+    result["python"] = py
     runs: dict[str, dict[str, list[dict[str, Any]]]] = {}
     configs: list[tuple[str, str, str | None, int]] = [("python", "python", None, 1)]
     if spark:
@@ -432,6 +424,26 @@ def run_filter_bench(docs: int, seed: int, workdir: str | None, spark: bool = Tr
         if screen:
             print(f"  Spark vs 266 docs/s/core anchor: "
                   f"{result['spark local[2]']['docs_per_s_per_core'] / ANCHOR_SCREEN_DOCS_PER_CORE:.1f}x")
+    return result
+
+
+def run_filter_bench(docs: int, seed: int, workdir: str | None, spark: bool = True,
+                     screen: bool = False, corpus: str = "real", repeat: int = 3, cluster: bool = False,
+                     local: bool = True) -> dict[str, Any]:
+    """Generate the corpus, run both engines (and the cluster), print a side-by-side report; returns the numbers.
+
+    ``docs`` documents in 4 files are the large input, ``docs // 8`` in 4 files the small one; each engine runs
+    both ``repeat`` times, interleaved, each run in a fresh process; ``local=False`` runs only the cluster.
+    """
+    root = Path(workdir or tempfile.mkdtemp(prefix="spcl-bench-"))
+    inputs = make_bench_corpus(root / "input", docs, seed, corpus=corpus)
+    small_inputs = make_bench_corpus(root / "input-small", max(docs // 8, 4), seed + 1, corpus=corpus)
+    size = sum(os.path.getsize(p) for p in inputs)
+    print(f"corpus: {docs} {corpus} docs (en/ja/ko, a third each) in {len(inputs)} files under {root} "
+          f"({size / 2**20:.1f} MiB compressed); small input {max(docs // 8, 4)} docs; {repeat} cold runs each")
+    result: dict[str, Any] = {}
+    if local:
+        result.update(_local_bench(root, inputs, small_inputs, screen, spark, repeat))
     if cluster:
         result["cluster"] = run_cluster_bench(root, inputs, small_inputs, screen, repeat)
     return result
@@ -449,7 +461,8 @@ def _cluster_run(cluster: Any, inputs: list[str], output: str, screen: bool, pea
         monitor.stop()
     peaks["python"] = max(peaks["python"], monitor.peak_python_mb)
     peaks["executor"] = max(peaks["executor"], monitor.peak_executor_mb)
-    return {**run, "cpu": run["cpu"] + monitor.cpu_seconds}
+    return {**run, "cpu": run["cpu"] + monitor.cpu_seconds,
+            "cpu_split": {**run.get("cpu_split", {}), "executors (JVM + Python)": round(monitor.cpu_seconds, 2)}}
 
 
 def run_cluster_bench(root: Path, inputs: list[str], small_inputs: list[str], screen: bool,
