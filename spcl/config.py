@@ -153,6 +153,29 @@ class SparkSettings(_Section):
     batch_rows: int = Field(2000, gt=0, description="rows per Arrow batch in the screen and the writers")
     max_partition_bytes: str = Field("32m", description="input bytes per read task (files are never split)")
     conf: dict[str, str] = Field(default_factory=dict, description="extra spark.* settings")
+    # start-up knobs (spcl.spark.session): they cannot change an output, so they are left out of the config hash
+    # and of the settings shipped to workers (exclude=True)
+    ui: bool = Field(False, exclude=True, description="spark.ui.enabled: the web UI (Jetty) of the driver")
+    driver_java_options: str = Field(
+        "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC", exclude=True,
+        description="JVM options of a driver that spcl launches itself (not under spark-submit)")
+    executor_java_options: str = Field(
+        "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC", exclude=True,
+        description="JVM options of a cluster's executors (local mode runs them in the driver's JVM)")
+    preload_workers: bool = Field(
+        True, exclude=True, description="start pyspark's Python daemon with the job's worker modules imported "
+        "(spcl.spark.daemon), so each forked Python worker starts warm")
+    class_sharing: bool = Field(
+        True, exclude=True, description="a driver spcl launches maps a class-data-sharing archive of Spark's "
+        "classes, written by the first such driver (spcl.spark.class_sharing)")
+
+    @field_validator("driver_java_options", "executor_java_options")
+    @classmethod
+    def _java_options(cls, value: str) -> str:
+        bad = [tok for tok in value.split() if not tok.startswith("-")]
+        if bad:
+            raise ValueError(f"JVM options must each start with '-' ({len(bad)} do not)")
+        return value
 
 
 class OutputSettings(_Section):

@@ -165,17 +165,18 @@ def test_run_spark_hands_the_submitted_flag_to_the_session(toy: ToyStage, monkey
     import spcl.spark
     import spcl.spark.files
 
-    seen: list[tuple[object, object]] = []
+    seen: list[tuple[object, object, object]] = []
 
-    def session(settings: object, master: object = None, app_name: object = None, submitted: bool = False) -> object:
-        seen.append((master, submitted))
+    def session(settings: object, master: object = None, app_name: object = None, submitted: bool = False,
+                preload: tuple[str, ...] = ()) -> object:
+        seen.append((master, submitted, preload))
         return object()
 
     monkeypatch.setattr(spcl.spark, "build_session", session)
     monkeypatch.setattr(spcl.spark.files, "run_per_file", lambda *a: [])
     run_spark(toy, ToyConfig(["a"]))
     run_spark(toy, ToyConfig(["a"]), "local[1]", submitted=True)
-    assert seen == [(None, False), ("local[1]", True)]
+    assert seen == [(None, False, ()), ("local[1]", True, ())]  # a per-unit stage preloads nothing
 
 
 JOB_ARGS = {"mask": ["--input", "in", "--output", "out", "--vault", "v"],

@@ -171,3 +171,37 @@ def test_the_helpers_examples() -> None:
 
     result = doctest.testmod(sys.modules[__name__])
     assert result.attempted >= 4 and result.failed == 0
+
+
+CHAT_SIDE = ("spcl.extract.backends.chat", "spcl.extract.backends.engines")
+"""The shared chat clients and the model loaders they use (every stage that talks to an LLM goes through them)."""
+CHAT_MAY_IMPORT = frozenset({f"spcl.extract.backends.{m}" for m in ("errors", "engines", "transient")})
+
+
+def test_the_chat_client_imports_no_extractor_module(imports: dict[str, set[str]]) -> None:
+    """``spcl annotate`` and ``spcl generalize`` use the chat clients without the extractor side: the chat and
+    engine modules import (anywhere in them) only the shared error, the loaders and the transient-failure rules,
+    never the extractor interface, an extractor backend, the extract contract or the factory (which builds them:
+    ``spcl.extract.backends.registry``)."""
+    for module in CHAT_SIDE:
+        spcl_imports = {t for t in imports[module] if t.startswith("spcl.")}
+        assert spcl_imports <= CHAT_MAY_IMPORT, f"{module} imports {sorted(spcl_imports - CHAT_MAY_IMPORT)}"
+
+
+def module_edges(imports: dict[str, set[str]]) -> set[tuple[str, str]]:
+    """``(module, imported module)`` between spcl modules; a module importing its own package's ``__init__`` is
+    left out (a package re-exports its modules: that is not a loop of ideas).
+
+    >>> sorted(module_edges({"spcl.a": {"spcl.a.b"}, "spcl.a.b": {"spcl.a", "spcl.c"}, "spcl.c": {"json"}}))
+    [('spcl.a', 'spcl.a.b'), ('spcl.a.b', 'spcl.c')]
+    """
+    modules = set(imports)
+    return {(m, t) for m, targets in imports.items() for t in targets
+            if t in modules and t != m and not m.startswith(t + ".")}
+
+
+def test_no_cycle_between_spcl_modules(imports: dict[str, set[str]]) -> None:
+    """Inside a package too, modules form layers (e.g. ``annotate.job`` and ``annotate.finalize`` imported each
+    other; the chat client imported the factory that builds it)."""
+    found = cycles(module_edges(imports))
+    assert not found, f"import cycles between modules: {found}"

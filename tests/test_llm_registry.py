@@ -11,7 +11,8 @@ from typing import Any
 import pytest
 
 from spcl.extract.backends import BACKENDS, Extraction, Extractor, make_extractor, registry
-from spcl.extract.backends.chat import CHAT_BACKENDS, ChatReply, ChatRequest, make_chat
+from spcl.extract.backends.chat import ChatReply, ChatRequest
+from spcl.extract.backends.registry import CHAT_BACKENDS, make_chat
 
 ROOT = Path(__file__).resolve().parent.parent
 

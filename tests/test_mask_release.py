@@ -278,7 +278,8 @@ def test_masked_rows_take_only_released_documents() -> None:
     who = RowIdentity("openai", "m", "extract-v2", "f.parquet", "h")
     forged = Released("x", [], [], {}, object())
     with pytest.raises(TypeError, match="release"):
-        rows.add("a", "k", None, forged, who, "openai", "m", "extract-v2", "w")
+        rows.add("a", "k", None, forged, who, extracted_by="openai", model="m", prompt_version="extract-v2",
+                 vault_file="w")
     assert len(rows) == 0
 
 

@@ -45,12 +45,26 @@ def _found(text: str, lang: str | None = None) -> list[str]:
         ("ハーマン社は藤倉電線に納品した。", "ja", []),
         # a surname + a short given name the dictionary lacks, but not a surname + a company/prize noun
         ("1940年、中山ちゑが青森県で急死。芥川賞と直木賞、藤本製薬。", "ja", ["中山ちゑ"]),
+        # a surname glued to a company, cabinet or unit noun is no full name; before a title it is a surname
+        ("北野建設が湯島に建て、大隈内閣が倒れ、藤堂隊に従った。", "ja", []),
+        ("小田船長と河野大使が来た。", "ja", ["小田", "河野"]),
         ("김모(33)씨와 A씨(42)는 박씨를 만났다", "ko", ["김모", "A씨", "박씨"]),
         ("김 의원과 윤 전 대변인, A(25)씨, K군을 조사했다", "ko", ["김 의원", "윤 전 대변인", "A(25)씨", "K군"]),
         # 이모 and 장모 are also kin words: the title or age stays with them
         ("이모(36)씨는 장모와 함께 왔다", "ko", ["이모(36)씨"]),
         ("한 선수가 전 대통령을 만났다. 반군과 공군이 태양 아래", "ko", []),
         ("Please call Dr. Jane Roe; my name is Sam Lee.", "en", ["Jane Roe", "Sam Lee"]),
+        # a capital inside a surname: main read 'Mc' of McCarthy, not a whole word, so the name leaked
+        ("Mr McCarthy met Dr. MacDonald and Michael O'Brien at Dr Roe's.", "en",
+         ["McCarthy", "MacDonald", "Michael O'Brien", "Roe"]),
+        # the credits of a real man page (du.1), wrapped as man shows them; a team or a default is no name
+        ("Written by Torbjorn Granlund, David MacKenzie, Paul\n       Eggert, and Jim Meyering.", "en",
+         ["Torbjorn Granlund", "David MacKenzie", "Paul\n       Eggert", "Jim Meyering"]),
+        ("Written by Richard M. Stallman. Maintained by Debian Developers, written by default.", "en",
+         ["Richard M. Stallman"]),
+        # 'named' then a new paragraph (pgrep.1) is no name; a letter's signature after a blank line still is
+        ("$ pgrep -u root named\n\n       Example 2: Make syslog reread", "en", []),
+        ("Sincerely,\n\nJohn Smith", "en", ["John Smith"]),
     ],
 )
 def test_rule_finders(text: str, lang: str, expected: list[str]) -> None:

@@ -69,6 +69,7 @@ def test_training_is_reproducible_and_writes_a_card(tmp_path: Path) -> None:
     card = json.loads((tmp_path / "a" / "model_card.json").read_text("utf-8"))
     assert card["data"]["sha256"] == hashlib.sha256(data.read_bytes()).hexdigest()
     assert set(card["heldout"]) == {"ja", "ko"} and set(card["thresholds"]) == {"ja", "ko"}
+    assert set(card["heldout_pipeline"]) == {"ja", "ko"}  # the CRF merged with the rule finders, as shipped
     # the model learned the training sentences
     assert tagger_spans("김연아의 경기를 봤다.", "ko", str(tmp_path / "a"), cut=0.5) == [(0, 3)]
 
@@ -121,7 +122,40 @@ def test_korean_rule_names_the_crf_does_not_touch_are_not_added(monkeypatch: pyt
     monkeypatch.setenv("SPCL_NAMES_TAGGER", "off")
     assert [text[s:e] for s, e in find_person_names(text, "ko")] == ["드로우"]
     monkeypatch.setenv("SPCL_NAMES_TAGGER", "auto")
-    monkeypatch.setattr(tagger, "tagger_spans", lambda text, lang, *a, **k: [])  # a CRF that finds no name
+    def crf(found: list[tuple[int, int]]):  # a sure CRF that finds ``found`` in Korean, beside the real rule spans
+        return lambda text, lang, *a, **k: ([(s, e, 1.0) for s, e in found] if lang == "ko" else [],
+                                            tagger.analyse(text, lang)[1])
+
+    monkeypatch.setattr(tagger, "scored_spans", crf([]))  # a CRF that finds no name
     assert find_person_names(text, "ko") == []
-    monkeypatch.setattr(tagger, "tagger_spans", lambda text, lang, *a, **k: [(12, 14)] if lang == "ko" else [])
+    monkeypatch.setattr(tagger, "scored_spans", crf([(12, 14)]))
     assert [text[s:e] for s, e in find_person_names(text, "ko")] == ["드로우"]  # an overlapping rule span widens it
+
+
+@pytest.mark.skipif(not (SHIPPED / "ja.crfsuite").is_file(), reason="no shipped names-crf model")
+def test_the_finder_parses_a_japanese_text_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    from spcl.extract.names import ja
+
+    monkeypatch.setenv("SPCL_NAMES_NER", "off")
+    real = ja._tagger()
+    calls = []
+
+    def counting(text: str) -> list:
+        calls.append(len(text))
+        return real(text)
+
+    monkeypatch.setattr(ja, "_tagger", lambda: counting)
+    text = "山田太郎さんはチェーホフを読んだ。"
+    assert [text[s:e] for s, e in find_person_names(text, "ja")] == ["山田太郎", "チェーホフ"]
+    assert calls == [len(text)]  # the CRF and the rule finder share one MeCab parse (main parsed twice)
+
+
+def test_a_japanese_crf_span_the_rules_agree_with_needs_less_confidence() -> None:
+    from spcl.extract.names import merge_japanese
+
+    text = "監督のオットー・レーハーゲルと山田は会った。"  # 3..15 a katakana name, 16..18 a kanji surname
+    scored = [(3, 15, 0.75), (16, 18, 0.75)]
+    assert merge_japanese(text, scored, [], 0.9, 0.7) == []  # no rule span agrees: 0.75 < 0.9
+    assert merge_japanese(text, scored, [(3, 15)], 0.9, 0.7) == [(3, 15), (3, 15)]  # the rule agrees: 0.75 ≥ 0.7
+    # a rule span without katakana stands on its own; one with katakana needs a kept CRF span
+    assert merge_japanese(text, [], [(3, 15), (16, 18)], 0.9, 0.7) == [(16, 18)]

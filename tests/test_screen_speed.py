@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import replace
+from functools import lru_cache
 from pathlib import Path
 
 import numpy as np
@@ -24,7 +25,7 @@ from spcl.screen.features import (
     latin_words,
     word_keys,
 )
-from spcl.screen.model import load_screen
+from spcl.screen.model import Screen, load_screen
 from spcl.screen.tokenize import Tokenizers, mecab_tagger
 
 _ALPHABET = st.sampled_from([*"abcXYZ09' -.,\n\x00김사기東京はİK", "\u212a", "\U0001f600"])
@@ -167,3 +168,27 @@ def test_a_chars_model_trains_and_loads_without_mecab(tmp_path: Path) -> None:
     screen = load_screen(out)
     assert screen.featurizer.tokenizers.mecab is None
     assert screen.predict(["田中さんは病院で治療を受けた。"], ["ja"]).flag.dtype == bool
+
+
+_MIXED = st.sampled_from([*"abc xyz09'-.", "東", "京", "病", "院", "は", "の", "김", "사", "기", "병", "원", "\n", "İ"])
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.tuples(st.text(_MIXED, max_size=30), st.sampled_from(["ja", "ko", "en", "other"])),
+                min_size=1, max_size=6))
+def test_a_mixed_batch_featurizes_each_text_as_it_would_alone(rows: list[tuple[str, str]]) -> None:
+    # The batch-wide NumPy paths (keys of all texts at once, index maps back to each text) must give every text
+    # the features and lexicon counts it has alone: nothing of a neighbour of another language leaks in.
+    feat = _shipped().featurizer
+    texts, langs = [t for t, _ in rows], [lang for _, lang in rows]
+    counts, lex = feat.featurize(texts, langs)
+    for i, (text, lang) in enumerate(rows):
+        alone, alone_lex = feat.featurize([text], [lang])
+        row = counts.getrow(i)
+        assert np.array_equal(row.indices, alone.indices) and np.array_equal(row.data, alone.data)
+        assert np.array_equal(lex[i], alone_lex[0])
+
+
+@lru_cache(maxsize=1)
+def _shipped() -> Screen:
+    return load_screen("models/screen-default")

@@ -63,6 +63,8 @@ def test_filter_on_a_standalone_cluster_equals_the_python_engine(cluster: Standa
     assert rec["ok"] and rec["input_records"] == sum(stats["counts"].values()) > 0
     assert stats["master"] == cluster.url and stats["engine"] == "spark"
     assert stats["startup_seconds"]["python_workers"] >= 2, "both workers' executors ran tasks"
+    # each executor's Python workers forked warm from spcl's preloading daemon (spcl.spark.daemon)
+    assert stats["startup_seconds"]["preloaded_workers"] == stats["startup_seconds"]["python_workers"]
 
     expected_out = tmp_path / "python-out"
     expected = run_filter(FilterJob((str(SAMPLE),), str(expected_out), load_settings(str(conf)), "python"))

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shutil
 import textwrap
 from pathlib import Path
 
@@ -95,3 +96,24 @@ def test_no_token_inside_a_word_of_real_wrapped_help_text(text: str, width: int)
     """Real LibreOffice help passages, hard-wrapped at any width as man pages are: no masked span cuts a word."""
     wrapped = "\n".join(textwrap.wrap(text, width, break_long_words=True, break_on_hyphens=False))
     assert _cut_spans(wrapped) == 0
+
+
+def _man_pages(lang: str, limit: int) -> list[str]:
+    from tools.wrapped import MAN_JA, MAN_KO, man_documents
+
+    root = MAN_JA if lang == "ja" else MAN_KO
+    return [text for _, _, text in man_documents(root, limit, lang)] if root.is_dir() else []
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(shutil.which("groff") is None, reason="groff is not installed")
+@pytest.mark.parametrize("lang", ["ja", "ko"])
+def test_no_token_inside_a_word_of_real_man_pages(lang: str) -> None:
+    """Real Debian man pages (manpages-ja / manpages-ko), rendered by groff at 80 columns as man shows them: lines
+    wrap inside words; no masked span cuts one (the checker of tools/wrapped.py, not the masker's predicate)."""
+    from spcl.text import normalize
+
+    pages = _man_pages(lang, 6)
+    if not pages:
+        pytest.skip(f"no {lang} man pages installed (Debian manpages-{lang})")
+    assert [_cut_spans(normalize(text)) for text in pages] == [0] * len(pages)

@@ -2,15 +2,18 @@
 
 Documents (real text that installs offline, no person planted):
 
-- ``man-ja``: Japanese man pages of Debian ``manpages-ja``, rendered by groff at 80 columns exactly as ``man``
-  shows them — lines wrap inside words (``読み込ま\\nれた``);
-- ``help-ja`` / ``help-ko``: LibreOffice help pages (Debian ``libreoffice-help-ja``/``-ko``), their visible text.
+- ``man-ja`` / ``man-ko``: Japanese and Korean man pages of Debian ``manpages-ja`` / ``manpages-ko``, rendered by
+  groff at 80 columns exactly as ``man`` shows them — lines wrap inside words (``読み込ま\\nれた``);
+- ``help-ja`` / ``help-ko``: LibreOffice help pages (Debian ``libreoffice-help-ja``/``-ko``), their visible text;
+  where those packages are not installed, the LibreOffice help passages of ``data/weak-none`` (the names CRF trains
+  on 600 of them per language: their false rows are optimistic, their speed is not).
 
 Each document goes through the CPU path of the mask stage (the ``rules`` backend's rows, then ``mask_text``).
 A masked span is **inside a word** when one of its edges cuts a word of the source, judged here on its own
 (not with the masker's predicate): Latin letters or digits on both sides of the edge; katakana on both sides
 (a katakana run is one word, whatever MeCab says); Hangul before the start (an eojeol does not start there);
-Hangul after the end unless mecab-ko reads what follows in the eojeol as particles/endings/copula/suffixes;
+Hangul after the end unless mecab-ko reads what follows in the eojeol as particles/endings/copula/suffixes
+(the eojeol parsed with the word after it: alone, ``오디오의`` is read ``오디`` + ``오의``);
 kanji/kana edges that fall inside a unidic morpheme. Line breaks between two Japanese characters are removed
 first (wrapping is no word boundary). The checker uses nothing of ``spcl.mask`` beyond ``mask_text``, so it
 runs against an older tree too: ``PYTHONPATH=<tree> python tools/wrapped.py --limit 600``.
@@ -33,6 +36,8 @@ from collections.abc import Iterator
 from pathlib import Path
 
 MAN_JA = Path("/usr/share/man/ja")
+MAN_KO = Path("/usr/share/man/ko")
+HELP_JSONL = Path(__file__).resolve().parent.parent / "data/weak-none/libreoffice-help.jsonl"
 _JA = r"\u3041-\u309f\u30a0-\u30ff\u3400-\u4dbf\u4e00-\u9fff々ー"
 _WRAP = re.compile(rf"(?<=[{_JA}])[ \t\u3000]*\n[ \t\u3000]*(?=[{_JA}])")
 _KATA = re.compile(r"[\u30a1-\u30faー]")
@@ -41,8 +46,10 @@ _HANGUL = re.compile(r"[\uac00-\ud7a3]")
 _JA_CHAR = re.compile(rf"[{_JA}]")
 
 
-def man_documents(root: Path = MAN_JA, limit: int = 600) -> Iterator[tuple[str, str, str]]:
-    """``(key, "ja", text)`` of up to ``limit`` Japanese man pages rendered by groff (80 columns), by hashed name."""
+def man_documents(root: Path = MAN_JA, limit: int = 600, lang: str = "ja") -> Iterator[tuple[str, str, str]]:
+    """``(key, lang, text)`` of up to ``limit`` man pages of ``root`` in ``lang`` (``ja`` or ``ko``) rendered by
+    groff (80 columns), by hashed name."""
+    script = _JA_CHAR if lang == "ja" else _HANGUL
     pages = sorted(root.rglob("*.gz"), key=lambda p: hashlib.sha256(p.name.encode()).hexdigest())
     count = 0
     for page in pages:
@@ -57,16 +64,21 @@ def man_documents(root: Path = MAN_JA, limit: int = 600) -> Iterator[tuple[str, 
         out = subprocess.run(["groff", "-Kutf8", "-Tutf8", "-mandoc", "-P-cbou"], input=raw, capture_output=True,
                              env={"MANWIDTH": "80", "PATH": "/usr/bin:/bin"}, timeout=60, check=False)
         text = out.stdout.decode("utf-8", "replace")
-        if _JA_CHAR.search(text):
+        if script.search(text):
             count += 1
-            yield f"man:{page.name}", "ja", text
+            yield f"man:{page.name}", lang, text
 
 
 def help_documents(lang: str, limit: int = 600) -> Iterator[tuple[str, str, str]]:
     """``(key, lang, text)`` of up to ``limit`` LibreOffice help pages of ``lang`` (visible text), by hashed key."""
-    from tools.datasets.detect_set import help_docs
+    from tools.datasets.detect_set import HELP, help_docs
 
-    docs = sorted(help_docs(lang), key=lambda d: hashlib.sha256(d[0].encode()).hexdigest())
+    if (HELP / lang).is_dir():
+        docs = sorted(help_docs(lang), key=lambda d: hashlib.sha256(d[0].encode()).hexdigest())
+    else:  # the passages kept in data/weak-none (see the module docstring)
+        rows = [json.loads(line) for line in HELP_JSONL.read_text("utf-8").splitlines()]
+        docs = sorted(((f"help:{r['id']}", r["text"]) for r in rows if r["lang"] == lang),
+                      key=lambda d: hashlib.sha256(d[0].encode()).hexdigest())
     for key, text in docs[:limit]:
         if len(text) >= 40:
             yield key, lang, text
@@ -108,12 +120,17 @@ class _Checker:
         b = end
         while b < len(s) and _HANGUL.match(s[b]):
             b += 1
-        morphs = MeCab().parse(s[a:b])
-        cut = end - a
+        c = b  # the next word too: alone, mecab-ko reads 릴리스의 / 오디오의 with no boundary before 의
+        while c < len(s) and s[c] in " \t":
+            c += 1
+        while c < len(s) and not s[c].isspace():
+            c += 1
+        morphs = MeCab().parse(s[a:c])
+        cut, tail = end - a, b - a
         if not any(m.span.end == cut for m in morphs):
             return False
         return all(all(p.startswith(("J", "E", "VCP", "XSN")) for p in m.feature.pos.split("+"))
-                   for m in morphs if m.span.start >= cut)
+                   for m in morphs if cut <= m.span.start < tail)
 
     def cuts(self, start: int, end: int) -> bool:
         """Whether the span ``[start, end)`` of the text cuts a word at either edge."""
@@ -134,7 +151,8 @@ class _Checker:
 
 
 def measure(docs: list[tuple[str, str, str]]) -> dict[str, dict[str, float | int]]:
-    """Per group (``man-ja``, ``help-ja``, ``help-ko``): how many masked documents got a token inside a word."""
+    """Per group (``man-ja``, ``man-ko``, ``help-ja``, ``help-ko``): how many masked documents got a token inside a
+    word."""
     from spcl.extract.backends.rules_backend import rules_rows
     from spcl.mask import mask_text
     from spcl.text import normalize
@@ -176,7 +194,8 @@ def main(argv: list[str] | None = None) -> int:
     if args.docs and args.docs.is_file():
         docs = [tuple(json.loads(line)) for line in args.docs.read_text("utf-8").splitlines()]
     else:
-        docs = [*man_documents(limit=args.limit), *help_documents("ja", args.limit), *help_documents("ko", args.limit)]
+        docs = [*man_documents(limit=args.limit), *man_documents(MAN_KO, args.limit, "ko"),
+                *help_documents("ja", args.limit), *help_documents("ko", args.limit)]
         if args.docs:
             args.docs.write_text("".join(json.dumps(d, ensure_ascii=False) + "\n" for d in docs), "utf-8")
     print(json.dumps(measure(docs), indent=1))  # type: ignore[arg-type]

@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import logging
 import os
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -34,6 +35,18 @@ REPORT = "report.json"
 CHART = "agreement.png"
 
 
+@dataclass(frozen=True)
+class _Merged:
+    """Every committed file merged: the summed counts, the part rows (``{part: rows}``), and the labelled rows
+    after balancing (``kept``; the balanced-out ones joined ``dropped``)."""
+
+    stats: dict[str, Any]
+    parts: dict[str, list[dict[str, Any]]]
+    kept: list[dict[str, Any]]
+    dropped: list[dict[str, Any]]
+    bal: Balance
+
+
 def finalize(cfg: AnnotateConfig, run: dict[str, Any]) -> dict[str, Any]:
     """Write labelled / rejected / dropped, ``report.json``, ``agreement.png`` and both manifests; returns the
     report. ``report["reconciliation"]["ok"]`` is False when some input record is in no output;
@@ -43,12 +56,13 @@ def finalize(cfg: AnnotateConfig, run: dict[str, Any]) -> dict[str, Any]:
     done = load_done(out)
     stats, parts = _merge_parts(work, done)
     kept, dropped, bal = _balance(cfg, parts["labelled"], parts["dropped"])
+    merged = _Merged(stats, parts, kept, dropped, bal)
     for name, rows in zip(OUTPUT_FILES, (kept, parts["rejected"], dropped, parts["pending"]), strict=True):
         write_private_atomic(out / name, jsonl_text(rows))
     names = [t.name for t in cfg.teachers]
     votes = [[TeacherVote.from_json(v) for v in r["votes"]] for r in parts["labelled"] + parts["rejected"]]
     pairs = pair_agreement(votes, names)
-    report = _report(cfg, stats, parts, kept, dropped, bal, pairs, run)
+    report = _report(cfg, merged, pairs, run)
     write_private_atomic(out / REPORT, json.dumps(report, indent=2, ensure_ascii=False) + "\n")
     plot_agreement(pairs, out / CHART)
     _write_manifests(cfg, len(done), report, len(kept), pairs)
@@ -82,9 +96,9 @@ def _balance(cfg: AnnotateConfig, labelled: list[dict[str, Any]],
     return kept, dropped, bal
 
 
-def _counts(cfg: AnnotateConfig, stats: dict[str, Any], parts: dict[str, list[dict[str, Any]]],
-            kept: list[dict[str, Any]], dropped: list[dict[str, Any]], bal: Balance) -> dict[str, int]:
+def _counts(cfg: AnnotateConfig, merged: _Merged) -> dict[str, int]:
     """The report's ``counts``: every step from input records to labelled, with the verifier's rejections."""
+    stats, parts, kept, dropped, bal = merged.stats, merged.parts, merged.kept, merged.dropped, merged.bal
     labelled, rejected = parts["labelled"], parts["rejected"]
     dropped_reasons = _dropped_reasons(stats, bal)
     verifier_rejected = sum(v for k, v in stats.get("rejected_reasons", {}).items()
@@ -115,11 +129,10 @@ def _dropped_reasons(stats: dict[str, Any], bal: Balance) -> dict[str, int]:
     return reasons
 
 
-def _report(cfg: AnnotateConfig, stats: dict[str, Any], parts: dict[str, list[dict[str, Any]]],
-            kept: list[dict[str, Any]], dropped: list[dict[str, Any]], bal: Balance, pairs: dict[str, Any],
-            run: dict[str, Any]) -> dict[str, Any]:
+def _report(cfg: AnnotateConfig, merged: _Merged, pairs: dict[str, Any], run: dict[str, Any]) -> dict[str, Any]:
     """``report.json``: settings, counts, reasons, labels and categories kept, reconciliation, kappa, teacher
     statistics and the run (counts, names and rates only: no text)."""
+    stats, parts, kept, dropped, bal = merged.stats, merged.parts, merged.kept, merged.dropped, merged.bal
     names = [t.name for t in cfg.teachers]
     n_in = stats.get("input_records", 0)
     n_rejected, n_pending = len(parts["rejected"]), len(parts["pending"])
@@ -131,7 +144,7 @@ def _report(cfg: AnnotateConfig, stats: dict[str, Any], parts: dict[str, list[di
                        "positive_share": cfg.positive_share, "max_chars": cfg.max_chars},
         "seed": cfg.seed,
         "parts_hash": cfg.parts_hash(),
-        "counts": _counts(cfg, stats, parts, kept, dropped, bal),
+        "counts": _counts(cfg, merged),
         "candidates_by_lang": dict(sorted(stats.get("candidates_by_lang", {}).items())),
         "rejected_reasons": dict(sorted(stats.get("rejected_reasons", {}).items())),
         "dropped_reasons": dict(sorted(_dropped_reasons(stats, bal).items())),

@@ -67,6 +67,7 @@ from spcl.annotate.teachers import make_client, teacher_request
 from spcl.config import InputSettings
 from spcl.executor import FileStage, Plan, RunInfo, Unit, UnitReport, run_local, run_spark
 from spcl.executor.state import write_json_atomic
+from spcl.executor.units import foreign_input
 from spcl.extract.backends.chat import ChatClient, ChatRequest
 from spcl.extract.backends.transient import is_transient
 from spcl.io.readers import read_records
@@ -301,11 +302,10 @@ def pending_files(cfg: AnnotateConfig) -> tuple[list[tuple[Path, str]], int]:
     if stale:
         raise AnnotateError(f"{cfg.out} holds {len(stale)} file(s) annotated with other teachers, prompt or "
                             "thresholds; use a new --out")
-    for path, key in keyed:  # an output folder belongs to one input: never replace another input's labels
-        recorded = done.get(key, {}).get("input")
-        if recorded is not None and Path(recorded).resolve() != path.resolve():
-            raise AnnotateError(f"{cfg.out} holds the labels of another input file ({recorded}) under the name "
-                                f"of {path}; use a new --out for a different --input")
+    foreign = foreign_input(keyed, lambda k: done.get(k, {}).get("input"))
+    if foreign:
+        raise AnnotateError(f"{cfg.out} holds the labels of another input file ({foreign[0]}) under the name "
+                            f"of {foreign[1]}; use a new --out for a different --input")
     current = {k for p, k in keyed if k in done and done[k].get("input_sha256") == sha256_file(p)  # by content
                and not done[k].get("pending")}
     return [(p, k) for p, k in keyed if k not in current], len(current)

@@ -22,15 +22,8 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from spcl.extract.backends.chat import (
-    CHAT_BACKENDS,
-    ChatClient,
-    ChatRequest,
-    OpenAIChat,
-    TransformersChat,
-    VLLMChat,
-    make_chat,
-)
+from spcl.extract.backends.chat import ChatClient, ChatRequest, OpenAIChat, TransformersChat, VLLMChat
+from spcl.extract.backends.registry import CHAT_BACKENDS, make_chat
 
 TEACHER_BACKENDS: tuple[str, ...] = CHAT_BACKENDS
 TEACHER_MAX_TOKENS = 256

@@ -206,6 +206,45 @@ class _WorkerMemory(threading.Thread):
 
 
 
+def process_role(cmdline: str) -> str:
+    """Which part of a Spark run a process of the driver's tree is, by its command line: ``jvm`` (a Java
+    process), ``python workers`` (pyspark's daemon or one of its workers) or ``driver`` (anything else).
+
+    >>> process_role("/usr/bin/java -cp ... org.apache.spark.deploy.SparkSubmit pyspark-shell")
+    'jvm'
+    >>> process_role("/venv/bin/python -m spcl.spark.daemon")
+    'python workers'
+    """
+    if "java" in cmdline.split(" ", 1)[0]:
+        return "jvm"
+    if "daemon" in cmdline or "pyspark.worker" in cmdline:
+        return "python workers"
+    return "driver"
+
+
+def tree_cpu_split() -> dict[str, float]:
+    """CPU seconds (user + system) this process and its live descendants used so far, by :func:`process_role`
+    (the driver's Python, the driver JVM, pyspark's Python daemon and workers; reaped children counted with
+    their parent): unlike wall time, what a run cost whatever else the machine runs."""
+    import psutil
+
+    split = {"driver": 0.0, "jvm": 0.0, "python workers": 0.0}
+    me = psutil.Process()
+    for proc in (me, *me.children(recursive=True)):
+        try:
+            t, cmd = proc.cpu_times(), " ".join(proc.cmdline())
+        except psutil.Error:
+            continue
+        role = "driver" if proc.pid == me.pid else process_role(cmd)
+        split[role] += t.user + t.system + t.children_user + t.children_system
+    return {k: round(v, 2) for k, v in split.items()}
+
+
+def tree_cpu_seconds() -> float:
+    """The sum of :func:`tree_cpu_split`."""
+    return round(sum(tree_cpu_split().values()), 2)
+
+
 def _cold_run_child(inputs: list[str], output: str, screen: bool, engine: str, master: str | None) -> dict[str, Any]:
     """Run in a fresh process: one whole filter run; its wall time counted from this process's start."""
     from spcl.config import load_settings
@@ -213,12 +252,14 @@ def _cold_run_child(inputs: list[str], output: str, screen: bool, engine: str, m
     from spcl.filter.spark_tasks import process_started_at
 
     born = process_started_at() or time.time()
-    imported = time.time()
+    imported, imported_cpu = time.time(), time.process_time()
     settings = load_settings(overrides={"screen.enabled": screen})
     stats = run_filter(FilterJob(tuple(inputs), output, settings, engine, master, overwrite=True))
     done = time.time()
-    return {"docs": stats["reconciliation"]["input_records"], "wall": done - born,
-            "driver_imports": imported - born, "stage_seconds": stats["stage_seconds"],
+    cpu = tree_cpu_split()
+    return {"docs": stats["reconciliation"]["input_records"], "wall": done - born, "cpu": sum(cpu.values()),
+            "cpu_split": cpu, "driver_imports": imported - born, "driver_imports_cpu": imported_cpu,
+            "stage_seconds": stats["stage_seconds"],
             "startup_seconds": stats.get("startup_seconds", {}), "task_seconds": stats["task_seconds"]}
 
 
@@ -245,8 +286,22 @@ def marginal(small: list[dict[str, Any]], large: list[dict[str, Any]], cores: in
     ts, tl = _median([r["wall"] for r in small]), _median([r["wall"] for r in large])
     ns, nl = small[0]["docs"], large[0]["docs"]
     rate = (nl - ns) / (tl - ts) if tl > ts else float("inf")
-    return {"docs_per_s_per_core": rate / cores, "startup_s": tl - nl / rate, "small_wall_s": ts,
-            "large_wall_s": tl, "small_docs": ns, "large_docs": nl}
+    out = {"docs_per_s_per_core": rate / cores, "startup_s": tl - nl / rate, "small_wall_s": ts,
+           "large_wall_s": tl, "small_docs": ns, "large_docs": nl}
+    if all("cpu" in r for r in (*small, *large)):  # the same in CPU seconds: independent of the machine's load
+        cs, cl = _median([r["cpu"] for r in small]), _median([r["cpu"] for r in large])
+        per_doc = (cl - cs) / (nl - ns) if nl > ns else float("nan")
+        out.update(docs_per_cpu_s=1 / per_doc if per_doc > 0 else float("inf"),
+                   startup_cpu_s=cl - nl * per_doc, small_cpu_s=cs, large_cpu_s=cl)
+    return out
+
+
+def _cpu_line(m: dict[str, float]) -> str:
+    """The CPU side of :func:`marginal` as one line (empty when the runs carried no CPU times)."""
+    if "docs_per_cpu_s" not in m:
+        return ""
+    return (f"\n  {'':15s}  {m['docs_per_cpu_s']:7.0f} docs per CPU second marginal, fixed start-up "
+            f"{m['startup_cpu_s']:5.1f} CPU s (small run {m['small_cpu_s']:.1f} CPU s, large {m['large_cpu_s']:.1f})")
 
 
 def _startup_split(runs: list[dict[str, Any]]) -> dict[str, float]:
@@ -260,6 +315,8 @@ def _startup_split(runs: list[dict[str, Any]]) -> dict[str, float]:
                  "job submit → first Python worker": su.get("worker_launch", 0.0),
                  "worker imports": su.get("worker_imports", 0.0), "model load (per worker)": su.get("model_load", 0.0),
                  "count ids + reconcile + stats": st.get("count_ids", 0.0) + st.get("reconcile", 0.0)}
+        for role, cpu in r.get("cpu_split", {}).items():
+            parts[f"CPU seconds of the whole run: {role}"] = cpu
         for k, v in parts.items():
             keys.setdefault(k, []).append(v)
     return {k: _median(v) for k, v in keys.items()}
@@ -274,12 +331,18 @@ class _ClusterMemory(threading.Thread):
         self.worker_pids = worker_pids
         self.peak_python_mb = 0.0
         self.peak_executor_mb = 0.0
+        self._cpu_last: dict[int, float] = {}
         self._stop_event = threading.Event()
+
+    @property
+    def cpu_seconds(self) -> float:
+        """CPU seconds the executors and their Python workers used (each process's last sample)."""
+        return sum(self._cpu_last.values())
 
     def run(self) -> None:
         import psutil
 
-        while not self._stop_event.wait(0.2):
+        while not self._stop_event.wait(0.1):
             for pid in self.worker_pids:
                 try:
                     kids = psutil.Process(pid).children(recursive=True)
@@ -288,9 +351,10 @@ class _ClusterMemory(threading.Thread):
                 py = jvm = 0.0
                 for kid in kids:
                     try:
-                        rss, name = kid.memory_info().rss / 2**20, " ".join(kid.cmdline())
+                        rss, name, t = kid.memory_info().rss / 2**20, " ".join(kid.cmdline()), kid.cpu_times()
                     except psutil.Error:
                         continue
+                    self._cpu_last[kid.pid] = t.user + t.system + t.children_user + t.children_system
                     if "java" in name:
                         jvm += rss
                     else:
@@ -309,20 +373,10 @@ def _print_split(title: str, split: dict[str, float]) -> None:
         print(f"    {seconds:6.2f}  {name}")
 
 
-def run_filter_bench(docs: int, seed: int, workdir: str | None, spark: bool = True,
-                     screen: bool = False, corpus: str = "real", repeat: int = 3, cluster: bool = False
-                     ) -> dict[str, Any]:
-    """Generate the corpus, run both engines (and the cluster), print a side-by-side report; returns the numbers.
-
-    ``docs`` documents in 4 files are the large input, ``docs // 8`` in 4 files the small one; each engine runs
-    both ``repeat`` times, interleaved, each run in a fresh process.
-    """
-    root = Path(workdir or tempfile.mkdtemp(prefix="spcl-bench-"))
-    inputs = make_bench_corpus(root / "input", docs, seed, corpus=corpus)
-    small_inputs = make_bench_corpus(root / "input-small", max(docs // 8, 4), seed + 1, corpus=corpus)
-    size = sum(os.path.getsize(p) for p in inputs)
-    print(f"corpus: {docs} {corpus} docs (en/ja/ko, a third each) in {len(inputs)} files under {root} "
-          f"({size / 2**20:.1f} MiB compressed); small input {max(docs // 8, 4)} docs; {repeat} cold runs each")
+def _local_bench(root: Path, inputs: list[str], small_inputs: list[str], screen: bool, spark: bool,
+                 repeat: int) -> dict[str, Any]:
+    """The batch function in one process, then whole cold runs of the python engine and Spark local[2]."""
+    result: dict[str, Any] = {}
     code = ("import json,sys; from spcl.bench.filter import _python_engine_child as f; "
             "print(json.dumps(f(json.loads(sys.argv[1]), sys.argv[2], sys.argv[3] == '1')))")
     child = subprocess.run([sys.executable, "-c", code, json.dumps(inputs), str(root / "out-python"),
@@ -341,7 +395,7 @@ def run_filter_bench(docs: int, seed: int, workdir: str | None, spark: bool = Tr
     print("  where the batch function spends its time (cProfile self time):")
     for stage, share in py["stage_profile"].items():
         print(f"    {share:6.1%}  {stage}")
-    result: dict[str, Any] = {"python": py}
+    result["python"] = py
     runs: dict[str, dict[str, list[dict[str, Any]]]] = {}
     configs: list[tuple[str, str, str | None, int]] = [("python", "python", None, 1)]
     if spark:
@@ -356,7 +410,9 @@ def run_filter_bench(docs: int, seed: int, workdir: str | None, spark: bool = Tr
         m = marginal(runs[name]["small"], runs[name]["large"], cores)
         result[name] = m
         print(f"  {name:15s}: {m['docs_per_s_per_core']:7.0f} docs/s per core marginal, fixed start-up "
-              f"{m['startup_s']:5.1f} s (small run {m['small_wall_s']:.1f} s, large {m['large_wall_s']:.1f} s)")
+              f"{m['startup_s']:5.1f} s (small run {m['small_wall_s']:.1f} s, large {m['large_wall_s']:.1f} s)"
+              + _cpu_line(m))
+    print(f"  load average (1, 5, 15 min) at the end: {', '.join(f'{x:.2f}' for x in os.getloadavg())}")
     if spark:
         ratio = result["spark local[2]"]["docs_per_s_per_core"] / result["python"]["docs_per_s_per_core"]
         print(f"  Spark / python engine, marginal per core: {ratio:.2f} (goal >= 0.9)")
@@ -368,9 +424,45 @@ def run_filter_bench(docs: int, seed: int, workdir: str | None, spark: bool = Tr
         if screen:
             print(f"  Spark vs 266 docs/s/core anchor: "
                   f"{result['spark local[2]']['docs_per_s_per_core'] / ANCHOR_SCREEN_DOCS_PER_CORE:.1f}x")
+    return result
+
+
+def run_filter_bench(docs: int, seed: int, workdir: str | None, spark: bool = True,
+                     screen: bool = False, corpus: str = "real", repeat: int = 3, cluster: bool = False,
+                     local: bool = True) -> dict[str, Any]:
+    """Generate the corpus, run both engines (and the cluster), print a side-by-side report; returns the numbers.
+
+    ``docs`` documents in 4 files are the large input, ``docs // 8`` in 4 files the small one; each engine runs
+    both ``repeat`` times, interleaved, each run in a fresh process; ``local=False`` runs only the cluster.
+    """
+    root = Path(workdir or tempfile.mkdtemp(prefix="spcl-bench-"))
+    inputs = make_bench_corpus(root / "input", docs, seed, corpus=corpus)
+    small_inputs = make_bench_corpus(root / "input-small", max(docs // 8, 4), seed + 1, corpus=corpus)
+    size = sum(os.path.getsize(p) for p in inputs)
+    print(f"corpus: {docs} {corpus} docs (en/ja/ko, a third each) in {len(inputs)} files under {root} "
+          f"({size / 2**20:.1f} MiB compressed); small input {max(docs // 8, 4)} docs; {repeat} cold runs each")
+    result: dict[str, Any] = {}
+    if local:
+        result.update(_local_bench(root, inputs, small_inputs, screen, spark, repeat))
     if cluster:
         result["cluster"] = run_cluster_bench(root, inputs, small_inputs, screen, repeat)
     return result
+
+
+def _cluster_run(cluster: Any, inputs: list[str], output: str, screen: bool, peaks: dict[str, float]
+                 ) -> dict[str, Any]:
+    """One cold run on ``cluster``; its CPU seconds include the executors' and their Python workers' (a new
+    executor per run), and ``peaks`` keeps the largest worker memory seen."""
+    monitor = _ClusterMemory(cluster.worker_pids())
+    monitor.start()
+    try:
+        run = cold_run(inputs, output, screen, "spark", cluster.url)
+    finally:
+        monitor.stop()
+    peaks["python"] = max(peaks["python"], monitor.peak_python_mb)
+    peaks["executor"] = max(peaks["executor"], monitor.peak_executor_mb)
+    return {**run, "cpu": run["cpu"] + monitor.cpu_seconds,
+            "cpu_split": {**run.get("cpu_split", {}), "executors (JVM + Python)": round(monitor.cpu_seconds, 2)}}
 
 
 def run_cluster_bench(root: Path, inputs: list[str], small_inputs: list[str], screen: bool,
@@ -382,24 +474,23 @@ def run_cluster_bench(root: Path, inputs: list[str], small_inputs: list[str], sc
     print("\nstandalone cluster on 127.0.0.1 (Master + N Workers of 1 core, 1 GB; spcl filter --master spark://…):")
     out: dict[str, Any] = {}
     for workers in (1, 2):
+        peaks = {"python": 0.0, "executor": 0.0}
         with standalone_cluster(root / f"cluster-{workers}", workers=workers) as c:
-            monitor = _ClusterMemory(c.worker_pids())
-            monitor.start()
             small, large = [], []
             for _ in range(repeat):
-                small.append(cold_run(small_inputs, str(root / f"out-cluster{workers}-small"), screen, "spark", c.url))
-                large.append(cold_run(inputs, str(root / f"out-cluster{workers}-large"), screen, "spark", c.url))
-            monitor.stop()
+                small.append(_cluster_run(c, small_inputs, str(root / f"out-cluster{workers}-small"), screen, peaks))
+                large.append(_cluster_run(c, inputs, str(root / f"out-cluster{workers}-large"), screen, peaks))
         m = marginal(small, large, workers)
-        m.update(peak_worker_python_mb=monitor.peak_python_mb, peak_worker_executor_mb=monitor.peak_executor_mb,
+        m.update(peak_worker_python_mb=peaks["python"], peak_worker_executor_mb=peaks["executor"],
                  startup_split=_startup_split(small))
         out[f"{workers} worker(s)"] = m
         print(f"  {workers} worker(s): {m['docs_per_s_per_core'] * workers:7.0f} docs/s marginal "
               f"({m['docs_per_s_per_core']:.0f} per core), fixed start-up {m['startup_s']:5.1f} s, peak per worker:"
               f" Python {m['peak_worker_python_mb']:.0f} MB, executor JVM + Python "
-              f"{m['peak_worker_executor_mb']:.0f} MB")
+              f"{m['peak_worker_executor_mb']:.0f} MB" + _cpu_line(m))
         _print_split(f"start-up split, {workers} worker(s)", m["startup_split"])
     one, two = out["1 worker(s)"], out["2 worker(s)"]
     out["scale_out"] = (two["docs_per_s_per_core"] * 2) / one["docs_per_s_per_core"]
-    print(f"  scale-out 2 workers / 1 worker: {out['scale_out']:.2f}x (goal >= {GOAL_SCALE_OUT})")
+    print(f"  scale-out 2 workers / 1 worker: {out['scale_out']:.2f}x (goal >= {GOAL_SCALE_OUT}; wall time, so "
+          f"only meaningful on a quiet machine: load average now {os.getloadavg()[0]:.2f})")
     return out

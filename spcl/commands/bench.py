@@ -63,6 +63,7 @@ def _filter_arguments(filt: argparse.ArgumentParser) -> None:
     filt.add_argument("--repeat", type=int, default=3, help="cold runs per engine and input size (median; default 3)")
     filt.add_argument("--cluster", action="store_true",
                       help="also a standalone cluster of 1 and 2 single-core workers: scale-out, start-up, worker RSS")
+    filt.add_argument("--cluster-only", action="store_true", help="only the standalone cluster (implies --cluster)")
     filt.set_defaults(func=_run_filter_bench)
 
 
@@ -98,7 +99,8 @@ def _run_filter_bench(args: argparse.Namespace) -> int:
     from spcl.bench.filter import run_filter_bench
 
     run_filter_bench(args.docs, args.seed, args.workdir, spark=not args.skip_spark, screen=args.screen,
-                     corpus=args.corpus, repeat=args.repeat, cluster=args.cluster)
+                     corpus=args.corpus, repeat=args.repeat, cluster=args.cluster or args.cluster_only,
+                     local=not args.cluster_only)
     return 0
 
 

@@ -225,7 +225,7 @@ def register_utility(sub: argparse._SubParsersAction) -> None:
 
 def _reidentify(args: argparse.Namespace) -> int:
     from spcl.extract.backends import BackendUnavailable
-    from spcl.extract.backends.chat import make_chat
+    from spcl.extract.backends.registry import make_chat
     from spcl.generalize.job import iter_generalized
     from spcl.generalize.reidentify import reidentify
     from spcl.mask.vault import VaultError, open_vault

@@ -69,7 +69,8 @@ def run_spark(stage: Stage[C, W], cfg: C, master: str | None = None, submitted: 
     if plan.todo or reader is not None:  # a reader's plan may still lack the inputs only Spark lists
         session_started = time.perf_counter()
         spark = build_session(reader.spark_settings(cfg) if reader is not None else None, master,
-                              app_name=f"spcl-{stage.name}", submitted=submitted)
+                              app_name=f"spcl-{stage.name}", submitted=submitted,
+                              preload=reader.spark_preload(cfg) if reader is not None else ())
         timings["session"] = round(time.perf_counter() - session_started, 3)
         if reader is not None:
             plan = reader.spark_plan(spark, cfg, plan)

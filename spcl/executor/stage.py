@@ -13,9 +13,9 @@ package keeps only what is its own (how to process a unit, what its outputs and 
 
 A stage whose input Spark should read itself (the filter: Hadoop lists and reads any URL and hands each
 file's bytes to a ``mapInArrow`` body) is also a :class:`SparkReader`: after the session starts the Spark
-executor asks it to complete the plan with what only Spark can list, for the :class:`SparkTasks` to run
-(the bodies and what they run over), and for the units Spark did not read; the control flow stays the
-executor's.
+executor asks it for the modules its workers import (preloaded once per executor), to complete the plan
+with what only Spark can list, for the :class:`SparkTasks` to run (the bodies and what they run over), and for
+the units Spark did not read; the control flow stays the executor's.
 """
 
 from __future__ import annotations
@@ -159,12 +159,17 @@ class SparkTasks:
 @runtime_checkable
 class SparkReader(Protocol[C]):
     """A stage whose input Spark reads itself (the filter's fast path); the Spark executor asks it, in order,
-    for the session's settings, the plan completed with what Spark lists, the jobs to run, and the units Spark
-    did not read. A failed task is not wrapped: the worker's exception reaches the caller (the CLI shows it
-    as one line)."""
+    for the session's settings and the modules its workers import, the plan completed with what Spark lists,
+    the jobs to run, and the units Spark did not read. A failed task is not wrapped: the worker's exception
+    reaches the caller (the CLI shows it as one line)."""
 
     def spark_settings(self, cfg: C) -> Any:
         """The settings the session is built with (``spcl.spark.build_session``)."""
+        ...
+
+    def spark_preload(self, cfg: C) -> tuple[str, ...]:
+        """The modules the stage's Python workers import, imported once per executor by the daemon they fork
+        from (``build_session(preload=...)``; empty: none)."""
         ...
 
     def spark_plan(self, spark: Any, cfg: C, plan: Plan) -> Plan:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -82,6 +83,13 @@ def commit_unit(staged_vault: Path, vault_target: Path, parts: list[tuple[Path, 
             os.replace(src, dst)
 
 
+
+
+def remove_staging(*folders: Path) -> None:
+    """Remove what a killed run left under temporary names in ``folders`` (a job's ``_tmp``, a vault's
+    ``_staging``; call only when no other run is active)."""
+    for folder in folders:
+        shutil.rmtree(folder, ignore_errors=True)
 
 
 def read_jsonl(path: Path) -> Iterator[dict[str, Any]]:

@@ -75,3 +75,21 @@ def record_file_key(path: Path, root: str | Path) -> str:
 
     stem = "".join(c if c.isalnum() or c in "-_." else "_" for c in path.name.split(".")[0])[:60]
     return f"{stem}-{path_hash(_relative(path, root))}"
+
+
+def foreign_input(keyed: list[tuple[Path, str]], recorded: Callable[[str], str | None]) -> tuple[str, Path] | None:
+    """``(recorded input, path)`` of the first listed file whose key's done-marker recorded another input file
+    (``recorded(key)``: the marker's input path, ``None`` when not done), else ``None``: an output folder
+    belongs to one input, so a job never replaces another input's results that carry the same key.
+
+    >>> keyed = [(Path("/in/a.parquet"), "a-1"), (Path("/in/b.parquet"), "b-2")]
+    >>> foreign_input(keyed, {"a-1": "/in/a.parquet", "b-2": "/other/b.parquet"}.get)
+    ('/other/b.parquet', PosixPath('/in/b.parquet'))
+    >>> foreign_input(keyed, {}.get) is None
+    True
+    """
+    for path, key in keyed:
+        found = recorded(key)
+        if found is not None and Path(found).resolve() != path.resolve():
+            return found, path
+    return None

@@ -3,9 +3,10 @@
 The filter is a stage of the executor layer (:data:`STAGE`, ``spcl.executor``): ``plan`` lists and checks the
 paths, ``before`` checks the model card without building the model, each worker loads detectors and model once,
 and every unit runs the same task functions (``spcl.filter.task``). Two engines: ``spark`` (default; local[*]
-or any cluster — the stage is a :class:`~spcl.executor.stage.SparkReader`: Spark lists and reads the files and
-hands their bytes to ``mapInArrow`` bodies) and ``python`` (``spcl.executor.run_local``: one process, local
-files; for tests, notebooks and small corpora). Outputs under ``output``:
+or any cluster — the stage is a :class:`~spcl.executor.stage.SparkReader`: its tasks open local files by path
+on the workers, Spark lists and reads URLs and hands their bytes to ``mapInArrow`` bodies) and ``python``
+(``spcl.executor.run_local``: one process, local files; for tests, notebooks and small corpora). Outputs
+under ``output``:
 
 - ``decision=clean|flagged|quarantine/part-KEY.parquet`` — ``spcl.io.schema.OUTPUT_SCHEMA`` rows, one
   file per input file and decision
@@ -51,7 +52,8 @@ from spcl.filter.driver import (
     split_supported,
     stage,
 )
-from spcl.filter.spark import arrow_tasks, duplicate_ids, list_files, local_range_splits, split_tasks, startup_split
+from spcl.filter.spark import duplicate_ids, filter_tasks, list_files, startup_split
+from spcl.filter.spark_tasks import WORKER_MODULES
 from spcl.filter.stats import merge_stats, summarize
 from spcl.filter.task import DEFAULT_BATCH_ROWS, TaskReport, screen_unopenable
 from spcl.io.inputs import Listing
@@ -210,15 +212,14 @@ class FilterStage:
         _listed(fp)
         return Plan(_units(fp.files), 0, fp)
 
+    def spark_preload(self, cfg: FilterJob) -> tuple[str, ...]:
+        """What the filter's Python workers import (``spcl.filter.spark_tasks.WORKER_MODULES``)."""
+        return WORKER_MODULES
+
     def spark_tasks(self, spark: Any, cfg: FilterJob, plan: Plan, rows: Any) -> list[SparkTasks]:
-        """``mapInArrow`` over Spark's ``binaryFile`` source for whole files, one task per byte range of the big
-        local plain JSONL files (``spcl.filter.spark``)."""
-        files = plan.context.files
-        splits = local_range_splits(files, cfg.settings)
-        split_sources = {s.source for s in splits}
-        whole = [f for f in files if f not in split_sources]
-        jobs = [arrow_tasks(spark, whole, cfg.settings, cfg.output, rows)] if whole else []
-        return jobs + ([split_tasks(spark, splits, cfg.settings, cfg.output, rows)] if splits else [])
+        """One task per local file (opened by the worker), per byte range of the big local plain JSONL files,
+        and ``mapInArrow`` over Spark's ``binaryFile`` source for URLs (``spcl.filter.spark.filter_tasks``)."""
+        return filter_tasks(spark, plan.context.files, cfg.settings, cfg.output, rows)
 
     def report_from_json(self, line: str) -> FileReports:
         """One task's report (a whole file or one byte range)."""
@@ -263,8 +264,9 @@ class FilterStage:
             counters = merge_stats(r.stats for r in reports)
             counters["decision"] = Counter(written)  # what is on storage, not what the tasks meant to write
             input_records = sum(r.input_records for r in reports)
-        return _write_stats(cfg, run.engine, master, fp, reports, counters, input_records, duplicates,
-                            timings, startup, entries)
+        return _write_stats(cfg, fp, reports, engine=run.engine, master=master, counters=counters,
+                            input_records=input_records, duplicate_ids=duplicates, timings=timings, startup=startup,
+                            entries=entries)
 
 
 STAGE = FilterStage()
@@ -335,10 +337,11 @@ def run_filter(job: FilterJob) -> dict[str, Any]:
     return execute(job)
 
 
-def _write_stats(job: FilterJob, engine: str, master: str | None, fp: FilterPlan, reports: list[TaskReport],
+def _write_stats(job: FilterJob, fp: FilterPlan, reports: list[TaskReport], *, engine: str, master: str | None,
                  counters: dict[str, Counter[str]], input_records: int, duplicate_ids: int,
                  timings: dict[str, float], startup: dict[str, float], entries: dict[str, Any]) -> dict[str, Any]:
-    """Summarize into ``stats.json`` (and ``manifest.json``), then raise when the run does not hold."""
+    """Summarize the tasks' ``reports`` and what ``finish`` counted into ``stats.json`` (and
+    ``manifest.json`` with the output files' ``entries``), then raise when the run does not hold."""
     settings = job.settings
     elapsed = time.time() - fp.started
     stats = summarize(

@@ -1,13 +1,15 @@
 """The filter's Spark pieces: listing URLs, the Spark jobs (one task per input file or byte range), id counts.
 
 The Spark executor (``spcl.executor.spark``) runs them for the filter stage (``spcl.filter.job``). Spark only
-distributes: Hadoop lists and reads the input files (any scheme it understands) and hands
-each file's bytes to a Python worker, which runs ``spcl.filter.task.screen_bytes`` — the same function the plain
-engine runs — through the bodies in ``spcl.filter.spark_tasks``, and returns a
-:class:`~spcl.filter.task.TaskReport` as one JSON line. The bodies are module-level functions bound with
-``functools.partial`` to serialized settings, so workers import them by reference and build their detectors and
-models once per Python worker (Spark reuses Python workers, ``spark.python.worker.reuse``). Each report carries
-the worker's start-up timings, from which the driver splits a run's fixed start-up (:func:`startup_split`).
+distributes: a local file (or one on a shared filesystem) is opened by path on the Python worker; for a URL,
+Hadoop lists and reads the file (any scheme it understands) and hands its bytes to the worker. Either way the
+worker runs the same task functions as the plain engine (``spcl.filter.task``) through the bodies in
+``spcl.filter.spark_tasks``, and returns a :class:`~spcl.filter.task.TaskReport` as one JSON line. The bodies
+are module-level functions bound with ``functools.partial`` to serialized settings, so workers import them by
+reference and build their detectors and models once per Python worker (Spark reuses Python workers,
+``spark.python.worker.reuse``; :data:`~spcl.filter.spark_tasks.WORKER_MODULES` are imported once per executor
+by the daemon the workers fork from). Each report carries the worker's start-up timings, from which the driver
+splits a run's fixed start-up (:func:`startup_split`).
 
 This module imports ``spcl.spark`` (the session builder), never the reverse.
 """
@@ -22,7 +24,12 @@ from typing import TYPE_CHECKING
 from spcl.config import Settings
 from spcl.executor.stage import SparkTasks
 from spcl.filter.driver import file_size, local_splits
-from spcl.filter.spark_tasks import screen_files_arrow, screen_splits_partition, source_name
+from spcl.filter.spark_tasks import (
+    screen_files_arrow,
+    screen_paths_partition,
+    screen_splits_partition,
+    source_name,
+)
 from spcl.filter.task import TaskReport
 from spcl.io.splits import Split
 from spcl.io.storage import is_local, join
@@ -53,6 +60,30 @@ def split_tasks(spark: SparkSession, splits: list[Split], settings: Settings, ou
     rdd = spark.sparkContext.parallelize(items, numSlices=len(items))
     return SparkTasks("partitions", rdd, partial(screen_splits_partition, settings.model_dump_json(), output,
                                                  rows=rows))
+
+
+def path_tasks(spark: SparkSession, files: list[str], settings: Settings, output: str,
+               rows: Accumulator[int] | None = None) -> SparkTasks:
+    """Every whole local file in its own Spark task (``mapPartitions``; rows counted into ``rows``), opened by
+    path on the worker: no ``binaryFile`` scan, and the file's bytes never pass the JVM."""
+    rdd = spark.sparkContext.parallelize(files, numSlices=len(files))
+    return SparkTasks("partitions", rdd, partial(screen_paths_partition, settings.model_dump_json(), output,
+                                                 rows=rows))
+
+
+def filter_tasks(spark: SparkSession, files: list[str], settings: Settings, output: str,
+                 rows: Accumulator[int] | None = None) -> list[SparkTasks]:
+    """The Spark jobs that screen ``files``: one task per byte range of the big local plain JSONL files, one
+    task per other local file (opened by the worker, :func:`path_tasks`), and ``mapInArrow`` over Spark's
+    ``binaryFile`` source for the URLs (:func:`arrow_tasks`)."""
+    splits = local_range_splits(files, settings)
+    split_sources = {s.source for s in splits}
+    whole = [f for f in files if f not in split_sources]
+    paths = [f for f in whole if is_local(f)]
+    urls = [f for f in whole if not is_local(f)]
+    return ([path_tasks(spark, paths, settings, output, rows)] if paths else []) + \
+        ([arrow_tasks(spark, urls, settings, output, rows)] if urls else []) + \
+        ([split_tasks(spark, splits, settings, output, rows)] if splits else [])
 
 
 def list_files(spark: SparkSession, inputs: list[str]) -> list[str]:
@@ -109,7 +140,9 @@ def startup_split(job_started: float, reports: list[TaskReport]) -> dict[str, fl
 
     ``first_task_wait``: job submitted → the first task's body began; of that, ``worker_launch`` (job submitted →
     the first Python worker process started: executor launch, task scheduling, pyspark's daemon start),
-    ``worker_imports`` and ``model_load`` (the slowest worker's own).
+    ``worker_imports`` and ``model_load`` (the slowest worker's own); ``preloaded_workers``: the Python workers
+    whose process started after their task modules were imported, i.e. forked warm from a preloading daemon
+    (``spcl.spark.daemon``; their imports were paid once per executor, before the first worker).
     """
     timed = [r.worker for r in reports if r.worker is not None]
     if not timed:
@@ -122,4 +155,5 @@ def startup_split(job_started: float, reports: list[TaskReport]) -> dict[str, fl
         "worker_imports": round(max(w.import_seconds for w in by_pid.values()), 3),
         "model_load": round(max(w.setup_seconds for w in timed), 3),
         "python_workers": float(len(by_pid)),
+        "preloaded_workers": float(sum(1 for w in by_pid.values() if w.started_at > w.imported_at)),
     }

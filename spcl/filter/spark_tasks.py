@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING
 import pyarrow as pa
 
 from spcl.filter.batch import FilterContext, context_for
-from spcl.filter.task import WorkerTiming, screen_bytes, screen_split
+from spcl.filter.task import WorkerTiming, screen_bytes, screen_file, screen_split, screen_unopenable
 from spcl.io.inputs import canonical_source
 from spcl.io.readers import is_supported
 from spcl.io.splits import Split
@@ -30,17 +30,25 @@ if TYPE_CHECKING:
 
 _IMPORTED = time.time()
 
+WORKER_MODULES: tuple[str, ...] = ("spcl.filter.spark_tasks", "spcl.screen.model")
+"""What a filter task imports (this module, then the screen model's stack: LightGBM, fugashi, SentencePiece,
+SciPy): the Spark engine's daemon imports them before it forks the Python workers (``spcl.spark.daemon``)."""
+
 
 def process_started_at(pid: int | None = None) -> float | None:
-    """When process ``pid`` (default: this one) started, in epoch seconds, from ``/proc`` (``None`` elsewhere)."""
+    """When process ``pid`` (default: this one) started, in epoch seconds, from ``/proc`` (``None`` elsewhere).
+
+    Measured back from now on the boot clock (``/proc/uptime``, 10 ms ticks), not from ``btime``, which is
+    rounded to whole seconds.
+    """
     try:
         with open(f"/proc/{pid or 'self'}/stat", "rb") as fh:
             ticks = int(fh.read().rsplit(b")", 1)[1].split()[19])
-        with open("/proc/stat", "rb") as fh:
-            boot = next(int(line.split()[1]) for line in fh if line.startswith(b"btime"))
-    except (OSError, ValueError, IndexError, StopIteration):
+        with open("/proc/uptime", "rb") as fh:
+            uptime = float(fh.read().split()[0])
+    except (OSError, ValueError, IndexError):
         return None
-    return boot + ticks / os.sysconf("SC_CLK_TCK")
+    return time.time() - (uptime - ticks / os.sysconf("SC_CLK_TCK"))
 
 
 def _worker_context(settings_json: str) -> tuple[FilterContext, WorkerTiming]:
@@ -98,6 +106,26 @@ def screen_files_arrow(settings_json: str, output: str, batches: Iterator[pa.Rec
             if rows is not None:
                 rows.add(report.input_records)
             yield pa.RecordBatch.from_pydict({"report": [report.to_json()]}, schema=REPORT_SCHEMA)
+
+
+def screen_paths_partition(settings_json: str, output: str, paths: Iterator[str],
+                           rows: Accumulator[int] | None = None) -> Iterator[str]:
+    """``mapPartitions`` body for whole local files: each path opened on the worker (a local or shared
+    filesystem) and screened by ``spcl.filter.task.screen_file``, as the python engine reads a file that is not
+    split; a file that cannot be opened becomes one quarantine row naming it. One JSON report per file."""
+    ctx, timing = _worker_context(settings_json)
+    batch_rows = ctx.settings.spark.batch_rows
+    for path in paths:
+        try:
+            fh = open(path, "rb")  # noqa: SIM115 - closed below; an unopenable file is quarantined
+        except OSError as err:
+            report = screen_unopenable(path, f"unreadable_file:{type(err).__name__}", output, ctx)
+        else:
+            with fh:
+                report = screen_file(fh, path, output, ctx, batch_rows=batch_rows)
+        if rows is not None:
+            rows.add(report.input_records)
+        yield report.with_worker(timing).to_json()
 
 
 def screen_splits_partition(settings_json: str, output: str, items: Iterator[tuple[str, int, int, int]],

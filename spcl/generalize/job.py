@@ -43,7 +43,7 @@ import pyarrow.parquet as pq
 
 from spcl.entity_types import DEFAULT_TYPES
 from spcl.executor import FileStage, JobError, Plan, RunInfo, Unit, UnitReport, new_run_id, run_local, run_spark
-from spcl.executor.counts import token_block
+from spcl.executor.counts import rate, token_block
 from spcl.executor.flagged import batch_row_keys, count_rows, file_key, list_input_files, open_input
 from spcl.executor.state import (
     commit_unit,
@@ -51,10 +51,13 @@ from spcl.executor.state import (
     marker_file,
     read_json_marker,
     read_part,
+    remove_staging,
     write_json_atomic,
 )
+from spcl.executor.units import foreign_input
 from spcl.extract.backends import Extractor, make_extractor
-from spcl.extract.backends.chat import ChatClient, make_chat
+from spcl.extract.backends.chat import ChatClient
+from spcl.extract.backends.registry import make_chat
 from spcl.extract.backends.transient import is_transient
 from spcl.extract.contract import parse_extraction
 from spcl.generalize.engine import DocInput, DocResult, Generalizer, GeneralizeSettings
@@ -418,7 +421,7 @@ class GeneralizeRunner:
 
 
 def _rate(num: float, den: float) -> float:
-    return round(num / den, 6) if den else 0.0
+    return round(rate(num, den), 6)
 
 
 def build_metrics(cfg: GeneralizeJobConfig, identity: tuple[str, str, str] | None,
@@ -499,11 +502,10 @@ def pending_files(cfg: GeneralizeJobConfig) -> tuple[list[tuple[Path, str]], int
     check_job_output([cfg.input], cfg.output)
     check_job_output([cfg.input], cfg.vault, "vault")
     keyed = [(p, file_key(p, cfg.input)) for p in list_input_files(cfg.input)]
-    for path, key in keyed:  # an output folder belongs to one input: never replace another input's results
-        recorded = _marker(cfg, key).get("input")
-        if recorded is not None and Path(recorded).resolve() != path.resolve():
-            raise JobError(f"{cfg.output} holds the results of another input file ({recorded}) under the "
-                           f"name of {path}; use a new --output for a different --input")
+    foreign = foreign_input(keyed, lambda k: _marker(cfg, k).get("input"))
+    if foreign:
+        raise JobError(f"{cfg.output} holds the results of another input file ({foreign[0]}) under the "
+                       f"name of {foreign[1]}; use a new --output for a different --input")
     done = {k for p, k in keyed if _done_sha(cfg, k) == sha256_file(p)  # by content, not by name
             and not _marker(cfg, k).get("stats", {}).get("failed_transient")}
     return [(p, k) for p, k in keyed if k not in done], len(done)
@@ -520,8 +522,7 @@ def _done_sha(cfg: GeneralizeJobConfig, key: str) -> str | None:
 
 
 def _clean_staging(cfg: GeneralizeJobConfig) -> None:
-    shutil.rmtree(Path(cfg.output) / "_tmp", ignore_errors=True)
-    shutil.rmtree(Path(cfg.vault) / "_staging", ignore_errors=True)
+    remove_staging(Path(cfg.output) / "_tmp", Path(cfg.vault) / "_staging")
 
 
 def _write_metrics(cfg: GeneralizeJobConfig, identity: tuple[str, str, str] | None,

@@ -32,9 +32,11 @@ class MaskedRows:
     def __init__(self) -> None:
         self.columns: dict[str, list[Any]] = {name: [] for name in MASKED_SCHEMA.names}
 
-    def add(self, doc_id: str, row_key: str, lang: str | None, released: Released, who: RowIdentity,
+    def add(self, doc_id: str, row_key: str, lang: str | None, released: Released, who: RowIdentity, *,
             extracted_by: str, model: str, prompt_version: str, vault_file: str) -> None:
-        """Append one released document; ``TypeError`` for anything that did not pass the release check."""
+        """Append one released document, found by the extractor named ``extracted_by`` (the backend asked for,
+        or the fallback), its mapping in ``vault_file``; ``TypeError`` for anything that did not pass the
+        release check."""
         if not isinstance(released, Released) or not released.is_sealed():
             raise TypeError("masked/ takes only documents that passed spcl.mask_stage.release.check_release")
         row = (doc_id, row_key, lang, released.masked_text, released.spans, released.types, len(released.spans),

@@ -10,13 +10,14 @@ exits 3 so that a scheduler reruns it: the same command retries exactly those do
 from __future__ import annotations
 
 import logging
-import shutil
 from pathlib import Path
 from typing import Any, ClassVar
 
 import pyarrow.parquet as pq
 
 from spcl.executor import FileStage, JobError, Plan, RunInfo, Unit, UnitReport, run_local, run_spark
+from spcl.executor.state import remove_staging
+from spcl.executor.units import foreign_input
 from spcl.extract.backends import Extractor
 from spcl.manifest import sha256_file, write_manifest
 from spcl.mask_stage.config import MaskJobConfig
@@ -42,11 +43,10 @@ def plan_files(cfg: MaskJobConfig) -> tuple[list[tuple[Path, str]], list[tuple[P
     check_job_output([cfg.input], cfg.output)
     check_job_output([cfg.input], cfg.vault, "vault")
     keyed = [(p, file_key(p, cfg.input)) for p in list_input_files(cfg.input)]
-    for path, key in keyed:  # an output folder belongs to one input: never replace another input's results
-        marker = read_marker(cfg.output, key)
-        if marker is not None and Path(marker.input).resolve() != path.resolve():
-            raise MaskJobError(f"{cfg.output} holds the results of another input file ({marker.input}) under the "
-                               f"name of {path}; use a new --output for a different --input")
+    foreign = foreign_input(keyed, lambda k: (m := read_marker(cfg.output, k)) and m.input)
+    if foreign:
+        raise MaskJobError(f"{cfg.output} holds the results of another input file ({foreign[0]}) under the "
+                           f"name of {foreign[1]}; use a new --output for a different --input")
     hashes = {k: sha256_file(p) for p, k in keyed}
     todo = [(p, k) for p, k in keyed
             if needs_work(read_marker(cfg.output, k), hashes[k], cfg.retry_failed) != "skip"]
@@ -76,8 +76,7 @@ def reconcile(cfg: MaskJobConfig, keyed: list[tuple[Path, str]], hashes: dict[st
 
 def clean_staging(cfg: MaskJobConfig) -> None:
     """Remove what a killed run left under temporary names (call only when no other run is active)."""
-    shutil.rmtree(Path(cfg.output) / "_tmp", ignore_errors=True)
-    shutil.rmtree(Path(cfg.vault) / "_staging", ignore_errors=True)
+    remove_staging(Path(cfg.output) / "_tmp", Path(cfg.vault) / "_staging")
 
 
 def finish(cfg: MaskJobConfig, keyed: list[tuple[Path, str]], hashes: dict[str, str],

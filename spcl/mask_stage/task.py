@@ -48,6 +48,22 @@ class _Doc:
     lang: str | None
 
 
+@dataclass(slots=True)
+class _FilePass:
+    """One pass over one input file: what to ask about (``wanted``: the retried row keys, ``None`` for all),
+    the row keys seen, the vault file being written (its ``writer`` name), the rows collected, who writes
+    them, and the file's counters."""
+
+    wanted: set[str] | None
+    seen: set[str]
+    vault: Any
+    writer: str
+    masked: MaskedRows
+    failed: FailedRows
+    who: RowIdentity
+    stats: FileStats
+
+
 def _count_column(values: list[Any]) -> dict[str, int]:
     return dict(sorted(Counter(values).items()))
 
@@ -124,9 +140,9 @@ class MaskRunner:
                     outcomes[doc.index] = (outcome, self.fallback)
         return outcomes
 
-    def _batch(self, rows: InputRows, wanted: set[str] | None, seen: set[str], vault: Any, writer: str,
-               masked: MaskedRows, failed: FailedRows, who: RowIdentity, stats: FileStats) -> None:
-        """Process one batch of input rows into ``masked`` / ``failed`` (and the vault)."""
+    def _batch(self, rows: InputRows, fp: _FilePass) -> None:
+        """Process one batch of input rows into the pass's ``masked`` / ``failed`` rows (and its vault)."""
+        wanted, seen, failed, who = fp.wanted, fp.seen, fp.failed, fp.who
         docs: list[_Doc] = []
         early: dict[int, str] = {}
         for i, row_key in enumerate(rows.row_keys):
@@ -149,7 +165,7 @@ class MaskRunner:
                     early[i] = f"detect_error:{type(err).__name__}"
                     continue
                 docs.append(_Doc(i, nfc, hits, rows.langs[i]))
-        outcomes = self._outcomes(docs, stats)
+        outcomes = self._outcomes(docs, fp.stats)
         nfc_texts = {d.index: d.text for d in docs}
         if self.progress is not None:
             self.progress.advance(len(docs) + len(early))
@@ -166,10 +182,10 @@ class MaskRunner:
             released = outcome.released
             # keyed hashes of the NFC source and the masked text (and the source as given, when it was not
             # NFC): what lets `spcl unmask` prove the round trip and give back the exact original
-            vault.put(row_key, released.mapping, source=nfc_texts[i], masked=released.masked_text,
-                      original=rows.texts[i], row_id=str(rows.ids[i]))
-            masked.add(str(rows.ids[i]), row_key, rows.langs[i], released, who, by.name, by.model,
-                       by.prompt_version, writer)
+            fp.vault.put(row_key, released.mapping, source=nfc_texts[i], masked=released.masked_text,
+                         original=rows.texts[i], row_id=str(rows.ids[i]))
+            fp.masked.add(str(rows.ids[i]), row_key, rows.langs[i], released, who, extracted_by=by.name,
+                          model=by.model, prompt_version=by.prompt_version, vault_file=fp.writer)
 
     def process_file(self, path: Path, key: str) -> FileStats | None:
         """Mask one input file (or retry its failed rows) and commit it; ``None`` when nothing is to do."""
@@ -207,8 +223,9 @@ class MaskRunner:
         seen: set[str] = set(prior_masked.column("row_key").to_pylist()) | set(
             prior_failed.column("row_key").to_pylist())
         try:
+            file_pass = _FilePass(wanted, seen, vault, writer, masked, failed, who, stats)
             for rows in read_rows(path, key, cfg.batch_size):
-                self._batch(rows, wanted, seen, vault, writer, masked, failed, who, stats)
+                self._batch(rows, file_pass)
             vault.close()
             masked_table = pa.concat_tables([prior_masked, masked.table()])
             failed_table = pa.concat_tables([prior_failed, failed.table()])
@@ -219,8 +236,9 @@ class MaskRunner:
             stats.seconds += time.perf_counter() - started
             runs = ([*marker.runs] if marker is not None and mode == "retry" else []) + [cfg.run_id]
             ex = self.extractor
-            new_marker = Marker(key, str(path.resolve()), input_sha, cfg.run_id, runs, ex.name, ex.model,
-                                ex.prompt_version, self.config_hash, stats)
+            new_marker = Marker(key=key, input=str(path.resolve()), input_sha256=input_sha, last_run=cfg.run_id,
+                                runs=runs, backend=ex.name, model=ex.model, prompt_version=ex.prompt_version,
+                                config_hash=self.config_hash, stats=stats)
             write_json_atomic(marker_path(self.out, key), new_marker.to_dict())
             log.info("%s (%s): %d documents, %d masked, %d failed (%d transient)", path.name, mode,
                      stats.documents, stats.masked, stats.failed, stats.failed_transient)

@@ -3,7 +3,8 @@
 Used for the bundled sample (``data/sample/``), the integration tests and the benchmarks. Every
 document is built from fixed sentence banks written for spcl (no third-party text), so the corpus and
 its licence are ours (Apache-2.0). Planted values are synthetic: RRNs, My Numbers and card numbers are
-generated with valid check digits so the validators fire; e-mails use reserved example domains.
+generated with valid check digits so the validators fire; e-mails use mailbox.* domains (the reserved
+documentation domains example.com/.org/.net are allow-listed by the e-mail detector, so they would pass unmasked).
 
 >>> docs = list(generate_corpus(3, seed=1))
 >>> [d["id"] for d in docs] == [d["id"] for d in generate_corpus(3, seed=1)]
@@ -147,7 +148,7 @@ def _pii_sentences() -> dict[str, dict[str, Callable[[random.Random], str]]]:
         },
         "ko": {
             "PHONE": lambda r: f"연락처는 010-{_digits(r, 4)}-{_digits(r, 4)}입니다.",
-            "EMAIL": lambda r: f"이메일은 user{_digits(r, 3)}@example.com 으로 보내 주세요.",
+            "EMAIL": lambda r: f"이메일은 user{_digits(r, 3)}@mailbox.com 으로 보내 주세요.",
             "RRN": lambda r: f"주민등록번호 {valid_rrn(r)} 확인 부탁드립니다.",
             "CARD": lambda r: f"카드번호 {valid_card(r)} 로 결제했습니다.",
             "ACCOUNT": lambda r: f"입금 계좌는 국민은행 {_digits(r, 6)}-{_digits(r, 2)}-{_digits(r, 6)} 입니다.",
@@ -156,7 +157,7 @@ def _pii_sentences() -> dict[str, dict[str, Callable[[random.Random], str]]]:
         },
         "en": {
             "PHONE": lambda r: f"Call me at +1 (415) 555-{_digits(r, 4)} after six.",
-            "EMAIL": lambda r: f"Write to user{_digits(r, 3)}@example.org for details.",
+            "EMAIL": lambda r: f"Write to user{_digits(r, 3)}@mailbox.org for details.",
             "CARD": lambda r: f"I paid with card {valid_card(r)} yesterday.",
             "DOB": lambda r: (f"Date of birth: {r.randrange(1, 13):02d}/{r.randrange(1, 29):02d}/"
                               f"19{r.randrange(60, 99)}"),

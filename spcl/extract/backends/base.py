@@ -17,11 +17,10 @@ from abc import ABC, abstractmethod
 from dataclasses import dataclass
 
 from spcl.entity_types import DEFAULT_TYPES
+from spcl.extract.backends.errors import BackendUnavailable
 from spcl.extract.prompt import PROMPT_VERSION
 
-
-class BackendUnavailable(RuntimeError):
-    """The backend cannot serve at all (endpoint unreachable, model missing); messages name no document text."""
+__all__ = ["BackendUnavailable", "BatchedExtractor", "Extraction", "ExtractionError", "Extractor", "timed_batch"]
 
 
 class ExtractionError(RuntimeError):

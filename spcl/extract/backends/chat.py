@@ -6,9 +6,9 @@ reply names a reason code instead (``timeout``, ``http_503``, ``bad_response``, 
 ``input_too_long``, ``tokenize_error:<Type>``, ``generation_error:<Type>``), never text. Transient
 failures are retried with back-off inside the client; what is left is per request and final. A backend
 that cannot serve at all (an unreachable endpoint, a model that cannot be loaded) raises
-:class:`~spcl.extract.backends.base.BackendUnavailable` instead, so the job stops and a rerun resumes.
+:class:`~spcl.extract.backends.errors.BackendUnavailable` instead, so the job stops and a rerun resumes.
 
-Three clients, built by :func:`make_chat` (the chat side of ``spcl.extract.backends.registry``):
+Three clients, built by ``spcl.extract.backends.registry.make_chat`` (the one factory's chat side):
 
 - :class:`OpenAIChat` — any OpenAI-compatible ``/v1/chat/completions`` server (vLLM serve, SGLang,
   llama.cpp, ``transformers serve``) through the ``openai`` SDK: one pooled HTTP client, a timeout per
@@ -35,16 +35,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
-from spcl.extract.backends.base import BackendUnavailable
 from spcl.extract.backends.engines import chat_prompt_ids, eos_token_ids, generate_padded, load_model
-from spcl.extract.backends.registry import backend_names, make_client
+from spcl.extract.backends.errors import BackendUnavailable
 from spcl.extract.backends.transient import RetryPolicy, is_transient, retry_after_seconds
 
 log = logging.getLogger("spcl.extract.chat")
-
-CHAT_BACKENDS: tuple[str, ...] = backend_names("chat")
-"""The backends with a chat client (``spcl.extract.backends.registry``)."""
-
 
 @dataclass(frozen=True, slots=True)
 class ChatRequest:
@@ -388,11 +383,3 @@ class VLLMChat:
     def close(self) -> None:
         """Drop the engine."""
         self.llm = None
-
-
-def make_chat(backend: str, *, model: str | None = None, endpoint: str | None = None,
-              options: dict[str, Any] | None = None) -> ChatClient | None:
-    """The chat client of ``backend`` (one of :data:`CHAT_BACKENDS`) with ``options`` as constructor
-    arguments; ``None`` for ``rules`` (no model). ``ValueError`` names what is missing
-    (``spcl.extract.backends.registry.make_client``)."""
-    return make_client("chat", backend, model=model, endpoint=endpoint, options=options)  # type: ignore[return-value]

@@ -12,7 +12,7 @@ import os
 from pathlib import Path
 from typing import Any
 
-from spcl.extract.backends.base import BackendUnavailable
+from spcl.extract.backends.errors import BackendUnavailable
 
 
 def load_model(model: str | Path, device: str = "auto", dtype: str = "auto") -> tuple[Any, Any]:

@@ -4,8 +4,9 @@ A backend is registered once, by name, with what it needs (a model, an endpoint)
 of client it offers: an **extractor** (``spcl.extract.backends.base.Extractor``: the extract stage's
 ``TYPE<TAB>VALUE`` prompt, used by ``spcl mask``) and a **chat** client (``spcl.extract.backends.chat.ChatClient``:
 any prompt, used by ``spcl annotate``, ``spcl generalize``, ``spcl eval reidentify``). The name tuples the CLI
-offers (``BACKENDS``, ``CHAT_BACKENDS``) are read from here, so a new backend is one :func:`register_backend`
-call in its own module. Builders import their heavy libraries (torch, transformers, vllm, openai) themselves,
+offers (:data:`BACKENDS`, :data:`CHAT_BACKENDS`) are read from here, so a new backend is one
+:func:`register_backend` call in its own module; :func:`make_extractor` and :func:`make_chat` are the factory's
+two sides. Builders import their heavy libraries (torch, transformers, vllm, openai) themselves,
 so ``rules`` runs without any of them.
 
 >>> [b for b in backend_names("extractor")][:2], backend_names("chat")
@@ -147,3 +148,38 @@ register_backend(BackendSpec("rules", extractor=_rules_extractor, needs_model=Fa
 register_backend(BackendSpec("openai", extractor=_openai_extractor, chat=_openai_chat, needs_endpoint=True))
 register_backend(BackendSpec("transformers", extractor=_transformers_extractor, chat=_transformers_chat))
 register_backend(BackendSpec("vllm", extractor=_vllm_extractor, chat=_vllm_chat))
+
+BACKENDS: tuple[str, ...] = backend_names("extractor")
+"""The extractor backends: rules, openai, transformers, vllm."""
+CHAT_BACKENDS: tuple[str, ...] = backend_names("chat")
+"""The backends with a chat client: openai, transformers, vllm."""
+
+
+def make_extractor(backend: str, *, model: str | None = None, endpoint: str | None = None,
+                   types: tuple[str, ...] = DEFAULT_TYPES, options: dict[str, Any] | None = None,
+                   chunk_chars: int = 0) -> Extractor:
+    """The extractor named ``backend`` (one of :data:`BACKENDS`); ``options`` go to its constructor
+    (:func:`make_client`, its extractor side).
+
+    With ``chunk_chars > 0`` a model backend sees long documents in overlapping windows of that many
+    characters (``spcl.extract.backends.chunking``); the rules backend never needs it.
+
+    >>> make_extractor("rules").name
+    'rules'
+    """
+    client = make_client("extractor", backend, model=model, endpoint=endpoint, types=types, options=options,
+                         chunk_chars=chunk_chars)
+    assert client is not None  # an extractor builder never returns None
+    return client  # type: ignore[return-value]
+
+
+def make_chat(backend: str, *, model: str | None = None, endpoint: str | None = None,
+              options: dict[str, Any] | None = None) -> ChatClient | None:
+    """The chat client of ``backend`` (one of :data:`CHAT_BACKENDS`) with ``options`` as constructor
+    arguments; ``None`` for ``rules`` (no model). ``ValueError`` names what is missing (:func:`make_client`,
+    its chat side).
+
+    >>> make_chat("rules") is None
+    True
+    """
+    return make_client("chat", backend, model=model, endpoint=endpoint, options=options)  # type: ignore[return-value]

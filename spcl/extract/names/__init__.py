@@ -23,7 +23,7 @@ from spcl.extract.names.ko import ko_name_spans, longest_per_overlap
 from spcl.mask.words import is_whole_word
 from spcl.text import normalize
 
-__all__ = ["find_person_names"]
+__all__ = ["crf_pipeline_spans", "find_person_names", "merge_japanese", "merge_korean"]
 
 
 _JA_SCRIPT = re.compile(r"[\u3040-\u30ff\u4e00-\u9fff]")
@@ -36,38 +36,71 @@ def tagger_enabled() -> bool:
     return os.environ.get("SPCL_NAMES_TAGGER", "auto").strip().lower() not in ("off", "0", "false", "no")
 
 
-def _ja_ko_spans(text: str) -> list[tuple[int, int]]:
-    """Japanese and Korean spans: the CRF's where it runs, else the rule finders'.
-
-    With the CRF: a one-character span (a bare surname or letter) counts only in Korean with its title
-    (``김씨``, ``김 의원``: :func:`spcl.extract.names.ko.with_title`); a rule-finder span that overlaps a CRF span
-    is added (it keeps a title or a longer reading: ``박씨``, ``김 의원``); Japanese rule spans without katakana
-    (kanji/kana names, whose rule rows are reliable) are added on their own. Korean rule spans that the CRF does
-    not touch are added only after a form or kinship cue or before a title (:func:`spcl.extract.names.ko.cued`):
-    the others added false rows (loanwords tagged 인명) and the CRF reads them as a feature.
+def _ja_ko_spans(text: str, model_dir: str | None = None, cut: float | None = None,
+                 cut_agree: float | None = None) -> list[tuple[int, int]]:
+    """Japanese and Korean spans: the CRF's where it runs (merged with the rule finders' spans of the same parse:
+    :func:`merge_japanese`, :func:`merge_korean`), else the rule finders'. A CRF span that something else speaks
+    for (a rule span overlapping it; in Korean also a form or kinship cue before it or a title after it) needs the
+    card's ``thresholds_agree`` marginal, one alone the plain ``thresholds``. Korean rule spans the CRF does not
+    touch are added only where cued (the others added false rows: loanwords tagged 인명; the CRF reads them as a
+    feature). ``model_dir``/``cut``/``cut_agree``: another CRF and thresholds (the trainer's threshold search on
+    its dev split).
     """
-    from spcl.extract.names.ko import cued, with_title
-    from spcl.extract.names.tagger import tagger_spans
+    from spcl.extract.names import tagger
 
     spans: list[tuple[int, int]] = []
     for lang, script, rules in (("ja", _JA_SCRIPT, ja_name_spans), ("ko", _HANGUL, ko_name_spans)):
         if not script.search(text):
             continue
-        tagged = tagger_spans(text, lang) if tagger_enabled() else None
-        found = rules(text)
-        if tagged is None:
-            spans += found
-            continue
-        for s, e in tagged:
-            if e - s >= 2:
-                spans.append((s, e))
-            elif lang == "ko" and (titled := with_title(text, s, e)) is not None:
-                spans.append(titled)
-        spans += [r for r in found if any(r[0] < e and s < r[1] for s, e in tagged)
-                  or (lang == "ko" and cued(text, *r))]
-        if lang == "ja":
-            spans += [(s, e) for s, e in found if not _KATAKANA.search(text, s, e)]
+        if tagger_enabled():
+            alone = tagger.threshold(lang, model_dir) if cut is None else cut
+            agree = cut_agree if cut_agree is not None else (
+                tagger.agree_threshold(lang, model_dir) if cut is None else cut)
+            scored = tagger.scored_spans(text, lang, model_dir, min(alone, agree))  # one parse: CRF and rules
+            if scored is not None:
+                merge = merge_japanese if lang == "ja" else merge_korean
+                spans += merge(text, scored[0], scored[1], alone, agree)
+                continue
+        spans += rules(text)
     return spans
+
+
+def merge_japanese(text: str, scored: list[tuple[int, int, float]], found: list[tuple[int, int]], cut: float,
+                   cut_agree: float) -> list[tuple[int, int]]:
+    """Japanese spans from the CRF's scored spans and the rule finder's: a CRF span of two characters or more
+    whose score reaches ``cut_agree`` where a rule span overlaps it, else ``cut``; the rule spans overlapping a
+    kept CRF span; the rule spans without katakana on their own (kanji/kana names, whose rule rows are reliable)."""
+    tagged = [(s, e) for s, e, p in scored
+              if p >= (cut_agree if any(r[0] < e and s < r[1] for r in found) else cut)]
+    spans = [(s, e) for s, e in tagged if e - s >= 2]
+    spans += [r for r in found if any(r[0] < e and s < r[1] for s, e in tagged)]
+    return spans + [(s, e) for s, e in found if not _KATAKANA.search(text, s, e)]
+
+
+def merge_korean(text: str, scored: list[tuple[int, int, float]], found: list[tuple[int, int]], cut: float,
+                 cut_agree: float) -> list[tuple[int, int]]:
+    """Korean spans from the CRF's scored character spans and the rule finder's. A CRF span is kept where its
+    score reaches ``cut_agree`` if something else speaks for a name there (a rule span overlaps it, a form or
+    kinship cue precedes it or a title follows it: :func:`spcl.extract.names.ko.cued`), else ``cut`` (loanwords of
+    manuals, ``릴리스``, ``호스트``, have no such support). A kept span of two characters or more glued to a noun in
+    its eojeol becomes the whole eojeol (``최영장군을``: :func:`spcl.extract.names.ko.widen_glued`) unless a rule
+    span overlaps it; a one-character span counts only with its title (``김씨``); the rule spans overlapping a
+    kept CRF span or cued are added."""
+    from spcl.extract.names.ko import cued, widen_glued, with_title
+
+    def supported(s: int, e: int) -> bool:
+        return any(r[0] < e and s < r[1] for r in found) or cued(text, s, e)
+
+    tagged = [(s, e) for s, e, p in scored if p >= (cut_agree if supported(s, e) else cut)]
+    spans: list[tuple[int, int]] = []
+    for s, e in tagged:
+        if e - s >= 2 and not is_whole_word(text, s, e) and not any(r[0] < e and s < r[1] for r in found):
+            spans.append(widen_glued(text, s, e) or (s, e))  # 최영장군을: the whole eojeol, else dropped later
+        elif e - s >= 2:
+            spans.append((s, e))
+        elif (titled := with_title(text, s, e)) is not None:
+            spans.append(titled)
+    return spans + [r for r in found if any(r[0] < e and s < r[1] for s, e in tagged) or cued(text, *r)]
 
 
 def find_person_names(text: str, lang: str | None = None) -> list[tuple[int, int]]:
@@ -82,4 +115,13 @@ def find_person_names(text: str, lang: str | None = None) -> list[tuple[int, int
     from spcl.extract.names.ner import ner_person_spans
 
     spans += ner_person_spans(text, lang)
+    return [(s, e) for s, e in longest_per_overlap(spans) if is_whole_word(text, s, e)]
+
+
+def crf_pipeline_spans(text: str, lang: str, model_dir: str | None = None, cut: float | None = None,
+                       cut_agree: float | None = None) -> list[tuple[int, int]]:
+    """What :func:`find_person_names` gives NFC ``text`` without English rules and NER, for the CRF in
+    ``model_dir`` at marginal threshold ``cut``: the CRF merged with the rule finders, whole words only (what
+    the trainer scores its thresholds on). ``lang`` is accepted for symmetry; the scripts present decide."""
+    spans = _ja_ko_spans(text, model_dir, cut, cut_agree)
     return [(s, e) for s, e in longest_per_overlap(spans) if is_whole_word(text, s, e)]

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import re
 from functools import lru_cache
-from typing import Any
+from typing import Any, NamedTuple
 
 HONORIFICS = frozenset(("さん", "様", "さま", "氏", "君", "くん", "ちゃん", "殿", "先生"))
 ROLE_WORDS = frozenset((
@@ -28,6 +28,7 @@ ROLE_WORDS = frozenset((
     "長官", "大佐", "中佐", "少佐", "大将", "将軍", "党首", "議長", "判事", "候補", "国王", "王", "皇帝", "女王",
     "首席", "主席", "総裁", "委員長", "大臣", "外相", "蔵相", "副大統領", "上院議員", "下院議員", "博士",
     "選手権", "容疑", "女史", "アナ", "アナウンサー", "キャスター", "校長", "院長", "理事長", "八段", "九段",
+    "船長", "艦長", "大使", "所長", "部長", "課長", "局長", "署長", "店長", "本人", "自身", "殿下", "代表",
 ))
 NOT_PERSON_NOUNS = (  # nouns that make a name before them part of a place, company, prize or law
     "社", "号", "駅", "ビル", "大学", "病院", "通り", "ストリート", "トロフィー", "賞", "杯", "線", "城", "島",
@@ -37,6 +38,8 @@ NOT_PERSON_NOUNS = (  # nouns that make a name before them part of a place, comp
     "症候群", "病", "ホテル", "ホール", "劇場", "スタジアム", "センター", "タワー", "ハウス", "丸", "グループ", "銀行",
     "製", "式", "型", "派", "流", "語", "記念", "通信", "新聞", "放送", "書店", "出版", "商会", "物産", "自動車",
     "裁判", "肺", "教", "対", "産業", "製薬", "薬品", "軍",
+    "隊", "艦隊", "内閣", "政権", "建設", "鉄道", "鉄鋼", "電灯", "道路", "温泉", "地区", "方面", "農園", "薬局",
+    "薬舗", "資源", "楽器", "大火",
 )
 _DOTS = frozenset(("・", "＝", "=", "･"))
 _KATAKANA = re.compile(r"^[\u30a0-\u30ffー]+$")
@@ -51,6 +54,48 @@ def _tagger() -> Any:
     import fugashi
 
     return fugashi.Tagger()
+
+
+class Pos(NamedTuple):
+    """The four part-of-speech levels of a unidic morpheme (名詞, 固有名詞, 人名, 姓)."""
+
+    pos1: str
+    pos2: str
+    pos3: str
+    pos4: str
+
+
+class Word(NamedTuple):
+    """A morpheme: its surface and its :class:`Pos` (``feature``, as fugashi names it)."""
+
+    surface: str
+    feature: Pos
+
+
+_POS: dict[str, Pos] = {}
+
+
+def parse(text: str) -> list[Word]:
+    """The unidic morphemes of ``text`` with their four POS levels only, read from MeCab's raw feature string
+    (fugashi's full ``feature`` record costs more than the parse itself)."""
+    out = []
+    for w in _tagger()(text):
+        raw = w.feature_raw
+        key = raw[:_nth_comma(raw, 4)]
+        pos = _POS.get(key)
+        if pos is None:
+            pos = _POS.setdefault(key, Pos(*(key.split(",") + ["*"] * 4)[:4]))
+        out.append(Word(w.surface, pos))
+    return out
+
+
+def _nth_comma(raw: str, n: int) -> int:
+    k = -1
+    for _ in range(n):
+        k = raw.find(",", k + 1)
+        if k < 0:
+            return len(raw)
+    return k
 
 
 def _is_name(word: Any) -> bool:
@@ -106,7 +151,7 @@ def _unknown_given_name(text: str, offsets: list[int], words: list[Any], last: i
 def ja_name_spans(text: str, words: list[Any] | None = None) -> list[tuple[int, int]]:
     """Japanese person-name spans from unidic tags (see the module docstring for the rules).
 
-    ``words``: the fugashi words of ``text`` when the caller has parsed it already.
+    ``words``: the words of ``text`` (:func:`parse`, or fugashi's) when the caller has parsed it already.
 
     >>> t = "山田太郎さんと佐藤さんはチェーホフを読んだ。"
     >>> [t[s:e] for s, e in ja_name_spans(t)]
@@ -114,7 +159,7 @@ def ja_name_spans(text: str, words: list[Any] | None = None) -> list[tuple[int, 
     """
     if not _JA_SCRIPT.search(text):
         return []
-    words = list(_tagger()(text)) if words is None else words
+    words = parse(text) if words is None else words
     offsets = _offsets(text, words)
     spans: list[tuple[int, int]] = []
     i = 0

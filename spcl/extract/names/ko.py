@@ -133,9 +133,17 @@ def _foreign_name_context(text: str, start: int, end: int) -> bool:
 
 
 def parse(text: str) -> list[Any] | None:
-    """mecab-ko morphemes of ``text`` with list separators read as spaces (offsets unchanged), or None."""
+    """mecab-ko morphemes of ``text`` with list separators read as spaces (offsets unchanged), or None.
+
+    The last few texts' parses are kept: the name finder and the CRF read the same text one after the other."""
+    parsed = _parse(text)
+    return None if parsed is None else list(parsed)
+
+
+@lru_cache(maxsize=8)
+def _parse(text: str) -> tuple[Any, ...] | None:
     tagger = _tagger()
-    return None if tagger is None else list(tagger.parse(text.translate(_SEPARATORS)))
+    return None if tagger is None else tuple(tagger.parse(text.translate(_SEPARATORS)))
 
 
 def _tagged_names(text: str, parsed: list[Any] | None = None) -> list[tuple[int, int]]:
@@ -192,6 +200,15 @@ def ko_name_spans(text: str, parsed: list[Any] | None = None) -> list[tuple[int,
     """
     if not _HANGUL.search(text):
         return []
+    return list(_name_spans(text)) if parsed is None else _find(text, parsed)
+
+
+@lru_cache(maxsize=8)
+def _name_spans(text: str) -> tuple[tuple[int, int], ...]:
+    return tuple(_find(text, parse(text)))
+
+
+def _find(text: str, parsed: list[Any] | None) -> list[tuple[int, int]]:
     found: list[tuple[int, int]] = []
     for pattern in PATTERNS:
         for m in pattern.finditer(text):
@@ -238,3 +255,34 @@ def longest_per_overlap(spans: list[tuple[int, int]]) -> list[tuple[int, int]]:
             continue
         kept.append((start, end))
     return kept
+
+
+_GLUE_TAGS = ("NNG", "NNB", "NNP", "XSN", "J")
+
+
+def widen_glued(text: str, start: int, end: int) -> tuple[int, int] | None:
+    """A name glued to a noun in one eojeol (``최영장군을``, ``채림등이``, ``황비홍역의``, written without spaces in
+    reviews) widened to the whole eojeol, or None where the span does not start an eojeol of two or more syllables,
+    where mecab-ko puts no morpheme boundary at its end, or where a verb, an adjective or an ending follows there
+    (``표시되는``). The masker replaces whole words only: a name cut out of its eojeol would leak, the whole eojeol
+    is masked instead.
+
+    >>> t = "최영장군을 생각하면"
+    >>> widen_glued(t, 0, 2), widen_glued("표시되는 값", 0, 2)
+    ((0, 5), None)
+    """
+    if end - start < 2 or (start > 0 and _HANGUL.match(text[start - 1])) or not (
+            end < len(text) and _HANGUL.match(text[end])):
+        return None
+    word_end = end
+    while word_end < len(text) and _HANGUL.match(text[word_end]):
+        word_end += 1
+    tagger = _tagger()
+    if tagger is None:
+        return None
+    cut = end - start
+    morphs = list(tagger.parse(text[start:word_end]))
+    after = next((m for m in morphs if m.span.start == cut), None)
+    if after is None or not any(m.span.end == cut for m in morphs):
+        return None
+    return (start, word_end) if after.feature.pos.split("+")[0].startswith(_GLUE_TAGS) else None

