@@ -17,6 +17,7 @@ from spcl.screen.features import FeatureSettings, bigram_keys, char_ngram_keys, 
 from spcl.screen.model import MODEL_FILES
 from spcl.screen.tokenize import Tokenizers, route, train_sentencepiece
 from spcl.screen.train import (
+    LGBM_OFF,
     Record,
     TrainSettings,
     fit_screen,
@@ -25,6 +26,7 @@ from spcl.screen.train import (
     near_duplicate_groups,
     record_from_dict,
     threshold_for_recall,
+    thresholds_for_fewest_none,
     thresholds_for_none_budget,
     too_few_positives,
     tune_thresholds,
@@ -179,6 +181,55 @@ def test_none_budget_prefers_recall_within_the_budget() -> None:
     t_l, t_s = thresholds_for_none_budget(lg, svc, pos, 0.12)
     union = (lg >= t_l) | (svc >= t_s)
     assert union[pos].all() and union[~pos].mean() <= 0.12  # svc catches the one positive lgbm ranks low
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    st.lists(st.tuples(st.floats(0, 1, width=32), st.floats(-3, 3, width=32), st.booleans()), min_size=2, max_size=80),
+    st.sampled_from([0.5, 0.9, 0.97, 1.0]),
+)
+def test_fewest_none_thresholds_reach_the_target_with_no_more_negatives_than_any_grid_pair(
+        rows: list[tuple[float, float, bool]], target: float) -> None:
+    lg = np.array([r[0] for r in rows], np.float32)
+    svc = np.array([r[1] for r in rows], np.float32)
+    pos = np.array([r[2] for r in rows], bool)
+    t = thresholds_for_fewest_none(lg, svc, pos, ~pos, target, levels=11)
+    if not pos.any() or pos.all():
+        assert t == tune_thresholds(lg, svc, pos, target)
+        return
+    union = (lg >= np.float32(t[0])) | (svc >= np.float32(t[1]))
+    # both models at the lowest negative score flag every negative and every positive above it; just above the
+    # highest negative they flag none: some pair on the grid reaches the target whenever one of these does
+    assert union[pos].mean() >= target - 1e-9 or t == tune_thresholds(lg, svc, pos, target)
+    if union[pos].mean() >= target - 1e-9 and t != tune_thresholds(lg, svc, pos, target):
+        qs = np.linspace(0, 1, 11)
+        for a in np.quantile(lg[~pos], qs):
+            for b in np.quantile(svc[~pos], qs):
+                f = (lg >= np.float32(a)) | (svc >= np.float32(b))
+                if f[pos].mean() >= target - 1e-9:
+                    assert union[~pos].mean() <= f[~pos].mean() + 1e-9
+
+
+def test_fewest_none_languages_and_svc_only_languages() -> None:
+    recs = [replace(r, source="user") for r in small_records(25, seed=7)]  # counted as real labelled data
+    settings = replace(SMALL, per_lang_thresholds=("ja", "ko"), target_recall=0.9, threshold_labels=("SCPI", "RELATED"),
+                       fewest_none_langs=("ko",), lang_svc_only=("en", "ja"))
+    screen = fit_screen(recs, settings)
+    oof, langs = screen.oof_scores, np.array([r.lang for r in recs])
+    pos = np.array([r.label != "NONE" for r in recs])
+    ko = langs == "ko"
+    assert screen.lang_thresholds["ko"] == dict(zip(("lgbm", "svc"), thresholds_for_fewest_none(
+        oof["lgbm"][ko], oof["svc"][ko], pos[ko], ~pos[ko], 0.9), strict=True))
+    ja = langs == "ja"
+    own_ja = tune_thresholds(oof["lgbm"][ja], oof["svc"][ja], pos[ja], 0.9)
+    assert screen.lang_thresholds["ja"] == {"lgbm": LGBM_OFF, "svc": own_ja[1]}
+    assert screen.lang_thresholds["en"] == {"lgbm": LGBM_OFF, "svc": screen.thresholds["svc"]}
+    texts = [r.text for r in recs if r.lang == "en"]
+    result = screen.predict(texts, ["en"] * len(texts))
+    assert not result.flags["lgbm"].any() and np.array_equal(result.flag, result.flags["svc"])
+    assert screen.card["train_settings"]["lang_svc_only"] == ["en", "ja"]
+    assert "en, ja flagged by the SVC alone" in screen.card["threshold_rule"]
+    assert "ko: the pair with the fewest real NONE" in screen.card["threshold_rule"]
 
 
 def test_lang_values_parse_and_refuse_clearly() -> None:

@@ -12,6 +12,7 @@ import pytest
 from spcl.io.jsonl import write_jsonl
 from spcl.screen import Screen, load_screen
 from spcl.screen.model import MODEL_FILES
+from spcl.screen.train import LGBM_OFF
 from spcl.synth.screen_data import generate
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -54,7 +55,13 @@ def test_default_model_card_is_complete(default_screen: Screen) -> None:
     assert card["positive_labels"] == ["SCPI", "RELATED"]
     assert set(card["thresholds"]) == {"lgbm", "svc"}
     assert card["training_data"] and all(len(d["sha256"]) == 64 for d in card["training_data"])
-    assert set(card["lang_thresholds"]) == {"ja", "ko"} and card["format_version"] == 2
+    assert set(card["lang_thresholds"]) == {"en", "ja", "ko"} and card["format_version"] == 2
+    # English by the SVC alone (--lang-svc-only en) at the global SVC threshold
+    assert card["lang_thresholds"]["en"] == {"lgbm": LGBM_OFF, "svc": card["thresholds"]["svc"]}
+    assert card["train_settings"]["weak_weight"] == 0.5 and card["train_settings"]["lang_svc_only"] == ["en"]
+    # Japanese as character uni/bigrams: loading the shipped model opens no MeCab (issue 26)
+    assert default_screen.settings.mecab_dic == "chars" and default_screen.featurizer.tokenizers.mecab is None
+    assert card["train_settings"]["global_threshold_langs"] == ["ko"]
     held_out = card["evaluation"]["held_out_quarter"]["per_lang_thresholds"]
     assert held_out["overall"]["n"] > 0 and {"en", "ja", "ko"} <= set(held_out)
     assert set(card["evaluation"]["ordinary_text_flag_rate"]["this_model"]) == {"en", "ja", "ko"}

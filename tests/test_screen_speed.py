@@ -87,8 +87,10 @@ def _real_mixed(per_lang: int = 40) -> tuple[list[str], list[str]]:
 def test_japanese_char_tokens_leave_korean_and_english_features_unchanged() -> None:
     screen = load_screen("models/screen-default")
     texts, langs = _real_mixed()
-    base, base_lex = screen.featurizer.featurize(texts, langs)
-    chars = Featurizer(replace(screen.settings, mecab_dic="chars"), screen.featurizer.tokenizers, screen.lexicon)
+    words = Featurizer(replace(screen.settings, mecab_dic="unidic-lite"), Tokenizers(screen.sp_model), screen.lexicon)
+    base, base_lex = words.featurize(texts, langs)  # MeCab words (the shipped model itself is on chars)
+    chars = Featurizer(replace(screen.settings, mecab_dic="chars"), Tokenizers(screen.sp_model, "chars"),
+                       screen.lexicon)
     assert chars.tokenizers.mecab is None  # no MeCab loaded at all
     got, got_lex = chars.featurize(texts, langs)
     for i, lang in enumerate(langs):

@@ -49,6 +49,12 @@ def add_train_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--lang-none-budget", default="", metavar="en=0.12",
                         help="languages whose thresholds flag at most this share of their real NONE documents "
                              "out-of-fold, with the most topic recall (lang=share,...)")
+    parser.add_argument("--fewest-none-langs", default="", metavar="ko",
+                        help="per-language threshold languages whose pair is the one reaching their recall target "
+                             "out-of-fold with the fewest real NONE documents flagged (default: the union's "
+                             "common recall level)")
+    parser.add_argument("--lang-svc-only", default="", metavar="en",
+                        help="languages flagged by the LinearSVC alone (their LightGBM never flags)")
     parser.add_argument("--threads", type=int, default=1, help="LightGBM training threads (default 1)")
     parser.add_argument("--mecab-dic", default="unidic-lite", metavar="DIC",
                         help="Japanese word tokens (FeatureSettings.mecab_dic): unidic-lite (default), ipadic, "
@@ -114,6 +120,8 @@ def run_train(args: argparse.Namespace) -> int:
         global_threshold_langs=tuple(x.strip() for x in args.global_threshold_langs.split(",") if x.strip()),
         lang_target_recall=lang_targets,
         lang_none_budget=none_budgets,
+        fewest_none_langs=_names(args.fewest_none_langs),
+        lang_svc_only=_names(args.lang_svc_only),
         features=features,
     )
     real = [r for r in records if not r.synthetic]
@@ -168,6 +176,11 @@ def run_train(args: argparse.Namespace) -> int:
     return 0
 
 
+def _names(text: str) -> tuple[str, ...]:
+    """``"en, ko"`` → ``("en", "ko")``."""
+    return tuple(x.strip() for x in text.split(",") if x.strip())
+
+
 def _data_source(path: str) -> dict[str, object]:
     """How the model card cites one training file: path, SHA-256, and the manifest of its dataset folder
     (written by ``spcl review to-train``, ``spcl synth`` …) when there is one."""
@@ -218,6 +231,10 @@ def _rebuild_command(args: argparse.Namespace) -> str:
         parts += ["--lang-target-recall", args.lang_target_recall]
     if args.lang_none_budget:
         parts += ["--lang-none-budget", args.lang_none_budget]
+    if getattr(args, "fewest_none_langs", ""):
+        parts += ["--fewest-none-langs", args.fewest_none_langs]
+    if getattr(args, "lang_svc_only", ""):
+        parts += ["--lang-svc-only", args.lang_svc_only]
     if getattr(args, "mecab_dic", "unidic-lite") != "unidic-lite":
         parts += ["--mecab-dic", args.mecab_dic]
     return " ".join(parts)

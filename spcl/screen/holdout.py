@@ -188,6 +188,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--global-threshold-langs", default="", help="e.g. ja,ko")
     parser.add_argument("--lang-target-recall", default="", help="e.g. ko=0.97")
     parser.add_argument("--lang-none-budget", default="", help="e.g. en=0.12")
+    parser.add_argument("--weak-weight", type=float, default=0.2, help="sample weight of weak:… rows")
+    parser.add_argument("--fewest-none-langs", default="", help="e.g. ko")
+    parser.add_argument("--lang-svc-only", default="", help="e.g. en")
     parser.add_argument("--skip-loso", action="store_true")
     parser.add_argument("--skip-held-out", action="store_true")
     parser.add_argument("--only", default="", help="source groups to leave out, in order (lang:source,...)")
@@ -200,10 +203,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     extra = read_records(args.extra) + [record_from_dict(r) for r in generate(args.synthetic, seed=0)]
     settings = replace(TrainSettings(), target_recall=args.target_recall,
                        per_lang_thresholds=tuple(x for x in args.per_lang_thresholds.split(",") if x),
-                       threshold_folds=args.threshold_folds,
+                       threshold_folds=args.threshold_folds, weak_weight=args.weak_weight,
                        global_threshold_langs=tuple(x for x in args.global_threshold_langs.split(",") if x),
                        lang_target_recall=lang_values(args.lang_target_recall, "--lang-target-recall"),
                        lang_none_budget=lang_values(args.lang_none_budget, "--lang-none-budget"),
+                       fewest_none_langs=tuple(x for x in args.fewest_none_langs.split(",") if x),
+                       lang_svc_only=tuple(x for x in args.lang_svc_only.split(",") if x),
                        features=replace(FeatureSettings(), mecab_dic=args.mecab_dic))
     report: dict[str, Any] = {"settings": settings.to_json()}
     if not args.skip_held_out:
