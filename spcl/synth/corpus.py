@@ -4,7 +4,7 @@ Used for the bundled sample (``data/sample/``), the integration tests and the be
 document is built from fixed sentence banks written for spcl (no third-party text), so the corpus and
 its licence are ours (Apache-2.0). Planted values are synthetic: RRNs, My Numbers and card numbers are
 generated with valid check digits so the validators fire; e-mails use mailbox.* domains (the reserved
-documentation domains example.com/.org/.net are allow-listed by the e-mail detector, so they would pass unmasked).
+documentation domains example.com/.org/.net/.jp are allow-listed by the e-mail detector, so they would pass unmasked).
 
 >>> docs = list(generate_corpus(3, seed=1))
 >>> [d["id"] for d in docs] == [d["id"] for d in generate_corpus(3, seed=1)]
@@ -139,7 +139,7 @@ def _pii_sentences() -> dict[str, dict[str, Callable[[random.Random], str]]]:
     return {
         "ja": {
             "PHONE": lambda r: f"連絡先は 090-{_digits(r, 4)}-{_digits(r, 4)} です。",
-            "EMAIL": lambda r: f"メールは user{_digits(r, 3)}@example.jp までお願いします。",
+            "EMAIL": lambda r: f"メールは user{_digits(r, 3)}@mailbox.jp までお願いします。",
             "MYNUMBER": lambda r: f"マイナンバー {valid_mynumber(r)} を記入してください。",
             "CARD": lambda r: f"カード番号 {valid_card(r)} で支払いました。",
             "ACCOUNT": lambda r: f"振込先は みずほ銀行 渋谷支店 普通口座 {_digits(r, 7)} です。",
