@@ -117,3 +117,7 @@ def test_a_korean_span_the_document_mostly_leaves_untagged_is_a_common_word() ->
     assert merge_korean(names, [(0, 3, 0.95)], [], 0.8, 0.7) == [(0, 3)]
     twice = "박지훈이 말했다. 박지훈은 웃었다. 박지훈"
     assert merge_korean(twice, [(0, 3, 0.95), (10, 13, 0.95)], [], 0.8, 0.7) == [(0, 3), (10, 13)]
+    # a span of several words goes when each of its words is mostly used untagged (스트림 and 컬럼 of xz.1)
+    text = "스트림 컬럼 목록. 스트림 정보와 컬럼 이름, 스트림 헤더와 컬럼 값"
+    assert merge_korean(text, [(0, 6, 0.95)], [], 0.8, 0.7) == []
+    assert merge_korean(text[:10], [(0, 6, 0.95)], [], 0.8, 0.7) == [(0, 6)]  # used once: kept

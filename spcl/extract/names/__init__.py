@@ -105,28 +105,30 @@ def merge_korean(text: str, scored: list[tuple[int, int, float]], found: list[tu
 
 
 def _consistent(text: str, spans: list[tuple[int, int]]) -> list[tuple[int, int]]:
-    """``spans`` less those whose words the document mostly leaves untagged: where a span's surface occurs
-    elsewhere in ``text`` as the start of a word, outside every span, more often than it is a span, the CRF read
-    it there as a common word (a manual's ``릴리스``, ``호스트``, ``딕셔너리``, tagged in a few of their dozens of
-    uses), and that occurrence is dropped unless a form or kinship cue or a title speaks for it (``cued``).
-    A text of one sentence rarely repeats a word, so this reads documents, not sentences."""
+    """``spans`` less those whose words the document mostly leaves untagged: where each word of a span occurs
+    elsewhere in ``text`` as the start of a word, outside every span, more often than it is in a span, the CRF
+    read it there as a common word (a manual's ``릴리스``, ``호스트``, ``딕셔너리``, ``스트림 행 컬럼``, tagged in a
+    few of their dozens of uses), and the span is dropped unless a form or kinship cue or a title speaks for it
+    (``cued``). A text of one sentence rarely repeats a word, so this reads documents, not sentences."""
     from spcl.extract.names.ko import cued
 
     if not spans:
         return spans
+    unique = set(spans)  # a CRF span and the rule span under it count once
     tagged: dict[str, int] = {}
-    for s, e in set(spans):  # a CRF span and the rule span under it count once
-        tagged[text[s:e]] = tagged.get(text[s:e], 0) + 1
+    for s, e in unique:
+        for word in set(text[s:e].split()):
+            tagged[word] = tagged.get(word, 0) + 1
     common: set[str] = set()
     for word, count in tagged.items():
         untagged, at = 0, text.find(word)
         while at >= 0 and untagged <= count:
-            if not (at and _HANGUL.match(text, at - 1)) and not any(s <= at < e for s, e in spans):
+            if not (at and text[at - 1].isalnum()) and not any(s <= at < e for s, e in unique):
                 untagged += 1
             at = text.find(word, at + 1)
         if untagged > count:
             common.add(word)
-    return [(s, e) for s, e in spans if text[s:e] not in common or cued(text, s, e)]
+    return [(s, e) for s, e in spans if not all(w in common for w in text[s:e].split()) or cued(text, s, e)]
 
 
 def find_person_names(text: str, lang: str | None = None) -> list[tuple[int, int]]:
