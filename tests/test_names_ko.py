@@ -103,3 +103,21 @@ def test_a_korean_crf_span_needs_more_confidence_without_a_rule_span_or_a_cue() 
     # a rule span overlapping it speaks for a CRF span too, and is added beside it
     assert merge_korean(text, scored, [(3, 6)], 0.8, 0.7) == [(3, 6), (16, 19), (3, 6)]
     assert merge_korean(text, [(16, 17, 0.95)], [], 0.8, 0.7) == []  # one syllable without a title
+
+
+def test_a_korean_span_the_document_mostly_leaves_untagged_is_a_common_word() -> None:
+    from spcl.extract.names import merge_korean
+
+    # a manual: 호스트 tagged once (3..6) but used as a word three more times, the last glued to a particle
+    text = "원격 호스트를 지정. 호스트 이름은 호스트 파일의 호스트에서 읽는다. 작성: 김철수"
+    scored = [(3, 6, 0.95), (43, 46, 0.95)]
+    assert merge_korean(text, scored, [], 0.8, 0.7) == [(43, 46)]
+    # a name the CRF tags in most of its uses stays, and so does a cued one however often it is untagged
+    names = "호스트 씨가 왔다. 호스트 호스트 호스트"
+    assert merge_korean(names, [(0, 3, 0.95)], [], 0.8, 0.7) == [(0, 3)]
+    twice = "박지훈이 말했다. 박지훈은 웃었다. 박지훈"
+    assert merge_korean(twice, [(0, 3, 0.95), (10, 13, 0.95)], [], 0.8, 0.7) == [(0, 3), (10, 13)]
+    # a span of several words goes when each of its words is mostly used untagged (스트림 and 컬럼 of xz.1)
+    text = "스트림 컬럼 목록. 스트림 정보와 컬럼 이름, 스트림 헤더와 컬럼 값"
+    assert merge_korean(text, [(0, 6, 0.95)], [], 0.8, 0.7) == []
+    assert merge_korean(text[:10], [(0, 6, 0.95)], [], 0.8, 0.7) == [(0, 6)]  # used once: kept

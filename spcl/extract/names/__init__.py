@@ -100,7 +100,35 @@ def merge_korean(text: str, scored: list[tuple[int, int, float]], found: list[tu
             spans.append((s, e))
         elif (titled := with_title(text, s, e)) is not None:
             spans.append(titled)
-    return spans + [r for r in found if any(r[0] < e and s < r[1] for s, e in tagged) or cued(text, *r)]
+    spans += [r for r in found if any(r[0] < e and s < r[1] for s, e in tagged) or cued(text, *r)]
+    return _consistent(text, spans)
+
+
+def _consistent(text: str, spans: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    """``spans`` less those whose words the document mostly leaves untagged: where each word of a span occurs
+    elsewhere in ``text`` as the start of a word, outside every span, more often than it is in a span, the CRF
+    read it there as a common word (a manual's ``릴리스``, ``호스트``, ``딕셔너리``, ``스트림 행 컬럼``, tagged in a
+    few of their dozens of uses), and the span is dropped unless a form or kinship cue or a title speaks for it
+    (``cued``). A text of one sentence rarely repeats a word, so this reads documents, not sentences."""
+    from spcl.extract.names.ko import cued
+
+    if not spans:
+        return spans
+    unique = set(spans)  # a CRF span and the rule span under it count once
+    tagged: dict[str, int] = {}
+    for s, e in unique:
+        for word in set(text[s:e].split()):
+            tagged[word] = tagged.get(word, 0) + 1
+    common: set[str] = set()
+    for word, count in tagged.items():
+        untagged, at = 0, text.find(word)
+        while at >= 0 and untagged <= count:
+            if not (at and text[at - 1].isalnum()) and not any(s <= at < e for s, e in unique):
+                untagged += 1
+            at = text.find(word, at + 1)
+        if untagged > count:
+            common.add(word)
+    return [(s, e) for s, e in spans if not all(w in common for w in text[s:e].split()) or cued(text, s, e)]
 
 
 def find_person_names(text: str, lang: str | None = None) -> list[tuple[int, int]]:
