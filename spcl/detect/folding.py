@@ -22,10 +22,8 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import re
 import sys
-import tempfile
 import unicodedata
 from bisect import bisect_right
 from contextlib import suppress
@@ -125,17 +123,11 @@ def cached_tables(cache_dir: Path | None = None) -> tuple[frozenset[str], frozen
     doc = {"version": TABLES_VERSION, "key": key, "unidata_version": unicodedata.unidata_version,
            "drop": sorted(map(ord, drop)), "marks": sorted(map(ord, marks)),
            "mapped": {str(ord(k)): v for k, v in sorted(mapped.items())}}
-    tmp = None
-    try:
+    from spcl.io.storage import write_atomic  # only on a cache miss: spcl.io.storage imports pyarrow
+
+    with suppress(OSError):  # a cache that cannot be written is skipped
         path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-        fd, tmp = tempfile.mkstemp(prefix=".folding-", suffix=".tmp", dir=path.parent)
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            json.dump(doc, fh, separators=(",", ":"))
-        os.replace(tmp, path)
-    except OSError:
-        if tmp is not None:
-            with suppress(OSError):
-                os.unlink(tmp)
+        write_atomic(path, json.dumps(doc, separators=(",", ":")))
     return drop, marks, mapped
 
 

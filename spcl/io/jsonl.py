@@ -9,13 +9,11 @@ from __future__ import annotations
 
 import gzip
 import json
-import os
-import secrets
 from collections.abc import Iterable
 from pathlib import Path
 from typing import IO, Any
 
-from spcl.messages import with_path
+from spcl.io.storage import atomic_local_file
 
 
 def json_line(record: dict[str, Any], *, sort_keys: bool = False) -> str:
@@ -57,28 +55,16 @@ def write_jsonl(path: str | Path, records: Iterable[dict[str, Any]], *, sort_key
     """
     target = Path(path)
     target.parent.mkdir(parents=True, exist_ok=True)
-    tmp = target.with_name(f".{target.name}.{os.getpid()}.{secrets.token_hex(4)}")
     count = 0
-    try:
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600 if private else 0o666)
-        with os.fdopen(fd, "wb") as raw:
-            fh = _opened(raw, target.name)
-            try:
-                for record in records:
-                    fh.write(json_line(record, sort_keys=sort_keys).encode("utf-8"))
-                    count += 1
-            finally:
-                if fh is not raw:
-                    fh.close()
-            raw.flush()
-            os.fsync(raw.fileno())
-        os.replace(tmp, target)
-    except OSError as err:
-        tmp.unlink(missing_ok=True)
-        raise with_path(err, target) from err
-    except BaseException:
-        tmp.unlink(missing_ok=True)
-        raise
+    with atomic_local_file(target, private=private) as raw:
+        fh = _opened(raw, target.name)
+        try:
+            for record in records:
+                fh.write(json_line(record, sort_keys=sort_keys).encode("utf-8"))
+                count += 1
+        finally:
+            if fh is not raw:
+                fh.close()
     return count
 
 
