@@ -4,7 +4,10 @@
 upper-cased), removes complete ``<think>…</think>`` blocks, reads only lines that contain a tab (type =
 text before the first tab, value = the rest), keeps allowed types with non-empty values, de-duplicates
 ``(type, value)`` pairs, and keeps a candidate only if its literal or one of its restricted variants occurs
-in the source (``spcl.mask.variants``, the same digit-boundary rule as the masker).
+in the source (``spcl.mask.variants``, the same digit-boundary rule as the masker). A value that occurs only
+loosely — in another compatibility form, case or spacing, or without the source's invisible characters
+(``spcl.mask.loose``) — is kept as the source's own surface(s) of it, so the masker replaces what the document
+holds; only a value that occurs in no such form is hallucinated.
 
 ``parse_success`` is True when the output is empty (only whitespace once think blocks are removed) or
 when at least one row matched the source; anything else (chatter, only hallucinated rows, only foreign
@@ -19,6 +22,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from spcl.entity_types import DEFAULT_TYPES
+from spcl.mask.loose import loose_surfaces
 from spcl.mask.variants import normalize_type, normalize_value, occurrences_by_pair
 from spcl.text import normalize
 
@@ -97,12 +101,16 @@ def check_candidates(
         seen.add((type_, value))
         checked.append((type_, value))
     found = occurrences_by_pair(checked, text)  # one scan for all rows
+    accepted: set[tuple[str, str]] = set()
     for pair in checked:
-        if found[pair]:
-            res.candidates.append(pair)
-        else:
+        # a value printed loosely (NFKC, case, spacing, invisible characters): the source's own surfaces of it
+        located = [pair] if found[pair] else [(pair[0], s) for s in loose_surfaces(pair[1], text)]
+        if not located:
             res.hallucinated_rows.append(pair)
             rejected["not_in_source"] += 1
+            continue
+        res.candidates += [p for p in located if p not in accepted]
+        accepted.update(located)
     res.rows_rejected = {k: rejected[k] for k in REJECT_REASONS if rejected[k]}
     res.parse_success = n_rows == 0 or bool(res.candidates)
     return res
