@@ -5,7 +5,8 @@ release check, and commits: the vault file first (a new, uniquely named file per
 ever overwrites or deletes a mapping), then ``failed/part-<key>.parquet``, then ``masked/part-<key>.parquet``
 (each written under a temporary name and moved into place), then the done-marker. A rerun of a file whose
 failures include transient ones (or all failures, with ``retry_failed``) re-asks the backend for exactly those
-rows and rewrites the two part files with the earlier rows kept; a file whose content changed is redone.
+rows (all rows sharing their row keys) and rewrites the two part files with the other earlier rows kept; a file
+whose content changed is redone.
 """
 
 from __future__ import annotations
@@ -208,7 +209,11 @@ class MaskRunner:
             retry_mask = (pa.array([True] * prior_failed.num_rows, pa.bool_()) if cfg.retry_failed
                           else prior_failed.column("transient"))
             wanted = set(prior_failed.filter(retry_mask).column("row_key").to_pylist())
-            prior_failed = prior_failed.filter(pc.invert(retry_mask))
+            # every earlier output row of a retried key goes, so the pass redoes all the rows that share it
+            # (the first processed, the rest duplicate_row_key): each input row keeps exactly one output
+            redo = pa.array(sorted(wanted), pa.string())
+            prior_masked = prior_masked.filter(pc.invert(pc.is_in(prior_masked.column("row_key"), value_set=redo)))
+            prior_failed = prior_failed.filter(pc.invert(pc.is_in(prior_failed.column("row_key"), value_set=redo)))
             for name in ("generated_tokens", "prompt_tokens", "token_documents", "extract_seconds", "seconds",
                          "outputs", "parsed", "checked_rows", "hallucinated_rows"):
                 setattr(stats, name, getattr(marker.stats, name))
