@@ -15,11 +15,13 @@ The originals go to the vault (``--vault``, ``gen-<key>.jsonl``, encrypted by ``
 document ``{span index: original}``, so ``spcl.generalize.engine.restore(text, spans, mapping)`` gives the
 source back. Spans come from the extractor of ``--backend`` (``rules``: the rules extractor) ∪ the input's
 rule hits (``hits`` column; the detectors run again when it is missing). **Fail closed**: a document whose
-extraction, LLM calls or release check fails goes to ``failed/`` with the reason, never to ``generalized/``.
+extraction, LLM calls or release check fails goes to ``failed/`` with the reason, never to ``generalized/``; a row
+whose row key an earlier row of the file has is ``duplicate_row_key`` (one vault record per key and file).
 Files are committed vault → failed → generalized → done-marker. A failure of the serving side (an extraction,
 candidate or attack request that failed *transiently* after the client's retries: timeouts, resets, HTTP
 408/409/425/429/5xx; ``spcl.extract.backends.transient``) is written with ``transient = true``; the run then
-exits 3 and a rerun asks again for exactly those rows (the file's other rows are kept), as ``spcl mask`` does.
+exits 3 and a rerun asks again for exactly those rows (and the rows sharing their keys; the file's other rows
+are kept), as ``spcl mask`` does.
 A rerun skips files that are finished without transient failures, and redoes a changed file from scratch.
 """
 
@@ -331,7 +333,13 @@ class GeneralizeRunner:
             return None, *empty, None
         gen, failed = (_read_part(self.out / name / f"part-{key}.parquet", schema)
                        for name, schema in (("generalized", GENERALIZED_SCHEMA), ("failed", FAILED_SCHEMA)))
-        failed = failed.filter(pc.invert(failed.column("transient")))
+        # every earlier output row of a retried key goes, so the pass redoes all the rows that share it (the first
+        # generalized, the rest duplicate_row_key): each input row keeps exactly one output
+        redo = pa.array(sorted(set(failed.filter(failed.column("transient")).column("row_key").to_pylist())),
+                        pa.string())
+        gen = gen.filter(pc.invert(pc.is_in(gen.column("row_key"), value_set=redo)))
+        failed = failed.filter(pc.invert(pc.or_(failed.column("transient"),
+                                                pc.is_in(failed.column("row_key"), value_set=redo))))
         settled = set(gen.column("row_key").to_pylist()) | set(failed.column("row_key").to_pylist())
         return marker, gen, failed, settled
 
@@ -353,17 +361,30 @@ class GeneralizeRunner:
         gen_rows: dict[str, list[Any]] = {n: [] for n in GENERALIZED_SCHEMA.names}
         failed_rows: dict[str, list[Any]] = {n: [] for n in FAILED_SCHEMA.names}
         index = asked = 0
+        seen: set[str] = set()  # row keys of this pass: a later row with the same key is a duplicate
         try:
             for batch in self._batches(path):
                 cols = {c: batch.column(c).to_pylist() for c in ("id", "row_key", "source", "position")
                         if c in batch.schema.names}
-                row_keys = batch_row_keys(cols, batch.num_rows, key, index)
+                all_keys = batch_row_keys(cols, batch.num_rows, key, index)
                 index += batch.num_rows
-                if settled is not None:  # a retry pass: only the rows that failed transiently
-                    batch = batch.filter(pa.array([rk not in settled for rk in row_keys], pa.bool_()))
-                    row_keys = [rk for rk in row_keys if rk not in settled]
-                    if not batch.num_rows:
-                        continue
+                keep: list[bool] = []
+                for j, rk in enumerate(all_keys):
+                    if settled is not None and rk in settled:  # a retry pass: only the unsettled rows
+                        keep.append(False)
+                    elif rk in seen:
+                        keep.append(False)
+                        stats.documents += settled is None
+                        for n, v in zip(FAILED_SCHEMA.names, (cols["id"][j], rk, "duplicate_row_key", False, backend,
+                                                              model, prompt_version, path.name), strict=True):
+                            failed_rows[n].append(v)
+                    else:
+                        seen.add(rk)
+                        keep.append(True)
+                batch = batch.filter(pa.array(keep, pa.bool_()))
+                row_keys = [rk for rk, k in zip(all_keys, keep, strict=True) if k]
+                if not batch.num_rows:
+                    continue
                 asked += batch.num_rows
                 ids, prepared, langs, counted = self.prepare(batch, stats)
                 docs = [p for p in prepared if isinstance(p, DocInput)]
