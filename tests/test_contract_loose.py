@@ -61,3 +61,22 @@ def test_loose_match_never_cuts_a_character_or_glues_digits() -> None:
 def test_real_hallucinations_stay_rejected() -> None:
     r = parse_extraction("PERSON\tJane Doe\n", "Contact Jonathan Smithers today.")
     assert r.candidates == [] and r.hallucinated_rows == [("PERSON", "Jane Doe")] and not r.parse_success
+
+
+def test_other_loose_occurrences_of_a_found_value_are_masked_too() -> None:
+    # the model lists a value once; the document also writes it in capitals, full width, across a line
+    text = "John Smith wrote to us.\nSigned: JOHN SMITH, ｊｏｈｎ ｓｍｉｔｈ, John\nSmith. Johnsmithers Co."
+    out = mask_document(text, Extraction(raw="PERSON\tJohn Smith\n"), [], ("PERSON",), False)
+    assert out.released is not None
+    masked = out.released.masked_text
+    for surface in ("John Smith", "JOHN SMITH", "ｊｏｈｎ ｓｍｉｔｈ", "John\nSmith"):
+        assert surface not in masked
+    assert "Johnsmithers" in masked  # not a whole word: a found value's loose forms are masked as words only
+    assert len(out.released.mapping) == 4
+
+
+def test_loose_forms_of_a_found_identifier_are_masked_anywhere() -> None:
+    text = "Ref AB-12345 and ab-12345, also ＡＢ－１２３４５."
+    out = mask_document(text, Extraction(raw="ACCOUNT\tAB-12345\n"), [], ("ACCOUNT",), False)
+    assert out.released is not None
+    assert out.released.masked_text == "Ref [ACCOUNT_1] and [ACCOUNT_2], also [ACCOUNT_3]."

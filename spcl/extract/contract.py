@@ -7,7 +7,8 @@ text before the first tab, value = the rest), keeps allowed types with non-empty
 in the source (``spcl.mask.variants``, the same digit-boundary rule as the masker). A value that occurs only
 loosely — in another compatibility form, case or spacing, or without the source's invisible characters
 (``spcl.mask.loose``) — is kept as the source's own surface(s) of it, so the masker replaces what the document
-holds; only a value that occurs in no such form is hallucinated.
+holds; only a value that occurs in no such form is hallucinated. A value found as printed also brings its other
+loose forms in the source as candidates (``JOHN SMITH`` beside ``John Smith``).
 
 ``parse_success`` is True when the output is empty (only whitespace once think blocks are removed) or
 when at least one row matched the source; anything else (chatter, only hallucinated rows, only foreign
@@ -23,7 +24,7 @@ from dataclasses import dataclass, field
 
 from spcl.entity_types import DEFAULT_TYPES
 from spcl.mask.loose import loose_surfaces
-from spcl.mask.variants import normalize_type, normalize_value, occurrences_by_pair
+from spcl.mask.variants import WHOLE_WORD_TYPES, normalize_type, normalize_value, occurrences_by_pair
 from spcl.text import normalize
 
 THINK_RE = re.compile(r"<think>.*?</think>", re.DOTALL)
@@ -103,14 +104,22 @@ def check_candidates(
     found = occurrences_by_pair(checked, text)  # one scan for all rows
     accepted: set[tuple[str, str]] = set()
     for pair in checked:
-        # a value printed loosely (NFKC, case, spacing, invisible characters): the source's own surfaces of it
-        located = [pair] if found[pair] else [(pair[0], s) for s in loose_surfaces(pair[1], text)]
+        # the source's own surfaces of the value in other forms (NFKC, case, spacing, invisible characters): of a
+        # value printed loosely, and the other forms of one found as printed (whole words only for PERSON/REL)
+        if found[pair]:
+            whole = pair[0] in WHOLE_WORD_TYPES
+            others = loose_surfaces(pair[1], text, whole_words=whole, unspaced=False)  # spacing: the variants'
+            located = [pair, *((pair[0], s) for s in others)]
+        else:
+            located = [(pair[0], s) for s in loose_surfaces(pair[1], text)]
         if not located:
             res.hallucinated_rows.append(pair)
             rejected["not_in_source"] += 1
             continue
-        res.candidates += [p for p in located if p not in accepted]
-        accepted.update(located)
+        for p in located:
+            if p not in accepted:
+                accepted.add(p)
+                res.candidates.append(p)
     res.rows_rejected = {k: rejected[k] for k in REJECT_REASONS if rejected[k]}
     res.parse_success = n_rows == 0 or bool(res.candidates)
     return res

@@ -12,7 +12,9 @@ substrings whose fold equals the value's fold. If there is none, whitespace is r
 the search is repeated. A match must start and end on whole source characters (``タ`` never matches inside
 ``ダ``, whose voiced mark is part of the character) and obeys the digit boundary (``123456`` never matches
 inside ``91234567``). The caller masks the returned surfaces as literals, so what is replaced is exactly
-what the document holds.
+what the document holds. The contract parser uses it twice: to locate a value that is not in the source as
+printed, and to find the other forms of one that is (``JOHN SMITH`` beside ``John Smith``; as whole words only
+for PERSON and REL, so ``John`` never adds ``JOHN`` from inside ``JOHNSON``).
 """
 
 from __future__ import annotations
@@ -73,14 +75,21 @@ def _spans(value: str, text: str, keep_spaces: bool) -> list[tuple[int, int]]:
     return found
 
 
-def loose_surfaces(value: str, text: str) -> list[str]:
+def loose_surfaces(value: str, text: str, whole_words: bool = False, unspaced: bool = True) -> list[str]:
     """The distinct substrings of NFC ``text`` that equal ``value`` once both are folded (module docstring),
-    in source order; ``[]`` when there is none.
+    in source order; ``[]`` when there is none. ``whole_words``: only those standing as whole words
+    (``spcl.mask.words.is_whole_word``). ``unspaced``: when nothing matches, retry with whitespace removed.
 
     >>> loose_surfaces("Jonathan Smithers", "JONATHAN\\nSmithers, Ｊｏｎａｔｈａｎ  Ｓｍｉｔｈｅｒｓ")
     ['JONATHAN\\nSmithers', 'Ｊｏｎａｔｈａｎ  Ｓｍｉｔｈｅｒｓ']
     """
-    spans = _spans(value, text, keep_spaces=True) or _spans(value, text, keep_spaces=False)
+    spans = _spans(value, text, keep_spaces=True)
+    if not spans and unspaced:
+        spans = _spans(value, text, keep_spaces=False)
+    if whole_words and spans:
+        from spcl.mask.words import is_whole_word
+
+        spans = [(s, e) for s, e in spans if is_whole_word(text, s, e)]
     out: list[str] = []
     for start, end in spans:
         surface = text[start:end].strip()
