@@ -7,8 +7,11 @@ text before the first tab, value = the rest), keeps allowed types with non-empty
 in the source (``spcl.mask.variants``, the same digit-boundary rule as the masker). A value that occurs only
 loosely — in another compatibility form, case or spacing, or without the source's invisible characters
 (``spcl.mask.loose``) — is kept as the source's own surface(s) of it, so the masker replaces what the document
-holds; only a value that occurs in no such form is hallucinated. A value found as printed also brings its other
-loose forms in the source as candidates (``JOHN SMITH`` beside ``John Smith``).
+holds; a value wrapped in quotes, backticks or emphasis is read without them, and a value of a non-numeric type
+that is a list (``A, B``) item by item; only a value that occurs in no such form is hallucinated. A value found
+as printed also brings its other loose forms in the source as candidates (``JOHN SMITH`` beside ``John Smith``).
+A type is read through list markers, emphasis, backticks and a trailing colon (``- PERSON``, ``**PERSON**``,
+``PERSON:``).
 
 ``parse_success`` is True when the output is empty (only whitespace once think blocks are removed) or
 when at least one row matched the source; anything else (chatter, only hallucinated rows, only foreign
@@ -24,7 +27,14 @@ from dataclasses import dataclass, field
 
 from spcl.entity_types import DEFAULT_TYPES
 from spcl.mask.loose import loose_surfaces
-from spcl.mask.variants import WHOLE_WORD_TYPES, normalize_type, normalize_value, occurrences_by_pair
+from spcl.mask.variants import (
+    NUMERIC_TYPES,
+    WHOLE_WORD_TYPES,
+    normalize_type,
+    normalize_value,
+    occurrences_by_pair,
+    occurs,
+)
 from spcl.text import normalize
 
 THINK_RE = re.compile(r"<think>.*?</think>", re.DOTALL)
@@ -111,7 +121,7 @@ def check_candidates(
             others = loose_surfaces(pair[1], text, whole_words=whole, unspaced=False)  # spacing: the variants'
             located = [pair, *((pair[0], s) for s in others)]
         else:
-            located = [(pair[0], s) for s in loose_surfaces(pair[1], text)]
+            located = _relocate(pair[0], pair[1], text)
         if not located:
             res.hallucinated_rows.append(pair)
             rejected["not_in_source"] += 1
@@ -123,6 +133,37 @@ def check_candidates(
     res.rows_rejected = {k: rejected[k] for k in REJECT_REASONS if rejected[k]}
     res.parse_success = n_rows == 0 or bool(res.candidates)
     return res
+
+
+_QUOTES = {'"': '"', "'": "'", "`": "`", "“": "”", "‘": "’", "「": "」", "『": "』", "«": "»", "**": "**", "*": "*"}
+_LIST_SEPARATORS = re.compile(r"\s*[,;、，；]\s*")
+_TYPE_DECORATION = re.compile(r"^(?:[-*•·]\s+|\d{1,3}[.)]\s*)?[\s*_`\"']*(.*?)[\s*_`\"':]*$")
+
+
+def _unquote(value: str) -> str:
+    """``value`` without one pair of quotes, backticks or markdown emphasis around it (as is when it has none)."""
+    for left, right in _QUOTES.items():
+        if len(value) > len(left) + len(right) and value.startswith(left) and value.endswith(right):
+            return value[len(left):-len(right)].strip()
+    return value
+
+
+def _relocate(type_: str, value: str, text: str) -> list[tuple[str, str]]:
+    """Rows for a value not in ``text`` as printed: its loose forms (``spcl.mask.loose``); else the same for it
+    unquoted; else for each item of it read as a list (``A, B``). ``[]``: a hallucination."""
+    unquoted = _unquote(value)
+    # a list of names or addresses; never of numbers (``March 5, 1990`` is no list of ``1990``)
+    items = [_unquote(v) for v in _LIST_SEPARATORS.split(unquoted)] if type_ not in NUMERIC_TYPES else []
+    readings = [[value], [unquoted], [v for v in items if len(v) >= 2] if len(items) > 1 else []]
+    for reading in readings[:1] + [r for r in readings[1:] if r and r != [value]]:
+        rows: list[tuple[str, str]] = []
+        for v in reading:
+            if v != value and occurs(type_, v, text):
+                rows.append((type_, v))
+            rows += [(type_, surface) for surface in loose_surfaces(v, text)]
+        if rows:
+            return rows
+    return []
 
 
 def parse_extraction(raw: str, source: str, allowed_types: Iterable[str] = DEFAULT_TYPES) -> ParseResult:
@@ -142,7 +183,8 @@ def parse_extraction(raw: str, source: str, allowed_types: Iterable[str] = DEFAU
                 res.lines_without_tab += 1
             continue
         type_, value = line.split("\t", 1)
-        rows.append((type_, value))
+        # read through list markers, emphasis, backticks or a colon a model put around the type
+        rows.append((_TYPE_DECORATION.sub(r"\1", type_.strip()), value))
     res.rows_read = len(rows)
     check_candidates(rows, source, allowed_types, result=res)
     res.parse_success = not body.strip() or bool(res.candidates)

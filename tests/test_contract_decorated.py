@@ -1,0 +1,48 @@
+"""Rows a model decorated against the prompt (numbering, bullets, bold, quotes, a list in one row).
+
+Before, such a row was dropped (``type_not_allowed`` or ``not_in_source``) and, as soon as one other row of
+the answer matched, the document was released with the value in clear. The parser now reads through the
+decoration; what is still not in the source stays a hallucination.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from spcl.extract.backends import Extraction
+from spcl.extract.contract import parse_extraction
+from spcl.mask_stage.candidates import rule_hits
+from spcl.mask_stage.document import mask_document
+
+SRC = "Contact Jonathan Smithers at 010-1234-5678, or Ann Lee."
+NAME = "Jonathan Smithers"
+
+
+@pytest.mark.parametrize("row", [
+    f"- PERSON\t{NAME}", f"* PERSON\t{NAME}", f"1. PERSON\t{NAME}", f"2) PERSON\t{NAME}", f"**PERSON**\t{NAME}",
+    f"PERSON:\t{NAME}", f"`PERSON`\t`{NAME}`", f'PERSON\t"{NAME}"', f"PERSON\t“{NAME}”", f"PERSON\t'{NAME}'",
+    f"PERSON\t**{NAME}**",
+])
+def test_decorated_rows_are_read(row: str) -> None:
+    r = parse_extraction(f"{row}\nPHONE\t010-1234-5678\n", SRC)
+    assert ("PERSON", NAME) in r.candidates and r.parse_success
+    out = mask_document(SRC, Extraction(raw=f"{row}\nPHONE\t010-1234-5678\n"), rule_hits(SRC), ("PERSON", "PHONE"),
+                        False)
+    assert out.released is not None and NAME not in out.released.masked_text
+
+
+def test_a_list_in_one_row_masks_each_item_found() -> None:
+    r = parse_extraction(f"PERSON\t{NAME}, Ann Lee, Nobody Else\nPHONE\t010-1234-5678\n", SRC)
+    assert ("PERSON", NAME) in r.candidates and ("PERSON", "Ann Lee") in r.candidates
+    assert ("PERSON", "Nobody Else") not in r.candidates
+
+
+def test_decoration_does_not_admit_other_types_or_invented_values() -> None:
+    r = parse_extraction("- ORG\tContact\nPERSON\t\"Jane Doe\"\nPERSON\tJane Doe, John Roe\n", SRC)
+    assert r.candidates == [] and not r.parse_success
+    assert r.rows_rejected == {"type_not_allowed": 1, "not_in_source": 2}
+
+
+def test_numbers_are_never_read_as_lists() -> None:
+    r = parse_extraction("DOB\tMarch 5, 1990\n", "Born 5 March 1990; since 1990 here.")
+    assert r.candidates == [] and r.hallucinated_rows == [("DOB", "March 5, 1990")]
