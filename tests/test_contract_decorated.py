@@ -46,3 +46,17 @@ def test_decoration_does_not_admit_other_types_or_invented_values() -> None:
 def test_numbers_are_never_read_as_lists() -> None:
     r = parse_extraction("DOB\tMarch 5, 1990\n", "Born 5 March 1990; since 1990 here.")
     assert r.candidates == [] and r.hallucinated_rows == [("DOB", "March 5, 1990")]
+
+
+@pytest.mark.parametrize("row", [f"PERSON: {NAME}", f"PERSON    {NAME}", f"- **PERSON**: {NAME}", f"PERSON - {NAME}"])
+def test_a_row_without_its_tab_is_read_when_it_names_an_allowed_type(row: str) -> None:
+    raw = f"PHONE\t010-1234-5678\n{row}\n"
+    r = parse_extraction(raw, SRC)
+    assert ("PERSON", NAME) in r.candidates and r.lines_without_tab == 0
+    out = mask_document(SRC, Extraction(raw=raw), rule_hits(SRC), ("PERSON", "PHONE"), False)
+    assert out.released is not None and NAME not in out.released.masked_text
+
+
+def test_chatter_without_a_tab_is_still_no_row() -> None:
+    r = parse_extraction("Here is what I found: nothing much\nNote: Ann Lee is public\nPHONE\t010-1234-5678\n", SRC)
+    assert r.candidates == [("PHONE", "010-1234-5678")] and r.lines_without_tab == 2

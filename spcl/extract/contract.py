@@ -1,8 +1,8 @@
 """The extractor contract: ``TYPE<TAB>ORIGINAL`` lines, checked against the source.
 
 ``parse_extraction`` NFC-normalizes the source and each value, trims type and value (the type is also
-upper-cased), removes complete ``<think>…</think>`` blocks, reads only lines that contain a tab (type =
-text before the first tab, value = the rest), keeps allowed types with non-empty values, de-duplicates
+upper-cased), removes complete ``<think>…</think>`` blocks, reads the lines that contain a tab (type =
+text before the first tab, value = the rest; see below for a lost tab), keeps allowed types with non-empty values, de-duplicates
 ``(type, value)`` pairs, and keeps a candidate only if its literal or one of its restricted variants occurs
 in the source (``spcl.mask.variants``, the same digit-boundary rule as the masker). A value that occurs only
 loosely — in another compatibility form, case or spacing, or without the source's invisible characters
@@ -11,7 +11,8 @@ holds; a value wrapped in quotes, backticks or emphasis is read without them, an
 that is a list (``A, B``) item by item; only a value that occurs in no such form is hallucinated. A value found
 as printed also brings its other loose forms in the source as candidates (``JOHN SMITH`` beside ``John Smith``).
 A type is read through list markers, emphasis, backticks and a trailing colon (``- PERSON``, ``**PERSON**``,
-``PERSON:``).
+``PERSON:``); a line without a tab is a row when it starts with an allowed type followed by a colon, two or more
+spaces or a dash (``PERSON: 김가상``, ``PERSON    김가상``: a model or a server that turned the tab into spaces).
 
 ``parse_success`` is True when the output is empty (only whitespace once think blocks are removed) or
 when at least one row matched the source; anything else (chatter, only hallucinated rows, only foreign
@@ -140,6 +141,10 @@ _LIST_SEPARATORS = re.compile(r"\s*[,;、，；]\s*")
 _TYPE_DECORATION = re.compile(r"^(?:[-*•·]\s+|\d{1,3}[.)]\s*)?[\s*_`\"']*(.*?)[\s*_`\"':]*$")
 
 
+_UNTABBED_ROW = re.compile(r"^\s*(?:[-*•·]\s+|\d{1,3}[.)]\s*)?[*_`]*([A-Za-z][A-Za-z0-9_]*)[*_`]*"
+                           r"(?:\s*:\s*|\s{2,}|\s+[-–—=]\s+)(\S.*)$")
+
+
 def _unquote(value: str) -> str:
     """``value`` without one pair of quotes, backticks or markdown emphasis around it (as is when it has none)."""
     for left, right in _QUOTES.items():
@@ -177,9 +182,14 @@ def parse_extraction(raw: str, source: str, allowed_types: Iterable[str] = DEFAU
     res.think_blocks = len(THINK_RE.findall(raw))
     body = THINK_RE.sub("", raw)
     rows: list[tuple[str, str]] = []
+    allowed = _normalized_allowed(allowed_types)
     for line in body.splitlines():
         if "\t" not in line:
-            if line.strip():
+            # a row whose tab became a colon, spaces or a dash still counts when it names an allowed type
+            m = _UNTABBED_ROW.match(line)
+            if m is not None and normalize_type(m.group(1)) in allowed:
+                rows.append((m.group(1), m.group(2)))
+            elif line.strip():
                 res.lines_without_tab += 1
             continue
         type_, value = line.split("\t", 1)
