@@ -60,3 +60,15 @@ def test_a_row_without_its_tab_is_read_when_it_names_an_allowed_type(row: str) -
 def test_chatter_without_a_tab_is_still_no_row() -> None:
     r = parse_extraction("Here is what I found: nothing much\nNote: Ann Lee is public\nPHONE\t010-1234-5678\n", SRC)
     assert r.candidates == [("PHONE", "010-1234-5678")] and r.lines_without_tab == 2
+
+
+@pytest.mark.parametrize("printed", [f"{NAME}.", f"{NAME},", f"Mr. {NAME}", f"Dr {NAME}", f"{NAME} Jr"])
+def test_a_name_with_punctuation_or_a_word_the_source_lacks_is_masked_where_it_stands(printed: str) -> None:
+    raw = f"PERSON\t{printed}\nPHONE\t010-1234-5678\n"
+    out = mask_document(SRC, Extraction(raw=raw), rule_hits(SRC), ("PERSON", "PHONE"), False)
+    assert out.released is not None and "Smithers" not in out.released.masked_text
+
+
+def test_a_dropped_word_reading_takes_whole_words_only() -> None:
+    r = parse_extraction("PERSON\tMr Lee\n", "Leeds only, no names.")
+    assert r.candidates == [] and r.hallucinated_rows == [("PERSON", "Mr Lee")]

@@ -1,18 +1,25 @@
 """The extractor contract: ``TYPE<TAB>ORIGINAL`` lines, checked against the source.
 
 ``parse_extraction`` NFC-normalizes the source and each value, trims type and value (the type is also
-upper-cased), removes complete ``<think>…</think>`` blocks, reads the lines that contain a tab (type =
-text before the first tab, value = the rest; see below for a lost tab), keeps allowed types with non-empty values, de-duplicates
-``(type, value)`` pairs, and keeps a candidate only if its literal or one of its restricted variants occurs
-in the source (``spcl.mask.variants``, the same digit-boundary rule as the masker). A value that occurs only
-loosely — in another compatibility form, case or spacing, or without the source's invisible characters
-(``spcl.mask.loose``) — is kept as the source's own surface(s) of it, so the masker replaces what the document
-holds; a value wrapped in quotes, backticks or emphasis is read without them, and a value of a non-numeric type
-that is a list (``A, B``) item by item; only a value that occurs in no such form is hallucinated. A value found
-as printed also brings its other loose forms in the source as candidates (``JOHN SMITH`` beside ``John Smith``).
-A type is read through list markers, emphasis, backticks and a trailing colon (``- PERSON``, ``**PERSON**``,
-``PERSON:``); a line without a tab is a row when it starts with an allowed type followed by a colon, two or more
-spaces or a dash (``PERSON: 김가상``, ``PERSON    김가상``: a model or a server that turned the tab into spaces).
+upper-cased), removes complete ``<think>…</think>`` blocks, reads the lines that contain a tab (type = text
+before the first tab, value = the rest), keeps allowed types with non-empty values, de-duplicates
+``(type, value)`` pairs, and keeps a candidate only if its literal or one of its restricted variants occurs in
+the source (``spcl.mask.variants``, the same digit-boundary rule as the masker).
+
+What a model prints is not always what the prompt asked for, and a row dropped for its form would release its
+value in clear as soon as another row of the answer matched. So the parser also reads:
+
+- a value in another compatibility form, case or spacing, or without the source's invisible characters
+  (``spcl.mask.loose``): kept as the source's own surface(s) of it, so the masker replaces what the document
+  holds; a value found as printed brings its other such forms too (``JOHN SMITH`` beside ``John Smith``);
+- a value in quotes, backticks, emphasis or punctuation, without them; a value of a non-numeric type that is a
+  list (``A, B``), item by item; a PERSON value without a first or last word the source lacks (``Mr. A B``,
+  ``A B Jr``; whole words only);
+- a type behind list markers, emphasis, backticks or a trailing colon (``- PERSON``, ``**PERSON**``,
+  ``PERSON:``), and a line without a tab that starts with an allowed type followed by a colon, two or more
+  spaces or a dash (``PERSON: 김가상``, ``PERSON    김가상``: a tab turned into spaces).
+
+Only a value that occurs in no such form is hallucinated.
 
 ``parse_success`` is True when the output is empty (only whitespace once think blocks are removed) or
 when at least one row matched the source; anything else (chatter, only hallucinated rows, only foreign
@@ -138,6 +145,7 @@ def check_candidates(
 
 _QUOTES = {'"': '"', "'": "'", "`": "`", "“": "”", "‘": "’", "「": "」", "『": "』", "«": "»", "**": "**", "*": "*"}
 _LIST_SEPARATORS = re.compile(r"\s*[,;、，；]\s*")
+_EDGE_PUNCTUATION = " .,;:!?。、，．！？"
 _TYPE_DECORATION = re.compile(r"^(?:[-*•·]\s+|\d{1,3}[.)]\s*)?[\s*_`\"']*(.*?)[\s*_`\"':]*$")
 
 
@@ -154,18 +162,29 @@ def _unquote(value: str) -> str:
 
 
 def _relocate(type_: str, value: str, text: str) -> list[tuple[str, str]]:
-    """Rows for a value not in ``text`` as printed: its loose forms (``spcl.mask.loose``); else the same for it
-    unquoted; else for each item of it read as a list (``A, B``). ``[]``: a hallucination."""
-    unquoted = _unquote(value)
+    """Rows for a value not in ``text`` as printed, from the first reading of it that occurs: the value's loose
+    forms (``spcl.mask.loose``); it unquoted and without punctuation around it; each item of it read as a list
+    (``A, B``; not for numeric types); for PERSON, it without its first or its last word (a title or suffix the
+    model added: ``Mr. A B``, ``A B Jr``; whole words only). ``[]``: a hallucination."""
+    bare = _unquote(value).strip(_EDGE_PUNCTUATION)
     # a list of names or addresses; never of numbers (``March 5, 1990`` is no list of ``1990``)
-    items = [_unquote(v) for v in _LIST_SEPARATORS.split(unquoted)] if type_ not in NUMERIC_TYPES else []
-    readings = [[value], [unquoted], [v for v in items if len(v) >= 2] if len(items) > 1 else []]
-    for reading in readings[:1] + [r for r in readings[1:] if r and r != [value]]:
+    items = [_unquote(v).strip(_EDGE_PUNCTUATION) for v in _LIST_SEPARATORS.split(bare)] \
+        if type_ not in NUMERIC_TYPES else []
+    words = bare.split()
+    readings: list[tuple[list[str], bool]] = [([value], False), ([bare], False),
+                                              ([v for v in items if len(v) >= 2] if len(items) > 1 else [], False)]
+    if type_ == "PERSON" and len(words) >= 2:
+        readings += [([" ".join(words[1:])], True), ([" ".join(words[:-1])], True)]
+    tried: list[list[str]] = []
+    for reading, whole in readings:
+        if not reading or reading in tried:
+            continue
+        tried.append(reading)
         rows: list[tuple[str, str]] = []
         for v in reading:
-            if v != value and occurs(type_, v, text):
+            if v != value and not whole and occurs(type_, v, text):
                 rows.append((type_, v))
-            rows += [(type_, surface) for surface in loose_surfaces(v, text)]
+            rows += [(type_, surface) for surface in loose_surfaces(v, text, whole_words=whole)]
         if rows:
             return rows
     return []
