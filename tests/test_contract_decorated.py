@@ -72,3 +72,10 @@ def test_a_name_with_punctuation_or_a_word_the_source_lacks_is_masked_where_it_s
 def test_a_dropped_word_reading_takes_whole_words_only() -> None:
     r = parse_extraction("PERSON\tMr Lee\n", "Leeds only, no names.")
     assert r.candidates == [] and r.hallucinated_rows == [("PERSON", "Mr Lee")]
+
+
+def test_no_word_is_dropped_but_a_title_or_suffix_and_no_capital_is_lost() -> None:
+    # "The Rural" is no "Mr. X": nothing is dropped, so "the" is never masked
+    assert parse_extraction("PERSON\tThe Rural\n", "the sheep and the farm").candidates == []
+    r = parse_extraction("PERSON\tBrown\n", "Ms Brown wore brown shoes. BROWN signed.")
+    assert r.candidates == [("PERSON", "Brown"), ("PERSON", "BROWN")]

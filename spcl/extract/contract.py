@@ -11,9 +11,11 @@ value in clear as soon as another row of the answer matched. So the parser also 
 
 - a value in another compatibility form, case or spacing, or without the source's invisible characters
   (``spcl.mask.loose``): kept as the source's own surface(s) of it, so the masker replaces what the document
-  holds; a value found as printed brings its other such forms too (``JOHN SMITH`` beside ``John Smith``);
+  holds; a value found as printed brings its other such forms too (``JOHN SMITH`` beside ``John Smith``; for
+  PERSON and REL only whole words, and for a one-word value with a capital only forms that keep one: never
+  ``brown`` for ``Brown``);
 - a value in quotes, backticks, emphasis or punctuation, without them; a value of a non-numeric type that is a
-  list (``A, B``), item by item; a PERSON value without a first or last word the source lacks (``Mr. A B``,
+  list (``A, B``), item by item; a PERSON value without a title or suffix the source lacks (``Mr. A B``,
   ``A B Jr``; whole words only);
 - a type behind list markers, emphasis, backticks or a trailing colon (``- PERSON``, ``**PERSON**``,
   ``PERSON:``), and a line without a tab that starts with an allowed type followed by a colon, two or more
@@ -127,6 +129,8 @@ def check_candidates(
         if found[pair]:
             whole = pair[0] in WHOLE_WORD_TYPES
             others = loose_surfaces(pair[1], text, whole_words=whole, unspaced=False)  # spacing: the variants'
+            if whole and " " not in pair[1] and any(c.isupper() for c in pair[1]):  # "brown" is not "Brown"
+                others = [o for o in others if any(c.isupper() for c in o)]
             located = [pair, *((pair[0], s) for s in others)]
         else:
             located = _relocate(pair[0], pair[1], text)
@@ -146,6 +150,8 @@ def check_candidates(
 _QUOTES = {'"': '"', "'": "'", "`": "`", "“": "”", "‘": "’", "「": "」", "『": "』", "«": "»", "**": "**", "*": "*"}
 _LIST_SEPARATORS = re.compile(r"\s*[,;、，；]\s*")
 _EDGE_PUNCTUATION = " .,;:!?。、，．！？"
+_TITLES = frozenset({"mr", "mrs", "ms", "miss", "mx", "dr", "prof", "professor", "sir", "dame", "madam", "mister"})
+_SUFFIXES = frozenset({"jr", "sr", "ii", "iii", "iv", "phd", "md"})
 _TYPE_DECORATION = re.compile(r"^(?:[-*•·]\s+|\d{1,3}[.)]\s*)?[\s*_`\"']*(.*?)[\s*_`\"':]*$")
 
 
@@ -164,8 +170,8 @@ def _unquote(value: str) -> str:
 def _relocate(type_: str, value: str, text: str) -> list[tuple[str, str]]:
     """Rows for a value not in ``text`` as printed, from the first reading of it that occurs: the value's loose
     forms (``spcl.mask.loose``); it unquoted and without punctuation around it; each item of it read as a list
-    (``A, B``; not for numeric types); for PERSON, it without its first or its last word (a title or suffix the
-    model added: ``Mr. A B``, ``A B Jr``; whole words only). ``[]``: a hallucination."""
+    (``A, B``; not for numeric types); for PERSON, it without a title or suffix the model added (``Mr. A B``,
+    ``A B Jr``; whole words only). ``[]``: a hallucination."""
     bare = _unquote(value).strip(_EDGE_PUNCTUATION)
     # a list of names or addresses; never of numbers (``March 5, 1990`` is no list of ``1990``)
     items = [_unquote(v).strip(_EDGE_PUNCTUATION) for v in _LIST_SEPARATORS.split(bare)] \
@@ -174,7 +180,10 @@ def _relocate(type_: str, value: str, text: str) -> list[tuple[str, str]]:
     readings: list[tuple[list[str], bool]] = [([value], False), ([bare], False),
                                               ([v for v in items if len(v) >= 2] if len(items) > 1 else [], False)]
     if type_ == "PERSON" and len(words) >= 2:
-        readings += [([" ".join(words[1:])], True), ([" ".join(words[:-1])], True)]
+        if words[0].rstrip(".").casefold() in _TITLES:
+            readings.append(([" ".join(words[1:])], True))
+        if words[-1].rstrip(".").casefold() in _SUFFIXES:
+            readings.append(([" ".join(words[:-1])], True))
     tried: list[list[str]] = []
     for reading, whole in readings:
         if not reading or reading in tried:
