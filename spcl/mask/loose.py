@@ -36,7 +36,7 @@ def _fold_char(ch: str) -> str:
     return "".join(c for c in folded if unicodedata.category(c) != "Cf")
 
 
-@lru_cache(maxsize=8)  # one document's fold serves all of its loosely printed rows
+@lru_cache(maxsize=2)  # one document's two folds serve all of its rows (a fold holds ~20 bytes per character)
 def _fold(text: str, keep_spaces: bool) -> tuple[str, list[int], list[bool]]:
     """``(folded, origin, starts)``: ``origin[j]`` is the source index of folded character ``j``, ``starts[j]``
     whether it is the first folded character of its source character (``starts`` has one extra True at the end)."""
