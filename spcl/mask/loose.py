@@ -36,7 +36,6 @@ def _fold_char(ch: str) -> str:
     return "".join(c for c in folded if unicodedata.category(c) != "Cf")
 
 
-@lru_cache(maxsize=2)  # one document's two folds serve all of its rows (a fold holds ~20 bytes per character)
 def _fold(text: str, keep_spaces: bool) -> tuple[str, list[int], list[bool]]:
     """``(folded, origin, starts)``: ``origin[j]`` is the source index of folded character ``j``, ``starts[j]``
     whether it is the first folded character of its source character (``starts`` has one extra True at the end)."""
@@ -57,11 +56,16 @@ def _fold(text: str, keep_spaces: bool) -> tuple[str, list[int], list[bool]]:
     return "".join(out), origin, starts
 
 
+# one document's two folds serve all of its rows (values are folded uncached, so they never evict it); a fold
+# holds ~20 bytes per character, and documents may reach input.max_text_chars
+_fold_document = lru_cache(maxsize=2)(_fold)
+
+
 def _spans(value: str, text: str, keep_spaces: bool) -> list[tuple[int, int]]:
     needle = _fold(value, keep_spaces)[0].strip()
     if not needle:
         return []
-    hay, origin, starts = _fold(text, keep_spaces)
+    hay, origin, starts = _fold_document(text, keep_spaces)
     found: list[tuple[int, int]] = []
     at = hay.find(needle)
     while at >= 0:
