@@ -79,3 +79,9 @@ def test_no_word_is_dropped_but_a_title_or_suffix_and_no_capital_is_lost() -> No
     assert parse_extraction("PERSON\tThe Rural\n", "the sheep and the farm").candidates == []
     r = parse_extraction("PERSON\tBrown\n", "Ms Brown wore brown shoes. BROWN signed.")
     assert r.candidates == [("PERSON", "Brown"), ("PERSON", "BROWN")]
+
+
+def test_an_extra_tab_column_is_read_as_the_value_and_a_note() -> None:
+    raw = f"PERSON\t{NAME}\t0.97\nPHONE\t010-1234-5678\tmobile\n"
+    r = parse_extraction(raw, SRC)
+    assert r.candidates[:2] == [("PERSON", NAME), ("PHONE", "010-1234-5678")]

@@ -14,7 +14,8 @@ value in clear as soon as another row of the answer matched. So the parser also 
   holds; a value found as printed brings its other such forms too (``JOHN SMITH`` beside ``John Smith``; for
   PERSON and REL only whole words, and for a one-word value with a capital only forms that keep one: never
   ``brown`` for ``Brown``);
-- a value in quotes, backticks, emphasis or punctuation, without them; a value of a non-numeric type that is a
+- a value followed by a further tab column the model added (a score, a note), without it; a value in quotes,
+  backticks, emphasis or punctuation, without them; a value of a non-numeric type that is a
   list (``A, B``), item by item; a PERSON value without a title or suffix the source lacks (``Mr. A B``,
   ``A B Jr``; whole words only);
 - a type behind list markers, emphasis, backticks or a trailing colon (``- PERSON``, ``**PERSON**``,
@@ -168,10 +169,13 @@ def _unquote(value: str) -> str:
 
 
 def _relocate(type_: str, value: str, text: str) -> list[tuple[str, str]]:
-    """Rows for a value not in ``text`` as printed, from the first reading of it that occurs: the value's loose
-    forms (``spcl.mask.loose``); it unquoted and without punctuation around it; each item of it read as a list
-    (``A, B``; not for numeric types); for PERSON, it without a title or suffix the model added (``Mr. A B``,
-    ``A B Jr``; whole words only). ``[]``: a hallucination."""
+    """Rows for a value not in ``text`` as printed, from the first reading of it that occurs: the value (its
+    first tab column) and its loose forms (``spcl.mask.loose``); it unquoted and without punctuation around it;
+    each item of it read as a list (``A, B``; not for numeric types); for PERSON, it without a title or suffix
+    the model added (``Mr. A B``, ``A B Jr``; whole words only). ``[]``: a hallucination."""
+    printed = value
+    if "\t" in value:  # a further column the model added (a score, a note): the value is the first one
+        value = value.split("\t", 1)[0].strip()
     bare = _unquote(value).strip(_EDGE_PUNCTUATION)
     # a list of names or addresses; never of numbers (``March 5, 1990`` is no list of ``1990``)
     items = [_unquote(v).strip(_EDGE_PUNCTUATION) for v in _LIST_SEPARATORS.split(bare)] \
@@ -191,7 +195,7 @@ def _relocate(type_: str, value: str, text: str) -> list[tuple[str, str]]:
         tried.append(reading)
         rows: list[tuple[str, str]] = []
         for v in reading:
-            if v != value and not whole and occurs(type_, v, text):
+            if v != printed and not whole and occurs(type_, v, text):
                 rows.append((type_, v))
             rows += [(type_, surface) for surface in loose_surfaces(v, text, whole_words=whole)]
         if rows:
