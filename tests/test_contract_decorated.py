@@ -85,3 +85,11 @@ def test_an_extra_tab_column_is_read_as_the_value_and_a_note() -> None:
     raw = f"PERSON\t{NAME}\t0.97\nPHONE\t010-1234-5678\tmobile\n"
     r = parse_extraction(raw, SRC)
     assert r.candidates[:2] == [("PERSON", NAME), ("PHONE", "010-1234-5678")]
+
+
+def test_a_reading_with_spaces_kept_wins_over_one_without_spaces() -> None:
+    text = "see Ann Lee and Ann Lee . Bye"
+    r = parse_extraction("PERSON\tAnn Lee.\n", text)
+    out = mask_document(text, Extraction(raw="PERSON\tAnn Lee.\n"), [], ("PERSON",), False)
+    assert ("PERSON", "Ann Lee") in r.candidates
+    assert out.released is not None and "Ann Lee" not in out.released.masked_text

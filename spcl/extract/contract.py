@@ -181,23 +181,27 @@ def _relocate(type_: str, value: str, text: str) -> list[tuple[str, str]]:
     items = [_unquote(v).strip(_EDGE_PUNCTUATION) for v in _LIST_SEPARATORS.split(bare)] \
         if type_ not in NUMERIC_TYPES else []
     words = bare.split()
-    readings: list[tuple[list[str], bool]] = [([value], False), ([bare], False),
-                                              ([v for v in items if len(v) >= 2] if len(items) > 1 else [], False)]
+    # (values, whole words only, spaces optional); spaces are made optional last, so that ``A B.`` finds every
+    # ``A B`` before ``A B .`` alone
+    readings: list[tuple[list[str], bool, bool]] = [
+        ([value], False, False), ([bare], False, False),
+        ([v for v in items if len(v) >= 2] if len(items) > 1 else [], False, False)]
     if type_ == "PERSON" and len(words) >= 2:
         if words[0].rstrip(".").casefold() in _TITLES:
-            readings.append(([" ".join(words[1:])], True))
+            readings.append(([" ".join(words[1:])], True, False))
         if words[-1].rstrip(".").casefold() in _SUFFIXES:
-            readings.append(([" ".join(words[:-1])], True))
-    tried: list[list[str]] = []
-    for reading, whole in readings:
-        if not reading or reading in tried:
+            readings.append(([" ".join(words[:-1])], True, False))
+    readings.append(([value], False, True))
+    tried: list[tuple[list[str], bool]] = []
+    for reading, whole, unspaced in readings:
+        if not reading or (reading, unspaced) in tried:
             continue
-        tried.append(reading)
+        tried.append((reading, unspaced))
         rows: list[tuple[str, str]] = []
         for v in reading:
             if v != printed and not whole and occurs(type_, v, text):
                 rows.append((type_, v))
-            rows += [(type_, surface) for surface in loose_surfaces(v, text, whole_words=whole)]
+            rows += [(type_, surface) for surface in loose_surfaces(v, text, whole_words=whole, unspaced=unspaced)]
         if rows:
             return rows
     return []

@@ -82,7 +82,8 @@ def _spans(value: str, text: str, keep_spaces: bool) -> list[tuple[int, int]]:
 def loose_surfaces(value: str, text: str, whole_words: bool = False, unspaced: bool = True) -> list[str]:
     """The distinct substrings of NFC ``text`` that equal ``value`` once both are folded (module docstring),
     in source order; ``[]`` when there is none. ``whole_words``: only those standing as whole words
-    (``spcl.mask.words.is_whole_word``). ``unspaced``: when nothing matches, retry with whitespace removed.
+    (``spcl.mask.words.is_whole_word``). ``unspaced``: when nothing matches with spaces kept, match with all
+    whitespace removed.
 
     >>> loose_surfaces("Jonathan Smithers", "JONATHAN\\nSmithers, Ｊｏｎａｔｈａｎ  Ｓｍｉｔｈｅｒｓ")
     ['JONATHAN\\nSmithers', 'Ｊｏｎａｔｈａｎ  Ｓｍｉｔｈｅｒｓ']
