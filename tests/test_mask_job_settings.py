@@ -33,3 +33,12 @@ def test_rerun_with_other_types_is_refused(tmp_path: Path) -> None:
         run_mask_job(MaskJobConfig(**base, types=("PHONE", "PERSON")))
     again = run_mask_job(MaskJobConfig(**base, types=("PHONE",), batch_size=7))  # not a setting of the output
     assert again["run"]["files_skipped"] == 1
+
+
+def test_the_release_settings_leave_out_operational_knobs() -> None:
+    a = MaskJobConfig(input="i", output="o", vault="v", backend="openai", options={"timeout_s": 10, "retries": 1})
+    b = MaskJobConfig(input="i", output="o", vault="v", backend="openai", options={"timeout_s": 99, "retries": 5})
+    c = MaskJobConfig(input="i", output="o", vault="v", backend="openai", options={"adapter": "lora/"})
+    assert a.release_hash() == b.release_hash() != c.release_hash()
+    assert a.release_hash() != MaskJobConfig(input="i", output="o", vault="v", backend="openai",
+                                             names=False).release_hash()

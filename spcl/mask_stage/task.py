@@ -247,7 +247,7 @@ class MaskRunner:
             ex = self.extractor
             new_marker = Marker(key=key, input=str(path.resolve()), input_sha256=input_sha, last_run=cfg.run_id,
                                 runs=runs, backend=ex.name, model=ex.model, prompt_version=ex.prompt_version,
-                                config_hash=self.config_hash, stats=stats)
+                                config_hash=self.config_hash, stats=stats, release_hash=cfg.release_hash())
             write_json_atomic(marker_path(self.out, key), new_marker.to_dict())
             log.info("%s (%s): %d documents, %d masked, %d failed (%d transient)", path.name, mode,
                      stats.documents, stats.masked, stats.failed, stats.failed_transient)
