@@ -93,3 +93,18 @@ def test_a_reading_with_spaces_kept_wins_over_one_without_spaces() -> None:
     out = mask_document(text, Extraction(raw="PERSON\tAnn Lee.\n"), [], ("PERSON",), False)
     assert ("PERSON", "Ann Lee") in r.candidates
     assert out.released is not None and "Ann Lee" not in out.released.masked_text
+
+
+@pytest.mark.parametrize(("type_", "value"), [
+    ("NAME", NAME), ("FULL_NAME", NAME), ("Person Name", NAME), ("PHONE_NUMBER", "010-1234-5678"),
+    ("E-MAIL", "kim@mailbox.com"), ("EMAIL_ADDRESS", "kim@mailbox.com"), ("DATE_OF_BIRTH", "1990-03-05"),
+])
+def test_a_common_synonym_of_a_type_is_read_as_the_type(type_: str, value: str) -> None:
+    src = f"{SRC} Mail kim@mailbox.com, born 1990-03-05."
+    r = parse_extraction(f"{type_}\t{value}\nPHONE\t010-1234-5678\n", src)
+    assert value in [v for _, v in r.candidates] and "type_not_allowed" not in r.rows_rejected
+
+
+def test_a_synonym_of_a_type_left_out_stays_out() -> None:
+    r = parse_extraction(f"NAME\t{NAME}\n", SRC, allowed_types=("PHONE",))
+    assert r.candidates == [] and r.rows_rejected == {"type_not_allowed": 1}

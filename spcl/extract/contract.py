@@ -19,8 +19,9 @@ value in clear as soon as another row of the answer matched. So the parser also 
   list (``A, B``), item by item; a PERSON value without a title or suffix the source lacks (``Mr. A B``,
   ``A B Jr``; whole words only);
 - a type behind list markers, emphasis, backticks or a trailing colon (``- PERSON``, ``**PERSON**``,
-  ``PERSON:``), and a line without a tab that starts with an allowed type followed by a colon, two or more
-  spaces or a dash (``PERSON: 김가상``, ``PERSON    김가상``: a tab turned into spaces).
+  ``PERSON:``) or under a common synonym (``NAME``, ``PHONE_NUMBER``, ``E-MAIL``: ``_TYPE_ALIASES``), and a
+  line without a tab that starts with an allowed type followed by a colon, two or more spaces or a dash
+  (``PERSON: 김가상``, ``PERSON    김가상``: a tab turned into spaces).
 
 Only a value that occurs in no such form is hallucinated.
 
@@ -160,6 +161,23 @@ _UNTABBED_ROW = re.compile(r"^\s*(?:[-*•·]\s+|\d{1,3}[.)]\s*)?[*_`]*([A-Za-z]
                            r"(?:\s*:\s*|\s{2,}|\s+[-–—=]\s+)(\S.*)$")
 
 
+_TYPE_ALIASES: dict[str, str] = {
+    "NAME": "PERSON", "FULL_NAME": "PERSON", "PERSON_NAME": "PERSON", "PER": "PERSON",
+    "PHONE_NUMBER": "PHONE", "TELEPHONE": "PHONE", "TEL": "PHONE", "MOBILE": "PHONE",
+    "E_MAIL": "EMAIL", "EMAIL_ADDRESS": "EMAIL", "MAIL": "EMAIL",
+    "DATE_OF_BIRTH": "DOB", "BIRTHDATE": "DOB", "BIRTH_DATE": "DOB", "BIRTHDAY": "DOB",
+    "CREDIT_CARD": "CARD", "CARD_NUMBER": "CARD", "BANK_ACCOUNT": "ACCOUNT", "ACCOUNT_NUMBER": "ACCOUNT",
+    "IP_ADDRESS": "IP", "PASSWORD": "CREDENTIAL", "STREET_ADDRESS": "ADDRESS",
+}  # fmt: skip
+"""Names a model uses for a type against the prompt (``NAME``, ``PHONE_NUMBER``, ``E-MAIL`` …): read as the type."""
+
+
+def _type_name(raw: str) -> str:
+    """A printed type read through decoration and common synonyms (``**Phone number**:`` → ``PHONE``)."""
+    name = re.sub(r"[\s-]+", "_", normalize_type(_TYPE_DECORATION.sub(r"\1", raw.strip())))
+    return _TYPE_ALIASES.get(name, name)
+
+
 def _unquote(value: str) -> str:
     """``value`` without one pair of quotes, backticks or markdown emphasis around it (as is when it has none)."""
     for left, right in _QUOTES.items():
@@ -223,14 +241,14 @@ def parse_extraction(raw: str, source: str, allowed_types: Iterable[str] = DEFAU
         if "\t" not in line:
             # a row whose tab became a colon, spaces or a dash still counts when it names an allowed type
             m = _UNTABBED_ROW.match(line)
-            if m is not None and normalize_type(m.group(1)) in allowed:
-                rows.append((m.group(1), m.group(2)))
+            if m is not None and _type_name(m.group(1)) in allowed:
+                rows.append((_type_name(m.group(1)), m.group(2)))
             elif line.strip():
                 res.lines_without_tab += 1
             continue
         type_, value = line.split("\t", 1)
-        # read through list markers, emphasis, backticks or a colon a model put around the type
-        rows.append((_TYPE_DECORATION.sub(r"\1", type_.strip()), value))
+        # read through list markers, emphasis, backticks or a colon a model put around the type, and synonyms
+        rows.append((_type_name(type_), value))
     res.rows_read = len(rows)
     check_candidates(rows, source, allowed_types, result=res)
     res.parse_success = not body.strip() or bool(res.candidates)
