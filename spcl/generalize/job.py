@@ -27,6 +27,7 @@ A rerun skips files that are finished without transient failures, and redoes a c
 
 from __future__ import annotations
 
+import hashlib
 import json
 import logging
 import os
@@ -143,6 +144,14 @@ class GeneralizeJobConfig:
     def to_json(self) -> str:
         """The config as JSON (for Spark workers)."""
         return json.dumps(asdict(self))
+
+    def release_hash(self) -> str:
+        """SHA-256 (first 16 hex digits) of the settings that decide what a generalized document holds: backend,
+        model, types, method settings, span extractor, name finders, adapters (not timeouts or batch sizes)."""
+        body = {"backend": self.backend, "model": self.model, "types": list(self.types), "settings": self.settings,
+                "extract_backend": self.extract_backend, "names": self.names,
+                "adapters": [(self.options or {}).get("adapter"), (self.extract_options or {}).get("adapter")]}
+        return hashlib.sha256(json.dumps(body, sort_keys=True, default=str).encode("utf-8")).hexdigest()[:16]
 
     @classmethod
     def from_json(cls, text: str) -> GeneralizeJobConfig:
@@ -423,6 +432,7 @@ class GeneralizeRunner:
             write_json_atomic(self.done_marker(key), {"input": str(path.resolve()), "key": key, "backend": backend,
                                                       "input_sha256": input_sha, "last_run": self.cfg.run_id,
                                                       "runs": runs, "model": model, "prompt_version": prompt_version,
+                                                      "release_hash": self.cfg.release_hash(),
                                                       "stats": asdict(stats)})
             log.info("%s (%s): %d documents, %d asked, %d generalized, %d failed (%d transient)", path.name,
                      "retry" if marker is not None else "full", stats.documents, asked, stats.generalized,
@@ -527,6 +537,11 @@ def pending_files(cfg: GeneralizeJobConfig) -> tuple[list[tuple[Path, str]], int
     if foreign:
         raise JobError(f"{cfg.output} holds the results of another input file ({foreign[0]}) under the "
                        f"name of {foreign[1]}; use a new --output for a different --input")
+    other = [k for _, k in keyed if _marker(cfg, k).get("release_hash") not in (None, cfg.release_hash())]
+    if other:  # skipping them would leave their old output under this run's settings
+        raise JobError(f"{cfg.output} holds {len(other)} file(s) generalized with other generalize settings "
+                       "(backend, model, types, method settings, span extractor, name finders or adapters); rerun "
+                       "with the same settings or use a new --output")
     done = {k for p, k in keyed if _done_sha(cfg, k) == sha256_file(p)  # by content, not by name
             and not _marker(cfg, k).get("stats", {}).get("failed_transient")}
     return [(p, k) for p, k in keyed if k not in done], len(done)
