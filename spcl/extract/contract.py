@@ -1,10 +1,29 @@
 """The extractor contract: ``TYPE<TAB>ORIGINAL`` lines, checked against the source.
 
 ``parse_extraction`` NFC-normalizes the source and each value, trims type and value (the type is also
-upper-cased), removes complete ``<think>…</think>`` blocks, reads only lines that contain a tab (type =
-text before the first tab, value = the rest), keeps allowed types with non-empty values, de-duplicates
-``(type, value)`` pairs, and keeps a candidate only if its literal or one of its restricted variants occurs
-in the source (``spcl.mask.variants``, the same digit-boundary rule as the masker).
+upper-cased), removes complete ``<think>…</think>`` blocks, reads the lines that contain a tab (type = text
+before the first tab, value = the rest), keeps allowed types with non-empty values, de-duplicates
+``(type, value)`` pairs, and keeps a candidate only if its literal or one of its restricted variants occurs in
+the source (``spcl.mask.variants``, the same digit-boundary rule as the masker).
+
+What a model prints is not always what the prompt asked for, and a row dropped for its form would release its
+value in clear as soon as another row of the answer matched. So the parser also reads:
+
+- a value in another compatibility form, case or spacing, or without the source's invisible characters
+  (``spcl.mask.loose``): kept as the source's own surface(s) of it, so the masker replaces what the document
+  holds; a value found as printed brings its other such forms too (``JOHN SMITH`` beside ``John Smith``; for
+  PERSON and REL only whole words, and for a one-word value with a capital only forms that keep one: never
+  ``brown`` for ``Brown``);
+- a value followed by a further tab column the model added (a score, a note), without it; a value in quotes,
+  backticks, emphasis or punctuation, without them; a value of a non-numeric type that is a
+  list (``A, B``), item by item; a PERSON value without a title or suffix the source lacks (``Mr. A B``,
+  ``A B Jr``; whole words only);
+- a type behind list markers, emphasis, backticks or a trailing colon (``- PERSON``, ``**PERSON**``,
+  ``PERSON:``) or under a common synonym (``NAME``, ``PHONE_NUMBER``, ``E-MAIL``: ``_TYPE_ALIASES``), and a
+  line without a tab that starts with an allowed type followed by a colon, two or more spaces or a dash
+  (``PERSON: 김가상``, ``PERSON    김가상``: a tab turned into spaces).
+
+Only a value that occurs in no such form is hallucinated.
 
 ``parse_success`` is True when the output is empty (only whitespace once think blocks are removed) or
 when at least one row matched the source; anything else (chatter, only hallucinated rows, only foreign
@@ -19,7 +38,15 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from spcl.entity_types import DEFAULT_TYPES
-from spcl.mask.variants import normalize_type, normalize_value, occurrences_by_pair
+from spcl.mask.loose import loose_surfaces
+from spcl.mask.variants import (
+    NUMERIC_TYPES,
+    WHOLE_WORD_TYPES,
+    normalize_type,
+    normalize_value,
+    occurrences_by_pair,
+    occurs,
+)
 from spcl.text import normalize
 
 THINK_RE = re.compile(r"<think>.*?</think>", re.DOTALL)
@@ -97,15 +124,105 @@ def check_candidates(
         seen.add((type_, value))
         checked.append((type_, value))
     found = occurrences_by_pair(checked, text)  # one scan for all rows
+    accepted: set[tuple[str, str]] = set()
     for pair in checked:
+        # the source's own surfaces of the value in other forms (NFKC, case, spacing, invisible characters): of a
+        # value printed loosely, and the other forms of one found as printed (whole words only for PERSON/REL)
         if found[pair]:
-            res.candidates.append(pair)
+            whole = pair[0] in WHOLE_WORD_TYPES
+            others = loose_surfaces(pair[1], text, whole_words=whole, unspaced=False)  # spacing: the variants'
+            if whole and " " not in pair[1] and any(c.isupper() for c in pair[1]):  # "brown" is not "Brown"
+                others = [o for o in others if any(c.isupper() for c in o)]
+            located = [pair, *((pair[0], s) for s in others)]
         else:
+            located = _relocate(pair[0], pair[1], text)
+        if not located:
             res.hallucinated_rows.append(pair)
             rejected["not_in_source"] += 1
+            continue
+        for p in located:
+            if p not in accepted:
+                accepted.add(p)
+                res.candidates.append(p)
     res.rows_rejected = {k: rejected[k] for k in REJECT_REASONS if rejected[k]}
     res.parse_success = n_rows == 0 or bool(res.candidates)
     return res
+
+
+_QUOTES = {'"': '"', "'": "'", "`": "`", "“": "”", "‘": "’", "「": "」", "『": "』", "«": "»", "**": "**", "*": "*"}
+_LIST_SEPARATORS = re.compile(r"\s*[,;、，；]\s*")
+_EDGE_PUNCTUATION = " .,;:!?。、，．！？"
+_TITLES = frozenset({"mr", "mrs", "ms", "miss", "mx", "dr", "prof", "professor", "sir", "dame", "madam", "mister"})
+_SUFFIXES = frozenset({"jr", "sr", "ii", "iii", "iv", "phd", "md"})
+_TYPE_DECORATION = re.compile(r"^(?:[-*•·]\s+|\d{1,3}[.)]\s*)?[\s*_`\"']*(.*?)[\s*_`\"':]*$")
+
+
+_UNTABBED_ROW = re.compile(r"^\s*(?:[-*•·]\s+|\d{1,3}[.)]\s*)?[*_`]*([A-Za-z][A-Za-z0-9_]*)[*_`]*"
+                           r"(?:\s*:\s*|\s{2,}|\s+[-–—=]\s+)(\S.*)$")
+
+
+_TYPE_ALIASES: dict[str, str] = {
+    "NAME": "PERSON", "FULL_NAME": "PERSON", "PERSON_NAME": "PERSON", "PER": "PERSON",
+    "PHONE_NUMBER": "PHONE", "TELEPHONE": "PHONE", "TEL": "PHONE", "MOBILE": "PHONE",
+    "E_MAIL": "EMAIL", "EMAIL_ADDRESS": "EMAIL", "MAIL": "EMAIL",
+    "DATE_OF_BIRTH": "DOB", "BIRTHDATE": "DOB", "BIRTH_DATE": "DOB", "BIRTHDAY": "DOB",
+    "CREDIT_CARD": "CARD", "CARD_NUMBER": "CARD", "BANK_ACCOUNT": "ACCOUNT", "ACCOUNT_NUMBER": "ACCOUNT",
+    "IP_ADDRESS": "IP", "PASSWORD": "CREDENTIAL", "STREET_ADDRESS": "ADDRESS",
+}  # fmt: skip
+"""Names a model uses for a type against the prompt (``NAME``, ``PHONE_NUMBER``, ``E-MAIL`` …): read as the type."""
+
+
+def _type_name(raw: str) -> str:
+    """A printed type read through decoration and common synonyms (``**Phone number**:`` → ``PHONE``)."""
+    name = re.sub(r"[\s-]+", "_", normalize_type(_TYPE_DECORATION.sub(r"\1", raw.strip())))
+    return _TYPE_ALIASES.get(name, name)
+
+
+def _unquote(value: str) -> str:
+    """``value`` without one pair of quotes, backticks or markdown emphasis around it (as is when it has none)."""
+    for left, right in _QUOTES.items():
+        if len(value) > len(left) + len(right) and value.startswith(left) and value.endswith(right):
+            return value[len(left):-len(right)].strip()
+    return value
+
+
+def _relocate(type_: str, value: str, text: str) -> list[tuple[str, str]]:
+    """Rows for a value not in ``text`` as printed, from the first reading of it that occurs: the value (its
+    first tab column) and its loose forms (``spcl.mask.loose``); it unquoted and without punctuation around it;
+    each item of it read as a list (``A, B``; not for numeric types); for PERSON, it without a title or suffix
+    the model added (``Mr. A B``, ``A B Jr``; whole words only). ``[]``: a hallucination."""
+    printed = value
+    if "\t" in value:  # a further column the model added (a score, a note): the value is the first one
+        value = value.split("\t", 1)[0].strip()
+    bare = _unquote(value).strip(_EDGE_PUNCTUATION)
+    # a list of names or addresses; never of numbers (``March 5, 1990`` is no list of ``1990``)
+    items = [_unquote(v).strip(_EDGE_PUNCTUATION) for v in _LIST_SEPARATORS.split(bare)] \
+        if type_ not in NUMERIC_TYPES else []
+    words = bare.split()
+    # (values, whole words only, spaces optional); spaces are made optional last, so that ``A B.`` finds every
+    # ``A B`` before ``A B .`` alone
+    readings: list[tuple[list[str], bool, bool]] = [
+        ([value], False, False), ([bare], False, False),
+        ([v for v in items if len(v) >= 2] if len(items) > 1 else [], False, False)]
+    if type_ == "PERSON" and len(words) >= 2:
+        if words[0].rstrip(".").casefold() in _TITLES:
+            readings.append(([" ".join(words[1:])], True, False))
+        if words[-1].rstrip(".").casefold() in _SUFFIXES:
+            readings.append(([" ".join(words[:-1])], True, False))
+    readings.append(([value], False, True))
+    tried: list[tuple[list[str], bool]] = []
+    for reading, whole, unspaced in readings:
+        if not reading or (reading, unspaced) in tried:
+            continue
+        tried.append((reading, unspaced))
+        rows: list[tuple[str, str]] = []
+        for v in reading:
+            if v != printed and not whole and occurs(type_, v, text):
+                rows.append((type_, v))
+            rows += [(type_, surface) for surface in loose_surfaces(v, text, whole_words=whole, unspaced=unspaced)]
+        if rows:
+            return rows
+    return []
 
 
 def parse_extraction(raw: str, source: str, allowed_types: Iterable[str] = DEFAULT_TYPES) -> ParseResult:
@@ -119,13 +236,19 @@ def parse_extraction(raw: str, source: str, allowed_types: Iterable[str] = DEFAU
     res.think_blocks = len(THINK_RE.findall(raw))
     body = THINK_RE.sub("", raw)
     rows: list[tuple[str, str]] = []
+    allowed = _normalized_allowed(allowed_types)
     for line in body.splitlines():
         if "\t" not in line:
-            if line.strip():
+            # a row whose tab became a colon, spaces or a dash still counts when it names an allowed type
+            m = _UNTABBED_ROW.match(line)
+            if m is not None and _type_name(m.group(1)) in allowed:
+                rows.append((_type_name(m.group(1)), m.group(2)))
+            elif line.strip():
                 res.lines_without_tab += 1
             continue
         type_, value = line.split("\t", 1)
-        rows.append((type_, value))
+        # read through list markers, emphasis, backticks or a colon a model put around the type, and synonyms
+        rows.append((_type_name(type_), value))
     res.rows_read = len(rows)
     check_candidates(rows, source, allowed_types, result=res)
     res.parse_success = not body.strip() or bool(res.candidates)

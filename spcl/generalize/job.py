@@ -15,16 +15,19 @@ The originals go to the vault (``--vault``, ``gen-<key>.jsonl``, encrypted by ``
 document ``{span index: original}``, so ``spcl.generalize.engine.restore(text, spans, mapping)`` gives the
 source back. Spans come from the extractor of ``--backend`` (``rules``: the rules extractor) ∪ the input's
 rule hits (``hits`` column; the detectors run again when it is missing). **Fail closed**: a document whose
-extraction, LLM calls or release check fails goes to ``failed/`` with the reason, never to ``generalized/``.
+extraction, LLM calls or release check fails goes to ``failed/`` with the reason, never to ``generalized/``; a row
+whose row key an earlier row of the file has is ``duplicate_row_key`` (one vault record per key and file).
 Files are committed vault → failed → generalized → done-marker. A failure of the serving side (an extraction,
 candidate or attack request that failed *transiently* after the client's retries: timeouts, resets, HTTP
 408/409/425/429/5xx; ``spcl.extract.backends.transient``) is written with ``transient = true``; the run then
-exits 3 and a rerun asks again for exactly those rows (the file's other rows are kept), as ``spcl mask`` does.
+exits 3 and a rerun asks again for exactly those rows (and the rows sharing their keys; the file's other rows
+are kept), as ``spcl mask`` does.
 A rerun skips files that are finished without transient failures, and redoes a changed file from scratch.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import logging
 import os
@@ -141,6 +144,14 @@ class GeneralizeJobConfig:
     def to_json(self) -> str:
         """The config as JSON (for Spark workers)."""
         return json.dumps(asdict(self))
+
+    def release_hash(self) -> str:
+        """SHA-256 (first 16 hex digits) of the settings that decide what a generalized document holds: backend,
+        model, types, method settings, span extractor, name finders, adapters (not timeouts or batch sizes)."""
+        body = {"backend": self.backend, "model": self.model, "types": list(self.types), "settings": self.settings,
+                "extract_backend": self.extract_backend, "names": self.names,
+                "adapters": [(self.options or {}).get("adapter"), (self.extract_options or {}).get("adapter")]}
+        return hashlib.sha256(json.dumps(body, sort_keys=True, default=str).encode("utf-8")).hexdigest()[:16]
 
     @classmethod
     def from_json(cls, text: str) -> GeneralizeJobConfig:
@@ -331,7 +342,13 @@ class GeneralizeRunner:
             return None, *empty, None
         gen, failed = (_read_part(self.out / name / f"part-{key}.parquet", schema)
                        for name, schema in (("generalized", GENERALIZED_SCHEMA), ("failed", FAILED_SCHEMA)))
-        failed = failed.filter(pc.invert(failed.column("transient")))
+        # every earlier output row of a retried key goes, so the pass redoes all the rows that share it (the first
+        # generalized, the rest duplicate_row_key): each input row keeps exactly one output
+        redo = pa.array(sorted(set(failed.filter(failed.column("transient")).column("row_key").to_pylist())),
+                        pa.string())
+        gen = gen.filter(pc.invert(pc.is_in(gen.column("row_key"), value_set=redo)))
+        failed = failed.filter(pc.invert(pc.or_(failed.column("transient"),
+                                                pc.is_in(failed.column("row_key"), value_set=redo))))
         settled = set(gen.column("row_key").to_pylist()) | set(failed.column("row_key").to_pylist())
         return marker, gen, failed, settled
 
@@ -353,17 +370,30 @@ class GeneralizeRunner:
         gen_rows: dict[str, list[Any]] = {n: [] for n in GENERALIZED_SCHEMA.names}
         failed_rows: dict[str, list[Any]] = {n: [] for n in FAILED_SCHEMA.names}
         index = asked = 0
+        seen: set[str] = set()  # row keys of this pass: a later row with the same key is a duplicate
         try:
             for batch in self._batches(path):
                 cols = {c: batch.column(c).to_pylist() for c in ("id", "row_key", "source", "position")
                         if c in batch.schema.names}
-                row_keys = batch_row_keys(cols, batch.num_rows, key, index)
+                all_keys = batch_row_keys(cols, batch.num_rows, key, index)
                 index += batch.num_rows
-                if settled is not None:  # a retry pass: only the rows that failed transiently
-                    batch = batch.filter(pa.array([rk not in settled for rk in row_keys], pa.bool_()))
-                    row_keys = [rk for rk in row_keys if rk not in settled]
-                    if not batch.num_rows:
-                        continue
+                keep: list[bool] = []
+                for j, rk in enumerate(all_keys):
+                    if settled is not None and rk in settled:  # a retry pass: only the unsettled rows
+                        keep.append(False)
+                    elif rk in seen:
+                        keep.append(False)
+                        stats.documents += settled is None
+                        for n, v in zip(FAILED_SCHEMA.names, (cols["id"][j], rk, "duplicate_row_key", False, backend,
+                                                              model, prompt_version, path.name), strict=True):
+                            failed_rows[n].append(v)
+                    else:
+                        seen.add(rk)
+                        keep.append(True)
+                batch = batch.filter(pa.array(keep, pa.bool_()))
+                row_keys = [rk for rk, k in zip(all_keys, keep, strict=True) if k]
+                if not batch.num_rows:
+                    continue
                 asked += batch.num_rows
                 ids, prepared, langs, counted = self.prepare(batch, stats)
                 docs = [p for p in prepared if isinstance(p, DocInput)]
@@ -402,6 +432,7 @@ class GeneralizeRunner:
             write_json_atomic(self.done_marker(key), {"input": str(path.resolve()), "key": key, "backend": backend,
                                                       "input_sha256": input_sha, "last_run": self.cfg.run_id,
                                                       "runs": runs, "model": model, "prompt_version": prompt_version,
+                                                      "release_hash": self.cfg.release_hash(),
                                                       "stats": asdict(stats)})
             log.info("%s (%s): %d documents, %d asked, %d generalized, %d failed (%d transient)", path.name,
                      "retry" if marker is not None else "full", stats.documents, asked, stats.generalized,
@@ -506,6 +537,11 @@ def pending_files(cfg: GeneralizeJobConfig) -> tuple[list[tuple[Path, str]], int
     if foreign:
         raise JobError(f"{cfg.output} holds the results of another input file ({foreign[0]}) under the "
                        f"name of {foreign[1]}; use a new --output for a different --input")
+    other = [k for _, k in keyed if _marker(cfg, k).get("release_hash") not in (None, cfg.release_hash())]
+    if other:  # skipping them would leave their old output under this run's settings
+        raise JobError(f"{cfg.output} holds {len(other)} file(s) generalized with other generalize settings "
+                       "(backend, model, types, method settings, span extractor, name finders or adapters); rerun "
+                       "with the same settings or use a new --output")
     done = {k for p, k in keyed if _done_sha(cfg, k) == sha256_file(p)  # by content, not by name
             and not _marker(cfg, k).get("stats", {}).get("failed_transient")}
     return [(p, k) for p, k in keyed if k not in done], len(done)

@@ -17,7 +17,15 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from spcl.mask.tokens import TokenAllocator, reserved_tokens
-from spcl.mask.variants import canonical_alternatives, check_type_name, scan
+from spcl.mask.variants import (
+    WHOLE_WORD_TYPES,
+    alternatives,
+    canonical_alternatives,
+    check_type_name,
+    normalize_type,
+    normalize_value,
+    scan,
+)
 from spcl.text import normalize
 
 
@@ -40,11 +48,14 @@ class MaskResult:
     spans: list[Span] = field(default_factory=list)
 
 
-def mask_text(source: str, candidates: Iterable[tuple[str, str]]) -> MaskResult:
+def mask_text(source: str, candidates: Iterable[tuple[str, str]],
+              model_rows: Iterable[tuple[str, str]] = ()) -> MaskResult:
     """Mask every occurrence of the candidates (and their restricted variants) in NFC ``source``.
 
     Candidate types are trimmed and upper-cased, values NFC-normalized and trimmed; empty values are
-    ignored. The result does not depend on the order of ``candidates``.
+    ignored. The result does not depend on the order of ``candidates``. ``model_rows``: the candidates a model
+    named (not the rules or the CPU name finders); their PERSON/REL values are also masked where they start a
+    Korean eojeol glued to the next word (``소지섭하는듯``), where the whole-word rule alone would leave them.
 
     >>> r = mask_text("김가상 / 김 가 상 / [PERSON_1]", [("PERSON", "김가상")])
     >>> r.masked_text
@@ -57,7 +68,9 @@ def mask_text(source: str, candidates: Iterable[tuple[str, str]]) -> MaskResult:
     for type_ in sorted({a.type for a in alts}):
         check_type_name(type_)
     clusters: list[list] = []  # [start, end, type]
-    for occ in scan(text, alts, whole_words=True):
+    named = frozenset(a.pattern for t, v in model_rows if normalize_type(t) in WHOLE_WORD_TYPES
+                      for a in alternatives(normalize_type(t), normalize_value(v)))
+    for occ in scan(text, alts, whole_words=True, eojeol_start=named):
         if clusters and occ.start < clusters[-1][1]:
             clusters[-1][1] = max(clusters[-1][1], occ.end)
         else:

@@ -213,13 +213,15 @@ class Occurrence:
     type: str
 
 
-def scan(text: str, alts: list[Alternative], whole_words: bool = False) -> list[Occurrence]:
+def scan(text: str, alts: list[Alternative], whole_words: bool = False,
+         eojeol_start: frozenset[str] = frozenset()) -> list[Occurrence]:
     """For every position of ``text`` where an alternative matches, the winning alternative there.
 
     The winner is the longest actual match; ties go to literal over variant, then type priority, then the
     canonical order of ``alts``. With ``whole_words``, an alternative of a ``WHOLE_WORD_TYPES`` type takes
     part only where its match is a whole word — unless it is a whole word nowhere in ``text``, in which case
-    every match counts (fail closed).
+    every match counts (fail closed). An alternative whose pattern is in ``eojeol_start`` (a model's names)
+    also counts where it starts a Korean eojeol (``spcl.mask.words.starts_korean_word``: ``소지섭하는듯``).
     """
     if not alts:
         return []
@@ -230,10 +232,11 @@ def scan(text: str, alts: list[Alternative], whole_words: bool = False) -> list[
             hits.append((m.start(), ends))
     restricted = {i for i, a in enumerate(alts) if a.type in WHOLE_WORD_TYPES} if whole_words else set()
     if restricted:
-        from spcl.mask.words import is_whole_word
+        from spcl.mask.words import is_whole_word, starts_korean_word
 
         whole = {(start, i, end) for start, ends in hits for i, end in ends
-                 if i in restricted and is_whole_word(text, start, end)}
+                 if i in restricted and (is_whole_word(text, start, end) or (
+                     alts[i].pattern in eojeol_start and starts_korean_word(text, start, end)))}
         restricted &= {i for _, i, _ in whole}  # a whole word nowhere: matched everywhere (fail closed)
     found: list[Occurrence] = []
     for start, ends in hits:

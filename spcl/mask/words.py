@@ -211,3 +211,17 @@ def is_whole_word(text: str, start: int, end: int) -> bool:
     if je <= js:
         return False
     return _left_ok(lay, js) and _right_ok(lay, je)
+
+
+def starts_korean_word(text: str, start: int, end: int) -> bool:
+    """True when ``text[start:end]`` starts a Korean eojeol (no Hangul right before it), starts and ends with a
+    Hangul syllable and holds at least two: a name written glued to the next word (``소지섭하는듯``).
+
+    >>> starts_korean_word("소지섭하는듯", 0, 3), starts_korean_word("이소지섭", 1, 4), starts_korean_word("박모", 0, 1)
+    (True, False, False)
+    """
+    if not 0 <= start < end <= len(text) or (start > 0 and _HANGUL.match(text[start - 1])):
+        return False
+    span = text[start:end]
+    syllables = sum("\uac00" <= ch <= "\ud7a3" for ch in span)
+    return syllables >= 2 and "\uac00" <= span[0] <= "\ud7a3" and "\uac00" <= span[-1] <= "\ud7a3"

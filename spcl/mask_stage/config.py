@@ -13,6 +13,7 @@ from spcl.executor.runs import new_run_id
 __all__ = ["MaskJobConfig", "new_run_id"]
 
 # what makes two runs produce different outputs (paths and the run's own id do not)
+_RELEASE_FIELDS = ("backend", "model", "fallback", "types", "chunk_chars", "names")
 _HASHED_FIELDS = ("backend", "model", "endpoint", "fallback", "types", "options", "chunk_chars", "names")
 
 
@@ -57,6 +58,13 @@ class MaskJobConfig:
         data = json.loads(text)
         data["types"] = tuple(data["types"])
         return cls(**data)
+
+    def release_hash(self) -> str:
+        """SHA-256 (first 16 hex digits) of the settings that decide what a released document has masked: backend,
+        model, adapter, fallback, types, chunk size, name finders (not timeouts, concurrency or batch sizes)."""
+        data = asdict(self)
+        body = {k: data[k] for k in _RELEASE_FIELDS} | {"adapter": (self.options or {}).get("adapter")}
+        return hashlib.sha256(json.dumps(body, sort_keys=True, default=str).encode("utf-8")).hexdigest()[:16]
 
     def config_hash(self) -> str:
         """SHA-256 (first 16 hex digits) of the settings that shape the outputs (not paths, not the run id)."""

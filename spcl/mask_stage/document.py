@@ -36,13 +36,14 @@ def _parse_failure(res: ParseResult) -> str:
 
 
 def mask_document(text: str, extraction: Extraction, hits: Sequence[RuleHit], types: Sequence[str],
-                  names: bool, lang: str | None = None) -> Outcome:
+                  names: bool, lang: str | None = None, model: bool = False) -> Outcome:
     """Mask NFC ``text`` from the backend's ``extraction`` plus the rule hits and name finders, fail closed.
 
     The backend's failure (its reason) and an answer that breaks the contract (``unparseable_output``,
     ``hallucinated_only``, ``no_valid_rows``) fail the document even when the rules found something: a model
     that cannot answer may have missed what only it would find. Otherwise the union of candidates is masked
-    and the result must pass :func:`spcl.mask_stage.release.check_release`.
+    and the result must pass :func:`spcl.mask_stage.release.check_release`. ``model``: the answer is a model's
+    (not the rules backend's), so its names are also masked glued to a following Korean word (``mask_text``).
     """
     if not extraction.ok:
         return Outcome(reason=extraction.error or "no_output")
@@ -54,7 +55,7 @@ def mask_document(text: str, extraction: Extraction, hits: Sequence[RuleHit], ty
         return Outcome(reason=_parse_failure(parsed), parsed=parsed)
     try:
         cands = collect_candidates(text, parsed.candidates, hits, types, names, lang)
-        result = mask_text(text, cands.union())
+        result = mask_text(text, cands.union(), cands.by_source["extractor"] if model else ())
         found_by = cands.found_by(text, [(s.start, s.end) for s in result.spans])
     except Exception as err:
         return Outcome(reason=f"mask_error:{type(err).__name__}", parsed=parsed)

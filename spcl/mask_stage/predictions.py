@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import re
 from collections.abc import Iterable
 from pathlib import Path
@@ -42,14 +43,18 @@ def export_predictions(output: str | Path, vault_dir: str | Path, pred_path: str
 
     Masked documents give ``[TYPE, surface]`` for each token of their mapping; failed documents give no
     candidates and ``parse_success: false``. **The file holds values in clear** — use it on synthetic or
-    gold data, never on a production corpus. Returns the number of records written.
+    gold data, never on a production corpus; it is created readable by its owner only (0600). Returns the
+    number of records written.
     """
     from spcl.mask.tokens import TOKEN_RE
     from spcl.mask.vault import open_vault
 
     vault = open_vault(vault_dir, key)
     n = 0
-    with open(pred_path, "w", encoding="utf-8") as fh:
+    # values in clear: created readable by the owner only (as review samples and restored text are)
+    fd = os.open(pred_path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    os.fchmod(fd, 0o600)  # an existing file keeps its mode on O_CREAT
+    with os.fdopen(fd, "w", encoding="utf-8") as fh:
         for row in iter_masked(output):
             cands = _candidates_from_mapping(vault.get(row["row_key"], writer=row["vault_file"]), TOKEN_RE)
             fh.write(json.dumps({"id": row["id"], "candidates": cands, "parse_success": True},

@@ -34,7 +34,9 @@ def plan_files(cfg: MaskJobConfig) -> tuple[list[tuple[Path, str]], list[tuple[P
     """``(to do, all, SHA-256 by key)`` of the input files, as ``(path, key)``: to do are new or changed files
     and files with failures to retry; the hashes (read once here) let the reconciliation spot a changed file.
 
-    Raises :class:`spcl.io.inputs.UnsafeOutput` (a ``ValueError``) when the output or the vault equals, contains
+    Raises :class:`MaskJobError` when the output holds files masked with other release settings
+    (``MaskJobConfig.release_hash``),
+    and :class:`spcl.io.inputs.UnsafeOutput` (a ``ValueError``) when the output or the vault equals, contains
     or lies inside the input (a rerun would read its own outputs back as input), or lies inside a filter output
     folder (a later ``spcl filter --overwrite`` would reach it).
     """
@@ -47,6 +49,12 @@ def plan_files(cfg: MaskJobConfig) -> tuple[list[tuple[Path, str]], list[tuple[P
     if foreign:
         raise MaskJobError(f"{cfg.output} holds the results of another input file ({foreign[0]}) under the "
                            f"name of {foreign[1]}; use a new --output for a different --input")
+    markers = {k: m for _, k in keyed if (m := read_marker(cfg.output, k)) is not None}
+    other = sorted(k for k, m in markers.items() if m.release_hash and m.release_hash != cfg.release_hash())
+    if other:  # skipping them would leave their old output under this run's settings
+        raise MaskJobError(f"{cfg.output} holds {len(other)} file(s) masked with other mask settings (backend, "
+                           "model, adapter, fallback, types, chunk size or name finders); rerun with the same "
+                           "settings or use a new --output")
     hashes = {k: sha256_file(p) for p, k in keyed}
     todo = [(p, k) for p, k in keyed
             if needs_work(read_marker(cfg.output, k), hashes[k], cfg.retry_failed) != "skip"]

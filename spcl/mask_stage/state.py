@@ -77,6 +77,7 @@ class Marker:
     prompt_version: str
     config_hash: str
     stats: FileStats
+    release_hash: str = ""  # MaskJobConfig.release_hash of the run ("" in markers written before it existed)
 
     def to_dict(self) -> dict[str, Any]:
         """The marker as JSON-ready data."""

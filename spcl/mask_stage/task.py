@@ -5,7 +5,8 @@ release check, and commits: the vault file first (a new, uniquely named file per
 ever overwrites or deletes a mapping), then ``failed/part-<key>.parquet``, then ``masked/part-<key>.parquet``
 (each written under a temporary name and moved into place), then the done-marker. A rerun of a file whose
 failures include transient ones (or all failures, with ``retry_failed``) re-asks the backend for exactly those
-rows and rewrites the two part files with the earlier rows kept; a file whose content changed is redone.
+rows (all rows sharing their row keys, and any row a killed run left in neither part) and rewrites the two part
+files with the other earlier rows kept; a file whose content changed is redone.
 """
 
 from __future__ import annotations
@@ -50,11 +51,11 @@ class _Doc:
 
 @dataclass(slots=True)
 class _FilePass:
-    """One pass over one input file: what to ask about (``wanted``: the retried row keys, ``None`` for all),
-    the row keys seen, the vault file being written (its ``writer`` name), the rows collected, who writes
-    them, and the file's counters."""
+    """One pass over one input file: what not to ask about (``settled``: the row keys the kept parts hold, for a
+    retry pass; ``None`` for all), the row keys seen in this pass, the vault file being written (its ``writer``
+    name), the rows collected, who writes them, and the file's counters."""
 
-    wanted: set[str] | None
+    settled: set[str] | None
     seen: set[str]
     vault: Any
     writer: str
@@ -126,7 +127,7 @@ class MaskRunner:
             stats.prompt_tokens += res.prompt_tokens or 0
             stats.token_documents += res.generated_tokens is not None or res.prompt_tokens is not None
             stats.outputs += res.ok
-            outcome = mask_document(doc.text, res, doc.hits, cfg.types, self.names, doc.lang)
+            outcome = mask_document(doc.text, res, doc.hits, cfg.types, self.names, doc.lang, ex.name != "rules")
             if outcome.parsed is not None:
                 stats.parsed += outcome.parsed.parse_success
                 stats.checked_rows += outcome.parsed.checked_rows
@@ -135,18 +136,19 @@ class MaskRunner:
         retry = [d for d in docs if outcomes[d.index][0].released is None]
         if self.fallback is not None and retry:
             for doc, res in zip(retry, self._extract(self.fallback, [d.text for d in retry]), strict=True):
-                outcome = mask_document(doc.text, res, doc.hits, cfg.types, self.names, doc.lang)
+                outcome = mask_document(doc.text, res, doc.hits, cfg.types, self.names, doc.lang,
+                                        self.fallback.name != "rules")
                 if outcome.released is not None:
                     outcomes[doc.index] = (outcome, self.fallback)
         return outcomes
 
     def _batch(self, rows: InputRows, fp: _FilePass) -> None:
         """Process one batch of input rows into the pass's ``masked`` / ``failed`` rows (and its vault)."""
-        wanted, seen, failed, who = fp.wanted, fp.seen, fp.failed, fp.who
+        settled, seen, failed, who = fp.settled, fp.seen, fp.failed, fp.who
         docs: list[_Doc] = []
         early: dict[int, str] = {}
         for i, row_key in enumerate(rows.row_keys):
-            if wanted is not None and row_key not in wanted:
+            if settled is not None and row_key in settled:
                 continue
             if row_key in seen:
                 early[i] = "duplicate_row_key"
@@ -200,7 +202,8 @@ class MaskRunner:
             return None
         masked_part = self.out / "masked" / f"part-{key}.parquet"
         failed_part = self.out / "failed" / f"part-{key}.parquet"
-        prior_masked, prior_failed, wanted = MASKED_SCHEMA.empty_table(), FAILED_SCHEMA.empty_table(), None
+        prior_masked, prior_failed = MASKED_SCHEMA.empty_table(), FAILED_SCHEMA.empty_table()
+        settled: set[str] | None = None
         stats = FileStats(files=1)
         if mode == "retry" and marker is not None:
             prior_masked = read_part(masked_part, MASKED_SCHEMA)
@@ -208,7 +211,14 @@ class MaskRunner:
             retry_mask = (pa.array([True] * prior_failed.num_rows, pa.bool_()) if cfg.retry_failed
                           else prior_failed.column("transient"))
             wanted = set(prior_failed.filter(retry_mask).column("row_key").to_pylist())
-            prior_failed = prior_failed.filter(pc.invert(retry_mask))
+            # every earlier output row of a retried key goes, so the pass redoes all the rows that share it
+            # (the first processed, the rest duplicate_row_key): each input row keeps exactly one output
+            redo = pa.array(sorted(wanted), pa.string())
+            prior_masked = prior_masked.filter(pc.invert(pc.is_in(prior_masked.column("row_key"), value_set=redo)))
+            prior_failed = prior_failed.filter(pc.invert(pc.is_in(prior_failed.column("row_key"), value_set=redo)))
+            # the pass asks about every row the kept parts do not settle: the retried ones, and any a run killed
+            # between its part moves left in neither part
+            settled = set(prior_masked.column("row_key").to_pylist()) | set(prior_failed.column("row_key").to_pylist())
             for name in ("generated_tokens", "prompt_tokens", "token_documents", "extract_seconds", "seconds",
                          "outputs", "parsed", "checked_rows", "hallucinated_rows"):
                 setattr(stats, name, getattr(marker.stats, name))
@@ -220,10 +230,9 @@ class MaskRunner:
         vault = open_vault(vault_stage, self.key, writer=writer)
         masked, failed = MaskedRows(), FailedRows()
         who = self._identity(path.name)
-        seen: set[str] = set(prior_masked.column("row_key").to_pylist()) | set(
-            prior_failed.column("row_key").to_pylist())
+        seen: set[str] = set()
         try:
-            file_pass = _FilePass(wanted, seen, vault, writer, masked, failed, who, stats)
+            file_pass = _FilePass(settled, seen, vault, writer, masked, failed, who, stats)
             for rows in read_rows(path, key, cfg.batch_size):
                 self._batch(rows, file_pass)
             vault.close()
@@ -238,7 +247,7 @@ class MaskRunner:
             ex = self.extractor
             new_marker = Marker(key=key, input=str(path.resolve()), input_sha256=input_sha, last_run=cfg.run_id,
                                 runs=runs, backend=ex.name, model=ex.model, prompt_version=ex.prompt_version,
-                                config_hash=self.config_hash, stats=stats)
+                                config_hash=self.config_hash, stats=stats, release_hash=cfg.release_hash())
             write_json_atomic(marker_path(self.out, key), new_marker.to_dict())
             log.info("%s (%s): %d documents, %d masked, %d failed (%d transient)", path.name, mode,
                      stats.documents, stats.masked, stats.failed, stats.failed_transient)

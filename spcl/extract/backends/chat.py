@@ -20,7 +20,8 @@ Three clients, built by ``spcl.extract.backends.registry.make_chat`` (the one fa
   batches of ``batch_size``, greedy at temperature 0 and seeded sampling above.
 - :class:`VLLMChat` — in-process offline batches with ``vllm.LLM.chat`` (GPU; imported only here).
 
-A reply cut by the token limit is ``output_truncated`` (its list may be cut short; callers fail closed).
+A reply cut by the token limit is ``output_truncated``, one ended otherwise than by a natural stop (a content
+filter, an aborted request) ``output_incomplete:<reason>`` (its list may be cut short; callers fail closed).
 Users: ``spcl annotate`` (teachers and verifier, greedy), ``spcl generalize`` and ``spcl eval reidentify``
 (candidates and attacks, sampled). Logs and errors name hosts, models and reason codes, never messages.
 """
@@ -29,6 +30,7 @@ from __future__ import annotations
 
 import logging
 import os
+import re
 import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -226,9 +228,28 @@ def _read_reply(reply: Any, seconds: float) -> ChatReply:
     tokens, prompt_tokens = usage_counts(reply)
     if not isinstance(content, str):
         return ChatReply(error="bad_response", tokens=tokens, seconds=seconds, prompt_tokens=prompt_tokens)
-    if finish == "length":
-        return ChatReply(error="output_truncated", tokens=tokens, seconds=seconds, prompt_tokens=prompt_tokens)
+    cut = finish_error(finish)
+    if cut is not None:
+        return ChatReply(error=cut, tokens=tokens, seconds=seconds, prompt_tokens=prompt_tokens)
     return ChatReply(text=content, tokens=tokens, seconds=seconds, prompt_tokens=prompt_tokens)
+
+
+_NATURAL_STOPS = frozenset({None, "stop", "eos", "eos_token", "stop_sequence", "tool_calls", "function_call"})
+
+
+def finish_error(finish: Any) -> str | None:
+    """``None`` when a reply ended naturally, else the reason code: ``output_truncated`` for the token limit,
+    ``output_incomplete:<reason>`` for any other end (a content filter, an aborted request): the answer may stop
+    before its last rows, so callers fail closed.
+
+    >>> finish_error("stop"), finish_error("length"), finish_error("content_filter")
+    (None, 'output_truncated', 'output_incomplete:content_filter')
+    """
+    if finish in _NATURAL_STOPS:
+        return None
+    if finish == "length":
+        return "output_truncated"
+    return "output_incomplete:" + re.sub(r"[^a-z0-9_]", "_", str(finish).lower())[:32]
 
 
 def usage_counts(reply: Any) -> tuple[int | None, int | None]:
@@ -364,8 +385,9 @@ class VLLMChat:
             comp = out.outputs[0]
             replies[i].tokens, replies[i].seconds = len(comp.token_ids), elapsed
             replies[i].prompt_tokens = len(out.prompt_token_ids or ())
-            if comp.finish_reason == "length":
-                replies[i].error = "output_truncated"
+            cut = finish_error(comp.finish_reason)
+            if cut is not None:
+                replies[i].error = cut
             else:
                 replies[i].text = comp.text
 

@@ -10,7 +10,9 @@
 - REL: kinship words of two or more characters that stand as whole words (``主人`` is no kin in ``主人公``;
   one-character words such as 妻 or 형 would mask unrelated words that contain them).
 
-The output lists each ``(TYPE, value)`` once, in order of first appearance, as ``TYPE<TAB>value`` lines.
+The output lists each ``(TYPE, value)`` once, in order of first appearance, as ``TYPE<TAB>value`` lines; a value
+across a line break is printed with one space for each run of whitespace (the contract parser finds the source's
+own surface of it again).
 """
 
 from __future__ import annotations
@@ -95,6 +97,7 @@ _EXTRA_RULES: tuple[tuple[str, re.Pattern[str]], ...] = (
         r"(?:,\s[A-Z][a-z]+(?:\s[A-Z][a-z]+)?)?")),
 )
 _KO_UNIT = re.compile(r"\s?\d{1,4}동\s?\d{1,5}호")  # apartment building and unit after a Korean address
+_WHITESPACE_RUN = re.compile(r"\s+")
 _ACCOUNT_CUE = re.compile(r"account|acct|계좌|口座|은행|銀行")
 
 
@@ -137,9 +140,12 @@ def rules_rows(text: str, types: tuple[str, ...] = DEFAULT_TYPES) -> list[tuple[
     rows: list[tuple[str, str]] = []
     seen: set[tuple[str, str]] = set()
     for _, type_, value in sorted(found, key=lambda f: f[0]):
-        value = value.strip()
+        # one row per line: a value across a line break (or holding a tab) is printed with each run of whitespace
+        # as one space, and the contract parser finds the source's own surface again (``spcl.mask.loose``)
+        value = _WHITESPACE_RUN.sub(" ", value.strip()) if ("\n" in value or "\t" in value or "\r" in value) \
+            else value.strip()
         key = (type_, value)
-        if type_ in allowed and value and "\t" not in value and "\n" not in value and key not in seen:
+        if type_ in allowed and value and key not in seen:
             seen.add(key)
             rows.append(key)
     return rows

@@ -25,6 +25,7 @@ from typing import Any
 
 from spcl.entity_types import DEFAULT_TYPES
 from spcl.extract.backends.base import BackendUnavailable, BatchedExtractor, Extraction, timed_batch
+from spcl.extract.backends.chat import finish_error
 from spcl.extract.backends.engines import CPU_ENV_DEFAULTS, build_llm, engine_kwargs, on_cpu
 from spcl.extract.prompt import PROMPT_VERSION, build_messages
 
@@ -149,8 +150,9 @@ class VLLMExtractor(BatchedExtractor):
                 comp = out.outputs[0]
                 results[i].generated_tokens = len(comp.token_ids)
                 results[i].prompt_tokens = len(out.prompt_token_ids or ())
-                if comp.finish_reason == "length":
-                    results[i].error = "output_truncated"
+                cut = finish_error(comp.finish_reason)  # the token limit, or an aborted request: fail closed
+                if cut is not None:
+                    results[i].error = cut
                 else:
                     results[i].raw = comp.text
         return timed_batch(results, started)
