@@ -148,7 +148,8 @@ class GeneralizeJobConfig:
     def release_hash(self) -> str:
         """SHA-256 (first 16 hex digits) of the settings that decide what a generalized document holds: backend,
         model, types, method settings, span extractor, name finders, adapters (not timeouts or batch sizes)."""
-        body = {"backend": self.backend, "model": self.model, "types": list(self.types), "settings": self.settings,
+        settings = asdict(GeneralizeSettings(**self.settings))  # defaults filled in: {} and the conf's section agree
+        body = {"backend": self.backend, "model": self.model, "types": list(self.types), "settings": settings,
                 "extract_backend": self.extract_backend, "names": self.names,
                 "adapters": [(self.options or {}).get("adapter"), (self.extract_options or {}).get("adapter")]}
         return hashlib.sha256(json.dumps(body, sort_keys=True, default=str).encode("utf-8")).hexdigest()[:16]
