@@ -62,6 +62,10 @@ def test_default_model_card_is_complete(default_screen: Screen) -> None:
     # Japanese as character uni/bigrams: loading the shipped model opens no MeCab (issue 26)
     assert default_screen.settings.mecab_dic == "chars" and default_screen.featurizer.tokenizers.mecab is None
     assert card["train_settings"]["global_threshold_langs"] == ["ko"]
+    # issue 23: Japanese at the fewest-NONE pair reaching 0.96 out-of-fold (the union at 0.94 sat at the edge)
+    assert card["train_settings"]["lang_target_recall"] == {"ja": 0.96, "ko": 0.97}
+    assert card["train_settings"]["fewest_none_langs"] == ["ja"] and card["train_settings"]["svc_nb_alpha"] == 0.0
+    assert "--fewest-none-langs ja" in card["rebuild"] and "ja=0.96" in card["rebuild"]
     held_out = card["evaluation"]["held_out_quarter"]["per_lang_thresholds"]
     assert held_out["overall"]["n"] > 0 and {"en", "ja", "ko"} <= set(held_out)
     assert set(card["evaluation"]["ordinary_text_flag_rate"]["this_model"]) == {"en", "ja", "ko"}

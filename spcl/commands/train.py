@@ -55,6 +55,9 @@ def add_train_arguments(parser: argparse.ArgumentParser) -> None:
                              "common recall level)")
     parser.add_argument("--lang-svc-only", default="", metavar="en",
                         help="languages flagged by the LinearSVC alone (their LightGBM never flags)")
+    parser.add_argument("--svc-nb-alpha", type=float, default=0.0, metavar="ALPHA",
+                        help="NB-SVM: train the LinearSVC on columns scaled by their log-count ratio with this "
+                             "smoothing (default 0: plain TF-IDF; the default model uses 1)")
     parser.add_argument("--threads", type=int, default=1, help="LightGBM training threads (default 1)")
     parser.add_argument("--mecab-dic", default="unidic-lite", metavar="DIC",
                         help="Japanese word tokens (FeatureSettings.mecab_dic): unidic-lite (default), ipadic, "
@@ -122,6 +125,7 @@ def run_train(args: argparse.Namespace) -> int:
         lang_none_budget=none_budgets,
         fewest_none_langs=_names(args.fewest_none_langs),
         lang_svc_only=_names(args.lang_svc_only),
+        svc_nb_alpha=args.svc_nb_alpha,
         features=features,
     )
     real = [r for r in records if not r.synthetic]
@@ -235,6 +239,8 @@ def _rebuild_command(args: argparse.Namespace) -> str:
         parts += ["--fewest-none-langs", args.fewest_none_langs]
     if getattr(args, "lang_svc_only", ""):
         parts += ["--lang-svc-only", args.lang_svc_only]
+    if getattr(args, "svc_nb_alpha", 0.0):
+        parts += ["--svc-nb-alpha", str(args.svc_nb_alpha)]
     if getattr(args, "mecab_dic", "unidic-lite") != "unidic-lite":
         parts += ["--mecab-dic", args.mecab_dic]
     return " ".join(parts)

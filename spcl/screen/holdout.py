@@ -191,6 +191,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--weak-weight", type=float, default=0.2, help="sample weight of weak:… rows")
     parser.add_argument("--fewest-none-langs", default="", help="e.g. ko")
     parser.add_argument("--lang-svc-only", default="", help="e.g. en")
+    parser.add_argument("--svc-nb-alpha", type=float, default=0.0, help="NB-SVM smoothing (TrainSettings)")
     parser.add_argument("--skip-loso", action="store_true")
     parser.add_argument("--skip-held-out", action="store_true")
     parser.add_argument("--only", default="", help="source groups to leave out, in order (lang:source,...)")
@@ -209,6 +210,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                        lang_none_budget=lang_values(args.lang_none_budget, "--lang-none-budget"),
                        fewest_none_langs=tuple(x for x in args.fewest_none_langs.split(",") if x),
                        lang_svc_only=tuple(x for x in args.lang_svc_only.split(",") if x),
+                       svc_nb_alpha=args.svc_nb_alpha,
                        features=replace(FeatureSettings(), mecab_dic=args.mecab_dic))
     report: dict[str, Any] = {"settings": settings.to_json()}
     if not args.skip_held_out:
