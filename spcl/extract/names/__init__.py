@@ -112,10 +112,9 @@ def _consistent(text: str, spans: list[tuple[int, int]], found: list[tuple[int, 
     few of their dozens of uses), and the span is dropped unless a form or kinship cue or a title speaks for it
     (``cued``) or it is a Korean full name twice over: shaped like one (surname + given name, no loanword
     syllable: :func:`spcl.extract.names.ko.native_name_shaped`) and a rule span of ``found`` (mecab-ko-dic's
-    ``인명``) lies on it
-    — a name the CRF tags in fewer than half of its uses is then kept, and the masker masks its other uses too (it
-    masks every occurrence of a value). A text of one sentence rarely repeats a word, so this reads documents,
-    not sentences."""
+    ``인명``) lies on it — a name the CRF tags in fewer than half of its uses is then kept, and the masker masks
+    its other uses too (it masks every occurrence of a value). A text of one sentence rarely repeats a word, so
+    this reads documents, not sentences."""
     from spcl.extract.names.ko import cued, native_name_shaped
 
     if not spans:
