@@ -143,12 +143,15 @@ def test_native_name_shape_and_loanword_syllables() -> None:
     assert not any(native_name_shaped(w) for w in ("호스트", "컬럼", "릴리스", "김", "박지", "김A훈", "트럼프"))
 
 
-def test_eojeol_shape_features_read_the_string_not_the_morphemes() -> None:
-    # mecab-ko cuts 구지성을 as 구지 + 성 + 을: the head of three syllables after a surname, then a particle
-    stem_end, shape = ko_chars._stem_shape("구지성을", 0, 4)
-    assert stem_end == 3 and "k3=SP" in shape and "k2=SX" in shape and "loan=0" in shape
-    stem_end, shape = ko_chars._stem_shape("유해진형님의", 0, 6)
-    assert "k3=SP" in shape  # an honorific, then a particle
-    stem_end, shape = ko_chars._stem_shape("트럼프", 0, 3)
-    assert stem_end == 3 and "loan=2" in shape and "k3=NE" in shape  # 트, 프: ㅡ without a final; no surname
-    assert ko_chars._stem_shape("캐스팅했는지...", 0, 9)[1][1] == "loan=-1"  # not all Hangul
+
+def test_window_features_are_cached_per_gazetteer_and_equal_to_fresh_ones() -> None:
+    gaz = {"김": ("3", "2"), "연": ("0", "4")}
+    text = "김연아 김연아"
+    idx = ko_chars.tokens(text, 0, len(text))
+    morphs = [(0, 3, "김연아", "NNP|인명"), (4, 7, "김연아", "NNP|인명")]
+    first = ko_chars.features(text, idx, morphs, [], gaz)
+    assert first[0] == ko_chars.features(text, idx, morphs, [], gaz)[0]  # from the cache: the same features
+    assert "gf=3" in first[0] and "c-1=^" in first[0] and "c+2=아" in first[0] and "gi+1=4" in first[0]
+    assert "c-1=_" in first[3] and "wp=0" in first[3]  # the second 김: after a space, starting its eojeol
+    other = ko_chars.features(text, idx, morphs, [], {})  # another gazetteer: nothing of the first one's
+    assert "gf=r" in other[0] and "gf=3" not in other[0]

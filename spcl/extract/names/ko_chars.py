@@ -146,7 +146,7 @@ def features(text: str, idx: list[int], morphs: list[Morph], rule_spans: list[tu
     cache = _window_cache(gaz)
     first = idx[0]
     padded = "".join(ch(j) for j in range(first - 2, idx[-1] + 3))  # the characters at ±2 of every token
-    words: dict[int, tuple[int, int, list[str]]] = {}  # eojeol end -> start, stem end, its context and shape
+    words: dict[int, tuple[int, int, list[str]]] = {}  # eojeol end -> start, end and its context features
     out = []
     ws = we = -1
     for i in idx:
@@ -158,8 +158,7 @@ def features(text: str, idx: list[int], morphs: list[Morph], rule_spans: list[tu
             we = i + 1
             while we < n and not text[we].isspace():
                 we += 1
-            stem_end, shape = _stem_shape(text, ws, we)
-            words[we] = (ws, stem_end, _around(text, ws, we) + shape)
+            words[we] = (ws, we, _around(text, ws, we))
         window = padded[i - first:i - first + 5]
         f = cache.get(window)
         if f is None:
@@ -186,8 +185,6 @@ def features(text: str, idx: list[int], morphs: list[Morph], rule_spans: list[tu
             if prev is not None and len(prev[2]) <= 4:
                 f.append("m-1=" + prev[2])
         f += words[we][2]
-        f.append("sp=" + _stem_place(i - ws, words[we][1] - ws))
-        f += [k + "@" + _head_place(i - ws, int(k[1])) for k in words[we][2] if k[0] == "k"]
         tail = text[i + 1:we]
         if len(tail) <= 3:
             f.append("tail=" + tail)
@@ -195,74 +192,13 @@ def features(text: str, idx: list[int], morphs: list[Morph], rule_spans: list[tu
     return out
 
 
-_SURNAMES = frozenset(
-    "김이박최정강조윤장임한오서신권황안송류유전홍고문양손배백허남심노하곽성차주우구민진나지엄채원천방공현함변염여추"
-    "도소석선설마길연위표명기반라왕금옥육인맹제모탁국어은편용예경봉사부가복태목형계피두감음빈동온호범좌팽승간상갈단견당"
-)  # spcl.extract.names.ko.KO_SURNAMES (one syllable each)
-_COMPOUND_SURNAMES = frozenset(("남궁", "황보", "제갈", "선우", "독고", "사공", "서문"))
-# what may follow a name inside its eojeol, read on the string (mecab-ko often cuts an unknown name elsewhere:
-# 구지+성+을): an honorific or a role noun, then particles
-_HONORIFIC_TAIL = "형님|형|님|씨|군|양|누나|오빠|언니|선배|선생님|선생|감독|선수|역|측|때문|땜"
-_PARTICLE_TAIL = (
-    "에게서|한테서|으로서|께서는|에게는|에서는|이라는|이라고|이라도|이랑은|이라|에게|한테|께서|으로|이랑|처럼|만큼|"
-    "보다|까지|부터|마저|조차|이나|이며|이고|이다|이야|이여|이는|이가|이를|이의|이도|이와|하고|라는|라고|랑|은|는|"
-    "이|가|을|를|의|와|과|도|만|로|에|야|아|여|나"
-)
-_TAIL = re.compile(rf"(?:{_HONORIFIC_TAIL})?(?:{_PARTICLE_TAIL})?")
-
-
-def _loan_syllable(c: str) -> bool:
-    """A Hangul syllable typical of transliterated foreign words: the vowel ㅡ without a final consonant (스, 트, 르,
-    즈 …, epenthetic in loanwords: 트럼프, 클린턴) or an aspirated initial ㅋ/ㅌ/ㅍ (크, 테, 피)."""
-    if not "가" <= c <= "힣":
-        return False
-    code = ord(c) - 0xAC00
-    return (code // 28 % 21 == 18 and code % 28 == 0) or code // 588 in (15, 16, 17)
-
-
-def _stem_shape(text: str, ws: int, we: int) -> tuple[int, list[str]]:
-    """The stem of the eojeol ``[ws, we)`` — its longest head that leaves an honorific and particles or nothing
-    (``고아라|도``, ``송새벽|은``) — and features of the eojeol's shape read on the string: for a head of 2, 3 or 4
-    syllables, whether it starts with a surname syllable (a compound surname for 4) and whether what follows it
-    is empty (``E``), an honorific or particles (``P``: ``유해진|형님의``) or else (``X``); the stem's length and
-    how many loanword syllables (:func:`_loan_syllable`) it has."""
-    word = text[ws:we]
-    n = len(word)
-    stem = n - 1
-    while stem > 0 and not _TAIL.fullmatch(word, stem):
-        stem -= 1
-    stem = stem or n
-    hangul = all("가" <= c <= "힣" for c in word[:stem])
-    loans = min(sum(_loan_syllable(c) for c in word[:stem]), 2) if hangul else -1
-    f = ["sl=" + str(min(stem, 7)), "loan=" + str(loans), "sl/loan=" + str(min(stem, 7)) + str(loans)]
-    if hangul:
-        for k in (2, 3, 4):
-            if n < k:
-                break
-            rest = "E" if n == k else "P" if _TAIL.fullmatch(word, k) else "X"
-            sur = (word[:2] in _COMPOUND_SURNAMES) if k == 4 else (word[0] in _SURNAMES)
-            f.append(f"k{k}={'S' if sur else 'N'}{rest}")  # the character's place in the head is added per character
-    return ws + stem, f
-
-
-def _stem_place(i: int, stem_len: int) -> str:
-    """A character's place in the stem of its eojeol: ``0`` … ``3`` from its start, ``e`` the last, ``t`` after it."""
-    return "t" if i >= stem_len else "e" if i == stem_len - 1 and i > 0 else str(min(i, 3))
-
-
-def _head_place(i: int, k: int) -> str:
-    """A character's place in a head of ``k`` characters of its eojeol: ``0`` its first, ``e`` its last, ``m``
-    between, ``t`` after it."""
-    return "0" if i == 0 else "t" if i >= k else "e" if i == k - 1 else "m"
-
-
-_WINDOWS: dict[int, Any] = {"gaz": None, "features": {}}
+_WINDOWS: dict[str, Any] = {"gaz": None, "features": {}}
 
 
 def _window_cache(gaz: dict[str, tuple[str, str]]) -> dict[str, list[str]]:
     """The features of five-character windows already computed for ``gaz`` (emptied for another gazetteer or once
-    it holds 100,000 windows): help text and documents repeat their words, and these features are half of the
-    cost of tagging a character."""
+    it holds 100,000 windows): help text and documents repeat their words, and these features are half of what
+    building a character's features costs."""
     if _WINDOWS["gaz"] is not gaz or len(_WINDOWS["features"]) > 100_000:
         _WINDOWS["gaz"], _WINDOWS["features"] = gaz, {}
     cache: dict[str, list[str]] = _WINDOWS["features"]
@@ -270,8 +206,8 @@ def _window_cache(gaz: dict[str, tuple[str, str]]) -> dict[str, list[str]]:
 
 
 def _window_features(window: str, gaz: dict[str, tuple[str, str]]) -> list[str]:
-    """The features of a character read from the characters at ±2 alone (``^``/``$`` past the text's edges, ``_``
-    a space): the characters, their n-grams and types, and their gazetteer buckets."""
+    """The features of a character read from the five characters at ±2 alone (``^``/``$`` past the text's edges,
+    ``_`` a space): the characters, their n-grams and types, and their gazetteer buckets."""
     cm2, cm1, c, cp1, cp2 = window
     g = gaz.get(c, ("r", "r"))
     gp, gn = gaz.get(cm1, ("r", "r")), gaz.get(cp1, ("r", "r"))
