@@ -143,15 +143,3 @@ def test_native_name_shape_and_loanword_syllables() -> None:
     assert not any(native_name_shaped(w) for w in ("호스트", "컬럼", "릴리스", "김", "박지", "김A훈", "트럼프"))
 
 
-
-def test_window_features_are_cached_per_gazetteer_and_equal_to_fresh_ones() -> None:
-    gaz = {"김": ("3", "2"), "연": ("0", "4")}
-    text = "김연아 김연아"
-    idx = ko_chars.tokens(text, 0, len(text))
-    morphs = [(0, 3, "김연아", "NNP|인명"), (4, 7, "김연아", "NNP|인명")]
-    first = ko_chars.features(text, idx, morphs, [], gaz)
-    assert first[0] == ko_chars.features(text, idx, morphs, [], gaz)[0]  # from the cache: the same features
-    assert "gf=3" in first[0] and "c-1=^" in first[0] and "c+2=아" in first[0] and "gi+1=4" in first[0]
-    assert "c-1=_" in first[3] and "wp=0" in first[3]  # the second 김: after a space, starting its eojeol
-    other = ko_chars.features(text, idx, morphs, [], {})  # another gazetteer: nothing of the first one's
-    assert "gf=r" in other[0] and "gf=3" not in other[0]

@@ -143,9 +143,6 @@ def features(text: str, idx: list[int], morphs: list[Morph], rule_spans: list[tu
     def ch(i: int) -> str:
         return "^" if i < 0 else "$" if i >= n else ("_" if text[i].isspace() else text[i])
 
-    cache = _window_cache(gaz)
-    first = idx[0]
-    padded = "".join(ch(j) for j in range(first - 2, idx[-1] + 3))  # the characters at ±2 of every token
     words: dict[int, tuple[int, int, list[str]]] = {}  # eojeol end -> start, end and its context features
     out = []
     ws = we = -1
@@ -159,13 +156,16 @@ def features(text: str, idx: list[int], morphs: list[Morph], rule_spans: list[tu
             while we < n and not text[we].isspace():
                 we += 1
             words[we] = (ws, we, _around(text, ws, we))
-        window = padded[i - first:i - first + 5]
-        f = cache.get(window)
-        if f is None:
-            f = cache[window] = _window_features(window, gaz)
-        f = [*f, "wp=" + str(min(i - ws, 4)), "we=" + str(min(we - i - 1, 4)), "wl=" + str(min(we - ws, 7)),
-             "rule=" + rule[i - base], "rule-1=" + (rule[i - 1 - base] if i > 0 else "^"),
-             "rule+1=" + (rule[i + 1 - base] if i + 1 < n else "$")]
+        cm1, cm2, cp1, cp2 = ch(i - 1), ch(i - 2), ch(i + 1), ch(i + 2)
+        g = gaz.get(c, ("r", "r"))
+        f = ["b", "c=" + c, "t=" + _ctype(c), "c-1=" + cm1, "c+1=" + cp1, "c-2=" + cm2, "c+2=" + cp2,
+             "c-1c=" + cm1 + c, "cc+1=" + c + cp1, "c-1cc+1=" + cm1 + c + cp1, "c-2c-1=" + cm2 + cm1,
+             "c+1c+2=" + cp1 + cp2, "t-1t+1=" + _ctype(cm1[0]) + _ctype(cp1[0]),
+             "wp=" + str(min(i - ws, 4)), "we=" + str(min(we - i - 1, 4)), "wl=" + str(min(we - ws, 7)),
+             "gf=" + g[0], "gi=" + g[1], "rule=" + rule[i - base],
+             "rule-1=" + (rule[i - 1 - base] if i > 0 else "^"), "rule+1=" + (rule[i + 1 - base] if i + 1 < n else "$")]
+        gp, gn = gaz.get(cm1, ("r", "r")), gaz.get(cp1, ("r", "r"))
+        f += ["gi-1=" + gp[1], "gi+1=" + gn[1], "gf/gi+1=" + g[0] + gn[1]]
         k = owner[i - base]
         if k >= 0:
             ms, me, surface, pos = morphs[k]
@@ -190,31 +190,6 @@ def features(text: str, idx: list[int], morphs: list[Morph], rule_spans: list[tu
             f.append("tail=" + tail)
         out.append(f)
     return out
-
-
-_WINDOWS: dict[str, Any] = {"gaz": None, "features": {}}
-
-
-def _window_cache(gaz: dict[str, tuple[str, str]]) -> dict[str, list[str]]:
-    """The features of five-character windows already computed for ``gaz`` (emptied for another gazetteer or once
-    it holds 100,000 windows): help text and documents repeat their words, and these features are half of what
-    building a character's features costs."""
-    if _WINDOWS["gaz"] is not gaz or len(_WINDOWS["features"]) > 100_000:
-        _WINDOWS["gaz"], _WINDOWS["features"] = gaz, {}
-    cache: dict[str, list[str]] = _WINDOWS["features"]
-    return cache
-
-
-def _window_features(window: str, gaz: dict[str, tuple[str, str]]) -> list[str]:
-    """The features of a character read from the five characters at ±2 alone (``^``/``$`` past the text's edges,
-    ``_`` a space): the characters, their n-grams and types, and their gazetteer buckets."""
-    cm2, cm1, c, cp1, cp2 = window
-    g = gaz.get(c, ("r", "r"))
-    gp, gn = gaz.get(cm1, ("r", "r")), gaz.get(cp1, ("r", "r"))
-    return ["b", "c=" + c, "t=" + _ctype(c), "c-1=" + cm1, "c+1=" + cp1, "c-2=" + cm2, "c+2=" + cp2,
-            "c-1c=" + cm1 + c, "cc+1=" + c + cp1, "c-1cc+1=" + cm1 + c + cp1, "c-2c-1=" + cm2 + cm1,
-            "c+1c+2=" + cp1 + cp2, "t-1t+1=" + _ctype(cm1[0]) + _ctype(cp1[0]), "gf=" + g[0], "gi=" + g[1],
-            "gi-1=" + gp[1], "gi+1=" + gn[1], "gf/gi+1=" + g[0] + gn[1]]
 
 
 def _ends(morphs: list[Morph]) -> list[int]:
