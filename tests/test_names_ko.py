@@ -121,3 +121,25 @@ def test_a_korean_span_the_document_mostly_leaves_untagged_is_a_common_word() ->
     text = "스트림 컬럼 목록. 스트림 정보와 컬럼 이름, 스트림 헤더와 컬럼 값"
     assert merge_korean(text, [(0, 6, 0.95)], [], 0.8, 0.7) == []
     assert merge_korean(text[:10], [(0, 6, 0.95)], [], 0.8, 0.7) == [(0, 6)]  # used once: kept
+
+
+def test_the_document_check_keeps_a_korean_full_name_the_dictionary_also_tags() -> None:
+    from spcl.extract.names import merge_korean
+
+    # an uncued name the CRF tags in one of its four uses: without a rule span it reads as a common word …
+    text = "박지훈이 골을 넣었다. 박지훈 박지훈 박지훈"
+    assert merge_korean(text, [(0, 3, 0.95)], [], 0.8, 0.7) == []
+    # … with mecab-ko-dic's 인명 span on it (a surname + given name, no loanword syllable) it stays
+    assert merge_korean(text, [(0, 3, 0.95)], [(0, 3)], 0.8, 0.7) == [(0, 3), (0, 3)]
+    # a loanword of a manual the dictionary tags 인명 is still dropped, surname-initial or not (호스트, 릴리스)
+    manual = "원격 호스트를 지정. 호스트 이름은 호스트 파일의 호스트에서"
+    assert merge_korean(manual, [(3, 6, 0.95)], [(3, 6)], 0.8, 0.7) == []
+
+
+def test_native_name_shape_and_loanword_syllables() -> None:
+    from spcl.extract.names.ko import native_name_shaped
+
+    assert native_name_shaped("박지훈") and native_name_shaped("남궁민") and native_name_shaped("제갈공명")
+    assert not any(native_name_shaped(w) for w in ("호스트", "컬럼", "릴리스", "김", "박지", "김A훈", "트럼프"))
+
+

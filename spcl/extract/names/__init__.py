@@ -101,16 +101,21 @@ def merge_korean(text: str, scored: list[tuple[int, int, float]], found: list[tu
         elif (titled := with_title(text, s, e)) is not None:
             spans.append(titled)
     spans += [r for r in found if any(r[0] < e and s < r[1] for s, e in tagged) or cued(text, *r)]
-    return _consistent(text, spans)
+    return _consistent(text, spans, found)
 
 
-def _consistent(text: str, spans: list[tuple[int, int]]) -> list[tuple[int, int]]:
+def _consistent(text: str, spans: list[tuple[int, int]], found: list[tuple[int, int]] | None = None
+                ) -> list[tuple[int, int]]:
     """``spans`` less those whose words the document mostly leaves untagged: where each word of a span occurs
     elsewhere in ``text`` as the start of a word, outside every span, more often than it is in a span, the CRF
     read it there as a common word (a manual's ``릴리스``, ``호스트``, ``딕셔너리``, ``스트림 행 컬럼``, tagged in a
     few of their dozens of uses), and the span is dropped unless a form or kinship cue or a title speaks for it
-    (``cued``). A text of one sentence rarely repeats a word, so this reads documents, not sentences."""
-    from spcl.extract.names.ko import cued
+    (``cued``) or it is a Korean full name twice over: shaped like one (surname + given name, no loanword
+    syllable: :func:`spcl.extract.names.ko.native_name_shaped`) and a rule span of ``found`` (mecab-ko-dic's
+    ``인명``) lies on it — a name the CRF tags in fewer than half of its uses is then kept, and the masker masks
+    its other uses too (it masks every occurrence of a value). A text of one sentence rarely repeats a word, so
+    this reads documents, not sentences."""
+    from spcl.extract.names.ko import cued, native_name_shaped
 
     if not spans:
         return spans
@@ -128,7 +133,10 @@ def _consistent(text: str, spans: list[tuple[int, int]]) -> list[tuple[int, int]
             at = text.find(word, at + 1)
         if untagged > count:
             common.add(word)
-    return [(s, e) for s, e in spans if not all(w in common for w in text[s:e].split()) or cued(text, s, e)]
+    named = {(s, e) for s, e in unique if native_name_shaped(text[s:e])
+             and any(r[0] <= s and e <= r[1] and native_name_shaped(text[r[0]:r[1]]) for r in found or ())}
+    return [(s, e) for s, e in spans
+            if not all(w in common for w in text[s:e].split()) or (s, e) in named or cued(text, s, e)]
 
 
 def find_person_names(text: str, lang: str | None = None) -> list[tuple[int, int]]:

@@ -229,6 +229,25 @@ def with_title(text: str, start: int, end: int) -> tuple[int, int] | None:
     return (start, m.end()) if m and end - start == 1 else None
 
 
+_NATIVE_NAME = re.compile(rf"(?:{'|'.join(KO_COMPOUND_SURNAMES)})[가-힣]{{1,2}}|[{KO_SURNAMES}][가-힣]{{2}}")
+
+
+def native_name_shaped(word: str) -> bool:
+    """Whether ``word`` has the shape of a Korean full name — a surname syllable and two syllables (or a
+    compound surname and one or two) — with no syllable typical of a transliterated word (the vowel ㅡ without a
+    final consonant, an aspirated ㅋ/ㅌ/ㅍ initial: ``호스트``, ``컬럼`` are loanwords of manuals).
+
+    >>> [native_name_shaped(w) for w in ("박지훈", "호스트", "남궁민", "김")]
+    [True, False, True, False]
+    """
+    return _NATIVE_NAME.fullmatch(word) is not None and not any(_loan_syllable(c) for c in word)
+
+
+def _loan_syllable(c: str) -> bool:
+    code = ord(c) - 0xAC00
+    return 0 <= code < 11172 and ((code // 28 % 21 == 18 and code % 28 == 0) or code // 588 in (15, 16, 17))
+
+
 _CUE_BEFORE = re.compile(rf"(?:{_CUES})\s?[:：]?\s?$")
 
 
