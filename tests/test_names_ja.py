@@ -35,6 +35,10 @@ def _jamdict_db(path: Path) -> Path:
         con.execute("INSERT INTO NETransType VALUES (?, ?)", (idseq, kind))
         con.execute("INSERT INTO NEKana (idseq, text, nokanji) VALUES (?, ?, 0)", (idseq, text))
     con.execute("INSERT INTO NEKanji (idseq, text) VALUES (6, '山田')")  # a reading of a kanji name: not kept
+    for idseq, text in ((7, "薄熙来"), (8, "山田太郎")):  # a full name unidic does not tag 人名, and one it does
+        con.execute("INSERT INTO NETranslation (ID, idseq) VALUES (?, ?)", (idseq, idseq))
+        con.execute("INSERT INTO NETransType VALUES (?, 'person')", (idseq,))
+        con.execute("INSERT INTO NEKanji (idseq, text) VALUES (?, ?)", (idseq, text))
     con.execute("INSERT INTO Kana (idseq, text, nokanji) VALUES (10, 'コンピュータ', 0)")
     con.execute("INSERT INTO Kana (idseq, text, nokanji) VALUES (11, 'ミラー', 0)")  # a loanword too (mirror)
     con.commit()
@@ -52,8 +56,8 @@ def test_builder_derives_classes_and_is_byte_identical(tmp_path: Path) -> None:
     assert "CC BY-SA 4.0" in doc["licence"]
     gaz = load_ja_gazetteer(tmp_path / "a.json")
     assert gaz == {"ハインリヒ": "g", "ヴェーバー": "s", "アーサー": "p", "ミラー": "pw", "ボストン": "l",
-                   "コンピュータ": "w"}  # no one-character string, no kana reading of a kanji name
-    assert counts == {"g": 1, "s": 1, "p": 2, "l": 1, "w": 2}
+                   "コンピュータ": "w", "薄熙来": "k"}  # no one-character string, no kana reading of a kanji name
+    assert counts == {"g": 1, "s": 1, "p": 2, "l": 1, "w": 2, "k": 1}
 
 
 def test_loader_tolerates_a_missing_or_bad_file(tmp_path: Path) -> None:
@@ -80,6 +84,16 @@ def test_features_read_the_parts_of_a_dotted_katakana_unit() -> None:
     morphs, rules = analyse(loan, "ja")
     feats = features(loan, morphs, rules, gaz)
     assert "gnone" in feats[0] and "gp=w" in feats[0]
+
+
+def test_features_mark_a_kanji_full_name_of_the_gazetteer_across_morphemes() -> None:
+    text = "薄熙来氏が語った。"
+    morphs, rules = analyse(text, "ja")
+    feats = features(text, morphs, rules, {"薄熙来": "k", "熙来": "g"})
+    marks = [next((f for f in row if f.startswith("gk=")), None) for row in feats]
+    covered = [m[2] for m, mark in zip(morphs, marks, strict=True) if mark]
+    assert "".join(covered) == "薄熙来" and marks[0] == "gk=B" and marks[len(covered) - 1] == "gk=I"
+    assert not any(f.startswith("gk=") for row in features(text, morphs, rules, {"熙来": "g"}) for f in row)
 
 
 @pytest.mark.skipif(not (SHIPPED / JA_GAZETTEER).is_file(), reason="no shipped Japanese names gazetteer")

@@ -12,7 +12,9 @@ its misses, are katakana that unidic does not know). Each string gets the classe
 - ``p`` a part of a full name of a person (JMnedict ``person``, split at ``・``/``＝``), ``P`` a whole such name
   written without dots (``アーサーケストラー``),
 - ``l`` place or station, ``o`` company, organisation, product, work or service,
-- ``w`` a katakana word of JMdict (loanwords: ``コンピュータ``) — evidence *against* a name.
+- ``w`` a katakana word of JMdict (loanwords: ``コンピュータ``) — evidence *against* a name,
+- ``k`` a full name of a person in kanji (JMnedict ``person``, three to eight characters) that unidic does not
+  read as names alone (``薄熙来``, ``韓国瑜``: Chinese and Korean names, stage names); the rest it tags 人名 itself.
 
 Strings of one character are dropped. The output is sorted JSON ``{"source": …, "licence": …, "classes": {CLASS:
 [STRING, …]}}``, byte-identical for the same input. Rebuild::
@@ -37,6 +39,7 @@ from collections import defaultdict
 from pathlib import Path
 
 _KATAKANA = re.compile(r"^[\u30a1-\u30faー]+$")
+_KANJI = re.compile(r"^[\u4e00-\u9fff々]+$")
 _DOTS = re.compile(r"[・＝=･]")
 CLASS_OF_TYPE = {
     "given": "g", "masc": "g", "fem": "g", "surname": "s", "unclass": "u", "place": "l", "station": "l",
@@ -95,6 +98,11 @@ def classes_of(db: Path) -> dict[str, set[str]]:
                 for kind in kinds:
                     if kind in CLASS_OF_TYPE:
                         out[parts[0]].add(CLASS_OF_TYPE[kind])
+        persons = sorted({text for idseq, text in con.execute("SELECT idseq, text FROM NEKanji")
+                          if 3 <= len(text) <= 8 and _KANJI.match(text) and "person" in types.get(idseq, ())})
+        for text in persons:
+            if not _unidic_names(text):
+                out[text].add("k")
         words_kanji = {i for (i,) in con.execute("SELECT DISTINCT idseq FROM Kanji")}
         for idseq, text in con.execute("SELECT idseq, text FROM Kana"):
             if idseq not in words_kanji and _KATAKANA.match(text):
@@ -102,6 +110,23 @@ def classes_of(db: Path) -> dict[str, set[str]]:
     finally:
         con.close()
     return {k: v for k, v in out.items() if len(k) >= 2}
+
+
+def _unidic_names(text: str) -> bool:
+    """Whether unidic (fugashi + unidic-lite, as the finder reads it) tags every morpheme of ``text`` 人名."""
+    from spcl.extract.names.ja import parse
+
+    return all(w.feature.pos2 == "固有名詞" and w.feature.pos3 == "人名" for w in parse(text))
+
+
+def _unidic_version() -> str:
+    """The unidic-lite version that decided class ``k`` (the build depends on it)."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("unidic-lite")
+    except PackageNotFoundError:
+        return "unknown"
 
 
 def build(source: Path, out: Path) -> dict[str, int]:
@@ -114,7 +139,7 @@ def build(source: Path, out: Path) -> dict[str, int]:
         for c in sorted(table[text]):
             by_class[c].append(text)
     doc = {"source": {"package": "jamdict-data==1.5", "file": source.name, "sha256": digest,
-                      "jmnedict_date": "2020-05-29"},
+                      "jmnedict_date": "2020-05-29", "unidic": _unidic_version()},
            "licence": LICENCE, "classes": dict(sorted(by_class.items()))}
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(doc, ensure_ascii=False, sort_keys=True, separators=(",", ":")) + "\n",

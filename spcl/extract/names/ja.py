@@ -44,7 +44,7 @@ NOT_PERSON_NOUNS = (  # nouns that make a name before them part of a place, comp
     "薬舗", "資源", "楽器", "大火",
 )
 FULL_NAME_NOT_PERSON = ("寺", "堂", "神社", "駅", "建築", "事務所")  # glued after a full name: a temple, shop, firm
-COMPANY_WORDS = frozenset(("会社", "株式会社", "有限会社", "合資会社", "合名会社", "合同会社"))  # 株式会社|西條: a company
+COMPANY_WORDS = frozenset(("会社", "株式会社", "有限会社", "合資会社", "合名会社", "合同会社"))  # 株式会社|西條
 _DOTS = frozenset(("・", "＝", "=", "･"))
 _KATAKANA = re.compile(r"^[\u30a0-\u30ffー]+$")
 _GIVEN_CHARS = re.compile(r"^[\u3041-\u309f\u4e00-\u9fff]+$")

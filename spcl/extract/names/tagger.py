@@ -9,7 +9,10 @@ tag and its 인명/지명 semantic class), character type, length, whether a spa
 role words next to it (さん/氏/容疑者, 씨/선수/의원 …), prefixes and suffixes, whether the rule finders of
 ``ja``/``ko`` put it in a name (so the CRF learns when to trust them), and of its unit (a run of glued katakana
 and name dots in Japanese, an eojeol in Korean: :func:`_units`) its place in it, its size and the words just
-before and after it — a long foreign name's context lies beyond ±2 morphemes. A run of ``B``/``I``
+before and after it — a long foreign name's context lies beyond ±2 morphemes; Japanese also the classes of a
+katakana name gazetteer (``ja.gazetteer.json``, from JMnedict/JMdict: given name, surname, part of a famous
+person's name, place, organisation, loanword) of each dotted part of a katakana unit and of its neighbours, and
+kanji full names unidic does not tag 人名 (``薄熙来``) matched across glued morphemes. A run of ``B``/``I``
 morphemes is one name span; a morpheme is in one where its marginal reaches the model card's per-language
 threshold. Only Japanese sentences with a proper noun
 (unidic 固有名詞) or a rule-finder span are tagged (most sentences of manuals have none); every Korean sentence
@@ -169,7 +172,36 @@ def features(text: str, morphs: list[Morph], rule_spans: list[tuple[int, int]],
         out.append(f)
     if gaz:
         _gaz_features(rows, units, gaz, out)
+        _gaz_kanji(morphs, rows, gaz, out)
     return out
+
+
+_KANJI_NAME_MAX = 8  # characters of the longest kanji full name of the gazetteer (class ``k``)
+
+
+def _gaz_kanji(morphs: list[Morph], rows: list[tuple[str, ...]], gaz: dict[str, str], out: list[list[str]]) -> None:
+    """Mark ``gk=B``/``gk=I`` on the glued kanji morphemes whose surfaces make up a kanji full name of the gazetteer
+    (class ``k``: names unidic does not tag 人名 alone, ``薄熙来``), the longest match from each start."""
+    n, i = len(rows), 0
+    while i < n:
+        if rows[i][3] != "kanji":
+            i += 1
+            continue
+        best, text, j = -1, rows[i][0], i
+        while len(text) <= _KANJI_NAME_MAX:
+            if "k" in gaz.get(text, ""):
+                best = j
+            if j + 1 >= n or rows[j + 1][3] != "kanji" or morphs[j][1] != morphs[j + 1][0]:
+                break
+            j += 1
+            text += rows[j][0]
+        if best < 0:
+            i += 1
+            continue
+        out[i].append("gk=B")
+        for m in range(i + 1, best + 1):
+            out[m].append("gk=I")
+        i = best + 1
 
 
 _NAME_CLASSES = frozenset("gsupP")  # ja.gazetteer.json: given, surname, unclassified, part of a full name, full name
