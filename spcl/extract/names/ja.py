@@ -10,7 +10,9 @@
 - A surname followed by one or two glued kanji/hiragana tokens of two characters at most, then a particle,
   honorific, role word or punctuation, is a full name whose given name the dictionary lacks (``中山ちゑが``).
 - A name glued to a noun that makes it a place, company, prize or law (社, 駅, 大学, 賞, 事件 …) is
-  not a person (``ハーマン社``, ``シンプソンビル``).
+  not a person (``ハーマン社``, ``シンプソンビル``); so is a full name glued to a temple, shop or firm word
+  (``林瑞寺``, ``亀屋万年堂``, ``前川國男建築設計事務所``: :data:`FULL_NAME_NOT_PERSON`) and any name glued after
+  ``会社``/``株式会社`` (``株式会社西條``: :data:`COMPANY_WORDS`).
 
 Spans are half-open offsets into the text; overlapping candidates keep the first, then the longest.
 """
@@ -41,6 +43,8 @@ NOT_PERSON_NOUNS = (  # nouns that make a name before them part of a place, comp
     "隊", "艦隊", "内閣", "政権", "建設", "鉄道", "鉄鋼", "電灯", "道路", "温泉", "地区", "方面", "農園", "薬局",
     "薬舗", "資源", "楽器", "大火",
 )
+FULL_NAME_NOT_PERSON = ("寺", "堂", "神社", "駅", "建築", "事務所")  # glued after a full name: a temple, shop, firm
+COMPANY_WORDS = frozenset(("会社", "株式会社", "有限会社", "合資会社", "合名会社", "合同会社"))  # 株式会社|西條
 _DOTS = frozenset(("・", "＝", "=", "･"))
 _KATAKANA = re.compile(r"^[\u30a0-\u30ffー]+$")
 _GIVEN_CHARS = re.compile(r"^[\u3041-\u309f\u4e00-\u9fff]+$")
@@ -194,12 +198,14 @@ def ja_name_spans(text: str, words: list[Any] | None = None) -> list[tuple[int, 
         glued_noun = nxt is not None and not cue and _glued(text, offsets, words, last) and (
             nxt.feature.pos1 in ("名詞", "接尾辞"))
         ends_word = not glued_noun or not any(nxt.surface.startswith(w) for w in NOT_PERSON_NOUNS)
+        in_org = (glued_noun and any(nxt.surface.startswith(w) for w in FULL_NAME_NOT_PERSON)) or (
+            first > 0 and words[first - 1].surface in COMPANY_WORDS and _glued(text, offsets, words, first - 1))
         before_cue = nxt is None or cue or nxt.feature.pos1 in ("助詞", "補助記号")
         # a foreign-looking name glued to a following noun is part of a company or place (ハーマン社)
         if foreign and nxt is not None and _glued(text, offsets, words, last) and _KATAKANA.match(nxt.surface) and (
                 not _is_name(nxt)):
             foreign = False  # the first half of a longer katakana word: ノルト|ライン
-        if (full and (ends_word or "姓" in parts)) or (foreign and not glued_noun) or before_cue:
+        if not in_org and ((full and (ends_word or "姓" in parts)) or (foreign and not glued_noun) or before_cue):
             spans.append((start, end))
         i = last + 1
     return spans

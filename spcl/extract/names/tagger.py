@@ -9,7 +9,10 @@ tag and its 인명/지명 semantic class), character type, length, whether a spa
 role words next to it (さん/氏/容疑者, 씨/선수/의원 …), prefixes and suffixes, whether the rule finders of
 ``ja``/``ko`` put it in a name (so the CRF learns when to trust them), and of its unit (a run of glued katakana
 and name dots in Japanese, an eojeol in Korean: :func:`_units`) its place in it, its size and the words just
-before and after it — a long foreign name's context lies beyond ±2 morphemes. A run of ``B``/``I``
+before and after it — a long foreign name's context lies beyond ±2 morphemes; Japanese also the classes of a
+katakana name gazetteer (``ja.gazetteer.json``, from JMnedict/JMdict: given name, surname, part of a famous
+person's name, place, organisation, loanword) of each dotted part of a katakana unit and of its neighbours, and
+kanji full names unidic does not tag 人名 (``薄熙来``) matched across glued morphemes. A run of ``B``/``I``
 morphemes is one name span; a morpheme is in one where its marginal reaches the model card's per-language
 threshold. Only Japanese sentences with a proper noun
 (unidic 固有名詞) or a rule-finder span are tagged (most sentences of manuals have none); every Korean sentence
@@ -130,8 +133,10 @@ def _units(text: str, morphs: list[Morph], types: list[str], korean: bool) -> li
     return out
 
 
-def features(text: str, morphs: list[Morph], rule_spans: list[tuple[int, int]]) -> list[list[str]]:
-    """The CRF features of each morpheme (see the module docstring)."""
+def features(text: str, morphs: list[Morph], rule_spans: list[tuple[int, int]],
+             gaz: dict[str, str] | None = None) -> list[list[str]]:
+    """The CRF features of each morpheme (see the module docstring); ``gaz``: the Japanese katakana name gazetteer
+    (:func:`ja_gazetteer`), whose classes of each katakana part of a unit are features (:func:`_gaz_features`)."""
     rows = []
     k = 0
     spans = sorted(rule_spans)
@@ -165,7 +170,82 @@ def features(text: str, morphs: list[Morph], rule_spans: list[tuple[int, int]]) 
         if last > first or korean:
             f += _unit(rows, first, last, i)
         out.append(f)
+    if gaz:
+        _gaz_features(rows, units, gaz, out)
+        _gaz_kanji(morphs, rows, gaz, out)
     return out
+
+
+_KANJI_NAME_MAX = 8  # characters of the longest kanji full name of the gazetteer (class ``k``)
+
+
+def _gaz_kanji(morphs: list[Morph], rows: list[tuple[str, ...]], gaz: dict[str, str], out: list[list[str]]) -> None:
+    """Mark ``gk=B``/``gk=I`` on the glued kanji morphemes whose surfaces make up a kanji full name of the gazetteer
+    (class ``k``: names unidic does not tag 人名 alone, ``薄熙来``), the longest match from each start."""
+    n, i = len(rows), 0
+    while i < n:
+        if rows[i][3] != "kanji":
+            i += 1
+            continue
+        best, text, j = -1, rows[i][0], i
+        while len(text) <= _KANJI_NAME_MAX:
+            if "k" in gaz.get(text, ""):
+                best = j
+            if j + 1 >= n or rows[j + 1][3] != "kanji" or morphs[j][1] != morphs[j + 1][0]:
+                break
+            j += 1
+            text += rows[j][0]
+        if best < 0:
+            i += 1
+            continue
+        out[i].append("gk=B")
+        for m in range(i + 1, best + 1):
+            out[m].append("gk=I")
+        i = best + 1
+
+
+_NAME_CLASSES = frozenset("gsupP")  # ja.gazetteer.json: given, surname, unclassified, part of a full name, full name
+
+
+def _gaz_features(rows: list[tuple[str, ...]], units: list[tuple[int, int]], gaz: dict[str, str],
+                  out: list[list[str]]) -> None:
+    """Add the gazetteer features of each katakana morpheme to ``out``: the classes of its part (the katakana
+    between two name dots of its unit, whatever MeCab's cut: ``トビ|アス`` reads as ``トビアス``), of the parts
+    before and after it in the unit, of the whole unit without dots (``アーサーケストラー``), and whether every
+    part of a dotted unit is a known name part (``gall``) or none is (``gnone``)."""
+    done: set[int] = set()
+    for first, last in units:
+        if first in done or rows[first][3] not in _UNIT_TYPES:
+            continue
+        done.add(first)
+        parts: list[tuple[int, int]] = []  # index ranges of the parts between dots
+        k = first
+        while k <= last:
+            if rows[k][3] == "dot":
+                k += 1
+                continue
+            j = k
+            while j + 1 <= last and rows[j + 1][3] != "dot":
+                j += 1
+            parts.append((k, j))
+            k = j + 1
+        classes = [gaz.get("".join(rows[m][0] for m in range(a, b + 1)), "") for a, b in parts]
+        whole = gaz.get("".join(rows[m][0] for m in range(first, last + 1) if rows[m][3] != "dot"), "")
+        named = [bool(_NAME_CLASSES.intersection(c)) for c in classes]
+        unit_f = [f"gw={c}" for c in whole]
+        if len(parts) > 1:
+            unit_f.append("gall" if all(named) else ("gnone" if not any(named) else "gsome"))
+        for n, (a, b) in enumerate(parts):
+            f = [f"gp={c}" for c in classes[n]] or ["gp=-"]
+            if n > 0:
+                f += [f"gp-1={c}" for c in classes[n - 1]] or ["gp-1=-"]
+            if n + 1 < len(parts):
+                f += [f"gp+1={c}" for c in classes[n + 1]] or ["gp+1=-"]
+            for m in range(a, b + 1):
+                out[m] += f + unit_f
+        for m in range(first, last + 1):
+            if rows[m][3] == "dot":
+                out[m] += unit_f
 
 
 @lru_cache(maxsize=65536)
@@ -329,6 +409,7 @@ def scored_spans(text: str, lang: str, model_dir: str | None = None, floor: floa
     cut = threshold(lang, model_dir) if floor is None else floor
     korean = lang == "ko"  # the Korean model labels characters (spcl.extract.names.ko_chars)
     gaz, technical = ko_gazetteer(model_dir) if korean else ({}, frozenset())
+    gaz_ja = None if korean else ja_gazetteer(model_dir)
     spans: list[tuple[int, int, float]] = []
     for chunk in _sentences(text, morphs):
         if korean:
@@ -342,7 +423,7 @@ def scored_spans(text: str, lang: str, model_dir: str | None = None, floor: floa
             idx = ko_chars.tokens(text, chunk[0][0], chunk[-1][1])
             tags = model.tag(ko_chars.features(text, idx, morphs, rules, gaz))
         else:
-            tags = model.tag(features(text, chunk, rules))
+            tags = model.tag(features(text, chunk, rules, gaz_ja))
         probs = None
         if cut < 0.5 or any(t != "O" for t in tags):  # from 0.5 up only Viterbi's names can pass
             probs = []
@@ -378,6 +459,40 @@ def ko_gazetteer(model_dir: str | None = None) -> tuple[dict[str, tuple[str, str
         return {}, frozenset()
     technical = frozenset(table.pop("technical", ()))
     return ko_chars.gaz_lookup(table), technical
+
+
+@lru_cache(maxsize=4)
+def ja_gazetteer(model_dir: str | None = None) -> dict[str, str]:
+    """The Japanese CRF's katakana name gazetteer (``ja.gazetteer.json`` beside its model, derived from JMnedict and
+    JMdict by ``tools/datasets/ja_names_gazetteer.py``) as string → class letters (``g`` given, ``s`` surname, ``u``
+    unclassified name, ``p`` part of a full name, ``P`` full name, ``l`` place, ``o`` organisation or work, ``w``
+    JMdict loanword); empty when the file is missing (a model trained without one)."""
+    return load_ja_gazetteer(Path(model_dir or MODEL_DIR) / JA_GAZETTEER)
+
+
+JA_GAZETTEER = "ja.gazetteer.json"
+
+
+def load_ja_gazetteer(path: Path) -> dict[str, str]:
+    """String → sorted class letters of a ``ja.gazetteer.json`` (``{"classes": {CLASS: [STRING, …]}}``); empty when
+    the file is missing or unreadable (logged, without its content)."""
+    import json
+
+    from spcl.resources import resolve_path
+
+    try:
+        classes = json.loads(resolve_path(path).read_text(encoding="utf-8"))["classes"]
+    except (OSError, ValueError, KeyError, TypeError):
+        log.info("no Japanese names gazetteer: the tagger runs without it")
+        return {}
+    table: dict[str, str] = {}
+    for c in sorted(classes):
+        if not (isinstance(c, str) and len(c) == 1 and isinstance(classes[c], list)):
+            continue
+        for word in classes[c]:
+            if isinstance(word, str):
+                table[word] = table.get(word, "") + c
+    return table
 
 
 _SENTENCE_END = frozenset(("。", "！", "？", "!", "?", "."))

@@ -15,17 +15,29 @@ from __future__ import annotations
 
 import hashlib
 import json
+import shutil
 import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from spcl.extract.names import ko_chars
-from spcl.extract.names.tagger import LANGS, analyse, features, labels, split_of, tagger_spans
+from spcl.extract.names.tagger import (
+    JA_GAZETTEER,
+    LANGS,
+    MODEL_DIR,
+    analyse,
+    features,
+    labels,
+    load_ja_gazetteer,
+    split_of,
+    tagger_spans,
+)
 from spcl.text import normalize
 
 DEFAULT_DATA = Path("../shared/data/names-gold-v1/names.jsonl")
 DEFAULT_NEGATIVES = Path("data/weak-none/libreoffice-help.jsonl")
+DEFAULT_JA_GAZETTEER = MODEL_DIR / JA_GAZETTEER
 VERSION = "names-crf-v2"
 
 
@@ -87,8 +99,10 @@ def _dev_of(record_id: str) -> bool:
     return hashlib.sha256(record_id.encode()).digest()[1] % 5 == 0
 
 
-def _fit(records: list[dict[str, Any]], lang: str, path: Path, params: dict[str, Any]) -> float:
-    """Train one CRF on ``records`` into ``path``; returns the training seconds."""
+def _fit(records: list[dict[str, Any]], lang: str, path: Path, params: dict[str, Any],
+         ja_gaz: dict[str, str] | None = None) -> float:
+    """Train one CRF on ``records`` into ``path``; returns the training seconds. ``ja_gaz``: the Japanese katakana
+    name gazetteer (:func:`spcl.extract.names.tagger.ja_gazetteer`) the features read."""
     import pycrfsuite
 
     trainer = pycrfsuite.Trainer(verbose=False)
@@ -112,7 +126,7 @@ def _fit(records: list[dict[str, Any]], lang: str, path: Path, params: dict[str,
             idx = ko_chars.tokens(r["text"], 0, len(r["text"]))
             trainer.append(ko_chars.features(r["text"], idx, morphs, rules, gaz), ko_chars.labels(r["text"], idx, gold))
         else:
-            trainer.append(features(r["text"], morphs, rules), labels(morphs, gold))
+            trainer.append(features(r["text"], morphs, rules, ja_gaz), labels(morphs, gold))
     trainer.set_params(params)
     started = time.perf_counter()
     trainer.train(str(path))
@@ -132,7 +146,7 @@ def person_free(path: Path | None, lang: str, limit: int) -> list[dict[str, Any]
 def train_names(data: Path = DEFAULT_DATA, out: Path = Path("models/names-crf"), c1: float = 0.05,
                 c2: float = 0.01, max_iterations: int = 200, min_freq: int = 2, max_false_rows: float = 0.03,
                 langs: tuple[str, ...] = LANGS, negatives: Path | None = DEFAULT_NEGATIVES,
-                negatives_per_lang: int = 600) -> dict[str, Any]:
+                negatives_per_lang: int = 600, ja_gazetteer_file: Path | None = DEFAULT_JA_GAZETTEER) -> dict[str, Any]:
     """Train, pick each language's marginal threshold, evaluate on the held-out split, write models and card.
 
     The threshold is the lowest of ``THRESHOLDS`` (most recall) whose false-row rate on a dev fifth of the
@@ -140,9 +154,11 @@ def train_names(data: Path = DEFAULT_DATA, out: Path = Path("models/names-crf"),
     with the best recall − 3 × false-row rate there), scored as the finder uses the CRF (merged with the rule
     finders: :func:`spcl.extract.names.crf_pipeline_spans`); the shipped model is then trained on the whole
     training split. ``heldout`` is the CRF alone, ``heldout_pipeline`` the CRF merged with the rule finders.
+    ``ja_gazetteer_file``: the katakana name gazetteer of the Japanese CRF (``tools/datasets/ja_names_gazetteer.py``),
+    copied beside the model; None or a missing file trains without one.
     """
     from spcl.extract.names import crf_pipeline_spans
-    from spcl.extract.names.tagger import _model, agree_threshold, ko_gazetteer, threshold
+    from spcl.extract.names.tagger import _model, agree_threshold, ja_gazetteer, ko_gazetteer, threshold
 
     records = read_gold(data)
     out.mkdir(parents=True, exist_ok=True)
@@ -169,7 +185,13 @@ def train_names(data: Path = DEFAULT_DATA, out: Path = Path("models/names-crf"),
         fit, train = fit + extra, train + extra
         dev_dir = out / ".dev"
         dev_dir.mkdir(exist_ok=True)
-        _fit(fit, lang, dev_dir / f"{lang}.crfsuite", params)
+        gaz: dict[str, str] = {}
+        if lang == "ja" and ja_gazetteer_file is not None and ja_gazetteer_file.is_file():
+            gaz = load_ja_gazetteer(ja_gazetteer_file)
+            for folder in (dev_dir, out):
+                if (folder / JA_GAZETTEER).resolve() != ja_gazetteer_file.resolve():
+                    shutil.copyfile(ja_gazetteer_file, folder / JA_GAZETTEER)
+        _fit(fit, lang, dev_dir / f"{lang}.crfsuite", params, gaz)
         _model.cache_clear()
         ko_gazetteer.cache_clear()
         grid = {t: _metrics(dev, lambda x, lang=lang, t=t, d=str(dev_dir): crf_pipeline_spans(x, lang, d, cut=t))
@@ -179,6 +201,8 @@ def train_names(data: Path = DEFAULT_DATA, out: Path = Path("models/names-crf"),
         ko_gazetteer.cache_clear()
         (dev_dir / f"{lang}.crfsuite").unlink()
         (dev_dir / "ko.gazetteer.json").unlink(missing_ok=True)
+        (dev_dir / JA_GAZETTEER).unlink(missing_ok=True)
+        ja_gazetteer.cache_clear()
         dev_dir.rmdir()
         ok = [t for t in THRESHOLDS if (grid[t]["false_row_rate"] or 0.0) <= max_false_rows]
         chosen = ok[0] if ok else max(THRESHOLDS, key=lambda t: (grid[t]["recall"] or 0.0)
@@ -197,11 +221,18 @@ def train_names(data: Path = DEFAULT_DATA, out: Path = Path("models/names-crf"),
         card["dev"][lang] = {str(t): {k: grid[t][k] for k in ("recall", "false_row_rate", "span_precision")}
                              for t in THRESHOLDS}
         path = out / f"{lang}.crfsuite"
-        card["train_seconds"][lang] = round(_fit(train, lang, path, params), 1)
+        card["train_seconds"][lang] = round(_fit(train, lang, path, params, gaz), 1)
         card["files"][lang] = {"file": path.name, "sha256": hashlib.sha256(path.read_bytes()).hexdigest(),
                                "bytes": path.stat().st_size, "train_sentences": len(train) - len(extra),
                                "train_person_free_passages": len(extra),
                                "heldout_sentences": len(held)}
+        if gaz:
+            gaz_path = out / JA_GAZETTEER
+            card["files"][lang]["gazetteer"] = {
+                "file": JA_GAZETTEER, "sha256": hashlib.sha256(gaz_path.read_bytes()).hexdigest(),
+                "bytes": gaz_path.stat().st_size, "strings": len(gaz),
+                "source": json.loads(gaz_path.read_text(encoding="utf-8")).get("source"),
+                "licence": json.loads(gaz_path.read_text(encoding="utf-8")).get("licence")}
         _model.cache_clear()
         ko_gazetteer.cache_clear()
         card["heldout"][lang] = _metrics(held, lambda x, lang=lang, t=chosen: tagger_spans(x, lang, str(out), cut=t)
