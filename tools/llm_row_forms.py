@@ -8,7 +8,10 @@ Runs against any tree (``PYTHONPATH=CHECKOUT python tools/llm_row_forms.py``) an
 2. **foreign rows** — names (ja/ko gold names of ``names-gold-v1``; en capitalised bigrams) taken from another
    document, which the source does not hold as printed: how many the contract parser accepts anyway (the cost
    of reading loosely: each accepted one masks something the model did not point at);
-3. **glued Korean names** — ``names-gold-v1`` Korean sentences, the exact gold names as a model's rows: gold
+3. **near-source over-fail** — the same foreign rows beside one of the document's own names: documents that
+   now fail closed as ``hallucinated_near_source`` (the foreign row shares a capitalised word, two Han/Hangul
+   characters or a kana word with the document) although the row points at nothing there;
+4. **glued Korean names** — ``names-gold-v1`` Korean sentences, the exact gold names as a model's rows: gold
    names the masker leaves in clear (a name glued to the next word once it stands alone elsewhere).
 """
 
@@ -76,6 +79,32 @@ def foreign(data: Path) -> dict[str, Any]:
     return out
 
 
+def over_fail(data: Path) -> dict[str, Any]:
+    """Documents failed closed by a harmless foreign row beside one of their own names, per language."""
+    from spcl.extract.contract import parse_extraction
+
+    out: dict[str, Any] = {}
+    gold = [r for r in _read(data / "names-gold-v1" / "names.jsonl") if r["persons"]]
+    en = [r for r in _read(data / "scpi-real-v2" / "labelled.jsonl") if r["lang"] == "en"]
+    for lang, rows in (("ko", [r for r in gold if r["lang"] == "ko"]), ("ja", [r for r in gold if r["lang"] == "ja"]),
+                       ("en", en)):
+        n = failed = 0
+        for i, r in enumerate(rows):
+            other = rows[(i * 7919 + 13) % len(rows)]
+            if lang == "en":
+                own, values = _BIGRAM.findall(r["text"])[:1], _BIGRAM.findall(other["text"])[:3]
+            else:
+                own = [r["text"][s:e].strip() for s, e in r["persons"]][:1]
+                values = [other["text"][s:e].strip() for s, e in other["persons"]]
+            values = [v for v in values if v and v not in r["text"]]
+            if not own or not values:
+                continue
+            n += 1
+            failed += not parse_extraction("".join(f"PERSON\t{v}\n" for v in own + values), r["text"]).parse_success
+        out[lang] = {"documents": n, "failed": failed}
+    return out
+
+
 def glued(data: Path) -> dict[str, Any]:
     """Korean gold names left in clear with the exact gold names as a model's rows."""
     from spcl.mask import mask_text
@@ -99,11 +128,12 @@ def glued(data: Path) -> dict[str, Any]:
 
 
 def main() -> None:
-    """Print the three measurements as JSON."""
+    """Print the four measurements as JSON."""
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--data", type=Path, default=DATA, help="the folder holding scpi-real-v2 and names-gold-v1")
     args = ap.parse_args()
-    print(json.dumps({"deviated": deviated(args.data), "foreign": foreign(args.data), "glued": glued(args.data)},
+    print(json.dumps({"deviated": deviated(args.data), "foreign": foreign(args.data),
+                      "over_fail": over_fail(args.data), "glued": glued(args.data)},
                      indent=1))
 
 

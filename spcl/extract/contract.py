@@ -23,11 +23,16 @@ value in clear as soon as another row of the answer matched. So the parser also 
   line without a tab that starts with an allowed type followed by a colon, two or more spaces or a dash
   (``PERSON: 김가상``, ``PERSON    김가상``: a tab turned into spaces).
 
-Only a value that occurs in no such form is hallucinated.
+Only a value that occurs in no such form is hallucinated. A hallucinated row of a non-numeric type that
+plausibly refers to text of the source — it shares a capitalised whole word of two or more letters with the
+source (``Jonathan A. Smithers`` for ``Jonathan Smithers``), or two adjacent kana/Han/Hangul characters
+(``김가산`` for ``김가상``) — is a *near-source* row (``near_source_rows``): the model may have pointed at a
+name it copied wrongly, so the name would be released in clear.
 
 ``parse_success`` is True when the output is empty (only whitespace once think blocks are removed) or
-when at least one row matched the source; anything else (chatter, only hallucinated rows, only foreign
-types) is a failure, and the document must not be released as clean (fail closed).
+when at least one row matched the source and no row is near-source; anything else (chatter, only
+hallucinated rows, only foreign types, a near-source row) is a failure, and the document must not be released
+as clean (fail closed).
 """
 
 from __future__ import annotations
@@ -61,7 +66,8 @@ class ParseResult:
     non-empty, de-duplicated rows whose value does not occur in the source. ``rows_read``: lines with a tab.
     ``lines_without_tab``: non-blank lines without a tab. ``rows_rejected``: reason → count, reasons in
     ``REJECT_REASONS``. ``checked_rows``: allowed-type, non-empty, de-duplicated rows (the denominator of
-    the hallucination rate).
+    the hallucination rate). ``near_source_rows``: hallucinated rows that share a name-like token with the
+    source (``near_source``); any makes ``parse_success`` False.
     """
 
     candidates: list[tuple[str, str]] = field(default_factory=list)
@@ -71,6 +77,7 @@ class ParseResult:
     lines_without_tab: int = 0
     rows_rejected: dict[str, int] = field(default_factory=dict)
     think_blocks: int = 0
+    near_source_rows: int = 0
 
     @property
     def checked_rows(self) -> int:
@@ -81,7 +88,7 @@ class ParseResult:
         return (
             f"ParseResult(candidates={len(self.candidates)}, hallucinated={len(self.hallucinated_rows)}, "
             f"parse_success={self.parse_success}, rows_read={self.rows_read}, "
-            f"rows_rejected={self.rows_rejected})"
+            f"near_source_rows={self.near_source_rows}, rows_rejected={self.rows_rejected})"
         )
 
 
@@ -99,7 +106,8 @@ def check_candidates(
     """Apply the contract's row rules (allowed type, non-empty, de-duplicated, in source) to ready rows.
 
     Used by ``parse_extraction`` and by the evaluator for predictions given as candidate lists.
-    ``parse_success`` is set to True when no row was given or at least one row was accepted.
+    ``parse_success`` is set to True when no row was given or at least one row was accepted, and no
+    hallucinated row is near the source (``near_source``).
     """
     res = result if result is not None else ParseResult()
     allowed = _normalized_allowed(allowed_types)
@@ -139,14 +147,51 @@ def check_candidates(
         if not located:
             res.hallucinated_rows.append(pair)
             rejected["not_in_source"] += 1
+            res.near_source_rows += near_source(pair[0], pair[1], text)
             continue
         for p in located:
             if p not in accepted:
                 accepted.add(p)
                 res.candidates.append(p)
     res.rows_rejected = {k: rejected[k] for k in REJECT_REASONS if rejected[k]}
-    res.parse_success = n_rows == 0 or bool(res.candidates)
+    res.parse_success = (n_rows == 0 or bool(res.candidates)) and not res.near_source_rows
     return res
+
+
+_CJK_RUN = re.compile(
+    r"[\u3040-\u30fa\u30fc-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff\uff66-\uff9f]{2,}")
+_HAN_HANGUL_PAIR = re.compile(r"(?=([\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff]{2}))")
+_LETTERS = re.compile(r"[^\W\d_]+")
+_FUNCTION_WORDS = frozenset({"the", "an", "and", "or", "of", "in", "on", "at", "to", "for", "by", "with", "from",
+                             "this", "that", "these", "those", "it", "its", "we", "our", "you", "he", "she", "they",
+                             "his", "her", "their", "my", "is", "are", "was", "be", "as", "if", "but", "not", "no"})
+"""Capitalised at a sentence start in almost any English text: shared, they point at nothing."""
+
+
+def near_source(type_: str, value: str, text: str) -> bool:
+    """Whether a hallucinated ``value`` plausibly refers to text of ``text``: for a non-numeric type, it shares
+    with it a capitalised whole word of two or more letters (not a function word: ``The``), two adjacent
+    Han/Hangul characters, or a whole kana word of two or more characters (``・`` separates words; kana pairs
+    alone are too common).
+
+    >>> near_source("PERSON", "Jonathan A. Smithers", "Jonathan Smithers wrote."), near_source("PERSON", "Ann", "Bo")
+    (True, False)
+    >>> near_source("PERSON", "김가산", "김가상 씨"), near_source("PHONE", "Smith 1", "Smith 2")
+    (True, False)
+    >>> near_source("PERSON", "ジョン・スミザース", "ジョン・スミス"), near_source("PERSON", "ジョージ", "ジョン")
+    (True, False)
+    """
+    if normalize_type(type_) in NUMERIC_TYPES:
+        return False
+    for run in _CJK_RUN.findall(value):
+        if run in text or any(pair in text for pair in _HAN_HANGUL_PAIR.findall(run)):
+            return True
+    for word in _LETTERS.findall(_CJK_RUN.sub(" ", value)):
+        if len(word) < 2 or not word[0].isupper() or word.casefold() in _FUNCTION_WORDS:
+            continue
+        if re.search(rf"(?<![^\W\d_]){re.escape(word)}(?![^\W\d_])", text):
+            return True
+    return False
 
 
 _QUOTES = {'"': '"', "'": "'", "`": "`", "“": "”", "‘": "’", "「": "」", "『": "』", "«": "»", "**": "**", "*": "*"}
@@ -251,5 +296,5 @@ def parse_extraction(raw: str, source: str, allowed_types: Iterable[str] = DEFAU
         rows.append((_type_name(type_), value))
     res.rows_read = len(rows)
     check_candidates(rows, source, allowed_types, result=res)
-    res.parse_success = not body.strip() or bool(res.candidates)
+    res.parse_success = (not body.strip() or bool(res.candidates)) and not res.near_source_rows
     return res

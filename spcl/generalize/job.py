@@ -319,7 +319,7 @@ class GeneralizeRunner:
                 continue
             parsed = parse_extraction(ext.raw or "", text, self.cfg.types)
             if not parsed.parse_success:
-                out[i] = "extract:unparseable_output"
+                out[i] = "extract:" + ("hallucinated_near_source" if parsed.near_source_rows else "unparseable_output")
                 continue
             try:
                 found = document_hits(text, hits[i])  # the hits column (None: none) ∪ the detectors again

@@ -28,6 +28,8 @@ class Outcome:
 
 
 def _parse_failure(res: ParseResult) -> str:
+    if res.near_source_rows:
+        return "hallucinated_near_source"
     if res.hallucinated_rows and not res.candidates:
         return "hallucinated_only"
     if res.rows_read == 0:
@@ -40,10 +42,12 @@ def mask_document(text: str, extraction: Extraction, hits: Sequence[RuleHit], ty
     """Mask NFC ``text`` from the backend's ``extraction`` plus the rule hits and name finders, fail closed.
 
     The backend's failure (its reason) and an answer that breaks the contract (``unparseable_output``,
-    ``hallucinated_only``, ``no_valid_rows``) fail the document even when the rules found something: a model
-    that cannot answer may have missed what only it would find. Otherwise the union of candidates is masked
-    and the result must pass :func:`spcl.mask_stage.release.check_release`. ``model``: the answer is a model's
-    (not the rules backend's), so its names are also masked glued to a following Korean word (``mask_text``).
+    ``hallucinated_only``, ``no_valid_rows``, ``hallucinated_near_source``: a row not in the source that shares a
+    name-like word with it, e.g. a name copied with a changed word) fail the document even when the rules found
+    something: a model that cannot answer may have missed what only it would find. Otherwise the union of
+    candidates is masked and the result must pass :func:`spcl.mask_stage.release.check_release`. ``model``: the
+    answer is a model's (not the rules backend's), so its names are also masked glued to a following Korean
+    word (``mask_text``).
     """
     if not extraction.ok:
         return Outcome(reason=extraction.error or "no_output")
