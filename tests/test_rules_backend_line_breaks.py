@@ -24,3 +24,13 @@ def test_a_value_across_a_line_break_is_masked(text: str, value: str) -> None:
     extraction = RulesExtractor().run([text])[0]
     out = mask_document(text, extraction, rule_hits(text), ("PERSON", "ADDRESS", "PHONE"), False)
     assert out.released is not None and value not in out.released.masked_text
+
+
+@pytest.mark.parametrize("sep", [" ", "\n", "\r\n", "\t", "  \r\n ", "\n\n", "\n" + " " * 12])
+def test_every_part_of_a_street_address_is_masked_whatever_whitespace_separates_them(sep: str) -> None:
+    text = f"Ship it to 158{sep}Sample{sep}Street,{sep}Apt{sep}2,{sep}Fairview today."
+    extraction = RulesExtractor().run([text])[0]
+    out = mask_document(text, extraction, rule_hits(text), ("PERSON", "ADDRESS", "PHONE"), False)
+    assert out.released is not None
+    for part in ("158", "Sample", "Fairview"):
+        assert part not in out.released.masked_text

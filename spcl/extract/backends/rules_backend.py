@@ -89,12 +89,13 @@ _EXTRA_RULES: tuple[tuple[str, re.Pattern[str]], ...] = (
         r"(?:서울특별시|부산광역시|대구광역시|인천광역시|광주광역시|대전광역시|울산광역시|세종특별자치시|경기도|강원도|"
         r"강원특별자치도|충청북도|충청남도|전라북도|전북특별자치도|전라남도|경상북도|경상남도|제주특별자치도)"
         r"(?:\s[가-힣]{1,6}[시군구]){1,2}\s[가-힣0-9]{1,10}(?:로|길)\s\d{1,4}(?:-\d{1,4})?(?!\d)")),
-    # English street addresses: 158 Sample Street, Apt 2, Fairview
+    # English street addresses: 158 Sample Street, Apt 2, Fairview (any run of up to 16 whitespace characters
+    # between the parts, so a CRLF or an indented wrapped line keeps the city inside the value)
     ("ADDRESS", re.compile(
-        r"(?<![\dA-Za-z])\d{1,5}\s[A-Z][a-z]+(?:\s[A-Z][a-z]+)?\s(?:Street|St\.?|Avenue|Ave\.?|Road|Rd\.?|Lane|"
+        r"(?<![\dA-Za-z])\d{1,5}\s{1,16}[A-Z][a-z]+(?:\s{1,16}[A-Z][a-z]+)?\s{1,16}(?:Street|St\.?|Avenue|Ave\.?|Road|Rd\.?|Lane|"
         r"Ln\.?|Court|Ct\.?|Drive|Dr\.?|Boulevard|Blvd\.?|Way|Place|Pl\.?)(?![A-Za-z])"
-        r"(?:,\s(?:Apt|Suite|Unit|#)\.?\s?\w+)?"
-        r"(?:,\s[A-Z][a-z]+(?:\s[A-Z][a-z]+)?)?")),
+        r"(?:,\s{1,16}(?:Apt|Suite|Unit|#)\.?\s{0,16}\w+)?"
+        r"(?:,\s{1,16}[A-Z][a-z]+(?:\s{1,16}[A-Z][a-z]+)?)?")),
 )
 _KO_UNIT = re.compile(r"\s?\d{1,4}동\s?\d{1,5}호")  # apartment building and unit after a Korean address
 _WHITESPACE_RUN = re.compile(r"\s+")
