@@ -10,6 +10,8 @@ from pathlib import Path
 import pytest
 from hypothesis import settings as hypothesis_settings
 
+from spcl.extract.backends import Extraction, Extractor
+
 ROOT = Path(__file__).resolve().parent.parent
 SAMPLE = ROOT / "data" / "sample"
 SHARED_DATA = ROOT.parent / "shared" / "data" / "scpi-real-v1" / "labelled.jsonl"
@@ -60,3 +62,20 @@ def write_lines(path: Path, lines: list[bytes], gz: bool = False) -> Path:
 def doc_line(doc_id: str, text: str, **extra: object) -> bytes:
     """One JSONL record."""
     return json.dumps({"id": doc_id, "text": text, **extra}, ensure_ascii=False).encode()
+
+
+
+class TimeoutOnce(Extractor):
+    """Test double (not a model): a transient ``timeout`` for every document of its first call, then nothing found
+    (rule hits still make the spans)."""
+
+    name = "scripted"
+    model = "scripted-v0"
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.calls = 0
+
+    def run(self, texts: list[str]) -> list[Extraction]:
+        self.calls += 1
+        return [Extraction(error="timeout") if self.calls == 1 else Extraction(raw="") for _ in texts]

@@ -10,8 +10,8 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from spcl.extract.backends import Extraction, Extractor
 from spcl.generalize.job import GeneralizeJobConfig, run_generalize_job
+from tests.conftest import TimeoutOnce
 
 KEY = bytes(range(32))
 
@@ -21,22 +21,6 @@ def vault_key(monkeypatch: pytest.MonkeyPatch) -> None:
     """Every test runs with a known vault key in the environment."""
     monkeypatch.setenv("SPCL_VAULT_KEY", base64.b64encode(KEY).decode())
     monkeypatch.delenv("SPCL_VAULT_KEY_FILE", raising=False)
-
-
-class TimeoutFirst(Extractor):
-    """Test double (not a model): a transient ``timeout`` for every document of its first call, then nothing
-    found (the rule hits still make the spans)."""
-
-    name = "scripted"
-    model = "scripted-v0"
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.calls = 0
-
-    def run(self, texts: list[str]) -> list[Extraction]:
-        self.calls += 1
-        return [Extraction(error="timeout") if self.calls == 1 else Extraction(raw="") for _ in texts]
 
 
 def _input(tmp: Path) -> GeneralizeJobConfig:
@@ -70,7 +54,7 @@ def test_a_shared_row_key_is_generalized_once_and_the_rest_fail_as_duplicates(tm
 
 def test_transient_retry_keeps_one_output_per_row_with_a_shared_row_key(tmp_path: Path) -> None:
     cfg = _input(tmp_path)
-    ex = TimeoutFirst()
+    ex = TimeoutOnce()
     run_generalize_job(cfg, extractor=ex)
     assert [o[0] for o in _outputs(tmp_path)] == ["failed"] * 3
     metrics = run_generalize_job(cfg, extractor=ex)

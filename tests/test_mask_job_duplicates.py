@@ -9,8 +9,8 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from spcl.extract.backends import Extraction, Extractor
 from spcl.mask_stage import MaskJobConfig, run_mask_job
+from tests.conftest import TimeoutOnce
 
 KEY = bytes(range(32))
 
@@ -20,21 +20,6 @@ def vault_key(monkeypatch: pytest.MonkeyPatch) -> None:
     """Every test runs with a known vault key in the environment."""
     monkeypatch.setenv("SPCL_VAULT_KEY", base64.b64encode(KEY).decode())
     monkeypatch.delenv("SPCL_VAULT_KEY_FILE", raising=False)
-
-
-class TimeoutOnce(Extractor):
-    """Test double (not a model): answers nothing found, except a transient ``timeout`` on its first call."""
-
-    name = "scripted"
-    model = "scripted-v0"
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.calls = 0
-
-    def run(self, texts: list[str]) -> list[Extraction]:
-        self.calls += 1
-        return [Extraction(error="timeout") if self.calls == 1 else Extraction(raw="") for _ in texts]
 
 
 def _input(tmp: Path) -> None:

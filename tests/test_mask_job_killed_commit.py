@@ -15,8 +15,8 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from spcl.extract.backends import Extraction, Extractor
 from spcl.mask_stage import MaskJobConfig, run_mask_job
+from tests.conftest import TimeoutOnce
 
 KEY = bytes(range(32))
 
@@ -26,21 +26,6 @@ def vault_key(monkeypatch: pytest.MonkeyPatch) -> None:
     """Every test runs with a known vault key in the environment."""
     monkeypatch.setenv("SPCL_VAULT_KEY", base64.b64encode(KEY).decode())
     monkeypatch.delenv("SPCL_VAULT_KEY_FILE", raising=False)
-
-
-class TimeoutOnce(Extractor):
-    """Test double (not a model): a transient ``timeout`` for every document of its first call, then nothing."""
-
-    name = "scripted"
-    model = "scripted-v0"
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.calls = 0
-
-    def run(self, texts: list[str]) -> list[Extraction]:
-        self.calls += 1
-        return [Extraction(error="timeout") if self.calls == 1 else Extraction(raw="") for _ in texts]
 
 
 def test_rows_a_killed_retry_left_in_neither_part_are_asked_again(tmp_path: Path) -> None:
