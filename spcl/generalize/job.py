@@ -57,7 +57,7 @@ from spcl.executor.state import (
     remove_staging,
     write_json_atomic,
 )
-from spcl.executor.units import foreign_input
+from spcl.executor.units import foreign_input, other_settings
 from spcl.extract.backends import Extractor, make_extractor
 from spcl.extract.backends.chat import ChatClient
 from spcl.extract.backends.registry import make_chat
@@ -538,7 +538,7 @@ def pending_files(cfg: GeneralizeJobConfig) -> tuple[list[tuple[Path, str]], int
     if foreign:
         raise JobError(f"{cfg.output} holds the results of another input file ({foreign[0]}) under the "
                        f"name of {foreign[1]}; use a new --output for a different --input")
-    other = [k for _, k in keyed if _marker(cfg, k).get("release_hash") not in (None, cfg.release_hash())]
+    other = other_settings(keyed, lambda k: _marker(cfg, k).get("release_hash"), cfg.release_hash())
     if other:  # skipping them would leave their old output under this run's settings
         raise JobError(f"{cfg.output} holds {len(other)} file(s) generalized with other generalize settings "
                        "(backend, model, types, method settings, span extractor, name finders or adapters); rerun "

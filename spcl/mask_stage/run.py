@@ -17,7 +17,7 @@ import pyarrow.parquet as pq
 
 from spcl.executor import FileStage, JobError, Plan, RunInfo, Unit, UnitReport, run_local, run_spark
 from spcl.executor.state import remove_staging
-from spcl.executor.units import foreign_input
+from spcl.executor.units import foreign_input, other_settings
 from spcl.extract.backends import Extractor
 from spcl.manifest import sha256_file, write_manifest
 from spcl.mask_stage.config import MaskJobConfig
@@ -49,8 +49,7 @@ def plan_files(cfg: MaskJobConfig) -> tuple[list[tuple[Path, str]], list[tuple[P
     if foreign:
         raise MaskJobError(f"{cfg.output} holds the results of another input file ({foreign[0]}) under the "
                            f"name of {foreign[1]}; use a new --output for a different --input")
-    markers = {k: m for _, k in keyed if (m := read_marker(cfg.output, k)) is not None}
-    other = sorted(k for k, m in markers.items() if m.release_hash and m.release_hash != cfg.release_hash())
+    other = other_settings(keyed, lambda k: (m := read_marker(cfg.output, k)) and m.release_hash, cfg.release_hash())
     if other:  # skipping them would leave their old output under this run's settings
         raise MaskJobError(f"{cfg.output} holds {len(other)} file(s) masked with other mask settings (backend, "
                            "model, adapter, fallback, types, chunk size or name finders); rerun with the same "
