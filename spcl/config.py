@@ -55,6 +55,9 @@ class InputSettings(_Section):
     text_field: str = "text"
     id_field: str | None = "id"
     max_text_chars: int = Field(5_000_000, gt=0, description="longer texts go to quarantine")
+    max_record_bytes: int = Field(16 << 20, ge=1024, le=1 << 31, description=(
+        "a JSONL record (one line, decompressed) longer than this many bytes goes to quarantine "
+        "(reason record_too_large) without being held in memory"))
     keep_meta: bool = True
     split_bytes: int = Field(128 << 20, ge=0, description="plain JSONL files larger than this are read as "
                              "line-aligned byte ranges of this size, one task each (0: never split)")

@@ -101,8 +101,9 @@ def test_iter_lines_offsets(newline: bytes) -> None:
 
 def test_twenty_megabyte_document_is_processed_or_quarantined_not_crashed() -> None:
     big = doc_line("big", "가" * (20 << 20))
-    assert _rows(big, "x.jsonl", InputSettings())[0]["error"] == "text_too_long"
-    rows = _rows(big, "x.jsonl", InputSettings(max_text_chars=30 << 20))
+    assert _rows(big, "x.jsonl", InputSettings())[0]["error"] == "record_too_large"  # 60 MB of UTF-8
+    assert _rows(big, "x.jsonl", InputSettings(max_record_bytes=64 << 20))[0]["error"] == "text_too_long"
+    rows = _rows(big, "x.jsonl", InputSettings(max_text_chars=30 << 20, max_record_bytes=64 << 20))
     assert rows[0]["error"] is None and len(rows[0]["text"]) == 20 << 20
 
 
@@ -120,3 +121,85 @@ def test_corrupt_row_group_quarantines_each_declared_row(tmp_path: Path) -> None
     assert all(r["error"] is None for r in rows[:20])
     assert {r["error"] for r in rows[20:]} == {"corrupt_parquet_row_group"}
     assert [r["position"] for r in rows] == list(range(40))
+
+
+@pytest.mark.parametrize("where", ["text", "meta", "id", "nested"])
+@pytest.mark.parametrize("name", ["x.jsonl", "x.json"])
+def test_an_integer_python_cannot_convert_is_quarantined_and_the_rest_read(where: str, name: str) -> None:
+    huge = "7" * 5000  # over Python's 4,300-digit int-to-string limit
+    bad = {"text": f'{{"id": "b", "text": {huge}}}', "meta": f'{{"id": "b", "text": "x", "n": {huge}}}',
+           "id": f'{{"id": {huge}, "text": "x"}}', "nested": f'{{"id": "b", "text": "x", "m": [{{"n": {huge}}}]}}'}
+    lines = [doc_line("a", "첫 문서"), bad[where].encode(), doc_line("c", "三つ目")]
+    data = b"\n".join(lines) + b"\n"
+    if name.endswith(".json"):  # one JSON array is read whole or quarantined whole
+        data = b"[" + b",".join(lines) + b"]"
+        rows = _rows(data, name)
+        assert [(r["error"], r["raw"]) for r in rows] == [("undecodable_value", data)]
+        assert count_records(io.BytesIO(data), name, SETTINGS) == 1
+        return
+    rows = _rows(data, name)
+    assert len(rows) == 3 == count_records(io.BytesIO(data), name, SETTINGS)
+    assert [r["text"] for r in rows[::2]] == ["첫 문서", "三つ目"]
+    assert rows[1]["text"] is None and rows[1]["error"] in ("undecodable_value", "text_not_string")
+
+
+def _bomb(kind: str, size: int) -> bytes:
+    """One JSONL line of ``size`` bytes between two good records, compressed by ``kind``."""
+    line = b'{"id": "big", "text": "' + b"0" * size + b'"}'
+    data = doc_line("a", "앞") + b"\n" + line + b"\n" + doc_line("c", "後ろ") + b"\n"
+    if kind == "gz":
+        return gzip.compress(data)
+    return zstandard.ZstdCompressor().compress(data) if kind == "zst" else data
+
+
+@pytest.mark.parametrize("kind", ["gz", "zst", "plain"])
+def test_a_record_over_the_size_cap_is_quarantined_while_reading(kind: str) -> None:
+    settings = InputSettings(max_record_bytes=1 << 20)
+    data = _bomb(kind, 40 << 20)
+    rows = _rows(data, f"x.jsonl.{kind}", settings)
+    assert [(r["id"] if r["error"] is None else None, r["error"]) for r in rows] == [
+        ("a", None), (None, "record_too_large"), ("c", None)]
+    assert rows[1]["raw"] is None and rows[1]["position"] == len(doc_line("a", "앞")) + 1
+    assert count_records(io.BytesIO(data), "x.jsonl", settings) == 3
+
+
+def test_a_decompression_bomb_is_read_in_bounded_memory() -> None:
+    """A 1 GiB line compressed to a few dozen KB: read with the default cap, memory stays bounded."""
+    import tracemalloc
+
+    data = _bomb("zst", 1 << 30)
+    assert len(data) < 1 << 20
+    tracemalloc.start()
+    rows = _rows(data, "x.jsonl.zst", InputSettings())
+    peak = tracemalloc.get_traced_memory()[1]
+    tracemalloc.stop()
+    assert [r["error"] for r in rows] == [None, "record_too_large", None]
+    assert peak < 200 << 20
+
+
+def test_line_splitter_matches_a_plain_split_on_any_chunking() -> None:
+    from hypothesis import given, settings
+    from hypothesis import strategies as st
+
+    from spcl.io.splits import LineSplitter
+
+    @settings(max_examples=300, deadline=None)
+    @given(st.lists(st.sampled_from([b"a", b"bb", b"\n", b"\r\n", b" ", b"xyz" * 3]), max_size=40),
+           st.lists(st.integers(1, 7), min_size=1, max_size=10), st.integers(1, 12))
+    def check(parts: list[bytes], cuts: list[int], limit: int) -> None:
+        data = b"".join(parts)
+        chunks, i, k = [], 0, 0
+        while i < len(data):
+            chunks.append(data[i:i + cuts[k % len(cuts)]])
+            i += cuts[k % len(cuts)]
+            k += 1
+        want, offset = [], 0
+        for line in data.split(b"\n"):
+            if len(line) > limit:
+                want.append((offset, None))
+            elif line.strip():
+                want.append((offset, line.rstrip(b"\r")))
+            offset += len(line) + 1
+        assert list(LineSplitter(max_bytes=limit).lines(iter(chunks))) == want
+
+    check()

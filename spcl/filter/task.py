@@ -116,7 +116,7 @@ def screen_split(
     if split.end is None:
         input_records = count_records(fh, split.source, settings.input)
     else:
-        input_records = count_range_records(fh, split.start, split.end)
+        input_records = count_range_records(fh, split.start, split.end, settings.input.max_record_bytes)
     return TaskReport(split.source, split.index, input_records, round(time.perf_counter() - started, 4),
                       {k: dict(v) for k, v in merge_stats(parts).items()}, tuple(files))
 

@@ -30,6 +30,7 @@ import zstandard
 
 from spcl.config import InputSettings
 from spcl.io.schema import RECORD_SCHEMA
+from spcl.io.splits import LineSplitter
 
 JSONL_SUFFIXES: tuple[str, ...] = (".jsonl", ".ndjson", ".json", ".jsonl.gz", ".ndjson.gz", ".json.gz",
                                    ".jsonl.zst", ".ndjson.zst", ".json.zst")
@@ -204,6 +205,9 @@ def _add_json_line(builder: _BatchBuilder, line: bytes, position: int, settings:
     except json.JSONDecodeError:
         builder.add(position, error="malformed_json", raw=line)
         return
+    except ValueError:  # a number Python refuses to convert (over 4,300 digits)
+        builder.add(position, error="undecodable_value", raw=line)
+        return
     _add_record(builder, record, position, settings, line)
 
 
@@ -224,6 +228,9 @@ def _add_record(builder: _BatchBuilder, record: Any, position: int, settings: In
     except RecursionError:
         builder.add(position, doc_id=doc_id, id_note=note, error="too_deep", raw=raw)
         return
+    except ValueError:  # a value that cannot be written back as JSON text (an integer over 4,300 digits)
+        builder.add(position, doc_id=doc_id, id_note=note, error="undecodable_value", raw=raw)
+        return
     builder.add(position, doc_id=doc_id, id_note=note, text=text, meta=meta)
 
 
@@ -236,40 +243,60 @@ class StreamError(Exception):
         self.member_start = member_start
 
 
-def _inflate(fh: IO[bytes], new_decoder: Callable[[], Any]) -> Iterator[bytes]:
+def _inflate(fh: IO[bytes], new_decoder: Callable[[], Any], step: Callable[[Any, Any], tuple[bytes, Any]]
+             ) -> Iterator[bytes]:
     """Decompressed chunks of a (multi-member) gzip or zstd stream, as far as it can be read.
 
-    Incremental decoders return what they could decode before a truncation, so every complete
+    ``step(decoder, data)`` decodes a bounded part of ``data`` and returns ``(output, data not yet consumed)``,
+    so that no single call expands into more than a few MiB (a small compressed input can stand for
+    gigabytes). Incremental decoders return what they could decode before a truncation, so every complete
     record before the break is kept; :class:`StreamError` is raised at the break.
     """
     decoder = new_decoder()
     fed = False
     consumed = member_start = 0
     while chunk := fh.read(_CHUNK):
-        consumed += len(chunk)
-        while chunk:
+        data: Any = memoryview(chunk)
+        while len(data):
             fed = True
             try:
-                yield decoder.decompress(chunk)
+                out, rest = step(decoder, data)
             except (zlib.error, zstandard.ZstdError, EOFError, OSError):
                 raise StreamError(member_start) from None
+            consumed += len(data) - len(rest)
+            if out:
+                yield out
             if decoder.eof:
-                chunk = decoder.unused_data
-                member_start = consumed - len(chunk)
+                member_start = consumed
                 decoder = new_decoder()
                 fed = False
-            else:
-                chunk = b""
+            data = rest
     if fed and not decoder.eof:
         raise StreamError(member_start)
+
+
+_ZSTD_FEED = 1 << 10
+"""Compressed bytes given to the zstd decoder at a time: zstd expands at most ≈ 32,768-fold, so one call
+yields at most ≈ 32 MiB (its decoder has no output limit of its own)."""
+
+
+def _gzip_step(decoder: Any, data: Any) -> tuple[bytes, Any]:
+    out = decoder.decompress(data, _CHUNK)
+    return out, (decoder.unused_data if decoder.eof else decoder.unconsumed_tail)
+
+
+def _zstd_step(decoder: Any, data: Any) -> tuple[bytes, Any]:
+    out = decoder.decompress(data[:_ZSTD_FEED])
+    rest = data[_ZSTD_FEED:]
+    return out, (decoder.unused_data + rest if decoder.eof else rest)
 
 
 def _chunks(fh: IO[bytes], kind: str) -> Iterator[bytes]:
     """Decompressed chunks of ``fh`` by what it is (``sniff``), not by its name."""
     if kind == "gzip":
-        return _inflate(fh, lambda: zlib.decompressobj(wbits=31))
+        return _inflate(fh, lambda: zlib.decompressobj(wbits=31), _gzip_step)
     if kind == "zstd":
-        return _inflate(fh, lambda: zstandard.ZstdDecompressor().decompressobj())
+        return _inflate(fh, lambda: zstandard.ZstdDecompressor().decompressobj(), _zstd_step)
     return iter(lambda: fh.read(_CHUNK), b"")
 
 
@@ -283,51 +310,31 @@ def _kept(fh: IO[bytes], start: int, reason: str) -> tuple[bytes | None, str]:
     return data, reason
 
 
-def iter_lines(fh: IO[bytes], source: str) -> Iterator[tuple[int, bytes | None, str | None]]:
+def iter_lines(fh: IO[bytes], source: str, max_bytes: int | None = None
+               ) -> Iterator[tuple[int, bytes | None, str | None]]:
     """Yield ``(byte offset, line without newline, None)`` per non-blank line of the decompressed stream
     (compression sniffed from the content; a leading UTF-8 BOM skipped).
 
-    When the stream breaks (truncated or corrupt gzip/zstd), yield one final ``(offset, compressed bytes
-    of the broken member to the end of the file, "truncated_or_corrupt_stream")`` so the loss is recorded
-    with the bytes it stands for (``None`` and ``…_too_large_to_keep`` past ``MAX_RAW_FILE_BYTES``).
+    A line longer than ``max_bytes`` yields ``(offset, None, "record_too_large")`` and is skipped chunk by
+    chunk to its newline, never held whole. When the stream breaks (truncated or corrupt gzip/zstd), yield
+    one final ``(offset, compressed bytes of the broken member to the end of the file,
+    "truncated_or_corrupt_stream")`` so the loss is recorded with the bytes it stands for (``None`` and
+    ``…_too_large_to_keep`` past ``MAX_RAW_FILE_BYTES``).
     """
-    pending = b""
-    offset = 0  # offset of the first byte of `pending` in the decompressed stream
-    bom_checked = False
-    chunks = _chunks(fh, sniff(fh))
-    while True:
-        try:
-            chunk = next(chunks)
-        except StopIteration:
-            break
-        except StreamError as err:
-            raw, reason = _kept(fh, err.member_start, "truncated_or_corrupt_stream")
-            yield offset, raw, reason
-            return
-        pending += chunk
-        if not bom_checked and len(pending) >= len(BOM):
-            bom_checked = True
-            if pending.startswith(BOM):
-                pending, offset = pending[len(BOM):], len(BOM)
-        start = 0
-        while (nl := pending.find(b"\n", start)) >= 0:
-            line = pending[start:nl]
-            if line.strip():
-                yield offset + start, line.rstrip(b"\r"), None
-            start = nl + 1
-        offset += start
-        pending = pending[start:]
-    if not bom_checked and pending.startswith(BOM):
-        pending, offset = pending[len(BOM):], len(BOM)
-    if pending.strip():
-        yield offset, pending.rstrip(b"\r"), None
+    splitter = LineSplitter(0, max_bytes, skip_bom=True)
+    try:
+        for offset, line in splitter.lines(_chunks(fh, sniff(fh))):
+            yield offset, line, (None if line is not None else "record_too_large")
+    except StreamError as err:
+        raw, reason = _kept(fh, err.member_start, "truncated_or_corrupt_stream")
+        yield splitter.resume_offset, raw, reason
 
 
 def read_jsonl(fh: IO[bytes], source: str, settings: InputSettings,
                batch_rows: int = 2000) -> Iterator[pa.RecordBatch]:
     """Arrow batches of the records of one JSONL file (plain, .gz or .zst)."""
     builder = _BatchBuilder(source, batch_rows)
-    for position, line, stream_error in iter_lines(fh, source):
+    for position, line, stream_error in iter_lines(fh, source, settings.max_record_bytes):
         if stream_error or line is None:
             builder.add(position, error=stream_error, raw=line)
         else:
@@ -345,19 +352,23 @@ def read_jsonl_range(fh: IO[bytes], source: str, settings: InputSettings, start:
     from spcl.io.splits import range_lines
 
     builder = _BatchBuilder(source, batch_rows)
-    for position, line in range_lines(fh, start, end):
-        _add_json_line(builder, line, position, settings)
+    for position, line in range_lines(fh, start, end, settings.max_record_bytes):
+        if line is None:
+            builder.add(position, error="record_too_large")
+        else:
+            _add_json_line(builder, line, position, settings)
         if builder.full() and (batch := builder.flush()) is not None:
             yield batch
     if (batch := builder.flush()) is not None:
         yield batch
 
 
-def count_range_records(fh: IO[bytes], start: int, end: int) -> int:
-    """Records ``read_jsonl_range`` must emit for ``[start, end)``, counted without parsing them."""
+def count_range_records(fh: IO[bytes], start: int, end: int, max_bytes: int | None = None) -> int:
+    """Records ``read_jsonl_range`` must emit for ``[start, end)``, counted without parsing them (pass the
+    same ``max_bytes``: an oversized line is still one record)."""
     from spcl.io.splits import range_lines
 
-    return sum(1 for _ in range_lines(fh, start, end))
+    return sum(1 for _ in range_lines(fh, start, end, max_bytes))
 
 
 def is_splittable(fh: IO[bytes], source: str, settings: InputSettings) -> bool:
@@ -398,6 +409,8 @@ def _json_array(fh: IO[bytes], kind: str) -> tuple[list[Any] | None, str | None]
         return None, "too_deep"
     except json.JSONDecodeError:
         return None, "malformed_json"
+    except ValueError:  # a number Python refuses to convert (over 4,300 digits)
+        return None, "undecodable_value"
     return (value, None) if isinstance(value, list) else (None, "not_an_array")
 
 
@@ -522,4 +535,4 @@ def count_records(fh: IO[bytes], source: str, settings: InputSettings) -> int:
     if fmt == "json_array":
         elements, _ = _json_array(fh, sniff(fh))
         return 1 if elements is None else len(elements)
-    return sum(1 for _ in iter_lines(fh, source))
+    return sum(1 for _ in iter_lines(fh, source, settings.max_record_bytes))

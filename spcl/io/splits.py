@@ -61,35 +61,100 @@ def _first_line_start(fh: IO[bytes], start: int) -> int | None:
     return None
 
 
-def range_lines(fh: IO[bytes], start: int, end: int) -> Iterator[tuple[int, bytes]]:
+class LineSplitter:
+    """Cuts a stream of byte chunks into lines without ever holding more than ``max_bytes`` of one line.
+
+    :meth:`lines` yields ``(offset of the line's first byte, line without newline)`` per non-blank line
+    (``\\r`` before the newline dropped), and ``(offset, None)`` once for a line longer than ``max_bytes``:
+    the rest of that line is skipped chunk by chunk up to the next newline, never joined. The search for a
+    newline looks at each chunk once, so a long line costs linear time. ``resume_offset`` is where
+    reading stands after the last complete line (where a broken stream's remainder begins).
+
+    >>> list(LineSplitter(max_bytes=4).lines(iter([b"ab\\nabcdef", b"gh\\n\\nxy"])))
+    [(0, b'ab'), (3, None), (13, b'xy')]
+    """
+
+    def __init__(self, offset: int = 0, max_bytes: int | None = None, skip_bom: bool = False) -> None:
+        self.offset = offset  # where the current (unfinished) line begins
+        self.max_bytes = max_bytes
+        self.skip_bom = skip_bom
+        self._end = offset  # offset just past the last byte received
+        self._skipping = False
+        self.bom_skipped = False
+
+    @property
+    def resume_offset(self) -> int:
+        """The offset of the first byte not yet given out as (part of) a line."""
+        return self._end if self._skipping else self.offset
+
+    def lines(self, chunks: Iterator[bytes]) -> Iterator[tuple[int, bytes | None]]:
+        """Lines of the concatenated ``chunks`` (see the class)."""
+        self._parts: list[bytes] = []
+        self._size = 0
+        head = b""
+        for chunk in chunks:
+            if self.skip_bom:
+                head += chunk
+                if len(head) < len(BOM):
+                    continue
+                chunk, head = self._without_bom(head), b""
+            yield from self._feed(chunk)
+        if self.skip_bom and head:
+            yield from self._feed(self._without_bom(head))
+        if not self._skipping and self._parts:
+            line = b"".join(self._parts)
+            self._parts = []
+            if line.strip():
+                yield self.offset, line.rstrip(b"\r")
+
+    def _without_bom(self, head: bytes) -> bytes:
+        self.skip_bom = False
+        if not head.startswith(BOM):
+            return head
+        self.bom_skipped = True
+        self.offset = self._end = self._end + len(BOM)
+        return head[len(BOM):]
+
+    def _feed(self, chunk: bytes) -> Iterator[tuple[int, bytes | None]]:
+        base = self._end
+        self._end += len(chunk)
+        limit = self.max_bytes
+        pos = 0
+        while True:
+            nl = chunk.find(b"\n", pos)
+            piece = chunk[pos:] if nl < 0 else chunk[pos:nl]
+            if not self._skipping:
+                if limit is not None and self._size + len(piece) > limit:
+                    self._skipping = True
+                    self._parts, self._size = [], 0
+                    yield self.offset, None
+                elif nl < 0:
+                    self._parts.append(piece)
+                    self._size += len(piece)
+                else:
+                    line = b"".join(self._parts) + piece if self._parts else piece
+                    self._parts, self._size = [], 0
+                    if line.strip():
+                        yield self.offset, line.rstrip(b"\r")
+            if nl < 0:
+                return
+            self._skipping = False
+            self.offset = base + nl + 1
+            pos = nl + 1
+
+
+def range_lines(fh: IO[bytes], start: int, end: int,
+                max_bytes: int | None = None) -> Iterator[tuple[int, bytes | None]]:
     """``(byte offset, line without newline)`` of every non-blank line whose first byte lies in ``[start, end)``
-    of a plain (uncompressed) file; a UTF-8 BOM at offset 0 is skipped, ``\\r`` before a newline dropped."""
+    of a plain (uncompressed) file; a UTF-8 BOM at offset 0 is skipped, ``\\r`` before a newline dropped; a line
+    over ``max_bytes`` comes as ``(offset, None)`` and is skipped, never held whole (``LineSplitter``)."""
     first = _first_line_start(fh, start)
     if first is None or first >= end:
         return
     fh.seek(first)
-    pending = b""
-    offset = first  # file offset of pending[0]
-    line_start = first  # where the current line begins (the BOM belongs to the first line): decides ownership
-    if first == 0:
-        head = fh.read(len(BOM))
-        if head == BOM:
-            offset = len(BOM)
-        else:
-            pending = head
-    while line_start < end:
-        nl = pending.find(b"\n")
-        if nl < 0:
-            chunk = fh.read(_CHUNK)
-            if not chunk:
-                if pending.strip():
-                    yield offset, pending.rstrip(b"\r")
-                return
-            pending += chunk
-            continue
-        line = pending[:nl]
-        if line.strip():
-            yield offset, line.rstrip(b"\r")
-        offset += nl + 1
-        line_start = offset
-        pending = pending[nl + 1:]
+    splitter = LineSplitter(first, max_bytes, skip_bom=first == 0)
+    for offset, line in splitter.lines(iter(lambda: fh.read(_CHUNK), b"")):
+        owner = 0 if splitter.bom_skipped and offset == len(BOM) else offset  # the BOM is the 1st line's
+        if owner >= end:
+            return
+        yield offset, line
