@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from spcl.mask.tokens import TokenAllocator, reserved_tokens
 from spcl.mask.variants import (
     WHOLE_WORD_TYPES,
+    ScanBudgetExceeded,
     alternatives,
     canonical_alternatives,
     check_type_name,
@@ -27,6 +28,19 @@ from spcl.mask.variants import (
     scan,
 )
 from spcl.text import normalize
+
+SPAN_BUDGET_PER_CHAR = 200
+SPAN_BUDGET_MIN = 1_000_000
+"""A document's span search may try at most ``max(SPAN_BUDGET_MIN, SPAN_BUDGET_PER_CHAR × characters)``
+patterns (an ordinary document tries a few per position); past that :func:`mask_text` raises
+:class:`ScanBudgetExceeded` and the mask stage fails the document (``span_search_budget``)."""
+
+__all__ = ["MaskResult", "ScanBudgetExceeded", "Span", "mask_text", "span_budget"]
+
+
+def span_budget(chars: int) -> int:
+    """The span-search work budget of a document of ``chars`` characters."""
+    return max(SPAN_BUDGET_MIN, SPAN_BUDGET_PER_CHAR * chars)
 
 
 @dataclass(frozen=True, slots=True)
@@ -49,13 +63,15 @@ class MaskResult:
 
 
 def mask_text(source: str, candidates: Iterable[tuple[str, str]],
-              model_rows: Iterable[tuple[str, str]] = ()) -> MaskResult:
+              model_rows: Iterable[tuple[str, str]] = (), work_budget: int | None = None) -> MaskResult:
     """Mask every occurrence of the candidates (and their restricted variants) in NFC ``source``.
 
     Candidate types are trimmed and upper-cased, values NFC-normalized and trimmed; empty values are
     ignored. The result does not depend on the order of ``candidates``. ``model_rows``: the candidates a model
     named (not the rules or the CPU name finders); their PERSON/REL values are also masked where they start a
     Korean eojeol glued to the next word (``소지섭하는듯``), where the whole-word rule alone would leave them.
+    ``work_budget`` (default :func:`span_budget` of the text) bounds the span search: past it
+    :class:`ScanBudgetExceeded` is raised and nothing is masked (the caller must fail the document).
 
     >>> r = mask_text("김가상 / 김 가 상 / [PERSON_1]", [("PERSON", "김가상")])
     >>> r.masked_text
@@ -70,7 +86,8 @@ def mask_text(source: str, candidates: Iterable[tuple[str, str]],
     clusters: list[list] = []  # [start, end, type]
     named = frozenset(a.pattern for t, v in model_rows if normalize_type(t) in WHOLE_WORD_TYPES
                       for a in alternatives(normalize_type(t), normalize_value(v)))
-    for occ in scan(text, alts, whole_words=True, eojeol_start=named):
+    budget = span_budget(len(text)) if work_budget is None else work_budget
+    for occ in scan(text, alts, whole_words=True, eojeol_start=named, work_budget=budget):
         if clusters and occ.start < clusters[-1][1]:
             clusters[-1][1] = max(clusters[-1][1], occ.end)
         else:

@@ -116,7 +116,9 @@ class Alternative:
 
     ``literal`` tells a literal from a variant; ``length`` is its nominal length (characters of the literal,
     or of the variant's compact form), used to order alternatives longest-first; ``first`` holds the
-    characters a match can start with.
+    characters a match can start with. ``kind`` (``literal``, ``numeric`` or ``person``) and ``key`` (the
+    literal, the ASCII digits, the name without gaps) say which characters any match must start with, for
+    the indexed scan (:func:`match_positions`).
     """
 
     type: str
@@ -124,6 +126,8 @@ class Alternative:
     literal: bool
     length: int
     first: str
+    kind: str = "literal"
+    key: str = ""
 
     def sort_key(self) -> tuple[int, int, int, str, str]:
         """Longest first, literal before variant, then type priority, then the pattern itself."""
@@ -151,18 +155,21 @@ def alternatives(type_: str, value: str) -> list[Alternative]:
     """
     if not value:
         return []
-    alts = [Alternative(type_, _bounded(re.escape(value), value[0], value[-1]), True, len(value), value[0])]
+    alts = [Alternative(type_, _bounded(re.escape(value), value[0], value[-1]), True, len(value), value[0],
+                        "literal", value)]
     if type_ == "PERSON":
         compact = "".join(ch for ch in value if ch not in PERSON_GAP_CHARS)
         if PERSON_VARIANT_MIN <= len(compact) <= PERSON_VARIANT_MAX:
             body = _PERSON_GAP.join(re.escape(ch) for ch in compact)
-            alts.append(Alternative(type_, _bounded(body, compact[0], compact[-1]), False, len(compact), compact[0]))
+            alts.append(Alternative(type_, _bounded(body, compact[0], compact[-1]), False, len(compact), compact[0],
+                                    "person", compact))
     elif type_ in NUMERIC_TYPES and all(ch in _NUMERIC_VALUE_CHARS for ch in value):
         digits = [ch for ch in value if ch.isdigit()]
         if digits:
             body = _NUMERIC_GAP.join(_digit_class(d) for d in digits)
             first = _digit_class(digits[0])[1:-1]
-            alts.append(Alternative(type_, _bounded(body, "0", "0"), False, len(digits), first))
+            key = "".join(digits).translate(_FULLWIDTH_TO_ASCII)
+            alts.append(Alternative(type_, _bounded(body, "0", "0"), False, len(digits), first, "numeric", key))
     return alts
 
 
@@ -203,6 +210,167 @@ def scan_regex(alts: tuple[Alternative, ...]) -> re.Pattern[str]:
     return re.compile(guard + "".join(f"(?:(?=({a.pattern})))?" for a in alts))
 
 
+INDEXED_SCAN_FROM = 24
+"""From this many alternatives on, :func:`match_positions` indexes them by their first characters instead
+of trying every one at every position (one regex with a lookahead per alternative is quadratic in their
+number); below it, the single regex is faster. Both give the same matches."""
+_KEY_CHARS = 12
+_FULLWIDTH_DIGITS = frozenset("０１２３４５６７８９")
+_PERSON_GAP_SET = frozenset(PERSON_GAP_CHARS)
+_NUMERIC_GAP_SET = frozenset(NUMERIC_SEPARATORS)
+
+
+class ScanBudgetExceeded(RuntimeError):
+    """A document needs more span-search work than ``work_budget`` allows (it must fail closed)."""
+
+
+def _regex_positions(text: str, alts: tuple[Alternative, ...]) -> list[tuple[int, list[tuple[int, int]]]]:
+    hits: list[tuple[int, list[tuple[int, int]]]] = []
+    n = len(alts)
+    for m in scan_regex(alts).finditer(text):
+        if m.lastindex is None:  # the guard only checks the first character
+            continue
+        ends = [(i, m.end(i + 1)) for i in range(n) if m.end(i + 1) >= 0]
+        hits.append((m.start(), ends))
+    return hits
+
+
+def _text_key(text: str, pos: int, kind: str) -> str:
+    """The first (up to ``_KEY_CHARS``) characters a match of an alternative of ``kind`` at ``pos`` would
+    spell: the raw text (literal), its ASCII digits with separator runs skipped (numeric), its characters
+    with name gaps skipped (person). Skips are never shorter than the pattern's own, so a match's key is a
+    prefix of this."""
+    if kind == "literal":
+        return text[pos:pos + _KEY_CHARS]
+    numeric = kind == "numeric"
+    gaps, most = (_NUMERIC_GAP_SET, _MAX_NUMERIC_GAP) if numeric else (_PERSON_GAP_SET, _MAX_PERSON_GAP)
+    out: list[str] = []
+    i, n = pos, len(text)
+    while i < n and len(out) < _KEY_CHARS:
+        ch = text[i]
+        if numeric:
+            if "0" <= ch <= "9":
+                out.append(ch)
+            elif ch in _FULLWIDTH_DIGITS:
+                out.append(chr(ord(ch) - ord("０") + ord("0")))
+            else:
+                break
+        elif ch in gaps:
+            break
+        else:
+            out.append(ch)
+        i += 1
+        skipped = 0
+        while i < n and skipped <= most and text[i] in gaps:
+            i += 1
+            skipped += 1
+        if skipped > most:
+            break
+    return "".join(out)
+
+
+_DIGIT = re.compile(r"\d")  # exactly the regex's own idea of a digit, for the boundaries
+
+
+def _match_end(alt: Alternative, text: str, pos: int) -> int:
+    """Where ``alt``'s pattern, matched at ``pos``, ends (-1: no match) — without the regex.
+
+    Each pattern is deterministic (gap characters never occur in the value's own characters), so walking
+    the key while skipping at most the allowed gap run gives the regex's one possible match.
+    """
+    key = alt.key
+    n = len(text)
+    if alt.kind == "literal":
+        if not text.startswith(key, pos):
+            return -1
+        end = pos + len(key)
+        left, right = key[0].isdigit(), key[-1].isdigit()
+    else:
+        numeric = alt.kind == "numeric"
+        gaps, most = (_NUMERIC_GAP_SET, _MAX_NUMERIC_GAP) if numeric else (_PERSON_GAP_SET, _MAX_PERSON_GAP)
+        i = pos
+        for j, want in enumerate(key):
+            if j:
+                skipped = 0
+                while i < n and skipped < most and text[i] in gaps:
+                    i += 1
+                    skipped += 1
+            if i >= n:
+                return -1
+            ch = text[i]
+            if not (ch == want or (numeric and ch == chr(ord(want) - ord("0") + ord("０")))):
+                return -1
+            i += 1
+        end = i
+        left, right = (True, True) if numeric else (key[0].isdigit(), key[-1].isdigit())
+    if left and pos > 0 and _DIGIT.match(text, pos - 1):
+        return -1
+    if right and end < n and _DIGIT.match(text, end):
+        return -1
+    return end
+
+
+@lru_cache(maxsize=64)
+def _alt_index(alts: tuple[Alternative, ...]) -> tuple[dict[tuple[str, str], list[int]], dict[str, list[int]],
+                                                      frozenset[str]]:
+    """Alternatives by ``(kind, key prefix)``, the key lengths in use per kind, and their first characters."""
+    by_key: dict[tuple[str, str], list[int]] = {}
+    lengths: dict[str, set[int]] = {}
+    for i, alt in enumerate(alts):
+        key = alt.key[:_KEY_CHARS]
+        by_key.setdefault((alt.kind, key), []).append(i)
+        lengths.setdefault(alt.kind, set()).add(len(key))
+    firsts = frozenset("".join(a.first for a in alts))
+    return by_key, {k: sorted(v) for k, v in lengths.items()}, firsts
+
+
+def _indexed_positions(text: str, alts: tuple[Alternative, ...],
+                       budget: int | None) -> list[tuple[int, list[tuple[int, int]]]]:
+    by_key, lengths, firsts = _alt_index(alts)
+    hits: list[tuple[int, list[tuple[int, int]]]] = []
+    work = 0
+    for pos, ch in enumerate(text):
+        if ch not in firsts:
+            continue
+        tried: list[int] = []
+        for kind, sizes in lengths.items():
+            key = _text_key(text, pos, kind)
+            for size in sizes:
+                if size > len(key):
+                    break
+                tried.extend(by_key.get((kind, key[:size]), ()))
+        if not tried:
+            continue
+        work += len(tried)
+        if budget is not None and work > budget:
+            raise ScanBudgetExceeded(f"span search over {work} pattern tries (budget {budget})")
+        ends = []
+        for i in sorted(set(tried)):
+            end = _match_end(alts[i], text, pos)
+            if end >= 0:
+                ends.append((i, end))
+        if ends:
+            hits.append((pos, ends))
+    return hits
+
+
+def match_positions(text: str, alts: list[Alternative] | tuple[Alternative, ...],
+                    work_budget: int | None = None) -> list[tuple[int, list[tuple[int, int]]]]:
+    """Every position of ``text`` where some alternative matches, with ``(index, end)`` of each one that
+    does (indexes ascending), positions ascending — what one lookahead per alternative would capture.
+
+    Many alternatives are indexed by the characters any match must start with, so each position tries only
+    the few that can match there (linear in the text for distinct values); ``work_budget`` bounds the
+    pattern tries of that search (:class:`ScanBudgetExceeded` past it).
+    """
+    alts = tuple(alts)
+    if not alts:
+        return []
+    if len(alts) < INDEXED_SCAN_FROM:
+        return _regex_positions(text, alts)
+    return _indexed_positions(text, alts, work_budget)
+
+
 @dataclass(frozen=True, slots=True)
 class Occurrence:
     """At ``start``, the best alternative that matches: its index, end and type."""
@@ -214,7 +382,7 @@ class Occurrence:
 
 
 def scan(text: str, alts: list[Alternative], whole_words: bool = False,
-         eojeol_start: frozenset[str] = frozenset()) -> list[Occurrence]:
+         eojeol_start: frozenset[str] = frozenset(), work_budget: int | None = None) -> list[Occurrence]:
     """For every position of ``text`` where an alternative matches, the winning alternative there.
 
     The winner is the longest actual match; ties go to literal over variant, then type priority, then the
@@ -222,14 +390,11 @@ def scan(text: str, alts: list[Alternative], whole_words: bool = False,
     part only where its match is a whole word — unless it is a whole word nowhere in ``text``, in which case
     every match counts (fail closed). An alternative whose pattern is in ``eojeol_start`` (a model's names)
     also counts where it starts a Korean eojeol (``spcl.mask.words.starts_korean_word``: ``소지섭하는듯``).
+    ``work_budget``: see :func:`match_positions`.
     """
     if not alts:
         return []
-    hits: list[tuple[int, list[tuple[int, int]]]] = []
-    for m in scan_regex(tuple(alts)).finditer(text):
-        ends = [(i, m.end(i + 1)) for i in range(len(alts)) if m.end(i + 1) >= 0]
-        if ends:  # the guard only checks the first character
-            hits.append((m.start(), ends))
+    hits = match_positions(text, alts, work_budget)
     restricted = {i for i, a in enumerate(alts) if a.type in WHOLE_WORD_TYPES} if whole_words else set()
     if restricted:
         from spcl.mask.words import is_whole_word, starts_korean_word
@@ -255,18 +420,7 @@ def scan(text: str, alts: list[Alternative], whole_words: bool = False,
 
 def scan_all(text: str, alts: list[Alternative]) -> list[tuple[int, int, int]]:
     """Every ``(start, end, index)`` where alternative ``alts[index]`` matches ``text`` (overlaps included)."""
-    if not alts:
-        return []
-    found: list[tuple[int, int, int]] = []
-    for m in scan_regex(tuple(alts)).finditer(text):
-        if m.lastindex is None:
-            continue
-        start = m.start()
-        for i in range(len(alts)):
-            end = m.end(i + 1)
-            if end >= 0:
-                found.append((start, end, i))
-    return found
+    return [(start, end, i) for start, ends in match_positions(text, alts) for i, end in ends]
 
 
 def occurrences_by_pair(pairs: Iterable[tuple[str, str]], text: str) -> dict[tuple[str, str], list[tuple[int, int]]]:

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from spcl.extract.backends import Extraction
 from spcl.extract.contract import ParseResult, parse_extraction
 from spcl.mask import mask_text
+from spcl.mask.variants import ScanBudgetExceeded
 from spcl.mask_stage.candidates import RuleHit, collect_candidates
 from spcl.mask_stage.failures import is_transient
 from spcl.mask_stage.release import Released, check_release
@@ -61,6 +62,8 @@ def mask_document(text: str, extraction: Extraction, hits: Sequence[RuleHit], ty
         cands = collect_candidates(text, parsed.candidates, hits, types, names, lang)
         result = mask_text(text, cands.union(), cands.by_source["extractor"] if model else ())
         found_by = cands.found_by(text, [(s.start, s.end) for s in result.spans])
+    except ScanBudgetExceeded:
+        return Outcome(reason="span_search_budget", parsed=parsed)
     except Exception as err:
         return Outcome(reason=f"mask_error:{type(err).__name__}", parsed=parsed)
     checked = check_release(text, result, [h for h in hits if h.flagging], found_by)
