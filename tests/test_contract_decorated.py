@@ -38,7 +38,7 @@ def test_a_list_in_one_row_masks_each_item_found() -> None:
 
 
 def test_decoration_does_not_admit_other_types_or_invented_values() -> None:
-    r = parse_extraction("- ORG\tContact\nPERSON\t\"Jane Doe\"\nPERSON\tJane Doe, John Roe\n", SRC)
+    r = parse_extraction("- ORG\tAcme Bank\nPERSON\t\"Jane Doe\"\nPERSON\tJane Doe, John Roe\n", SRC)
     assert r.candidates == [] and not r.parse_success
     assert r.rows_rejected == {"type_not_allowed": 1, "not_in_source": 2}
 

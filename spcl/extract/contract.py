@@ -21,7 +21,11 @@ value in clear as soon as another row of the answer matched. So the parser also 
 - a type behind list markers, emphasis, backticks or a trailing colon (``- PERSON``, ``**PERSON**``,
   ``PERSON:``) or under a common synonym (``NAME``, ``PHONE_NUMBER``, ``E-MAIL``: ``_TYPE_ALIASES``), and a
   line without a tab that starts with an allowed type followed by a colon, two or more spaces or a dash
-  (``PERSON: 김가상``, ``PERSON    김가상``: a tab turned into spaces).
+  (``PERSON: 김가상``, ``PERSON    김가상``: a tab turned into spaces), or — written in capitals — by one
+  space or none (``PERSON 鈴木 七夏``, ``PERSON田中 直人``);
+- a row of a type it does not know whose value occurs in the source: read as the closest known type
+  (``PHOEN`` → ``PHONE``) or else as the generic ``ID``, so the value is masked; where neither is allowed the
+  document fails (``unknown_type_rows``) — such a value never vanishes while the document is released.
 
 Only a value that occurs in no such form is hallucinated. A hallucinated row of a non-numeric type that
 plausibly refers to text of the source — it shares a capitalised whole word of two or more letters with the
@@ -37,6 +41,7 @@ as clean (fail closed).
 
 from __future__ import annotations
 
+import difflib
 import re
 from collections import Counter
 from collections.abc import Iterable
@@ -67,7 +72,12 @@ class ParseResult:
     ``lines_without_tab``: non-blank lines without a tab. ``rows_rejected``: reason → count, reasons in
     ``REJECT_REASONS``. ``checked_rows``: allowed-type, non-empty, de-duplicated rows (the denominator of
     the hallucination rate). ``near_source_rows``: hallucinated rows that share a name-like token with the
-    source (``near_source``); any makes ``parse_success`` False.
+    source (``near_source``); any makes ``parse_success`` False. ``retyped_rows``: rows of a type the
+    contract does not know, read as the closest known type (``PHOEN`` → ``PHONE``) or, failing that, as the
+    generic ``ID``. ``unknown_type_rows``: rows of an unknown type that could not be retyped (no close type and
+    ``ID`` not allowed) whose value occurs in the source; any makes ``parse_success`` False (the value must
+    not be released in clear). A row of an unknown type whose value is not in the source is rejected as
+    ``type_not_allowed``, as is a known type that is not allowed.
     """
 
     candidates: list[tuple[str, str]] = field(default_factory=list)
@@ -78,6 +88,8 @@ class ParseResult:
     rows_rejected: dict[str, int] = field(default_factory=dict)
     think_blocks: int = 0
     near_source_rows: int = 0
+    retyped_rows: int = 0
+    unknown_type_rows: int = 0
 
     @property
     def checked_rows(self) -> int:
@@ -88,7 +100,8 @@ class ParseResult:
         return (
             f"ParseResult(candidates={len(self.candidates)}, hallucinated={len(self.hallucinated_rows)}, "
             f"parse_success={self.parse_success}, rows_read={self.rows_read}, "
-            f"near_source_rows={self.near_source_rows}, rows_rejected={self.rows_rejected})"
+            f"near_source_rows={self.near_source_rows}, unknown_type_rows={self.unknown_type_rows}, "
+            f"rows_rejected={self.rows_rejected})"
         )
 
 
@@ -121,8 +134,18 @@ def check_candidates(
         type_ = normalize_type(type_raw)
         value = normalize_value(value_raw)
         if type_ not in allowed:
-            rejected["type_not_allowed"] += 1
-            continue
+            # a type the contract does not know, with a value the source holds, must never vanish: read it as
+            # the closest known type (or the generic one), or fail the document closed
+            if type_ in _KNOWN_NAMES or not value or not _in_source(value, text):
+                rejected["type_not_allowed"] += 1
+                continue
+            known = _known_type(type_, allowed)
+            if known is None:
+                res.unknown_type_rows += 1
+                rejected["type_not_allowed"] += 1
+                continue
+            res.retyped_rows += 1
+            type_ = known
         if not value:
             rejected["empty_value"] += 1
             continue
@@ -154,8 +177,35 @@ def check_candidates(
                 accepted.add(p)
                 res.candidates.append(p)
     res.rows_rejected = {k: rejected[k] for k in REJECT_REASONS if rejected[k]}
-    res.parse_success = (n_rows == 0 or bool(res.candidates)) and not res.near_source_rows
+    res.parse_success = (n_rows == 0 or bool(res.candidates)) and not res.near_source_rows \
+        and not res.unknown_type_rows
     return res
+
+
+GENERIC_TYPE = "ID"
+"""What a row of a type the contract does not know, and that resembles none, is masked as (when allowed)."""
+
+
+def _known_type(type_: str, allowed: frozenset[str]) -> str | None:
+    """The allowed type a row of unknown ``type_`` is read as: the closest known type name or synonym
+    (``PHOEN`` → ``PHONE``, ``EMIAL`` → ``EMAIL``), else :data:`GENERIC_TYPE`; ``None`` for a known type
+    that is not allowed (switched off on purpose) or when the reading is not allowed either.
+
+    >>> _known_type("PHOEN", frozenset({"PHONE", "ID"})), _known_type("CALL", frozenset({"PHONE", "ID"}))
+    ('PHONE', 'ID')
+    """
+    if type_ in _KNOWN_NAMES:
+        return None
+    close = difflib.get_close_matches(type_, sorted(_KNOWN_NAMES), n=1, cutoff=0.8)
+    if close:
+        known = _TYPE_ALIASES.get(close[0], close[0])
+        return known if known in allowed else None
+    return GENERIC_TYPE if GENERIC_TYPE in allowed else None
+
+
+def _in_source(value: str, text: str) -> bool:
+    """True when ``value`` (or a reading of it the parser accepts) occurs in ``text``."""
+    return occurs(GENERIC_TYPE, value, text) or bool(_relocate(GENERIC_TYPE, value, text))
 
 
 _CJK_RUN = re.compile(
@@ -215,6 +265,37 @@ _TYPE_ALIASES: dict[str, str] = {
     "IP_ADDRESS": "IP", "PASSWORD": "CREDENTIAL", "STREET_ADDRESS": "ADDRESS",
 }  # fmt: skip
 """Names a model uses for a type against the prompt (``NAME``, ``PHONE_NUMBER``, ``E-MAIL`` …): read as the type."""
+
+_KNOWN_NAMES: frozenset[str] = frozenset(DEFAULT_TYPES) | frozenset(_TYPE_ALIASES)
+"""Every type name the parser knows (the types and their synonyms)."""
+
+_ROW_LEAD = re.compile(r"^\s*(?:[-*•·]\s+|\d{1,3}[.)]\s*)?[*_`]*")
+_NAME_CHAR = re.compile(r"[A-Za-z0-9_]")
+
+
+def _glued_row(line: str, allowed: frozenset[str]) -> tuple[str, str] | None:
+    """A row written as a known type name in capitals followed by one space or none, then the value
+    (``PERSON 鈴木 七夏``, ``PERSON田中 直人``): ``(type, value)``, else ``None``. The longest known name that
+    the line starts with wins; it must not run on into a longer word (``IDENTITY`` is no ``ID`` row).
+
+    >>> _glued_row("PERSON田中 直人", frozenset({"PERSON"})), _glued_row("IDENTITY x", frozenset({"ID"}))
+    (('PERSON', '田中 直人'), None)
+    """
+    rest = line[_ROW_LEAD.match(line).end():]  # type: ignore[union-attr]  # the pattern matches any line
+    for name in _GLUED_NAMES:
+        if not rest.startswith(name):
+            continue
+        after = rest[len(name):]
+        if after[:1] and _NAME_CHAR.match(after[0]) and not after[0].isdigit():
+            continue
+        value = after.lstrip("*_`").strip()
+        type_ = _type_name(name)
+        return (type_, value) if value and type_ in allowed else None
+    return None
+
+
+_GLUED_NAMES: tuple[str, ...] = tuple(sorted(_KNOWN_NAMES,
+                                             key=lambda n: (-len(n), n)))
 
 
 def _type_name(raw: str) -> str:
@@ -286,8 +367,11 @@ def parse_extraction(raw: str, source: str, allowed_types: Iterable[str] = DEFAU
         if "\t" not in line:
             # a row whose tab became a colon, spaces or a dash still counts when it names an allowed type
             m = _UNTABBED_ROW.match(line)
+            glued = None if m is not None and _type_name(m.group(1)) in allowed else _glued_row(line, allowed)
             if m is not None and _type_name(m.group(1)) in allowed:
                 rows.append((_type_name(m.group(1)), m.group(2)))
+            elif glued is not None:  # PERSON 鈴木 七夏 / PERSON田中 直人
+                rows.append(glued)
             elif line.strip():
                 res.lines_without_tab += 1
             continue
@@ -296,5 +380,6 @@ def parse_extraction(raw: str, source: str, allowed_types: Iterable[str] = DEFAU
         rows.append((_type_name(type_), value))
     res.rows_read = len(rows)
     check_candidates(rows, source, allowed_types, result=res)
-    res.parse_success = (not body.strip() or bool(res.candidates)) and not res.near_source_rows
+    res.parse_success = (not body.strip() or bool(res.candidates)) and not res.near_source_rows \
+        and not res.unknown_type_rows
     return res

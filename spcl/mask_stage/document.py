@@ -29,6 +29,8 @@ class Outcome:
 
 
 def _parse_failure(res: ParseResult) -> str:
+    if res.unknown_type_rows:
+        return "unknown_type_in_source"
     if res.near_source_rows:
         return "hallucinated_near_source"
     if res.hallucinated_rows and not res.candidates:
