@@ -11,8 +11,9 @@ that cannot serve at all (an unreachable endpoint, a model that cannot be loaded
 Three clients, built by ``spcl.extract.backends.registry.make_chat`` (the one factory's chat side):
 
 - :class:`OpenAIChat` — any OpenAI-compatible ``/v1/chat/completions`` server (vLLM serve, SGLang,
-  llama.cpp, ``transformers serve``) through the ``openai`` SDK: one pooled HTTP client, a timeout per
-  request, ``retries`` retries of what ``spcl.extract.backends.transient`` calls transient (connection
+  llama.cpp, ``transformers serve``) through the ``openai`` SDK: one pooled HTTP client, a timeout for each
+  whole request (``spcl.extract.backends.deadline``), ``retries`` retries of what
+  ``spcl.extract.backends.transient`` calls transient (connection
   errors, timeouts, 408/409/425/429 and 5xx, malformed replies) with exponential back-off and jitter
   (``Retry-After`` honoured), ``concurrency`` requests in flight. The extract stage's ``openai``
   backend (``spcl.extract.backends.openai_backend``) sends its prompt through it too.
@@ -37,6 +38,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
+from spcl.extract.backends.deadline import deadline, deadline_client
 from spcl.extract.backends.engines import chat_prompt_ids, eos_token_ids, generate_padded, load_model
 from spcl.extract.backends.errors import BackendUnavailable
 from spcl.extract.backends.transient import RetryPolicy, is_transient, retry_after_seconds
@@ -137,7 +139,9 @@ class OpenAIChat:
         self.extra_body = dict(extra_body or {})
         self.policy = RetryPolicy(self.retries)
         # the SDK does not retry: this client does, by the one transient classification every job shares
-        self._client = openai.OpenAI(base_url=self.endpoint, api_key=_api_key(), timeout=timeout_s, max_retries=0)
+        # the timeout bounds the whole request, not each socket read (a server dripping bytes cannot hold it)
+        self._client = openai.OpenAI(base_url=self.endpoint, api_key=_api_key(), timeout=timeout_s, max_retries=0,
+                                     http_client=deadline_client(timeout_s, self.concurrency + 2))
         self._pool = ThreadPoolExecutor(max_workers=self.concurrency, thread_name_prefix="spcl-openai")
 
     def check(self) -> list[str]:
@@ -145,7 +149,8 @@ class OpenAIChat:
         import openai
 
         try:
-            reply = self._client.with_options(timeout=min(self.timeout_s, 30.0), max_retries=0).models.list()
+            with deadline(min(self.timeout_s, 30.0)):
+                reply = self._client.with_options(timeout=min(self.timeout_s, 30.0), max_retries=0).models.list()
             models = [str(m.id) for m in reply.data]
         except openai.APIConnectionError as err:  # includes timeouts
             raise BackendUnavailable(
@@ -167,15 +172,16 @@ class OpenAIChat:
         import openai
 
         try:
-            reply = self._client.chat.completions.create(
-                model=self.model,
-                messages=req.message_dicts(),  # type: ignore[arg-type]
-                temperature=req.temperature,
-                max_tokens=req.max_tokens,
-                seed=req.seed,
-                stream=False,
-                extra_body=self.extra_body or None,
-            )
+            with deadline(self.timeout_s):
+                reply = self._client.chat.completions.create(
+                    model=self.model,
+                    messages=req.message_dicts(),  # type: ignore[arg-type]
+                    temperature=req.temperature,
+                    max_tokens=req.max_tokens,
+                    seed=req.seed,
+                    stream=False,
+                    extra_body=self.extra_body or None,
+                )
         except openai.APITimeoutError:
             return ChatReply(error="timeout"), None
         except openai.APIConnectionError:  # refused, reset, DNS: the server may come back
