@@ -175,12 +175,12 @@ def test_the_helpers_examples() -> None:
 
 CHAT_SIDE = ("spcl.extract.backends.chat", "spcl.extract.backends.engines")
 """The shared chat clients and the model loaders they use (every stage that talks to an LLM goes through them)."""
-CHAT_MAY_IMPORT = frozenset({f"spcl.extract.backends.{m}" for m in ("errors", "engines", "transient")})
+CHAT_MAY_IMPORT = frozenset({f"spcl.extract.backends.{m}" for m in ("errors", "engines", "transient", "deadline")})
 
 
 def test_the_chat_client_imports_no_extractor_module(imports: dict[str, set[str]]) -> None:
     """``spcl annotate`` and ``spcl generalize`` use the chat clients without the extractor side: the chat and
-    engine modules import (anywhere in them) only the shared error, the loaders and the transient-failure rules,
+    engine modules import (anywhere in them) only the shared error, the loaders, the transient-failure rules and the request deadline,
     never the extractor interface, an extractor backend, the extract contract or the factory (which builds them:
     ``spcl.extract.backends.registry``)."""
     for module in CHAT_SIDE:
