@@ -180,9 +180,9 @@ CHAT_MAY_IMPORT = frozenset({f"spcl.extract.backends.{m}" for m in ("errors", "e
 
 def test_the_chat_client_imports_no_extractor_module(imports: dict[str, set[str]]) -> None:
     """``spcl annotate`` and ``spcl generalize`` use the chat clients without the extractor side: the chat and
-    engine modules import (anywhere in them) only the shared error, the loaders, the transient-failure rules and the request deadline,
-    never the extractor interface, an extractor backend, the extract contract or the factory (which builds them:
-    ``spcl.extract.backends.registry``)."""
+    engine modules import (anywhere in them) only the shared error, the loaders, the transient-failure rules and
+    the request deadline, never the extractor interface, an extractor backend, the extract contract or the factory
+    (which builds them: ``spcl.extract.backends.registry``)."""
     for module in CHAT_SIDE:
         spcl_imports = {t for t in imports[module] if t.startswith("spcl.")}
         assert spcl_imports <= CHAT_MAY_IMPORT, f"{module} imports {sorted(spcl_imports - CHAT_MAY_IMPORT)}"
