@@ -86,9 +86,43 @@ def screen_dataframe(df: DataFrame, text_col: str = "text", id_col: str | None =
     return df.mapInArrow(adapter, schema)
 
 
+def _by_position(screened: DataFrame) -> tuple[DataFrame, list[str], dict[str, str], list[int]]:
+    """``screened`` with every column renamed ``_spcl_<i>`` by position, the original names, the new name of each
+    :data:`SCREEN_COLUMNS` entry (its last exact occurrence) and the positions of the caller's own columns.
+
+    Spark resolves names case-insensitively by default: a caller's ``LANG`` and the added ``lang`` are one
+    name to it, and dropping or selecting ``lang`` by name would take the caller's column too. Positions are
+    never ambiguous.
+    """
+    names = list(screened.columns)
+    last = {name: i for i, name in enumerate(names)}
+    missing = [c for c in SCREEN_COLUMNS if c not in last]
+    if missing:
+        raise ValueError(f"not a screened DataFrame: no column {', '.join(map(repr, missing))}")
+    ours = {last[c] for c in SCREEN_COLUMNS}
+    renamed = screened.toDF(*(f"_spcl_{i}" for i in range(len(names))))
+    return renamed, names, {c: f"_spcl_{last[c]}" for c in SCREEN_COLUMNS}, [
+        i for i in range(len(names)) if i not in ours]
+
+
+def _user_column(names: list[str], user: list[int], wanted: str) -> str:
+    """The positional name of the caller's column ``wanted`` (an exact match first, then ignoring case)."""
+    for exact in (True, False):
+        for i in user:
+            if names[i] == wanted or (not exact and names[i].lower() == wanted.lower()):
+                return f"_spcl_{i}"
+    raise ValueError(f"no column {wanted!r} among the caller's columns")
+
+
 def clean_rows(screened: DataFrame) -> DataFrame:
-    """The ``clean`` rows of a screened DataFrame with only the caller's own columns (ready to keep)."""
-    return screened.where(screened["decision"] == "clean").drop(*SCREEN_COLUMNS)
+    """The ``clean`` rows of a screened DataFrame with only the caller's own columns (ready to keep): every one of
+    them, in order, under its own name and unchanged — also one whose name differs from an added column only in
+    case (``LANG`` beside ``lang``)."""
+    from pyspark.sql import functions as F
+
+    renamed, names, ours, user = _by_position(screened)
+    kept = renamed.where(F.col(ours["decision"]) == "clean").select(*(f"_spcl_{i}" for i in user))
+    return kept.toDF(*(names[i] for i in user))
 
 
 def flagged_for_mask(screened: DataFrame, text_col: str = "text", id_col: str | None = "id") -> DataFrame:
@@ -97,7 +131,10 @@ def flagged_for_mask(screened: DataFrame, text_col: str = "text", id_col: str | 
     """
     from pyspark.sql import functions as F
 
-    key = F.col("row_key")
-    doc_id = F.coalesce(F.col(id_col).cast("string"), key) if id_col is not None else key
-    flagged = screened.where(F.col("decision") == "flagged")
-    return flagged.select(doc_id.alias("id"), F.col(text_col).alias("text"), "lang", "hits", "reasons", "row_key")
+    renamed, names, ours, user = _by_position(screened)
+    key = F.col(ours["row_key"])
+    doc_id = F.coalesce(F.col(_user_column(names, user, id_col)).cast("string"), key) if id_col is not None \
+        else key
+    flagged = renamed.where(F.col(ours["decision"]) == "flagged")
+    return flagged.select(doc_id.alias("id"), F.col(_user_column(names, user, text_col)).alias("text"),
+                          *(F.col(ours[c]).alias(c) for c in ("lang", "hits", "reasons", "row_key")))
