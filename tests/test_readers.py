@@ -203,3 +203,17 @@ def test_line_splitter_matches_a_plain_split_on_any_chunking() -> None:
         assert list(LineSplitter(max_bytes=limit).lines(iter(chunks))) == want
 
     check()
+
+
+def test_a_json_array_over_its_cap_is_quarantined_whole_in_bounded_memory() -> None:
+    from spcl.io.readers import JSON_ARRAY_RECORDS
+
+    settings = InputSettings(max_record_bytes=1 << 20)
+    element = b'{"id": "x", "text": "' + b"a" * 1000 + b'"}'
+    body = b"[" + b",".join([element] * (JSON_ARRAY_RECORDS * 1100)) + b"]"  # > 16 MiB decompressed
+    data = zstandard.ZstdCompressor().compress(body)
+    rows = _rows(data, "x.json.zst", settings)
+    assert [(r["error"], r["raw"]) for r in rows] == [("json_array_too_large", data)]
+    assert count_records(io.BytesIO(data), "x.json.zst", settings) == 1
+    small = b"[" + b",".join([element] * 3) + b"]"
+    assert [r["error"] for r in _rows(small, "x.json", settings)] == [None] * 3

@@ -395,12 +395,26 @@ def unopenable_file(source: str, reason: str) -> pa.RecordBatch:
     return batch
 
 
-def _json_array(fh: IO[bytes], kind: str) -> tuple[list[Any] | None, str | None]:
+JSON_ARRAY_RECORDS = 16
+"""A ``.json`` file holding one array is read whole: it may hold up to this many times
+``input.max_record_bytes`` (decompressed); a larger one is quarantined whole as ``json_array_too_large``."""
+
+
+def _json_array(fh: IO[bytes], kind: str, max_record_bytes: int) -> tuple[list[Any] | None, str | None]:
     """``(elements, None)`` for a file holding one JSON array, else ``(None, reason)``."""
+    limit = JSON_ARRAY_RECORDS * max_record_bytes
+    parts: list[bytes] = []
+    size = 0
     try:
-        data = b"".join(_chunks(fh, kind))
+        for chunk in _chunks(fh, kind):
+            size += len(chunk)
+            if size > limit:
+                return None, "json_array_too_large"
+            parts.append(chunk)
     except StreamError:
         return None, "truncated_or_corrupt_stream"
+    data = b"".join(parts)
+    del parts
     try:
         value = json.loads(data.removeprefix(BOM).decode("utf-8"))
     except UnicodeDecodeError:
@@ -437,7 +451,7 @@ def read_json_array(fh: IO[bytes], source: str, settings: InputSettings, kind: s
 
     A file that is not one readable array becomes one quarantine row with the file's bytes.
     """
-    elements, problem = _json_array(fh, kind)
+    elements, problem = _json_array(fh, kind, settings.max_record_bytes)
     if elements is None:
         yield from _unreadable_file(fh, source, problem or "malformed_json", batch_rows)
         return
@@ -533,6 +547,6 @@ def count_records(fh: IO[bytes], source: str, settings: InputSettings) -> int:
         except (pa.ArrowException, OSError, ValueError):
             return 1
     if fmt == "json_array":
-        elements, _ = _json_array(fh, sniff(fh))
+        elements, _ = _json_array(fh, sniff(fh), settings.max_record_bytes)
         return 1 if elements is None else len(elements)
     return sum(1 for _ in iter_lines(fh, source, settings.max_record_bytes))
