@@ -34,3 +34,17 @@ def test_hostile_records_are_quarantined_and_the_job_runs(tmp_path: Path, engine
     reasons = sorted(r["quarantine_reason"] for r in rows if r["decision"] == "quarantine")
     assert reasons == ["record_too_large", "record_too_large", "undecodable_value"]
     assert {r["id"] for r in rows if r["decision"] != "quarantine"} == {f"g{i}" for i in range(20)} | {"z1", "z2"}
+
+
+def test_annotate_quarantines_an_undecodable_record_and_runs_the_rest(tmp_path: Path) -> None:
+    from tests.test_annotate_job import EXPECTED_LABELLED, ScriptedTeachers, annotate, read, script, write_input
+
+    inp = write_input(tmp_path / "in")
+    with (inp / "a.jsonl").open("ab") as fh:
+        fh.write(b'{"id": "huge", "text": "x", "n": ' + b"9" * 5000 + b"}\n")
+    with ScriptedTeachers(script) as teachers:
+        assert annotate(inp, tmp_path / "out", teachers) == 0
+    dropped = [r["reason"] for r in read(tmp_path / "out" / "dropped.jsonl")]
+    assert dropped.count("unreadable:undecodable_value") == 1
+    labelled = {r["id"] for r in read(tmp_path / "out" / "labelled.jsonl")}
+    assert labelled == set(EXPECTED_LABELLED)
