@@ -210,7 +210,7 @@ def scan_regex(alts: tuple[Alternative, ...]) -> re.Pattern[str]:
     return re.compile(guard + "".join(f"(?:(?=({a.pattern})))?" for a in alts))
 
 
-INDEXED_SCAN_FROM = 24
+INDEXED_SCAN_FROM = 32
 """From this many alternatives on, :func:`match_positions` indexes them by their first characters instead
 of trying every one at every position (one regex with a lookahead per alternative is quadratic in their
 number); below it, the single regex is faster. Both give the same matches."""
