@@ -150,6 +150,7 @@ def test_fail_closed_reasons_and_think_blocks(tmp_path: Path) -> None:
         "d-chatter": "Sure! Here is a document with 010-9999-8888",
         "d-timeout": "연락처 010-4444-5555",
         "d-foreign": "abc 010-7777-6666",
+        "d-rule-type": "xyz 010-7777-6666",
     }
     answers = {
         "d-ok": "PERSON\t김가상\nPHONE\t010-1234-5678\n",
@@ -158,7 +159,8 @@ def test_fail_closed_reasons_and_think_blocks(tmp_path: Path) -> None:
         "d-halluc-only": "PERSON\tJohn Invented\n",
         "d-chatter": "I found a phone number in the document.",
         "d-timeout": ("error", "timeout"),
-        "d-foreign": "SSN\tabc\n",
+        "d-foreign": "ORG\tAcme Corp\n",  # a type the contract does not know, its value not in the source
+        "d-rule-type": "SSN\txyz\n",  # a rule detector's type name: read as its entity type (RRN)
     }
     by_text = {t: answers[i] for i, t in src.items()}
     (tmp_path / "in").mkdir()
@@ -166,18 +168,19 @@ def test_fail_closed_reasons_and_think_blocks(tmp_path: Path) -> None:
     metrics = run_mask_job(cfg_for(tmp_path), extractor=ScriptedExtractor(lambda t: by_text[t]))
     masked = {r["id"]: r for r in read_dir(tmp_path / "out" / "masked")}
     failed = {r["id"]: r["reason"] for r in read_dir(tmp_path / "out" / "failed")}
-    assert set(masked) == {"d-ok", "d-think", "d-halluc"}
+    assert set(masked) == {"d-ok", "d-think", "d-halluc", "d-rule-type"}
     assert failed == {"d-halluc-only": "hallucinated_only", "d-chatter": "unparseable_output",
                       "d-timeout": "timeout", "d-foreign": "no_valid_rows"}
+    assert masked["d-rule-type"]["masked_text"] == "[RRN_1] [PHONE_1]"
     assert masked["d-ok"]["masked_text"] == "연락처 [PHONE_1] [PERSON_1]"
     assert masked["d-think"]["masked_text"] == "メールは [EMAIL_1] です"
     assert masked["d-halluc"]["masked_text"] == "Call [PHONE_1] now"
     assert pq.read_schema(next((tmp_path / "out" / "failed").glob("*.parquet"))).names == FAILED_SCHEMA.names
     assert metrics["failed_reasons"] == {"hallucinated_only": 1, "no_valid_rows": 1, "timeout": 1,
                                          "unparseable_output": 1}
-    # 6 outputs, 4 parsed; checked rows: ok 2, think 1, halluc 2, halluc-only 1 → 2 hallucinated of 6
-    assert metrics["parse_success_rate"] == pytest.approx(3 / 6)
-    assert metrics["hallucination_rate"] == pytest.approx(2 / 6)
+    # 7 outputs, 4 parsed; checked rows: ok 2, think 1, halluc 2, halluc-only 1, rule-type 1 → 2 hallucinated of 7
+    assert metrics["parse_success_rate"] == pytest.approx(4 / 7)
+    assert metrics["hallucination_rate"] == pytest.approx(2 / 7)
     # failed documents never reach the vault, masked ones do (keyed by their row keys)
     assert sorted(open_vault(tmp_path / "vault").ids()) == sorted(r["row_key"] for r in masked.values())
 

@@ -47,7 +47,7 @@ from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-from spcl.entity_types import DEFAULT_TYPES
+from spcl.entity_types import DEFAULT_TYPES, RULE_HIT_TYPES
 from spcl.mask.loose import loose_surfaces
 from spcl.mask.variants import (
     NUMERIC_TYPES,
@@ -264,7 +264,10 @@ _TYPE_ALIASES: dict[str, str] = {
     "CREDIT_CARD": "CARD", "CARD_NUMBER": "CARD", "BANK_ACCOUNT": "ACCOUNT", "ACCOUNT_NUMBER": "ACCOUNT",
     "IP_ADDRESS": "IP", "PASSWORD": "CREDENTIAL", "STREET_ADDRESS": "ADDRESS",
 }  # fmt: skip
-"""Names a model uses for a type against the prompt (``NAME``, ``PHONE_NUMBER``, ``E-MAIL`` …): read as the type."""
+_TYPE_ALIASES.update({name: entity for name, entity in RULE_HIT_TYPES.items()
+                      if name != entity and name not in _TYPE_ALIASES})
+"""Names a model uses for a type against the prompt (``NAME``, ``PHONE_NUMBER``, ``E-MAIL`` …, and the rule
+detectors' type names: ``SSN`` → ``RRN``, ``IBAN`` → ``ACCOUNT``): read as the type."""
 
 _KNOWN_NAMES: frozenset[str] = frozenset(DEFAULT_TYPES) | frozenset(_TYPE_ALIASES)
 """Every type name the parser knows (the types and their synonyms)."""
