@@ -18,12 +18,15 @@ REPLY = json.dumps({"id": "x", "object": "chat.completion", "created": 0, "model
 
 
 def _serve(sock: socket.socket, mode: str, stop: threading.Event) -> None:
+    served = 0
     while not stop.is_set():
         try:
             conn, _ = sock.accept()
         except OSError:
             return
-        threading.Thread(target=_answer, args=(conn, mode, stop), daemon=True).start()
+        this = ("drip_body" if served == 0 else "fast") if mode == "drip_once" else mode
+        served += 1
+        threading.Thread(target=_answer, args=(conn, this, stop), daemon=True).start()
 
 
 def _answer(conn: socket.socket, mode: str, stop: threading.Event) -> None:
@@ -86,3 +89,15 @@ def test_a_prompt_server_still_answers_with_the_deadline_in_place(server: str) -
     finally:
         chat.close()
     assert [r.text for r in replies] == ["PERSON\tA"] * 5
+
+
+@pytest.mark.parametrize("server", ["drip_once"], indirect=True)
+def test_after_a_timed_out_request_the_client_answers_the_next_one(server: str) -> None:
+    """The connection of the timed-out request is not reused half-read: the next request gets its answer."""
+    chat = OpenAIChat(server, "m", timeout_s=1.5, retries=0)
+    try:
+        first = chat.ask(ChatRequest.of([{"role": "user", "content": "1"}]))
+        second = chat.ask(ChatRequest.of([{"role": "user", "content": "2"}]))
+    finally:
+        chat.close()
+    assert first.error == "timeout" and second.text == "PERSON\tA"
