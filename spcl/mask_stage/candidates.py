@@ -15,6 +15,7 @@ them lies inside masked spans.
 
 from __future__ import annotations
 
+import bisect
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -118,10 +119,13 @@ class Candidates:
                 for alt in alternatives(normalize_type(type_), normalize_value(value)):
                     sources_of.setdefault(alt.pattern, set()).add(src)
         found = [(s, e, sources_of.get(alts[i].pattern, set())) for s, e, i in scan_all(text, alts)]
+        found.sort(key=lambda f: f[0])
+        starts = [s for s, _, _ in found]
+        longest = max((e - s for s, e, _ in found), default=0)
         out: list[list[str]] = []
-        for start, end in spans:
+        for start, end in spans:  # only occurrences starting within ``longest`` before the span can reach it
             hit: set[str] = set()
-            for s, e, srcs in found:
+            for s, e, srcs in found[bisect.bisect_left(starts, start - longest):bisect.bisect_left(starts, end)]:
                 if s < end and start < e:
                     hit |= srcs
             out.append(sorted(hit))
