@@ -52,6 +52,7 @@ from spcl.executor.state import (
     commit_unit,
     load_json_markers,
     marker_file,
+    marker_unreadable,
     read_json_marker,
     read_part,
     remove_staging,
@@ -338,6 +339,8 @@ class GeneralizeRunner:
         A retry asks about every row the kept parts do not settle: the transient failures, and any row a run
         killed between its part writes left in neither part (so a row is never lost nor written twice)."""
         marker = read_json_marker(self.done_marker(key))
+        if marker is not None and not isinstance(marker.get("stats"), dict):
+            raise marker_unreadable(self.done_marker(key))
         empty = (GENERALIZED_SCHEMA.empty_table(), FAILED_SCHEMA.empty_table())
         if marker is None or marker.get("input_sha256") != input_sha or not marker["stats"].get("failed_transient"):
             return None, *empty, None
@@ -538,7 +541,8 @@ def pending_files(cfg: GeneralizeJobConfig) -> tuple[list[tuple[Path, str]], int
     if foreign:
         raise JobError(f"{cfg.output} holds the results of another input file ({foreign[0]}) under the "
                        f"name of {foreign[1]}; use a new --output for a different --input")
-    other = other_settings(keyed, lambda k: _marker(cfg, k).get("release_hash"), cfg.release_hash())
+    other = other_settings(keyed, lambda k: str(m.get("release_hash") or "") if (m := _marker(cfg, k)) else None,
+                           cfg.release_hash())
     if other:  # skipping them would leave their old output under this run's settings
         raise JobError(f"{cfg.output} holds {len(other)} file(s) generalized with other generalize settings "
                        "(backend, model, types, method settings, span extractor, name finders or adapters); rerun "
@@ -549,8 +553,12 @@ def pending_files(cfg: GeneralizeJobConfig) -> tuple[list[tuple[Path, str]], int
 
 
 def _marker(cfg: GeneralizeJobConfig, key: str) -> dict[str, Any]:
-    """The done-marker of ``key`` (``{}``: not done)."""
-    return read_json_marker(marker_file(Path(cfg.output) / "_done", key)) or {}
+    """The done-marker of ``key`` (``{}``: not done; a damaged one raises ``MarkerError``)."""
+    path = marker_file(Path(cfg.output) / "_done", key)
+    marker = read_json_marker(path) or {}
+    if marker and not isinstance(marker.get("stats", {}), dict):
+        raise marker_unreadable(path)
+    return marker
 
 
 def _done_sha(cfg: GeneralizeJobConfig, key: str) -> str | None:
