@@ -79,9 +79,11 @@ def _take_over(path: Path, raw: bytes) -> None:
 
 @contextmanager
 def output_lock(folder: str | Path, run_id: str = "", error: type[JobError] = OutputInUse) -> Iterator[Path]:
-    """Hold ``folder``'s run lock (the folder is created when missing) for the ``with`` block; ``error``
-    (one line naming the holder's pid, host and start) when another live run holds it."""
+    """Hold ``folder``'s run lock (the folder is created when missing, and removed again when the run leaves
+    it empty) for the ``with`` block; ``error`` (one line naming the holder's pid, host and start) when another
+    live run holds it."""
     root = Path(folder)
+    created = [p for p in (root, *root.parents) if not p.exists()]  # removed again if the run leaves them empty
     root.mkdir(parents=True, exist_ok=True)
     path = root / LOCK_NAME
     body = json.dumps({"pid": os.getpid(), "host": socket.gethostname(), "run_id": run_id,
@@ -112,6 +114,11 @@ def output_lock(folder: str | Path, run_id: str = "", error: type[JobError] = Ou
         found = _read(path)
         if found is not None and found[0] == body:  # never remove a lock this run does not hold
             path.unlink(missing_ok=True)
+        for folder_made in created:  # a run refused before writing (e.g. an unsafe output) leaves no folder
+            try:
+                folder_made.rmdir()
+            except OSError:
+                break
 
 
 @contextmanager
