@@ -266,3 +266,58 @@ def test_a_wrong_key_restores_nothing(run: Path, capsys, monkeypatch: pytest.Mon
     assert unmask(run) == 1
     err = capsys.readouterr().err
     assert "wrong vault key" in err and not (run / "restored").exists()
+
+
+def _vault_lines(path: Path) -> dict[str, str]:
+    """The record lines of a vault file by row key."""
+    return {json.loads(line)["id"]: line for line in path.read_text().splitlines() if line.strip()}
+
+
+def test_a_record_replayed_from_an_earlier_run_is_refused(masked_run: Path, run: Path, capsys) -> None:
+    # an earlier run of the same input (its own run id and vault file), then its record for one row key
+    # copied over the later run's record of that key: before, it restored as verified (the masked text is the
+    # same, so both keyed hashes matched); now the record is bound to the file (run) that wrote it
+    earlier = run / "earlier"
+    metrics = run_mask_job(MaskJobConfig(str(masked_run / "in"), str(earlier / "out"), str(earlier / "vault")))
+    assert metrics["masked"] == len(IDS)
+    [old_file] = (earlier / "vault").glob("mask-*.jsonl")
+    assert old_file.name != vault_file(run).name
+    old, new = _vault_lines(old_file), _vault_lines(vault_file(run))
+    target = next(r for r in rows_of(run / "out" / "masked") if r["id"] == "d3")["row_key"]
+    vault_file(run).write_text("".join((old[k] if k == target else line) + "\n" for k, line in new.items()))
+    assert unmask(run) == 1
+    out, err = summary(capsys)
+    assert out["refused_by_reason"] == {"auth_failed": 1} and out["restored"] == len(IDS) - 1
+    assert "d3" not in {r["id"] for r in rows_of(run / "restored")}
+    assert all(r["verified"] for r in rows_of(run / "restored"))
+    assert_no_values(err)
+
+
+def test_records_of_the_earlier_unbound_format_are_never_verified(run: Path, capsys) -> None:
+    # version-2 records (keyed hashes, bound to the id only) as the previous release wrote them: still read,
+    # their hashes still checked, but restored as unverified (a replay cannot be ruled out)
+    import os
+
+    from spcl.mask.vault import _aad
+
+    path = vault_file(run)
+    vault = open_vault(run / "vault", KEY)
+    lines = []
+    for row_key, line in _vault_lines(path).items():
+        rec = json.loads(line)
+        body = vault._aead.decrypt(base64.b64decode(rec["nonce"]), base64.b64decode(rec["ciphertext"]),
+                                   _aad(row_key, 3, path.stem))
+        nonce = os.urandom(12)
+        ct = vault._aead.encrypt(nonce, body, _aad(row_key, 2))
+        lines.append(json.dumps({"id": row_key, "v": 2, "nonce": base64.b64encode(nonce).decode(),
+                                 "ciphertext": base64.b64encode(ct).decode()}))
+    path.write_text("\n".join(lines) + "\n")
+    assert unmask(run) == 0
+    out, err = summary(capsys)
+    assert out["restored"] == len(IDS) and out["unverified"] == len(IDS) and "not verified" in err
+    assert not any(r["verified"] for r in rows_of(run / "restored"))
+    assert unmask(run, "--require-verified") == 1
+    assert summary(capsys)[0]["refused_by_reason"] == {"unverified": len(IDS)}
+    edit_masked(run, lambda row: row.update(masked_text=row["masked_text"] + " "))
+    assert unmask(run) == 1  # their hashes are still checked
+    assert summary(capsys)[0]["refused_by_reason"] == {"masked_text_changed": 1}

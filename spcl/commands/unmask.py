@@ -13,9 +13,11 @@ its reason (counts in ``refused_by_reason``), named by id and row key, never by 
 ``--ids FILE``: restore only rows whose id is one of the file's lines (one per line; ids need not be unique, so
 every row of a listed id is restored); ``--match row_key`` reads the lines as row keys (exactly one row each).
 
-Vaults written before the keyed hashes existed are still read: those rows are restored, counted as
-``unverified`` (their ``verified`` column is false, and a warning says how many); ``--require-verified``
-refuses them instead. Exit 1 when any row was refused or a selected value matched no row, else 0.
+Each vault record is bound to the vault file (the run) that wrote it: a record copied in from an earlier run is
+refused (``auth_failed``). Vaults written by earlier versions (records without keyed hashes, or not bound to a
+run) are still read: those rows are restored, counted as ``unverified`` (their ``verified`` column is false,
+and a warning says how many); ``--require-verified`` refuses them instead. Exit 1 when any row was refused or a
+selected value matched no row, else 0.
 """
 
 from __future__ import annotations
@@ -51,9 +53,9 @@ def _run(args: argparse.Namespace) -> int:
     for name in report.vault_files_changed:
         print(f"spcl unmask: warning: vault file {shown(name)} differs from the vault's manifest.json", file=sys.stderr)
     if report.unverified:
-        print(f"spcl unmask: warning: {report.unverified} rows were restored from vault records written before "
-              "round-trip hashes (not verified; their 'verified' column is false; --require-verified refuses "
-              "them)", file=sys.stderr)
+        print(f"spcl unmask: warning: {report.unverified} rows were restored from vault records of an earlier "
+              "format (without round-trip hashes or not bound to their run: not verified; their 'verified' "
+              "column is false; --require-verified refuses them)", file=sys.stderr)
     if report.selected_not_found:
         print(f"spcl unmask: {report.selected_not_found} values of {shown(args.ids)} matched no row's {args.match}",
               file=sys.stderr)

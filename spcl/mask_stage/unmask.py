@@ -15,7 +15,9 @@ whole round trip is proved before anything is written:
 A record that cannot be used is refused with its true reason (``missing_vault_file``, ``bad_vault_file``,
 ``missing_mapping``, ``corrupt_record``, ``ambiguous_mapping``, ``auth_failed``; a second row with the same row
 key: ``duplicate_row``); a corrupt line of a vault file is reported by file and line and blocks only the record
-it held. Records written before the keyed hashes existed (version 1) are restored with check 2 only and counted
+it held. A record is bound to the vault file (the run) it was written to: one copied in from an earlier run's
+file fails as ``auth_failed``. Records of the earlier formats — version 1 (no keyed hashes: check 2 only) and
+version 2 (hashes checked, but not bound to a run, so a replay cannot be ruled out) — are restored and counted
 as ``unverified`` (the restored ``verified`` column is false), or refused as ``unverified`` with
 ``require_verified``. Refusals name ids, row keys and reasons, never values. Restored files hold clear text:
 they are written readable by the owner only.
@@ -42,7 +44,7 @@ MATCH_COLUMNS = ("id", "row_key")
 
 @dataclass(slots=True)
 class UnmaskReport:
-    """What one unmask run did: rows restored (of them ``unverified``: from version-1 records; ``originals``:
+    """What one unmask run did: rows restored (of them ``unverified``: from records of an earlier format; ``originals``:
     non-NFC sources given back byte-exact), ``refused`` as ``(id, row_key, reason)``, corrupt vault lines as
     ``(file, line)``, vault files whose bytes differ from the vault's manifest, and the ``--ids`` selection."""
 
@@ -76,8 +78,9 @@ class Refused(ValueError):
 
 def restore_row(row: dict[str, Any], vault: Any, require_verified: bool = False) -> tuple[str, bool, bool]:
     """``(source text, verified, non-NFC original)`` of one masked row; raises :class:`Refused` with a reason
-    code when the row cannot be trusted (see the module docstring). ``verified`` is False only for version-1
-    records; the third is True when the text is the stored original (the source was not NFC)."""
+    code when the row cannot be trusted (see the module docstring). ``verified`` is False for records of the
+    earlier formats (version 1: no hashes; version 2: not bound to its run); the third is True when the text
+    is the stored original (the source was not NFC)."""
     from spcl.mask.vault import RecordError
 
     masked, row_key, writer = row.get("masked_text"), row.get("row_key"), row.get("vault_file")
@@ -91,7 +94,8 @@ def restore_row(row: dict[str, Any], vault: Any, require_verified: bool = False)
         raise Refused("unverified")
     doc_id = row.get("id")
     context = doc_id if isinstance(doc_id, str) else ""
-    if rec.verifiable and not vault.mac_matches(rec.masked_mac, "masked", masked, context):
+    # the hashes are checked whenever the record holds them; only a record bound to its run counts as verified
+    if rec.has_hashes and not vault.mac_matches(rec.masked_mac, "masked", masked, context):
         raise Refused("masked_text_changed")
     text = reassemble_text(masked, rec.mapping)
     pos_shift = 0
@@ -105,7 +109,7 @@ def restore_row(row: dict[str, Any], vault: Any, require_verified: bool = False)
         raise Refused("spans_mismatch") from None
     if len(text) - len(masked) != pos_shift:
         raise Refused("spans_mismatch")
-    if rec.verifiable and not vault.mac_matches(rec.source_mac, "source", text):
+    if rec.has_hashes and not vault.mac_matches(rec.source_mac, "source", text):
         raise Refused("restore_mismatch")
     if rec.original is None:
         return text, rec.verifiable, False
