@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import base64
 import json
+import os
 import shutil
 import unicodedata
 from pathlib import Path
@@ -321,3 +322,55 @@ def test_records_of_the_earlier_unbound_format_are_never_verified(run: Path, cap
     edit_masked(run, lambda row: row.update(masked_text=row["masked_text"] + " "))
     assert unmask(run) == 1  # their hashes are still checked
     assert summary(capsys)[0]["refused_by_reason"] == {"masked_text_changed": 1}
+
+
+def _snapshot(folder: Path) -> dict[str, tuple[bytes, int]]:
+    return {str(p.relative_to(folder)): (p.read_bytes(), p.stat().st_mode & 0o777)
+            for p in sorted(folder.rglob("*")) if p.is_file()}
+
+
+@pytest.mark.parametrize("where", ["out/masked", "out", "out/masked/sub", "vault", "vault/restored", ".",
+                                   "other/inside", "filtered/decision=flagged/x", "holder"])
+def test_unmask_never_writes_into_or_around_a_released_folder(run: Path, capsys, where: str) -> None:
+    # before, --out out/masked replaced the released masked Parquet with clear text (0644, exit 0)
+    shutil.copytree(run / "out", run / "other" / "inside" / "mask-out")  # a second mask output
+    (run / "filtered" / "decision=flagged").mkdir(parents=True)  # a filter output folder
+    shutil.copytree(run / "out", run / "holder" / "deep" / "mask-out")  # a folder that contains a mask output
+    before = _snapshot(run)
+    code = main(["unmask", "--masked", str(run / "out"), "--vault", str(run / "vault"), "--out", str(run / where)])
+    err = capsys.readouterr().err
+    assert code == 2 and "refusing" in err and len(err.strip().splitlines()) == 1
+    assert _snapshot(run) == before  # nothing written, nothing chmod-ed
+    assert not (run / "vault" / "restored").exists() and not (run / "out" / "masked" / "sub").exists()
+
+
+def test_unmask_writes_0600_files_in_a_0700_folder_it_creates_and_accounts_for_refusals(run: Path, capsys) -> None:
+    refused_id = edit_masked(run, lambda row: row.update(masked_text=row["masked_text"] + "!"))
+    assert unmask(run) == 1
+    out, _ = summary(capsys)
+    target = run / "restored"
+    assert target.stat().st_mode & 0o777 == 0o700
+    assert all(p.stat().st_mode & 0o777 == 0o600 for p in target.iterdir())
+    refused = [json.loads(line) for line in (target / "_refused.jsonl").read_text().splitlines()]
+    assert [(r["id"], r["reason"]) for r in refused] == [(refused_id, "masked_text_changed")]
+    assert json.loads((target / "_unmask.json").read_text())["refused_by_reason"] == {"masked_text_changed": 1}
+    restored = rows_of(target)
+    assert len(restored) + len(refused) == len(IDS) == out["restored"] + out["refused"]
+    # a rerun into its own earlier output replaces it
+    assert unmask(run) == 1 and len(rows_of(target)) == len(restored)
+    capsys.readouterr()
+
+
+def test_unmask_leaves_an_existing_folder_mode_alone_and_refuses_a_non_empty_one(run: Path, capsys) -> None:
+    mine = run / "mine"
+    mine.mkdir(mode=0o755)
+    os.chmod(mine, 0o755)
+    assert main(["unmask", "--masked", str(run / "out"), "--vault", str(run / "vault"), "--out", str(mine)]) == 0
+    assert mine.stat().st_mode & 0o777 == 0o755  # before, chmod-ed to 0700: not this run's folder
+    assert all(p.stat().st_mode & 0o777 == 0o600 for p in mine.iterdir())
+    busy = run / "busy"
+    busy.mkdir()
+    (busy / "notes.txt").write_text("mine")
+    assert main(["unmask", "--masked", str(run / "out"), "--vault", str(run / "vault"), "--out", str(busy)]) == 2
+    assert [p.name for p in busy.iterdir()] == ["notes.txt"]
+    capsys.readouterr()

@@ -4,11 +4,16 @@
                 [--require-verified]
 
 The key comes from ``SPCL_VAULT_KEY`` / ``SPCL_VAULT_KEY_FILE``. Writes ``restored/part-*.parquet`` (the masked
-row's columns + ``text`` + ``verified``, owner-readable only). Every row's round trip is proved with keyed hashes
-the mask job stored in the vault (an edit anywhere in the masked text is refused as ``masked_text_changed``), and
-a source that was not NFC comes back byte-exact. Only the vault files the rows name are read; a corrupt line
-blocks only its own record and is named by file and line. Rows that cannot be trusted are refused, each with
-its reason (counts in ``refused_by_reason``), named by id and row key, never by value.
+row's columns + ``text`` + ``verified``), ``_refused.jsonl`` (every refused row: id, row key, reason) and
+``_unmask.json`` (the summary), owner-readable only, into a folder this run creates with mode 0700 (or an empty
+one, or an earlier unmask output). An ``--out`` that is, contains or lies inside the masked input, the vault, or
+any mask, generalize or filter output or vault folder is refused (exit 2): released data is never overwritten.
+
+Every row's round trip is proved with keyed hashes the mask job stored in the vault (an edit anywhere in the
+masked text is refused as ``masked_text_changed``), and a source that was not NFC comes back byte-exact. Only
+the vault files the rows name are read; a corrupt line blocks only its own record and is named by file and
+line. Rows that cannot be trusted are refused, each with its reason (counts in ``refused_by_reason``), named by
+id and row key, never by value.
 
 ``--ids FILE``: restore only rows whose id is one of the file's lines (one per line; ids need not be unique, so
 every row of a listed id is restored); ``--match row_key`` reads the lines as row keys (exactly one row each).
@@ -32,6 +37,7 @@ _SHOWN = 50
 
 
 def _run(args: argparse.Namespace) -> int:
+    from spcl.io.inputs import UnsafeOutput
     from spcl.mask.vault import VaultError
     from spcl.mask_stage import unmask_output
     from spcl.mask_stage.unmask import read_selection
@@ -40,6 +46,9 @@ def _run(args: argparse.Namespace) -> int:
         select = read_selection(args.ids) if args.ids else None
         report = unmask_output(args.masked, args.vault, args.out, select=select, match=args.match,
                                require_verified=args.require_verified)
+    except UnsafeOutput as err:  # --out inside a released folder or a vault: nothing is written
+        print(f"spcl unmask: {shown(err)}", file=sys.stderr)
+        return 2
     except (VaultError, OSError, UnicodeDecodeError) as err:
         print(f"spcl unmask: {shown(err)}", file=sys.stderr)
         return 1

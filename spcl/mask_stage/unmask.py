@@ -19,8 +19,16 @@ it held. A record is bound to the vault file (the run) it was written to: one co
 file fails as ``auth_failed``. Records of the earlier formats — version 1 (no keyed hashes: check 2 only) and
 version 2 (hashes checked, but not bound to a run, so a replay cannot be ruled out) — are restored and counted
 as ``unverified`` (the restored ``verified`` column is false), or refused as ``unverified`` with
-``require_verified``. Refusals name ids, row keys and reasons, never values. Restored files hold clear text:
-they are written readable by the owner only.
+``require_verified``. Refusals name ids, row keys and reasons, never values.
+
+Restored files hold clear text, so where they go is checked first (:func:`check_unmask_out`): never the masked
+input or the vault, nor any folder inside or around a mask, generalize or filter output or a vault (a released
+folder is never overwritten with clear text). The output folder is created by this run with mode 0700 (an
+existing folder is used only when it is empty or an earlier unmask output, and its mode is never changed), and
+every file in it is written 0600 under a temporary name and moved into place. Besides the restored
+``part-*.parquet`` files, ``_refused.jsonl`` lists every refused row (``id``, ``row_key``, ``reason``, ``part``:
+the masked part file it came from) and ``_unmask.json`` holds the run's summary (the counts per reason), so
+every selected row is accounted for.
 """
 
 from __future__ import annotations
@@ -40,6 +48,8 @@ from spcl.mask import reassemble_text
 from spcl.text import normalize
 
 MATCH_COLUMNS = ("id", "row_key")
+SUMMARY_NAME = "_unmask.json"
+REFUSED_NAME = "_refused.jsonl"
 
 
 @dataclass(slots=True)
@@ -70,6 +80,90 @@ class UnmaskReport:
                 "originals_restored": self.originals, "corrupt_records": len(self.corrupt_records),
                 "vault_files_changed": self.vault_files_changed, "vault_files_unlisted": self.vault_files_unlisted,
                 "not_selected": self.not_selected, "selected_not_found": self.selected_not_found}
+
+
+def _job_folder(folder: Path) -> str | None:
+    """What spcl job folder ``folder`` is (``"vault"``, ``"mask output"``, ...), or ``None``."""
+    from spcl.io.outputs import is_filter_output
+
+    try:
+        if (folder / "vault.json").is_file():
+            return "vault"
+        if is_filter_output(folder):
+            return "filter output"
+        try:
+            kind = json.loads((folder / "manifest.json").read_text(encoding="utf-8")).get("kind")
+        except (OSError, ValueError, AttributeError):
+            kind = None
+        if kind in ("mask-output", "mask-vault"):
+            return "vault" if kind == "mask-vault" else "mask output"
+        for sub, what in (("masked", "mask output"), ("generalized", "generalize output")):
+            if (folder / sub).is_dir() and (folder / "_done").is_dir():
+                return what
+        if folder.name in ("masked", "generalized") and (folder.parent / "_done").is_dir():
+            return f"{folder.name} folder of a job output"
+    except OSError:
+        return None
+    return None
+
+
+def check_unmask_out(masked: str | Path, vault_dir: str | Path, out: str | Path) -> None:
+    """Raise :class:`spcl.io.inputs.UnsafeOutput` when ``out`` is, contains or lies inside the masked input or
+    the vault, or is, contains or lies inside any vault, mask, generalize or filter output folder; or when it
+    is an existing folder that is neither empty nor an earlier unmask output (a file is refused too)."""
+    from spcl.io.inputs import UnsafeOutput, check_output
+
+    try:
+        check_output([str(masked), str(vault_dir)], str(out))
+    except UnsafeOutput as err:
+        raise UnsafeOutput(str(err).replace("input", "the masked input or vault", 1)
+                           .replace("every input", "the masked input and the vault")) from None
+    target = Path(os.path.realpath(out))
+    for folder in (target, *target.parents):
+        what = _job_folder(folder)
+        if what:
+            relation = "is" if folder == target else "lies inside"
+            raise UnsafeOutput(f"unmask output {out} {relation} a {what} ({folder}): refusing to write clear text "
+                               "there; choose a new folder outside every job output and vault")
+    if target.exists() and not target.is_dir():
+        raise UnsafeOutput(f"unmask output {out} is an existing file, not a folder")
+    if not target.is_dir():
+        return
+    for dirpath, dirnames, _ in os.walk(target):
+        for name in dirnames:
+            what = _job_folder(Path(dirpath) / name)
+            if what:
+                raise UnsafeOutput(f"unmask output {out} contains a {what} ({Path(dirpath) / name}): refusing to "
+                                   "write clear text there; choose a new folder")
+    entries = {p.name for p in target.iterdir()}
+    if entries and SUMMARY_NAME not in entries:
+        raise UnsafeOutput(f"unmask output {out} exists and is not empty (and is no earlier unmask output): "
+                           "refusing to write there; choose a new folder")
+
+
+def _prepare_out(target: Path) -> None:
+    """Create ``target`` (mode 0700; its missing parents as usual) when missing; an earlier unmask output is
+    emptied of the files unmask wrote. An existing folder's mode is never changed."""
+    if not target.exists():
+        target.parent.mkdir(parents=True, exist_ok=True)
+        os.mkdir(target, 0o700)
+        os.chmod(target, 0o700)  # this run created it: owner only, whatever the umask
+        return
+    for path in target.iterdir():
+        if path.name in (SUMMARY_NAME, REFUSED_NAME) or (path.name.startswith("part-") and path.suffix == ".parquet"):
+            path.unlink()
+
+
+def _write_private(dest: Path, write: Any) -> None:
+    """Write ``dest`` with mode 0600 under a temporary name beside it (``write(fh)``), then move it into place."""
+    tmp = dest.with_name(f".{dest.name}.{os.getpid()}.tmp")
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            write(fh)
+        os.replace(tmp, dest)
+    finally:
+        tmp.unlink(missing_ok=True)
 
 
 class Refused(ValueError):
@@ -162,11 +256,12 @@ def unmask_output(masked: str | Path, vault_dir: str | Path, out: str | Path,
     root = Path(masked)
     parts_dir = root / "masked" if (root / "masked").is_dir() else root
     parts = sorted(parts_dir.glob("*.parquet"))
+    check_unmask_out(masked, vault_dir, out)
     vault = open_vault(vault_dir, key)
     target = Path(out)
-    target.mkdir(parents=True, exist_ok=True)
-    os.chmod(target, 0o700)
+    _prepare_out(target)
     report = UnmaskReport()
+    refused_parts: list[str] = []
     writers: set[str] = set()
     found: set[str] = set()
     row_keys: set[Any] = set()
@@ -185,12 +280,14 @@ def unmask_output(masked: str | Path, vault_dir: str | Path, out: str | Path,
                 writers.add(row["vault_file"])
             if row.get("row_key") in row_keys:  # the mask job writes each row key once: a copied row
                 report.refused.append((str(row.get("id")), str(row.get("row_key")), "duplicate_row"))
+                refused_parts.append(part.name)
                 continue
             row_keys.add(row.get("row_key"))
             try:
                 text, ok, original = restore_row(row, vault, require_verified)
             except Refused as err:
                 report.refused.append((str(row.get("id")), str(row.get("row_key")), str(err)))
+                refused_parts.append(part.name)
                 continue
             keep.append(i)
             texts.append(text)
@@ -200,10 +297,7 @@ def unmask_output(masked: str | Path, vault_dir: str | Path, out: str | Path,
         restored = (table.take(pa.array(keep, pa.int64()))
                     .append_column("text", pa.array(texts, pa.string()))
                     .append_column("verified", pa.array(verified, pa.bool_())))
-        dest = target / part.name
-        fd = os.open(dest, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-        with os.fdopen(fd, "wb") as fh:
-            pq.write_table(restored, fh, compression="zstd")
+        _write_private(target / part.name, lambda fh, t=restored: pq.write_table(t, fh, compression="zstd"))
         report.restored += len(keep)
         report.files += 1
     for writer in sorted(writers):
@@ -214,4 +308,9 @@ def unmask_output(masked: str | Path, vault_dir: str | Path, out: str | Path,
     _check_manifest(Path(vault_dir), writers, report)
     if select is not None:
         report.selected_not_found = len(set(select) - found)
+    lines = "".join(json.dumps({"id": i, "row_key": k, "reason": r, "part": p}, ensure_ascii=False) + "\n"
+                    for (i, k, r), p in zip(report.refused, refused_parts, strict=True))
+    _write_private(target / REFUSED_NAME, lambda fh: fh.write(lines.encode("utf-8")))
+    _write_private(target / SUMMARY_NAME,
+                   lambda fh: fh.write((json.dumps(report.summary(), indent=1) + "\n").encode("utf-8")))
     return report
