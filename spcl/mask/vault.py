@@ -6,14 +6,15 @@ Layout of a vault folder::
     <writer>.jsonl          one line per record: {"id", "v", "nonce", "ciphertext"} (base64)
 
 A version-3 record (``"v": 3``, what every writer writes now) encrypts ``{"mapping"[, "source", "masked"[,
-"original"]]}``: the mapping and, for a round-trip record (what the mask job writes), keyed hashes (HMAC-SHA-256-128
-under a key derived from the vault key, never a plain hash, which would let anyone holding the file test guesses
-of low-entropy values) of the NFC source text and of the masked text (bound to the row's id), and the source
-exactly as given when it was not NFC. They let a reader prove a whole round trip (:meth:`Vault.record`,
-:meth:`Vault.mac_matches`). Its associated data names the writer file it was written to as well as its id, and a
-writer name is new per run and attempt (it carries the run id): a record copied from an earlier run's file into
-a later run's file under the same row key fails authentication (``auth_failed``) instead of restoring the
-earlier text.
+"original"]][, "id"]}``: the mapping and, for a round-trip record (what the mask job writes), keyed hashes
+(HMAC-SHA-256-128 under a key derived from the vault key, never a plain hash, which would let anyone holding the
+file test guesses of low-entropy values) of the NFC source text and of the masked text (bound to the row's id),
+and the source exactly as given when it was not NFC; ``"id"`` is the row's own id when the released row shows
+another one (an id that holds a value is released as :meth:`Vault.screened_id`). They let a reader prove a whole
+round trip (:meth:`Vault.record`, :meth:`Vault.mac_matches`). Its associated data names the writer file it was
+written to as well as its id, and a writer name is new per run and attempt (it carries the run id): a record
+copied from an earlier run's file into a later run's file under the same row key fails authentication
+(``auth_failed``) instead of restoring the earlier text.
 
 Records of the earlier formats are still read, never as verified: version 2 (``"v": 2``; the same body, bound to
 the id only) and version 1 (no ``"v"``; the mapping only). Each version has its own associated data, so a record
@@ -94,6 +95,8 @@ class VaultRecord:
     original: str | None = None
     bound: bool = False
     """Version 3: authenticated together with the name of the writer file (the run) it was written to."""
+    source_id: str | None = None
+    """The row's own id when the released row shows its :meth:`Vault.screened_id` instead."""
 
     @property
     def verifiable(self) -> bool:
@@ -254,6 +257,7 @@ class Vault:
         self._aead = AESGCM(key_bytes)
         self._check = _key_check(key_bytes)
         self._mac_key = hmac.new(key_bytes, b"spcl-vault-2 text mac", hashlib.sha256).digest()
+        self._id_key = hmac.new(key_bytes, b"spcl-vault-3 screened id", hashlib.sha256).digest()
         self._files: dict[str, _WriterFile] = {}
         self._fh: IO[str] | None = None
         self._index: dict[str, tuple[int, bytes, bytes, str]] | None = None
@@ -295,18 +299,31 @@ class Vault:
         tag = hmac.new(self._mac_key, msg, hashlib.sha256).digest()[:_MAC_BYTES]
         return base64.b64encode(tag).decode("ascii").rstrip("=")
 
+    def screened_id(self, doc_id: str) -> str:
+        """The id a released row shows instead of ``doc_id`` when the id holds a value: ``id-`` and 24 hex digits
+        of a keyed hash (HMAC-SHA-256 under a key derived from the vault key). Deterministic per key, so rows
+        that share an id still share it, and whoever holds the key can find a known id's rows.
+
+        >>> v = Vault.__new__(Vault); v._id_key = bytes(32)
+        >>> v.screened_id("https://example.com/u?mail=kim@mailbox.com")[:3], len(v.screened_id("x"))
+        ('id-', 27)
+        """
+        tag = hmac.new(self._id_key, _utf8(doc_id), hashlib.sha256).hexdigest()[:24]
+        return f"id-{tag}"
+
     def mac_matches(self, mac: str, role: str, text: str, context: str = "") -> bool:
         """True when ``mac`` is :meth:`text_mac` of ``(role, text, context)`` (constant-time comparison)."""
         return hmac.compare_digest(mac, self.text_mac(role, text, context))
 
     def put(self, doc_id: str, mapping: dict[str, str], *, source: str | None = None, masked: str | None = None,
-            original: str | None = None, row_id: str = "") -> None:
+            original: str | None = None, row_id: str = "", source_id: str | None = None) -> None:
         """Encrypt ``mapping`` under ``doc_id`` and append it to this writer's file.
 
         With ``source`` (the NFC text the mapping restores) and ``masked`` (the masked text), the record is
         version 2: it also holds their keyed hashes (the masked text's bound to ``row_id``, the row's own id,
         so a masked row relabelled with another id does not verify), and ``original`` (the text as given) when
         it is not ``source`` — what a reader needs to prove the round trip and give back the exact original.
+        ``source_id``: the row's own id, stored (encrypted) when the released row shows another (``row_id``).
         """
         if not isinstance(doc_id, str) or not doc_id:
             raise VaultError("document id must be a non-empty string")
@@ -318,6 +335,8 @@ class Vault:
             body |= {"source": self.text_mac("source", source), "masked": self.text_mac("masked", masked, row_id)}
             if original is not None and original != source:
                 body["original"] = original
+        if source_id is not None and source_id != row_id:
+            body["id"] = source_id
         nonce = secrets.token_bytes(_NONCE_BYTES)
         plain = _utf8(json.dumps(body, ensure_ascii=False, separators=(",", ":")))
         ct = self._aead.encrypt(nonce, plain, _aad(doc_id, version, self.writer))
@@ -414,6 +433,7 @@ class Vault:
             ) from None
         try:
             body: Any = json.loads(plain.decode("utf-8", "surrogatepass"))
+            source_id = None
             if version == 1:
                 mapping, source, masked, original = body, None, None, None
             elif version == 2:
@@ -421,8 +441,8 @@ class Vault:
                 original = body.get("original")
             else:
                 mapping, source, masked = body["mapping"], body.get("source"), body.get("masked")
-                original = body.get("original")
-                if (source is None) != (masked is None):
+                original, source_id = body.get("original"), body.get("id")
+                if (source is None) != (masked is None) or not (source_id is None or isinstance(source_id, str)):
                     raise KeyError("masked")
             if not (isinstance(mapping, dict) and all(isinstance(k, str) and isinstance(v, str)
                                                       for k, v in mapping.items())
@@ -430,7 +450,7 @@ class Vault:
                 raise TypeError
         except (ValueError, KeyError, TypeError):
             raise RecordError("corrupt_record", f"the record of id {doc_id!r} has an unknown layout") from None
-        return VaultRecord(mapping, source, masked, original, bound=version >= 3)
+        return VaultRecord(mapping, source, masked, original, bound=version >= 3, source_id=source_id)
 
     def record(self, doc_id: str, writer: str) -> VaultRecord:
         """The record stored for ``doc_id`` in ``writer``'s file, decrypted and authenticated.

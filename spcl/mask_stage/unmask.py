@@ -12,6 +12,10 @@ whole round trip is proved before anything is written:
 4. a source that was not NFC is given back exactly as the mask job read it (stored, encrypted, in the record),
    after checking that it normalizes to the proved NFC text.
 
+A masked row whose id held a value shows the id's keyed hash (``spcl.mask_stage.ids``); its record holds the id
+itself, which the restored row gets back (``id_mismatch`` when the two do not belong together), and ``select``
+finds such rows by the id itself.
+
 A record that cannot be used is refused with its true reason (``missing_vault_file``, ``bad_vault_file``,
 ``missing_mapping``, ``corrupt_record``, ``ambiguous_mapping``, ``auth_failed``; a second row with the same row
 key: ``duplicate_row``); a corrupt line of a vault file is reported by file and line and blocks only the record
@@ -171,10 +175,18 @@ class Refused(ValueError):
 
 
 def restore_row(row: dict[str, Any], vault: Any, require_verified: bool = False) -> tuple[str, bool, bool]:
+    """``(source text, verified, non-NFC original)`` of one masked row (:func:`restore_row_id` without the id)."""
+    text, verified, original, _ = restore_row_id(row, vault, require_verified)
+    return text, verified, original
+
+
+def restore_row_id(row: dict[str, Any], vault: Any,
+                   require_verified: bool = False) -> tuple[str, bool, bool, str | None]:
     """``(source text, verified, non-NFC original)`` of one masked row; raises :class:`Refused` with a reason
     code when the row cannot be trusted (see the module docstring). ``verified`` is False for records of the
     earlier formats (version 1: no hashes; version 2: not bound to its run); the third is True when the text
-    is the stored original (the source was not NFC)."""
+    is the stored original (the source was not NFC); the fourth is the row's own id when the masked row shows
+    its keyed hash (an id that held a value), else ``None``."""
     from spcl.mask.vault import RecordError
 
     masked, row_key, writer = row.get("masked_text"), row.get("row_key"), row.get("vault_file")
@@ -191,6 +203,8 @@ def restore_row(row: dict[str, Any], vault: Any, require_verified: bool = False)
     # the hashes are checked whenever the record holds them; only a record bound to its run counts as verified
     if rec.has_hashes and not vault.mac_matches(rec.masked_mac, "masked", masked, context):
         raise Refused("masked_text_changed")
+    if rec.source_id is not None and vault.screened_id(rec.source_id) != context:
+        raise Refused("id_mismatch")
     text = reassemble_text(masked, rec.mapping)
     pos_shift = 0
     try:
@@ -206,10 +220,10 @@ def restore_row(row: dict[str, Any], vault: Any, require_verified: bool = False)
     if rec.has_hashes and not vault.mac_matches(rec.source_mac, "source", text):
         raise Refused("restore_mismatch")
     if rec.original is None:
-        return text, rec.verifiable, False
+        return text, rec.verifiable, False, rec.source_id
     if normalize(rec.original) != text:
         raise Refused("restore_mismatch")
-    return rec.original, rec.verifiable, True
+    return rec.original, rec.verifiable, True, rec.source_id
 
 
 def read_selection(path: str | Path) -> frozenset[str]:
@@ -265,17 +279,21 @@ def unmask_output(masked: str | Path, vault_dir: str | Path, out: str | Path,
     writers: set[str] = set()
     found: set[str] = set()
     row_keys: set[Any] = set()
+    lookup: dict[str, str] = {}
+    if select is not None:  # a listed id also selects the rows that show its keyed hash (an id with a value)
+        lookup = ({vault.screened_id(v): v for v in select} if match == "id" else {}) | {v: v for v in select}
     for part in parts:
         table = pq.read_table(part)
         keep: list[int] = []
         texts: list[str] = []
         verified: list[bool] = []
+        ids: list[Any] = []
         for i, row in enumerate(table.to_pylist()):
             if select is not None:
-                if row.get(match) not in select:
+                if row.get(match) not in lookup:
                     report.not_selected += 1
                     continue
-                found.add(row[match])
+                found.add(lookup[row[match]])
             if isinstance(row.get("vault_file"), str):
                 writers.add(row["vault_file"])
             if row.get("row_key") in row_keys:  # the mask job writes each row key once: a copied row
@@ -284,18 +302,22 @@ def unmask_output(masked: str | Path, vault_dir: str | Path, out: str | Path,
                 continue
             row_keys.add(row.get("row_key"))
             try:
-                text, ok, original = restore_row(row, vault, require_verified)
+                text, ok, original, source_id = restore_row_id(row, vault, require_verified)
             except Refused as err:
                 report.refused.append((str(row.get("id")), str(row.get("row_key")), str(err)))
                 refused_parts.append(part.name)
                 continue
             keep.append(i)
+            ids.append(source_id if source_id is not None else row.get("id"))
             texts.append(text)
             verified.append(ok)
             report.unverified += not ok
             report.originals += original
-        restored = (table.take(pa.array(keep, pa.int64()))
-                    .append_column("text", pa.array(texts, pa.string()))
+        restored = table.take(pa.array(keep, pa.int64()))
+        if "id" in restored.schema.names:  # the row's own id back where the masked row shows its keyed hash
+            at = restored.schema.get_field_index("id")
+            restored = restored.set_column(at, restored.schema.field(at), pa.array(ids, restored.schema.field(at).type))
+        restored = (restored.append_column("text", pa.array(texts, pa.string()))
                     .append_column("verified", pa.array(verified, pa.bool_())))
         _write_private(target / part.name, lambda fh, t=restored: pq.write_table(t, fh, compression="zstd"))
         report.restored += len(keep)
