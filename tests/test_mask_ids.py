@@ -12,9 +12,9 @@ import pyarrow.parquet as pq
 import pytest
 
 from spcl.cli import main
+from spcl.mask.ids import id_holds_value
 from spcl.mask.vault import open_vault
 from spcl.mask_stage import MaskJobConfig, run_mask_job
-from spcl.mask_stage.ids import id_holds_value
 from tests.conftest import TimeoutOnce
 
 KEY = bytes(range(32))
@@ -110,3 +110,21 @@ def test_a_retried_row_keeps_its_screened_id(tmp_path: Path) -> None:
                                     "<urn:uuid:5b2a1c9e-8f3d-4c1a-9e2b-0d4f6a7b8c9d>"])
 def test_ordinary_ids_are_released_as_they_are(doc_id: str) -> None:
     assert not id_holds_value(doc_id)
+
+
+def test_generalize_screens_ids_the_same_way(tmp_path: Path) -> None:
+    from spcl.generalize.job import GeneralizeJobConfig, run_generalize_job
+
+    (tmp_path / "in").mkdir()
+    pq.write_table(pa.table({"id": IDS, "text": TEXTS}), tmp_path / "in" / "p.parquet")
+    metrics = run_generalize_job(GeneralizeJobConfig(input=str(tmp_path / "in"), output=str(tmp_path / "out"),
+                                                     vault=str(tmp_path / "v")))
+    assert metrics["documents"] == len(IDS)
+    _assert_no_planted(tmp_path / "out")
+    _assert_no_planted(tmp_path / "v")
+    vault = open_vault(tmp_path / "v", KEY)
+    released = {r["id"] for sub in ("generalized", "failed") for r in _rows(tmp_path / "out" / sub)}
+    assert released == {vault.screened_id(i) for i in IDS if i != "plain-1"} | {"plain-1"}
+    for row in _rows(tmp_path / "out" / "generalized"):
+        rec = vault.record(row["row_key"], row["vault_file"])
+        assert (rec.source_id or row["id"]) in IDS and (rec.source_id is None) == (row["id"] == "plain-1")

@@ -68,6 +68,7 @@ from spcl.generalize.engine import DocInput, DocResult, Generalizer, GeneralizeS
 from spcl.generalize.prompts import PROMPT_VERSION
 from spcl.generalize.spans import collect_spans, document_hits
 from spcl.manifest import sha256_file
+from spcl.mask.ids import release_id
 from spcl.progress import Progress
 from spcl.text import guess_lang, normalize
 
@@ -271,7 +272,8 @@ class GeneralizeRunner:
         self.cfg = cfg
         self.key = vault_key if vault_key is not None else resolve_key()
         self.run_id = new_run_id()  # names this process's vault files (one per input file and run)
-        open_vault(cfg.vault, self.key).close()  # creates the header, or checks the key against it
+        self._ids = open_vault(cfg.vault, self.key)  # creates the header, or checks the key against it
+        self._ids.close()  # kept for its keyed id hash only (spcl.mask.ids)
         if extractor is None:
             extractor, chat = build_clients(cfg)
         self.extractor, self.chat = extractor, chat
@@ -410,14 +412,15 @@ class GeneralizeRunner:
                         stats.add(res)
                     stats.token_documents += i in counted or (res is not None and res.counted)
                     reason = item if isinstance(item, str) else res.reason  # type: ignore[union-attr]
+                    shown = release_id(ids[i], self._ids)  # an id that holds a value: released as its keyed hash
                     if ids[i] is None or reason is not None or res is None or res.text is None:
                         reason = "no_id" if ids[i] is None else (reason or "unknown")
-                        for n, v in zip(FAILED_SCHEMA.names, (ids[i], row_keys[i], reason, is_transient_reason(reason),
+                        for n, v in zip(FAILED_SCHEMA.names, (shown, row_keys[i], reason, is_transient_reason(reason),
                                                               backend, model, prompt_version, path.name), strict=True):
                             failed_rows[n].append(v)
                         continue
-                    vault.put(row_keys[i], res.mapping)
-                    row = (res.id, row_keys[i], langs[i], res.text, res.spans, len(res.spans), backend, model,
+                    vault.put(row_keys[i], res.mapping, row_id=str(shown), source_id=ids[i])
+                    row = (shown, row_keys[i], langs[i], res.text, res.spans, len(res.spans), backend, model,
                            prompt_version, path.name, writer)
                     for n, v in zip(GENERALIZED_SCHEMA.names, row, strict=True):
                         gen_rows[n].append(v)

@@ -27,10 +27,10 @@ import pyarrow.compute as pc
 from spcl.executor.state import commit_unit, read_part
 from spcl.extract.backends import BackendUnavailable, Extraction, Extractor, make_extractor
 from spcl.manifest import sha256_file
+from spcl.mask.ids import release_id
 from spcl.mask_stage.candidates import RuleHit, rule_hits
 from spcl.mask_stage.config import MaskJobConfig
 from spcl.mask_stage.document import Outcome, mask_document
-from spcl.mask_stage.ids import id_holds_value
 from spcl.mask_stage.inputs import InputRows, MaskJobError, count_rows, read_rows
 from spcl.mask_stage.outputs import FailedRows, MaskedRows, RowIdentity
 from spcl.mask_stage.schema import FAILED_SCHEMA, MASKED_SCHEMA
@@ -144,13 +144,6 @@ class MaskRunner:
                     outcomes[doc.index] = (outcome, self.fallback)
         return outcomes
 
-    def shown_id(self, doc_id: str | None) -> str | None:
-        """The id a row is released with: the id, or its keyed hash when it holds a value
-        (:mod:`spcl.mask_stage.ids`)."""
-        if doc_id is None:
-            return None
-        return self._ids.screened_id(doc_id) if id_holds_value(doc_id) else doc_id
-
     def _batch(self, rows: InputRows, fp: _FilePass) -> None:
         """Process one batch of input rows into the pass's ``masked`` / ``failed`` rows (and its vault)."""
         settled, seen, failed, who = fp.settled, fp.seen, fp.failed, fp.who
@@ -183,7 +176,7 @@ class MaskRunner:
         for i, row_key in enumerate(rows.row_keys):
             if i not in early and i not in outcomes:
                 continue  # not asked for in this (retry) pass
-            shown = self.shown_id(rows.ids[i])  # an id that holds a value is released as its keyed hash
+            shown = release_id(rows.ids[i], self._ids)  # an id that holds a value: released as its keyed hash
             if i in early:
                 failed.add(shown, row_key, early[i], who)
                 continue
