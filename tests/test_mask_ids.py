@@ -10,6 +10,8 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from spcl.cli import main
 from spcl.mask.ids import id_holds_value
@@ -128,3 +130,16 @@ def test_generalize_screens_ids_the_same_way(tmp_path: Path) -> None:
     for row in _rows(tmp_path / "out" / "generalized"):
         rec = vault.record(row["row_key"], row["vault_file"])
         assert (rec.source_id or row["id"]) in IDS and (rec.source_id is None) == (row["id"] == "plain-1")
+
+
+SEPARATORS = st.sampled_from(["/", "?", "=", "&", "#", ";", ",", "/u?mail=", "?tel=", "&contact="])
+WORD = st.text(alphabet="abcdefghijklmnopqrstuvwxyz-._", min_size=0, max_size=12)
+
+
+@settings(max_examples=150, deadline=None)
+@given(prefix=WORD, before=SEPARATORS, after=SEPARATORS, suffix=WORD,
+       value=st.sampled_from(["kim.ids@mailbox.com", "lee.ids%40mailbox.com", "010-2468-1357",
+                              "+82-10-9753-8642"]))
+def test_a_planted_value_anywhere_in_a_url_id_is_found(prefix: str, before: str, after: str, suffix: str,
+                                                       value: str) -> None:
+    assert id_holds_value(f"https://{prefix or 'x'}.example{before}{value}{after}{suffix}")
