@@ -374,3 +374,26 @@ def test_unmask_leaves_an_existing_folder_mode_alone_and_refuses_a_non_empty_one
     assert main(["unmask", "--masked", str(run / "out"), "--vault", str(run / "vault"), "--out", str(busy)]) == 2
     assert [p.name for p in busy.iterdir()] == ["notes.txt"]
     capsys.readouterr()
+
+
+def test_a_row_of_an_earlier_run_put_back_with_its_vault_file_is_refused(masked_run: Path, run: Path,
+                                                                         capsys) -> None:
+    # an earlier run's output and vault file (its own run id); its masked row for d5 replaces the later one, and
+    # its vault file sits in the later vault: each record is sound, but the output's done-marker names the runs
+    # that wrote it, and that run is not one of them
+    earlier = run / "earlier"
+    run_mask_job(MaskJobConfig(str(masked_run / "in"), str(earlier / "out"), str(earlier / "vault")))
+    [old_file] = (earlier / "vault").glob("mask-*.jsonl")
+    shutil.copy(old_file, run / "vault" / old_file.name)
+    old_row = next(r for r in rows_of(earlier / "out" / "masked") if r["id"] == "d5")
+    [part] = (run / "out" / "masked").glob("*.parquet")
+    rows = [old_row if r["id"] == "d5" else r for r in pq.read_table(part).to_pylist()]
+    pq.write_table(pa.Table.from_pylist(rows, schema=pq.read_schema(part)), part)
+    assert unmask(run) == 1
+    out, _ = summary(capsys)
+    assert out["refused_by_reason"] == {"other_run": 1} and out["restored"] == len(IDS) - 1
+    # the masked/ folder copied alone (no done-markers beside it): the check cannot be made, the row restores
+    shutil.copytree(run / "out" / "masked", run / "alone" / "masked")
+    assert main(["unmask", "--masked", str(run / "alone"), "--vault", str(run / "vault"),
+                 "--out", str(run / "r2")]) == 0
+    capsys.readouterr()

@@ -12,6 +12,10 @@ whole round trip is proved before anything is written:
 4. a source that was not NFC is given back exactly as the mask job read it (stored, encrypted, in the record),
    after checking that it normalizes to the proved NFC text.
 
+A masked row is also checked against its output's done-marker when the output has one (``_done/<key>.json``
+beside ``masked/``): its vault file must be one the runs recorded for that input file wrote (``other_run``
+otherwise: a row of an earlier run put back into a later run's output, with its earlier vault file).
+
 A masked row whose id held a value shows the id's keyed hash (``spcl.mask_stage.ids``); its record holds the id
 itself, which the restored row gets back (``id_mismatch`` when the two do not belong together), and ``select``
 finds such rows by the id itself.
@@ -170,6 +174,31 @@ def _write_private(dest: Path, write: Any) -> None:
         tmp.unlink(missing_ok=True)
 
 
+def _runs_of(output: Path, part: Path, cache: dict[str, tuple[str, list[str]] | None]) -> tuple[str, list[str]] | None:
+    """``(key, runs)`` the done-marker of ``part``'s input file recorded, or ``None`` when the output has no
+    readable marker for it (a ``masked/`` folder copied alone: the check is skipped)."""
+    from spcl.executor.errors import JobError
+    from spcl.mask_stage.state import read_marker
+
+    key = part.stem.removeprefix("part-")
+    if key not in cache:
+        try:
+            marker = read_marker(output, key) if (output / "_done").is_dir() else None
+        except JobError:
+            marker = None
+        cache[key] = None if marker is None else (key, list(marker.runs))
+    return cache[key]
+
+
+def _from_recorded_run(vault_file: Any, recorded: tuple[str, list[str]] | None) -> bool:
+    """Whether ``vault_file`` is a file one of the ``recorded`` runs of the input file wrote (``True`` when
+    nothing is recorded)."""
+    if recorded is None:
+        return True
+    key, runs = recorded
+    return isinstance(vault_file, str) and any(vault_file.startswith(f"mask-{key}-{run}-") for run in runs if run)
+
+
 class Refused(ValueError):
     """A row that must not be restored; ``args[0]`` is the reason code."""
 
@@ -282,7 +311,9 @@ def unmask_output(masked: str | Path, vault_dir: str | Path, out: str | Path,
     lookup: dict[str, str] = {}
     if select is not None:  # a listed id also selects the rows that show its keyed hash (an id with a value)
         lookup = ({vault.screened_id(v): v for v in select} if match == "id" else {}) | {v: v for v in select}
+    markers: dict[str, tuple[str, list[str]] | None] = {}
     for part in parts:
+        recorded = _runs_of(parts_dir.parent, part, markers)
         table = pq.read_table(part)
         keep: list[int] = []
         texts: list[str] = []
@@ -303,6 +334,8 @@ def unmask_output(masked: str | Path, vault_dir: str | Path, out: str | Path,
             row_keys.add(row.get("row_key"))
             try:
                 text, ok, original, source_id = restore_row_id(row, vault, require_verified)
+                if not _from_recorded_run(row.get("vault_file"), recorded):
+                    raise Refused("other_run")
             except Refused as err:
                 report.refused.append((str(row.get("id")), str(row.get("row_key")), str(err)))
                 refused_parts.append(part.name)
