@@ -9,6 +9,7 @@ import socket
 import subprocess
 import sys
 import threading
+import time
 from pathlib import Path
 
 import pyarrow as pa
@@ -133,3 +134,22 @@ def test_the_lock_is_released_when_the_run_fails(tmp_path: Path) -> None:
     assert not (tmp_path / "o" / LOCK_NAME).exists()
     with output_lock(tmp_path / "o", "r2") as path:
         assert json.loads(path.read_text())["run_id"] == "r2"
+
+
+def test_a_lock_whose_pid_was_reused_is_stale(tmp_path: Path) -> None:
+    # the run that took the lock died and its pid now belongs to a process that started later
+    holder = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+    try:
+        folder = tmp_path / "o"
+        folder.mkdir()
+        (folder / LOCK_NAME).write_text(json.dumps({"pid": holder.pid, "host": socket.gethostname(),
+                                                    "started": "2026-01-01T00:00:00Z", "epoch": 1_000_000.0}))
+        with output_lock(folder, "r") as path:
+            assert json.loads(path.read_text())["run_id"] == "r"
+        (folder / LOCK_NAME).write_text(json.dumps({"pid": holder.pid, "host": socket.gethostname(),
+                                                    "started": "now", "epoch": time.time()}))
+        with pytest.raises(Exception, match="in use by another run"), output_lock(folder, "r2"):
+            pass
+    finally:
+        holder.kill()
+        holder.wait()

@@ -4,7 +4,8 @@ Two runs writing the same output folder at once would clean each other's staging
 parts. A run takes the folder's lock before it plans: the file ``.spcl-run.lock`` created exclusively
 (``O_CREAT | O_EXCL``, which also holds on a shared filesystem) holding the run's pid, host, start time and
 run id. A second run finds it and stops with one line naming them. A lock whose process is gone (same host,
-no such pid) is stale: it is taken over (the run that died left it). A lock of another host is never judged
+no such pid, or the pid now belongs to a process that started after the lock was taken) is stale: it is taken
+over (the run that died left it). A lock of another host is never judged
 stale (its pid means nothing here): the message says which file to remove when that run is known to be gone.
 The lock is removed when the run ends, however it ends. The file is hidden: manifests and input listings skip it.
 """
@@ -54,11 +55,29 @@ def _read(path: Path) -> tuple[bytes, dict[str, Any]] | None:
     return raw, data if isinstance(data, dict) else {}
 
 
+def _process_start(pid: int) -> float | None:
+    """When process ``pid`` started (epoch seconds, from ``/proc``), or ``None`` when it cannot be told."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+        ticks = int(stat.rsplit(")", 1)[1].split()[19])  # field 22: start time in clock ticks after boot
+        boot = next(int(line.split()[1]) for line in Path("/proc/stat").read_text().splitlines()
+                    if line.startswith("btime "))
+        return boot + ticks / os.sysconf("SC_CLK_TCK")
+    except (OSError, ValueError, IndexError, StopIteration):
+        return None
+
+
 def _stale(data: dict[str, Any]) -> bool:
-    """A lock of this host whose process is gone."""
+    """A lock of this host whose process is gone, or whose pid now belongs to a process started after the lock
+    was taken (the pid was reused)."""
     pid = data.get("pid")
-    return (data.get("host") == socket.gethostname() and isinstance(pid, int) and not isinstance(pid, bool)
-            and pid > 0 and pid != os.getpid() and not _alive(pid))
+    if not (data.get("host") == socket.gethostname() and isinstance(pid, int) and not isinstance(pid, bool)
+            and pid > 0 and pid != os.getpid()):
+        return False
+    if not _alive(pid):
+        return True
+    taken, began = data.get("epoch"), _process_start(pid)
+    return isinstance(taken, int | float) and began is not None and began > taken + 5
 
 
 def _take_over(path: Path, raw: bytes) -> None:
@@ -86,8 +105,9 @@ def output_lock(folder: str | Path, run_id: str = "", error: type[JobError] = Ou
     created = [p for p in (root, *root.parents) if not p.exists()]  # removed again if the run leaves them empty
     root.mkdir(parents=True, exist_ok=True)
     path = root / LOCK_NAME
+    now = datetime.now(UTC)
     body = json.dumps({"pid": os.getpid(), "host": socket.gethostname(), "run_id": run_id,
-                       "started": datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")}).encode()
+                       "started": now.strftime("%Y-%m-%dT%H:%M:%SZ"), "epoch": round(now.timestamp(), 3)}).encode()
     for _ in range(5):
         try:
             fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
