@@ -10,6 +10,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
+from spcl.executor import JobError
 from spcl.mask_stage import MaskJobConfig, MaskJobError, run_mask_job
 
 KEY = bytes(range(32))
@@ -89,3 +90,20 @@ def test_a_damaged_done_marker_is_refused_in_one_line(tmp_path: Path, damage: st
     err = capsys.readouterr().err.strip().splitlines()
     assert code == 1 and len(err) == 1 and marker.name in err[0] and "Traceback" not in err[0]
     assert marker.read_text() == broken  # left for the user to look at
+
+
+def test_a_damaged_generalize_marker_is_refused_in_one_line(tmp_path: Path) -> None:
+    from spcl.executor.state import MarkerError
+    from spcl.generalize.job import GeneralizeJobConfig, run_generalize_job
+
+    (tmp_path / "in").mkdir()
+    pq.write_table(pa.table({"id": ["a"], "text": ["Call 010-1234-5678."]}), tmp_path / "in" / "p.parquet")
+    cfg = GeneralizeJobConfig(input=str(tmp_path / "in"), output=str(tmp_path / "out"), vault=str(tmp_path / "v"))
+    assert run_generalize_job(cfg)["documents"] == 1
+    (marker,) = (tmp_path / "out" / "_done").glob("*.json")
+    data = json.loads(marker.read_text())
+    for broken in (marker.read_text()[:40], json.dumps({**data, "stats": {**data["stats"], "bogus": 1}}),
+                   json.dumps({**data, "release_hash": ""})):
+        marker.write_text(broken)
+        with pytest.raises((MarkerError, JobError), match=r"damaged|other generalize settings"):
+            run_generalize_job(cfg)

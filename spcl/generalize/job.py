@@ -467,8 +467,12 @@ def build_metrics(cfg: GeneralizeJobConfig, identity: tuple[str, str, str] | Non
     """metrics.json: totals over every finished file, shares by rank and fallback per type (no values)."""
     total = GenStats()
     models, prompts = set(), set()
-    for data in load_json_markers(Path(cfg.output) / "_done").values():
-        total.merge(GenStats(**data["stats"]))
+    done = Path(cfg.output) / "_done"
+    for key, data in load_json_markers(done).items():
+        try:
+            total.merge(GenStats(**data["stats"]))
+        except (TypeError, KeyError, ValueError, AttributeError):
+            raise marker_unreadable(marker_file(done, key)) from None
         models.add(str(data.get("model", "")))
         prompts.add(str(data.get("prompt_version", "")))
     n_entities = sum(total.entities_by_rank.values())
