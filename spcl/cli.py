@@ -9,6 +9,7 @@ import sys
 
 from spcl import __version__
 from spcl.config import ConfigError
+from spcl.executor.errors import JobError
 from spcl.messages import OneLineFormatter, os_error_line, shown
 from spcl.spark.errors import task_failure_line
 
@@ -61,6 +62,10 @@ def main(argv: list[str] | None = None) -> int:
     except ConfigError as err:
         print(f"spcl: {shown(err)}", file=sys.stderr)
         return 2
+    except JobError as err:  # a job that cannot run (a damaged done-marker, an output in use): one line
+        log.debug("%s failed", args.command, exc_info=True)
+        print(f"spcl {args.command}: {shown(err)}", file=sys.stderr)
+        return 1
     except OSError as err:  # a full disk, a read-only or missing folder: the path and the cause, no traceback
         log.debug("%s failed", args.command, exc_info=True)
         print(f"spcl {args.command}: {os_error_line(err)}", file=sys.stderr)

@@ -41,10 +41,50 @@ def test_a_missing_archive_is_written_to_a_hidden_file_and_an_existing_one_is_ma
     tmp, final = pending
     assert opts == f"-XX:ArchiveClassesAtExit={tmp} {QUIET}"
     assert tmp.parent == final.parent == tmp_path and tmp.name.startswith(".") and not final.name.startswith(".")
-    final.write_bytes(b"x")
+    _sealed_fake(tmp, final)
     assert sharing_options(tmp_path, "-XX:+UseSerialGC") == (f"-XX:SharedArchiveFile={final} {QUIET}", None)
     other, pending = sharing_options(tmp_path, "-XX:+UseG1GC")  # another option set: its own archive
     assert pending is not None and str(final) not in other
+
+
+def _sealed_fake(tmp: Path, final: Path) -> None:
+    """Put a sealed stand-in archive (the CDS magic number and filler; never given to a JVM) in place."""
+    tmp.write_bytes(b"\xa8\xab\x0b\xf0" + bytes(300_000))
+    proc = subprocess.Popen([sys.executable, "-c", "import sys; sys.stdin.read()"], stdin=subprocess.PIPE)
+    assert finish_archive(proc, tmp, final)
+
+
+@needs_java
+def test_a_truncated_archive_is_never_mapped_and_is_rebuilt(tmp_path: Path) -> None:
+    # before, any file at the archive's name was mapped: one cut short killed every later JVM with SIGBUS
+    opts, pending = sharing_options(tmp_path, "")
+    assert pending is not None
+    proc = subprocess.Popen([JAVA, *opts.split(), "-version"], stdin=subprocess.PIPE, stderr=subprocess.DEVNULL)
+    assert finish_archive(proc, *pending)  # a real (small) archive of a JVM that ran -version
+    final = pending[1]
+    opts, again = sharing_options(tmp_path, "")
+    assert again is None and opts == f"-XX:SharedArchiveFile={final} {QUIET}"
+    data = final.read_bytes()
+    os.chmod(final, 0o600)
+    final.write_bytes(data[: len(data) - 4096])  # cut short, as by a full disk or a stopped copy
+    opts, rebuild = sharing_options(tmp_path, "")
+    assert rebuild is not None and "SharedArchiveFile" not in opts  # not mapped: written anew
+    run = subprocess.run([JAVA, *opts.split(), "-version"], stdin=subprocess.DEVNULL, capture_output=True,
+                         timeout=120)
+    assert run.returncode == 0  # a JVM given the truncated archive died with SIGBUS here
+    final.write_bytes(data)  # the same bytes written again (a new time): still sound
+    os.utime(final)
+    assert sharing_options(tmp_path, "")[1] is None  # same bytes: still sound
+    final.write_bytes(data[:4] + bytes(len(data) - 4))
+    assert sharing_options(tmp_path, "")[1] is not None  # other bytes, same size: not mapped
+
+
+def test_a_file_that_is_no_archive_is_never_put_in_place(tmp_path: Path) -> None:
+    tmp, final = tmp_path / ".a.tmp", tmp_path / "a.jsa"
+    tmp.write_bytes(b"not an archive")
+    proc = subprocess.Popen([sys.executable, "-c", "import sys; sys.stdin.read()"], stdin=subprocess.PIPE)
+    assert not finish_archive(proc, tmp, final)
+    assert not tmp.exists() and not final.exists()
 
 
 def test_no_java_or_an_unwritable_cache_gives_no_options(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -105,7 +145,7 @@ def test_the_first_driver_writes_the_archive_and_the_next_one_maps_it(tmp_path: 
         return json.loads(line[len("RESULT "):]), proc.stdout
 
     def archives() -> list[str]:
-        return sorted(p.name for p in (tmp_path / "cache").iterdir() if "spark-driver-" in p.name)
+        return sorted(p.name for p in (tmp_path / "cache").iterdir() if p.name.startswith("spark-driver-"))
 
     first, out = run()
     assert "-XX:ArchiveClassesAtExit=" in first["driver"] and first["sum"] == 45

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import base64
 import json
+import os
 import shutil
 import unicodedata
 from pathlib import Path
@@ -266,3 +267,133 @@ def test_a_wrong_key_restores_nothing(run: Path, capsys, monkeypatch: pytest.Mon
     assert unmask(run) == 1
     err = capsys.readouterr().err
     assert "wrong vault key" in err and not (run / "restored").exists()
+
+
+def _vault_lines(path: Path) -> dict[str, str]:
+    """The record lines of a vault file by row key."""
+    return {json.loads(line)["id"]: line for line in path.read_text().splitlines() if line.strip()}
+
+
+def test_a_record_replayed_from_an_earlier_run_is_refused(masked_run: Path, run: Path, capsys) -> None:
+    # an earlier run of the same input (its own run id and vault file), then its record for one row key
+    # copied over the later run's record of that key: before, it restored as verified (the masked text is the
+    # same, so both keyed hashes matched); now the record is bound to the file (run) that wrote it
+    earlier = run / "earlier"
+    metrics = run_mask_job(MaskJobConfig(str(masked_run / "in"), str(earlier / "out"), str(earlier / "vault")))
+    assert metrics["masked"] == len(IDS)
+    [old_file] = (earlier / "vault").glob("mask-*.jsonl")
+    assert old_file.name != vault_file(run).name
+    old, new = _vault_lines(old_file), _vault_lines(vault_file(run))
+    target = next(r for r in rows_of(run / "out" / "masked") if r["id"] == "d3")["row_key"]
+    vault_file(run).write_text("".join((old[k] if k == target else line) + "\n" for k, line in new.items()))
+    assert unmask(run) == 1
+    out, err = summary(capsys)
+    assert out["refused_by_reason"] == {"auth_failed": 1} and out["restored"] == len(IDS) - 1
+    assert "d3" not in {r["id"] for r in rows_of(run / "restored")}
+    assert all(r["verified"] for r in rows_of(run / "restored"))
+    assert_no_values(err)
+
+
+def test_records_of_the_earlier_unbound_format_are_never_verified(run: Path, capsys) -> None:
+    # version-2 records (keyed hashes, bound to the id only) as the previous release wrote them: still read,
+    # their hashes still checked, but restored as unverified (a replay cannot be ruled out)
+    import os
+
+    from spcl.mask.vault import _aad
+
+    path = vault_file(run)
+    vault = open_vault(run / "vault", KEY)
+    lines = []
+    for row_key, line in _vault_lines(path).items():
+        rec = json.loads(line)
+        body = vault._aead.decrypt(base64.b64decode(rec["nonce"]), base64.b64decode(rec["ciphertext"]),
+                                   _aad(row_key, 3, path.stem))
+        nonce = os.urandom(12)
+        ct = vault._aead.encrypt(nonce, body, _aad(row_key, 2))
+        lines.append(json.dumps({"id": row_key, "v": 2, "nonce": base64.b64encode(nonce).decode(),
+                                 "ciphertext": base64.b64encode(ct).decode()}))
+    path.write_text("\n".join(lines) + "\n")
+    assert unmask(run) == 0
+    out, err = summary(capsys)
+    assert out["restored"] == len(IDS) and out["unverified"] == len(IDS) and "not verified" in err
+    assert not any(r["verified"] for r in rows_of(run / "restored"))
+    assert unmask(run, "--require-verified") == 1
+    assert summary(capsys)[0]["refused_by_reason"] == {"unverified": len(IDS)}
+    edit_masked(run, lambda row: row.update(masked_text=row["masked_text"] + " "))
+    assert unmask(run) == 1  # their hashes are still checked
+    assert summary(capsys)[0]["refused_by_reason"] == {"masked_text_changed": 1}
+
+
+def _snapshot(folder: Path) -> dict[str, tuple[bytes, int]]:
+    return {str(p.relative_to(folder)): (p.read_bytes(), p.stat().st_mode & 0o777)
+            for p in sorted(folder.rglob("*")) if p.is_file()}
+
+
+@pytest.mark.parametrize("where", ["out/masked", "out", "out/masked/sub", "vault", "vault/restored", ".",
+                                   "other/inside", "filtered/decision=flagged/x", "holder"])
+def test_unmask_never_writes_into_or_around_a_released_folder(run: Path, capsys, where: str) -> None:
+    # before, --out out/masked replaced the released masked Parquet with clear text (0644, exit 0)
+    shutil.copytree(run / "out", run / "other" / "inside" / "mask-out")  # a second mask output
+    (run / "filtered" / "decision=flagged").mkdir(parents=True)  # a filter output folder
+    shutil.copytree(run / "out", run / "holder" / "deep" / "mask-out")  # a folder that contains a mask output
+    before = _snapshot(run)
+    code = main(["unmask", "--masked", str(run / "out"), "--vault", str(run / "vault"), "--out", str(run / where)])
+    err = capsys.readouterr().err
+    assert code == 2 and "refusing" in err and len(err.strip().splitlines()) == 1
+    assert _snapshot(run) == before  # nothing written, nothing chmod-ed
+    assert not (run / "vault" / "restored").exists() and not (run / "out" / "masked" / "sub").exists()
+
+
+def test_unmask_writes_0600_files_in_a_0700_folder_it_creates_and_accounts_for_refusals(run: Path, capsys) -> None:
+    refused_id = edit_masked(run, lambda row: row.update(masked_text=row["masked_text"] + "!"))
+    assert unmask(run) == 1
+    out, _ = summary(capsys)
+    target = run / "restored"
+    assert target.stat().st_mode & 0o777 == 0o700
+    assert all(p.stat().st_mode & 0o777 == 0o600 for p in target.iterdir())
+    refused = [json.loads(line) for line in (target / "_refused.jsonl").read_text().splitlines()]
+    assert [(r["id"], r["reason"]) for r in refused] == [(refused_id, "masked_text_changed")]
+    assert json.loads((target / "_unmask.json").read_text())["refused_by_reason"] == {"masked_text_changed": 1}
+    restored = rows_of(target)
+    assert len(restored) + len(refused) == len(IDS) == out["restored"] + out["refused"]
+    # a rerun into its own earlier output replaces it
+    assert unmask(run) == 1 and len(rows_of(target)) == len(restored)
+    capsys.readouterr()
+
+
+def test_unmask_leaves_an_existing_folder_mode_alone_and_refuses_a_non_empty_one(run: Path, capsys) -> None:
+    mine = run / "mine"
+    mine.mkdir(mode=0o755)
+    os.chmod(mine, 0o755)
+    assert main(["unmask", "--masked", str(run / "out"), "--vault", str(run / "vault"), "--out", str(mine)]) == 0
+    assert mine.stat().st_mode & 0o777 == 0o755  # before, chmod-ed to 0700: not this run's folder
+    assert all(p.stat().st_mode & 0o777 == 0o600 for p in mine.iterdir())
+    busy = run / "busy"
+    busy.mkdir()
+    (busy / "notes.txt").write_text("mine")
+    assert main(["unmask", "--masked", str(run / "out"), "--vault", str(run / "vault"), "--out", str(busy)]) == 2
+    assert [p.name for p in busy.iterdir()] == ["notes.txt"]
+    capsys.readouterr()
+
+
+def test_a_row_of_an_earlier_run_put_back_with_its_vault_file_is_refused(masked_run: Path, run: Path,
+                                                                         capsys) -> None:
+    # an earlier run's output and vault file (its own run id); its masked row for d5 replaces the later one, and
+    # its vault file sits in the later vault: each record is sound, but the output's done-marker names the runs
+    # that wrote it, and that run is not one of them
+    earlier = run / "earlier"
+    run_mask_job(MaskJobConfig(str(masked_run / "in"), str(earlier / "out"), str(earlier / "vault")))
+    [old_file] = (earlier / "vault").glob("mask-*.jsonl")
+    shutil.copy(old_file, run / "vault" / old_file.name)
+    old_row = next(r for r in rows_of(earlier / "out" / "masked") if r["id"] == "d5")
+    [part] = (run / "out" / "masked").glob("*.parquet")
+    rows = [old_row if r["id"] == "d5" else r for r in pq.read_table(part).to_pylist()]
+    pq.write_table(pa.Table.from_pylist(rows, schema=pq.read_schema(part)), part)
+    assert unmask(run) == 1
+    out, _ = summary(capsys)
+    assert out["refused_by_reason"] == {"other_run": 1} and out["restored"] == len(IDS) - 1
+    # the masked/ folder copied alone (no done-markers beside it): the check cannot be made, the row restores
+    shutil.copytree(run / "out" / "masked", run / "alone" / "masked")
+    assert main(["unmask", "--masked", str(run / "alone"), "--vault", str(run / "vault"),
+                 "--out", str(run / "r2")]) == 0
+    capsys.readouterr()

@@ -327,6 +327,7 @@ class AnnotateStage(FileStage):
     name: ClassVar[str] = "annotate"
     ref: ClassVar[str] = "spcl.annotate.job:STAGE"
     path_fields: ClassVar[tuple[str, ...]] = ("input", "out")
+    lock_field: ClassVar[str | None] = "out"
     error: ClassVar[type[AnnotateError]] = AnnotateError
     setup_when_idle: ClassVar[bool] = False  # a rerun with nothing to ask only re-balances: no model loaded
 

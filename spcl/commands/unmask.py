@@ -4,18 +4,25 @@
                 [--require-verified]
 
 The key comes from ``SPCL_VAULT_KEY`` / ``SPCL_VAULT_KEY_FILE``. Writes ``restored/part-*.parquet`` (the masked
-row's columns + ``text`` + ``verified``, owner-readable only). Every row's round trip is proved with keyed hashes
-the mask job stored in the vault (an edit anywhere in the masked text is refused as ``masked_text_changed``), and
-a source that was not NFC comes back byte-exact. Only the vault files the rows name are read; a corrupt line
-blocks only its own record and is named by file and line. Rows that cannot be trusted are refused, each with
-its reason (counts in ``refused_by_reason``), named by id and row key, never by value.
+row's columns + ``text`` + ``verified``), ``_refused.jsonl`` (every refused row: id, row key, reason) and
+``_unmask.json`` (the summary), owner-readable only, into a folder this run creates with mode 0700 (or an empty
+one, or an earlier unmask output). An ``--out`` that is, contains or lies inside the masked input, the vault, or
+any mask, generalize or filter output or vault folder is refused (exit 2): released data is never overwritten.
+
+Every row's round trip is proved with keyed hashes the mask job stored in the vault (an edit anywhere in the
+masked text is refused as ``masked_text_changed``), and a source that was not NFC comes back byte-exact. Only
+the vault files the rows name are read; a corrupt line blocks only its own record and is named by file and
+line. Rows that cannot be trusted are refused, each with its reason (counts in ``refused_by_reason``), named by
+id and row key, never by value.
 
 ``--ids FILE``: restore only rows whose id is one of the file's lines (one per line; ids need not be unique, so
 every row of a listed id is restored); ``--match row_key`` reads the lines as row keys (exactly one row each).
 
-Vaults written before the keyed hashes existed are still read: those rows are restored, counted as
-``unverified`` (their ``verified`` column is false, and a warning says how many); ``--require-verified``
-refuses them instead. Exit 1 when any row was refused or a selected value matched no row, else 0.
+Each vault record is bound to the vault file (the run) that wrote it: a record copied in from an earlier run is
+refused (``auth_failed``). Vaults written by earlier versions (records without keyed hashes, or not bound to a
+run) are still read: those rows are restored, counted as ``unverified`` (their ``verified`` column is false,
+and a warning says how many); ``--require-verified`` refuses them instead. Exit 1 when any row was refused or a
+selected value matched no row, else 0.
 """
 
 from __future__ import annotations
@@ -30,6 +37,7 @@ _SHOWN = 50
 
 
 def _run(args: argparse.Namespace) -> int:
+    from spcl.io.inputs import UnsafeOutput
     from spcl.mask.vault import VaultError
     from spcl.mask_stage import unmask_output
     from spcl.mask_stage.unmask import read_selection
@@ -38,6 +46,9 @@ def _run(args: argparse.Namespace) -> int:
         select = read_selection(args.ids) if args.ids else None
         report = unmask_output(args.masked, args.vault, args.out, select=select, match=args.match,
                                require_verified=args.require_verified)
+    except UnsafeOutput as err:  # --out inside a released folder or a vault: nothing is written
+        print(f"spcl unmask: {shown(err)}", file=sys.stderr)
+        return 2
     except (VaultError, OSError, UnicodeDecodeError) as err:
         print(f"spcl unmask: {shown(err)}", file=sys.stderr)
         return 1
@@ -51,9 +62,9 @@ def _run(args: argparse.Namespace) -> int:
     for name in report.vault_files_changed:
         print(f"spcl unmask: warning: vault file {shown(name)} differs from the vault's manifest.json", file=sys.stderr)
     if report.unverified:
-        print(f"spcl unmask: warning: {report.unverified} rows were restored from vault records written before "
-              "round-trip hashes (not verified; their 'verified' column is false; --require-verified refuses "
-              "them)", file=sys.stderr)
+        print(f"spcl unmask: warning: {report.unverified} rows were restored from vault records of an earlier "
+              "format (without round-trip hashes or not bound to their run: not verified; their 'verified' "
+              "column is false; --require-verified refuses them)", file=sys.stderr)
     if report.selected_not_found:
         print(f"spcl unmask: {report.selected_not_found} values of {shown(args.ids)} matched no row's {args.match}",
               file=sys.stderr)

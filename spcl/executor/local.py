@@ -5,6 +5,7 @@ from __future__ import annotations
 import time
 from typing import Any, TypeVar
 
+from spcl.executor.lock import stage_lock
 from spcl.executor.stage import RunInfo, Stage, UnitReport
 from spcl.progress import Progress
 
@@ -17,6 +18,12 @@ def run_local(stage: Stage[C, W], cfg: C, clients: dict[str, Any] | None = None)
     stage's metrics. The worker is torn down even when a unit fails."""
     started = time.perf_counter()
     cfg = stage.prepare(cfg)
+    with stage_lock(stage, cfg):
+        return _run(stage, cfg, clients, started)
+
+
+def _run(stage: Stage[C, W], cfg: C, clients: dict[str, Any] | None, started: float) -> dict[str, Any]:
+    """:func:`run_local` once the output's run lock is held."""
     plan = stage.plan(cfg)
     stage.before(cfg, plan, "python")
     reports: list[UnitReport] = []

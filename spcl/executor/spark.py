@@ -19,6 +19,7 @@ from collections.abc import Iterable, Iterator
 from functools import partial
 from typing import Any, TypeVar
 
+from spcl.executor.lock import stage_lock
 from spcl.executor.stage import Plan, RunInfo, SparkReader, Stage, UnitReport
 from spcl.executor.units import Unit
 
@@ -55,12 +56,20 @@ def run_spark(stage: Stage[C, W], cfg: C, master: str | None = None, submitted: 
     master is kept unless ``master`` is given. A :class:`~spcl.executor.stage.SparkReader` stage has Spark
     read its input (its own tasks, e.g. ``mapInArrow``); any other stage gets one task per unit.
     """
-    from spcl.spark import build_session
     from spcl.spark.files import with_absolute_paths
 
     started = time.perf_counter()
     reader = stage if isinstance(stage, SparkReader) else None
     cfg = stage.prepare(with_absolute_paths(cfg, stage.path_fields))
+    with stage_lock(stage, cfg):  # the driver holds the output's run lock for the whole run
+        return _run(stage, reader, cfg, master, submitted, started)
+
+
+def _run(stage: Stage[C, W], reader: SparkReader[C] | None, cfg: C, master: str | None, submitted: bool,
+         started: float) -> dict[str, Any]:
+    """:func:`run_spark` once the output's run lock is held."""
+    from spcl.spark import build_session
+
     plan = stage.plan(cfg)
     stage.before(cfg, plan, "spark")
     reports: list[Any] = []

@@ -94,6 +94,9 @@ class Stage(Protocol, Generic[C, W]):
     """The error this job raises (a :class:`JobError`)."""
     setup_when_idle: ClassVar[bool]
     """Set up a worker on the python engine even when nothing is to do (its setup writes output folders)."""
+    lock_field: ClassVar[str | None]
+    """The config field naming the output folder the executors lock for the whole run
+    (``spcl.executor.lock``: a second run on the same folder is refused); ``None``: no lock."""
 
     def config_from_json(self, text: str) -> C:
         """The config back on a worker."""
@@ -198,6 +201,7 @@ class FileStage:
     config_type: ClassVar[Any]
     """The config dataclass (with ``to_json`` / ``from_json`` and a ``run_id`` field)."""
     setup_when_idle: ClassVar[bool] = True
+    lock_field: ClassVar[str | None] = "output"
 
     def config_from_json(self, text: str) -> Any:
         """The config back on a worker."""

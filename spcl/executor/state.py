@@ -33,17 +33,43 @@ def marker_file(folder: str | Path, key: str) -> Path:
     return Path(folder) / f"{key}.json"
 
 
+class MarkerError(JobError):
+    """A done-marker exists but cannot be read (truncated, not JSON, not an object, or a field of the wrong
+    kind): the job refuses to run rather than guess whether the unit is done. The message names the file."""
+
+
+def marker_unreadable(path: Path) -> MarkerError:
+    """The one-line error for the damaged done-marker ``path``."""
+    return MarkerError(f"done-marker {path} is damaged (truncated or not a marker); remove it to redo that "
+                       "input file, or use a new output folder")
+
+
 def read_json_marker(path: Path) -> dict[str, Any] | None:
-    """A done-marker's content, or ``None`` when the unit was never committed."""
-    return json.loads(path.read_text(encoding="utf-8")) if path.exists() else None
+    """A done-marker's content, or ``None`` when the unit was never committed; :class:`MarkerError` when the
+    file exists but is not a readable JSON object (never a traceback, never taken as done)."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return None
+    except (UnicodeDecodeError, IsADirectoryError):
+        raise marker_unreadable(path) from None
+    try:
+        data = json.loads(text)
+    except ValueError:  # JSONDecodeError, and ints past Python's digit limit
+        raise marker_unreadable(path) from None
+    if not isinstance(data, dict):
+        raise marker_unreadable(path)
+    return data
 
 
 def load_json_markers(folder: str | Path) -> dict[str, dict[str, Any]]:
-    """``{key: marker}`` of every done-marker in ``folder`` (by file stem, sorted; empty when absent)."""
+    """``{key: marker}`` of every done-marker in ``folder`` (by file stem, sorted; empty when absent);
+    :class:`MarkerError` for a damaged one."""
     root = Path(folder)
     if not root.is_dir():
         return {}
-    return {p.stem: json.loads(p.read_text(encoding="utf-8")) for p in sorted(root.glob("*.json"))}
+    found = {p.stem: read_json_marker(p) for p in sorted(root.glob("*.json"))}
+    return {k: v for k, v in found.items() if v is not None}
 
 
 def read_part(path: Path, schema: pa.Schema,

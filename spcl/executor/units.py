@@ -97,11 +97,14 @@ def foreign_input(keyed: list[tuple[Path, str]], recorded: Callable[[str], str |
 
 def other_settings(keyed: list[tuple[Path, str]], recorded: Callable[[str], str | None], current: str) -> list[str]:
     """The keys whose done-marker recorded a release hash other than ``current`` (``recorded(key)``: the marker's
-    hash; ``None`` or ``""`` when not done or written before hashes existed, not checked): skipping those files
-    would leave their old output under this run's settings, so a job refuses to run.
+    hash, ``None`` when not done): skipping those files would leave their old output under this run's settings,
+    so a job refuses to run. A done unit whose marker holds no hash (``""``: an older or edited marker) counts as
+    other settings too: an empty hash never passes the check.
 
     >>> keyed = [(Path("/in/a.parquet"), "a-1"), (Path("/in/b.parquet"), "b-2"), (Path("/in/c.parquet"), "c-3")]
     >>> other_settings(keyed, {"a-1": "h1", "b-2": "h2", "c-3": ""}.get, "h1")
-    ['b-2']
+    ['b-2', 'c-3']
+    >>> other_settings(keyed, {"a-1": "h1"}.get, "h1")
+    []
     """
-    return [key for _, key in keyed if (found := recorded(key)) and found != current]
+    return [key for _, key in keyed if (found := recorded(key)) is not None and (not found or found != current)]

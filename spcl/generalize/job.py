@@ -52,6 +52,7 @@ from spcl.executor.state import (
     commit_unit,
     load_json_markers,
     marker_file,
+    marker_unreadable,
     read_json_marker,
     read_part,
     remove_staging,
@@ -67,6 +68,7 @@ from spcl.generalize.engine import DocInput, DocResult, Generalizer, GeneralizeS
 from spcl.generalize.prompts import PROMPT_VERSION
 from spcl.generalize.spans import collect_spans, document_hits
 from spcl.manifest import sha256_file
+from spcl.mask.ids import release_id
 from spcl.progress import Progress
 from spcl.text import guess_lang, normalize
 
@@ -270,7 +272,8 @@ class GeneralizeRunner:
         self.cfg = cfg
         self.key = vault_key if vault_key is not None else resolve_key()
         self.run_id = new_run_id()  # names this process's vault files (one per input file and run)
-        open_vault(cfg.vault, self.key).close()  # creates the header, or checks the key against it
+        self._ids = open_vault(cfg.vault, self.key)  # creates the header, or checks the key against it
+        self._ids.close()  # kept for its keyed id hash only (spcl.mask.ids)
         if extractor is None:
             extractor, chat = build_clients(cfg)
         self.extractor, self.chat = extractor, chat
@@ -338,6 +341,8 @@ class GeneralizeRunner:
         A retry asks about every row the kept parts do not settle: the transient failures, and any row a run
         killed between its part writes left in neither part (so a row is never lost nor written twice)."""
         marker = read_json_marker(self.done_marker(key))
+        if marker is not None and not isinstance(marker.get("stats"), dict):
+            raise marker_unreadable(self.done_marker(key))
         empty = (GENERALIZED_SCHEMA.empty_table(), FAILED_SCHEMA.empty_table())
         if marker is None or marker.get("input_sha256") != input_sha or not marker["stats"].get("failed_transient"):
             return None, *empty, None
@@ -407,14 +412,15 @@ class GeneralizeRunner:
                         stats.add(res)
                     stats.token_documents += i in counted or (res is not None and res.counted)
                     reason = item if isinstance(item, str) else res.reason  # type: ignore[union-attr]
+                    shown = release_id(ids[i], self._ids)  # an id that holds a value: released as its keyed hash
                     if ids[i] is None or reason is not None or res is None or res.text is None:
                         reason = "no_id" if ids[i] is None else (reason or "unknown")
-                        for n, v in zip(FAILED_SCHEMA.names, (ids[i], row_keys[i], reason, is_transient_reason(reason),
+                        for n, v in zip(FAILED_SCHEMA.names, (shown, row_keys[i], reason, is_transient_reason(reason),
                                                               backend, model, prompt_version, path.name), strict=True):
                             failed_rows[n].append(v)
                         continue
-                    vault.put(row_keys[i], res.mapping)
-                    row = (res.id, row_keys[i], langs[i], res.text, res.spans, len(res.spans), backend, model,
+                    vault.put(row_keys[i], res.mapping, row_id=str(shown), source_id=ids[i])
+                    row = (shown, row_keys[i], langs[i], res.text, res.spans, len(res.spans), backend, model,
                            prompt_version, path.name, writer)
                     for n, v in zip(GENERALIZED_SCHEMA.names, row, strict=True):
                         gen_rows[n].append(v)
@@ -461,8 +467,12 @@ def build_metrics(cfg: GeneralizeJobConfig, identity: tuple[str, str, str] | Non
     """metrics.json: totals over every finished file, shares by rank and fallback per type (no values)."""
     total = GenStats()
     models, prompts = set(), set()
-    for data in load_json_markers(Path(cfg.output) / "_done").values():
-        total.merge(GenStats(**data["stats"]))
+    done = Path(cfg.output) / "_done"
+    for key, data in load_json_markers(done).items():
+        try:
+            total.merge(GenStats(**data["stats"]))
+        except (TypeError, KeyError, ValueError, AttributeError):
+            raise marker_unreadable(marker_file(done, key)) from None
         models.add(str(data.get("model", "")))
         prompts.add(str(data.get("prompt_version", "")))
     n_entities = sum(total.entities_by_rank.values())
@@ -538,7 +548,8 @@ def pending_files(cfg: GeneralizeJobConfig) -> tuple[list[tuple[Path, str]], int
     if foreign:
         raise JobError(f"{cfg.output} holds the results of another input file ({foreign[0]}) under the "
                        f"name of {foreign[1]}; use a new --output for a different --input")
-    other = other_settings(keyed, lambda k: _marker(cfg, k).get("release_hash"), cfg.release_hash())
+    other = other_settings(keyed, lambda k: str(m.get("release_hash") or "") if (m := _marker(cfg, k)) else None,
+                           cfg.release_hash())
     if other:  # skipping them would leave their old output under this run's settings
         raise JobError(f"{cfg.output} holds {len(other)} file(s) generalized with other generalize settings "
                        "(backend, model, types, method settings, span extractor, name finders or adapters); rerun "
@@ -549,8 +560,12 @@ def pending_files(cfg: GeneralizeJobConfig) -> tuple[list[tuple[Path, str]], int
 
 
 def _marker(cfg: GeneralizeJobConfig, key: str) -> dict[str, Any]:
-    """The done-marker of ``key`` (``{}``: not done)."""
-    return read_json_marker(marker_file(Path(cfg.output) / "_done", key)) or {}
+    """The done-marker of ``key`` (``{}``: not done; a damaged one raises ``MarkerError``)."""
+    path = marker_file(Path(cfg.output) / "_done", key)
+    marker = read_json_marker(path) or {}
+    if marker and not isinstance(marker.get("stats", {}), dict):
+        raise marker_unreadable(path)
+    return marker
 
 
 def _done_sha(cfg: GeneralizeJobConfig, key: str) -> str | None:

@@ -5,12 +5,20 @@ Layout of a vault folder::
     vault.json              {"format": "spcl-vault-1", "cipher": "AES-256-GCM", "key_check": "<hex>"}
     <writer>.jsonl          one line per record: {"id", "v", "nonce", "ciphertext"} (base64)
 
-A version-2 record (``"v": 2``, what the mask job writes) encrypts ``{"mapping", "source", "masked"[,
-"original"]}``: the mapping, keyed hashes (HMAC-SHA-256-128 under a key derived from the vault key, never a plain
-hash, which would let anyone holding the file test guesses of low-entropy values) of the NFC source text and of
-the masked text (bound to the row's id), and the source exactly as given when it was not NFC. They let a reader
-prove a whole round trip (:meth:`Vault.record`, :meth:`Vault.mac_matches`). A version-1 record (no ``"v"``,
-written before) holds the mapping only; its AAD differs, so a version-2 record cannot be passed off as one.
+A version-3 record (``"v": 3``, what every writer writes now) encrypts ``{"mapping"[, "source", "masked"[,
+"original"]][, "id"]}``: the mapping and, for a round-trip record (what the mask job writes), keyed hashes
+(HMAC-SHA-256-128 under a key derived from the vault key, never a plain hash, which would let anyone holding the
+file test guesses of low-entropy values) of the NFC source text and of the masked text (bound to the row's id),
+and the source exactly as given when it was not NFC; ``"id"`` is the row's own id when the released row shows
+another one (an id that holds a value is released as :meth:`Vault.screened_id`). They let a reader prove a whole
+round trip (:meth:`Vault.record`, :meth:`Vault.mac_matches`). Its associated data names the writer file it was
+written to as well as its id, and a writer name is new per run and attempt (it carries the run id): a record
+copied from an earlier run's file into a later run's file under the same row key fails authentication
+(``auth_failed``) instead of restoring the earlier text.
+
+Records of the earlier formats are still read, never as verified: version 2 (``"v": 2``; the same body, bound to
+the id only) and version 1 (no ``"v"``; the mapping only). Each version has its own associated data, so a record
+cannot be passed off as another version (:attr:`VaultRecord.bound` is true for version 3 only).
 
 Each writer (a Spark task, a worker process) appends to its own ``<writer>.jsonl`` so parallel writers
 never share a file. Ids are not secret; the mapping is: it is serialized as JSON and encrypted with a fresh
@@ -85,14 +93,24 @@ class VaultRecord:
     source_mac: str | None = None
     masked_mac: str | None = None
     original: str | None = None
+    bound: bool = False
+    """Version 3: authenticated together with the name of the writer file (the run) it was written to."""
+    source_id: str | None = None
+    """The row's own id when the released row shows its :meth:`Vault.screened_id` instead."""
 
     @property
     def verifiable(self) -> bool:
-        """True when the record holds the keyed hashes that prove a round trip (version 2)."""
+        """True when the record holds the keyed hashes that prove a round trip and is bound to the file (run)
+        it was written to (version 3): what a reader may call verified."""
+        return self.bound and self.has_hashes
+
+    @property
+    def has_hashes(self) -> bool:
+        """True when the record holds the round-trip hashes (version 2 or 3)."""
         return self.source_mac is not None and self.masked_mac is not None
 
     def __repr__(self) -> str:  # never print the mapping or the text
-        return f"VaultRecord(tokens={len(self.mapping)}, verifiable={self.verifiable})"
+        return f"VaultRecord(tokens={len(self.mapping)}, verifiable={self.verifiable}, bound={self.bound})"
 
 
 @dataclass(slots=True)
@@ -183,9 +201,19 @@ def _key_check(key: bytes) -> str:
     return hmac.new(key, b"spcl-vault-1 key check", hashlib.sha256).hexdigest()
 
 
-def _aad(doc_id: str, version: int = 1) -> bytes:
-    prefix = FORMAT.encode() if version == 1 else b"spcl-vault-record-2"
-    return prefix + b"\x00" + doc_id.encode("utf-8")
+RECORD_VERSION = 3
+"""The record version :meth:`Vault.put` writes."""
+_VERSIONS = (1, 2, 3)
+
+
+def _aad(doc_id: str, version: int = RECORD_VERSION, writer: str = "") -> bytes:
+    """The associated data of a record: its version's label, (version 3) the writer file's name, and its id."""
+    if version == 1:
+        return FORMAT.encode() + b"\x00" + doc_id.encode("utf-8")
+    if version == 2:
+        return b"spcl-vault-record-2\x00" + doc_id.encode("utf-8")
+    name = writer.encode("utf-8")
+    return b"spcl-vault-record-3\x00" + str(len(name)).encode("ascii") + b":" + name + doc_id.encode("utf-8")
 
 
 def _b64(value: Any) -> bytes | None:
@@ -208,7 +236,7 @@ def _parse_line(line: str) -> tuple[str | None, int, bytes | None, bytes | None]
         return None, 0, None, None
     version = rec.get("v", 1)
     nonce, ct = _b64(rec.get("nonce")), _b64(rec.get("ciphertext"))
-    if version not in (1, 2) or nonce is None or len(nonce) != _NONCE_BYTES or not ct:
+    if version not in _VERSIONS or nonce is None or len(nonce) != _NONCE_BYTES or not ct:
         return rec["id"], 0, None, None
     return rec["id"], int(version), nonce, ct
 
@@ -229,9 +257,10 @@ class Vault:
         self._aead = AESGCM(key_bytes)
         self._check = _key_check(key_bytes)
         self._mac_key = hmac.new(key_bytes, b"spcl-vault-2 text mac", hashlib.sha256).digest()
+        self._id_key = hmac.new(key_bytes, b"spcl-vault-3 screened id", hashlib.sha256).digest()
         self._files: dict[str, _WriterFile] = {}
         self._fh: IO[str] | None = None
-        self._index: dict[str, tuple[int, bytes, bytes]] | None = None
+        self._index: dict[str, tuple[int, bytes, bytes, str]] | None = None
         self._open_header()
 
     def _open_header(self) -> None:
@@ -270,36 +299,48 @@ class Vault:
         tag = hmac.new(self._mac_key, msg, hashlib.sha256).digest()[:_MAC_BYTES]
         return base64.b64encode(tag).decode("ascii").rstrip("=")
 
+    def screened_id(self, doc_id: str) -> str:
+        """The id a released row shows instead of ``doc_id`` when the id holds a value: ``id-`` and 24 hex digits
+        of a keyed hash (HMAC-SHA-256 under a key derived from the vault key). Deterministic per key, so rows
+        that share an id still share it, and whoever holds the key can find a known id's rows.
+
+        >>> v = Vault.__new__(Vault); v._id_key = bytes(32)
+        >>> v.screened_id("https://example.com/u?mail=kim@mailbox.com")[:3], len(v.screened_id("x"))
+        ('id-', 27)
+        """
+        tag = hmac.new(self._id_key, _utf8(doc_id), hashlib.sha256).hexdigest()[:24]
+        return f"id-{tag}"
+
     def mac_matches(self, mac: str, role: str, text: str, context: str = "") -> bool:
         """True when ``mac`` is :meth:`text_mac` of ``(role, text, context)`` (constant-time comparison)."""
         return hmac.compare_digest(mac, self.text_mac(role, text, context))
 
     def put(self, doc_id: str, mapping: dict[str, str], *, source: str | None = None, masked: str | None = None,
-            original: str | None = None, row_id: str = "") -> None:
+            original: str | None = None, row_id: str = "", source_id: str | None = None) -> None:
         """Encrypt ``mapping`` under ``doc_id`` and append it to this writer's file.
 
         With ``source`` (the NFC text the mapping restores) and ``masked`` (the masked text), the record is
         version 2: it also holds their keyed hashes (the masked text's bound to ``row_id``, the row's own id,
         so a masked row relabelled with another id does not verify), and ``original`` (the text as given) when
         it is not ``source`` — what a reader needs to prove the round trip and give back the exact original.
+        ``source_id``: the row's own id, stored (encrypted) when the released row shows another (``row_id``).
         """
         if not isinstance(doc_id, str) or not doc_id:
             raise VaultError("document id must be a non-empty string")
         if (source is None) != (masked is None) or (original is not None and source is None):
             raise VaultError("a round-trip record needs both the source and the masked text")
-        version = 1 if source is None else 2
-        body: Any = mapping
+        version = RECORD_VERSION
+        body: dict[str, Any] = {"mapping": mapping}
         if source is not None and masked is not None:
-            body = {"mapping": mapping, "source": self.text_mac("source", source),
-                    "masked": self.text_mac("masked", masked, row_id)}
+            body |= {"source": self.text_mac("source", source), "masked": self.text_mac("masked", masked, row_id)}
             if original is not None and original != source:
                 body["original"] = original
+        if source_id is not None and source_id != row_id:
+            body["id"] = source_id
         nonce = secrets.token_bytes(_NONCE_BYTES)
         plain = _utf8(json.dumps(body, ensure_ascii=False, separators=(",", ":")))
-        ct = self._aead.encrypt(nonce, plain, _aad(doc_id, version))
-        rec: dict[str, Any] = {"id": doc_id}
-        if version == 2:
-            rec["v"] = 2
+        ct = self._aead.encrypt(nonce, plain, _aad(doc_id, version, self.writer))
+        rec: dict[str, Any] = {"id": doc_id, "v": version}
         rec["nonce"] = base64.b64encode(nonce).decode("ascii")
         rec["ciphertext"] = base64.b64encode(ct).decode("ascii")
         if self._fh is None:
@@ -307,7 +348,7 @@ class Vault:
         self._fh.write(json.dumps(rec, ensure_ascii=False) + "\n")
         self._files.pop(self.writer, None)  # re-read on the next lookup
         if self._index is not None:
-            self._index[doc_id] = (version, nonce, ct)
+            self._index[doc_id] = (version, nonce, ct, self.writer)
 
     def flush(self) -> None:
         """Flush this writer's file to the operating system."""
@@ -326,8 +367,8 @@ class Vault:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
-    def _records(self) -> Iterator[tuple[str, int, bytes, bytes]]:
-        """``(id, version, nonce, ciphertext)`` of every record line, file by file in name order (strict: the
+    def _records(self) -> Iterator[tuple[str, int, bytes, bytes, str]]:
+        """``(id, version, nonce, ciphertext, writer)`` of every record line, file by file in name order (strict: the
         first corrupt line raises :class:`VaultError` naming its file and line)."""
         self.flush()
         for path in sorted(self.root.glob("*.jsonl")):
@@ -338,13 +379,13 @@ class Vault:
                     doc_id, version, nonce, ct = _parse_line(line)
                     if doc_id is None or nonce is None or ct is None:
                         raise VaultError(f"{path.name}:{lineno}: malformed vault record")
-                    yield doc_id, version, nonce, ct
+                    yield doc_id, version, nonce, ct, path.stem
 
-    def _load_index(self) -> dict[str, tuple[int, bytes, bytes]]:
+    def _load_index(self) -> dict[str, tuple[int, bytes, bytes, str]]:
         if self._index is None:
-            index: dict[str, tuple[int, bytes, bytes]] = {}
-            for doc_id, version, nonce, ct in self._records():
-                index[doc_id] = (version, nonce, ct)  # a retried writer's later record wins
+            index: dict[str, tuple[int, bytes, bytes, str]] = {}
+            for doc_id, version, nonce, ct, writer in self._records():
+                index[doc_id] = (version, nonce, ct, writer)  # a retried writer's later record wins
             self._index = index
         return self._index
 
@@ -381,28 +422,35 @@ class Vault:
         """Line numbers of ``writer``'s file that hold no readable record (skipped by lookups)."""
         return list(self._writer_file(writer).corrupt)
 
-    def _decrypt(self, doc_id: str, version: int, nonce: bytes, ct: bytes) -> VaultRecord:
+    def _decrypt(self, doc_id: str, version: int, nonce: bytes, ct: bytes, writer: str) -> VaultRecord:
         try:
-            plain = self._aead.decrypt(nonce, ct, _aad(doc_id, version))
+            plain = self._aead.decrypt(nonce, ct, _aad(doc_id, version, writer))
         except (InvalidTag, ValueError):
             raise RecordAuthError(
                 "auth_failed",
-                f"cannot decrypt the record of id {doc_id!r}: wrong key, or the record was altered or moved",
+                f"cannot decrypt the record of id {doc_id!r} in {writer}.jsonl: wrong key, or the record was "
+                "altered, or moved from another id or another run's file",
             ) from None
         try:
             body: Any = json.loads(plain.decode("utf-8", "surrogatepass"))
+            source_id = None
             if version == 1:
                 mapping, source, masked, original = body, None, None, None
-            else:
+            elif version == 2:
                 mapping, source, masked = body["mapping"], body["source"], body["masked"]
                 original = body.get("original")
+            else:
+                mapping, source, masked = body["mapping"], body.get("source"), body.get("masked")
+                original, source_id = body.get("original"), body.get("id")
+                if (source is None) != (masked is None) or not (source_id is None or isinstance(source_id, str)):
+                    raise KeyError("masked")
             if not (isinstance(mapping, dict) and all(isinstance(k, str) and isinstance(v, str)
                                                       for k, v in mapping.items())
                     and all(x is None or isinstance(x, str) for x in (source, masked, original))):
                 raise TypeError
         except (ValueError, KeyError, TypeError):
             raise RecordError("corrupt_record", f"the record of id {doc_id!r} has an unknown layout") from None
-        return VaultRecord(mapping, source, masked, original)
+        return VaultRecord(mapping, source, masked, original, bound=version >= 3, source_id=source_id)
 
     def record(self, doc_id: str, writer: str) -> VaultRecord:
         """The record stored for ``doc_id`` in ``writer``'s file, decrypted and authenticated.
@@ -425,7 +473,7 @@ class Vault:
         line = lines[0]
         if line.nonce is None or line.ciphertext is None:
             raise RecordError("corrupt_record", f"{writer}.jsonl:{line.lineno}: malformed vault record")
-        return self._decrypt(doc_id, line.version, line.nonce, line.ciphertext)
+        return self._decrypt(doc_id, line.version, line.nonce, line.ciphertext, writer)
 
     def get(self, doc_id: str, writer: str | None = None) -> dict[str, str]:
         """The mapping stored for ``doc_id`` (in ``writer``'s file when given); ``KeyError`` when there is none.

@@ -56,8 +56,10 @@ def export_predictions(output: str | Path, vault_dir: str | Path, pred_path: str
     os.fchmod(fd, 0o600)  # an existing file keeps its mode on O_CREAT
     with os.fdopen(fd, "w", encoding="utf-8") as fh:
         for row in iter_masked(output):
-            cands = _candidates_from_mapping(vault.get(row["row_key"], writer=row["vault_file"]), TOKEN_RE)
-            fh.write(json.dumps({"id": row["id"], "candidates": cands, "parse_success": True},
+            rec = vault.record(row["row_key"], row["vault_file"])
+            cands = _candidates_from_mapping(rec.mapping, TOKEN_RE)
+            doc_id = rec.source_id if rec.source_id is not None else row["id"]  # the id itself, not its hash
+            fh.write(json.dumps({"id": doc_id, "candidates": cands, "parse_success": True},
                                 ensure_ascii=False) + "\n")
             n += 1
         for part in sorted((Path(output) / "failed").glob("*.parquet")):

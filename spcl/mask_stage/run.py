@@ -49,7 +49,8 @@ def plan_files(cfg: MaskJobConfig) -> tuple[list[tuple[Path, str]], list[tuple[P
     if foreign:
         raise MaskJobError(f"{cfg.output} holds the results of another input file ({foreign[0]}) under the "
                            f"name of {foreign[1]}; use a new --output for a different --input")
-    other = other_settings(keyed, lambda k: (m := read_marker(cfg.output, k)) and m.release_hash, cfg.release_hash())
+    other = other_settings(keyed, lambda k: None if (m := read_marker(cfg.output, k)) is None else m.release_hash,
+                           cfg.release_hash())
     if other:  # skipping them would leave their old output under this run's settings
         raise MaskJobError(f"{cfg.output} holds {len(other)} file(s) masked with other mask settings (backend, "
                            "model, adapter, fallback, types, chunk size or name finders); rerun with the same "

@@ -9,12 +9,11 @@ skips it otherwise.
 
 from __future__ import annotations
 
-import json
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from spcl.executor.state import marker_file, read_json_marker, write_json_atomic
+from spcl.executor.state import marker_file, marker_unreadable, read_json_marker, write_json_atomic
 
 __all__ = ["FileStats", "Marker", "load_markers", "marker_path", "needs_work", "read_marker", "write_json_atomic"]
 
@@ -100,18 +99,40 @@ def marker_path(output: str | Path, key: str) -> Path:
     return marker_file(Path(output) / "_done", key)
 
 
+def _checked(path: Path, data: dict[str, Any]) -> Marker:
+    """``data`` as a :class:`Marker`; :class:`~spcl.executor.state.MarkerError` when a field has the wrong
+    kind (a damaged or hand-edited marker is never taken as done)."""
+    try:
+        marker = Marker.from_dict(data)
+        stats = data.get("stats", {})
+        ok = (all(isinstance(getattr(marker, n), str) for n in ("key", "input", "input_sha256", "last_run",
+                                                                 "backend", "model", "prompt_version",
+                                                                 "config_hash", "release_hash"))
+              and isinstance(marker.runs, list) and isinstance(stats, dict)
+              and all(isinstance(getattr(marker.stats, n), int | float) for n in FileStats._SUMMED))
+    except (TypeError, ValueError, AttributeError):
+        ok = False
+    if not ok:
+        raise marker_unreadable(path)
+    return marker
+
+
 def read_marker(output: str | Path, key: str) -> Marker | None:
-    """The marker of ``key``, or ``None`` when the file was never committed."""
-    data = read_json_marker(marker_path(output, key))
-    return None if data is None else Marker.from_dict(data)
+    """The marker of ``key``, or ``None`` when the file was never committed; a damaged marker raises
+    :class:`~spcl.executor.state.MarkerError` (one line naming the file)."""
+    path = marker_path(output, key)
+    data = read_json_marker(path)
+    return None if data is None else _checked(path, data)
 
 
 def load_markers(output: str | Path) -> dict[str, Marker]:
     """Every marker of an output folder: key → marker."""
     out: dict[str, Marker] = {}
     for path in sorted((Path(output) / "_done").glob("*.json")):
-        marker = Marker.from_dict(json.loads(path.read_text(encoding="utf-8")))
-        out[marker.key] = marker
+        data = read_json_marker(path)
+        if data is not None:
+            marker = _checked(path, data)
+            out[marker.key] = marker
     return out
 
 

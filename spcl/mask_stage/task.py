@@ -27,6 +27,7 @@ import pyarrow.compute as pc
 from spcl.executor.state import commit_unit, read_part
 from spcl.extract.backends import BackendUnavailable, Extraction, Extractor, make_extractor
 from spcl.manifest import sha256_file
+from spcl.mask.ids import release_id
 from spcl.mask_stage.candidates import RuleHit, rule_hits
 from spcl.mask_stage.config import MaskJobConfig
 from spcl.mask_stage.document import Outcome, mask_document
@@ -78,7 +79,8 @@ class MaskRunner:
 
         self.cfg = cfg
         self.key = vault_key if vault_key is not None else resolve_key()
-        open_vault(cfg.vault, self.key).close()  # creates the header, or checks the key against it
+        self._ids = open_vault(cfg.vault, self.key)  # creates the header, or checks the key against it
+        self._ids.close()  # kept for its keyed id hash only
         self.extractor = extractor or make_extractor(cfg.backend, model=cfg.model, endpoint=cfg.endpoint,
                                                      types=cfg.types, options=cfg.options,
                                                      chunk_chars=cfg.chunk_chars)
@@ -172,21 +174,23 @@ class MaskRunner:
         if self.progress is not None:
             self.progress.advance(len(docs) + len(early))
         for i, row_key in enumerate(rows.row_keys):
-            if i in early:
-                failed.add(rows.ids[i], row_key, early[i], who)
-                continue
-            if i not in outcomes:
+            if i not in early and i not in outcomes:
                 continue  # not asked for in this (retry) pass
+            shown = release_id(rows.ids[i], self._ids)  # an id that holds a value: released as its keyed hash
+            if i in early:
+                failed.add(shown, row_key, early[i], who)
+                continue
             outcome, by = outcomes[i]
             if outcome.released is None:
-                failed.add(rows.ids[i], row_key, outcome.reason or "unknown", who)
+                failed.add(shown, row_key, outcome.reason or "unknown", who)
                 continue
             released = outcome.released
             # keyed hashes of the NFC source and the masked text (and the source as given, when it was not
-            # NFC): what lets `spcl unmask` prove the round trip and give back the exact original
+            # NFC; the id, when the row shows its keyed hash): what lets `spcl unmask` prove the round trip and
+            # give back the exact original
             fp.vault.put(row_key, released.mapping, source=nfc_texts[i], masked=released.masked_text,
-                         original=rows.texts[i], row_id=str(rows.ids[i]))
-            fp.masked.add(str(rows.ids[i]), row_key, rows.langs[i], released, who, extracted_by=by.name,
+                         original=rows.texts[i], row_id=str(shown), source_id=rows.ids[i])
+            fp.masked.add(str(shown), row_key, rows.langs[i], released, who, extracted_by=by.name,
                           model=by.model, prompt_version=by.prompt_version, vault_file=fp.writer)
 
     def process_file(self, path: Path, key: str) -> FileStats | None:

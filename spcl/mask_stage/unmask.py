@@ -12,13 +12,31 @@ whole round trip is proved before anything is written:
 4. a source that was not NFC is given back exactly as the mask job read it (stored, encrypted, in the record),
    after checking that it normalizes to the proved NFC text.
 
+A masked row is also checked against its output's done-marker when the output has one (``_done/<key>.json``
+beside ``masked/``): its vault file must be one the runs recorded for that input file wrote (``other_run``
+otherwise: a row of an earlier run put back into a later run's output, with its earlier vault file).
+
+A masked row whose id held a value shows the id's keyed hash (``spcl.mask_stage.ids``); its record holds the id
+itself, which the restored row gets back (``id_mismatch`` when the two do not belong together), and ``select``
+finds such rows by the id itself.
+
 A record that cannot be used is refused with its true reason (``missing_vault_file``, ``bad_vault_file``,
 ``missing_mapping``, ``corrupt_record``, ``ambiguous_mapping``, ``auth_failed``; a second row with the same row
 key: ``duplicate_row``); a corrupt line of a vault file is reported by file and line and blocks only the record
-it held. Records written before the keyed hashes existed (version 1) are restored with check 2 only and counted
+it held. A record is bound to the vault file (the run) it was written to: one copied in from an earlier run's
+file fails as ``auth_failed``. Records of the earlier formats — version 1 (no keyed hashes: check 2 only) and
+version 2 (hashes checked, but not bound to a run, so a replay cannot be ruled out) — are restored and counted
 as ``unverified`` (the restored ``verified`` column is false), or refused as ``unverified`` with
-``require_verified``. Refusals name ids, row keys and reasons, never values. Restored files hold clear text:
-they are written readable by the owner only.
+``require_verified``. Refusals name ids, row keys and reasons, never values.
+
+Restored files hold clear text, so where they go is checked first (:func:`check_unmask_out`): never the masked
+input or the vault, nor any folder inside or around a mask, generalize or filter output or a vault (a released
+folder is never overwritten with clear text). The output folder is created by this run with mode 0700 (an
+existing folder is used only when it is empty or an earlier unmask output, and its mode is never changed), and
+every file in it is written 0600 under a temporary name and moved into place. Besides the restored
+``part-*.parquet`` files, ``_refused.jsonl`` lists every refused row (``id``, ``row_key``, ``reason``, ``part``:
+the masked part file it came from) and ``_unmask.json`` holds the run's summary (the counts per reason), so
+every selected row is accounted for.
 """
 
 from __future__ import annotations
@@ -38,11 +56,13 @@ from spcl.mask import reassemble_text
 from spcl.text import normalize
 
 MATCH_COLUMNS = ("id", "row_key")
+SUMMARY_NAME = "_unmask.json"
+REFUSED_NAME = "_refused.jsonl"
 
 
 @dataclass(slots=True)
 class UnmaskReport:
-    """What one unmask run did: rows restored (of them ``unverified``: from version-1 records; ``originals``:
+    """What one unmask run did: rows restored (of them ``unverified``: from records of an earlier format; ``originals``:
     non-NFC sources given back byte-exact), ``refused`` as ``(id, row_key, reason)``, corrupt vault lines as
     ``(file, line)``, vault files whose bytes differ from the vault's manifest, and the ``--ids`` selection."""
 
@@ -70,14 +90,132 @@ class UnmaskReport:
                 "not_selected": self.not_selected, "selected_not_found": self.selected_not_found}
 
 
+def _job_folder(folder: Path) -> str | None:
+    """What spcl job folder ``folder`` is (``"vault"``, ``"mask output"``, ...), or ``None``."""
+    from spcl.io.outputs import is_filter_output
+
+    try:
+        if (folder / "vault.json").is_file():
+            return "vault"
+        if is_filter_output(folder):
+            return "filter output"
+        try:
+            kind = json.loads((folder / "manifest.json").read_text(encoding="utf-8")).get("kind")
+        except (OSError, ValueError, AttributeError):
+            kind = None
+        if kind in ("mask-output", "mask-vault"):
+            return "vault" if kind == "mask-vault" else "mask output"
+        for sub, what in (("masked", "mask output"), ("generalized", "generalize output")):
+            if (folder / sub).is_dir() and (folder / "_done").is_dir():
+                return what
+        if folder.name in ("masked", "generalized") and (folder.parent / "_done").is_dir():
+            return f"{folder.name} folder of a job output"
+    except OSError:
+        return None
+    return None
+
+
+def check_unmask_out(masked: str | Path, vault_dir: str | Path, out: str | Path) -> None:
+    """Raise :class:`spcl.io.inputs.UnsafeOutput` when ``out`` is, contains or lies inside the masked input or
+    the vault, or is, contains or lies inside any vault, mask, generalize or filter output folder; or when it
+    is an existing folder that is neither empty nor an earlier unmask output (a file is refused too)."""
+    from spcl.io.inputs import UnsafeOutput, check_output
+
+    try:
+        check_output([str(masked), str(vault_dir)], str(out))
+    except UnsafeOutput as err:
+        raise UnsafeOutput(str(err).replace("input", "the masked input or vault", 1)
+                           .replace("every input", "the masked input and the vault")) from None
+    target = Path(os.path.realpath(out))
+    for folder in (target, *target.parents):
+        what = _job_folder(folder)
+        if what:
+            relation = "is" if folder == target else "lies inside"
+            raise UnsafeOutput(f"unmask output {out} {relation} a {what} ({folder}): refusing to write clear text "
+                               "there; choose a new folder outside every job output and vault")
+    if target.exists() and not target.is_dir():
+        raise UnsafeOutput(f"unmask output {out} is an existing file, not a folder")
+    if not target.is_dir():
+        return
+    for dirpath, dirnames, _ in os.walk(target):
+        for name in dirnames:
+            what = _job_folder(Path(dirpath) / name)
+            if what:
+                raise UnsafeOutput(f"unmask output {out} contains a {what} ({Path(dirpath) / name}): refusing to "
+                                   "write clear text there; choose a new folder")
+    entries = {p.name for p in target.iterdir()}
+    if entries and SUMMARY_NAME not in entries:
+        raise UnsafeOutput(f"unmask output {out} exists and is not empty (and is no earlier unmask output): "
+                           "refusing to write there; choose a new folder")
+
+
+def _prepare_out(target: Path) -> None:
+    """Create ``target`` (mode 0700; its missing parents as usual) when missing; an earlier unmask output is
+    emptied of the files unmask wrote. An existing folder's mode is never changed."""
+    if not target.exists():
+        target.parent.mkdir(parents=True, exist_ok=True)
+        os.mkdir(target, 0o700)
+        os.chmod(target, 0o700)  # this run created it: owner only, whatever the umask
+        return
+    for path in target.iterdir():
+        if path.name in (SUMMARY_NAME, REFUSED_NAME) or (path.name.startswith("part-") and path.suffix == ".parquet"):
+            path.unlink()
+
+
+def _write_private(dest: Path, write: Any) -> None:
+    """Write ``dest`` with mode 0600 under a temporary name beside it (``write(fh)``), then move it into place."""
+    tmp = dest.with_name(f".{dest.name}.{os.getpid()}.tmp")
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            write(fh)
+        os.replace(tmp, dest)
+    finally:
+        tmp.unlink(missing_ok=True)
+
+
+def _runs_of(output: Path, part: Path, cache: dict[str, tuple[str, list[str]] | None]) -> tuple[str, list[str]] | None:
+    """``(key, runs)`` the done-marker of ``part``'s input file recorded, or ``None`` when the output has no
+    readable marker for it (a ``masked/`` folder copied alone: the check is skipped)."""
+    from spcl.executor.errors import JobError
+    from spcl.mask_stage.state import read_marker
+
+    key = part.stem.removeprefix("part-")
+    if key not in cache:
+        try:
+            marker = read_marker(output, key) if (output / "_done").is_dir() else None
+        except JobError:
+            marker = None
+        cache[key] = None if marker is None else (key, list(marker.runs))
+    return cache[key]
+
+
+def _from_recorded_run(vault_file: Any, recorded: tuple[str, list[str]] | None) -> bool:
+    """Whether ``vault_file`` is a file one of the ``recorded`` runs of the input file wrote (``True`` when
+    nothing is recorded)."""
+    if recorded is None:
+        return True
+    key, runs = recorded
+    return isinstance(vault_file, str) and any(vault_file.startswith(f"mask-{key}-{run}-") for run in runs if run)
+
+
 class Refused(ValueError):
     """A row that must not be restored; ``args[0]`` is the reason code."""
 
 
 def restore_row(row: dict[str, Any], vault: Any, require_verified: bool = False) -> tuple[str, bool, bool]:
+    """``(source text, verified, non-NFC original)`` of one masked row (:func:`restore_row_id` without the id)."""
+    text, verified, original, _ = restore_row_id(row, vault, require_verified)
+    return text, verified, original
+
+
+def restore_row_id(row: dict[str, Any], vault: Any,
+                   require_verified: bool = False) -> tuple[str, bool, bool, str | None]:
     """``(source text, verified, non-NFC original)`` of one masked row; raises :class:`Refused` with a reason
-    code when the row cannot be trusted (see the module docstring). ``verified`` is False only for version-1
-    records; the third is True when the text is the stored original (the source was not NFC)."""
+    code when the row cannot be trusted (see the module docstring). ``verified`` is False for records of the
+    earlier formats (version 1: no hashes; version 2: not bound to its run); the third is True when the text
+    is the stored original (the source was not NFC); the fourth is the row's own id when the masked row shows
+    its keyed hash (an id that held a value), else ``None``."""
     from spcl.mask.vault import RecordError
 
     masked, row_key, writer = row.get("masked_text"), row.get("row_key"), row.get("vault_file")
@@ -91,8 +229,11 @@ def restore_row(row: dict[str, Any], vault: Any, require_verified: bool = False)
         raise Refused("unverified")
     doc_id = row.get("id")
     context = doc_id if isinstance(doc_id, str) else ""
-    if rec.verifiable and not vault.mac_matches(rec.masked_mac, "masked", masked, context):
+    # the hashes are checked whenever the record holds them; only a record bound to its run counts as verified
+    if rec.has_hashes and not vault.mac_matches(rec.masked_mac, "masked", masked, context):
         raise Refused("masked_text_changed")
+    if rec.source_id is not None and vault.screened_id(rec.source_id) != context:
+        raise Refused("id_mismatch")
     text = reassemble_text(masked, rec.mapping)
     pos_shift = 0
     try:
@@ -105,13 +246,13 @@ def restore_row(row: dict[str, Any], vault: Any, require_verified: bool = False)
         raise Refused("spans_mismatch") from None
     if len(text) - len(masked) != pos_shift:
         raise Refused("spans_mismatch")
-    if rec.verifiable and not vault.mac_matches(rec.source_mac, "source", text):
+    if rec.has_hashes and not vault.mac_matches(rec.source_mac, "source", text):
         raise Refused("restore_mismatch")
     if rec.original is None:
-        return text, rec.verifiable, False
+        return text, rec.verifiable, False, rec.source_id
     if normalize(rec.original) != text:
         raise Refused("restore_mismatch")
-    return rec.original, rec.verifiable, True
+    return rec.original, rec.verifiable, True, rec.source_id
 
 
 def read_selection(path: str | Path) -> frozenset[str]:
@@ -158,48 +299,60 @@ def unmask_output(masked: str | Path, vault_dir: str | Path, out: str | Path,
     root = Path(masked)
     parts_dir = root / "masked" if (root / "masked").is_dir() else root
     parts = sorted(parts_dir.glob("*.parquet"))
+    check_unmask_out(masked, vault_dir, out)
     vault = open_vault(vault_dir, key)
     target = Path(out)
-    target.mkdir(parents=True, exist_ok=True)
-    os.chmod(target, 0o700)
+    _prepare_out(target)
     report = UnmaskReport()
+    refused_parts: list[str] = []
     writers: set[str] = set()
     found: set[str] = set()
     row_keys: set[Any] = set()
+    lookup: dict[str, str] = {}
+    if select is not None:  # a listed id also selects the rows that show its keyed hash (an id with a value)
+        lookup = ({vault.screened_id(v): v for v in select} if match == "id" else {}) | {v: v for v in select}
+    markers: dict[str, tuple[str, list[str]] | None] = {}
     for part in parts:
+        recorded = _runs_of(parts_dir.parent, part, markers)
         table = pq.read_table(part)
         keep: list[int] = []
         texts: list[str] = []
         verified: list[bool] = []
+        ids: list[Any] = []
         for i, row in enumerate(table.to_pylist()):
             if select is not None:
-                if row.get(match) not in select:
+                if row.get(match) not in lookup:
                     report.not_selected += 1
                     continue
-                found.add(row[match])
+                found.add(lookup[row[match]])
             if isinstance(row.get("vault_file"), str):
                 writers.add(row["vault_file"])
             if row.get("row_key") in row_keys:  # the mask job writes each row key once: a copied row
                 report.refused.append((str(row.get("id")), str(row.get("row_key")), "duplicate_row"))
+                refused_parts.append(part.name)
                 continue
             row_keys.add(row.get("row_key"))
             try:
-                text, ok, original = restore_row(row, vault, require_verified)
+                text, ok, original, source_id = restore_row_id(row, vault, require_verified)
+                if not _from_recorded_run(row.get("vault_file"), recorded):
+                    raise Refused("other_run")
             except Refused as err:
                 report.refused.append((str(row.get("id")), str(row.get("row_key")), str(err)))
+                refused_parts.append(part.name)
                 continue
             keep.append(i)
+            ids.append(source_id if source_id is not None else row.get("id"))
             texts.append(text)
             verified.append(ok)
             report.unverified += not ok
             report.originals += original
-        restored = (table.take(pa.array(keep, pa.int64()))
-                    .append_column("text", pa.array(texts, pa.string()))
+        restored = table.take(pa.array(keep, pa.int64()))
+        if "id" in restored.schema.names:  # the row's own id back where the masked row shows its keyed hash
+            at = restored.schema.get_field_index("id")
+            restored = restored.set_column(at, restored.schema.field(at), pa.array(ids, restored.schema.field(at).type))
+        restored = (restored.append_column("text", pa.array(texts, pa.string()))
                     .append_column("verified", pa.array(verified, pa.bool_())))
-        dest = target / part.name
-        fd = os.open(dest, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-        with os.fdopen(fd, "wb") as fh:
-            pq.write_table(restored, fh, compression="zstd")
+        _write_private(target / part.name, lambda fh, t=restored: pq.write_table(t, fh, compression="zstd"))
         report.restored += len(keep)
         report.files += 1
     for writer in sorted(writers):
@@ -210,4 +363,9 @@ def unmask_output(masked: str | Path, vault_dir: str | Path, out: str | Path,
     _check_manifest(Path(vault_dir), writers, report)
     if select is not None:
         report.selected_not_found = len(set(select) - found)
+    lines = "".join(json.dumps({"id": i, "row_key": k, "reason": r, "part": p}, ensure_ascii=False) + "\n"
+                    for (i, k, r), p in zip(report.refused, refused_parts, strict=True))
+    _write_private(target / REFUSED_NAME, lambda fh: fh.write(lines.encode("utf-8")))
+    _write_private(target / SUMMARY_NAME,
+                   lambda fh: fh.write((json.dumps(report.summary(), indent=1) + "\n").encode("utf-8")))
     return report

@@ -3,8 +3,12 @@
 A driver JVM spends most of its start-up loading and verifying Spark's and Scala's classes. The first driver
 spcl launches itself (not under spark-submit) for a given Java, Spark and set of JVM options writes the classes
 it loaded to a temporary file as it exits (``-XX:ArchiveClassesAtExit``); at the end of that Python process spcl
-stops the session, lets the JVM exit, waits for it and renames the file into place, so a half-written archive
-is never read. Every later driver maps the archive (``-XX:SharedArchiveFile``). The file's name carries a key
+stops the session, lets the JVM exit, waits for it, checks the file (a CDS archive's magic number), writes its
+seal beside it (``.<archive>.seal``: its size and a SHA-256 of sampled blocks) and renames the file into place,
+so a half-written archive is never read. Every later driver checks the archive against its seal before it maps
+it (``-XX:SharedArchiveFile``): a JVM maps the file, and one cut short (a full disk, a copy that stopped) would
+kill every later JVM with SIGBUS. A damaged, unsealed or mismatched archive is never mapped: the driver writes
+a new one in its place (or runs without one when the cache cannot be written). The file's name carries a key
 of the java binary, the Spark jars and the options; the JVM checks the archive against its own build and class
 path as well and runs without it when they differ. Nothing of a job's data is in the archive: only classes of
 the JDK and the Spark jars. The JVM's own lines about the archive are switched off (``-Xlog:cds*=off``): they
@@ -15,6 +19,7 @@ from __future__ import annotations
 
 import atexit
 import hashlib
+import json
 import os
 import shutil
 from pathlib import Path
@@ -51,10 +56,49 @@ def archive_key(java: str, jars: Path, options: str) -> str:
     return digest.hexdigest()[:16]
 
 
+_MAGICS = (b"\xa2\xba\x0b\xf0", b"\xa8\xab\x0b\xf0")  # static / dynamic CDS archive, little-endian
+_BLOCK = 1 << 16
+_SAMPLES = 16
+
+
+def _seal_path(archive: Path) -> Path:
+    return archive.with_name(f".{archive.name}.seal")
+
+
+def _seal(archive: Path) -> dict[str, Any]:
+    """The archive's size and a SHA-256 of ``_SAMPLES`` blocks spread over it, first and last included (a few
+    milliseconds for a 100 MB archive; a truncated or overwritten file does not match)."""
+    size = archive.stat().st_size
+    digest = hashlib.sha256(str(size).encode())
+    with open(archive, "rb") as fh:
+        for i in range(_SAMPLES):
+            fh.seek(max(0, (size - _BLOCK) * i // (_SAMPLES - 1)))
+            digest.update(fh.read(_BLOCK))
+    return {"version": ARCHIVE_VERSION, "size": size, "sample_sha256": digest.hexdigest()}
+
+
+def _has_magic(archive: Path) -> bool:
+    try:
+        with open(archive, "rb") as fh:
+            return fh.read(4) in _MAGICS
+    except OSError:
+        return False
+
+
+def archive_ok(archive: Path) -> bool:
+    """Whether ``archive`` is a CDS archive that matches the seal written when it was put in place."""
+    try:
+        seal = json.loads(_seal_path(archive).read_text(encoding="utf-8"))
+        return _has_magic(archive) and seal == _seal(archive)
+    except (OSError, ValueError):
+        return False
+
+
 def sharing_options(cache_dir: Path, options: str) -> tuple[str, tuple[Path, Path] | None]:
     """The JVM options that use (or, when there is none yet, write) the archive for a driver started with
-    ``options``, and the ``(temporary, final)`` files of an archive the driver writes (``None`` when it exists).
-    ``("", None)`` when no java or no pyspark is found, or the cache folder cannot be written."""
+    ``options``, and the ``(temporary, final)`` files of an archive the driver writes (``None`` when a sound one
+    exists: :func:`archive_ok`; a damaged one is replaced). ``("", None)`` when no java or no pyspark is found,
+    or the cache folder cannot be written."""
     java = java_binary()
     if java is None:
         return "", None
@@ -64,7 +108,7 @@ def sharing_options(cache_dir: Path, options: str) -> tuple[str, tuple[Path, Pat
     except (ImportError, OSError):
         return "", None
     final = cache_dir / f"spark-driver-{key}.jsa"
-    if final.is_file():
+    if final.is_file() and archive_ok(final):
         return f"-XX:SharedArchiveFile={final} {QUIET}", None
     if not os.access(cache_dir, os.W_OK):
         return "", None
@@ -74,8 +118,8 @@ def sharing_options(cache_dir: Path, options: str) -> tuple[str, tuple[Path, Pat
 
 def finish_archive(proc: Any, tmp: Path, final: Path, stop: Any = None, timeout: float = 120.0) -> bool:
     """Stop the session (``stop()``), close the driver JVM's standard input (it exits and writes ``tmp``),
-    wait for it and rename ``tmp`` to ``final``; ``True`` when the archive is in place. When the JVM does not
-    exit in ``timeout`` seconds, or fails, its file is removed."""
+    wait for it, seal ``tmp`` and rename it to ``final``; ``True`` when the archive is in place. When the JVM
+    does not exit in ``timeout`` seconds, or fails, or its file is no CDS archive, the file is removed."""
     try:
         if stop is not None:
             stop()
@@ -85,10 +129,19 @@ def finish_archive(proc: Any, tmp: Path, final: Path, stop: Any = None, timeout:
     except Exception:  # a session that cannot stop, a JVM that does not exit: no archive this time
         tmp.unlink(missing_ok=True)
         return False
-    if proc.returncode != 0 or not tmp.is_file() or tmp.stat().st_size == 0:
+    if proc.returncode != 0 or not tmp.is_file() or tmp.stat().st_size == 0 or not _has_magic(tmp):
         tmp.unlink(missing_ok=True)
         return False
-    os.replace(tmp, final)
+    seal = _seal_path(final)
+    seal_tmp = seal.with_name(f"{seal.name}.{os.getpid()}.tmp")
+    try:
+        seal_tmp.write_text(json.dumps(_seal(tmp)), encoding="utf-8")
+        os.replace(seal_tmp, seal)  # the seal first: a reader that sees the old archive with it rebuilds
+        os.replace(tmp, final)
+    except OSError:
+        seal_tmp.unlink(missing_ok=True)
+        tmp.unlink(missing_ok=True)
+        return False
     return True
 
 
