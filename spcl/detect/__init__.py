@@ -10,9 +10,11 @@ None (no checksum); RRN True/None (False only for impossible dates); MYNUMBER, C
 ITIN (issuable area/group/serial) True/False; DOB True/False (calendar); IP True (public addresses only, unless
 ``ip_private``); CREDENTIAL None, True for a JWT that decodes, False for placeholders.
 
-Invisible and look-alike characters (zero-width spaces, soft hyphens, marks after digits, mathematical or
-full-width digits) are folded away first (:mod:`spcl.detect.folding`) and hits are mapped back, so a span
-covers the whole written value in the NFC text.
+Crawled text is read as a person reads it: markup is decoded first (:mod:`spcl.detect.markup`: tags inside a
+value, ``&#64;``/``&amp;#64;``, ``%40``, ``\\u0040``, dashes and ideographic spaces between digits, a number
+wrapped after a hyphen), then invisible and look-alike characters (zero-width spaces, soft hyphens, marks after
+digits, mathematical or full-width digits) are folded away (:mod:`spcl.detect.folding`), and hits are mapped
+back, so a span covers the whole written value in the NFC text, the markup inside it included.
 
 Speed: the seven numeric detectors run only inside "number clusters" (one character-class scan for
 runs of >= 7 digits and separators); EMAIL, DOB, POSTAL and ADDRESS anchor on their own cue
@@ -34,7 +36,8 @@ from itertools import pairwise
 
 from spcl.config import PII_TYPES, DetectSettings
 from spcl.detect.base import Detector, Hit, NumericDetector
-from spcl.detect.folding import fold
+from spcl.detect.folding import Folded, fold
+from spcl.detect.markup import Decoded, decode_markup, join_digits
 from spcl.rule_types import BY_NAME, RULE_TYPES
 
 __all__ = [
@@ -130,20 +133,29 @@ class DetectorSet:
     def find(self, text: str) -> list[Hit]:
         """All hits in ``text`` (NFC), overlaps resolved, sorted by ``(start, -end)``.
 
-        The detectors run on the folded view of the text (:mod:`spcl.detect.folding`: invisible characters
-        dropped, look-alike digits folded) and each hit is mapped back, so that its span covers the whole
-        written value in ``text``, the invisible characters inside it included.
+        The detectors run on the decoded view of the text (:mod:`spcl.detect.markup`: tags dropped, character
+        references, percent-escapes and literal escapes decoded, dashes and ideographic spaces between digits
+        folded, hyphen-wrapped lines joined), folded (:mod:`spcl.detect.folding`: invisible characters dropped,
+        look-alike digits folded), and each hit is mapped back, so that its span covers the whole written value
+        in ``text``, the markup and invisible characters inside it included.
 
         >>> build_detectors(DetectSettings(types=("EMAIL",))).find("a@mailbox.com 010-1234-5678")
         [Hit(type='EMAIL', start=0, end=13, validated=None, detector='email@1')]
         >>> build_detectors().find("tel 010\u200b1234\u200b5678")
         [Hit(type='PHONE', start=4, end=17, validated=None, detector='phone_kr@1')]
+        >>> build_detectors().find("tel 010-<b>1234</b>-5678")
+        [Hit(type='PHONE', start=4, end=24, validated=None, detector='phone_kr@1')]
         """
-        folded = fold(text)
-        if folded is None:
-            return self.find_folded(text)
-        hits = self.find_folded(folded.text)
-        return [Hit(h.type, *folded.span(h.start, h.end), h.validated, h.detector) for h in hits]
+        views: list[Decoded | Folded] = []  # each maps spans of the next text back to the one before
+        for step in (decode_markup, fold, join_digits):
+            view = step(text)
+            if view is not None:
+                views.append(view)
+                text = view.text
+        hits = self.find_folded(text)
+        for view in reversed(views):
+            hits = [Hit(h.type, *view.span(h.start, h.end), h.validated, h.detector) for h in hits]
+        return hits
 
     def find_folded(self, text: str) -> list[Hit]:
         """All hits in an already folded ``text`` (offsets into it), overlaps resolved."""

@@ -24,7 +24,8 @@ _CARD = re.compile(
     NUM_LEFT
     + r"(?<!\d )(?:\d{13,19}"
     + r"|\d{4}(?:" + GROUP_SEP + r"\d{4}){2,3}" + GROUP_SEP + r"\d{1,4}"  # 4-4-4-4(-3), 4-4-4-1
-    + r"|\d{4}" + GROUP_SEP + r"\d{6}" + GROUP_SEP + r"\d{4,5})"  # Amex 4-6-5, Diners 4-6-4
+    + r"|\d{4}" + GROUP_SEP + r"\d{6}" + GROUP_SEP + r"\d{4,5}"  # Amex 4-6-5, Diners 4-6-4
+    + r"|\d{4}[.．]\d{4}[.．]\d{4}[.．]\d{1,4}(?:[.．]\d{3})?)"  # 4111.1111.1111.1111 (Luhn decides)
     + NUM_RIGHT
     + r"(?! \d)"
 )
@@ -107,8 +108,9 @@ class MyNumberDetector:
 
 
 class CardDetector:
-    """Payment card numbers: 13-19 digits, plain or in 4-4-4-4 / 4-6-5 groups; ``True`` when Luhn and
-    an IIN range with its length agree, else ``False`` (reported only with ``keep_invalid``)."""
+    """Payment card numbers: 13-19 digits, plain or in 4-4-4-4 / 4-6-5 groups (4-4-4-4 also with dots);
+    ``True`` when Luhn and an IIN range with its length agree, else ``False`` (reported only with
+    ``keep_invalid``)."""
 
     name = "card@1"
     type = "CARD"

@@ -167,6 +167,10 @@ def _classify_intl(raw: str, digits: str, plus: bool = True) -> tuple[str, Kind]
         # NANP: 1 + area code (2-9..) + exchange (2-9..) + 4 digits; toll-free area codes are companies.
         ok = n == 11 and digits[1] in "23456789" and digits[4] in "23456789"
         return ("intl", "company" if digits[1:4] in NANP_TOLL_FREE else "personal") if ok else None
+    if not plus and n == 10 and digits[0] in "23456789" and digits[3] in "23456789" and len(groups) == 3 \
+            and [len(g) for g in groups] == [3, 3, 4]:
+        # "001-212-555-0198": a US number dialled from Korea or Japan, written without the country code 1
+        return "intl", "company" if digits[:3] in NANP_TOLL_FREE else "personal"
     return ("intl", "personal") if n >= 9 and plus else None
 
 
