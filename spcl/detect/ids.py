@@ -10,7 +10,15 @@ from __future__ import annotations
 import re
 
 from spcl.config import DetectSettings
-from spcl.detect._common import GROUP_SEP, NUM_LEFT, NUM_RIGHT, context_regex, negative_context, window_has
+from spcl.detect._common import (
+    GROUP_SEP,
+    NUM_LEFT,
+    NUM_RIGHT,
+    context_regex,
+    negative_context,
+    vetoed,
+    window_has,
+)
 from spcl.detect.base import Hit
 from spcl.detect.validators import digits_of, validate_card, validate_mynumber, validate_rrn
 
@@ -66,6 +74,8 @@ class RrnDetector:
                 continue
             if valid is None and not m.group("sep") and not window_has(self._context, text, s, self._window):
                 continue
+            if valid is None and vetoed(text, s, m.end(), None, 0):
+                continue  # no check digit to confirm it, and the text says it is an example
             hits.append(Hit(self.type, s, m.end(), valid, self.name))
         return hits
 
