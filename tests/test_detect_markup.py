@@ -120,3 +120,25 @@ def test_masking_the_span_removes_the_whole_value_and_the_markup_inside_it(data:
     assert [(h.start, h.end) for h in hits] == [(len(prefix), len(prefix) + len(written))], (written, hits)
     masked = text[:hits[0].start] + text[hits[0].end:]
     assert masked == prefix + suffix
+
+
+@pytest.mark.parametrize(("text", "value"), [
+    ("연락처 010 - 4831 - 6911 로", "010 - 4831 - 6911"),
+    ("mail: k.tanaka88 &#64; nate.com thanks", "k.tanaka88 &#64; nate.com"),
+    ("reach me at yamamoto.k AT nate DOT com anytime", "yamamoto.k AT nate DOT com"),  # after a skipped "me at"
+])
+def test_spaced_separators_and_upper_case_words_are_read_too(text: str, value: str) -> None:
+    assert value in [text[h.start:h.end] for h in find_pii(text)]
+
+
+@pytest.mark.parametrize("text", ["hi @ john.doe today", "pages 10 - 20 and 30 - 40", "name at naver dot co dot kr"])
+def test_spaced_forms_need_a_usual_tld_or_a_full_number(text: str) -> None:
+    assert find_pii(text) == []
+
+
+@pytest.mark.parametrize(("text", "value"), [
+    ("Tel<b>010-1234-5678</b>", "010-1234-5678"),  # the dropped tag would glue "Tel" to the number
+    ("ref 001-1-\n010-1234-5678", "010-1234-5678"),  # the joined wrap would glue two numbers
+])
+def test_decoding_never_loses_a_hit_the_text_as_written_gives(text: str, value: str) -> None:
+    assert value in [text[h.start:h.end] for h in find_pii(text)]

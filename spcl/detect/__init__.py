@@ -137,7 +137,8 @@ class DetectorSet:
         references, percent-escapes and literal escapes decoded, dashes and ideographic spaces between digits
         folded, hyphen-wrapped lines joined), folded (:mod:`spcl.detect.folding`: invisible characters dropped,
         look-alike digits folded), and each hit is mapped back, so that its span covers the whole written value
-        in ``text``, the markup and invisible characters inside it included.
+        in ``text``, the markup and invisible characters inside it included. When decoding changed the text, the
+        folded text as written is read as well and both views' hits are merged (decoding never loses a hit).
 
         >>> build_detectors(DetectSettings(types=("EMAIL",))).find("a@mailbox.com 010-1234-5678")
         [Hit(type='EMAIL', start=0, end=13, validated=None, detector='email@1')]
@@ -146,16 +147,23 @@ class DetectorSet:
         >>> build_detectors().find("tel 010-<b>1234</b>-5678")
         [Hit(type='PHONE', start=4, end=24, validated=None, detector='phone_kr@1')]
         """
-        views: list[Decoded | Folded] = []  # each maps spans of the next text back to the one before
-        for step in (decode_markup, fold, join_digits):
-            view = step(text)
-            if view is not None:
-                views.append(view)
-                text = view.text
-        hits = self.find_folded(text)
-        for view in reversed(views):
-            hits = [Hit(h.type, *view.span(h.start, h.end), h.validated, h.detector) for h in hits]
-        return hits
+        markup = decode_markup(text)
+        folded = fold(text if markup is None else markup.text)
+        view = text if markup is None else markup.text
+        view = view if folded is None else folded.text
+        joined = join_digits(view)
+        hits = _mapped(self.find_folded(view if joined is None else joined.text), (markup, folded, joined))
+        if markup is None and joined is None:
+            return hits
+        # Decoding may also join what belongs apart ("Tel<b>010-…" reads "Tel010-…", a line ending "1-" runs into
+        # the number below it): the text as written is read too (folded), and the hits of both are merged, so
+        # decoding never loses a hit the text as written gives.
+        if markup is not None:
+            folded = fold(text)
+            written = _mapped(self.find_folded(text if folded is None else folded.text), (folded,))
+        else:
+            written = _mapped(self.find_folded(view), (folded,))
+        return resolve_overlaps(hits + written) if written else hits
 
     def find_folded(self, text: str) -> list[Hit]:
         """All hits in an already folded ``text`` (offsets into it), overlaps resolved."""
@@ -173,6 +181,14 @@ class DetectorSet:
         for d in self.other:  # each gates itself on one-character searches for its cue words
             hits += d.find(text)
         return resolve_overlaps(hits)
+
+
+def _mapped(hits: list[Hit], views: tuple[Decoded | Folded | None, ...]) -> list[Hit]:
+    """``hits`` on the last of ``views`` mapped back through each view (``None``: that step changed nothing)."""
+    for view in reversed(views):
+        if view is not None:
+            hits = [Hit(h.type, *view.span(h.start, h.end), h.validated, h.detector) for h in hits]
+    return hits
 
 
 def build_detectors(settings: DetectSettings | None = None) -> DetectorSet:

@@ -13,7 +13,8 @@ in one scan, before the folding layer (:mod:`spcl.detect.folding`):
   ``&nbsp;``), also escaped again (``&amp;#64;``), become their character;
 - percent-escapes of printable ASCII (``%40``) and literal escapes (``\\u0040``, ``\\x40``) become their
   character;
-- between two digits, an ideographic space becomes a space and a dash (``ー``, ``－``, ``–``, ``−`` …) a hyphen;
+- between two digits, an ideographic space becomes a space and a dash (``ー``, ``－``, ``–``, ``−`` …), also one
+  written with a space on each side (``010 - 1234``), a hyphen;
 - a line break (and the indentation after it) right after "digit-hyphen" and before a digit is dropped.
 
 :meth:`Decoded.span` maps a span of the decoded text back: its start is where the first decoded character's source
@@ -50,7 +51,7 @@ _TOKEN = re.compile(
 # Second pass, on the text the first one decoded (a tag or a reference may stand between a digit and a dash).
 _BETWEEN_DIGITS = re.compile(
     rf"(?P<wrap>(?<=[{_DIGIT}][-{_DASHES}])\r?\n[ \t]{{0,8}}(?=[{_DIGIT}]))"
-    rf"|(?P<dash>(?<=[{_DIGIT}])[{_DASHES}](?=[{_DIGIT}]))"
+    rf"|(?P<dash>(?<=[{_DIGIT}])(?: ?[-{_DASHES}] |[{_DASHES}])(?=[{_DIGIT}]))"
     rf"|(?P<isp>(?<=[{_DIGIT}])\u3000(?=[{_DIGIT}]))"
 )
 

@@ -252,7 +252,7 @@ def _type_of(family: str, value: str) -> str:
     """The gold type of a planted value (its family's type, or by its digits when a family mixes types)."""
     if TYPE_OF[family]:
         return TYPE_OF[family]
-    if "#64;" in value or "#x40;" in value or "@" in value or "＠" in value or " AT " in value:  # &#64; &#x40; &amp;#64;
+    if any(m in value for m in ("#64;", "#x40;", "@", "＠", " AT ")):  # &#64; &#x40; &amp;#64; …
         return "EMAIL"
     digits = sum(c.isdigit() for c in value.replace("&#45;", "").replace("&#8209;", ""))
     return {9: "SSN", 13: "RRN", 16: "CARD"}.get(digits, "PHONE")
@@ -273,7 +273,8 @@ def _negatives(rng: random.Random) -> list[tuple[str, str, str]]:
         ("shape_ssn", "en", f"Item #{ssn()} is back in stock"),
         ("shape_ssn", "en", f"Unit {ssn()} &middot; 2 bed / 1 bath"),
         ("shape_ssn", "en", f"Model {ssn()} firmware notes"),
-        ("test_data", "en", f"Use {rng.randint(900, 999)}-7{rng.randint(0, 9)}-{_d(rng, 4)} as test data in the sandbox."),
+        ("test_data", "en",
+         f"Use {rng.randint(900, 999)}-7{rng.randint(0, 9)}-{_d(rng, 4)} as test data in the sandbox."),
         ("test_data", "en", f"test data: ITIN 9{_d(rng, 2)}-7{_d(rng, 1)}-{_d(rng, 4)}"),
         ("test_data", "en", f"Sample SSN for the demo form (dummy): {ssn()}"),
         ("doc_example", "ja", f"電話番号は{ph()}のように半角で入力してください。"),
@@ -307,8 +308,8 @@ def _negatives(rng: random.Random) -> list[tuple[str, str, str]]:
         ("escape", "en", '{"title": "caf\\u00e9 menu", "price": "\\u0024 12"}'),
         ("escape", "ja", '{"name": "\\u6771\\u4eac", "code": "\\u0031\\u0033"}'),
         ("width", "ja", f"平成{rng.randint(1, 30)}年　第{rng.randint(1, 9)}回　会議"),
-        ("width", "ja", f"営業時間　１０：００ー１８：００　定休日　水曜"),
-        ("width", "ja", f"価格　１２，８００円　送料　５００円"),
+        ("width", "ja", "営業時間　１０：００ー１８：００　定休日　水曜"),
+        ("width", "ja", "価格　１２，８００円　送料　５００円"),
         ("width", "ko", f"2024ー05ー0{rng.randint(1, 9)} 공지사항"),
         ("width", "ja", f"商品コード　ＡＢ－{_d(rng, 4)}－{_d(rng, 4)}"),
         ("wrap", "en", f"Steps 1-\n2 and 3-\n4 are optional; see section {_d(rng, 2)}-\n{_d(rng, 2)}."),
