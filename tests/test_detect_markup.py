@@ -142,3 +142,19 @@ def test_spaced_forms_need_a_usual_tld_or_a_full_number(text: str) -> None:
 ])
 def test_decoding_never_loses_a_hit_the_text_as_written_gives(text: str, value: str) -> None:
     assert value in [text[h.start:h.end] for h in find_pii(text)]
+
+
+@pytest.mark.parametrize(("text", "masked"), [
+    ("<p>연락처 010-<b>1234</b>-5678 입니다</p>", "<p>연락처 [PHONE_1] 입니다</p>"),
+    ("mail hong&amp;#64;naver.com, SSN 536&#45;90&#45;4399", "mail [EMAIL_1], SSN [SSN_1]"),
+    ("name [at] naver [dot] com / 010\u30001234\u30005678", "[EMAIL_1] / [PHONE_1]"),
+    ("call 010-1234-\n5678 now", "call [PHONE_1] now"),
+])
+def test_the_mask_stage_replaces_the_whole_written_value(text: str, masked: str) -> None:
+    from spcl.entity_types import DEFAULT_TYPES
+    from spcl.extract.backends import Extraction
+    from spcl.mask_stage.candidates import rule_hits
+    from spcl.mask_stage.document import mask_document
+
+    result = mask_document(text, Extraction(raw=""), rule_hits(text), DEFAULT_TYPES, False)
+    assert result.released is not None and result.released.masked_text == masked
