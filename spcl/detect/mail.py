@@ -28,8 +28,8 @@ _EMAIL = re.compile(
 # Addresses written so that a harvester misses them: "name [at] naver [dot] com", "name(at)gmail.com",
 # "name at naver dot com". A bracketed "at" takes a dotted or "dot"-worded domain; a bare " at " only a
 # domain with "dot" words (English "available at example.org" is no address).
-_BR_AT = r"\s{0,2}[\[({<]\s{0,2}(?i:at)\s{0,2}[\])}>]\s{0,2}"
-_BR_DOT = r"\s{0,2}[\[({<]\s{0,2}(?i:dot)\s{0,2}[\])}>]\s{0,2}"
+_BR_AT = r"\s{0,2}(?:[\[(](?i:at)[\])]|[\[(] (?i:at) [\])])\s{0,2}"
+_BR_DOT = r"\s{0,2}(?:[\[(](?i:dot)[\])]|[\[(] (?i:dot) [\])])\s{0,2}"
 _LABEL = r"[A-Za-z0-9\-]{1,63}"
 _OBFUSCATED = re.compile(
     r"(?<![A-Za-z0-9._%+\-])(?P<local>[A-Za-z0-9._%+\-]{1,64})"
@@ -42,9 +42,10 @@ _COMMON_TLDS = frozenset((
     "com", "net", "org", "edu", "gov", "info", "biz", "io", "me", "co", "kr", "jp", "us", "uk", "ca", "au", "de",
     "fr", "cn", "tw", "hk", "sg", "in", "ru", "br", "es", "it", "nl", "eu",
 ))
+# A closing bracket right after "at" ("(at)", "[ AT ]"): the scan stops only at ')' and ']' (a cheap gate).
+_AT_CLOSER = re.compile(r"[)\]](?:(?<=[aA][tT].)|(?<=[aA][tT] .))")
 _NOT_A_WORD = re.compile(r"[^A-Za-z]")
 _MAIL_WORDS = re.compile(r"e-?mail|mail|contact|write to|메일|연락|メール|連絡", re.IGNORECASE)
-_OBFUSCATION_CUES = ("[at", "(at", "{at", "<at", " dot ", "[dot", "(dot", " @ ")
 _LOCAL_RUN = re.compile(r"(?<![A-Za-z0-9._%+\-])[A-Za-z0-9._%+\-]{1,64}@")
 # "logo@2x.png" and friends: file names, not mailboxes.
 _FILE_TLDS = frozenset({"png", "jpg", "jpeg", "gif", "svg", "webp", "bmp", "ico", "js", "css", "map"})
@@ -101,8 +102,7 @@ class EmailDetector:
             if (self._domains or self._locals or self._prefixes) and self.allowed(m.group()):
                 continue
             hits.append(Hit(self.type, m.start(), m.end(), None, self.name))
-        low = lowered(text)
-        if any(cue in low for cue in _OBFUSCATION_CUES):
+        if ("@" in text and " @ " in text) or _AT_CLOSER.search(text) is not None or " dot " in lowered(text):
             hits += self._obfuscated(text)
         return hits
 

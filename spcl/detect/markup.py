@@ -28,6 +28,7 @@ from __future__ import annotations
 import html.entities
 import re
 from bisect import bisect_right
+from collections.abc import Iterator
 from dataclasses import dataclass
 
 __all__ = ["Decoded", "decode", "decode_markup", "join_digits"]
@@ -48,12 +49,15 @@ _TOKEN = re.compile(
     r"|(?P<pct>%[2-7][0-9A-Fa-f])"
     r"|(?P<esc>\\u[0-9A-Fa-f]{4}|\\x[2-7][0-9A-Fa-f])"
 )
-# Second pass, on the text the first one decoded (a tag or a reference may stand between a digit and a dash).
-_BETWEEN_DIGITS = re.compile(
-    rf"(?P<wrap>(?<=[{_DIGIT}][-{_DASHES}])\r?\n[ \t]{{0,8}}(?=[{_DIGIT}]))"
-    rf"|(?P<dash>(?<=[{_DIGIT}])(?: ?[-{_DASHES}] |[{_DASHES}])(?=[{_DIGIT}]))"
-    rf"|(?P<isp>(?<=[{_DIGIT}])\u3000(?=[{_DIGIT}]))"
+_TOKEN_START = re.compile(r"[<&%\\]")
+# Second pass, on the folded text (a tag, a reference or an invisible character may stand between a digit and a
+# dash). The scan starts at the wide characters themselves (not at every digit or line break) and looks behind.
+_DIGITS = frozenset("0123456789０１２３４５６７８９")
+_WIDE_BETWEEN = re.compile(
+    rf"[{_DASHES}\u3000](?:(?<=[{_DIGIT}].)(?=[{_DIGIT}])|(?<=[{_DIGIT}][{_DASHES}])(?=\r?\n)"
+    rf"|(?<=[{_DIGIT}] [{_DASHES}])(?= [{_DIGIT}]))"
 )
+_WRAP = re.compile(rf"\r?\n[ \t]{{0,8}}(?=[{_DIGIT}])")
 
 
 def _reference(ref: str) -> str | None:
@@ -87,11 +91,7 @@ def _replacement(m: re.Match[str]) -> str | None:
     if kind == "esc":
         ch = chr(int(raw[2:], 16))
         return ch if ch.isprintable() else None
-    if kind == "wrap":
-        return ""
-    if kind == "dash":
-        return "-"
-    return " "  # isp
+    return None
 
 
 @dataclass(frozen=True, slots=True)
@@ -155,31 +155,86 @@ def decode(text: str) -> Decoded | None:
     True
     """
     first = decode_markup(text)
-    second = _decode_pass(text if first is None else first.text, _BETWEEN_DIGITS, first)
-    return first if second is None else second
+    second = join_digits(text if first is None else first.text)
+    if second is None:
+        return first
+    return Decoded(second.text, second.seg_dec, second.seg_orig, second.seg_end, first)
 
 
 def decode_markup(text: str) -> Decoded | None:
     """``text`` with tags dropped and references and escapes decoded, or ``None`` when it holds none."""
     if "<" not in text and "&" not in text and "%" not in text and "\\" not in text:
         return None
-    return _decode_pass(text, _TOKEN, None)
+    return _decode_pass(text, _TOKEN, None, _TOKEN_START)
 
 
 def join_digits(text: str) -> Decoded | None:
     """``text`` with dashes and ideographic spaces between digits folded and hyphen-wrapped lines joined
     (run it on the folded text, so that an invisible character between a digit and a dash is gone)."""
-    return _decode_pass(text, _BETWEEN_DIGITS, None)
+    edits: list[tuple[int, int, str]] = []
+    wide = () if text.isascii() else _WIDE_BETWEEN.finditer(text)  # isascii() costs nothing on ASCII text
+    for m in wide:  # stops only at the wide characters, checks the digits around them
+        i = m.start()
+        if text[i] == "\u3000":
+            edits.append((i, i + 1, " "))
+        elif text[i - 1] == " ":
+            edits.append((i - 1, i + 2, "-"))  # "0 ー 1"
+        else:
+            edits.append((i, i + 1, "-"))
+            if (w := _WRAP.match(text, i + 1)) is not None:
+                edits.append((i + 1, w.end(), ""))
+    for needle in (" - ", "-\n", "-\r\n") if "\r" in text else (" - ", "-\n"):  # a substring search each
+        pos = 0
+        while (i := text.find(needle, pos)) != -1:
+            pos = i + 1
+            if not (i and text[i - 1] in _DIGITS):
+                continue
+            if needle == " - ":
+                if text[i + 3:i + 4] in _DIGITS:
+                    edits.append((i, i + 3, "-"))
+            elif (w := _WRAP.match(text, i + 1)) is not None:
+                edits.append((i + 1, w.end(), ""))
+    if not edits:
+        return None
+    edits.sort()
+    return _build(text, edits, None)
 
 
-def _decode_pass(text: str, pattern: re.Pattern[str], inner: Decoded | None) -> Decoded | None:
+def _tokens(text: str, pattern: re.Pattern[str], start: re.Pattern[str] | None) -> Iterator[re.Match[str]]:
+    """``pattern``'s matches in ``text``; with ``start`` (the class of their first characters) tried only where it
+    matches: a pattern whose alternatives start inside named groups gets no first-character scan from ``re`` and
+    would be tried at every position (about six times slower on prose)."""
+    if start is None:
+        yield from pattern.finditer(text)
+        return
+    pos = 0
+    while (c := start.search(text, pos)) is not None:
+        m = pattern.match(text, c.start())
+        if m is None:
+            pos = c.start() + 1
+            continue
+        yield m
+        pos = max(m.end(), c.start() + 1)
+
+
+def _decode_pass(text: str, pattern: re.Pattern[str], inner: Decoded | None,
+                 start: re.Pattern[str] | None = None) -> Decoded | None:
     """One decoding pass of ``pattern``'s tokens over ``text`` (a view of ``inner``), ``None`` if none."""
+    edits: list[tuple[int, int, str]] = []
+    for m in _tokens(text, pattern, start):
+        rep = _replacement(m)
+        if rep is not None:
+            edits.append((m.start(), m.end(), rep))
+    return _build(text, edits, inner) if edits else None
+
+
+def _build(text: str, edits: list[tuple[int, int, str]], inner: Decoded | None) -> Decoded:
+    """``text`` with each ``(start, end, replacement)`` of ``edits`` (sorted, disjoint) applied, and its map."""
     pieces: list[str] = []
     seg_dec: list[int] = []
     seg_orig: list[int] = []
     seg_end: list[int] = []
     pos = dlen = 0  # text[:pos] is decoded into pieces; dlen = decoded length so far
-    changed = False
 
     def keep(a: int, b: int) -> None:  # text[a:b] unchanged
         nonlocal dlen
@@ -193,12 +248,9 @@ def _decode_pass(text: str, pattern: re.Pattern[str], inner: Decoded | None) -> 
                 seg_end.append(b)
             dlen += b - a
 
-    for m in pattern.finditer(text):
-        rep = _replacement(m)
-        if rep is None:
-            continue
-        s, e = m.span()
-        changed = True
+    for s, e, rep in edits:
+        if s < pos:
+            continue  # overlaps the edit before (never for the passes here)
         keep(pos, s)
         if rep:
             pieces.append(rep)
@@ -207,10 +259,7 @@ def _decode_pass(text: str, pattern: re.Pattern[str], inner: Decoded | None) -> 
             seg_end.append(e)
             dlen += len(rep)
         pos = e
-    if not changed:
-        return None
     keep(pos, len(text))
     if not seg_dec:  # everything dropped
         seg_dec, seg_orig, seg_end = [0], [len(text)], [len(text)]
     return Decoded("".join(pieces), tuple(seg_dec), tuple(seg_orig), tuple(seg_end), inner)
-
