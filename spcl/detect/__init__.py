@@ -68,7 +68,12 @@ TYPE_PRIORITY: dict[str, int] = {t.name: t.rank for t in RULE_TYPES}
 _NUMERIC = frozenset(t for t, cls in DETECTORS.items() if hasattr(cls, "find_in") and hasattr(cls, "min_len"))
 # >= 7 characters (shorter runs hold no PII); ASCII and full-width digits. A leading "+" or "(" is
 # added in Python: an optional first character would cost the scan its fast first-character search.
-_CLUSTER = re.compile(r"[0-9０-９][-0-9０-９‐‑‒–—−－.．() ]{6,}")
+_CLUSTER = re.compile(r"[0-9０-９][-0-9０-９‐‑‒–—−－.．() ー―﹣\u3000]{6,}")
+# A cluster the between-digits view changes: a dash or space the detectors' separators do not take, or a line
+# wrapped right after it ("010-1234-" + newline) or right before it.
+_JOINABLE = re.compile("[ー―﹣‒—\u3000]")
+_WRAP_AFTER = re.compile(r"[-ー―‐‑‒–—−－﹣]\r?\n")
+_WRAP_BEFORE = re.compile(r"[-ー―‐‑‒–—−－﹣]\r?\n[ \t]*$")
 
 _VALIDATION_RANK = {True: 2, None: 1, False: 0}
 
@@ -148,30 +153,39 @@ class DetectorSet:
         [Hit(type='PHONE', start=4, end=24, validated=None, detector='phone_kr@1')]
         """
         markup = decode_markup(text)
-        folded = fold(text if markup is None else markup.text)
         view = text if markup is None else markup.text
+        folded = fold(view)
         view = view if folded is None else folded.text
-        joined = join_digits(view)
-        hits = _mapped(self.find_folded(view if joined is None else joined.text), (markup, folded, joined))
-        if markup is None and joined is None:
+        needs_join: list[bool] = []
+        hits = self.find_folded(view, needs_join)
+        if needs_join:  # a number cluster holds a wide dash or space, " - ", or is wrapped after a hyphen
+            joined = join_digits(view)
+            if joined is not None:  # hits on the joined view, merged with those on the view as it was
+                hits = resolve_overlaps(_mapped(self.find_folded(joined.text), (joined,)) + hits)
+        hits = _mapped(hits, (markup, folded))
+        if markup is None:
             return hits
-        # Decoding may also join what belongs apart ("Tel<b>010-…" reads "Tel010-…", a line ending "1-" runs into
-        # the number below it): the text as written is read too (folded), and the hits of both are merged, so
-        # decoding never loses a hit the text as written gives.
-        if markup is not None:
-            folded = fold(text)
-            written = _mapped(self.find_folded(text if folded is None else folded.text), (folded,))
-        else:
-            written = _mapped(self.find_folded(view), (folded,))
+        # Decoding may also join what belongs apart ("Tel<b>010-…" reads "Tel010-…"): the text as written is
+        # read too (folded), and the hits of both are merged, so decoding never loses a hit the text gives.
+        folded = fold(text)
+        written = _mapped(self.find_folded(text if folded is None else folded.text), (folded,))
         return resolve_overlaps(hits + written) if written else hits
 
-    def find_folded(self, text: str) -> list[Hit]:
-        """All hits in an already folded ``text`` (offsets into it), overlaps resolved."""
+    def find_folded(self, text: str, needs_join: list[bool] | None = None) -> list[Hit]:
+        """All hits in an already folded ``text`` (offsets into it), overlaps resolved.
+
+        ``needs_join`` (a list) gets ``True`` appended when a number cluster holds a character or a wrap that
+        :func:`spcl.detect.markup.join_digits` would fold (the detectors then read the joined view too).
+        """
         hits: list[Hit] = []
         if self.numeric:
             n = len(text)
             for m in _CLUSTER.finditer(text):
                 s, e = m.span()
+                if needs_join is not None and not needs_join and (
+                        _JOINABLE.search(text, s, e) or " - " in m.group()
+                        or _WRAP_AFTER.match(text, e - 1) or _WRAP_BEFORE.search(text, max(0, s - 12), s)):
+                    needs_join.append(True)
                 if s and text[s - 1] in "+(（":
                     s -= 1
                 e = min(n, e + 2)  # let the right-hand lookarounds see past the cluster

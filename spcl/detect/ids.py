@@ -28,12 +28,13 @@ _MYNUMBER = re.compile(
     NUM_LEFT + r"(?<!\d )\d{4}(?:(" + GROUP_SEP + r")\d{4}\1\d{4}|\d{8})" + NUM_RIGHT + r"(?! \d)"
 )
 
+# Card groups may also be separated by dots (4111.1111.1111.1111): the Luhn check decides.
+_CARD_SEP = GROUP_SEP[:-1] + ".．]"
 _CARD = re.compile(
     NUM_LEFT
     + r"(?<!\d )(?:\d{13,19}"
-    + r"|\d{4}(?:" + GROUP_SEP + r"\d{4}){2,3}" + GROUP_SEP + r"\d{1,4}"  # 4-4-4-4(-3), 4-4-4-1
-    + r"|\d{4}" + GROUP_SEP + r"\d{6}" + GROUP_SEP + r"\d{4,5}"  # Amex 4-6-5, Diners 4-6-4
-    + r"|\d{4}[.．]\d{4}[.．]\d{4}[.．]\d{1,4}(?:[.．]\d{3})?)"  # 4111.1111.1111.1111 (Luhn decides)
+    + r"|\d{4}(?:" + _CARD_SEP + r"\d{4}){2,3}" + _CARD_SEP + r"\d{1,4}"  # 4-4-4-4(-3), 4-4-4-1
+    + r"|\d{4}" + _CARD_SEP + r"\d{6}" + _CARD_SEP + r"\d{4,5})"  # Amex 4-6-5, Diners 4-6-4
     + NUM_RIGHT
     + r"(?! \d)"
 )
