@@ -32,9 +32,9 @@ DEFAULT_TYPES: tuple[str, ...] = (
 registered rule type (``spcl.rule_types``) that is none of them."""
 
 RULE_HIT_TYPES: dict[str, str] = {t.name: t.entity for t in RULE_TYPES}
-"""Rule-detector type (``spcl.config.PII_TYPES``) → entity type: national and taxpayer numbers (``MYNUMBER``,
-``SSN``, ``ITIN``) → ``RRN``, ``IBAN`` → ``ACCOUNT``, ``POSTAL`` → ``ADDRESS``, identity documents (``PASSPORT``,
-``DRIVER_LICENSE``) → ``ID``; derived from ``spcl.rule_types.RULE_TYPES``."""
+"""Rule-detector type (``spcl.config.PII_TYPES``) → entity type: ``MYNUMBER`` → ``RRN``, the US taxpayer numbers
+``SSN`` and ``ITIN`` → their own types, ``IBAN`` → ``ACCOUNT``, ``POSTAL`` → ``ADDRESS``, identity documents
+(``PASSPORT``, ``DRIVER_LICENSE``) → ``ID``; derived from ``spcl.rule_types.RULE_TYPES``."""
 
 
 def check_known_types(types: Iterable[str]) -> tuple[str, ...]:

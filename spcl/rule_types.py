@@ -84,11 +84,10 @@ _BUILTIN: tuple[RuleType, ...] = (
     RuleType("DOB", "DOB", "spcl.detect.dob:DobDetector", 13, ladder="date"),
     RuleType("POSTAL", "ADDRESS", "spcl.detect.location:PostalDetector", 14),
     RuleType("ADDRESS", "ADDRESS", "spcl.detect.location:AddressDetector", 15, ladder="address"),
-    # issue 25
-    RuleType("SSN", "RRN", "spcl.detect.us:SsnDetector", 2,
+    RuleType("SSN", "SSN", "spcl.detect.us:SsnDetector", 2,
              context={"en": ("ssn", "social security", "soc sec", "soc. sec"), "ko": ("사회 보장",),
                       "ja": ("社会保障", "ソーシャル")}),
-    RuleType("ITIN", "RRN", "spcl.detect.us:ItinDetector", 3,
+    RuleType("ITIN", "ITIN", "spcl.detect.us:ItinDetector", 3,
              context={"en": ("itin", "taxpayer", "tax id"), "ja": ("納税者",), "ko": ("납세자",)}),
     RuleType("IBAN", "ACCOUNT", "spcl.detect.iban:IbanDetector", 5),
     RuleType("IP", "IP", "spcl.detect.network:IpDetector", 12),

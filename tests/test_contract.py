@@ -75,7 +75,7 @@ def test_allowed_types_configurable() -> None:
     r = parse_extraction("PERSON\t김가상\nEMAIL\tkim1@mailbox.com", SRC, allowed_types=("email",))
     assert r.candidates == [("EMAIL", "kim1@mailbox.com")]
     assert r.rows_rejected == {"type_not_allowed": 1}
-    assert "PERSON" in DEFAULT_TYPES and len(DEFAULT_TYPES) == 12
+    assert "PERSON" in DEFAULT_TYPES and len(DEFAULT_TYPES) == 14
 
 
 def test_repr_never_shows_values() -> None:

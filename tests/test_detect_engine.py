@@ -18,6 +18,7 @@ from spcl.detect import (
     resolve_overlaps,
 )
 from spcl.detect.folding import fold
+from spcl.detect.markup import decode_markup, join_digits
 
 FAST = settings(max_examples=200, deadline=None)
 
@@ -36,6 +37,9 @@ PIECES = [
     "415-555-0132", "415.555.0132", "(212)555-0147", " x204", " ext. 45", "001-1-", "1-800-555-0199", "Call ",
     "212 555 0147", "태어났", "に生まれ", "에 ", "\u200b", "\u2060", "\u00ad", "\ufe0f", "\u20e3", "\u0301", "１",
     "𝟎", "\u00a0",
+    # crawled text: markup, references, escapes, wide separators, wraps, obfuscated mail
+    "<b>", "</b>", "<br>", "&#64;", "&amp;#45;", "&#45;", "%40", "\\u0040", "ー", "\u3000", "-\n", " - ", " [at] ",
+    " dot ", "(at)", "e.g. ", "Room ", "のように",
 ]  # fmt: skip
 texts = st.lists(st.sampled_from(PIECES), min_size=0, max_size=25).map("".join)
 noisy = st.lists(
@@ -43,19 +47,35 @@ noisy = st.lists(
 ).map("".join)
 
 
-def reference_find(text: str, s: DetectSettings) -> list[Hit]:
-    """Every detector run on the whole folded text, no prefilter, spans mapped back: what the fast path
-    must reproduce."""
-    folded = fold(text)
-    view = folded.text if folded is not None else text
+def _every_detector(view: str, s: DetectSettings) -> list[Hit]:
     hits: list[Hit] = []
     for t in PII_TYPES:
         if t in s.types:
             hits += DETECTORS[t](s).find(view)
-    hits = resolve_overlaps(hits)
-    if folded is None:
+    return resolve_overlaps(hits)
+
+
+def _through(text: str, steps: tuple, s: DetectSettings) -> tuple[list[Hit], bool]:
+    views = []
+    for step in steps:
+        view = step(text)
+        if view is not None:
+            views.append((step, view))
+            text = view.text
+    hits = _every_detector(text, s)
+    for _, view in reversed(views):
+        hits = [Hit(h.type, *view.span(h.start, h.end), h.validated, h.detector) for h in hits]
+    return hits, any(step is not fold for step, _ in views)
+
+
+def reference_find(text: str, s: DetectSettings) -> list[Hit]:
+    """Every detector run on the whole decoded and folded text, no prefilter, spans mapped back, merged with the
+    hits on the folded text as written: what the fast path must reproduce."""
+    hits, decoded = _through(text, (decode_markup, fold, join_digits), s)
+    if not decoded:
         return hits
-    return [Hit(h.type, *folded.span(h.start, h.end), h.validated, h.detector) for h in hits]
+    written, _ = _through(text, (fold,), s)
+    return resolve_overlaps(hits + written)
 
 
 @FAST

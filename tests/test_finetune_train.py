@@ -95,7 +95,7 @@ def test_two_lora_steps_write_a_checked_artifact(setup: dict[str, Any], trained:
     assert (out / "adapter_model.safetensors").is_file() and (out / "adapter_config.json").is_file()
     assert pickle_files(out) == []  # checkpoints included
     assert sorted(p.name for p in (out / "checkpoints").iterdir()) == ["step-000001", "step-000002"]
-    assert card["prompt_version"] == "extract-v3" and card["method"] == "lora"
+    assert card["prompt_version"] == "extract-v4" and card["method"] == "lora"
     assert card["base"]["fingerprint"]["config_sha256"] == sha256_file(setup["model"] / "config.json")
     assert card["data"]["train"]["sha256"] == sha256_file(setup["data"]) and card["data"]["train"]["examples"] == 6
     assert card["hyper_parameters"]["lora_rank"] == 4 and card["hyper_parameters"]["lora_alpha"] == 8
@@ -115,7 +115,7 @@ def test_two_lora_steps_write_a_checked_artifact(setup: dict[str, Any], trained:
     assert json.loads((out / "eval" / "metrics.json").read_text()) == masking
     events = [json.loads(line) for line in (out / "train_log.jsonl").read_text().splitlines()]
     assert [e["event"] for e in events] == ["params", "metrics", "metrics", "metrics"]
-    assert events[0]["prompt_version"] == "extract-v3" and events[-1]["eval_entity_f1"] == 0.0
+    assert events[0]["prompt_version"] == "extract-v4" and events[-1]["eval_entity_f1"] == 0.0
 
 
 def test_no_text_in_logs_tracker_or_card(setup: dict[str, Any], trained: dict[str, Any]) -> None:

@@ -69,15 +69,19 @@ def test_filter_flags_and_rules_mask_stage_masks_every_new_type(tmp_path: Path) 
         for value in values:
             assert value not in masked[doc_id], doc_id
     assert masked["address"] == "I live at [ADDRESS_1] with my cat."
-    assert masked["ssn"] == "Applicant SSN [RRN_1], call after five."
+    # every type its own token: a US SSN is never masked as a Korean resident number
+    assert masked["ssn"] == "Applicant SSN [SSN_1], call after five."
+    assert masked["itin"] == "ITIN [ITIN_1] on the form."
     assert "[CREDENTIAL_1]" in masked["aws"] and "[ID_1]" in masked["passport"]
 
 
 def test_a_required_ssn_or_key_outside_the_allowed_types_fails_closed() -> None:
     text = "SSN 536-90-4399 / AKIA2E0A8F3B244C9986"
     hits = rule_hits(text)
-    assert {h.type for h in hits if h.flagging} == {"RRN", "CREDENTIAL"}
-    only_rrn = mask_document(text, Extraction(raw=""), hits, ("RRN",), False)
-    assert only_rrn.released is None and only_rrn.reason == "uncovered_rule_hit:CREDENTIAL"
-    both = mask_document(text, Extraction(raw=""), hits, ("RRN", "CREDENTIAL"), False)
-    assert both.released is not None and both.released.masked_text == "SSN [RRN_1] / [CREDENTIAL_1]"
+    assert {h.type for h in hits if h.flagging} == {"SSN", "CREDENTIAL"}
+    only_ssn = mask_document(text, Extraction(raw=""), hits, ("SSN",), False)
+    assert only_ssn.released is None and only_ssn.reason == "uncovered_rule_hit:CREDENTIAL"
+    only_rrn = mask_document(text, Extraction(raw=""), hits, ("RRN", "CREDENTIAL"), False)
+    assert only_rrn.released is None and only_rrn.reason == "uncovered_rule_hit:SSN"
+    both = mask_document(text, Extraction(raw=""), hits, ("SSN", "CREDENTIAL"), False)
+    assert both.released is not None and both.released.masked_text == "SSN [SSN_1] / [CREDENTIAL_1]"

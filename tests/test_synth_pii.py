@@ -108,7 +108,7 @@ def test_to_chat_records(pii_dir: Path, tmp_path: Path, capsys: pytest.CaptureFi
     chat = [json.loads(line) for line in out.read_text(encoding="utf-8").splitlines()]
     assert len(chat) == len(src) == 200
     for s, c in zip(src, chat, strict=True):
-        assert c["id"] == s["id"] and c["prompt_version"] == PROMPT_VERSION == "extract-v3"
+        assert c["id"] == s["id"] and c["prompt_version"] == PROMPT_VERSION == "extract-v4"
         assert c["prompt"] == build_messages(s["source_text"])
         assert c["completion"] == [{"role": "assistant", "content": s["target_tsv"]}]
         assert s["source_text"][:20] not in printed.out + printed.err

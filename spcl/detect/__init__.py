@@ -10,9 +10,11 @@ None (no checksum); RRN True/None (False only for impossible dates); MYNUMBER, C
 ITIN (issuable area/group/serial) True/False; DOB True/False (calendar); IP True (public addresses only, unless
 ``ip_private``); CREDENTIAL None, True for a JWT that decodes, False for placeholders.
 
-Invisible and look-alike characters (zero-width spaces, soft hyphens, marks after digits, mathematical or
-full-width digits) are folded away first (:mod:`spcl.detect.folding`) and hits are mapped back, so a span
-covers the whole written value in the NFC text.
+Crawled text is read as a person reads it: markup is decoded first (:mod:`spcl.detect.markup`: tags inside a
+value, ``&#64;``/``&amp;#64;``, ``%40``, ``\\u0040``, dashes and ideographic spaces between digits, a number
+wrapped after a hyphen), then invisible and look-alike characters (zero-width spaces, soft hyphens, marks after
+digits, mathematical or full-width digits) are folded away (:mod:`spcl.detect.folding`), and hits are mapped
+back, so a span covers the whole written value in the NFC text, the markup inside it included.
 
 Speed: the seven numeric detectors run only inside "number clusters" (one character-class scan for
 runs of >= 7 digits and separators); EMAIL, DOB, POSTAL and ADDRESS anchor on their own cue
@@ -34,7 +36,8 @@ from itertools import pairwise
 
 from spcl.config import PII_TYPES, DetectSettings
 from spcl.detect.base import Detector, Hit, NumericDetector
-from spcl.detect.folding import fold
+from spcl.detect.folding import Folded, fold
+from spcl.detect.markup import Decoded, decode_markup, join_digits
 from spcl.rule_types import BY_NAME, RULE_TYPES
 
 __all__ = [
@@ -65,7 +68,12 @@ TYPE_PRIORITY: dict[str, int] = {t.name: t.rank for t in RULE_TYPES}
 _NUMERIC = frozenset(t for t, cls in DETECTORS.items() if hasattr(cls, "find_in") and hasattr(cls, "min_len"))
 # >= 7 characters (shorter runs hold no PII); ASCII and full-width digits. A leading "+" or "(" is
 # added in Python: an optional first character would cost the scan its fast first-character search.
-_CLUSTER = re.compile(r"[0-9０-９][-0-9０-９‐‑‒–—−－.．() ]{6,}")
+_CLUSTER = re.compile(r"[0-9０-９][-0-9０-９‐‑‒–—−－.．() ー―﹣\u3000]{6,}")
+# A cluster the between-digits view changes: a dash or space the detectors' separators do not take, or a line
+# wrapped right after it ("010-1234-" + newline) or right before it.
+_JOINABLE = re.compile("[ー―﹣‒—\u3000]")
+_WRAP_AFTER = re.compile(r"[-ー―‐‑‒–—−－﹣]\r?\n")
+_WRAP_BEFORE = re.compile(r"[-ー―‐‑‒–—−－﹣]\r?\n[ \t]*$")
 
 _VALIDATION_RANK = {True: 2, None: 1, False: 0}
 
@@ -130,28 +138,54 @@ class DetectorSet:
     def find(self, text: str) -> list[Hit]:
         """All hits in ``text`` (NFC), overlaps resolved, sorted by ``(start, -end)``.
 
-        The detectors run on the folded view of the text (:mod:`spcl.detect.folding`: invisible characters
-        dropped, look-alike digits folded) and each hit is mapped back, so that its span covers the whole
-        written value in ``text``, the invisible characters inside it included.
+        The detectors run on the decoded view of the text (:mod:`spcl.detect.markup`: tags dropped, character
+        references, percent-escapes and literal escapes decoded, dashes and ideographic spaces between digits
+        folded, hyphen-wrapped lines joined), folded (:mod:`spcl.detect.folding`: invisible characters dropped,
+        look-alike digits folded), and each hit is mapped back, so that its span covers the whole written value
+        in ``text``, the markup and invisible characters inside it included. When decoding changed the text, the
+        folded text as written is read as well and both views' hits are merged (decoding never loses a hit).
 
         >>> build_detectors(DetectSettings(types=("EMAIL",))).find("a@mailbox.com 010-1234-5678")
         [Hit(type='EMAIL', start=0, end=13, validated=None, detector='email@1')]
         >>> build_detectors().find("tel 010\u200b1234\u200b5678")
         [Hit(type='PHONE', start=4, end=17, validated=None, detector='phone_kr@1')]
+        >>> build_detectors().find("tel 010-<b>1234</b>-5678")
+        [Hit(type='PHONE', start=4, end=24, validated=None, detector='phone_kr@1')]
         """
+        markup = decode_markup(text)
+        view = text if markup is None else markup.text
+        folded = fold(view)
+        view = view if folded is None else folded.text
+        needs_join: list[bool] = []
+        hits = self.find_folded(view, needs_join)
+        if needs_join:  # a number cluster holds a wide dash or space, " - ", or is wrapped after a hyphen
+            joined = join_digits(view)
+            if joined is not None:  # hits on the joined view, merged with those on the view as it was
+                hits = resolve_overlaps(_mapped(self.find_folded(joined.text), (joined,)) + hits)
+        hits = _mapped(hits, (markup, folded))
+        if markup is None:
+            return hits
+        # Decoding may also join what belongs apart ("Tel<b>010-…" reads "Tel010-…"): the text as written is
+        # read too (folded), and the hits of both are merged, so decoding never loses a hit the text gives.
         folded = fold(text)
-        if folded is None:
-            return self.find_folded(text)
-        hits = self.find_folded(folded.text)
-        return [Hit(h.type, *folded.span(h.start, h.end), h.validated, h.detector) for h in hits]
+        written = _mapped(self.find_folded(text if folded is None else folded.text), (folded,))
+        return resolve_overlaps(hits + written) if written else hits
 
-    def find_folded(self, text: str) -> list[Hit]:
-        """All hits in an already folded ``text`` (offsets into it), overlaps resolved."""
+    def find_folded(self, text: str, needs_join: list[bool] | None = None) -> list[Hit]:
+        """All hits in an already folded ``text`` (offsets into it), overlaps resolved.
+
+        ``needs_join`` (a list) gets ``True`` appended when a number cluster holds a character or a wrap that
+        :func:`spcl.detect.markup.join_digits` would fold (the detectors then read the joined view too).
+        """
         hits: list[Hit] = []
         if self.numeric:
             n = len(text)
             for m in _CLUSTER.finditer(text):
                 s, e = m.span()
+                if needs_join is not None and not needs_join and (
+                        _JOINABLE.search(text, s, e) or " - " in m.group()
+                        or _WRAP_AFTER.match(text, e - 1) or _WRAP_BEFORE.search(text, max(0, s - 12), s)):
+                    needs_join.append(True)
                 if s and text[s - 1] in "+(（":
                     s -= 1
                 e = min(n, e + 2)  # let the right-hand lookarounds see past the cluster
@@ -161,6 +195,14 @@ class DetectorSet:
         for d in self.other:  # each gates itself on one-character searches for its cue words
             hits += d.find(text)
         return resolve_overlaps(hits)
+
+
+def _mapped(hits: list[Hit], views: tuple[Decoded | Folded | None, ...]) -> list[Hit]:
+    """``hits`` on the last of ``views`` mapped back through each view (``None``: that step changed nothing)."""
+    for view in reversed(views):
+        if view is not None:
+            hits = [Hit(h.type, *view.span(h.start, h.end), h.validated, h.detector) for h in hits]
+    return hits
 
 
 def build_detectors(settings: DetectSettings | None = None) -> DetectorSet:

@@ -47,6 +47,41 @@ def negative_context(text: str, start: int) -> bool:
     return window_has(_NEGATIVE_CONTEXT, text, start, NEGATIVE_WINDOW)
 
 
+# A documentation example, not a person's value: "e.g. 03-1234-5678", "例えば…", "03-1234-5678のように", "예: …".
+# Only a value its validator cannot confirm is dropped by it (a valid check digit stays found).
+_EXAMPLE_BEFORE = re.compile(
+    r"e\.\s?g\.|for example|for instance|example:|sample:|dummy|placeholder|test data|"
+    r"例えば|たとえば|例[:：]|記入例|サンプル|ダミー|예[:：]|예를 들어|예시|샘플|더미",
+    re.IGNORECASE,
+)
+_EXAMPLE_AFTER = re.compile(
+    r"\s?(?:のように|のような|などの?形式|형식으로|처럼|\(?e\.g\.|\(?(?:example|sample|dummy|fake|test)\)|"
+    r"(?:is|as) (?:an? )?(?:example|sample|dummy|placeholder|test (?:data|value|number)))",
+    re.IGNORECASE,
+)
+EXAMPLE_WINDOW = 24
+
+
+def example_context(text: str, start: int, end: int) -> bool:
+    """True when words right around ``text[start:end]`` say it is a documentation example or test data.
+
+    >>> example_context("例えば 03-1234-5678 と書く", 4, 16), example_context("03-1234-5678のように", 0, 12)
+    (True, True)
+    >>> example_context("電話 03-1234-5678 まで", 3, 15)
+    False
+    """
+    return window_has(_EXAMPLE_BEFORE, text, start, EXAMPLE_WINDOW) or after_has(_EXAMPLE_AFTER, text, end, 32)
+
+
+def vetoed(text: str, start: int, end: int, before: re.Pattern[str] | None, window: int) -> bool:
+    """True when a detector's own veto words (``before``, within ``window`` characters before ``start``) or a
+    documentation-example cue (:func:`example_context`) stand around ``text[start:end]``. Detectors ask this only
+    for a value their validator cannot decide."""
+    if before is not None and window_has(before, text, start, window):
+        return True
+    return example_context(text, start, end)
+
+
 _LOWERED: list[str] = ["", ""]  # the last text and its lower-cased copy (detectors of one document share it)
 
 

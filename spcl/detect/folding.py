@@ -96,7 +96,27 @@ def _decode(doc: object, key: str) -> tuple[frozenset[str], frozenset[str], dict
     tables = frozenset(map(chr, drop)), frozenset(map(chr, marks)), {chr(int(k)): v for k, v in mapped.items()}
     if not _has_sentinels(*tables):
         return None
+    pinned = TABLES_DIGESTS.get(unicodedata.unidata_version)
+    if pinned is None or tables_digest(*tables) != pinned:
+        return None  # not exactly the tables this source builds: rebuilt, never trusted
     return tables
+
+
+def tables_digest(drop: frozenset[str], marks: frozenset[str], mapped: dict[str, str]) -> str:
+    """SHA-256 of the tables' content (code points sorted, one canonical JSON): what a cache must reproduce."""
+    doc = [sorted(map(ord, drop)), sorted(map(ord, marks)), sorted((ord(k), v) for k, v in mapped.items())]
+    return hashlib.sha256(json.dumps(doc, separators=(",", ":")).encode()).hexdigest()
+
+
+TABLES_DIGESTS: dict[str, str] = {
+    "14.0.0": "f078f7c56fe6badbec1ba43e0ccbf5b7a1026c5c48bce445df1ce56a9f7c2339",
+}
+"""The content digest (:func:`tables_digest`) of the tables :func:`_tables` builds, per Unicode database version.
+
+The cache file is derived data anyone with write access to the cache folder can change; a file whose content does
+not hash to the pinned digest is never used (a table missing one invisible character would let values split by it
+through). Under a Unicode version not listed here the tables are built in every process and never read from a
+file. A test checks the pin against a fresh build, so a change to :func:`_tables` must update it."""
 
 
 def _has_sentinels(drop: frozenset[str], marks: frozenset[str], mapped: dict[str, str]) -> bool:
@@ -108,9 +128,10 @@ def _has_sentinels(drop: frozenset[str], marks: frozenset[str], mapped: dict[str
 
 def cached_tables(cache_dir: Path | None = None) -> tuple[frozenset[str], frozenset[str], dict[str, str]]:
     """:func:`_tables`, read from a JSON cache file when one for this Python's Unicode database and this
-    module's source exists (≈ 1 ms instead of a scan of every code point, 0.2-0.7 s); otherwise built and
-    written there for the next process (atomically; a cache that cannot be written is skipped). A file of
-    another layout, Unicode version or source is never read; a malformed one is rebuilt."""
+    module's source exists and its content hashes to the pinned :data:`TABLES_DIGESTS` (≈ 2 ms instead of a scan of
+    every code point, 0.2-0.7 s); otherwise built and written there for the next process (atomically; a cache that
+    cannot be written is skipped). A file of another layout, Unicode version or source is never read; a malformed
+    or tampered one is rebuilt."""
     key = _tables_key()
     path = (cache_dir or spcl_cache_dir()) / f"folding-{key}.json"
     try:

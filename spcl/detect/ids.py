@@ -10,7 +10,15 @@ from __future__ import annotations
 import re
 
 from spcl.config import DetectSettings
-from spcl.detect._common import GROUP_SEP, NUM_LEFT, NUM_RIGHT, context_regex, negative_context, window_has
+from spcl.detect._common import (
+    GROUP_SEP,
+    NUM_LEFT,
+    NUM_RIGHT,
+    context_regex,
+    negative_context,
+    vetoed,
+    window_has,
+)
 from spcl.detect.base import Hit
 from spcl.detect.validators import digits_of, validate_card, validate_mynumber, validate_rrn
 
@@ -20,11 +28,13 @@ _MYNUMBER = re.compile(
     NUM_LEFT + r"(?<!\d )\d{4}(?:(" + GROUP_SEP + r")\d{4}\1\d{4}|\d{8})" + NUM_RIGHT + r"(?! \d)"
 )
 
+# Card groups may also be separated by dots (4111.1111.1111.1111): the Luhn check decides.
+_CARD_SEP = GROUP_SEP[:-1] + ".．]"
 _CARD = re.compile(
     NUM_LEFT
     + r"(?<!\d )(?:\d{13,19}"
-    + r"|\d{4}(?:" + GROUP_SEP + r"\d{4}){2,3}" + GROUP_SEP + r"\d{1,4}"  # 4-4-4-4(-3), 4-4-4-1
-    + r"|\d{4}" + GROUP_SEP + r"\d{6}" + GROUP_SEP + r"\d{4,5})"  # Amex 4-6-5, Diners 4-6-4
+    + r"|\d{4}(?:" + _CARD_SEP + r"\d{4}){2,3}" + _CARD_SEP + r"\d{1,4}"  # 4-4-4-4(-3), 4-4-4-1
+    + r"|\d{4}" + _CARD_SEP + r"\d{6}" + _CARD_SEP + r"\d{4,5})"  # Amex 4-6-5, Diners 4-6-4
     + NUM_RIGHT
     + r"(?! \d)"
 )
@@ -65,6 +75,8 @@ class RrnDetector:
                 continue
             if valid is None and not m.group("sep") and not window_has(self._context, text, s, self._window):
                 continue
+            if valid is None and vetoed(text, s, m.end(), None, 0):
+                continue  # no check digit to confirm it, and the text says it is an example
             hits.append(Hit(self.type, s, m.end(), valid, self.name))
         return hits
 
@@ -107,8 +119,9 @@ class MyNumberDetector:
 
 
 class CardDetector:
-    """Payment card numbers: 13-19 digits, plain or in 4-4-4-4 / 4-6-5 groups; ``True`` when Luhn and
-    an IIN range with its length agree, else ``False`` (reported only with ``keep_invalid``)."""
+    """Payment card numbers: 13-19 digits, plain or in 4-4-4-4 / 4-6-5 groups (4-4-4-4 also with dots);
+    ``True`` when Luhn and an IIN range with its length agree, else ``False`` (reported only with
+    ``keep_invalid``)."""
 
     name = "card@1"
     type = "CARD"

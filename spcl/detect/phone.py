@@ -17,7 +17,7 @@ import re
 from typing import Literal
 
 from spcl.config import DetectSettings
-from spcl.detect._common import NUM_LEFT, NUM_RIGHT, SEP, negative_context, window_has
+from spcl.detect._common import NUM_LEFT, NUM_RIGHT, SEP, negative_context, vetoed, window_has
 from spcl.detect.base import Hit
 from spcl.detect.validators import digits_of
 
@@ -63,6 +63,13 @@ _PHONE_CONTEXT = re.compile(
 _EXT = re.compile(r"[ ,]{0,2}(?:[xX]\.?|(?i:ext)\.?|(?i:extension)|内線|내선)[ .:#]{0,2}\d{1,6}(?!\d)")
 # A bare 3-3-4 group after one of these words is an account number, not a US phone.
 _BANK_CONTEXT = re.compile(r"계좌|은행|口座|銀行|account|acct|bank", re.IGNORECASE)
+
+# Words that make a phone-shaped number something else (a phone has no check digit: context decides).
+_NOT_A_PHONE = re.compile(
+    r"part\s?(?:no|number|#)|serial|model|room|rm\.|catalog|item\s?(?:no|number|#)|"
+    r"부품\s?번호|품번|品番|部品番号",
+    re.IGNORECASE,
+)
 
 # NANP toll-free area codes: company numbers, like KR 15xx/16xx/18xx and JP 0120/0800.
 NANP_TOLL_FREE = frozenset({"800", "833", "844", "855", "866", "877", "888"})
@@ -167,6 +174,10 @@ def _classify_intl(raw: str, digits: str, plus: bool = True) -> tuple[str, Kind]
         # NANP: 1 + area code (2-9..) + exchange (2-9..) + 4 digits; toll-free area codes are companies.
         ok = n == 11 and digits[1] in "23456789" and digits[4] in "23456789"
         return ("intl", "company" if digits[1:4] in NANP_TOLL_FREE else "personal") if ok else None
+    if not plus and n == 10 and digits[0] in "23456789" and digits[3] in "23456789" and len(groups) == 3 \
+            and [len(g) for g in groups] == [3, 3, 4]:
+        # "001-212-555-0198": a US number dialled from Korea or Japan, written without the country code 1
+        return "intl", "company" if digits[:3] in NANP_TOLL_FREE else "personal"
     return ("intl", "personal") if n >= 9 and plus else None
 
 
@@ -216,7 +227,8 @@ class PhoneDetector:
                 region = "jp"
             if kind is None or not self._keep(kind) or negative_context(text, s):
                 continue
-            hits.append(self._hit(text, s, e, region))
+            if (hit := self._hit(text, s, e, region)) is not None:
+                hits.append(hit)
         for m in _NANP.finditer(text, start, end):
             s = m.start()
             if negative_context(text, s) or not self._keep(_nanp_kind(m.group())):
@@ -225,18 +237,23 @@ class PhoneDetector:
                 continue
             if "(" not in m.group() and window_has(_BANK_CONTEXT, text, s, 16):
                 continue  # a bare 3-3-4 group after a banking word: an account number
-            hits.append(self._hit(text, s, m.end(), "intl"))
+            if (hit := self._hit(text, s, m.end(), "intl")) is not None:
+                hits.append(hit)
         if text.find("+", start, end) != -1 or text.find("00", start, end) != -1 or text.find("011", start, end) != -1:
             for m in _INTL.finditer(text, start, end):
                 body = m.group("plus") or m.group("exit")
                 got = _classify_intl(body, digits_of(body), plus=m.group("plus") is not None)
                 if got is None or not self._keep(got[1]) or negative_context(text, m.start()):
                     continue
-                hits.append(self._hit(text, m.start(), m.end(), got[0]))
+                if (hit := self._hit(text, m.start(), m.end(), got[0])) is not None:
+                    hits.append(hit)
         return hits
 
     @staticmethod
-    def _hit(text: str, s: int, e: int, region: str) -> Hit:
-        """The hit for ``text[s:e]``, stretched over an extension written right after it."""
+    def _hit(text: str, s: int, e: int, region: str) -> Hit | None:
+        """The hit for ``text[s:e]``, stretched over an extension written right after it; ``None`` when the
+        words around it say it is no person's phone (a part number, a documentation example)."""
+        if vetoed(text, s, e, _NOT_A_PHONE, 16):
+            return None
         ext = _EXT.match(text, e)
         return Hit("PHONE", s, ext.end() if ext else e, None, f"phone_{region}@1")

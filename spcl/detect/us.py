@@ -6,7 +6,8 @@ digits count only after a context word (``detect.context.SSN`` / ``.ITIN``: SSN,
 taxpayer …) within
 ``max(context_window, 40)`` characters. An
 area of 9xx is an ITIN, never an SSN. Order, invoice, ticket, part and serial-number words right before the
-value veto it (unless an SSN/ITIN word is as close).
+value veto it, and so do room, suite, extension, unit and model words and documentation-example cues ("e.g.",
+"test data", "例えば", "예:" …), unless an SSN/ITIN word is as close.
 """
 
 from __future__ import annotations
@@ -14,7 +15,15 @@ from __future__ import annotations
 import re
 
 from spcl.config import DetectSettings
-from spcl.detect._common import NUM_LEFT, NUM_RIGHT, context_regex, negative_context, window_has
+from spcl.detect._common import (
+    NUM_LEFT,
+    NUM_RIGHT,
+    context_regex,
+    example_context,
+    negative_context,
+    vetoed,
+    window_has,
+)
 from spcl.detect.base import Hit
 from spcl.detect.validators import digits_of, validate_itin, validate_ssn
 
@@ -25,9 +34,12 @@ _SPACE_DIGIT = re.compile(r" \d")
 # words that make a 3-2-4 number an order, ticket or part number (besides the shared negative context)
 _NUMBER_OF_A_THING = re.compile(
     r"order|invoice|ticket|case|ref\.?|reference|tracking|confirmation|booking|part|item|product|catalog|"
-    r"주문|송장|예약|注文|伝票|予約|品番",
+    r"room|rm\.|suite|ext\.|extension|unit|lot|batch|model|"
+    r"주문|송장|예약|호실|내선|注文|伝票|予約|品番|号室|内線",
     re.IGNORECASE,
 )
+# How far before the value those words count ("part number for the replacement kit: 123-45-6789").
+_THING_WINDOW = 40
 
 
 class _TaxIdDetector:
@@ -64,7 +76,11 @@ class _TaxIdDetector:
             valid = validate_itin(digits) if self._itin else validate_ssn(digits)
             if (not valid and not self._keep_invalid) or negative_context(text, s):
                 continue
-            if window_has(_NUMBER_OF_A_THING, text, s, 16) and not window_has(context, text, s, 16):
+            # the structure check cannot tell a taxpayer number from a room, part or order number: the words
+            # around it decide, unless an SSN/ITIN word stands as close
+            if not window_has(context, text, s, 16) and vetoed(text, s, e, _NUMBER_OF_A_THING, _THING_WINDOW):
+                continue
+            if example_context(text, s, e):  # "test data: ITIN 912-70-1234" even after its word
                 continue
             hits.append(Hit(self.type, s, e, valid, self.name))
         return hits

@@ -12,7 +12,8 @@ from __future__ import annotations
 
 from spcl.entity_types import DEFAULT_TYPES
 
-PROMPT_VERSION = "extract-v3"  # v2: the "nothing found" example answers with an empty output; v3: ID, IP, CREDENTIAL
+PROMPT_VERSION = "extract-v4"  # v2: the "nothing found" example answers with an empty output; v3: ID, IP,
+# CREDENTIAL; v4: SSN and ITIN (US taxpayer numbers, no longer RRN)
 
 TYPE_DESCRIPTIONS: dict[str, str] = {
     "PERSON": "a private person's name (not companies, brands or public figures in their public role)",
@@ -27,6 +28,8 @@ TYPE_DESCRIPTIONS: dict[str, str] = {
     "ID": "a passport, driver's licence or other identity-document number",
     "IP": "a public IP address (IPv4 or IPv6)",
     "CREDENTIAL": "a secret: a password, API key, access token or private key",
+    "SSN": "a US social security number",
+    "ITIN": "a US individual taxpayer identification number",
 }
 
 FEW_SHOT: tuple[tuple[str, str], ...] = (

@@ -34,6 +34,8 @@ from spcl.text import normalize
 # When one value is predicted with several types, the first type here wins (no semantic guessing).
 TYPE_PRIORITY: tuple[str, ...] = (
     "RRN",
+    "SSN",
+    "ITIN",
     "ID",
     "CARD",
     "ACCOUNT",
@@ -46,7 +48,7 @@ TYPE_PRIORITY: tuple[str, ...] = (
     "ADDRESS",
     "REL",
 )
-NUMERIC_TYPES: frozenset[str] = frozenset({"RRN", "DOB", "PHONE", "ACCOUNT", "CARD", "ID"})
+NUMERIC_TYPES: frozenset[str] = frozenset({"RRN", "SSN", "ITIN", "DOB", "PHONE", "ACCOUNT", "CARD", "ID"})
 WHOLE_WORD_TYPES: frozenset[str] = frozenset({"PERSON", "REL"})
 """Types whose occurrences the masker replaces only where they stand as whole words (never rule-hit types)."""
 PERSON_VARIANT_MIN, PERSON_VARIANT_MAX = 2, 6
