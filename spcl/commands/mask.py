@@ -30,7 +30,11 @@ log = logging.getLogger("spcl.mask")
 
 def add_mask_arguments(parser: argparse.ArgumentParser) -> None:
     """The arguments shared by ``spcl mask`` and ``jobs/mask.py``."""
+    from spcl.entity_types import DEFAULT_TYPES
     from spcl.extract.backends import BACKENDS
+    from spcl.mask.operators import OPERATORS
+
+    per_span = [name for name, op in OPERATORS.items() if op.per_span]
 
     parser.add_argument("--input", "-i", required=True, help="flagged Parquet: a file or a folder (recursive)")
     parser.add_argument("--output", "-o", required=True, help="output folder: masked/, failed/, metrics.json")
@@ -54,8 +58,16 @@ def add_mask_arguments(parser: argparse.ArgumentParser) -> None:
                              "merged for transformers, served as a LoRA request by vllm)")
     parser.add_argument("--tensor-parallel-size", type=int, default=1, help="vllm: GPUs per model (default 1)")
     parser.add_argument("--types", default=None,
-                        help="comma-separated entity types (default: all nine); a flagging rule hit of another "
-                             "type fails its document closed (uncovered_rule_hit:TYPE)")
+                        help=f"comma-separated entity types (default: all {len(DEFAULT_TYPES)}: "
+                             f"{','.join(DEFAULT_TYPES)}); a flagging rule hit of another type fails its "
+                             "document closed (uncovered_rule_hit:TYPE)")
+    parser.add_argument("--operator", action="append", default=None, metavar="TYPE=OP", dest="operator",
+                        help="masking operator for one entity type, repeatable (e.g. --operator PERSON=surrogate "
+                             f"--operator EMAIL=hash); operators: {', '.join(per_span)}; default replace "
+                             "([TYPE_n]); overrides mask.operators of --config")
+    parser.add_argument("--config", "-c", default=None,
+                        help="YAML config whose mask.operators section sets operators per type "
+                             "(default conf/default.yaml)")
     parser.add_argument("--no-names", dest="names", action="store_false",
                         help="model backends: do not add the CPU person-name finders' rows to the candidates")
     parser.add_argument("--retry-failed", action="store_true",
@@ -89,13 +101,28 @@ def backend_options(args: argparse.Namespace) -> dict[str, Any]:
     return {}
 
 
+def operators_from_args(args: argparse.Namespace) -> dict[str, str]:
+    """Operators per type: the config's ``mask.operators``, then each ``--operator TYPE=OP`` over it;
+    ``ValueError`` (a :class:`spcl.config.ConfigError`) naming a bad entry."""
+    from spcl.config import load_settings
+    from spcl.entity_types import DEFAULT_TYPES
+    from spcl.mask.operators import check_operators
+
+    config = getattr(args, "config", None)
+    ops = dict(load_settings(config).mask.operators)
+    given = getattr(args, "operator", None) or []
+    cli = check_operators(given, DEFAULT_TYPES)
+    return check_operators(ops | cli, DEFAULT_TYPES)
+
+
 def config_from_args(args: argparse.Namespace) -> Any:
     """A ``MaskJobConfig`` from parsed arguments."""
     from spcl.entity_types import DEFAULT_TYPES
     from spcl.mask_stage import MaskJobConfig
 
     types = tuple(t for t in args.types.split(",") if t.strip()) if args.types is not None else DEFAULT_TYPES
-    return MaskJobConfig(input=args.input, output=args.output, vault=args.vault, backend=args.backend,
+    return MaskJobConfig(operators=operators_from_args(args),
+                         input=args.input, output=args.output, vault=args.vault, backend=args.backend,
                          model=args.model, endpoint=args.endpoint, fallback=args.fallback,
                          batch_size=args.batch_size, types=types, options=backend_options(args),
                          chunk_chars=args.chunk_chars, names=args.names, retry_failed=args.retry_failed)

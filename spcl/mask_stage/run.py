@@ -20,6 +20,7 @@ from spcl.executor.state import remove_staging
 from spcl.executor.units import foreign_input, other_settings
 from spcl.extract.backends import Extractor
 from spcl.manifest import sha256_file, write_manifest
+from spcl.mask.operators import DEFAULT_OPERATOR
 from spcl.mask_stage.config import MaskJobConfig
 from spcl.mask_stage.inputs import MaskJobError, count_rows, file_key, list_input_files
 from spcl.mask_stage.metrics import build_metrics, rate
@@ -52,8 +53,8 @@ def plan_files(cfg: MaskJobConfig) -> tuple[list[tuple[Path, str]], list[tuple[P
     other = other_settings(keyed, lambda k: (m := read_marker(cfg.output, k)) and m.release_hash, cfg.release_hash())
     if other:  # skipping them would leave their old output under this run's settings
         raise MaskJobError(f"{cfg.output} holds {len(other)} file(s) masked with other mask settings (backend, "
-                           "model, adapter, fallback, types, chunk size or name finders); rerun with the same "
-                           "settings or use a new --output")
+                           "model, adapter, fallback, types, chunk size, name finders or operators); rerun with "
+                           "the same settings or use a new --output")
     hashes = {k: sha256_file(p) for p, k in keyed}
     todo = [(p, k) for p, k in keyed
             if needs_work(read_marker(cfg.output, k), hashes[k], cfg.retry_failed) != "skip"]
@@ -94,7 +95,8 @@ def finish(cfg: MaskJobConfig, keyed: list[tuple[Path, str]], hashes: dict[str, 
     metrics = build_metrics(cfg, markers, reconcile(cfg, keyed, hashes), run)
     write_json_atomic(Path(cfg.output) / "metrics.json", metrics)
     provenance = {"config_hash": metrics["config_hash"], "backend": cfg.backend, "model": metrics["model"],
-                  "prompt_version": metrics["prompt_version"], "run_id": cfg.run_id}
+                  "prompt_version": metrics["prompt_version"], "run_id": cfg.run_id,
+                  "operators": {t: cfg.operators.get(t, DEFAULT_OPERATOR) for t in cfg.types}}
     write_manifest(cfg.output, kind="mask-output", records={"masked": metrics["masked"],
                                                              "failed": metrics["failed"]}, **provenance)
     write_manifest(cfg.vault, kind="mask-vault", **provenance)

@@ -74,10 +74,12 @@ class MaskRunner:
 
     def __init__(self, cfg: MaskJobConfig, extractor: Extractor | None = None, fallback: Extractor | None = None,
                  vault_key: bytes | None = None):
+        from spcl.mask.operators import operator_key
         from spcl.mask.vault import open_vault, resolve_key
 
         self.cfg = cfg
         self.key = vault_key if vault_key is not None else resolve_key()
+        self.operator_key = operator_key(self.key)
         open_vault(cfg.vault, self.key).close()  # creates the header, or checks the key against it
         self.extractor = extractor or make_extractor(cfg.backend, model=cfg.model, endpoint=cfg.endpoint,
                                                      types=cfg.types, options=cfg.options,
@@ -127,7 +129,8 @@ class MaskRunner:
             stats.prompt_tokens += res.prompt_tokens or 0
             stats.token_documents += res.generated_tokens is not None or res.prompt_tokens is not None
             stats.outputs += res.ok
-            outcome = mask_document(doc.text, res, doc.hits, cfg.types, self.names, doc.lang, ex.name != "rules")
+            outcome = mask_document(doc.text, res, doc.hits, cfg.types, self.names, doc.lang, ex.name != "rules",
+                                    cfg.operators, self.operator_key)
             if outcome.parsed is not None:
                 stats.parsed += outcome.parsed.parse_success
                 stats.checked_rows += outcome.parsed.checked_rows
@@ -137,7 +140,7 @@ class MaskRunner:
         if self.fallback is not None and retry:
             for doc, res in zip(retry, self._extract(self.fallback, [d.text for d in retry]), strict=True):
                 outcome = mask_document(doc.text, res, doc.hits, cfg.types, self.names, doc.lang,
-                                        self.fallback.name != "rules")
+                                        self.fallback.name != "rules", cfg.operators, self.operator_key)
                 if outcome.released is not None:
                     outcomes[doc.index] = (outcome, self.fallback)
         return outcomes

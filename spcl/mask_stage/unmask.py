@@ -13,7 +13,8 @@ whole round trip is proved before anything is written:
    after checking that it normalizes to the proved NFC text.
 
 A record that cannot be used is refused with its true reason (``missing_vault_file``, ``bad_vault_file``,
-``missing_mapping``, ``corrupt_record``, ``ambiguous_mapping``, ``auth_failed``; a second row with the same row
+``missing_mapping``, ``corrupt_record``, ``ambiguous_mapping``, ``auth_failed``; a row with a redacted
+span: ``irreversible_span``; a second row with the same row
 key: ``duplicate_row``); a corrupt line of a vault file is reported by file and line and blocks only the record
 it held. Records written before the keyed hashes existed (version 1) are restored with check 2 only and counted
 as ``unverified`` (the restored ``verified`` column is false), or refused as ``unverified`` with
@@ -98,6 +99,8 @@ def restore_row(row: dict[str, Any], vault: Any, require_verified: bool = False)
     try:
         for span in sorted(row.get("spans") or [], key=lambda s: s["start"]):
             surface = rec.mapping.get(span["token"])
+            if surface is None and span["token"] == "":
+                raise Refused("irreversible_span")  # a redacted value: the vault never held it
             if surface is None or text[span["start"]:span["end"]] != surface:
                 raise Refused("spans_mismatch")
             pos_shift += len(surface) - len(span["token"])

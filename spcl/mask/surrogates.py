@@ -1,0 +1,249 @@
+"""Surrogates: a realistic, locale-aware fake of the same type and format for one found value.
+
+``surrogate(type_, surface, key)`` is a pure function of the run key, the type, the surface and a ``salt``
+(the masker raises the salt when a fake would collide with the source): the same person gets the same fake
+across a corpus masked with the same key, and the vault maps the fake back to the original.
+
+What each type gets:
+
+- ``PERSON``: a name of the same script and shape: a Korean name (surname + given syllables) for Hangul, a
+  Japanese name (kanji surname and given name, kana kept kana) for Japanese, capitalized English names for Latin
+  letters; words and the spaces between them are kept.
+- ``RRN``: 13 digits → a Korean resident registration number with a real birth date, the same century/sex digit
+  class and a valid check digit; 12 digits → a Japanese My Number with a valid check digit; 9 digits → a US SSN
+  outside the never-issued ranges. Separators stay where they were.
+- ``CARD``: the same length and issuer prefix (first four digits), fresh digits, a valid Luhn check digit.
+- ``PHONE``: the country code and the first group (area or mobile prefix) kept, the other digits fresh, the
+  separators kept: a phone of the same national format.
+- ``EMAIL``: a local part of the same shape at a reserved example domain of the same country
+  (``example.jp``, ``example.kr``, ``example.com``).
+- every other type (``ADDRESS``, ``DOB``, ``ACCOUNT``, ``ID``…): the same shape — each digit a digit, each
+  Latin letter a letter of the same case, each Hangul syllable a Hangul syllable, each kana a kana of the same
+  kind, each kanji a kanji; punctuation and spaces kept.
+
+Digits keep their width (ASCII or full-width). Surrogates are for people reading or training on the text, not
+for hiding the format: the format (lengths, separators, issuer prefix, area code) is kept on purpose.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import random
+import re
+
+from spcl.detect.validators import is_calendar_date, luhn_check_digit, mynumber_check_digit, rrn_check_digit
+
+KO_SURNAMES = "김이박최정강조윤장임한오서신권황안송류홍"
+KO_GIVEN_SYLLABLES = "민서지현수준영예은도하유진성우연호경미혜정동나윤채시아"
+JA_SURNAMES = ("佐藤", "鈴木", "高橋", "田中", "伊藤", "渡辺", "山本", "中村", "小林", "加藤", "吉田", "山田",
+               "松本", "井上", "木村", "清水", "山崎", "池田", "橋本", "石川", "前田", "藤田", "小川", "岡田",
+               "林", "森", "原", "堀", "佐々木", "長谷川")  # fmt: skip
+JA_GIVEN = ("太郎", "健一", "翔太", "大輔", "直樹", "拓也", "誠", "浩二", "陽子", "美咲", "由美", "恵子",
+            "彩", "花子", "裕子", "愛", "明美", "和也", "隆", "真由美")  # fmt: skip
+EN_FIRST = ("James", "Mary", "John", "Linda", "Robert", "Susan", "Michael", "Karen", "David", "Emily",
+            "Daniel", "Sarah", "Thomas", "Laura", "Kevin", "Anna", "Alex", "Jordan", "Taylor", "Morgan")
+EN_LAST = ("Smith", "Johnson", "Brown", "Miller", "Davis", "Wilson", "Moore", "Clark", "Lewis", "Walker",
+           "Hall", "Young", "Allen", "King", "Wright", "Scott", "Green", "Baker", "Adams", "Nelson")
+_KANJI = "山田川本中村小林松井上木佐藤高橋伊渡辺加吉清水池前野原石森岡長谷部宮内大和花美子太郎一"
+_HIRAGANA = "あいうえおかきくけこさしすせそたちつてとなにぬねのはひふへほまみむめもやゆよらりるれろわ"
+_KATAKANA = "アイウエオカキクケコサシスセソタチツテトナニヌネノハヒフヘホマミムメモヤユヨラリルレロワ"
+_UPPER = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
+_LOWER = "abcdefghijklmnopqrstuvwxyz"
+_FULL_DIGITS = "０１２３４５６７８９"
+_RRN_G = {"1": "12", "2": "12", "3": "34", "4": "34", "5": "56", "6": "56", "7": "78", "8": "78",
+          "9": "12", "0": "34"}  # fmt: skip
+_WORD = re.compile(r"\S+")
+
+
+def rng_for(key: bytes, type_: str, surface: str, salt: int = 0) -> random.Random:
+    """A generator seeded by HMAC-SHA256 of ``(type, salt, surface)`` under ``key``: explicit, keyed, stable."""
+    msg = f"surrogate\x1f{type_}\x1f{salt}\x1f{surface}".encode()
+    return random.Random(int.from_bytes(hmac.new(key, msg, hashlib.sha256).digest(), "big"))
+
+
+def _is_hangul(ch: str) -> bool:
+    return "\uac00" <= ch <= "\ud7a3"
+
+
+def _is_kanji(ch: str) -> bool:
+    return "\u4e00" <= ch <= "\u9fff" or ch == "々"
+
+
+def _digit(ch: str, d: int) -> str:
+    """Digit ``d`` in the width of ``ch`` (ASCII or full-width)."""
+    return _FULL_DIGITS[d] if "０" <= ch <= "９" else str(d)
+
+
+def _is_digit(ch: str) -> bool:
+    return "0" <= ch <= "9" or "０" <= ch <= "９"
+
+
+def _digit_value(ch: str) -> int:
+    return ord(ch) - (0xFF10 if "０" <= ch <= "９" else 48)
+
+
+def shape_fake(surface: str, rng: random.Random) -> str:
+    """Each character replaced by a random one of its class (digit, upper, lower, Hangul, hiragana, katakana,
+    kanji); anything else kept."""
+    out = []
+    for ch in surface:
+        if _is_digit(ch):
+            out.append(_digit(ch, rng.randrange(10)))
+        elif "A" <= ch <= "Z":
+            out.append(rng.choice(_UPPER))
+        elif "a" <= ch <= "z":
+            out.append(rng.choice(_LOWER))
+        elif _is_hangul(ch):
+            out.append(chr(0xAC00 + rng.randrange(11172)))
+        elif "\u3041" <= ch <= "\u309f":
+            out.append(rng.choice(_HIRAGANA))
+        elif "\u30a1" <= ch <= "\u30ff" and ch != "ー":
+            out.append(rng.choice(_KATAKANA))
+        elif _is_kanji(ch):
+            out.append(rng.choice(_KANJI))
+        else:
+            out.append(ch)
+    return "".join(out)
+
+
+def _fill_digits(surface: str, digits: str) -> str:
+    """``surface`` with its digits replaced, in order, by ``digits`` (same count), keeping separators/width."""
+    it = iter(digits)
+    return "".join(_digit(ch, int(next(it))) if _is_digit(ch) else ch for ch in surface)
+
+
+def _digits(surface: str) -> str:
+    return "".join(str(_digit_value(ch)) for ch in surface if _is_digit(ch))
+
+
+def _fresh(rng: random.Random, n: int) -> str:
+    return "".join(str(rng.randrange(10)) for _ in range(n))
+
+
+def fake_rrn(digits: str, rng: random.Random) -> str:
+    """13 digits: a Korean RRN with a real birth date, the same G-digit class and a valid check digit."""
+    g = rng.choice(_RRN_G.get(digits[6:7], "12"))
+    century = 1900 if g in "1256" else 2000
+    while True:
+        yy, mm, dd = rng.randrange(100), rng.randrange(1, 13), rng.randrange(1, 29)
+        if century == 2000 and yy > 20:
+            yy %= 21
+        if is_calendar_date(century + yy, mm, dd):
+            break
+    body = f"{yy:02d}{mm:02d}{dd:02d}{g}{_fresh(rng, 5)}"
+    return body + str(rrn_check_digit(body))
+
+
+def fake_mynumber(rng: random.Random) -> str:
+    """12 digits with a valid My Number check digit (never starting with 0)."""
+    body = str(rng.randrange(1, 10)) + _fresh(rng, 10)
+    return body + str(mynumber_check_digit(body))
+
+
+def fake_ssn(rng: random.Random) -> str:
+    """9 digits: area 001-665/667-899, group 01-99, serial 0001-9999 (the ranges ever issued)."""
+    area = rng.choice([a for a in range(1, 900) if a != 666])
+    return f"{area:03d}{rng.randrange(1, 100):02d}{rng.randrange(1, 10000):04d}"
+
+
+def fake_card(digits: str, rng: random.Random) -> str:
+    """The same length and first four digits, fresh middle digits, a valid Luhn check digit."""
+    n = len(digits)
+    payload = digits[:4] + _fresh(rng, n - 5)
+    return payload + str(luhn_check_digit(payload))
+
+
+def _fake_phone(surface: str, rng: random.Random) -> str:
+    # keep '+CC' and the first digit group (area / mobile prefix), refresh the rest
+    groups = list(re.finditer(r"[0-9０-９]+", surface))
+    if len(groups) < 2:
+        return shape_fake(surface, rng)
+    keep = 2 if surface.lstrip().startswith("+") and len(groups) >= 3 else 1
+    end_kept = groups[keep - 1].end()
+    tail = surface[end_kept:]
+    return surface[:end_kept] + "".join(_digit(c, rng.randrange(10)) if _is_digit(c) else c for c in tail)
+
+
+def _fake_email(surface: str, rng: random.Random) -> str:
+    local, _, domain = surface.rpartition("@")
+    if not local:
+        return shape_fake(surface, rng)
+    tld = domain.rsplit(".", 1)[-1].lower()
+    fake_domain = {"jp": "example.jp", "kr": "example.kr"}.get(tld, "example.com")
+    return shape_fake(local, rng) + "@" + fake_domain
+
+
+def _case_like(word: str, model: str) -> str:
+    if model.isupper():
+        return word.upper()
+    if model.islower():
+        return word.lower()
+    return word
+
+
+def _fake_person(surface: str, rng: random.Random) -> str:
+    words = list(_WORD.finditer(surface))
+    pieces: list[str] = []
+    pos = 0
+    for i, m in enumerate(words):
+        w = m.group(0)
+        pieces.append(surface[pos:m.start()])
+        pos = m.end()
+        if all(_is_hangul(c) for c in w):
+            if len(words) == 1 and len(w) >= 2:  # 김민수: surname + given syllables
+                fake = rng.choice(KO_SURNAMES) + "".join(rng.choice(KO_GIVEN_SYLLABLES) for _ in w[1:])
+            elif i == 0 and len(w) == 1:
+                fake = rng.choice(KO_SURNAMES)
+            else:
+                fake = "".join(rng.choice(KO_GIVEN_SYLLABLES) for _ in w)
+        elif all(_is_kanji(c) for c in w):
+            pool = JA_SURNAMES if i == 0 else JA_GIVEN
+            same = [p for p in pool if len(p) == len(w)]
+            fake = rng.choice(same or list(pool))
+        elif w.isalpha() and w.isascii():
+            pool = EN_LAST if i == len(words) - 1 and len(words) > 1 else EN_FIRST
+            fake = _case_like(rng.choice(pool), w)
+        else:
+            fake = shape_fake(w, rng)
+        pieces.append(fake)
+    pieces.append(surface[pos:])
+    return "".join(pieces)
+
+
+def _fake_rrn_surface(surface: str, rng: random.Random) -> str:
+    digits = _digits(surface)
+    if len(digits) == 13:
+        return _fill_digits(surface, fake_rrn(digits, rng))
+    if len(digits) == 12:
+        return _fill_digits(surface, fake_mynumber(rng))
+    if len(digits) == 9:
+        return _fill_digits(surface, fake_ssn(rng))
+    return shape_fake(surface, rng)
+
+
+def _fake_card_surface(surface: str, rng: random.Random) -> str:
+    digits = _digits(surface)
+    if 13 <= len(digits) <= 19:
+        return _fill_digits(surface, fake_card(digits, rng))
+    return shape_fake(surface, rng)
+
+
+_BY_TYPE = {"PERSON": _fake_person, "RRN": _fake_rrn_surface, "CARD": _fake_card_surface,
+            "PHONE": _fake_phone, "EMAIL": _fake_email}
+
+
+def surrogate(type_: str, surface: str, key: bytes, salt: int = 0) -> str:
+    """The fake for ``surface`` of ``type_`` under ``key`` (see the module docstring); never equal to ``surface``
+    unless the surface holds nothing to replace (no letter, digit or CJK character).
+
+    >>> s = surrogate("CARD", "4111-1111-1111-1111", b"k" * 32)
+    >>> s[:5], len(s), s.count("-")
+    ('4111-', 19, 3)
+    """
+    make = _BY_TYPE.get(type_, shape_fake)
+    for attempt in range(16):
+        fake = make(surface, rng_for(key, type_, surface, salt * 16 + attempt))
+        if fake != surface:
+            return fake
+    return fake
