@@ -287,3 +287,42 @@ def test_mask_cli_operator_flag_and_yaml_config(tmp_path: Path) -> None:
     bad = _cli("mask", "-i", str(tmp_path), "-o", str(tmp_path / "o"), "--vault", str(tmp_path / "v"),
                "--operator", "PERSON=generalize")
     assert bad.returncode == 2 and "spcl generalize" in bad.stderr and "\\n" not in bad.stderr
+
+
+# ----------------------------------------------------------------------------- any input the filter reads
+
+
+@pytest.mark.parametrize("suffix", [".jsonl", ".jsonl.gz", ".jsonl.zst"])
+def test_mask_reads_jsonl_and_compressed_inputs_with_the_filters_reader(tmp_path: Path, vault_env: None,
+                                                                       suffix: str) -> None:
+    import gzip
+
+    import zstandard
+
+    recs = RECORDS[:12]
+    lines = [json.dumps({"id": r["id"], "text": r["source_text"]}, ensure_ascii=False) for r in recs]
+    body = ("\n".join([*lines, "{not json", json.dumps({"id": "nul", "text": "a\u0000b"})]) + "\n").encode()
+    if suffix.endswith(".gz"):
+        body = gzip.compress(body)
+    elif suffix.endswith(".zst"):
+        body = zstandard.ZstdCompressor().compress(body)
+    (tmp_path / "in").mkdir()
+    (tmp_path / "in" / f"docs{suffix}").write_bytes(body)
+    out = _cli("mask", "--input", str(tmp_path / "in" / f"docs{suffix}"), "--output", str(tmp_path / "out"),
+               "--vault", str(tmp_path / "vault"))
+    assert out.returncode == 0, out.stderr
+    metrics = json.loads(out.stdout)
+    assert metrics["documents"] == len(recs) + 2 and metrics["reconciliation"]["ok"]
+    failed = pq.read_table(tmp_path / "out" / "failed").to_pylist()
+    assert sorted(r["reason"] for r in failed) == ["input:malformed_json", "input:text_contains_nul"]
+    masked = pq.read_table(tmp_path / "out" / "masked").to_pylist()
+    assert {r["id"] for r in masked} == {r["id"] for r in recs}
+    for row in masked:
+        rec = next(r for r in recs if r["id"] == row["id"])
+        for e in rec["entities"]:
+            if e["type"] in ("RRN", "CARD", "EMAIL", "PHONE"):
+                assert normalize(e["original"]) not in row["masked_text"]
+    # a folder of JSONL files is read too
+    out2 = _cli("mask", "--input", str(tmp_path / "in"), "--output", str(tmp_path / "out2"),
+                "--vault", str(tmp_path / "vault"))
+    assert out2.returncode == 0 and json.loads(out2.stdout)["documents"] == len(recs) + 2

@@ -158,7 +158,9 @@ class MaskRunner:
                 continue
             seen.add(row_key)
             text = rows.texts[i]
-            if rows.ids[i] is None:
+            if rows.errors is not None and rows.errors[i]:
+                early[i] = f"input:{rows.errors[i]}"
+            elif rows.ids[i] is None:
                 early[i] = "no_id"
             elif not isinstance(text, str) or not text.strip():
                 early[i] = "no_text"
