@@ -281,7 +281,7 @@ def test_mask_cli_operator_flag_and_yaml_config(tmp_path: Path) -> None:
     conf.write_text("mask:\n  operators:\n    PERSON: surrogate\n    EMAIL: redact\n")
     parser = argparse.ArgumentParser()
     add_mask_arguments(parser)
-    args = parser.parse_args(["-i", "x", "-o", "y", "--vault", "z", "--config", str(conf),
+    args = parser.parse_args(["-i", "x", "-o", "y", "--vault", "z", "--conf", str(conf),
                               "--operator", "EMAIL=hash", "--operator", "phone=keep"])
     assert operators_from_args(args) == {"EMAIL": "hash", "PERSON": "surrogate", "PHONE": "keep"}
     bad = _cli("mask", "-i", str(tmp_path), "-o", str(tmp_path / "o"), "--vault", str(tmp_path / "v"),
@@ -326,3 +326,16 @@ def test_mask_reads_jsonl_and_compressed_inputs_with_the_filters_reader(tmp_path
     out2 = _cli("mask", "--input", str(tmp_path / "in"), "--output", str(tmp_path / "out2"),
                 "--vault", str(tmp_path / "vault"))
     assert out2.returncode == 0 and json.loads(out2.stdout)["documents"] == len(recs) + 2
+
+
+def test_a_configuration_error_prints_real_line_breaks(tmp_path: Path) -> None:
+    conf = tmp_path / "bad.yaml"
+    conf.write_text("mask:\n  operators:\n    PERSON: zzz\npolicy:\n  PHONE: bad\n")
+    (tmp_path / "in").mkdir()
+    (tmp_path / "in" / "a.jsonl").write_text('{"id": "a", "text": "x"}\n')
+    out = _cli("filter", "--conf", str(conf), "--input", str(tmp_path / "in"), "--output", str(tmp_path / "o"))
+    assert out.returncode == 2
+    lines = out.stderr.strip().splitlines()
+    assert lines[0].startswith("spcl: invalid configuration in") and "\\n" not in out.stderr
+    assert any(line.strip().startswith("policy.PHONE:") for line in lines[1:])
+    assert any(line.strip().startswith("mask.operators:") and "'zzz'" in line for line in lines[1:])

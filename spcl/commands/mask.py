@@ -23,7 +23,7 @@ import logging
 import sys
 from typing import Any
 
-from spcl.messages import shown
+from spcl.messages import shown, shown_lines
 
 log = logging.getLogger("spcl.mask")
 
@@ -64,8 +64,8 @@ def add_mask_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--operator", action="append", default=None, metavar="TYPE=OP", dest="operator",
                         help="masking operator for one entity type, repeatable (e.g. --operator PERSON=surrogate "
                              f"--operator EMAIL=hash); operators: {', '.join(per_span)}; default replace "
-                             "([TYPE_n]); overrides mask.operators of --config")
-    parser.add_argument("--config", "-c", default=None,
+                             "([TYPE_n]); overrides mask.operators of --conf")
+    parser.add_argument("--conf", default=None,
                         help="YAML config whose mask.operators section sets operators per type "
                              "(default conf/default.yaml)")
     parser.add_argument("--no-names", dest="names", action="store_false",
@@ -108,7 +108,7 @@ def operators_from_args(args: argparse.Namespace) -> dict[str, str]:
     from spcl.entity_types import DEFAULT_TYPES
     from spcl.mask.operators import check_operators
 
-    config = getattr(args, "config", None)
+    config = getattr(args, "conf", None)
     ops = dict(load_settings(config).mask.operators)
     given = getattr(args, "operator", None) or []
     cli = check_operators(given, DEFAULT_TYPES)
@@ -139,7 +139,7 @@ def run_from_args(args: argparse.Namespace) -> int:
         cfg = config_from_args(args)
         metrics = run_mask_job_spark(cfg, args.master, args.submitted) if args.engine == "spark" else run_mask_job(cfg)
     except ValueError as err:
-        print(f"spcl mask: {shown(err)}", file=sys.stderr)
+        print(f"spcl mask: {shown_lines(err)}", file=sys.stderr)
         return 2
     except (BackendUnavailable, MaskJobError, VaultError, JavaMissing) as err:
         print(f"spcl mask: {shown(err)}", file=sys.stderr)
