@@ -339,3 +339,13 @@ def test_a_configuration_error_prints_real_line_breaks(tmp_path: Path) -> None:
     assert lines[0].startswith("spcl: invalid configuration in") and "\\n" not in out.stderr
     assert any(line.strip().startswith("policy.PHONE:") for line in lines[1:])
     assert any(line.strip().startswith("mask.operators:") and "'zzz'" in line for line in lines[1:])
+
+
+def test_review_export_of_a_finished_mask_run_says_what_it_is(tmp_path: Path, vault_env: None) -> None:
+    _flagged(tmp_path / "in")
+    cfg = MaskJobConfig(input=str(tmp_path / "in"), output=str(tmp_path / "out"), vault=str(tmp_path / "vault"))
+    assert run_mask_job(cfg)["reconciliation"]["ok"]
+    out = _cli("review", "export", "--input", str(tmp_path / "out"), "--out", str(tmp_path / "batch"))
+    assert out.returncode == 1
+    assert "did not finish" not in out.stderr and "not a filter output" in out.stderr
+    assert "spcl mask" in out.stderr
