@@ -349,3 +349,15 @@ def test_review_export_of_a_finished_mask_run_says_what_it_is(tmp_path: Path, va
     assert out.returncode == 1
     assert "did not finish" not in out.stderr and "not a filter output" in out.stderr
     assert "spcl mask" in out.stderr
+
+
+def test_output_parts_are_not_named_part_part(tmp_path: Path, vault_env: None) -> None:
+    _flagged(tmp_path / "in")  # the filter's own part-00000.parquet
+    cfg = MaskJobConfig(input=str(tmp_path / "in"), output=str(tmp_path / "out"), vault=str(tmp_path / "vault"))
+    assert run_mask_job(cfg)["reconciliation"]["ok"]
+    names = [p.name for p in (tmp_path / "out").rglob("*.parquet")]
+    assert names and not [n for n in names if n.startswith("part-part-")]
+    assert all(re.fullmatch(r"part-00000-[0-9a-f]{12}\.parquet", n) for n in names)
+    # a rerun finds its parts: nothing to do, still reconciled
+    again = run_mask_job(MaskJobConfig(input=cfg.input, output=cfg.output, vault=cfg.vault))
+    assert again["reconciliation"]["ok"] and again["run"]["files_processed"] == 0

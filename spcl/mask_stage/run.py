@@ -17,7 +17,7 @@ import pyarrow.parquet as pq
 
 from spcl.executor import FileStage, JobError, Plan, RunInfo, Unit, UnitReport, run_local, run_spark
 from spcl.executor.state import remove_staging
-from spcl.executor.units import foreign_input, other_settings
+from spcl.executor.units import foreign_input, other_settings, part_path
 from spcl.extract.backends import Extractor
 from spcl.manifest import sha256_file, write_manifest
 from spcl.mask.operators import DEFAULT_OPERATOR
@@ -72,8 +72,8 @@ def reconcile(cfg: MaskJobConfig, keyed: list[tuple[Path, str]], hashes: dict[st
     uncommitted: list[str] = []
     for path, key in keyed:
         input_rows += count_rows(path)
-        masked += _footer_rows(out / "masked" / f"part-{key}.parquet")
-        failed += _footer_rows(out / "failed" / f"part-{key}.parquet")
+        masked += _footer_rows(part_path(out / "masked", key))
+        failed += _footer_rows(part_path(out / "failed", key))
         marker = read_marker(out, key)
         if marker is None or marker.input_sha256 != hashes[key]:
             uncommitted.append(path.name)

@@ -25,6 +25,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from spcl.executor.state import commit_unit, read_part
+from spcl.executor.units import part_path
 from spcl.extract.backends import BackendUnavailable, Extraction, Extractor, make_extractor
 from spcl.manifest import sha256_file
 from spcl.mask_stage.candidates import RuleHit, rule_hits
@@ -205,8 +206,8 @@ class MaskRunner:
         mode = needs_work(marker, input_sha, cfg.retry_failed)
         if mode == "skip":
             return None
-        masked_part = self.out / "masked" / f"part-{key}.parquet"
-        failed_part = self.out / "failed" / f"part-{key}.parquet"
+        masked_part = part_path(self.out / "masked", key)
+        failed_part = part_path(self.out / "failed", key)
         prior_masked, prior_failed = MASKED_SCHEMA.empty_table(), FAILED_SCHEMA.empty_table()
         settled: set[str] | None = None
         stats = FileStats(files=1)
