@@ -4,6 +4,7 @@ round trip for every reversible operator; the registry's validation; the mask jo
 from __future__ import annotations
 
 import base64
+import datetime
 import json
 import re
 import subprocess
@@ -361,3 +362,26 @@ def test_output_parts_are_not_named_part_part(tmp_path: Path, vault_env: None) -
     # a rerun finds its parts: nothing to do, still reconciled
     again = run_mask_job(MaskJobConfig(input=cfg.input, output=cfg.output, vault=cfg.vault))
     assert again["reconciliation"]["ok"] and again["run"]["files_processed"] == 0
+
+
+@given(st.dates(min_value=datetime.date(1930, 1, 1), max_value=datetime.date(2020, 12, 31)),
+       st.sampled_from(["{y:04d}-{m:02d}-{d:02d}", "{y:04d}年{m}月{d}日", "{m:02d}/{d:02d}/{y:04d}",
+                        "{y:04d}.{m:02d}.{d:02d}"]), keys)
+@settings(max_examples=120, deadline=None)
+def test_dob_surrogate_is_a_real_date_written_the_same_way(day: datetime.date, fmt: str, key: bytes) -> None:
+    value = fmt.format(y=day.year, m=day.month, d=day.day)
+    fake = surrogate("DOB", value, key)
+    nums = [int(x) for x in re.findall(r"\d+", fake)]
+    y, m, d = (nums[2], nums[0], nums[1]) if "/" in fmt else tuple(nums)
+    datetime.date(y, m, d)  # a real calendar date
+    assert re.sub(r"\d", "9", fake) == re.sub(r"\d", "9", value) or "年" in fmt
+    assert re.sub(r"\d+", "#", fake) == re.sub(r"\d+", "#", value)
+
+
+def test_address_surrogate_keeps_the_address_words() -> None:
+    fake = surrogate("ADDRESS", "경기도 수원시 예시구 누리길 115", KEY)
+    assert [w[-1] for w in fake.split()[:4]] == ["도", "시", "구", "길"] and fake != "경기도 수원시 예시구 누리길 115"
+    fake = surrogate("ADDRESS", "東京都新宿区西新宿2丁目8-1", KEY)
+    assert fake[2] == "都" and fake[5] == "区" and "丁目" in fake and "新宿" not in fake
+    fake = surrogate("ADDRESS", "221B Baker Street", KEY)
+    assert fake.endswith(" Street") and "Baker" not in fake and re.fullmatch(r"\d{3}[A-Z] \w+ Street", fake)

@@ -17,7 +17,12 @@ What each type gets:
   separators kept: a phone of the same national format.
 - ``EMAIL``: a local part of the same shape at a reserved example domain of the same country
   (``example.jp``, ``example.kr``, ``example.com``).
-- every other type (``ADDRESS``, ``DOB``, ``ACCOUNT``, ``ID``…): the same shape — each digit a digit, each
+- ``DOB``: another real calendar date (born 1940–2005) written the same way (order, separators, zero padding,
+  English month names, 年月日).
+- ``ADDRESS``: the same shape with the address words kept: Korean and Japanese administrative suffixes
+  (시/도/구/동/로/길, 都/道/府/県/市/区/町/村/丁目…) and English street words (Street, Ave, Apt…) stay, names
+  and numbers around them are replaced (a Korean place name by Hangul syllables, a Japanese one by kanji).
+- every other type (``ACCOUNT``, ``ID``…): the same shape — each digit a digit, each
   Latin letter a letter of the same case, each Hangul syllable a Hangul syllable, each kana a kana of the same
   kind, each kanji a kanji; punctuation and spaces kept.
 
@@ -229,8 +234,86 @@ def _fake_card_surface(surface: str, rng: random.Random) -> str:
     return shape_fake(surface, rng)
 
 
+_KO_ADDR_SUFFIX = ("특별시", "광역시", "시", "도", "구", "군", "동", "읍", "면", "리", "로", "길", "번길", "호", "층")
+_JA_ADDR_KEEP = set("都道府県市区町村郡丁目番地号")
+_EN_ADDR_WORDS = {"street", "st", "avenue", "ave", "road", "rd", "lane", "ln", "drive", "dr", "court", "ct",
+                  "boulevard", "blvd", "way", "place", "pl", "apt", "suite", "unit", "floor", "north", "south",
+                  "east", "west", "n", "s", "e", "w"}
+_EN_PLACES = ("Maple", "Oak", "Cedar", "Pine", "Lake", "Hill", "River", "Park", "Elm", "Sunset", "Spring", "Mill")
+_MONTHS = ("January", "February", "March", "April", "May", "June", "July", "August", "September", "October",
+           "November", "December")
+
+
+def _fake_address(surface: str, rng: random.Random) -> str:
+    out: list[str] = []
+    pos = 0
+    for m in _WORD.finditer(surface):
+        out.append(surface[pos:m.start()])
+        pos = m.end()
+        w = m.group(0)
+        core = w.rstrip(",.")
+        tail = w[len(core):]
+        if core and all(_is_hangul(c) for c in core):
+            suffix = next((x for x in _KO_ADDR_SUFFIX if core.endswith(x) and len(core) > len(x)), "")
+            stem = "".join(chr(0xAC00 + rng.randrange(11172)) if i else rng.choice(KO_GIVEN_SYLLABLES)
+                           for i in range(max(1, len(core) - len(suffix))))
+            out.append(stem[:1] + "".join(rng.choice(KO_GIVEN_SYLLABLES) for _ in stem[1:]) + suffix + tail)
+        elif core.isascii() and core.isalpha() and core.lower() in _EN_ADDR_WORDS:
+            out.append(w)
+        elif core.isascii() and core.isalpha():
+            out.append(_case_like(rng.choice(_EN_PLACES), core) + tail)
+        else:
+            out.append("".join(c if c in _JA_ADDR_KEEP else shape_fake(c, rng) for c in w))
+    out.append(surface[pos:])
+    return "".join(out)
+
+
+def _fake_dob(surface: str, rng: random.Random) -> str:
+    groups = list(re.finditer(r"[0-9０-９]+", surface))
+    month_name = next((mn for mn in _MONTHS if mn.lower() in surface.lower() or mn[:3].lower() in
+                       surface.lower()), None)
+    while True:
+        y, mo, d = rng.randrange(1940, 2006), rng.randrange(1, 13), rng.randrange(1, 29)
+        if is_calendar_date(y, mo, d):
+            break
+    values: list[int]
+    if month_name and len(groups) == 2:  # "March 3, 1985" / "3 March 1985"
+        values = [d, y] if len(groups[0].group(0)) <= 2 else [y, d]
+    elif len(groups) == 3:
+        lens = [len(g.group(0)) for g in groups]
+        first = int(_digits(groups[0].group(0)))
+        if lens[0] >= 4 or first > 31:
+            values = [y, mo, d]
+        elif lens[2] >= 4 or first <= 12:
+            values = [mo, d, y] if first <= 12 and "/" in surface else [d, mo, y]
+        else:
+            values = [d, mo, y]
+    else:
+        return shape_fake(surface, rng)
+    out, pos = [], 0
+    for g, v in zip(groups, values, strict=True):
+        text = g.group(0)
+        width = len(text)
+        digits = f"{v:0{width}d}"[-width:] if width >= 2 else str(v)
+        if width == 2 and v >= 100:
+            digits = f"{v % 100:02d}"
+        out.append(surface[pos:g.start()])
+        out.append("".join(_digit(text[0], int(c)) for c in digits))
+        pos = g.end()
+    out.append(surface[pos:])
+    fake = "".join(out)
+    if month_name:
+        name = _MONTHS[mo - 1]
+        for candidate in (month_name, month_name[:3]):
+            for variant in (candidate, candidate.upper(), candidate.lower()):
+                if variant in fake:
+                    repl = name if len(candidate) > 3 else name[:3]
+                    return fake.replace(variant, _case_like(repl, variant), 1)
+    return fake
+
+
 _BY_TYPE = {"PERSON": _fake_person, "RRN": _fake_rrn_surface, "CARD": _fake_card_surface,
-            "PHONE": _fake_phone, "EMAIL": _fake_email}
+            "PHONE": _fake_phone, "EMAIL": _fake_email, "ADDRESS": _fake_address, "DOB": _fake_dob}
 
 
 def surrogate(type_: str, surface: str, key: bytes, salt: int = 0) -> str:
