@@ -223,7 +223,7 @@ class MaskSection(_Section):
     @classmethod
     def _known_operators(cls, value: dict[str, str]) -> dict[str, str]:
         from spcl.entity_types import DEFAULT_TYPES
-        from spcl.mask.operators import check_operators
+        from spcl.operator_types import check_operators
 
         return check_operators(value, DEFAULT_TYPES)
 

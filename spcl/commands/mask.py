@@ -32,7 +32,7 @@ def add_mask_arguments(parser: argparse.ArgumentParser) -> None:
     """The arguments shared by ``spcl mask`` and ``jobs/mask.py``."""
     from spcl.entity_types import DEFAULT_TYPES
     from spcl.extract.backends import BACKENDS
-    from spcl.mask.operators import OPERATORS
+    from spcl.operator_types import OPERATORS
 
     per_span = [name for name, op in OPERATORS.items() if op.per_span]
 
@@ -106,7 +106,7 @@ def operators_from_args(args: argparse.Namespace) -> dict[str, str]:
     ``ValueError`` (a :class:`spcl.config.ConfigError`) naming a bad entry."""
     from spcl.config import load_settings
     from spcl.entity_types import DEFAULT_TYPES
-    from spcl.mask.operators import check_operators
+    from spcl.operator_types import check_operators
 
     config = getattr(args, "conf", None)
     ops = dict(load_settings(config).mask.operators)

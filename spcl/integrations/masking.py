@@ -68,7 +68,7 @@ def mask_options(vault: str, settings: Settings | None = None, backend: str = "r
     to the settings' ``mask.operators``."""
     from spcl.config import load_settings
     from spcl.executor.runs import new_run_id
-    from spcl.mask.operators import check_operators
+    from spcl.operator_types import check_operators
 
     st = settings if settings is not None else load_settings(None)
     ops = check_operators(operators if operators is not None else st.mask.operators, DEFAULT_TYPES)

@@ -45,7 +45,7 @@ class MaskJobConfig:
     operators: dict[str, str] = field(default_factory=dict)  # TYPE -> operator (spcl.mask.operators)
 
     def __post_init__(self) -> None:
-        from spcl.mask.operators import check_operators
+        from spcl.operator_types import check_operators
 
         self.types = check_known_types(self.types)
         self.operators = check_operators(self.operators or {}, DEFAULT_TYPES)
