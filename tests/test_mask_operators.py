@@ -385,3 +385,19 @@ def test_address_surrogate_keeps_the_address_words() -> None:
     assert fake[2] == "都" and fake[5] == "区" and "丁目" in fake and "新宿" not in fake
     fake = surrogate("ADDRESS", "221B Baker Street", KEY)
     assert fake.endswith(" Street") and "Baker" not in fake and re.fullmatch(r"\d{3}[A-Z] \w+ Street", fake)
+
+
+def test_predictions_for_evaluation_are_the_same_whatever_the_operator(tmp_path: Path, vault_env: None) -> None:
+    from spcl.mask_stage import export_predictions
+
+    _flagged(tmp_path / "in")
+    preds = {}
+    for name, ops in (("replace", {}), ("fakes", {t: "surrogate" for t in ("PERSON", "PHONE", "CARD", "RRN")}
+                                              | {"EMAIL": "hash", "ADDRESS": "surrogate", "DOB": "surrogate"})):
+        cfg = MaskJobConfig(input=str(tmp_path / "in"), output=str(tmp_path / name),
+                            vault=str(tmp_path / f"vault-{name}"), operators=ops)
+        run_mask_job(cfg)
+        export_predictions(cfg.output, cfg.vault, tmp_path / f"{name}.jsonl", KEY)
+        preds[name] = {d["id"]: sorted(map(tuple, d["candidates"]))
+                       for d in map(json.loads, (tmp_path / f"{name}.jsonl").read_text().splitlines())}
+    assert preds["fakes"] == preds["replace"] and any(preds["replace"].values())

@@ -4,6 +4,7 @@
     spcl mask ... --backend openai --endpoint http://gpu-node:8000/v1 --model NAME
     spcl mask ... --backend transformers --model /models/SmolLM2-135M-Instruct.Q4_1.gguf
     spcl mask ... --backend vllm --model /models/qwen3-8b --fallback rules
+    spcl mask ... --operator PERSON=surrogate --operator EMAIL=hash   (per-type operators; default [TYPE_n])
 
 The vault key comes from ``SPCL_VAULT_KEY`` (base64/hex) or ``SPCL_VAULT_KEY_FILE`` — never the command line.
 A rerun with the same ``--output`` resumes: finished input files are skipped, changed input files are redone,
@@ -36,7 +37,9 @@ def add_mask_arguments(parser: argparse.ArgumentParser) -> None:
 
     per_span = [name for name, op in OPERATORS.items() if op.per_span]
 
-    parser.add_argument("--input", "-i", required=True, help="flagged Parquet: a file or a folder (recursive)")
+    parser.add_argument("--input", "-i", required=True,
+                        help="the filter's flagged Parquet, or any input the filter reads (JSONL, .json, .gz/.zst, "
+                             "Parquet): a file or a folder (recursive)")
     parser.add_argument("--output", "-o", required=True, help="output folder: masked/, failed/, metrics.json")
     parser.add_argument("--vault", required=True, help="vault folder for the encrypted token mappings")
     parser.add_argument("--backend", choices=BACKENDS, default="rules", help="extractor backend (default rules)")
@@ -163,6 +166,7 @@ def run_from_args(args: argparse.Namespace) -> int:
 def register(sub: argparse._SubParsersAction) -> None:
     """Add ``spcl mask``."""
     parser = sub.add_parser("mask", help="extract and mask flagged documents (fail closed, resumable)",
-                            description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+                            description=(__doc__ or "").replace("``", ""),
+                            formatter_class=argparse.RawDescriptionHelpFormatter)
     add_mask_arguments(parser)
     parser.set_defaults(func=run_from_args)
