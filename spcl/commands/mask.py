@@ -62,7 +62,7 @@ def add_mask_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--tensor-parallel-size", type=int, default=1, help="vllm: GPUs per model (default 1)")
     parser.add_argument("--types", default=None,
                         help=f"comma-separated entity types (default: all {len(DEFAULT_TYPES)}: "
-                             f"{','.join(DEFAULT_TYPES)}); a flagging rule hit of another type fails its "
+                             f"{', '.join(DEFAULT_TYPES)}); a flagging rule hit of another type fails its "
                              "document closed (uncovered_rule_hit:TYPE)")
     parser.add_argument("--operator", action="append", default=None, metavar="TYPE=OP", dest="operator",
                         help="masking operator for one entity type, repeatable (e.g. --operator PERSON=surrogate "
