@@ -159,15 +159,46 @@ def fake_card(digits: str, rng: random.Random) -> str:
     return payload + str(luhn_check_digit(payload))
 
 
+def _fresh_group(text: str, rng: random.Random) -> str:
+    """New digits for one digit group: a leading 0 or 1 stays (trunk and service prefixes), a leading 2-9 stays
+    2-9 (a North American exchange never starts with 0 or 1), the other digits are free."""
+    out = []
+    for i, ch in enumerate(text):
+        if i == 0 and _digit_value(ch) <= 1:
+            out.append(ch)
+        elif i == 0:
+            out.append(_digit(ch, rng.randrange(2, 10)))
+        else:
+            out.append(_digit(ch, rng.randrange(10)))
+    return "".join(out)
+
+
+def _phone_prefix_len(digits: str) -> int:
+    """How many leading digits of a number written without separators are its prefix (kept)."""
+    if re.match(r"0(?:1\d|[5-9]0)", digits):
+        return 3  # 010, 011…, 050, 070, 080, 090
+    if digits.startswith("0"):
+        return 2  # an area code's first digits
+    return 3  # a North American area code
+
+
 def _fake_phone(surface: str, rng: random.Random) -> str:
-    # keep '+CC' and the first digit group (area / mobile prefix), refresh the rest
+    # keep '+CC' and the first digit group (area / mobile prefix), refresh the rest group by group
     groups = list(re.finditer(r"[0-9０-９]+", surface))
-    if len(groups) < 2:
+    if not groups:
         return shape_fake(surface, rng)
+    if len(groups) == 1:  # 01012345678: keep the prefix
+        g = groups[0]
+        keep = _phone_prefix_len(_digits(g.group(0)))
+        text = g.group(0)
+        return surface[:g.start()] + text[:keep] + _fresh_group(text[keep:], rng) + surface[g.end():]
     keep = 2 if surface.lstrip().startswith("+") and len(groups) >= 3 else 1
-    end_kept = groups[keep - 1].end()
-    tail = surface[end_kept:]
-    return surface[:end_kept] + "".join(_digit(c, rng.randrange(10)) if _is_digit(c) else c for c in tail)
+    out, pos = [surface[:groups[keep - 1].end()]], groups[keep - 1].end()
+    for g in groups[keep:]:
+        out += [surface[pos:g.start()], _fresh_group(g.group(0), rng)]
+        pos = g.end()
+    out.append(surface[pos:])
+    return "".join(out)
 
 
 def _fake_email(surface: str, rng: random.Random) -> str:
