@@ -383,8 +383,12 @@ def test_dob_surrogate_is_a_real_date_written_the_same_way(day: datetime.date, f
 def test_address_surrogate_keeps_the_address_words() -> None:
     fake = surrogate("ADDRESS", "경기도 수원시 예시구 누리길 115", KEY)
     assert [w[-1] for w in fake.split()[:4]] == ["도", "시", "구", "길"] and fake != "경기도 수원시 예시구 누리길 115"
+    from spcl.mask.surrogates import _JA_PREFECTURES, _KO_REGIONS
+
+    assert fake.split()[0] in _KO_REGIONS and fake.split()[0].endswith("도")  # a real province for a province
     fake = surrogate("ADDRESS", "東京都新宿区西新宿2丁目8-1", KEY)
-    assert fake[2] == "都" and fake[5] == "区" and "丁目" in fake and "新宿" not in fake
+    pref = next(p for p in _JA_PREFECTURES if fake.startswith(p))  # a real prefecture
+    assert fake[len(pref) + 2] == "区" and "丁目" in fake and "新宿" not in fake
     fake = surrogate("ADDRESS", "221B Baker Street", KEY)
     assert fake.endswith(" Street") and "Baker" not in fake and re.fullmatch(r"\d{3}[A-Z] \w+ Street", fake)
 
