@@ -51,7 +51,9 @@ def _shape(s: str) -> str:
 @st.composite
 def rrns(draw: st.DrawFn) -> str:
     yy, mm, dd = draw(st.integers(0, 99)), draw(st.integers(1, 12)), draw(st.integers(1, 28))
-    body = f"{yy:02d}{mm:02d}{dd:02d}{draw(st.sampled_from('1234'))}{draw(st.integers(0, 99999)):05d}"
+    body = (
+        f"{yy:02d}{mm:02d}{dd:02d}{draw(st.sampled_from('1234'))}{draw(st.integers(0, 99999)):05d}"
+    )
     full = body + str(rrn_check_digit(body))
     return full[:6] + draw(st.sampled_from(["-", "", " "])) + full[6:]
 
@@ -62,7 +64,7 @@ def cards(draw: st.DrawFn) -> str:
     body = prefix + "".join(str(draw(st.integers(0, 9))) for _ in range(11))
     full = body + str(luhn_check_digit(body))
     sep = draw(st.sampled_from(["-", " ", ""]))
-    return sep.join(full[i:i + 4] for i in range(0, 16, 4))
+    return sep.join(full[i : i + 4] for i in range(0, 16, 4))
 
 
 @given(rrns(), keys)
@@ -87,21 +89,38 @@ def test_mynumber_surrogate_has_a_valid_check_digit(body: int, key: bytes) -> No
 
 @given(cards(), keys)
 @settings(max_examples=150, deadline=None)
-def test_card_surrogate_is_a_valid_card_of_the_same_issuer_and_format(value: str, key: bytes) -> None:
+def test_card_surrogate_is_a_valid_card_of_the_same_issuer_and_format(
+    value: str, key: bytes
+) -> None:
     fake = surrogate("CARD", value, key)
     assert _shape(fake) == _shape(value) and fake[:4] == value[:4]
     assert validate_card(_digits(fake))
 
 
-@given(st.sampled_from(["010-1234-5678", "090-1234-5678", "03-1234-5678", "+82 10-1234-5678",
-                        "(415) 555-2671", "415-555-0132", "01012345678", "09012345678",
-                        "０９０－１２３４－５６７８"]), keys)
+@given(
+    st.sampled_from(
+        [
+            "010-1234-5678",
+            "090-1234-5678",
+            "03-1234-5678",
+            "+82 10-1234-5678",
+            "(415) 555-2671",
+            "415-555-0132",
+            "01012345678",
+            "09012345678",
+            "０９０－１２３４－５６７８",
+        ]
+    ),
+    keys,
+)
 @settings(max_examples=60, deadline=None)
 def test_phone_surrogate_keeps_the_national_format(value: str, key: bytes) -> None:
     from spcl.detect import find_pii
 
     fake = surrogate("PHONE", value, key)
-    assert len(fake) == len(value) and re.sub(r"[0-9０-９]", "9", fake) == re.sub(r"[0-9０-９]", "9", value)
+    assert len(fake) == len(value) and re.sub(r"[0-9０-９]", "9", fake) == re.sub(
+        r"[0-9０-９]", "9", value
+    )
     first = re.match(r"\+?\(?[0-9０-９]+", value).group(0)  # type: ignore[union-attr]
     assert fake.startswith(first[:3])
     # a phone the rules read as a phone where they read the original
@@ -109,7 +128,12 @@ def test_phone_surrogate_keeps_the_national_format(value: str, key: bytes) -> No
         assert any(h.type == "PHONE" for h in find_pii(f"전화 {fake} 입니다"))
 
 
-@given(st.sampled_from(["김민수", "이서연", "박지훈", "田中 太郎", "佐々木 花子", "John Smith", "MARY JONES"]), keys)
+@given(
+    st.sampled_from(
+        ["김민수", "이서연", "박지훈", "田中 太郎", "佐々木 花子", "John Smith", "MARY JONES"]
+    ),
+    keys,
+)
 @settings(max_examples=60, deadline=None)
 def test_person_surrogate_is_a_name_of_the_same_script(value: str, key: bytes) -> None:
     fake = surrogate("PERSON", value, key)
@@ -138,7 +162,11 @@ def test_email_surrogate_uses_a_reserved_domain_of_the_same_country() -> None:
 
 def test_hash_is_keyed_and_stable() -> None:
     a = keyed_hash("EMAIL", "taro@mail.co.jp", KEY)
-    assert a == keyed_hash("EMAIL", "taro@mail.co.jp", KEY) != keyed_hash("EMAIL", "taro@mail.co.jp", OTHER_KEY)
+    assert (
+        a
+        == keyed_hash("EMAIL", "taro@mail.co.jp", KEY)
+        != keyed_hash("EMAIL", "taro@mail.co.jp", OTHER_KEY)
+    )
     assert re.fullmatch(r"\[EMAIL:[0-9a-f]{16}\]", a)
 
 
@@ -146,11 +174,15 @@ RECORDS = generate_records(seed=42)["validation"][:80]
 PER_SPAN = [name for name, op in OPERATORS.items() if op.per_span]
 
 
-@given(st.sampled_from(RECORDS), st.dictionaries(st.sampled_from(DEFAULT_TYPES[:9]), st.sampled_from(PER_SPAN)),
-       keys)
+@given(
+    st.sampled_from(RECORDS),
+    st.dictionaries(st.sampled_from(DEFAULT_TYPES[:9]), st.sampled_from(PER_SPAN)),
+    keys,
+)
 @settings(max_examples=150, deadline=None)
-def test_every_reversible_operator_round_trips_and_no_replaced_value_stays(record: dict, ops: dict[str, str],
-                                                                         key: bytes) -> None:
+def test_every_reversible_operator_round_trips_and_no_replaced_value_stays(
+    record: dict, ops: dict[str, str], key: bytes
+) -> None:
     source = normalize(record["source_text"])
     cands = [(e["type"], e["original"]) for e in record["entities"]]
     base = mask_text(source, cands)
@@ -161,9 +193,10 @@ def test_every_reversible_operator_round_trips_and_no_replaced_value_stays(recor
         assert reassemble_text(out.masked_text, out.mapping) == source
     for span in base.spans:  # every value whose operator replaces it is gone from the text
         op = ops.get(span.type, "replace")
-        surface = source[span.start:span.end]
-        if op != "keep" and not any(ops.get(s.type) == "keep" and source[s.start:s.end] == surface
-                                    for s in base.spans):
+        surface = source[span.start : span.end]
+        if op != "keep" and not any(
+            ops.get(s.type) == "keep" and source[s.start : s.end] == surface for s in base.spans
+        ):
             assert surface not in out.masked_text
     assert isinstance(check_release(source, out, [], reversible=not redacted), object)
     assert not isinstance(check_release(source, out, [], reversible=not redacted), str)
@@ -200,12 +233,26 @@ def test_keep_leaves_a_flagging_rule_hit_in_clear_and_releases_the_document() ->
     text = "mail taro.yamada@mailbox.com tel 010-1234-5678"
     hits = [RuleHit("EMAIL", 5, 28, True), RuleHit("PHONE", 33, 46, True)]
     raw = "EMAIL\ttaro.yamada@mailbox.com\nPHONE\t010-1234-5678"
-    out = mask_document(text, Extraction(raw=raw), hits, DEFAULT_TYPES, False,
-                        operators={"EMAIL": "keep", "PHONE": "redact"}, operator_key=KEY)
+    out = mask_document(
+        text,
+        Extraction(raw=raw),
+        hits,
+        DEFAULT_TYPES,
+        False,
+        operators={"EMAIL": "keep", "PHONE": "redact"},
+        operator_key=KEY,
+    )
     assert out.released is not None
     assert out.released.masked_text == "mail taro.yamada@mailbox.com tel "
-    out = mask_document(text, Extraction(raw=raw), hits, DEFAULT_TYPES, False,
-                        operators={"PHONE": "surrogate"}, operator_key=KEY)
+    out = mask_document(
+        text,
+        Extraction(raw=raw),
+        hits,
+        DEFAULT_TYPES,
+        False,
+        operators={"PHONE": "surrogate"},
+        operator_key=KEY,
+    )
     assert out.released is not None and "010-1234-5678" not in out.released.masked_text
     assert "taro.yamada" not in out.released.masked_text
 
@@ -222,16 +269,36 @@ def vault_env(monkeypatch: pytest.MonkeyPatch) -> None:
 def _flagged(folder: Path) -> list[dict]:
     folder.mkdir(parents=True)
     recs = RECORDS[:40]
-    pq.write_table(pa.table({"id": [r["id"] for r in recs], "text": [r["source_text"] for r in recs],
-                             "lang": [r["lang"] for r in recs]}), folder / "part-00000.parquet")
+    pq.write_table(
+        pa.table(
+            {
+                "id": [r["id"] for r in recs],
+                "text": [r["source_text"] for r in recs],
+                "lang": [r["lang"] for r in recs],
+            }
+        ),
+        folder / "part-00000.parquet",
+    )
     return recs
 
 
-def test_mask_job_with_operators_unmasks_reversible_rows_and_records_them(tmp_path: Path, vault_env: None) -> None:
+def test_mask_job_with_operators_unmasks_reversible_rows_and_records_them(
+    tmp_path: Path, vault_env: None
+) -> None:
     recs = _flagged(tmp_path / "in")
-    ops = {"PERSON": "surrogate", "EMAIL": "hash", "CARD": "surrogate", "RRN": "surrogate", "PHONE": "surrogate"}
-    cfg = MaskJobConfig(input=str(tmp_path / "in"), output=str(tmp_path / "out"), vault=str(tmp_path / "vault"),
-                        operators=ops)
+    ops = {
+        "PERSON": "surrogate",
+        "EMAIL": "hash",
+        "CARD": "surrogate",
+        "RRN": "surrogate",
+        "PHONE": "surrogate",
+    }
+    cfg = MaskJobConfig(
+        input=str(tmp_path / "in"),
+        output=str(tmp_path / "out"),
+        vault=str(tmp_path / "vault"),
+        operators=ops,
+    )
     metrics = run_mask_job(cfg)
     assert metrics["reconciliation"]["ok"] and metrics["masked"] == len(recs)
     masked = pq.read_table(tmp_path / "out" / "masked").to_pylist()
@@ -239,14 +306,18 @@ def test_mask_job_with_operators_unmasks_reversible_rows_and_records_them(tmp_pa
         for e in next(r for r in recs if r["id"] == row["id"])["entities"]:
             if e["type"] in ("RRN", "CARD", "EMAIL", "PHONE"):  # what the rules backend finds
                 assert normalize(e["original"]) not in row["masked_text"], e["type"]
-    assert any("@example." in r["masked_text"] for r in masked) or any("[EMAIL:" in r["masked_text"]
-                                                                       for r in masked)
+    assert any("@example." in r["masked_text"] for r in masked) or any(
+        "[EMAIL:" in r["masked_text"] for r in masked
+    )
     report = unmask_output(tmp_path / "out", tmp_path / "vault", tmp_path / "restored", KEY)
     assert report.restored == len(recs) and not report.refused
     restored = {r["id"]: r["text"] for r in pq.read_table(tmp_path / "restored").to_pylist()}
     assert restored == {r["id"]: r["source_text"] for r in recs}
     manifest = json.loads((tmp_path / "out" / "manifest.json").read_text())
-    assert manifest["operators"]["PERSON"] == "surrogate" and manifest["operators"]["ADDRESS"] == "replace"
+    assert (
+        manifest["operators"]["PERSON"] == "surrogate"
+        and manifest["operators"]["ADDRESS"] == "replace"
+    )
     # other operators on the same output are other release settings
     with pytest.raises(Exception, match="operators"):
         run_mask_job(MaskJobConfig(input=cfg.input, output=cfg.output, vault=cfg.vault))
@@ -254,8 +325,12 @@ def test_mask_job_with_operators_unmasks_reversible_rows_and_records_them(tmp_pa
 
 def test_mask_job_redact_is_refused_by_unmask(tmp_path: Path, vault_env: None) -> None:
     recs = _flagged(tmp_path / "in")
-    cfg = MaskJobConfig(input=str(tmp_path / "in"), output=str(tmp_path / "out"), vault=str(tmp_path / "vault"),
-                        operators={"EMAIL": "redact"})
+    cfg = MaskJobConfig(
+        input=str(tmp_path / "in"),
+        output=str(tmp_path / "out"),
+        vault=str(tmp_path / "vault"),
+        operators={"EMAIL": "redact"},
+    )
     assert run_mask_job(cfg)["masked"] == len(recs)
     report = unmask_output(tmp_path / "out", tmp_path / "vault", tmp_path / "restored", KEY)
     with_email = [r for r in recs if any(e["type"] == "EMAIL" for e in r["entities"])]
@@ -263,8 +338,13 @@ def test_mask_job_redact_is_refused_by_unmask(tmp_path: Path, vault_env: None) -
 
 
 def _cli(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "spcl.cli", *args], capture_output=True, text=True, cwd=ROOT,
-                          timeout=120)
+    return subprocess.run(
+        [sys.executable, "-m", "spcl.cli", *args],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        timeout=120,
+    )
 
 
 def test_mask_help_counts_types_from_the_registry_and_names_the_operators() -> None:
@@ -284,11 +364,34 @@ def test_mask_cli_operator_flag_and_yaml_config(tmp_path: Path) -> None:
     conf.write_text("mask:\n  operators:\n    PERSON: surrogate\n    EMAIL: redact\n")
     parser = argparse.ArgumentParser()
     add_mask_arguments(parser)
-    args = parser.parse_args(["-i", "x", "-o", "y", "--vault", "z", "--conf", str(conf),
-                              "--operator", "EMAIL=hash", "--operator", "phone=keep"])
+    args = parser.parse_args(
+        [
+            "-i",
+            "x",
+            "-o",
+            "y",
+            "--vault",
+            "z",
+            "--conf",
+            str(conf),
+            "--operator",
+            "EMAIL=hash",
+            "--operator",
+            "phone=keep",
+        ]
+    )
     assert operators_from_args(args) == {"EMAIL": "hash", "PERSON": "surrogate", "PHONE": "keep"}
-    bad = _cli("mask", "-i", str(tmp_path), "-o", str(tmp_path / "o"), "--vault", str(tmp_path / "v"),
-               "--operator", "PERSON=generalize")
+    bad = _cli(
+        "mask",
+        "-i",
+        str(tmp_path),
+        "-o",
+        str(tmp_path / "o"),
+        "--vault",
+        str(tmp_path / "v"),
+        "--operator",
+        "PERSON=generalize",
+    )
     assert bad.returncode == 2 and "spcl generalize" in bad.stderr and "\\n" not in bad.stderr
 
 
@@ -296,28 +399,43 @@ def test_mask_cli_operator_flag_and_yaml_config(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize("suffix", [".jsonl", ".jsonl.gz", ".jsonl.zst"])
-def test_mask_reads_jsonl_and_compressed_inputs_with_the_filters_reader(tmp_path: Path, vault_env: None,
-                                                                       suffix: str) -> None:
+def test_mask_reads_jsonl_and_compressed_inputs_with_the_filters_reader(
+    tmp_path: Path, vault_env: None, suffix: str
+) -> None:
     import gzip
 
     import zstandard
 
     recs = RECORDS[:12]
-    lines = [json.dumps({"id": r["id"], "text": r["source_text"]}, ensure_ascii=False) for r in recs]
-    body = ("\n".join([*lines, "{not json", json.dumps({"id": "nul", "text": "a\u0000b"})]) + "\n").encode()
+    lines = [
+        json.dumps({"id": r["id"], "text": r["source_text"]}, ensure_ascii=False) for r in recs
+    ]
+    body = (
+        "\n".join([*lines, "{not json", json.dumps({"id": "nul", "text": "a\u0000b"})]) + "\n"
+    ).encode()
     if suffix.endswith(".gz"):
         body = gzip.compress(body)
     elif suffix.endswith(".zst"):
         body = zstandard.ZstdCompressor().compress(body)
     (tmp_path / "in").mkdir()
     (tmp_path / "in" / f"docs{suffix}").write_bytes(body)
-    out = _cli("mask", "--input", str(tmp_path / "in" / f"docs{suffix}"), "--output", str(tmp_path / "out"),
-               "--vault", str(tmp_path / "vault"))
+    out = _cli(
+        "mask",
+        "--input",
+        str(tmp_path / "in" / f"docs{suffix}"),
+        "--output",
+        str(tmp_path / "out"),
+        "--vault",
+        str(tmp_path / "vault"),
+    )
     assert out.returncode == 0, out.stderr
     metrics = json.loads(out.stdout)
     assert metrics["documents"] == len(recs) + 2 and metrics["reconciliation"]["ok"]
     failed = pq.read_table(tmp_path / "out" / "failed").to_pylist()
-    assert sorted(r["reason"] for r in failed) == ["input:malformed_json", "input:text_contains_nul"]
+    assert sorted(r["reason"] for r in failed) == [
+        "input:malformed_json",
+        "input:text_contains_nul",
+    ]
     masked = pq.read_table(tmp_path / "out" / "masked").to_pylist()
     assert {r["id"] for r in masked} == {r["id"] for r in recs}
     for row in masked:
@@ -326,8 +444,15 @@ def test_mask_reads_jsonl_and_compressed_inputs_with_the_filters_reader(tmp_path
             if e["type"] in ("RRN", "CARD", "EMAIL", "PHONE"):
                 assert normalize(e["original"]) not in row["masked_text"]
     # a folder of JSONL files is read too
-    out2 = _cli("mask", "--input", str(tmp_path / "in"), "--output", str(tmp_path / "out2"),
-                "--vault", str(tmp_path / "vault"))
+    out2 = _cli(
+        "mask",
+        "--input",
+        str(tmp_path / "in"),
+        "--output",
+        str(tmp_path / "out2"),
+        "--vault",
+        str(tmp_path / "vault"),
+    )
     assert out2.returncode == 0 and json.loads(out2.stdout)["documents"] == len(recs) + 2
 
 
@@ -336,7 +461,15 @@ def test_a_configuration_error_prints_real_line_breaks(tmp_path: Path) -> None:
     conf.write_text("mask:\n  operators:\n    PERSON: zzz\npolicy:\n  PHONE: bad\n")
     (tmp_path / "in").mkdir()
     (tmp_path / "in" / "a.jsonl").write_text('{"id": "a", "text": "x"}\n')
-    out = _cli("filter", "--conf", str(conf), "--input", str(tmp_path / "in"), "--output", str(tmp_path / "o"))
+    out = _cli(
+        "filter",
+        "--conf",
+        str(conf),
+        "--input",
+        str(tmp_path / "in"),
+        "--output",
+        str(tmp_path / "o"),
+    )
     assert out.returncode == 2
     lines = out.stderr.strip().splitlines()
     assert lines[0].startswith("spcl: invalid configuration in") and "\\n" not in out.stderr
@@ -344,11 +477,17 @@ def test_a_configuration_error_prints_real_line_breaks(tmp_path: Path) -> None:
     assert any(line.strip().startswith("mask.operators:") and "'zzz'" in line for line in lines[1:])
 
 
-def test_review_export_of_a_finished_mask_run_says_what_it_is(tmp_path: Path, vault_env: None) -> None:
+def test_review_export_of_a_finished_mask_run_says_what_it_is(
+    tmp_path: Path, vault_env: None
+) -> None:
     _flagged(tmp_path / "in")
-    cfg = MaskJobConfig(input=str(tmp_path / "in"), output=str(tmp_path / "out"), vault=str(tmp_path / "vault"))
+    cfg = MaskJobConfig(
+        input=str(tmp_path / "in"), output=str(tmp_path / "out"), vault=str(tmp_path / "vault")
+    )
     assert run_mask_job(cfg)["reconciliation"]["ok"]
-    out = _cli("review", "export", "--input", str(tmp_path / "out"), "--out", str(tmp_path / "batch"))
+    out = _cli(
+        "review", "export", "--input", str(tmp_path / "out"), "--out", str(tmp_path / "batch")
+    )
     assert out.returncode == 1
     assert "did not finish" not in out.stderr and "not a filter output" in out.stderr
     assert "spcl mask" in out.stderr
@@ -356,7 +495,9 @@ def test_review_export_of_a_finished_mask_run_says_what_it_is(tmp_path: Path, va
 
 def test_output_parts_are_not_named_part_part(tmp_path: Path, vault_env: None) -> None:
     _flagged(tmp_path / "in")  # the filter's own part-00000.parquet
-    cfg = MaskJobConfig(input=str(tmp_path / "in"), output=str(tmp_path / "out"), vault=str(tmp_path / "vault"))
+    cfg = MaskJobConfig(
+        input=str(tmp_path / "in"), output=str(tmp_path / "out"), vault=str(tmp_path / "vault")
+    )
     assert run_mask_job(cfg)["reconciliation"]["ok"]
     names = [p.name for p in (tmp_path / "out").rglob("*.parquet")]
     assert names and not [n for n in names if n.startswith("part-part-")]
@@ -366,11 +507,22 @@ def test_output_parts_are_not_named_part_part(tmp_path: Path, vault_env: None) -
     assert again["reconciliation"]["ok"] and again["run"]["files_processed"] == 0
 
 
-@given(st.dates(min_value=datetime.date(1930, 1, 1), max_value=datetime.date(2020, 12, 31)),
-       st.sampled_from(["{y:04d}-{m:02d}-{d:02d}", "{y:04d}年{m}月{d}日", "{m:02d}/{d:02d}/{y:04d}",
-                        "{y:04d}.{m:02d}.{d:02d}"]), keys)
+@given(
+    st.dates(min_value=datetime.date(1930, 1, 1), max_value=datetime.date(2020, 12, 31)),
+    st.sampled_from(
+        [
+            "{y:04d}-{m:02d}-{d:02d}",
+            "{y:04d}年{m}月{d}日",
+            "{m:02d}/{d:02d}/{y:04d}",
+            "{y:04d}.{m:02d}.{d:02d}",
+        ]
+    ),
+    keys,
+)
 @settings(max_examples=120, deadline=None)
-def test_dob_surrogate_is_a_real_date_written_the_same_way(day: datetime.date, fmt: str, key: bytes) -> None:
+def test_dob_surrogate_is_a_real_date_written_the_same_way(
+    day: datetime.date, fmt: str, key: bytes
+) -> None:
     value = fmt.format(y=day.year, m=day.month, d=day.day)
     fake = surrogate("DOB", value, key)
     nums = [int(x) for x in re.findall(r"\d+", fake)]
@@ -382,28 +534,53 @@ def test_dob_surrogate_is_a_real_date_written_the_same_way(day: datetime.date, f
 
 def test_address_surrogate_keeps_the_address_words() -> None:
     fake = surrogate("ADDRESS", "경기도 수원시 예시구 누리길 115", KEY)
-    assert [w[-1] for w in fake.split()[:4]] == ["도", "시", "구", "길"] and fake != "경기도 수원시 예시구 누리길 115"
+    assert [w[-1] for w in fake.split()[:4]] == [
+        "도",
+        "시",
+        "구",
+        "길",
+    ] and fake != "경기도 수원시 예시구 누리길 115"
     from spcl.mask.surrogates import _JA_PREFECTURES, _KO_REGIONS
 
-    assert fake.split()[0] in _KO_REGIONS and fake.split()[0].endswith("도")  # a real province for a province
+    assert fake.split()[0] in _KO_REGIONS and fake.split()[0].endswith(
+        "도"
+    )  # a real province for a province
     fake = surrogate("ADDRESS", "東京都新宿区西新宿2丁目8-1", KEY)
     pref = next(p for p in _JA_PREFECTURES if fake.startswith(p))  # a real prefecture
     assert fake[len(pref) + 2] == "区" and "丁目" in fake and "新宿" not in fake
     fake = surrogate("ADDRESS", "221B Baker Street", KEY)
-    assert fake.endswith(" Street") and "Baker" not in fake and re.fullmatch(r"\d{3}[A-Z] \w+ Street", fake)
+    assert (
+        fake.endswith(" Street")
+        and "Baker" not in fake
+        and re.fullmatch(r"\d{3}[A-Z] \w+ Street", fake)
+    )
 
 
-def test_predictions_for_evaluation_are_the_same_whatever_the_operator(tmp_path: Path, vault_env: None) -> None:
+def test_predictions_for_evaluation_are_the_same_whatever_the_operator(
+    tmp_path: Path, vault_env: None
+) -> None:
     from spcl.mask_stage import export_predictions
 
     _flagged(tmp_path / "in")
     preds = {}
-    for name, ops in (("replace", {}), ("fakes", {t: "surrogate" for t in ("PERSON", "PHONE", "CARD", "RRN")}
-                                              | {"EMAIL": "hash", "ADDRESS": "surrogate", "DOB": "surrogate"})):
-        cfg = MaskJobConfig(input=str(tmp_path / "in"), output=str(tmp_path / name),
-                            vault=str(tmp_path / f"vault-{name}"), operators=ops)
+    for name, ops in (
+        ("replace", {}),
+        (
+            "fakes",
+            {t: "surrogate" for t in ("PERSON", "PHONE", "CARD", "RRN")}
+            | {"EMAIL": "hash", "ADDRESS": "surrogate", "DOB": "surrogate"},
+        ),
+    ):
+        cfg = MaskJobConfig(
+            input=str(tmp_path / "in"),
+            output=str(tmp_path / name),
+            vault=str(tmp_path / f"vault-{name}"),
+            operators=ops,
+        )
         run_mask_job(cfg)
         export_predictions(cfg.output, cfg.vault, tmp_path / f"{name}.jsonl", KEY)
-        preds[name] = {d["id"]: sorted(map(tuple, d["candidates"]))
-                       for d in map(json.loads, (tmp_path / f"{name}.jsonl").read_text().splitlines())}
+        preds[name] = {
+            d["id"]: sorted(map(tuple, d["candidates"]))
+            for d in map(json.loads, (tmp_path / f"{name}.jsonl").read_text().splitlines())
+        }
     assert preds["fakes"] == preds["replace"] and any(preds["replace"].values())

@@ -57,13 +57,23 @@ class MaskOptions:
 
     def to_json(self) -> str:
         """The options as JSON (sorted keys: the same options give the same text)."""
-        return json.dumps({k: getattr(self, k) for k in self.__dataclass_fields__}, sort_keys=True, default=list)
+        return json.dumps(
+            {k: getattr(self, k) for k in self.__dataclass_fields__}, sort_keys=True, default=list
+        )
 
 
-def mask_options(vault: str, settings: Settings | None = None, backend: str = "rules", model: str | None = None,
-                 endpoint: str | None = None, options: dict[str, Any] | None = None,
-                 types: Sequence[str] | None = None, operators: dict[str, str] | Sequence[str] | None = None,
-                 names: bool = True, run_id: str = "") -> MaskOptions:
+def mask_options(
+    vault: str,
+    settings: Settings | None = None,
+    backend: str = "rules",
+    model: str | None = None,
+    endpoint: str | None = None,
+    options: dict[str, Any] | None = None,
+    types: Sequence[str] | None = None,
+    operators: dict[str, str] | Sequence[str] | None = None,
+    names: bool = True,
+    run_id: str = "",
+) -> MaskOptions:
     """Validated :class:`MaskOptions` (unknown types or operators raise ``ValueError``); the operators default
     to the settings' ``mask.operators``."""
     from spcl.config import load_settings
@@ -72,10 +82,18 @@ def mask_options(vault: str, settings: Settings | None = None, backend: str = "r
 
     st = settings if settings is not None else load_settings(None)
     ops = check_operators(operators if operators is not None else st.mask.operators, DEFAULT_TYPES)
-    return MaskOptions(vault=str(vault), settings_js=settings_json(st), backend=backend, model=model,
-                       endpoint=endpoint, options=dict(options or {}),
-                       types=check_known_types(types if types is not None else DEFAULT_TYPES), operators=ops,
-                       names=names, run_id=run_id or new_run_id())
+    return MaskOptions(
+        vault=str(vault),
+        settings_js=settings_json(st),
+        backend=backend,
+        model=model,
+        endpoint=endpoint,
+        options=dict(options or {}),
+        types=check_known_types(types if types is not None else DEFAULT_TYPES),
+        operators=ops,
+        names=names,
+        run_id=run_id or new_run_id(),
+    )
 
 
 @dataclass(slots=True)
@@ -103,19 +121,27 @@ class InMemoryMasker:
         self.operator_key = operator_key(key)
         self.writer = f"mask-mem-{opts.run_id}-{os.getpid()}-{secrets.token_hex(2)}"
         self.vault = open_vault(opts.vault, key, writer=self.writer)
-        self.extractor = make_extractor(opts.backend, model=opts.model, endpoint=opts.endpoint, types=opts.types,
-                                        options=opts.options)
+        self.extractor = make_extractor(
+            opts.backend,
+            model=opts.model,
+            endpoint=opts.endpoint,
+            types=opts.types,
+            options=opts.options,
+        )
         self.names = opts.names and self.extractor.name != "rules"
         self.counts: Counter[str] = Counter()
 
-    def mask(self, texts: Sequence[Any], ids: Sequence[Any] | None, source: str,
-             first_position: int = 0) -> list[MaskedRow]:
+    def mask(
+        self, texts: Sequence[Any], ids: Sequence[Any] | None, source: str, first_position: int = 0
+    ) -> list[MaskedRow]:
         """One :class:`MaskedRow` per text, in order; mappings are in the vault (flushed) before this returns."""
         from spcl.extract.backends import Extraction
         from spcl.mask_stage.candidates import rule_hits
         from spcl.mask_stage.document import mask_document
 
-        rows = screen_batch(texts, ids, context(self.opts.settings_js), source, first_position).to_pylist()
+        rows = screen_batch(
+            texts, ids, context(self.opts.settings_js), source, first_position
+        ).to_pylist()
         out: list[MaskedRow | None] = [None] * len(rows)
         todo: list[tuple[int, str, list[Any]]] = []
         for i, row in enumerate(rows):
@@ -129,7 +155,9 @@ class InMemoryMasker:
                 try:
                     hits = rule_hits(nfc, row["hits"], row["reasons"])
                 except Exception as err:  # a detector bug fails this document, closed
-                    out[i] = MaskedRow("failed", None, f"detect_error:{type(err).__name__}", None, None, screen)
+                    out[i] = MaskedRow(
+                        "failed", None, f"detect_error:{type(err).__name__}", None, None, screen
+                    )
                     continue
                 todo.append((i, nfc, hits))
         try:
@@ -141,15 +169,30 @@ class InMemoryMasker:
         model = self.extractor.name != "rules"
         for (i, nfc, hits), res in zip(todo, results, strict=True):
             screen = {k: v for k, v in rows[i].items() if k != "text"}
-            outcome = mask_document(nfc, res, hits, self.opts.types, self.names, rows[i]["lang"], model,
-                                    self.opts.operators, self.operator_key)
+            outcome = mask_document(
+                nfc,
+                res,
+                hits,
+                self.opts.types,
+                self.names,
+                rows[i]["lang"],
+                model,
+                self.opts.operators,
+                self.operator_key,
+            )
             rel = outcome.released
             if rel is None:
                 out[i] = MaskedRow("failed", None, outcome.reason or "unknown", None, None, screen)
                 continue
             original = texts[i]
-            self.vault.put(rows[i]["row_key"], rel.mapping, source=nfc, masked=rel.masked_text,
-                           original=original, row_id=str(rows[i]["id"]))
+            self.vault.put(
+                rows[i]["row_key"],
+                rel.mapping,
+                source=nfc,
+                masked=rel.masked_text,
+                original=original,
+                row_id=str(rows[i]["id"]),
+            )
             out[i] = MaskedRow("masked", rel.masked_text, None, rel.spans, self.writer, screen)
         self.vault.flush()  # the mappings are on disk before any masked text leaves
         done = [r for r in out if r is not None]

@@ -36,8 +36,16 @@ from spcl.mask.surrogates import surrogate
 from spcl.mask.tokens import reassemble_text
 from spcl.operator_types import DEFAULT_OPERATOR, OPERATORS, Operator, check_operators
 
-__all__ = ["DEFAULT_OPERATOR", "OPERATORS", "Operator", "apply_operators", "check_operators", "is_reversible",
-           "keyed_hash", "operator_key"]
+__all__ = [
+    "DEFAULT_OPERATOR",
+    "OPERATORS",
+    "Operator",
+    "apply_operators",
+    "check_operators",
+    "is_reversible",
+    "keyed_hash",
+    "operator_key",
+]
 
 
 def operator_key(vault_key: bytes) -> bytes:
@@ -47,7 +55,9 @@ def operator_key(vault_key: bytes) -> bytes:
 
 def keyed_hash(type_: str, surface: str, key: bytes) -> str:
     """``[TYPE:<16 hex>]``: HMAC-SHA256 of type and value under ``key`` (stable per value and key)."""
-    digest = hmac.new(key, f"hash\x1f{type_}\x1f{surface}".encode(), hashlib.sha256).hexdigest()[:16]
+    digest = hmac.new(key, f"hash\x1f{type_}\x1f{surface}".encode(), hashlib.sha256).hexdigest()[
+        :16
+    ]
     return f"[{type_}:{digest}]"
 
 
@@ -66,8 +76,9 @@ def _replacement(op: str, span: Span, surface: str, key: bytes, salt: int) -> st
     return span.token
 
 
-def _build(text: str, result: MaskResult, operators: Mapping[str, str], key: bytes,
-           salt: int) -> MaskResult | None:
+def _build(
+    text: str, result: MaskResult, operators: Mapping[str, str], key: bytes, salt: int
+) -> MaskResult | None:
     mapping: dict[str, str] = {}
     spans: list[Span] = []
     pieces: list[str] = []
@@ -76,14 +87,14 @@ def _build(text: str, result: MaskResult, operators: Mapping[str, str], key: byt
         op = operators.get(span.type, DEFAULT_OPERATOR)
         if op == "keep":
             continue
-        surface = text[span.start:span.end]
+        surface = text[span.start : span.end]
         rep = _replacement(op, span, surface, key, salt)
         if op != "redact":
             if mapping.get(rep, surface) != surface or (op != "replace" and rep in text):
                 return None  # a fake that collides with the source or another value: next salt
             mapping[rep] = surface
         spans.append(Span(span.type, span.start, span.end, rep))
-        pieces.append(text[pos:span.start])
+        pieces.append(text[pos : span.start])
         pieces.append(rep)
         pos = span.end
     pieces.append(text[pos:])
@@ -94,7 +105,9 @@ def _build(text: str, result: MaskResult, operators: Mapping[str, str], key: byt
     return out
 
 
-def apply_operators(source: str, result: MaskResult, operators: Mapping[str, str], key: bytes) -> MaskResult:
+def apply_operators(
+    source: str, result: MaskResult, operators: Mapping[str, str], key: bytes
+) -> MaskResult:
     """``result`` (the masker's, over NFC ``source``) with each span replaced by its type's operator.
 
     Spans of ``keep`` types leave the result (their text stays); ``redact`` spans keep their offsets with an

@@ -37,7 +37,12 @@ import hmac
 import random
 import re
 
-from spcl.detect.validators import is_calendar_date, luhn_check_digit, mynumber_check_digit, rrn_check_digit
+from spcl.detect.validators import (
+    is_calendar_date,
+    luhn_check_digit,
+    mynumber_check_digit,
+    rrn_check_digit,
+)
 
 KO_SURNAMES = "김이박최정강조윤장임한오서신권황안송류홍"
 KO_GIVEN_SYLLABLES = "민서지현수준영예은도하유진성우연호경미혜정동나윤채시아"
@@ -46,13 +51,57 @@ JA_SURNAMES = ("佐藤", "鈴木", "高橋", "田中", "伊藤", "渡辺", "山�
                "林", "森", "原", "堀", "佐々木", "長谷川")  # fmt: skip
 JA_GIVEN = ("太郎", "健一", "翔太", "大輔", "直樹", "拓也", "誠", "浩二", "陽子", "美咲", "由美", "恵子",
             "彩", "花子", "裕子", "愛", "明美", "和也", "隆", "真由美")  # fmt: skip
-EN_FIRST = ("James", "Mary", "John", "Linda", "Robert", "Susan", "Michael", "Karen", "David", "Emily",
-            "Daniel", "Sarah", "Thomas", "Laura", "Kevin", "Anna", "Alex", "Jordan", "Taylor", "Morgan")
-EN_LAST = ("Smith", "Johnson", "Brown", "Miller", "Davis", "Wilson", "Moore", "Clark", "Lewis", "Walker",
-           "Hall", "Young", "Allen", "King", "Wright", "Scott", "Green", "Baker", "Adams", "Nelson")
+EN_FIRST = (
+    "James",
+    "Mary",
+    "John",
+    "Linda",
+    "Robert",
+    "Susan",
+    "Michael",
+    "Karen",
+    "David",
+    "Emily",
+    "Daniel",
+    "Sarah",
+    "Thomas",
+    "Laura",
+    "Kevin",
+    "Anna",
+    "Alex",
+    "Jordan",
+    "Taylor",
+    "Morgan",
+)
+EN_LAST = (
+    "Smith",
+    "Johnson",
+    "Brown",
+    "Miller",
+    "Davis",
+    "Wilson",
+    "Moore",
+    "Clark",
+    "Lewis",
+    "Walker",
+    "Hall",
+    "Young",
+    "Allen",
+    "King",
+    "Wright",
+    "Scott",
+    "Green",
+    "Baker",
+    "Adams",
+    "Nelson",
+)
 _KANJI = "山田川本中村小林松井上木佐藤高橋伊渡辺加吉清水池前野原石森岡長谷部宮内大和花美子太郎一"
-_HIRAGANA = "あいうえおかきくけこさしすせそたちつてとなにぬねのはひふへほまみむめもやゆよらりるれろわ"
-_KATAKANA = "アイウエオカキクケコサシスセソタチツテトナニヌネノハヒフヘホマミムメモヤユヨラリルレロワ"
+_HIRAGANA = (
+    "あいうえおかきくけこさしすせそたちつてとなにぬねのはひふへほまみむめもやゆよらりるれろわ"
+)
+_KATAKANA = (
+    "アイウエオカキクケコサシスセソタチツテトナニヌネノハヒフヘホマミムメモヤユヨラリルレロワ"
+)
 _UPPER = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
 _LOWER = "abcdefghijklmnopqrstuvwxyz"
 _FULL_DIGITS = "０１２３４５６７８９"
@@ -191,11 +240,13 @@ def _fake_phone(surface: str, rng: random.Random) -> str:
         g = groups[0]
         keep = _phone_prefix_len(_digits(g.group(0)))
         text = g.group(0)
-        return surface[:g.start()] + text[:keep] + _fresh_group(text[keep:], rng) + surface[g.end():]
+        return (
+            surface[: g.start()] + text[:keep] + _fresh_group(text[keep:], rng) + surface[g.end() :]
+        )
     keep = 2 if surface.lstrip().startswith("+") and len(groups) >= 3 else 1
-    out, pos = [surface[:groups[keep - 1].end()]], groups[keep - 1].end()
+    out, pos = [surface[: groups[keep - 1].end()]], groups[keep - 1].end()
     for g in groups[keep:]:
-        out += [surface[pos:g.start()], _fresh_group(g.group(0), rng)]
+        out += [surface[pos : g.start()], _fresh_group(g.group(0), rng)]
         pos = g.end()
     out.append(surface[pos:])
     return "".join(out)
@@ -224,11 +275,13 @@ def _fake_person(surface: str, rng: random.Random) -> str:
     pos = 0
     for i, m in enumerate(words):
         w = m.group(0)
-        pieces.append(surface[pos:m.start()])
+        pieces.append(surface[pos : m.start()])
         pos = m.end()
         if all(_is_hangul(c) for c in w):
             if len(words) == 1 and len(w) >= 2:  # 김민수: surname + given syllables
-                fake = rng.choice(KO_SURNAMES) + "".join(rng.choice(KO_GIVEN_SYLLABLES) for _ in w[1:])
+                fake = rng.choice(KO_SURNAMES) + "".join(
+                    rng.choice(KO_GIVEN_SYLLABLES) for _ in w[1:]
+                )
             elif i == 0 and len(w) == 1:
                 fake = rng.choice(KO_SURNAMES)
             else:
@@ -265,31 +318,145 @@ def _fake_card_surface(surface: str, rng: random.Random) -> str:
     return shape_fake(surface, rng)
 
 
-_KO_ADDR_SUFFIX = ("특별시", "광역시", "시", "도", "구", "군", "동", "읍", "면", "리", "로", "길", "번길", "호", "층")
+_KO_ADDR_SUFFIX = (
+    "특별시",
+    "광역시",
+    "시",
+    "도",
+    "구",
+    "군",
+    "동",
+    "읍",
+    "면",
+    "리",
+    "로",
+    "길",
+    "번길",
+    "호",
+    "층",
+)
 _JA_ADDR_KEEP = set("都道府県市区町村郡丁目番地号")
-_EN_ADDR_WORDS = {"street", "st", "avenue", "ave", "road", "rd", "lane", "ln", "drive", "dr", "court", "ct",
-                  "boulevard", "blvd", "way", "place", "pl", "apt", "suite", "unit", "floor", "north", "south",
-                  "east", "west", "n", "s", "e", "w"}
-_EN_PLACES = ("Maple", "Oak", "Cedar", "Pine", "Lake", "Hill", "River", "Park", "Elm", "Sunset", "Spring", "Mill")
-_MONTHS = ("January", "February", "March", "April", "May", "June", "July", "August", "September", "October",
-           "November", "December")
+_EN_ADDR_WORDS = {
+    "street",
+    "st",
+    "avenue",
+    "ave",
+    "road",
+    "rd",
+    "lane",
+    "ln",
+    "drive",
+    "dr",
+    "court",
+    "ct",
+    "boulevard",
+    "blvd",
+    "way",
+    "place",
+    "pl",
+    "apt",
+    "suite",
+    "unit",
+    "floor",
+    "north",
+    "south",
+    "east",
+    "west",
+    "n",
+    "s",
+    "e",
+    "w",
+}
+_EN_PLACES = (
+    "Maple",
+    "Oak",
+    "Cedar",
+    "Pine",
+    "Lake",
+    "Hill",
+    "River",
+    "Park",
+    "Elm",
+    "Sunset",
+    "Spring",
+    "Mill",
+)
+_MONTHS = (
+    "January",
+    "February",
+    "March",
+    "April",
+    "May",
+    "June",
+    "July",
+    "August",
+    "September",
+    "October",
+    "November",
+    "December",
+)
 
 
-_KO_REGIONS = ("서울특별시", "부산광역시", "대구광역시", "인천광역시", "광주광역시", "대전광역시", "울산광역시",
-               "경기도", "강원도", "충청북도", "충청남도", "전라북도", "전라남도", "경상북도", "경상남도")
-_KO_CITIES = ("수원시", "성남시", "고양시", "용인시", "청주시", "천안시", "전주시", "포항시", "창원시", "춘천시",
-              "김해시", "안산시")
-_JA_PREFECTURES = ("東京都", "大阪府", "京都府", "北海道", "神奈川県", "埼玉県", "千葉県", "愛知県", "兵庫県",
-                   "福岡県", "静岡県", "広島県", "宮城県", "新潟県")
+_KO_REGIONS = (
+    "서울특별시",
+    "부산광역시",
+    "대구광역시",
+    "인천광역시",
+    "광주광역시",
+    "대전광역시",
+    "울산광역시",
+    "경기도",
+    "강원도",
+    "충청북도",
+    "충청남도",
+    "전라북도",
+    "전라남도",
+    "경상북도",
+    "경상남도",
+)
+_KO_CITIES = (
+    "수원시",
+    "성남시",
+    "고양시",
+    "용인시",
+    "청주시",
+    "천안시",
+    "전주시",
+    "포항시",
+    "창원시",
+    "춘천시",
+    "김해시",
+    "안산시",
+)
+_JA_PREFECTURES = (
+    "東京都",
+    "大阪府",
+    "京都府",
+    "北海道",
+    "神奈川県",
+    "埼玉県",
+    "千葉県",
+    "愛知県",
+    "兵庫県",
+    "福岡県",
+    "静岡県",
+    "広島県",
+    "宮城県",
+    "新潟県",
+)
 _JA_PLACES = ("中央", "青葉", "緑", "港", "桜", "若葉", "本町", "旭", "栄", "清水", "東山", "西原")
-_JA_ADDRESS = re.compile(r"^(?P<pref>東京都|北海道|(?:京都|大阪)府|[\u4e00-\u9fff]{2,3}県)?"
-                         r"(?P<city>[\u4e00-\u9fff\u30a0-\u30ff\u3040-\u309f]{1,6}?[市区町村郡])?")
+_JA_ADDRESS = re.compile(
+    r"^(?P<pref>東京都|北海道|(?:京都|大阪)府|[\u4e00-\u9fff]{2,3}県)?"
+    r"(?P<city>[\u4e00-\u9fff\u30a0-\u30ff\u3040-\u309f]{1,6}?[市区町村郡])?"
+)
 
 
 def _fresh_number(text: str, rng: random.Random) -> str:
     """New digits for a house or block number: no leading zero where the original had none."""
-    return "".join(_digit(ch, rng.randrange(1 if i == 0 and _digit_value(ch) else 0, 10))
-                   for i, ch in enumerate(text))
+    return "".join(
+        _digit(ch, rng.randrange(1 if i == 0 and _digit_value(ch) else 0, 10))
+        for i, ch in enumerate(text)
+    )
 
 
 def _fake_ja_address(surface: str, rng: random.Random) -> str | None:
@@ -303,7 +470,9 @@ def _fake_ja_address(surface: str, rng: random.Random) -> str | None:
         head += rng.choice(_JA_PREFECTURES)
     if m.group("city"):
         head += rng.choice(_JA_PLACES) + m.group("city")[-1]
-    rest = "".join(c if c in _JA_ADDR_KEEP or _is_digit(c) else shape_fake(c, rng) for c in surface[m.end():])
+    rest = "".join(
+        c if c in _JA_ADDR_KEEP or _is_digit(c) else shape_fake(c, rng) for c in surface[m.end() :]
+    )
     return head + re.sub(r"[0-9０-９]+", lambda g: _fresh_number(g.group(0), rng), rest)
 
 
@@ -315,28 +484,41 @@ def _fake_address(surface: str, rng: random.Random) -> str:
     region_done = False
     pos = 0
     for m in _WORD.finditer(surface):
-        out.append(surface[pos:m.start()])
+        out.append(surface[pos : m.start()])
         pos = m.end()
         w = m.group(0)
         core = w.rstrip(",.")
-        tail = w[len(core):]
-        if core and all(_is_hangul(c) for c in core) and not region_done and core.endswith(("도", "특별시", "광역시")):
+        tail = w[len(core) :]
+        if (
+            core
+            and all(_is_hangul(c) for c in core)
+            and not region_done
+            and core.endswith(("도", "특별시", "광역시"))
+        ):
             same = [r for r in _KO_REGIONS if r.endswith("도") == core.endswith("도")]
             out.append(rng.choice(same) + tail)  # a real province (도) or metropolitan city (시)
             region_done = True
         elif core and all(_is_hangul(c) for c in core) and core.endswith("시") and len(core) > 1:
             out.append(rng.choice(_KO_CITIES) + tail)
         elif core and all(_is_hangul(c) for c in core):
-            suffix = next((x for x in _KO_ADDR_SUFFIX if core.endswith(x) and len(core) > len(x)), "")
-            stem = "".join(chr(0xAC00 + rng.randrange(11172)) if i else rng.choice(KO_GIVEN_SYLLABLES)
-                           for i in range(max(1, len(core) - len(suffix))))
-            out.append(stem[:1] + "".join(rng.choice(KO_GIVEN_SYLLABLES) for _ in stem[1:]) + suffix + tail)
+            suffix = next(
+                (x for x in _KO_ADDR_SUFFIX if core.endswith(x) and len(core) > len(x)), ""
+            )
+            stem = "".join(
+                chr(0xAC00 + rng.randrange(11172)) if i else rng.choice(KO_GIVEN_SYLLABLES)
+                for i in range(max(1, len(core) - len(suffix)))
+            )
+            out.append(
+                stem[:1] + "".join(rng.choice(KO_GIVEN_SYLLABLES) for _ in stem[1:]) + suffix + tail
+            )
         elif core.isascii() and core.isalpha() and core.lower() in _EN_ADDR_WORDS:
             out.append(w)
         elif core.isascii() and core.isalpha():
             out.append(_case_like(rng.choice(_EN_PLACES), core) + tail)
         else:
-            kept = "".join(c if c in _JA_ADDR_KEEP or _is_digit(c) else shape_fake(c, rng) for c in w)
+            kept = "".join(
+                c if c in _JA_ADDR_KEEP or _is_digit(c) else shape_fake(c, rng) for c in w
+            )
             out.append(re.sub(r"[0-9０-９]+", lambda g: _fresh_number(g.group(0), rng), kept))
     out.append(surface[pos:])
     return "".join(out)
@@ -344,8 +526,14 @@ def _fake_address(surface: str, rng: random.Random) -> str:
 
 def _fake_dob(surface: str, rng: random.Random) -> str:
     groups = list(re.finditer(r"[0-9０-９]+", surface))
-    month_name = next((mn for mn in _MONTHS if mn.lower() in surface.lower() or mn[:3].lower() in
-                       surface.lower()), None)
+    month_name = next(
+        (
+            mn
+            for mn in _MONTHS
+            if mn.lower() in surface.lower() or mn[:3].lower() in surface.lower()
+        ),
+        None,
+    )
     while True:
         y, mo, d = rng.randrange(1940, 2006), rng.randrange(1, 13), rng.randrange(1, 29)
         if is_calendar_date(y, mo, d):
@@ -371,7 +559,7 @@ def _fake_dob(surface: str, rng: random.Random) -> str:
         digits = f"{v:0{width}d}"[-width:] if width >= 2 else str(v)
         if width == 2 and v >= 100:
             digits = f"{v % 100:02d}"
-        out.append(surface[pos:g.start()])
+        out.append(surface[pos : g.start()])
         out.append("".join(_digit(text[0], int(c)) for c in digits))
         pos = g.end()
     out.append(surface[pos:])
@@ -386,8 +574,15 @@ def _fake_dob(surface: str, rng: random.Random) -> str:
     return fake
 
 
-_BY_TYPE = {"PERSON": _fake_person, "RRN": _fake_rrn_surface, "CARD": _fake_card_surface,
-            "PHONE": _fake_phone, "EMAIL": _fake_email, "ADDRESS": _fake_address, "DOB": _fake_dob}
+_BY_TYPE = {
+    "PERSON": _fake_person,
+    "RRN": _fake_rrn_surface,
+    "CARD": _fake_card_surface,
+    "PHONE": _fake_phone,
+    "EMAIL": _fake_email,
+    "ADDRESS": _fake_address,
+    "DOB": _fake_dob,
+}
 
 
 def surrogate(type_: str, surface: str, key: bytes, salt: int = 0) -> str:
