@@ -10,7 +10,7 @@ import sys
 from spcl import __version__
 from spcl.config import ConfigError
 from spcl.executor.errors import JobError
-from spcl.messages import OneLineFormatter, os_error_line, shown
+from spcl.messages import OneLineFormatter, os_error_line, shown, shown_lines
 from spcl.spark.errors import task_failure_line
 
 log = logging.getLogger("spcl")
@@ -60,7 +60,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         return int(args.func(args) or 0)
     except ConfigError as err:
-        print(f"spcl: {shown(err)}", file=sys.stderr)
+        print(f"spcl: {shown_lines(err)}", file=sys.stderr)
         return 2
     except JobError as err:  # a job that cannot run (a damaged done-marker, an output in use): one line
         log.debug("%s failed", args.command, exc_info=True)

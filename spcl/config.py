@@ -216,6 +216,21 @@ class GeneralizeSection(_Section):
         return value
 
 
+class MaskSection(_Section):
+    """``spcl mask``: the masking operator per entity type (``spcl.mask.operators``); unnamed types: ``replace``."""
+
+    operators: dict[str, str] = Field(default_factory=dict, description="TYPE: replace | surrogate | hash | "
+                                      "redact | keep")
+
+    @field_validator("operators")
+    @classmethod
+    def _known_operators(cls, value: dict[str, str]) -> dict[str, str]:
+        from spcl.entity_types import DEFAULT_TYPES
+        from spcl.operator_types import check_operators
+
+        return check_operators(value, DEFAULT_TYPES)
+
+
 class Settings(_Section):
     """The whole configuration of a run."""
 
@@ -226,6 +241,7 @@ class Settings(_Section):
     spark: SparkSettings = Field(default_factory=SparkSettings)
     output: OutputSettings = Field(default_factory=OutputSettings)
     generalize: GeneralizeSection = Field(default_factory=GeneralizeSection)
+    mask: MaskSection = Field(default_factory=MaskSection)
 
     def config_hash(self) -> str:
         """SHA-256 (first 16 hex digits) of the canonical JSON of these settings."""

@@ -35,6 +35,17 @@ def shown(value: object) -> str:
     return "".join(ch if ch.isprintable() and ch != "\\" else _escape(ch) for ch in text)
 
 
+def shown_lines(value: object) -> str:
+    r"""A multi-line message (a configuration error naming one key per line) with each line :func:`shown`:
+    real line breaks stay line breaks, every other control character is escaped.
+
+    >>> print(shown_lines("invalid configuration in c.yaml:\n  mask.operators: bad\x1b[2J"))
+    invalid configuration in c.yaml:
+      mask.operators: bad\x1b[2J
+    """
+    return "\n".join(shown(line) for line in str(value).splitlines()) if str(value) else ""
+
+
 _WRITE_ERRORS = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EROFS, errno.EFBIG})
 
 

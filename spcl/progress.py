@@ -12,6 +12,7 @@ forces it on. The ETA comes from the document total when known, else from anothe
 
 from __future__ import annotations
 
+import logging
 import os
 import sys
 import time
@@ -41,9 +42,26 @@ def format_duration(seconds: float) -> str:
     return f"{h}:{m:02d}:{s:02d}" if h else f"{m}:{s:02d}"
 
 
+class _ClearBar(logging.Filter):
+    """Runs before a log handler on the bar's stream writes: wipes the bar, so the log line starts at the
+    line's beginning and is not overwritten; the bar is drawn again below it on the next update."""
+
+    def __init__(self, bar: Progress) -> None:
+        super().__init__()
+        self.bar = bar
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        self.bar.clear()
+        return True
+
+
 class Progress:
     """Counts documents (``advance``) and, optionally, other work done and redraws at most every
-    ``interval`` seconds; ``close`` draws the final line. A context manager."""
+    ``interval`` seconds; ``close`` draws the final line. A context manager.
+
+    While the bar is drawn, log handlers of the root logger that write to the same stream first wipe it, so a
+    log line and the bar never overwrite each other on a terminal.
+    """
 
     def __init__(
         self,
@@ -69,6 +87,13 @@ class Progress:
         self._drawn = 0.0
         self._width = 0
         self._closed = False
+        self._guarded: list[logging.Handler] = []
+        if self.enabled:
+            self._guard = _ClearBar(self)
+            for handler in logging.getLogger().handlers:
+                if isinstance(handler, logging.StreamHandler) and getattr(handler, "stream", None) is self.stream:
+                    handler.addFilter(self._guard)
+                    self._guarded.append(handler)
 
     def advance(self, n: int = 1, *, work: float | None = None) -> None:
         """Count ``n`` more documents; ``work`` sets how much of ``total_work`` is done (for the ETA when
@@ -123,11 +148,21 @@ class Progress:
         self.stream.write("\r" + text + " " * pad)
         self.stream.flush()
 
+    def clear(self) -> None:
+        """Wipe the drawn bar from its line (the next update draws it again)."""
+        if self._width:
+            self.stream.write("\r" + " " * self._width + "\r")
+            self.stream.flush()
+            self._width = 0
+            self._drawn = 0.0
+
     def close(self) -> None:
         """Draw the final line and end it (nothing when disabled); safe to call twice."""
         if self._closed:
             return
         self._closed = True
+        for handler in self._guarded:
+            handler.removeFilter(self._guard)
         if self.enabled:
             self._write(self.line())
             self.stream.write("\n")

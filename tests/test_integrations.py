@@ -21,6 +21,8 @@ from spcl.io.readers import text_problem
 from tests.integration_corpus import BAD, BAD_REASONS, filter_verdicts, records, verdict
 from tests.integration_corpus import settings as corpus_settings
 
+ROOT_MODELS = Path(__file__).resolve().parent.parent / "models"
+
 
 @pytest.fixture(scope="module")
 def recs() -> list[dict[str, Any]]:
@@ -179,3 +181,134 @@ def test_datasets_non_string_column_and_clash() -> None:
         screen_dataset(datasets.Dataset.from_dict({"text": ["x"], "lang": ["ja"]}), id_col=None)
     with pytest.raises(ValueError, match="'body'"):
         screen_dataset(ds, text_col="body")
+
+
+# --- masking in someone else's engine ------------------------------------------------------------------------
+
+MASK_KEY = bytes(range(32))
+
+
+@pytest.fixture()
+def vault_key_env(monkeypatch: pytest.MonkeyPatch) -> bytes:
+    import base64
+
+    monkeypatch.setenv("SPCL_VAULT_KEY", base64.b64encode(MASK_KEY).decode())
+    monkeypatch.delenv("SPCL_VAULT_KEY_FILE", raising=False)
+    return MASK_KEY
+
+
+PLANTED = {"p": "연락처 010-2345-6789 로 연락 주세요. 카드 4111-1111-1111-1111", "e": "mail: taro.yamada@mailbox.com",
+           "c": "週末は家族で近くの公園に出かけました。"}
+
+
+def _unmask_dataset_rows(rows: list[dict[str, Any]], vault: Path, tmp: Path) -> dict[str, str]:
+    """Restore masked rows through ``spcl unmask`` (the rows written as a masked/ Parquet part)."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from spcl.mask_stage import unmask_output
+
+    folder = tmp / "m" / "masked"
+    folder.mkdir(parents=True)
+    pq.write_table(pa.table({"id": [r["id"] for r in rows], "row_key": [r["row_key"] for r in rows],
+                             "masked_text": [r["text"] for r in rows], "spans": [r["spans"] for r in rows],
+                             "vault_file": [r["vault_file"] for r in rows]}), folder / "part-0.parquet")
+    report = unmask_output(tmp / "m", vault, tmp / "restored", MASK_KEY)
+    assert not report.refused
+    return {r["id"]: r["text"] for r in pq.read_table(tmp / "restored").to_pylist()}
+
+
+def test_datatrove_mask_step_masks_drops_and_round_trips(tmp_path: Path, vault_key_env: bytes) -> None:
+    pytest.importorskip("datatrove")
+    from datatrove.data import Document
+    from datatrove.pipeline.writers import JsonlWriter
+
+    from spcl.integrations.datatrove_steps import SpclMask
+
+    docs = [Document(text=t, id=k) for k, t in PLANTED.items()] + [Document(text=None, id="none"),  # type: ignore
+                                                                   Document(text=7, id="int")]  # type: ignore
+    step = SpclMask(str(tmp_path / "vault"), exclusion_writer=JsonlWriter(str(tmp_path / "x"), compression=None),
+                    batch_size=2, settings=corpus_settings(), operators=["PHONE=surrogate"])
+    out = list(step(iter(docs)))
+    assert [d.id for d in out] == ["p", "e", "c"]
+    by = {d.id: d for d in out}
+    assert by["c"].text == PLANTED["c"] and by["c"].metadata["spcl_mask_status"] == "clean"
+    for k in ("p", "e"):
+        assert by[k].metadata["spcl_mask_status"] == "masked"
+    for value in ("010-2345-6789", "4111-1111-1111-1111", "taro.yamada@mailbox.com"):
+        assert all(value not in d.text for d in out)
+    assert "010-" in by["p"].text  # a surrogate of the same national format
+    assert step.stats["spcl_masked"].total == 2 and step.stats["spcl_quarantine"].total == 2
+    excluded = [json.loads(line) for f in (tmp_path / "x").glob("*") for line in f.read_text().splitlines()]
+    assert sorted(e["id"] for e in excluded) == ["int", "none"]
+    assert {e["metadata"]["spcl_mask_reason"] for e in excluded} == {"missing_text_field", "text_not_string"}
+    rows = [{"id": d.id, "row_key": d.metadata["spcl_row_key"], "text": d.text, "spans": d.metadata["spcl_mask_spans"],
+             "vault_file": d.metadata["spcl_vault_file"]} for d in out if d.id != "c"]
+    assert _unmask_dataset_rows(rows, tmp_path / "vault", tmp_path) == {k: PLANTED[k] for k in ("p", "e")}
+
+
+def test_datatrove_filter_writes_unusual_documents_to_the_exclusion_writer(tmp_path: Path) -> None:
+    """Text None, an int and a lone surrogate: each excluded with its reason, the rank never dies, nothing from
+    the text in the log."""
+    pytest.importorskip("datatrove")
+    from datatrove.data import Document
+    from datatrove.pipeline.writers import JsonlWriter
+    from loguru import logger
+
+    from spcl.integrations.datatrove_steps import SpclFilter
+
+    lines: list[str] = []
+    sink = logger.add(lines.append, level="DEBUG")
+    try:
+        docs = [Document(text=None, id="n"), Document(text=5, id="i"),  # type: ignore[arg-type]
+                Document(text="card 4111 1111 1111 1111 \ud800 end", id="s"), Document(text="晴れ", id="c")]
+        step = SpclFilter(exclusion_writer=JsonlWriter(str(tmp_path / "x"), compression=None),
+                          settings=corpus_settings())
+        assert [d.id for d in step(iter(docs))] == ["c"]
+    finally:
+        logger.remove(sink)
+    excluded = {e["id"]: e for f in (tmp_path / "x").glob("*") for e in map(json.loads, f.read_text().splitlines())}
+    assert set(excluded) == {"n", "i", "s"}
+    assert {k: e["metadata"]["spcl_quarantine_reason"] for k, e in excluded.items()} == {
+        "n": "missing_text_field", "i": "text_not_string", "s": "invalid_unicode_surrogate"}
+    assert excluded["i"]["metadata"]["spcl_text_type"] == "int" and excluded["s"]["metadata"]["spcl_text_escaped"]
+    assert not any("4111" in line for line in lines)
+
+
+def test_datasets_mask_dataset_masks_and_accounts(tmp_path: Path, vault_key_env: bytes) -> None:
+    datasets = pytest.importorskip("datasets")
+    from spcl.integrations.hf import mask_dataset
+
+    ds = datasets.Dataset.from_list([{"id": k, "text": t} for k, t in PLANTED.items()] + [{"id": "nul",
+                                                                                         "text": "a\x00b"}])
+    out = mask_dataset(ds, tmp_path / "vault", settings=corpus_settings(), batch_size=3)
+    status = dict(zip(out["id"], out["mask_status"], strict=True))
+    assert status == {"p": "masked", "e": "masked", "c": "clean", "nul": "quarantine"}
+    texts = dict(zip(out["id"], out["text"], strict=True))
+    assert texts["c"] == PLANTED["c"] and texts["nul"] is None
+    assert "[PHONE_1]" in texts["p"] and "[EMAIL_1]" in texts["e"]
+    rows = [{"id": r["id"], "row_key": r["row_key"], "text": r["text"], "spans": r["mask_spans"],
+             "vault_file": r["vault_file"]} for r in out if r["mask_status"] == "masked"]
+    assert _unmask_dataset_rows(rows, tmp_path / "vault", tmp_path) == {k: PLANTED[k] for k in ("p", "e")}
+
+
+def test_datasets_cache_follows_the_screen_model(tmp_path: Path) -> None:
+    """A disk-backed dataset screened with a model, then the model changes in place: the map is recomputed."""
+    import shutil
+
+    datasets = pytest.importorskip("datasets")
+    from spcl.integrations.hf import screen_dataset
+
+    model = tmp_path / "model"
+    shutil.copytree(ROOT_MODELS / "screen-default", model)
+    st = corpus_settings().model_copy(update={"screen": corpus_settings().screen.model_copy(
+        update={"model": str(model)})})
+    datasets.Dataset.from_list([{"id": "a", "text": "週末は晴れ"}]).save_to_disk(str(tmp_path / "ds"))
+    ds = datasets.load_from_disk(str(tmp_path / "ds"))
+    first = screen_dataset(ds, settings=st)
+    card = json.loads((model / "model_card.json").read_text())
+    card["name"] = "screen-renamed"
+    (model / "model_card.json").write_text(json.dumps(card))
+    second = screen_dataset(ds, settings=st)
+    assert first["model_version"][0].startswith("screen-default@")
+    assert second["model_version"][0].startswith("screen-renamed@")

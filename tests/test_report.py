@@ -207,3 +207,64 @@ def test_report_shows_the_model_cards_per_language_thresholds() -> None:
     assert facts["thresholds"] == {"lgbm": 0.6, "svc": 0.1} and facts["threshold_source"] == "model card"
     assert facts["thresholds_by_lang"] == {"ja": {"lgbm": 0.2, "svc": -0.5}, "ko": {"lgbm": 0.7, "svc": 0.2}}
     assert _score_facts(_ColumnScan(), {"thresholds": {"lgbm": 0.6}})["thresholds_by_lang"] == {}
+
+
+def test_report_per_language_thresholds_and_rule_vs_screen_only(tmp_path: Path, capsys) -> None:
+    """Each language's histogram carries its own threshold; flagged documents split per language into rule hits
+    and screen-only; the share sent to the LLM stage."""
+    rows = make_rows(300, seed=9)
+    for i, r in enumerate(rows):
+        if r["decision"] == "flagged" and i % 3 == 0:
+            r["reasons"] = ["screen:head"]
+    out = write_output(tmp_path / "out", rows, rows_per_file=120)
+    card_dir = tmp_path / "model"
+    card_dir.mkdir()
+    (card_dir / "model_card.json").write_text(json.dumps({
+        "thresholds": {"lgbm": 0.5, "svc": 0.0},
+        "lang_thresholds": {"ja": {"lgbm": 0.31, "svc": -0.2}, "ko": {"lgbm": 0.77, "svc": 0.3}}}))
+    stats = json.loads((out / "stats.json").read_text())
+    stats["model"] = str(card_dir)
+    (out / "stats.json").write_text(json.dumps(stats))
+    assert main(["report", str(out)]) == 0
+    facts = json.loads((out / "report" / "facts.json").read_text())["filter"]
+    expect: dict[str, dict[str, int]] = {}
+    for r in rows:
+        if r["decision"] == "flagged":
+            cause = "rule_hits" if any(x.startswith("rule:") for x in r["reasons"]) else "screen_only"
+            expect.setdefault(r["lang"], {"rule_hits": 0, "screen_only": 0})[cause] += 1
+    assert facts["flagged_by_lang_cause"] == expect
+    assert all(v["screen_only"] and v["rule_hits"] for v in expect.values())
+    ja_scored = [r for r in rows if r["lang"] == "ja" and r["scores"]]
+    assert sum(facts["scores"]["counts_by_lang"]["lgbm"]["ja"]) == len(ja_scored)
+    assert (out / "report" / "scores_by_lang.png").read_bytes().startswith(PNG)
+    flagged = sum(r["decision"] == "flagged" for r in rows)
+    screened = sum(r["decision"] in ("flagged", "clean") for r in rows)
+    llm = facts["llm_stage"]
+    assert llm["documents"] == stats["counts"]["flagged"] and llm["share"] == pytest.approx(
+        stats["counts"]["flagged"] / (stats["counts"]["flagged"] + stats["counts"]["clean"]))
+    assert flagged and screened
+    page = (out / "report.html").read_text()
+    assert "rule hits vs screen only" in page and "sent to the LLM stage" in page
+
+
+def test_language_panels_draw_each_languages_threshold() -> None:
+    from spcl.report import charts
+
+    drawn: list[tuple[str, float]] = []
+    import matplotlib.axes
+
+    real = matplotlib.axes.Axes.axvline
+
+    def spy(self, x=0, *a, **k):
+        drawn.append((self.get_title() or "", x))
+        return real(self, x, *a, **k)
+
+    scores = {"counts_by_lang": {"lgbm": {"ja": [1, 2], "ko": [3, 4], "en": [1, 1]}},
+              "edges_by_head": {"lgbm": [0.0, 0.5, 1.0]}, "thresholds": {"lgbm": 0.5},
+              "thresholds_by_lang": {"ja": {"lgbm": 0.31}, "ko": {"lgbm": 0.77}}}
+    matplotlib.axes.Axes.axvline = spy  # type: ignore[method-assign]
+    try:
+        assert charts.score_histograms_by_language(scores).startswith(PNG)
+    finally:
+        matplotlib.axes.Axes.axvline = real  # type: ignore[method-assign]
+    assert sorted(x for _, x in drawn) == [0.31, 0.5, 0.77]

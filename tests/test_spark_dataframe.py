@@ -114,3 +114,36 @@ def test_non_string_text_missing_and_clashing_columns(spark) -> None:
         screen_dataframe(spark.createDataFrame([("1", "x", "ja")], "id string, text string, lang string"))
     with pytest.raises(ValueError, match="'doc_id'"):
         screen_dataframe(numbers, id_col="doc_id")
+
+
+_NO_ENV_SCRIPT = """
+import logging, sys
+logging.basicConfig(level=logging.INFO, stream=sys.stderr)
+from pyspark.sql import SparkSession
+from spcl.integrations.spark import screen_dataframe
+s = SparkSession.builder.master("local[1]").config("spark.ui.enabled", "false").getOrCreate()
+df = s.createDataFrame([("a", "mail: taro.yamada@mailbox.com"), ("b", "週末は晴れ")], ["id", "text"])
+print(sorted((r["id"], r["decision"]) for r in screen_dataframe(df).collect()))
+s.stop()
+"""
+
+
+def test_dataframe_api_runs_workers_on_this_interpreter_without_pyspark_python(tmp_path: Path) -> None:
+    """No PYSPARK_PYTHON and a PATH whose python3 lacks spcl: workers still run (this interpreter), and a log
+    line says which interpreter they use."""
+    import subprocess
+
+    if shutil.which("java") is None:
+        pytest.skip("Spark needs java on PATH")
+    fake_bin = tmp_path / "bin"
+    fake_bin.mkdir()
+    (fake_bin / "python3").write_text("#!/bin/sh\necho 'not the spcl environment' >&2\nexit 1\n")
+    (fake_bin / "python3").chmod(0o755)
+    env = {k: v for k, v in os.environ.items() if k not in ("PYSPARK_PYTHON", "PYSPARK_DRIVER_PYTHON")}
+    env["PATH"] = f"{fake_bin}:{os.path.dirname(shutil.which('java') or '')}:/usr/bin:/bin"
+    env["PYTHONPATH"] = str(Path(__file__).resolve().parent.parent)
+    out = subprocess.run([sys.executable, "-c", _NO_ENV_SCRIPT], capture_output=True, text=True, env=env,
+                         timeout=300)
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert "[('a', 'flagged'), ('b', 'clean')]" in out.stdout
+    assert "run this interpreter" in out.stderr and sys.executable in out.stderr

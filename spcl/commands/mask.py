@@ -4,6 +4,7 @@
     spcl mask ... --backend openai --endpoint http://gpu-node:8000/v1 --model NAME
     spcl mask ... --backend transformers --model /models/SmolLM2-135M-Instruct.Q4_1.gguf
     spcl mask ... --backend vllm --model /models/qwen3-8b --fallback rules
+    spcl mask ... --operator PERSON=surrogate --operator EMAIL=hash   (per-type operators; default [TYPE_n])
 
 The vault key comes from ``SPCL_VAULT_KEY`` (base64/hex) or ``SPCL_VAULT_KEY_FILE`` — never the command line.
 A rerun with the same ``--output`` resumes: finished input files are skipped, changed input files are redone,
@@ -23,16 +24,22 @@ import logging
 import sys
 from typing import Any
 
-from spcl.messages import shown
+from spcl.messages import shown, shown_lines
 
 log = logging.getLogger("spcl.mask")
 
 
 def add_mask_arguments(parser: argparse.ArgumentParser) -> None:
     """The arguments shared by ``spcl mask`` and ``jobs/mask.py``."""
+    from spcl.entity_types import DEFAULT_TYPES
     from spcl.extract.backends import BACKENDS
+    from spcl.operator_types import OPERATORS
 
-    parser.add_argument("--input", "-i", required=True, help="flagged Parquet: a file or a folder (recursive)")
+    per_span = [name for name, op in OPERATORS.items() if op.per_span]
+
+    parser.add_argument("--input", "-i", required=True,
+                        help="the filter's flagged Parquet, or any input the filter reads (JSONL, .json, .gz/.zst, "
+                             "Parquet): a file or a folder (recursive)")
     parser.add_argument("--output", "-o", required=True, help="output folder: masked/, failed/, metrics.json")
     parser.add_argument("--vault", required=True, help="vault folder for the encrypted token mappings")
     parser.add_argument("--backend", choices=BACKENDS, default="rules", help="extractor backend (default rules)")
@@ -54,8 +61,16 @@ def add_mask_arguments(parser: argparse.ArgumentParser) -> None:
                              "merged for transformers, served as a LoRA request by vllm)")
     parser.add_argument("--tensor-parallel-size", type=int, default=1, help="vllm: GPUs per model (default 1)")
     parser.add_argument("--types", default=None,
-                        help="comma-separated entity types (default: all nine); a flagging rule hit of another "
-                             "type fails its document closed (uncovered_rule_hit:TYPE)")
+                        help=f"comma-separated entity types (default: all {len(DEFAULT_TYPES)}: "
+                             f"{', '.join(DEFAULT_TYPES)}); a flagging rule hit of another type fails its "
+                             "document closed (uncovered_rule_hit:TYPE)")
+    parser.add_argument("--operator", action="append", default=None, metavar="TYPE=OP", dest="operator",
+                        help="masking operator for one entity type, repeatable (e.g. --operator PERSON=surrogate "
+                             f"--operator EMAIL=hash); operators: {', '.join(per_span)}; default replace "
+                             "([TYPE_n]); overrides mask.operators of --conf")
+    parser.add_argument("--conf", default=None,
+                        help="YAML config whose mask.operators section sets operators per type "
+                             "(default conf/default.yaml)")
     parser.add_argument("--no-names", dest="names", action="store_false",
                         help="model backends: do not add the CPU person-name finders' rows to the candidates")
     parser.add_argument("--retry-failed", action="store_true",
@@ -89,13 +104,28 @@ def backend_options(args: argparse.Namespace) -> dict[str, Any]:
     return {}
 
 
+def operators_from_args(args: argparse.Namespace) -> dict[str, str]:
+    """Operators per type: the config's ``mask.operators``, then each ``--operator TYPE=OP`` over it;
+    ``ValueError`` (a :class:`spcl.config.ConfigError`) naming a bad entry."""
+    from spcl.config import load_settings
+    from spcl.entity_types import DEFAULT_TYPES
+    from spcl.operator_types import check_operators
+
+    config = getattr(args, "conf", None)
+    ops = dict(load_settings(config).mask.operators)
+    given = getattr(args, "operator", None) or []
+    cli = check_operators(given, DEFAULT_TYPES)
+    return check_operators(ops | cli, DEFAULT_TYPES)
+
+
 def config_from_args(args: argparse.Namespace) -> Any:
     """A ``MaskJobConfig`` from parsed arguments."""
     from spcl.entity_types import DEFAULT_TYPES
     from spcl.mask_stage import MaskJobConfig
 
     types = tuple(t for t in args.types.split(",") if t.strip()) if args.types is not None else DEFAULT_TYPES
-    return MaskJobConfig(input=args.input, output=args.output, vault=args.vault, backend=args.backend,
+    return MaskJobConfig(operators=operators_from_args(args),
+                         input=args.input, output=args.output, vault=args.vault, backend=args.backend,
                          model=args.model, endpoint=args.endpoint, fallback=args.fallback,
                          batch_size=args.batch_size, types=types, options=backend_options(args),
                          chunk_chars=args.chunk_chars, names=args.names, retry_failed=args.retry_failed)
@@ -112,7 +142,7 @@ def run_from_args(args: argparse.Namespace) -> int:
         cfg = config_from_args(args)
         metrics = run_mask_job_spark(cfg, args.master, args.submitted) if args.engine == "spark" else run_mask_job(cfg)
     except ValueError as err:
-        print(f"spcl mask: {shown(err)}", file=sys.stderr)
+        print(f"spcl mask: {shown_lines(err)}", file=sys.stderr)
         return 2
     except (BackendUnavailable, MaskJobError, VaultError, JavaMissing) as err:
         print(f"spcl mask: {shown(err)}", file=sys.stderr)
@@ -136,6 +166,7 @@ def run_from_args(args: argparse.Namespace) -> int:
 def register(sub: argparse._SubParsersAction) -> None:
     """Add ``spcl mask``."""
     parser = sub.add_parser("mask", help="extract and mask flagged documents (fail closed, resumable)",
-                            description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+                            description=(__doc__ or "").replace("``", ""),
+                            formatter_class=argparse.RawDescriptionHelpFormatter)
     add_mask_arguments(parser)
     parser.set_defaults(func=run_from_args)

@@ -64,6 +64,20 @@ def file_key(path: Path, root: str | Path) -> str:
     return f"{_KEY_UNSAFE.sub('_', path.stem)[:80]}-{digest}"
 
 
+def part_path(folder: Path, key: str) -> Path:
+    """The Parquet part of the unit ``key`` in ``folder``: ``part-<key>.parquet``, or ``<key>.parquet`` when the
+    key already starts with ``part-`` (an input ``part-00000.parquet`` gives ``part-00000-<hash>.parquet``, not
+    ``part-part-…``). A part an earlier version wrote under the doubled name is still found (and kept using).
+
+    >>> part_path(Path("out"), "part-00000-0123abcd").name, part_path(Path("out"), "docs-0123abcd").name
+    ('part-00000-0123abcd.parquet', 'part-docs-0123abcd.parquet')
+    """
+    legacy = folder / f"part-{key}.parquet"
+    if not key.startswith("part-") or legacy.exists():
+        return legacy
+    return folder / f"{key}.parquet"
+
+
 def record_file_key(path: Path, root: str | Path) -> str:
     """The key of a record file (JSONL, Parquet, compressed): the name before its first ``.`` and
     ``spcl.io.writers.file_key`` of its path under ``root`` (the annotate job's parts are named so).

@@ -58,7 +58,7 @@ from spcl.executor.state import (
     remove_staging,
     write_json_atomic,
 )
-from spcl.executor.units import foreign_input, other_settings
+from spcl.executor.units import foreign_input, other_settings, part_path
 from spcl.extract.backends import Extractor, make_extractor
 from spcl.extract.backends.chat import ChatClient
 from spcl.extract.backends.registry import make_chat
@@ -346,7 +346,7 @@ class GeneralizeRunner:
         empty = (GENERALIZED_SCHEMA.empty_table(), FAILED_SCHEMA.empty_table())
         if marker is None or marker.get("input_sha256") != input_sha or not marker["stats"].get("failed_transient"):
             return None, *empty, None
-        gen, failed = (_read_part(self.out / name / f"part-{key}.parquet", schema)
+        gen, failed = (_read_part(part_path(self.out / name, key), schema)
                        for name, schema in (("generalized", GENERALIZED_SCHEMA), ("failed", FAILED_SCHEMA)))
         # every earlier output row of a retried key goes, so the pass redoes all the rows that share it (the first
         # generalized, the rest duplicate_row_key): each input row keeps exactly one output
@@ -432,7 +432,7 @@ class GeneralizeRunner:
             stats.failed_transient = sum(bool(v) for v in failed.column("transient").to_pylist())
             stats.failed_reasons = dict(sorted(Counter(failed.column("reason").to_pylist()).items()))
             commit_unit(vault_stage / f"{writer}.jsonl", Path(self.cfg.vault) / f"{writer}.jsonl",
-                        [(self.out / name / f"part-{key}.parquet", table)
+                        [(part_path(self.out / name, key), table)
                          for name, table in (("failed", failed), ("generalized", gen))], tmp)
             stats.seconds += time.perf_counter() - started
             runs = [*(marker or {}).get("runs", []), self.cfg.run_id]
@@ -524,7 +524,7 @@ def reconcile(cfg: GeneralizeJobConfig) -> dict[str, Any]:
     for path, key in ((p, file_key(p, cfg.input)) for p in list_input_files(cfg.input)):
         input_rows += count_rows(path)
         for name in ("generalized", "failed"):
-            part = out / name / f"part-{key}.parquet"
+            part = part_path(out / name, key)
             n = int(pq.ParquetFile(part).metadata.num_rows) if part.exists() else 0
             generalized, failed = (generalized + n, failed) if name == "generalized" else (generalized, failed + n)
         if _done_sha(cfg, key) != sha256_file(path):

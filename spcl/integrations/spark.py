@@ -14,6 +14,9 @@ stable across runs over the same partitioning.
 
 from __future__ import annotations
 
+import logging
+import os
+import sys
 from collections.abc import Iterator
 from functools import partial
 from typing import TYPE_CHECKING
@@ -25,7 +28,9 @@ from spcl.filter.batch import context_for
 from spcl.integrations.rows import SCREEN_COLUMNS, SCREEN_SCHEMA, check_columns, screen_columns, settings_json
 
 if TYPE_CHECKING:
-    from pyspark.sql import DataFrame
+    from pyspark.sql import DataFrame, SparkSession
+
+log = logging.getLogger("spcl.integrations.spark")
 
 PARTITION_SHIFT = 33
 """Positions are ``partition << 33 | row``: room for 8 G rows per partition (Spark's own id layout)."""
@@ -64,6 +69,61 @@ def screen_arrow(settings_js: str, text_col: str, id_col: str | None, source: st
         yield pa.RecordBatch.from_arrays(columns, schema=pa.schema([*batch.schema, *schema]))
 
 
+def _choose_this_interpreter() -> bool:
+    """At import, before the user's session exists: workers default to this interpreter (``PYSPARK_PYTHON``
+    unset and no SparkContext yet), as ``spcl filter`` does. True when spcl set it."""
+    if os.environ.get("PYSPARK_PYTHON"):
+        return False
+    try:
+        from pyspark import SparkContext
+    except ImportError:
+        return False
+    if SparkContext._active_spark_context is not None:
+        return False
+    os.environ["PYSPARK_PYTHON"] = sys.executable
+    return True
+
+
+_SET_BY_SPCL = _choose_this_interpreter()
+
+
+def worker_python(session: SparkSession) -> str:
+    """The interpreter the session's Python workers run, made this one where nobody chose one.
+
+    Importing this module sets ``PYSPARK_PYTHON`` to the running interpreter when it is unset and no Spark
+    session exists yet (Spark would otherwise start ``python3`` from ``PATH``, usually not the environment spcl
+    is installed in, and workers die with ``ModuleNotFoundError``). A session made before the import, in local
+    mode, is switched to this interpreter (DataFrames it built from Python objects before that keep the old
+    one). A choice of the user's (``PYSPARK_PYTHON``, ``spark.pyspark.python``) stands. Each case is logged; on
+    a cluster, where this machine's path may not exist on the executors, a warning says what to set.
+    """
+    sc = session.sparkContext
+    current = str(getattr(sc, "pythonExec", "python3"))
+    local = str(sc.master).startswith("local")
+    user = session.conf.get("spark.pyspark.python", None)
+    if user:
+        return str(user)
+    if current == sys.executable:
+        if _SET_BY_SPCL:
+            (log.info if local else log.warning)(
+                "Spark Python workers run this interpreter (%s), chosen by spcl because PYSPARK_PYTHON was unset%s",
+                sys.executable, "" if local else f"; on master {sc.master} set PYSPARK_PYTHON to the executors' "
+                "interpreter if this path does not exist there")
+        return current
+    if os.environ.get("PYSPARK_PYTHON") and not _SET_BY_SPCL:
+        return current  # the user's choice
+    if local:
+        sc.pythonExec = sys.executable
+        log.info("Spark Python workers use this interpreter (%s): PYSPARK_PYTHON is not set (DataFrames built "
+                 "from Python objects before this call keep %r; set PYSPARK_PYTHON before creating the session)",
+                 sys.executable, current)
+        return sys.executable
+    log.warning("Spark Python workers will run %r (PYSPARK_PYTHON is not set) on master %s: set PYSPARK_PYTHON or "
+                "spark.pyspark.python to an interpreter that has spcl installed on every executor", current,
+                sc.master)
+    return current
+
+
 def screen_dataframe(df: DataFrame, text_col: str = "text", id_col: str | None = "id",
                      settings: Settings | None = None, source: str = "dataframe") -> DataFrame:
     """``df`` with the filter's columns added (:data:`SCREEN_COLUMNS`), lazily, one output row per input row.
@@ -71,7 +131,8 @@ def screen_dataframe(df: DataFrame, text_col: str = "text", id_col: str | None =
     ``decision`` is what ``spcl filter`` decides for the same id and text; rows whose text is null, not a
     string, empty, too long or holds NUL are ``quarantine`` with ``quarantine_reason``. ``id_col=None``
     derives ids from source and position, as the filter does for records without one. ``settings`` default
-    to the shipped config. Raises ``ValueError`` when a column is missing or ``df`` already has one of the
+    to the shipped config. Workers run this interpreter unless ``PYSPARK_PYTHON`` says otherwise
+    (:func:`worker_python`). Raises ``ValueError`` when a column is missing or ``df`` already has one of the
     added names (rename it first).
     """
     from pyspark.sql.pandas.types import from_arrow_schema
@@ -79,6 +140,7 @@ def screen_dataframe(df: DataFrame, text_col: str = "text", id_col: str | None =
 
     check_columns(df.columns, text_col, id_col, "screen_dataframe", "DataFrame",
                   "e.g. df.withColumnRenamed('lang', 'crawl_lang')")
+    worker_python(df.sparkSession)
     conf = df.sparkSession.conf.get("spark.sql.execution.arrow.useLargeVarTypes", "false")
     large = str(conf).lower() == "true"
     adapter = partial(screen_arrow, settings_json(settings), text_col, id_col, source, large)

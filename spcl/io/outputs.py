@@ -106,6 +106,10 @@ class IncompleteOutput(ValueError):
     """The output folder was not finished by its run (no or bad ``stats.json``/``manifest.json``)."""
 
 
+class NotFilterOutput(ValueError):
+    """The folder is a finished output of another stage (``spcl mask``/``spcl generalize``), not the filter's."""
+
+
 def _read_small(url: str) -> bytes | None:
     fs, path = filesystem(url)
     if fs.get_file_info(path).type != pafs.FileType.File:
@@ -118,7 +122,8 @@ def check_complete(out: str | Path) -> dict:
     """The output's ``stats.json`` document; raises :class:`IncompleteOutput` naming what is missing
     when the run did not finish: no or unreadable ``stats.json``, or no ``manifest.json`` although the
     stats say one was to be written. (A run that finished but did not reconcile is complete: its
-    ``stats.json`` says so, and ``spcl report`` shows it.)"""
+    ``stats.json`` says so, and ``spcl report`` shows it.) A finished output of a later stage (``metrics.json``
+    beside no ``stats.json``) raises :class:`NotFilterOutput` saying so, not that a run did not finish."""
     root = str(out)
     hint = "; pass --allow-incomplete to read it anyway"
     fs, path = filesystem(root)
@@ -128,6 +133,10 @@ def check_complete(out: str | Path) -> dict:
     if kind != pafs.FileType.Directory:
         raise IncompleteOutput(f"{root} is a file, not a filter output folder")
     raw = _read_small(join(root, "stats.json"))
+    if raw is None and _read_small(join(root, "metrics.json")) is not None:
+        raise NotFilterOutput(f"{root} is the output of a later stage (metrics.json, no stats.json: spcl mask or "
+                              "spcl generalize), not a filter output; give the filter's output folder (the one "
+                              "that stage read its input from)")
     if raw is None:
         raise IncompleteOutput(f"output {root} has no stats.json: the run that wrote it did not finish "
                                f"(killed or failed){hint}")

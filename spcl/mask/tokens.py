@@ -46,7 +46,15 @@ class TokenAllocator:
 def reassemble_text(masked_text: str, mapping: dict[str, str]) -> str:
     """Replace every known token of ``mapping`` by its surface, once; unknown tokens stay as they are.
 
+    Keys that are not ``[TYPE_n]`` tokens (the replacements of ``spcl.mask.operators``: surrogates, keyed
+    hashes) are found by one left-to-right scan, longest first, together with the tokens.
+
     >>> reassemble_text("[PERSON_2] / [PERSON_1]", {"[PERSON_2]": "김가상"})
     '김가상 / [PERSON_1]'
     """
-    return TOKEN_RE.sub(lambda m: mapping.get(m.group(0), m.group(0)), masked_text)
+    others = sorted((k for k in mapping if k and not TOKEN_RE.fullmatch(k)), key=lambda k: (-len(k), k))
+    if not others:
+        return TOKEN_RE.sub(lambda m: mapping.get(m.group(0), m.group(0)), masked_text)
+    # replacements that are not tokens (surrogates, keyed hashes): one left-to-right scan, longest first
+    pattern = re.compile("|".join([*map(re.escape, others), TOKEN_RE.pattern]))
+    return pattern.sub(lambda m: mapping.get(m.group(0), m.group(0)), masked_text)

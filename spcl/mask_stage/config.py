@@ -21,6 +21,8 @@ _HASHED_FIELDS = ("backend", "model", "endpoint", "fallback", "types", "options"
 class MaskJobConfig:
     """Everything a mask run needs; ``options`` go to the backend's constructor.
 
+    ``operators``: the masking operator per entity type (``spcl.mask.operators``; a type not named gets
+    ``replace``, the ``[TYPE_n]`` token).
     ``names``: add the CPU person-name finders' rows to every document's candidates (the safety net under a
     model backend). ``retry_failed``: also retry permanently failed documents of finished files (transient
     failures are always retried). ``run_id`` names this run's vault files; a fresh one is made when empty.
@@ -40,9 +42,13 @@ class MaskJobConfig:
     names: bool = True
     retry_failed: bool = False
     run_id: str = ""
+    operators: dict[str, str] = field(default_factory=dict)  # TYPE -> operator (spcl.mask.operators)
 
     def __post_init__(self) -> None:
+        from spcl.operator_types import check_operators
+
         self.types = check_known_types(self.types)
+        self.operators = check_operators(self.operators or {}, DEFAULT_TYPES)
         if self.batch_size < 1:
             raise ValueError("batch_size must be at least 1")
         if not self.run_id:
@@ -61,13 +67,16 @@ class MaskJobConfig:
 
     def release_hash(self) -> str:
         """SHA-256 (first 16 hex digits) of the settings that decide what a released document has masked: backend,
-        model, adapter, fallback, types, chunk size, name finders (not timeouts, concurrency or batch sizes)."""
+        model, adapter, fallback, types, chunk size, name finders, operators (not timeouts, concurrency or batch
+        sizes)."""
         data = asdict(self)
         body = {k: data[k] for k in _RELEASE_FIELDS} | {"adapter": (self.options or {}).get("adapter")}
+        body |= {"operators": self.operators} if self.operators else {}  # unchanged hash for all-replace runs
         return hashlib.sha256(json.dumps(body, sort_keys=True, default=str).encode("utf-8")).hexdigest()[:16]
 
     def config_hash(self) -> str:
         """SHA-256 (first 16 hex digits) of the settings that shape the outputs (not paths, not the run id)."""
         data = asdict(self)
-        body = json.dumps({k: data[k] for k in _HASHED_FIELDS}, sort_keys=True, default=str)
+        fields = {k: data[k] for k in _HASHED_FIELDS} | ({"operators": self.operators} if self.operators else {})
+        body = json.dumps(fields, sort_keys=True, default=str)
         return hashlib.sha256(body.encode("utf-8")).hexdigest()[:16]

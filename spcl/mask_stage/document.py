@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from spcl.extract.backends import Extraction
 from spcl.extract.contract import ParseResult, parse_extraction
 from spcl.mask import mask_text
 from spcl.mask.variants import ScanBudgetExceeded
+from spcl.mask.operators import apply_operators
 from spcl.mask_stage.candidates import RuleHit, collect_candidates
 from spcl.mask_stage.failures import is_transient
 from spcl.mask_stage.release import Released, check_release
@@ -41,7 +42,8 @@ def _parse_failure(res: ParseResult) -> str:
 
 
 def mask_document(text: str, extraction: Extraction, hits: Sequence[RuleHit], types: Sequence[str],
-                  names: bool, lang: str | None = None, model: bool = False) -> Outcome:
+                  names: bool, lang: str | None = None, model: bool = False,
+                  operators: Mapping[str, str] | None = None, operator_key: bytes = b"") -> Outcome:
     """Mask NFC ``text`` from the backend's ``extraction`` plus the rule hits and name finders, fail closed.
 
     The backend's failure (its reason) and an answer that breaks the contract (``unparseable_output``,
@@ -50,7 +52,9 @@ def mask_document(text: str, extraction: Extraction, hits: Sequence[RuleHit], ty
     something: a model that cannot answer may have missed what only it would find. Otherwise the union of
     candidates is masked and the result must pass :func:`spcl.mask_stage.release.check_release`. ``model``: the
     answer is a model's (not the rules backend's), so its names are also masked glued to a following Korean
-    word (``mask_text``).
+    word (``mask_text``). ``operators`` (``spcl.mask.operators``, keyed by ``operator_key``) turn the masker's
+    spans into their replacements before the release check; rule hits of a ``keep`` type are not required to
+    be masked (the user asked to keep them).
     """
     if not extraction.ok:
         return Outcome(reason=extraction.error or "no_output")
@@ -63,12 +67,17 @@ def mask_document(text: str, extraction: Extraction, hits: Sequence[RuleHit], ty
     try:
         cands = collect_candidates(text, parsed.candidates, hits, types, names, lang)
         result = mask_text(text, cands.union(), cands.by_source["extractor"] if model else ())
+        if operators:
+            result = apply_operators(text, result, operators, operator_key)
         found_by = cands.found_by(text, [(s.start, s.end) for s in result.spans])
     except ScanBudgetExceeded:
         return Outcome(reason="span_search_budget", parsed=parsed)
     except Exception as err:
         return Outcome(reason=f"mask_error:{type(err).__name__}", parsed=parsed)
-    checked = check_release(text, result, [h for h in hits if h.flagging], found_by)
+    ops = operators or {}
+    required = [h for h in hits if h.flagging and ops.get(h.type) != "keep"]
+    reversible = all(ops.get(s.type) != "redact" for s in result.spans)
+    checked = check_release(text, result, required, found_by, reversible=reversible)
     if isinstance(checked, str):
         return Outcome(reason=checked, parsed=parsed)
     return Outcome(released=checked, parsed=parsed)

@@ -20,16 +20,22 @@ def iter_masked(output: str | Path) -> Iterable[dict[str, Any]]:
         yield from pq.read_table(part).to_pylist()
 
 
-def _candidates_from_mapping(mapping: dict[str, str], token_re: re.Pattern[str]) -> list[list[str]]:
+def _candidates_from_mapping(mapping: dict[str, str], token_re: re.Pattern[str],
+                             types: dict[str, str] | None = None) -> list[list[str]]:
     """``[TYPE, surface]`` per token; a surface that is only a spacing/separator variant of an earlier one of
-    the same type (``김 가 상`` after ``김가상``) is left out, since the masker found it from the same candidate."""
+    the same type (``김 가 상`` after ``김가상``) is left out, since the masker found it from the same candidate.
+    ``types``: the type of each replacement that is not a ``[TYPE_n]`` token (a surrogate or keyed hash), from
+    the row's spans."""
     seen: set[tuple[str, str]] = set()
     out: list[list[str]] = []
     for tok, surface in sorted(mapping.items(), key=lambda kv: (len(kv[1]) - len(_VARIANT_NOISE.sub("", kv[1])),
                                                                  kv[0])):
-        if not token_re.fullmatch(tok):
+        if token_re.fullmatch(tok):
+            type_ = tok[1:].rsplit("_", 1)[0]
+        elif types and tok in types:
+            type_ = types[tok]
+        else:
             continue
-        type_ = tok[1:].rsplit("_", 1)[0]
         key = (type_, _VARIANT_NOISE.sub("", surface))
         if key not in seen:
             seen.add(key)
@@ -57,7 +63,8 @@ def export_predictions(output: str | Path, vault_dir: str | Path, pred_path: str
     with os.fdopen(fd, "w", encoding="utf-8") as fh:
         for row in iter_masked(output):
             rec = vault.record(row["row_key"], row["vault_file"])
-            cands = _candidates_from_mapping(rec.mapping, TOKEN_RE)
+            types = {sp["token"]: sp["type"] for sp in row.get("spans") or []}
+            cands = _candidates_from_mapping(rec.mapping, TOKEN_RE, types)
             doc_id = rec.source_id if rec.source_id is not None else row["id"]  # the id itself, not its hash
             fh.write(json.dumps({"id": doc_id, "candidates": cands, "parse_success": True},
                                 ensure_ascii=False) + "\n")

@@ -52,14 +52,30 @@ def _uncovered(hit: RuleHit, covered: Sequence[tuple[int, int]]) -> bool:
     return pos < hit.end
 
 
+def _outside_spans_kept(source: str, result: MaskResult) -> bool:
+    """The masked text is the source with each span replaced by its ``token`` (spans sorted, disjoint)."""
+    pieces, pos = [], 0
+    for span in sorted(result.spans, key=lambda s: s.start):
+        if span.start < pos:
+            return False
+        pieces += [source[pos:span.start], span.token]
+        pos = span.end
+    pieces.append(source[pos:])
+    return "".join(pieces) == result.masked_text
+
+
 def check_release(source: str, result: MaskResult, required: Sequence[RuleHit],
-                  found_by: Sequence[Sequence[str]] | None = None) -> Released | str:
+                  found_by: Sequence[Sequence[str]] | None = None, reversible: bool = True) -> Released | str:
     """A :class:`Released` document, or the reason it must not be released (see the module docstring).
 
     ``source`` must be the NFC text the hits and the masker's spans index; ``found_by`` lists the sources of
-    each span (same order as ``result.spans``).
+    each span (same order as ``result.spans``). ``reversible=False`` (an irreversible operator, ``redact``, was
+    applied): the round trip cannot hold, so instead every span must be replaced and the text between spans
+    must be the source's.
     """
-    if reassemble_text(result.masked_text, result.mapping) != source:
+    if reversible and reassemble_text(result.masked_text, result.mapping) != source:
+        return "mask_roundtrip"
+    if not reversible and not _outside_spans_kept(source, result):
         return "mask_roundtrip"
     covered = sorted((s.start, s.end) for s in result.spans)
     for hit in required:

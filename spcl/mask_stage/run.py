@@ -17,9 +17,10 @@ import pyarrow.parquet as pq
 
 from spcl.executor import FileStage, JobError, Plan, RunInfo, Unit, UnitReport, run_local, run_spark
 from spcl.executor.state import remove_staging
-from spcl.executor.units import foreign_input, other_settings
+from spcl.executor.units import foreign_input, other_settings, part_path
 from spcl.extract.backends import Extractor
 from spcl.manifest import sha256_file, write_manifest
+from spcl.mask.operators import DEFAULT_OPERATOR
 from spcl.mask_stage.config import MaskJobConfig
 from spcl.mask_stage.inputs import MaskJobError, count_rows, file_key, list_input_files
 from spcl.mask_stage.metrics import build_metrics, rate
@@ -53,8 +54,8 @@ def plan_files(cfg: MaskJobConfig) -> tuple[list[tuple[Path, str]], list[tuple[P
                            cfg.release_hash())
     if other:  # skipping them would leave their old output under this run's settings
         raise MaskJobError(f"{cfg.output} holds {len(other)} file(s) masked with other mask settings (backend, "
-                           "model, adapter, fallback, types, chunk size or name finders); rerun with the same "
-                           "settings or use a new --output")
+                           "model, adapter, fallback, types, chunk size, name finders or operators); rerun with "
+                           "the same settings or use a new --output")
     hashes = {k: sha256_file(p) for p, k in keyed}
     todo = [(p, k) for p, k in keyed
             if needs_work(read_marker(cfg.output, k), hashes[k], cfg.retry_failed) != "skip"]
@@ -72,8 +73,8 @@ def reconcile(cfg: MaskJobConfig, keyed: list[tuple[Path, str]], hashes: dict[st
     uncommitted: list[str] = []
     for path, key in keyed:
         input_rows += count_rows(path)
-        masked += _footer_rows(out / "masked" / f"part-{key}.parquet")
-        failed += _footer_rows(out / "failed" / f"part-{key}.parquet")
+        masked += _footer_rows(part_path(out / "masked", key))
+        failed += _footer_rows(part_path(out / "failed", key))
         marker = read_marker(out, key)
         if marker is None or marker.input_sha256 != hashes[key]:
             uncommitted.append(path.name)
@@ -95,7 +96,8 @@ def finish(cfg: MaskJobConfig, keyed: list[tuple[Path, str]], hashes: dict[str, 
     metrics = build_metrics(cfg, markers, reconcile(cfg, keyed, hashes), run)
     write_json_atomic(Path(cfg.output) / "metrics.json", metrics)
     provenance = {"config_hash": metrics["config_hash"], "backend": cfg.backend, "model": metrics["model"],
-                  "prompt_version": metrics["prompt_version"], "run_id": cfg.run_id}
+                  "prompt_version": metrics["prompt_version"], "run_id": cfg.run_id,
+                  "operators": {t: cfg.operators.get(t, DEFAULT_OPERATOR) for t in cfg.types}}
     write_manifest(cfg.output, kind="mask-output", records={"masked": metrics["masked"],
                                                              "failed": metrics["failed"]}, **provenance)
     write_manifest(cfg.vault, kind="mask-vault", **provenance)

@@ -25,6 +25,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from spcl.executor.state import commit_unit, read_part
+from spcl.executor.units import part_path
 from spcl.extract.backends import BackendUnavailable, Extraction, Extractor, make_extractor
 from spcl.manifest import sha256_file
 from spcl.mask.ids import release_id
@@ -75,12 +76,14 @@ class MaskRunner:
 
     def __init__(self, cfg: MaskJobConfig, extractor: Extractor | None = None, fallback: Extractor | None = None,
                  vault_key: bytes | None = None):
+        from spcl.mask.operators import operator_key
         from spcl.mask.vault import open_vault, resolve_key
 
         self.cfg = cfg
         self.key = vault_key if vault_key is not None else resolve_key()
         self._ids = open_vault(cfg.vault, self.key)  # creates the header, or checks the key against it
         self._ids.close()  # kept for its keyed id hash only
+        self.operator_key = operator_key(self.key)
         self.extractor = extractor or make_extractor(cfg.backend, model=cfg.model, endpoint=cfg.endpoint,
                                                      types=cfg.types, options=cfg.options,
                                                      chunk_chars=cfg.chunk_chars)
@@ -129,7 +132,8 @@ class MaskRunner:
             stats.prompt_tokens += res.prompt_tokens or 0
             stats.token_documents += res.generated_tokens is not None or res.prompt_tokens is not None
             stats.outputs += res.ok
-            outcome = mask_document(doc.text, res, doc.hits, cfg.types, self.names, doc.lang, ex.name != "rules")
+            outcome = mask_document(doc.text, res, doc.hits, cfg.types, self.names, doc.lang, ex.name != "rules",
+                                    cfg.operators, self.operator_key)
             if outcome.parsed is not None:
                 stats.parsed += outcome.parsed.parse_success
                 stats.checked_rows += outcome.parsed.checked_rows
@@ -139,7 +143,7 @@ class MaskRunner:
         if self.fallback is not None and retry:
             for doc, res in zip(retry, self._extract(self.fallback, [d.text for d in retry]), strict=True):
                 outcome = mask_document(doc.text, res, doc.hits, cfg.types, self.names, doc.lang,
-                                        self.fallback.name != "rules")
+                                        self.fallback.name != "rules", cfg.operators, self.operator_key)
                 if outcome.released is not None:
                     outcomes[doc.index] = (outcome, self.fallback)
         return outcomes
@@ -157,7 +161,9 @@ class MaskRunner:
                 continue
             seen.add(row_key)
             text = rows.texts[i]
-            if rows.ids[i] is None:
+            if rows.errors is not None and rows.errors[i]:
+                early[i] = f"input:{rows.errors[i]}"
+            elif rows.ids[i] is None:
                 early[i] = "no_id"
             elif not isinstance(text, str) or not text.strip():
                 early[i] = "no_text"
@@ -204,8 +210,8 @@ class MaskRunner:
         mode = needs_work(marker, input_sha, cfg.retry_failed)
         if mode == "skip":
             return None
-        masked_part = self.out / "masked" / f"part-{key}.parquet"
-        failed_part = self.out / "failed" / f"part-{key}.parquet"
+        masked_part = part_path(self.out / "masked", key)
+        failed_part = part_path(self.out / "failed", key)
         prior_masked, prior_failed = MASKED_SCHEMA.empty_table(), FAILED_SCHEMA.empty_table()
         settled: set[str] | None = None
         stats = FileStats(files=1)

@@ -21,7 +21,8 @@ itself, which the restored row gets back (``id_mismatch`` when the two do not be
 finds such rows by the id itself.
 
 A record that cannot be used is refused with its true reason (``missing_vault_file``, ``bad_vault_file``,
-``missing_mapping``, ``corrupt_record``, ``ambiguous_mapping``, ``auth_failed``; a second row with the same row
+``missing_mapping``, ``corrupt_record``, ``ambiguous_mapping``, ``auth_failed``; a row with a redacted
+span: ``irreversible_span``; a second row with the same row
 key: ``duplicate_row``); a corrupt line of a vault file is reported by file and line and blocks only the record
 it held. A record is bound to the vault file (the run) it was written to: one copied in from an earlier run's
 file fails as ``auth_failed``. Records of the earlier formats — version 1 (no keyed hashes: check 2 only) and
@@ -239,6 +240,8 @@ def restore_row_id(row: dict[str, Any], vault: Any,
     try:
         for span in sorted(row.get("spans") or [], key=lambda s: s["start"]):
             surface = rec.mapping.get(span["token"])
+            if surface is None and span["token"] == "":
+                raise Refused("irreversible_span")  # a redacted value: the vault never held it
             if surface is None or text[span["start"]:span["end"]] != surface:
                 raise Refused("spans_mismatch")
             pos_shift += len(surface) - len(span["token"])

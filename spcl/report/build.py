@@ -56,8 +56,17 @@ def _filter_overview(f: dict[str, Any], add: Callable[[str, bytes], str]) -> lis
         ),
         f"<p>input = clean + flagged + quarantine: {number(rec.get('input_records'))} = "
         f"{number(rec.get('output_records'))} {status(rec.get('ok'))}</p>",
+        *_llm_share_line(f.get("llm_stage") or {}),
         add("decisions", charts.bar_chart(counts, "documents by decision")),
     ]
+
+
+def _llm_share_line(llm: dict[str, Any]) -> list[str]:
+    if llm.get("share") is None:
+        return []
+    return [f"<p>sent to the LLM stage (flagged): {number(llm['documents'])} of {number(llm['screened'])} "
+            f"screened documents ({llm['share'] * 100:.2f} %); the mask output's section estimates the LLM "
+            "tokens and GPU-hours for them.</p>"]
 
 
 def _filter_languages(f: dict[str, Any], add: Callable[[str, bytes], str]) -> list[str]:
@@ -82,6 +91,12 @@ def _filter_languages(f: dict[str, Any], add: Callable[[str, bytes], str]) -> li
 def _filter_reasons(f: dict[str, Any], add: Callable[[str, bytes], str]) -> list[str]:
     """Why documents were flagged, and which personal data types the rules hit."""
     out = ["<h2>Why documents were flagged</h2>", counts_table(f["flag_reasons"], "reason")]
+    split = f.get("flagged_by_lang_cause") or {}
+    if split:
+        out += ["<h3>Flagged documents per language: rule hits vs screen only</h3>",
+                table(["language", "rule hits", "screen only", "flagged"],
+                      [(lg, v["rule_hits"], v["screen_only"], v["rule_hits"] + v["screen_only"])
+                       for lg, v in split.items()])]
     if f["flag_reasons"]:
         out.append(add("reasons", charts.bar_chart(f["flag_reasons"], "flag reasons")))
     pii = f["documents_by_pii_type"]
@@ -108,6 +123,8 @@ def _filter_scores(sc: dict[str, Any], add: Callable[[str, bytes], str]) -> list
               for lang, th in sc.get("thresholds_by_lang", {}).items()],
             add("scores", charts.score_histograms(sc)),
         ]
+        if sc.get("counts_by_lang"):
+            out.append(add("scores_by_lang", charts.score_histograms_by_language(sc)))
     else:
         out.append("<p>No screen scores in this output (rules only).</p>")
     return out

@@ -90,3 +90,30 @@ def score_histograms(scores: Mapping[str, Any]) -> bytes:
         ax.legend(fontsize=8)
     axes[1].set_xlabel(f"margin (outside [{svc_edges[0]:g}, {svc_edges[-1]:g}] counted in the end bins)")
     return _png(fig)
+
+
+def score_histograms_by_language(scores: Mapping[str, Any]) -> bytes:
+    """One panel per (screen head, language): the head's score histogram over that language's documents, with
+    the threshold the decisions used there (the model card's per-language one, else the global one)."""
+    plt = _plt()
+    counts: Mapping[str, Mapping[str, Sequence[int]]] = scores["counts_by_lang"]
+    heads = sorted(counts)
+    langs = sorted({lang for per in counts.values() for lang in per})
+    fig, axes = plt.subplots(len(heads), len(langs), figsize=(3.2 * len(langs), 2.6 * len(heads)), squeeze=False)
+    by_lang = scores.get("thresholds_by_lang") or {}
+    for r, head in enumerate(heads):
+        edges: Sequence[float] = scores["edges_by_head"][head]
+        widths = [b - a for a, b in itertools.pairwise(edges)]
+        for c, lang in enumerate(langs):
+            ax = axes[r][c]
+            ax.bar(edges[:-1], counts[head].get(lang, [0] * len(widths)), width=widths, align="edge",
+                   color=COLOURS["other"])
+            th = (by_lang.get(lang) or {}).get(head, scores.get("thresholds", {}).get(head))
+            source = "language" if head in (by_lang.get(lang) or {}) else "global"
+            if th is not None:
+                ax.axvline(th, color="black", linestyle="--", label=f"{source} threshold {th:.3f}")
+                ax.legend(fontsize=7)
+            ax.set_title(f"{head} · {lang}", fontsize=9)
+            ax.set_yscale("symlog", linthresh=1)
+    fig.tight_layout()
+    return _png(fig)

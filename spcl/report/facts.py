@@ -32,7 +32,20 @@ SVC_RANGE: tuple[float, float] = (-2.5, 2.5)
 
 SVC_EDGES: tuple[float, ...] = tuple(float(x) for x in np.linspace(*SVC_RANGE, 41))
 
-_FILTER_COLUMNS = ["decision", "top_category", "scores", "model_version", "config_hash"]
+_FILTER_COLUMNS = ["decision", "top_category", "scores", "model_version", "config_hash", "lang", "reasons"]
+_HEAD_EDGES: dict[str, tuple[float, ...]] = {"lgbm": LGBM_EDGES, "svc": SVC_EDGES}
+
+
+def head_edges(head: str) -> tuple[float, ...]:
+    """Histogram bins of one screen head's score (a margin's bins for a head without its own)."""
+    return _HEAD_EDGES.get(head, SVC_EDGES)
+
+
+def score_heads(scores_type: pa.DataType) -> list[str]:
+    """The screen heads in a ``scores`` struct: every field that has a ``<name>_flag`` beside it (generic: no
+    head is named here)."""
+    names = [scores_type.field(i).name for i in range(scores_type.num_fields)]
+    return [n for n in names if f"{n}_flag" in names]
 
 
 def output_kind(path: str | Path) -> str:
@@ -89,6 +102,27 @@ class _ColumnScan:
     configs: Counter[str] = field(default_factory=Counter)
     lowest_flagged: dict[str, float] = field(default_factory=lambda: {"lgbm": math.inf, "svc": math.inf})
     scored: int = 0
+    by_lang: dict[str, dict[str, np.ndarray]] = field(default_factory=dict)  # head -> lang -> counts
+    flag_split: dict[str, Counter[str]] = field(default_factory=dict)  # lang -> rule_hits / screen_only
+
+    def _add_languages(self, batch: pa.RecordBatch, decisions: np.ndarray) -> None:
+        """Flagged documents per language by cause, and each head's score histogram per language."""
+        langs = [lg or "unknown" for lg in batch.column("lang").to_pylist()]
+        reasons = batch.column("reasons").to_pylist()
+        for lang, dec, rs in zip(langs, decisions, reasons, strict=True):
+            if dec == "flagged":
+                rule = any(str(r).startswith("rule:") for r in rs or ())
+                self.flag_split.setdefault(lang, Counter())["rule_hits" if rule else "screen_only"] += 1
+        scores = batch.column("scores")
+        if scores.null_count == len(scores):
+            return
+        lang_arr = np.asarray(langs, dtype=object)
+        for head in score_heads(scores.type):
+            values = pc.struct_field(scores, head).to_numpy(zero_copy_only=False).astype(float)
+            per = self.by_lang.setdefault(head, {})
+            for lang in sorted(set(langs)):
+                hist = per.setdefault(lang, np.zeros(len(head_edges(head)) - 1, np.int64))
+                hist += _histogram(values[lang_arr == lang], head_edges(head))
 
     def add(self, batch: pa.RecordBatch) -> None:
         """Count one batch: flagged documents' top categories, model versions, config hashes, then its scores."""
@@ -100,6 +134,8 @@ class _ColumnScan:
         scores = batch.column("scores")
         if scores.null_count != len(scores):
             self._add_scores(scores, decisions)
+        if "lang" in batch.schema.names and "reasons" in batch.schema.names:
+            self._add_languages(batch, decisions)
 
     def _add_scores(self, scores: pa.Array, decisions: np.ndarray) -> None:
         """Histogram the two models' scores (LightGBM also per decision) and keep each one's lowest flagged."""
@@ -152,6 +188,9 @@ def _score_facts(scan: _ColumnScan, card: dict[str, Any] | None) -> dict[str, An
         "thresholds_by_lang": {lang: {k: float(v) for k, v in th.items()}
                                for lang, th in sorted(((card or {}).get("lang_thresholds") or {}).items())},
         "threshold_source": threshold_source,
+        "edges_by_head": {head: list(head_edges(head)) for head in sorted(scan.by_lang)},
+        "counts_by_lang": {head: {lang: c.tolist() for lang, c in sorted(per.items()) if c.sum()}
+                           for head, per in sorted(scan.by_lang.items())},
     }
 
 
@@ -184,6 +223,14 @@ def _identity_facts(stats: dict[str, Any], scan: _ColumnScan, card: dict[str, An
     }
 
 
+def _llm_share(stats: dict[str, Any]) -> dict[str, Any]:
+    """The flagged documents (what the LLM stage is sent) and their share of the readable input."""
+    counts = stats.get("counts", {})
+    flagged = int(counts.get("flagged", 0) or 0)
+    screened = flagged + int(counts.get("clean", 0) or 0)
+    return {"documents": flagged, "screened": screened, "share": round(flagged / screened, 6) if screened else None}
+
+
 def filter_facts(path: str | Path) -> dict[str, Any]:
     """Counts and score histograms of a filter output (``stats.json`` plus one pass over the score columns).
 
@@ -212,6 +259,9 @@ def filter_facts(path: str | Path) -> dict[str, Any]:
         "pii_hits_by_type": stats.get("pii_hits_by_type", {}),
         "quarantine_reasons": stats.get("quarantine_reasons", {}),
         "top_categories": dict(scan.categories.most_common()),
+        "flagged_by_lang_cause": {lang: {"rule_hits": c.get("rule_hits", 0), "screen_only": c.get("screen_only", 0)}
+                                  for lang, c in sorted(scan.flag_split.items())},
+        "llm_stage": _llm_share(stats),
         "scores": _score_facts(scan, card),
         "throughput": _throughput_facts(stats),
         "identity": _identity_facts(stats, scan, card, manifest),
