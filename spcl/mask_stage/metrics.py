@@ -27,6 +27,15 @@ def _single(values: set[str]) -> str:
     return next(iter(values)) if len(values) == 1 else ("mixed" if values else "")
 
 
+def _names_finder(cfg: MaskJobConfig) -> dict[str, Any] | None:
+    """The person-name finder of the run and its version (None when no finder reads the documents)."""
+    if not (cfg.names or cfg.backend == "rules" or cfg.fallback == "rules"):
+        return None
+    from spcl.extract.names import finder_info
+
+    return finder_info()
+
+
 def build_metrics(cfg: MaskJobConfig, markers: dict[str, Marker], reconciliation: dict[str, Any],
                   run: dict[str, Any]) -> dict[str, Any]:
     """metrics.json: counts and rates over the committed files, the reconciliation, this run (no values)."""
@@ -46,6 +55,7 @@ def build_metrics(cfg: MaskJobConfig, markers: dict[str, Marker], reconciliation
         "fallback": cfg.fallback,
         "types": list(cfg.types),
         "names": cfg.names,
+        "names_finder": _names_finder(cfg),
         "files": total.files,
         "documents": total.documents,
         "masked": total.masked,
