@@ -130,3 +130,56 @@ def test_mask_job_stops_when_the_configured_finder_is_missing(tmp_path: Path,
     monkeypatch.setattr(ner, "en_model", lambda: None)
     with pytest.raises(MaskJobError, match="NER model is missing"):
         _mask_job(tmp_path, "Aisha Mensah said the shipment would arrive late.")
+
+
+def test_name_lists_allow_and_deny(tmp_path: Path) -> None:
+    from spcl.mask_stage.candidates import collect_candidates
+
+    text = "Taylor Swift met Aisha Mensah; kim minji was there too."
+    cands = collect_candidates(text, [("PERSON", "Taylor Swift")], [], ("PERSON",), True, "en",
+                               allow_names=("taylor swift",), deny_names=("Kim Minji",))
+    values = {v for t, v in cands.union() if t == "PERSON"}
+    assert "Taylor Swift" not in values and "Aisha Mensah" in values and "kim minji" in values
+
+
+def test_name_lists_config_is_validated(tmp_path: Path) -> None:
+    from spcl.mask_stage.name_lists import NameListError, load_name_lists
+
+    good = tmp_path / "ok.yaml"
+    good.write_text("names:\n  allow: [Apple, ' Apple ']\n  deny: [Kim Minji]\n", encoding="utf-8")
+    assert load_name_lists(good) == (("Apple",), ("Kim Minji",))
+    for body, message in (("names:\n  allow: Apple\n", "must be a list"),
+                          ("names:\n  alow: [Apple]\n", "unknown key"),
+                          ("names:\n  deny: [3]\n", "non-empty string"),
+                          ("allow: [Apple]\n", "top-level mapping")):
+        bad = tmp_path / "bad.yaml"
+        bad.write_text(body, encoding="utf-8")
+        with pytest.raises(NameListError, match=message):
+            load_name_lists(bad)
+    assert load_name_lists(MODELS.parent.parent / "conf" / "names.example.yaml")[0] == ("Apple", "Taylor Swift")
+
+
+@pytest.mark.usefixtures("vault_key")
+def test_cli_name_lists_reach_the_masked_text_and_the_manifest(tmp_path: Path) -> None:
+    import json
+
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from spcl.cli import main
+
+    (tmp_path / "in").mkdir()
+    text = "Aisha Mensah thanked Apple and Kim Minji."
+    pq.write_table(pa.table({"id": ["a"], "text": [text], "lang": ["en"]}), tmp_path / "in" / "p.parquet")
+    conf = tmp_path / "names.yaml"
+    conf.write_text("names:\n  deny: [Kim Minji]\n", encoding="utf-8")
+    rc = main(["mask", "--input", str(tmp_path / "in"), "--output", str(tmp_path / "out"), "--vault",
+               str(tmp_path / "v"), "--allow-name", "Aisha Mensah", "--names-config", str(conf)])
+    assert rc == 0
+    masked = pq.read_table(next((tmp_path / "out" / "masked").glob("*.parquet"))).to_pylist()[0]["masked_text"]
+    assert masked.startswith("Aisha Mensah thanked") and "Kim Minji" not in masked
+    manifest = json.loads((tmp_path / "out" / "manifest.json").read_text())
+    assert manifest["name_lists"]["allow"] == 1 and manifest["name_lists"]["deny"] == 1
+    assert "Kim Minji" not in (tmp_path / "out" / "manifest.json").read_text()
+    assert main(["mask", "--input", str(tmp_path / "in"), "--output", str(tmp_path / "o2"), "--vault",
+                 str(tmp_path / "v2"), "--allow-name", "Kim Minji", "--deny-name", "kim minji"]) == 2

@@ -38,7 +38,8 @@ def _parse_failure(res: ParseResult) -> str:
 
 
 def mask_document(text: str, extraction: Extraction, hits: Sequence[RuleHit], types: Sequence[str],
-                  names: bool, lang: str | None = None, model: bool = False) -> Outcome:
+                  names: bool, lang: str | None = None, model: bool = False, allow_names: Sequence[str] = (),
+                  deny_names: Sequence[str] = ()) -> Outcome:
     """Mask NFC ``text`` from the backend's ``extraction`` plus the rule hits and name finders, fail closed.
 
     The backend's failure (its reason) and an answer that breaks the contract (``unparseable_output``,
@@ -47,7 +48,7 @@ def mask_document(text: str, extraction: Extraction, hits: Sequence[RuleHit], ty
     something: a model that cannot answer may have missed what only it would find. Otherwise the union of
     candidates is masked and the result must pass :func:`spcl.mask_stage.release.check_release`. ``model``: the
     answer is a model's (not the rules backend's), so its names are also masked glued to a following Korean
-    word (``mask_text``).
+    word (``mask_text``). ``allow_names`` / ``deny_names``: the run's name lists (``collect_candidates``).
     """
     if not extraction.ok:
         return Outcome(reason=extraction.error or "no_output")
@@ -58,7 +59,7 @@ def mask_document(text: str, extraction: Extraction, hits: Sequence[RuleHit], ty
     if not parsed.parse_success:
         return Outcome(reason=_parse_failure(parsed), parsed=parsed)
     try:
-        cands = collect_candidates(text, parsed.candidates, hits, types, names, lang)
+        cands = collect_candidates(text, parsed.candidates, hits, types, names, lang, allow_names, deny_names)
         result = mask_text(text, cands.union(), cands.by_source["extractor"] if model else ())
         found_by = cands.found_by(text, [(s.start, s.end) for s in result.spans])
     except Exception as err:

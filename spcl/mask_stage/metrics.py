@@ -6,6 +6,7 @@ from typing import Any
 
 from spcl.executor.counts import rate, token_block
 from spcl.mask_stage.config import MaskJobConfig
+from spcl.mask_stage.name_lists import name_lists_record
 from spcl.mask_stage.state import FileStats, Marker
 
 __all__ = ["LATENCY_PERCENTILES", "build_metrics", "rate", "token_block"]
@@ -56,6 +57,7 @@ def build_metrics(cfg: MaskJobConfig, markers: dict[str, Marker], reconciliation
         "types": list(cfg.types),
         "names": cfg.names,
         "names_finder": _names_finder(cfg),
+        "name_lists": name_lists_record(cfg.allow_names, cfg.deny_names),
         "files": total.files,
         "documents": total.documents,
         "masked": total.masked,

@@ -95,7 +95,7 @@ def finish(cfg: MaskJobConfig, keyed: list[tuple[Path, str]], hashes: dict[str, 
     write_json_atomic(Path(cfg.output) / "metrics.json", metrics)
     provenance = {"config_hash": metrics["config_hash"], "backend": cfg.backend, "model": metrics["model"],
                   "prompt_version": metrics["prompt_version"], "run_id": cfg.run_id,
-                  "names_finder": metrics["names_finder"]}
+                  "names_finder": metrics["names_finder"], "name_lists": metrics["name_lists"]}
     write_manifest(cfg.output, kind="mask-output", records={"masked": metrics["masked"],
                                                              "failed": metrics["failed"]}, **provenance)
     write_manifest(cfg.vault, kind="mask-vault", **provenance)

@@ -127,7 +127,8 @@ class MaskRunner:
             stats.prompt_tokens += res.prompt_tokens or 0
             stats.token_documents += res.generated_tokens is not None or res.prompt_tokens is not None
             stats.outputs += res.ok
-            outcome = mask_document(doc.text, res, doc.hits, cfg.types, self.names, doc.lang, ex.name != "rules")
+            outcome = mask_document(doc.text, res, doc.hits, cfg.types, self.names, doc.lang, ex.name != "rules",
+                                    cfg.allow_names, cfg.deny_names)
             if outcome.parsed is not None:
                 stats.parsed += outcome.parsed.parse_success
                 stats.checked_rows += outcome.parsed.checked_rows
@@ -137,7 +138,7 @@ class MaskRunner:
         if self.fallback is not None and retry:
             for doc, res in zip(retry, self._extract(self.fallback, [d.text for d in retry]), strict=True):
                 outcome = mask_document(doc.text, res, doc.hits, cfg.types, self.names, doc.lang,
-                                        self.fallback.name != "rules")
+                                        self.fallback.name != "rules", cfg.allow_names, cfg.deny_names)
                 if outcome.released is not None:
                     outcomes[doc.index] = (outcome, self.fallback)
         return outcomes
