@@ -183,3 +183,16 @@ def test_cli_name_lists_reach_the_masked_text_and_the_manifest(tmp_path: Path) -
     assert "Kim Minji" not in (tmp_path / "out" / "manifest.json").read_text()
     assert main(["mask", "--input", str(tmp_path / "in"), "--output", str(tmp_path / "o2"), "--vault",
                  str(tmp_path / "v2"), "--allow-name", "Kim Minji", "--deny-name", "kim minji"]) == 2
+
+
+def test_retraining_ja_ko_keeps_the_english_card_entries(tmp_path: Path) -> None:
+    import json
+
+    from spcl.extract.names.train import _keep_other_languages
+
+    (tmp_path / "model_card.json").write_text(json.dumps(
+        {"thresholds": {"ja": 0.9, "en": 0.5}, "files": {"en": {"file": "en.crfsuite"}}, "data_en": {"x": 1}}))
+    card = {"thresholds": {"ja": 0.8}, "files": {"ja": {"file": "ja.crfsuite"}}}
+    _keep_other_languages(tmp_path / "model_card.json", card, ("ja", "ko"))
+    assert card["thresholds"] == {"ja": 0.8, "en": 0.5} and set(card["files"]) == {"ja", "en"}
+    assert card["data_en"] == {"x": 1}

@@ -241,10 +241,27 @@ def train_names(data: Path = DEFAULT_DATA, out: Path = Path("models/names-crf"),
         card["heldout_pipeline"][lang] = _metrics(
             held, lambda x, lang=lang, t=chosen, a=agree: crf_pipeline_spans(x, lang, str(out), cut=t, cut_agree=a))
         card["baseline_rules"][lang] = _metrics(held, lambda x, lang=lang: (analyse(x, lang) or ([], []))[1])
+    _keep_other_languages(out / "model_card.json", card, langs)
     (out / "model_card.json").write_text(json.dumps(card, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
     threshold.cache_clear()
     agree_threshold.cache_clear()
     return card
+
+
+def _keep_other_languages(path: Path, card: dict[str, Any], langs: tuple[str, ...]) -> None:
+    """Carry the entries of languages not trained now (the English CRF's, trained by :func:`train_english`)
+    from the card at ``path`` into ``card``, so that retraining ja/ko keeps the shipped English model's card."""
+    try:
+        old = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return
+    for key, value in old.items():
+        if key.endswith("_en"):
+            card.setdefault(key, value)
+        elif isinstance(value, dict) and isinstance(card.get(key, {}), dict):
+            kept = {k: v for k, v in value.items() if k in ("en",) and k not in langs}
+            if kept:
+                card.setdefault(key, {}).update(kept)
 
 
 DEFAULT_EN_DATA = Path("../shared/data/names-gold-v2/names.jsonl")
