@@ -1,7 +1,8 @@
 """The English person-name CRF (python-crfsuite): word tokens labelled ``B``/``I``/``O``.
 
 Features of a word and of its neighbours at ±1 and ±2: the lower-cased word, its shape (``Xx``, ``x``, ``X``,
-``X.``, digits), prefixes and suffixes, whether it starts a sentence, is an ``@handle``, ``#hashtag`` or URL,
+``X.``, digits), prefixes and suffixes, the case of the whole line (none, mixed, capitals),
+whether it starts a sentence, is an ``@handle``, ``#hashtag`` or URL,
 whether it is a known given name or surname of the multi-cultural gazetteer (``en.gazetteer.json``: Latin-script
 names of many cultures, so that ``Priya Raman`` or ``Oluwaseun Adeyemi`` read as names), whether a title
 (``Mr``, ``Dr``, ``President``) precedes it or a verb of saying (``said``, ``tweeted``) follows it, and whether the
@@ -99,12 +100,18 @@ def features(text: str, toks: list[tuple[int, int]], rule_spans: list[tuple[int,
         span = next(((a, b) for a, b in rule_spans if a <= s and e <= b), None)
         rule.append("O" if span is None else ("B" if span[0] == s else "I"))
     n = len(rows)
+    letters = "".join(text[s:e] for s, e in toks if not text[s:e].startswith(("@", "#", "http", "www.")))
+    upper = sum(c.isupper() for c in letters)
+    case = "none" if upper == 0 else ("caps" if upper > 0.6 * sum(c.isalpha() for c in letters) else "mixed")
     out = []
     for i, (low, shape, g, pre, suf) in enumerate(rows):
         first = i == 0 or rows[i - 1][0] in _SENT_END or "\n" in text[toks[i - 1][1]:toks[i][0]]
         f = ["bias", "w=" + low, "sh=" + shape, "g=" + g, "p3=" + pre, "s3=" + suf, "s2=" + low[-2:],
              "rule=" + rule[i], "first=" + ("1" if first else "0"), f"sh/g={shape}/{g}",
-             f"sh/first={shape}/{int(first)}", "len=" + str(min(len(low), 8))]
+             f"sh/first={shape}/{int(first)}", "len=" + str(min(len(low), 8)), "case=" + case,
+             f"case/g={case}/{g}", f"case/sh={case}/{shape}", "p4=" + low[:4], "s4=" + low[-4:]]
+        if 0 < i < n - 1:
+            f.append(f"g-1/g/g+1={rows[i - 1][2]}/{g}/{rows[i + 1][2]}")
         for d in (-2, -1, 1, 2):
             j = i + d
             if not 0 <= j < n:
