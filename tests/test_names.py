@@ -110,7 +110,7 @@ def test_rules_rows_print_the_finder_values(rules_only: None) -> None:
 
 def test_without_models_the_rule_finders_still_run(monkeypatch: pytest.MonkeyPatch) -> None:
     """The fallback: no NER package installed → the NER source is empty, the rule finders answer alone."""
-    monkeypatch.setenv("SPCL_NAMES_NER", "auto")
+    monkeypatch.setenv("SPCL_NAMES_NER", "on")
     monkeypatch.setenv("SPCL_NAMES_TAGGER", "off")
     monkeypatch.setattr(ner_module, "_load", lambda name, exclude=(): None)
     assert ner_module.ner_person_spans("山田太郎さんが来た", "ja") == []
@@ -118,7 +118,9 @@ def test_without_models_the_rule_finders_still_run(monkeypatch: pytest.MonkeyPat
 
 
 def test_ner_switch(monkeypatch: pytest.MonkeyPatch) -> None:
-    for value, enabled in (("off", False), ("0", False), ("auto", True), ("", True)):
+    """Opt-in: only an explicit on switches the NER models on; unset, empty or auto leave them off."""
+    for value, enabled in (("off", False), ("0", False), ("auto", False), ("", False), ("on", True),
+                           ("1", True)):
         monkeypatch.setenv("SPCL_NAMES_NER", value)
         assert ner_module.ner_enabled() is enabled
 

@@ -73,6 +73,13 @@ def add_mask_arguments(parser: argparse.ArgumentParser) -> None:
                              "(default conf/default.yaml)")
     parser.add_argument("--no-names", dest="names", action="store_false",
                         help="model backends: do not add the CPU person-name finders' rows to the candidates")
+    parser.add_argument("--allow-name", action="append", default=[], metavar="VALUE",
+                        help="a PERSON value never to mask (a public figure, a brand); repeatable")
+    parser.add_argument("--deny-name", action="append", default=[], metavar="NAME",
+                        help="a name always to mask wherever it stands as a whole word; repeatable")
+    parser.add_argument("--names-config", default=None, metavar="YAML",
+                        help="allow- and deny-lists from a file: 'names: {allow: [...], deny: [...]}' "
+                             "(added to --allow-name/--deny-name)")
     parser.add_argument("--retry-failed", action="store_true",
                         help="also retry documents that failed permanently (unparseable or truncated output, "
                              "mask errors); transient failures are always retried")
@@ -124,11 +131,18 @@ def config_from_args(args: argparse.Namespace) -> Any:
     from spcl.mask_stage import MaskJobConfig
 
     types = tuple(t for t in args.types.split(",") if t.strip()) if args.types is not None else DEFAULT_TYPES
+    allow, deny = list(getattr(args, "allow_name", None) or []), list(getattr(args, "deny_name", None) or [])
+    if getattr(args, "names_config", None):
+        from spcl.mask_stage.name_lists import load_name_lists
+
+        extra_allow, extra_deny = load_name_lists(args.names_config)
+        allow, deny = allow + list(extra_allow), deny + list(extra_deny)
     return MaskJobConfig(operators=operators_from_args(args),
                          input=args.input, output=args.output, vault=args.vault, backend=args.backend,
                          model=args.model, endpoint=args.endpoint, fallback=args.fallback,
                          batch_size=args.batch_size, types=types, options=backend_options(args),
-                         chunk_chars=args.chunk_chars, names=args.names, retry_failed=args.retry_failed)
+                         chunk_chars=args.chunk_chars, names=args.names, retry_failed=args.retry_failed,
+                         allow_names=tuple(allow), deny_names=tuple(deny))
 
 
 def run_from_args(args: argparse.Namespace) -> int:

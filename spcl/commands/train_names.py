@@ -1,6 +1,8 @@
-"""``spcl train-names``: train the person-name CRFs (ja, ko) on names-gold-v1 and write their model card.
+"""``spcl train-names``: train the person-name CRFs (ja, ko on names-gold-v1; en on names-gold-v2) and write
+their model card.
 
-    spcl train-names --data ../shared/data/names-gold-v1/names.jsonl --out models/names-crf
+    spcl train-names --data names-gold-v1/names.jsonl --out models/names-crf
+    spcl train-names --lang en --data names-gold-v2/names.jsonl --out models/names-crf
 
 Deterministic for the same data, settings and package versions (L-BFGS, no sampling); the held-out fifth of
 the data (by id hash) is never trained on and its numbers go to ``model_card.json``. See
@@ -23,9 +25,17 @@ def _run(args: argparse.Namespace) -> int:
         print(f"spcl train-names: {data} not found", file=sys.stderr)
         return 2
     langs = tuple(x.strip() for x in args.lang.split(",") if x.strip())
-    if not langs or set(langs) - {"ja", "ko"}:
-        print("spcl train-names: --lang takes ja and/or ko", file=sys.stderr)
+    if not langs or set(langs) - {"ja", "ko", "en"} or ("en" in langs and len(langs) > 1):
+        print("spcl train-names: --lang takes ja and/or ko, or en alone (its own data)", file=sys.stderr)
         return 2
+    if langs == ("en",):
+        from spcl.extract.names.train import train_english
+
+        card = train_english(data, Path(args.out), c1=args.c1, c2=args.c2, max_iterations=args.max_iterations,
+                             max_false_rows=args.max_false_rows)
+        print(json.dumps({"thresholds": card["thresholds"], "heldout": card["heldout_pipeline"]["en"],
+                          "baseline_rules": card["baseline_rules"]["en"]}, indent=1))
+        return 0
     card = train_names(data, Path(args.out), c1=args.c1, c2=args.c2, max_iterations=args.max_iterations,
                        max_false_rows=args.max_false_rows, langs=langs)
     print(json.dumps({"thresholds": card["thresholds"], "heldout": card["heldout"],
@@ -35,11 +45,11 @@ def _run(args: argparse.Namespace) -> int:
 
 def register(sub: argparse._SubParsersAction) -> None:
     """Add ``spcl train-names``."""
-    p = sub.add_parser("train-names", help="train the CPU person-name CRFs (ja, ko) on names-gold-v1",
+    p = sub.add_parser("train-names", help="train the CPU person-name CRFs (ja, ko; en)",
                        description=__doc__.split("\n\n")[0])
     p.add_argument("--data", default="../shared/data/names-gold-v1/names.jsonl", metavar="NAMES.jsonl")
     p.add_argument("--out", default="models/names-crf", metavar="DIR")
-    p.add_argument("--lang", default="ja,ko")
+    p.add_argument("--lang", default="ja,ko", help="ja,ko (names-gold-v1) or en (names-gold-v2)")
     p.add_argument("--c1", type=float, default=0.05, help="L1 penalty")
     p.add_argument("--c2", type=float, default=0.01, help="L2 penalty")
     p.add_argument("--max-iterations", type=int, default=200)

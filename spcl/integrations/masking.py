@@ -177,8 +177,8 @@ class InMemoryMasker:
                 self.names,
                 rows[i]["lang"],
                 model,
-                self.opts.operators,
-                self.operator_key,
+                operators=self.opts.operators,
+                operator_key=self.operator_key,
             )
             rel = outcome.released
             if rel is None:

@@ -133,11 +133,14 @@ class Candidates:
 
 
 def collect_candidates(text: str, extractor_rows: Iterable[tuple[str, str]], hits: Sequence[RuleHit],
-                       types: Sequence[str], names: bool, lang: str | None = None) -> Candidates:
+                       types: Sequence[str], names: bool, lang: str | None = None,
+                       allow_names: Sequence[str] = (), deny_names: Sequence[str] = ()) -> Candidates:
     """The document's candidates: extractor rows, rule-hit surfaces of allowed ``types``, and name-finder rows.
 
     ``text`` is the NFC source the hits index. Rule-hit rows are ``(type, text[start:end])``; only types in
     ``types`` become candidates (a required hit of another type then fails the release check: fail closed).
+    ``allow_names`` / ``deny_names``: the run's allow- and deny-lists (:mod:`spcl.mask_stage.name_lists`): allowed
+    PERSON values leave the extractor and name-finder rows; each deny-listed name in ``text`` is a name row.
     """
     allowed = set(types)
     rule_rows = [(h.type, text[h.start:h.end].strip()) for h in hits if h.type in allowed]
@@ -146,4 +149,9 @@ def collect_candidates(text: str, extractor_rows: Iterable[tuple[str, str]], hit
         "rules": [(t, v) for t, v in rule_rows if v],
         "names": person_name_rows(text, lang) if names and "PERSON" in allowed else [],
     }
+    if (allow_names or deny_names) and "PERSON" in allowed:
+        from spcl.mask_stage.name_lists import apply_name_lists
+
+        by_source["extractor"], denied = apply_name_lists(text, by_source["extractor"], allow_names, deny_names)
+        by_source["names"] = apply_name_lists(text, by_source["names"], allow_names, ())[0] + denied
     return Candidates(by_source)

@@ -13,8 +13,9 @@ from spcl.executor.runs import new_run_id
 __all__ = ["MaskJobConfig", "new_run_id"]
 
 # what makes two runs produce different outputs (paths and the run's own id do not)
-_RELEASE_FIELDS = ("backend", "model", "fallback", "types", "chunk_chars", "names")
-_HASHED_FIELDS = ("backend", "model", "endpoint", "fallback", "types", "options", "chunk_chars", "names")
+_RELEASE_FIELDS = ("backend", "model", "fallback", "types", "chunk_chars", "names", "allow_names", "deny_names")
+_HASHED_FIELDS = ("backend", "model", "endpoint", "fallback", "types", "options", "chunk_chars", "names",
+                  "allow_names", "deny_names")
 
 
 @dataclass(slots=True)
@@ -26,6 +27,8 @@ class MaskJobConfig:
     ``names``: add the CPU person-name finders' rows to every document's candidates (the safety net under a
     model backend). ``retry_failed``: also retry permanently failed documents of finished files (transient
     failures are always retried). ``run_id`` names this run's vault files; a fresh one is made when empty.
+    ``allow_names``: PERSON values never masked; ``deny_names``: names always masked wherever they stand as whole
+    words (``spcl.mask_stage.name_lists``).
     """
 
     input: str
@@ -40,6 +43,8 @@ class MaskJobConfig:
     options: dict[str, Any] = field(default_factory=dict)
     chunk_chars: int = 0  # > 0: model backends see long documents in overlapping windows of this size
     names: bool = True
+    allow_names: tuple[str, ...] = ()
+    deny_names: tuple[str, ...] = ()
     retry_failed: bool = False
     run_id: str = ""
     operators: dict[str, str] = field(default_factory=dict)  # TYPE -> operator (spcl.mask.operators)
@@ -49,6 +54,11 @@ class MaskJobConfig:
 
         self.types = check_known_types(self.types)
         self.operators = check_operators(self.operators or {}, DEFAULT_TYPES)
+        from spcl.mask_stage.name_lists import check_disjoint, validate_names
+
+        self.allow_names = validate_names(self.allow_names, "allow_names")
+        self.deny_names = validate_names(self.deny_names, "deny_names")
+        check_disjoint(self.allow_names, self.deny_names)
         if self.batch_size < 1:
             raise ValueError("batch_size must be at least 1")
         if not self.run_id:
@@ -63,6 +73,8 @@ class MaskJobConfig:
         """The config back from :meth:`to_json`."""
         data = json.loads(text)
         data["types"] = tuple(data["types"])
+        for key in ("allow_names", "deny_names"):
+            data[key] = tuple(data.get(key) or ())
         return cls(**data)
 
     def release_hash(self) -> str:

@@ -42,8 +42,9 @@ def _parse_failure(res: ParseResult) -> str:
 
 
 def mask_document(text: str, extraction: Extraction, hits: Sequence[RuleHit], types: Sequence[str],
-                  names: bool, lang: str | None = None, model: bool = False,
-                  operators: Mapping[str, str] | None = None, operator_key: bytes = b"") -> Outcome:
+                  names: bool, lang: str | None = None, model: bool = False, *,
+                  operators: Mapping[str, str] | None = None, operator_key: bytes = b"",
+                  allow_names: Sequence[str] = (), deny_names: Sequence[str] = ()) -> Outcome:
     """Mask NFC ``text`` from the backend's ``extraction`` plus the rule hits and name finders, fail closed.
 
     The backend's failure (its reason) and an answer that breaks the contract (``unparseable_output``,
@@ -55,6 +56,7 @@ def mask_document(text: str, extraction: Extraction, hits: Sequence[RuleHit], ty
     word (``mask_text``). ``operators`` (``spcl.mask.operators``, keyed by ``operator_key``) turn the masker's
     spans into their replacements before the release check; rule hits of a ``keep`` type are not required to
     be masked (the user asked to keep them).
+    ``allow_names`` / ``deny_names``: the run's name lists (``collect_candidates``).
     """
     if not extraction.ok:
         return Outcome(reason=extraction.error or "no_output")
@@ -65,7 +67,7 @@ def mask_document(text: str, extraction: Extraction, hits: Sequence[RuleHit], ty
     if not parsed.parse_success:
         return Outcome(reason=_parse_failure(parsed), parsed=parsed)
     try:
-        cands = collect_candidates(text, parsed.candidates, hits, types, names, lang)
+        cands = collect_candidates(text, parsed.candidates, hits, types, names, lang, allow_names, deny_names)
         result = mask_text(text, cands.union(), cands.by_source["extractor"] if model else ())
         if operators:
             result = apply_operators(text, result, operators, operator_key)

@@ -6,6 +6,7 @@ from typing import Any
 
 from spcl.executor.counts import rate, token_block
 from spcl.mask_stage.config import MaskJobConfig
+from spcl.mask_stage.name_lists import name_lists_record
 from spcl.mask_stage.state import FileStats, Marker
 
 __all__ = ["LATENCY_PERCENTILES", "build_metrics", "rate", "token_block"]
@@ -27,6 +28,15 @@ def _single(values: set[str]) -> str:
     return next(iter(values)) if len(values) == 1 else ("mixed" if values else "")
 
 
+def _names_finder(cfg: MaskJobConfig) -> dict[str, Any] | None:
+    """The person-name finder of the run and its version (None when no finder reads the documents)."""
+    if not (cfg.names or cfg.backend == "rules" or cfg.fallback == "rules"):
+        return None
+    from spcl.extract.names import finder_info
+
+    return finder_info()
+
+
 def build_metrics(cfg: MaskJobConfig, markers: dict[str, Marker], reconciliation: dict[str, Any],
                   run: dict[str, Any]) -> dict[str, Any]:
     """metrics.json: counts and rates over the committed files, the reconciliation, this run (no values)."""
@@ -46,6 +56,8 @@ def build_metrics(cfg: MaskJobConfig, markers: dict[str, Marker], reconciliation
         "fallback": cfg.fallback,
         "types": list(cfg.types),
         "names": cfg.names,
+        "names_finder": _names_finder(cfg),
+        "name_lists": name_lists_record(cfg.allow_names, cfg.deny_names),
         "files": total.files,
         "documents": total.documents,
         "masked": total.masked,

@@ -97,7 +97,8 @@ def finish(cfg: MaskJobConfig, keyed: list[tuple[Path, str]], hashes: dict[str, 
     write_json_atomic(Path(cfg.output) / "metrics.json", metrics)
     provenance = {"config_hash": metrics["config_hash"], "backend": cfg.backend, "model": metrics["model"],
                   "prompt_version": metrics["prompt_version"], "run_id": cfg.run_id,
-                  "operators": {t: cfg.operators.get(t, DEFAULT_OPERATOR) for t in cfg.types}}
+                  "operators": {t: cfg.operators.get(t, DEFAULT_OPERATOR) for t in cfg.types},
+                  "names_finder": metrics["names_finder"], "name_lists": metrics["name_lists"]}
     write_manifest(cfg.output, kind="mask-output", records={"masked": metrics["masked"],
                                                              "failed": metrics["failed"]}, **provenance)
     write_manifest(cfg.vault, kind="mask-vault", **provenance)
@@ -132,6 +133,13 @@ class MaskStage(FileStage):
                 with make_extractor("openai", model=cfg.model, endpoint=cfg.endpoint, types=cfg.types,
                                     options=cfg.options) as probe:
                     probe.check()  # type: ignore[attr-defined]
+        if cfg.names or cfg.backend == "rules" or cfg.fallback == "rules":
+            from spcl.extract.names import NamesFinderMissing, check_finder
+
+            try:
+                check_finder()  # never a silent fallback to another finder than the one configured
+            except NamesFinderMissing as err:
+                raise MaskJobError(str(err)) from err
         clean_staging(cfg)
         if engine == "spark":
             (Path(cfg.output) / "_done").mkdir(parents=True, exist_ok=True)

@@ -133,7 +133,8 @@ class MaskRunner:
             stats.token_documents += res.generated_tokens is not None or res.prompt_tokens is not None
             stats.outputs += res.ok
             outcome = mask_document(doc.text, res, doc.hits, cfg.types, self.names, doc.lang, ex.name != "rules",
-                                    cfg.operators, self.operator_key)
+                                    operators=cfg.operators, operator_key=self.operator_key,
+                                    allow_names=cfg.allow_names, deny_names=cfg.deny_names)
             if outcome.parsed is not None:
                 stats.parsed += outcome.parsed.parse_success
                 stats.checked_rows += outcome.parsed.checked_rows
@@ -143,7 +144,9 @@ class MaskRunner:
         if self.fallback is not None and retry:
             for doc, res in zip(retry, self._extract(self.fallback, [d.text for d in retry]), strict=True):
                 outcome = mask_document(doc.text, res, doc.hits, cfg.types, self.names, doc.lang,
-                                        self.fallback.name != "rules", cfg.operators, self.operator_key)
+                                        self.fallback.name != "rules", operators=cfg.operators,
+                                        operator_key=self.operator_key, allow_names=cfg.allow_names,
+                                        deny_names=cfg.deny_names)
                 if outcome.released is not None:
                     outcomes[doc.index] = (outcome, self.fallback)
         return outcomes

@@ -23,7 +23,7 @@ from spcl.extract.names.ko import ko_name_spans, longest_per_overlap
 from spcl.mask.words import is_whole_word
 from spcl.text import normalize
 
-__all__ = ["crf_pipeline_spans", "find_person_names", "merge_japanese", "merge_korean"]
+__all__ = ["crf_pipeline_spans", "english_spans", "find_person_names", "merge_japanese", "merge_korean"]
 
 
 _JA_SCRIPT = re.compile(r"[\u3040-\u30ff\u4e00-\u9fff]")
@@ -139,6 +139,19 @@ def _consistent(text: str, spans: list[tuple[int, int]], found: list[tuple[int, 
             if not all(w in common for w in text[s:e].split()) or (s, e) in named or cued(text, s, e)]
 
 
+def english_spans(text: str, model_dir: str | None = None, cut: float | None = None
+                  ) -> list[tuple[int, int]]:
+    """English name spans of NFC ``text``: the English CRF's (``spcl.extract.names.en_crf``, at the card's
+    threshold or ``cut``) with the rule finder's title and cue spans, longest per overlap, whole words only; the
+    rule finder alone where the CRF cannot run (python-crfsuite or ``en.crfsuite`` missing, or
+    ``SPCL_NAMES_TAGGER=off``)."""
+    from spcl.extract.names.en_crf import en_scored_spans
+
+    scored = en_scored_spans(text, model_dir, cut) if tagger_enabled() else None
+    spans = en_name_spans(text) if scored is None else [(s, e) for s, e, _ in scored[0]] + scored[1]
+    return [(s, e) for s, e in longest_per_overlap(spans) if is_whole_word(text, s, e)]
+
+
 def find_person_names(text: str, lang: str | None = None) -> list[tuple[int, int]]:
     """Person-name spans ``[(start, end), …]`` in ``NFC(text)``, sorted, non-overlapping.
 
@@ -147,7 +160,7 @@ def find_person_names(text: str, lang: str | None = None) -> list[tuple[int, int
     (None: decided from the scripts present).
     """
     text = normalize(text)
-    spans = _ja_ko_spans(text) + en_name_spans(text)
+    spans = _ja_ko_spans(text) + english_spans(text)
     from spcl.extract.names.ner import ner_person_spans
 
     spans += ner_person_spans(text, lang)
@@ -161,3 +174,60 @@ def crf_pipeline_spans(text: str, lang: str, model_dir: str | None = None, cut: 
     the trainer scores its thresholds on). ``lang`` is accepted for symmetry; the scripts present decide."""
     spans = _ja_ko_spans(text, model_dir, cut, cut_agree)
     return [(s, e) for s, e in longest_per_overlap(spans) if is_whole_word(text, s, e)]
+
+
+FINDER = "names-crf"
+
+
+class NamesFinderMissing(RuntimeError):
+    """The configured person-name finder cannot run here; the message names what is missing and how to get it."""
+
+
+def finder_info() -> dict[str, object]:
+    """Which person-name finder runs and its version, for a run's manifest and metrics: the CRFs of
+    ``models/names-crf`` (their card's ``version`` and model SHA-256s, the languages whose CRF runs here) and
+    whether the optional statistical NER is on (``SPCL_NAMES_NER=on``)."""
+    import json
+
+    from spcl.extract.names import tagger
+    from spcl.extract.names.ner import ner_enabled
+    from spcl.resources import resolve_path
+
+    try:
+        card = json.loads(resolve_path(tagger.MODEL_DIR / "model_card.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        card = {}
+    files = card.get("files", {}) if isinstance(card.get("files"), dict) else {}
+    return {"finder": FINDER if tagger_enabled() else "rules", "version": card.get("version"),
+            "models": {lang: f.get("sha256") for lang, f in sorted(files.items()) if isinstance(f, dict)},
+            "languages": [lang for lang in ("en", "ja", "ko") if _runs(lang)] if tagger_enabled() else [],
+            "ner": ner_enabled()}
+
+
+def _runs(lang: str) -> bool:
+    from spcl.extract.names import tagger
+
+    if lang == "en":
+        from spcl.extract.names.en_crf import _model
+
+        return _model() is not None
+    return tagger.available(lang)
+
+
+def check_finder() -> None:
+    """Raise :class:`NamesFinderMissing` where the configured finder cannot run in full here: the CRFs (the
+    default; python-crfsuite, ``models/names-crf`` and the analysers fugashi/unidic-lite and python-mecab-ko,
+    all core dependencies) for every language, or the NER models when ``SPCL_NAMES_NER=on``. Nothing falls back
+    silently: ``SPCL_NAMES_TAGGER=off`` asks for the rule finders alone."""
+    from spcl.extract.names.ner import en_model, ja_model, ner_enabled
+
+    if tagger_enabled():
+        missing = [lang for lang in ("en", "ja", "ko") if not _runs(lang)]
+        if missing:
+            raise NamesFinderMissing(
+                f"person-name finder {FINDER} cannot run for {', '.join(missing)}: python-crfsuite, "
+                "python-mecab-ko or a model file of models/names-crf is missing (reinstall spcl; or set "
+                "SPCL_NAMES_TAGGER=off to run the rule finders alone)")
+    if ner_enabled() and (en_model() is None or ja_model() is None):
+        raise NamesFinderMissing("SPCL_NAMES_NER=on but a NER model is missing: pip install 'spcl[names]' "
+                                 "(or leave SPCL_NAMES_NER unset: the CRFs alone, the default)")

@@ -1,8 +1,8 @@
 """Optional statistical NER for person names: GiNZA (``ja-ginza``) for Japanese, a spaCy small English pipeline.
 
-Installed by the ``names`` extra (``pip install 'spcl[names]'``); where a model is missing, its language
-falls back to the rule finders alone (logged once). ``SPCL_NAMES_NER=off`` switches the models off (the
-fast path: the rule finders alone; also what a machine without the extra gets).
+Installed by the ``names`` extra (``pip install 'spcl[names]'``) and switched on by ``SPCL_NAMES_NER=on`` only
+(off by default under every install, so that the same corpus gives the same names whatever is installed; a run
+with it on and a model missing stops with a clear message: :func:`spcl.extract.names.check_finder`).
 
 GiNZA is slow (its NER has ~200 entity types): ≈ 1–2 K characters per second on one core here, so it reads
 only the flagged subset. Its ``Person`` entities are filtered: single characters, spans with Latin letters
@@ -37,8 +37,10 @@ _SENTENCE_END = re.compile(r"(?<=[。！？!?\n])")
 
 
 def ner_enabled() -> bool:
-    """False when ``SPCL_NAMES_NER`` is ``off`` (or ``0``/``false``): the rule finders then run alone."""
-    return os.environ.get("SPCL_NAMES_NER", "auto").strip().lower() not in ("off", "0", "false", "no")
+    """True only when ``SPCL_NAMES_NER`` is ``on`` (or ``1``/``true``/``yes``): the statistical NER is an opt-in,
+    so that which finder runs never depends on which extras happen to be installed (a missing model is then an
+    error: :func:`spcl.extract.names.check_finder`)."""
+    return os.environ.get("SPCL_NAMES_NER", "off").strip().lower() in ("on", "1", "true", "yes")
 
 
 @cache
