@@ -58,6 +58,16 @@ def add_train_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--svc-nb-alpha", type=float, default=0.0, metavar="ALPHA",
                         help="NB-SVM: train the LinearSVC on columns scaled by their log-count ratio with this "
                              "smoothing (default 0: plain TF-IDF; the default model uses 1)")
+    parser.add_argument("--threshold-split", default="cv", choices=("cv", "source"),
+                        help="out-of-fold scores that choose the thresholds: cv (grouped stratified folds, "
+                             "default) or source (whole kinds of text held out per fold: thresholds chosen "
+                             "by what transfers to a kind of text the model has not seen)")
+    parser.add_argument("--person-cues", action="store_true",
+                        help="add the person-cue columns: a topic word and a first-person, named or family cue in "
+                             "one sentence (spcl.screen.person_cue)")
+    parser.add_argument("--oof-out", default=None, metavar="FILE.jsonl",
+                        help="also write the out-of-fold scores of the real training records (id, lang, source, "
+                             "label, fold, lgbm, svc; no text) that chose the thresholds")
     parser.add_argument("--threads", type=int, default=1, help="LightGBM training threads (default 1)")
     parser.add_argument("--mecab-dic", default="unidic-lite", metavar="DIC",
                         help="Japanese word tokens (FeatureSettings.mecab_dic): unidic-lite (default), ipadic, "
@@ -100,7 +110,8 @@ def run_train(args: argparse.Namespace) -> int:
         print(f"spcl train: {exc}", file=sys.stderr)
         return 2
     try:
-        features = replace(FeatureSettings(), mecab_dic=args.mecab_dic)
+        features = replace(FeatureSettings(), mecab_dic=args.mecab_dic,
+                           person_cues=bool(getattr(args, "person_cues", False)))
     except ValueError as exc:
         print(f"spcl train: {exc}", file=sys.stderr)
         return 2
@@ -126,6 +137,7 @@ def run_train(args: argparse.Namespace) -> int:
         fewest_none_langs=_names(args.fewest_none_langs),
         lang_svc_only=_names(args.lang_svc_only),
         svc_nb_alpha=args.svc_nb_alpha,
+        threshold_split=getattr(args, "threshold_split", "cv"),
         features=features,
     )
     real = [r for r in records if not r.synthetic]
@@ -169,6 +181,8 @@ def run_train(args: argparse.Namespace) -> int:
         "training_warnings": warnings,
     }
     screen.save(out, card_extra)
+    if getattr(args, "oof_out", None):
+        _write_oof(Path(args.oof_out), real, screen.oof_scores)
     summary = {
         "out": str(out),
         "version": screen.version,
@@ -178,6 +192,15 @@ def run_train(args: argparse.Namespace) -> int:
     }
     print(json.dumps(summary, indent=2))
     return 0
+
+
+def _write_oof(path: Path, real: list, oof: dict) -> None:
+    """One JSON line per real training record: its out-of-fold scores and fold (never its text)."""
+    with open(path, "w", encoding="utf-8") as fh:
+        for i, r in enumerate(real):
+            fh.write(json.dumps({"id": r.id, "lang": r.lang, "source": r.source, "label": r.label,
+                                 "fold": int(oof["fold"][i]), "lgbm": float(oof["lgbm"][i]),
+                                 "svc": float(oof["svc"][i])}, ensure_ascii=False) + "\n")
 
 
 def _names(text: str) -> tuple[str, ...]:
@@ -243,4 +266,8 @@ def _rebuild_command(args: argparse.Namespace) -> str:
         parts += ["--svc-nb-alpha", str(args.svc_nb_alpha)]
     if getattr(args, "mecab_dic", "unidic-lite") != "unidic-lite":
         parts += ["--mecab-dic", args.mecab_dic]
+    if getattr(args, "threshold_split", "cv") != "cv":
+        parts += ["--threshold-split", args.threshold_split]
+    if getattr(args, "person_cues", False):
+        parts += ["--person-cues"]
     return " ".join(parts)

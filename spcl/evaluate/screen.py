@@ -29,6 +29,12 @@ from spcl.screen.crossval import flag_metrics
 from spcl.screen.model import Screen
 from spcl.text import LANGS, guess_lang
 
+LLM_TOKENS_PER_DOC = 1080
+"""Tokens the LLM stage spends on one flagged document (prompt ≈ 894 + completion ≈ 185, measured on the
+vLLM path): the cost of every document the screen sends on, sensitive or not."""
+SOURCE_TABLE_HEADER = ("language", "source", "documents", "SCPI", "SCPI found", "SCPI recall", "NONE",
+                       "NONE flagged", "NONE flag rate", "topic F1", "sent to LLM")
+"""Columns of :func:`source_table` (the same table in ``spcl eval screen`` and in ``spcl report``)."""
 GOALS = {"f1_min": 0.85, "scpi_recall_min": 0.95, "lang_scpi_recall_min": 0.95, "none_flagged_max": 0.12}
 """Issue 23's bar for the screen on real labelled text: topic F1 ≥ 0.85 (0.88 on text like the training
 sources), SCPI recall ≥ 0.95 overall and in Japanese and in Korean, NONE flagged ≤ 12 % overall and in
@@ -102,7 +108,46 @@ def _labelled(labels: np.ndarray, langs: np.ndarray, groups: np.ndarray,
                 g = m & (groups == group)
                 out["per_source"].setdefault(lang, {}).setdefault(group, {})[name] = flag_metrics(
                     f[g], labels[g].astype(str))
+                if name == "union":
+                    out["per_source"][lang][group]["counts"] = _counts(f[g], labels[g].astype(str))
     return out
+
+
+def _counts(flag: np.ndarray, labels: np.ndarray) -> dict[str, int]:
+    scpi, none = labels == "SCPI", labels == "NONE"
+    return {"n": int(flag.size), "flagged": int(flag.sum()), "scpi": int(scpi.sum()),
+            "scpi_flagged": int((flag & scpi).sum()), "none": int(none.sum()),
+            "none_flagged": int((flag & none).sum())}
+
+
+def source_table(report: dict[str, Any]) -> list[tuple[Any, ...]]:
+    """Rows of :data:`SOURCE_TABLE_HEADER`, one per language × source of the labelled records of an
+    :func:`evaluate_screen` report (union flags), then one ``*`` row per language; empty without labels.
+    ``sent to LLM`` is the share of that source's documents the screen flags (the labelled mix, which
+    is usually richer in topic passages than a crawl)."""
+    metrics = report.get("labelled_metrics") or {}
+    rows: list[tuple[Any, ...]] = []
+    for lang, groups in sorted((metrics.get("per_source") or {}).items()):
+        total = dict.fromkeys(("n", "flagged", "scpi", "scpi_flagged", "none", "none_flagged"), 0)
+        for group, v in sorted(groups.items()):
+            c = v.get("counts")
+            if c is None:
+                continue
+            rows.append(_source_row(lang, group, c, v["union"]["f1"]))
+            for k in total:
+                total[k] += c[k]
+        if len(groups) > 1 and total["n"]:
+            rows.append(_source_row(lang, "*", total, metrics["per_lang"][lang]["union"]["f1"]))
+    return rows
+
+
+def _rate(k: int, n: int) -> float | str:
+    return round(k / n, 4) if n else "-"
+
+
+def _source_row(lang: str, group: str, c: dict[str, int], f1: float) -> tuple[Any, ...]:
+    return (lang, group, c["n"], c["scpi"], c["scpi_flagged"], _rate(c["scpi_flagged"], c["scpi"]), c["none"],
+            c["none_flagged"], _rate(c["none_flagged"], c["none"]), f1, _rate(c["flagged"], c["n"]))
 
 
 def _goals(metrics: dict[str, Any]) -> dict[str, Any]:
@@ -134,6 +179,13 @@ def _flag_rates(rows: list[dict[str, str]], flag: np.ndarray) -> dict[str, Any]:
     return out
 
 
+def _text_table(header: tuple[str, ...], rows: list[tuple[Any, ...]]) -> list[str]:
+    cells = [list(header)] + [[f"{c:.3f}" if isinstance(c, float) else str(c) for c in row] for row in rows]
+    widths = [max(len(r[i]) for r in cells) for i in range(len(header))]
+    return ["  ".join(c.rjust(w) if i > 1 else c.ljust(w) for i, (c, w) in enumerate(zip(r, widths, strict=True)))
+            for r in cells]
+
+
 def format_summary(report: dict[str, Any]) -> str:
     """A short human-readable summary of :func:`evaluate_screen`'s report."""
     lines = [f"model {report['model']}: {report['records']} records, {report['labelled']} labelled"]
@@ -146,11 +198,10 @@ def format_summary(report: dict[str, Any]) -> str:
                          f"  (n={values['n']})")
         lines.append("  goals: " + ", ".join(f"{k} {'met' if g['met'] else 'NOT met'}"
                                              for k, g in report["goals"].items()))
-        for lang, groups in metrics.get("per_source", {}).items():
-            for group, v in groups.items():
-                u = v["union"]
-                lines.append(f"  {lang}/{group}: F1 {u['f1']:.3f}  SCPI recall {u['scpi_recall']:.3f}"
-                             f"  NONE flagged {u['none_flag_rate']:.3f}  (n={u['n']})")
+        rows = source_table(report)
+        if rows:
+            lines.append("  per language and source (union):")
+            lines.extend("  " + line for line in _text_table(SOURCE_TABLE_HEADER, rows))
     for lang, groups in report.get("unlabelled_flag_rate", {}).items():
         parts = ", ".join(f"{g} {v['flag_rate']:.1%} of {v['n']}" for g, v in groups.items())
         lines.append(f"  unlabelled {lang}: {parts}")

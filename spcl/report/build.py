@@ -231,21 +231,57 @@ def mask_sections(m: dict[str, Any], add: Callable[[str, bytes], str]) -> list[s
     return out
 
 
+def screen_eval_sections(report: dict[str, Any]) -> list[str]:
+    """The section of a ``spcl eval screen --out`` report: the per language × source table of the labelled
+    records (the table ``spcl eval screen`` prints) and the flag rates of the unlabelled ones."""
+    from spcl.evaluate.screen import LLM_TOKENS_PER_DOC, SOURCE_TABLE_HEADER, source_table
+
+    out = [f"<h2>Screen on labelled data: {esc(report.get('model', '-'))}</h2>",
+           f"<p>{number(report.get('labelled'))} labelled of {number(report.get('records'))} documents; "
+           f"each flagged document costs the LLM stage about {LLM_TOKENS_PER_DOC:,} tokens.</p>",
+           table(SOURCE_TABLE_HEADER, source_table(report))]
+    rates = report.get("unlabelled_flag_rate") or {}
+    if rates:
+        out += ["<h3>Unlabelled text: share flagged</h3>",
+                table(("language", "origin", "documents", "flagged", "flag rate"),
+                      [(lang, g, v["n"], v["flagged"], v["flag_rate"])
+                       for lang, groups in sorted(rates.items()) for g, v in sorted(groups.items())])]
+    return out
+
+
+def read_screen_eval(path: str | Path) -> dict[str, Any]:
+    """A ``spcl eval screen --out`` JSON report; ``ValueError`` when the file is not one."""
+    try:
+        report = json.loads(Path(path).read_text(encoding="utf-8"))
+    except (OSError, ValueError) as err:
+        raise ValueError(f"{path}: not a readable spcl eval screen report ({type(err).__name__})") from None
+    if not isinstance(report, dict) or "records" not in report or "model" not in report:
+        raise ValueError(f"{path}: not a spcl eval screen report (no 'model' and 'records')")
+    return report
+
+
 def write_report(output: str | Path, *, mask: str | Path | None = None, dest: str | Path | None = None,
-                 gpu_tokens_per_s: float | None = None) -> Path:
+                 gpu_tokens_per_s: float | None = None, screen_eval: str | Path | None = None) -> Path:
     """Write ``report.html`` and ``report/`` (charts, facts, manifest) for a filter or mask ``output``.
 
     ``mask`` adds a mask output's section to a filter output's report (its GPU-hours estimate then covers the
     filter's flagged documents); ``gpu_tokens_per_s`` is the generation rate of that estimate (default: the
-    rate the mask run measured). Returns the path of the page.
+    rate the mask run measured); ``screen_eval`` adds the per language × source table of a ``spcl eval screen
+    --out`` report. ``output`` may itself be such a report (a ``.json`` file): the page then holds that table
+    alone, written beside it unless ``dest`` is given. Returns the path of the page.
     """
-    out_dir = Path(dest) if dest is not None else Path(output)
-    kind = output_kind(output)
     facts: dict[str, Any] = {}
-    if kind == "filter":
-        facts["filter"] = filter_facts(output)
+    if Path(output).is_file() and Path(output).suffix == ".json":
+        out_dir = Path(dest) if dest is not None else Path(output).parent
+        facts["screen_eval"] = read_screen_eval(output)
     else:
-        facts["mask"] = mask_facts(output, gpu_tokens_per_s=gpu_tokens_per_s)
+        out_dir = Path(dest) if dest is not None else Path(output)
+        if output_kind(output) == "filter":
+            facts["filter"] = filter_facts(output)
+        else:
+            facts["mask"] = mask_facts(output, gpu_tokens_per_s=gpu_tokens_per_s)
+    if screen_eval is not None:
+        facts["screen_eval"] = read_screen_eval(screen_eval)
     if mask is not None:
         if output_kind(mask) != "mask":
             raise ValueError(f"{mask} is not a mask output (metrics.json, masked/, failed/)")
@@ -266,6 +302,8 @@ def write_report(output: str | Path, *, mask: str | Path | None = None, dest: st
         sections += filter_sections(facts["filter"], add)
     if "mask" in facts:
         sections += mask_sections(facts["mask"], add)
+    if "screen_eval" in facts:
+        sections += screen_eval_sections(facts["screen_eval"])
     title = f"spcl run report: {Path(output).resolve().name}"
     for name, png in pngs.items():
         (charts_dir / f"{name}.png").write_bytes(png)

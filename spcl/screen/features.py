@@ -25,6 +25,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from spcl.screen.lexicon import LEXICON_KINDS
+from spcl.screen.person_cue import CUE_COLUMNS, PersonCues
 from spcl.screen.tokenize import MECAB_DICTIONARIES, Tokenizers, route
 
 _U64 = np.uint64
@@ -78,6 +79,10 @@ class FeatureSettings:
     SentencePiece, or ``chars``: Japanese as character uni- and bigrams of their own, no MeCab); a model's tokens
     depend on it, so it is a training setting, recorded in the card when not the default."""
 
+    person_cues: bool = False
+    """Append the person-cue columns (:mod:`spcl.screen.person_cue`: a topic word and a first-person, named or
+    family cue in one sentence) to the lexicon block; recorded in the card only when on."""
+
     def __post_init__(self) -> None:
         if self.mecab_dic not in MECAB_DICTIONARIES:
             raise ValueError(f"mecab_dic must be one of {', '.join(MECAB_DICTIONARIES)}, not {self.mecab_dic!r}")
@@ -89,6 +94,8 @@ class FeatureSettings:
         d["char_ngrams"] = list(self.char_ngrams)
         if self.mecab_dic == "unidic-lite":
             del d["mecab_dic"]
+        if not self.person_cues:
+            del d["person_cues"]
         return d
 
     @classmethod
@@ -299,6 +306,7 @@ class Featurizer:
         self._use_lex = bool(settings.lexicon and lexicon)
         if self._use_lex and lexicon is not None:
             self._build_lexicon(lexicon)
+        self._cues = PersonCues(lexicon) if self._use_lex and settings.person_cues and lexicon else None
 
     def _build_lexicon(self, lexicon: Mapping[str, Mapping[str, Sequence[str]]]) -> None:
         table: dict[str, dict[int, int]] = {e: {} for e in _LEX_ENGINES}
@@ -357,7 +365,12 @@ class Featurizer:
     @property
     def width(self) -> int:
         """Total columns: hashed block plus the lexicon block."""
-        return (1 << self.settings.bits) + (len(LEXICON_KINDS) if self._use_lex else 0)
+        return (1 << self.settings.bits) + self._dense_width()
+
+    def _dense_width(self) -> int:
+        if not self._use_lex:
+            return 0
+        return len(LEXICON_KINDS) + (len(CUE_COLUMNS) if self._cues is not None else 0)
 
     def _lex_hits(self, engine: str, keys: np.ndarray, docs: np.ndarray, out: np.ndarray) -> None:
         lex = self._lex_keys[engine]
@@ -434,6 +447,9 @@ class Featurizer:
         if self._use_lex and self._lex_keys["char"].size:
             k, d = char_ngram_keys(prepared, (2, 3), self._head_first_char)  # where a head can start
             self._lex_hits("char", k, d, lex)
+        if self._cues is not None:
+            topic_hit = lex[:, :4].sum(axis=1) > 0  # MEDICAL, CRIME, DISABILITY, OTHER
+            lex = np.hstack([lex, self._cues.counts(prepared, langs, topic_hit)])
         if not keys_parts:
             return sp.csr_matrix((n, 1 << s.bits), dtype=np.float32), lex
         cols = _mix64_inplace(np.concatenate(keys_parts).astype(_U64, copy=False))

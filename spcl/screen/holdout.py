@@ -27,22 +27,9 @@ from sklearn.model_selection import StratifiedGroupKFold
 
 from spcl.screen.crossval import flag_metrics
 from spcl.screen.model import Screen
-from spcl.screen.train import Record, TrainSettings, fit_screen, near_duplicate_groups
+from spcl.screen.train import Record, TrainSettings, fit_screen, near_duplicate_groups, source_group
 
 log = logging.getLogger(__name__)
-
-_SOURCE_PREFIXES = ("masc", "klue-dp", "klue-nli", "webtext")
-
-
-def source_group(record: Record) -> str:
-    """``lang:source`` with related sub-sources merged (``masc-blog`` → ``masc``, ``klue-dp-wikitree`` →
-    ``klue-dp``), so each group is one kind of text large enough to score."""
-    src = record.source or "-"
-    for prefix in _SOURCE_PREFIXES:
-        if src.startswith(prefix + "-"):
-            src = prefix
-    return f"{record.lang}:{src}"
-
 
 def holdout_split(real: Sequence[Record], parts: int = 4, seed: int = 0) -> tuple[list[Record], list[Record]]:
     """(train, test): the test part is one of ``parts`` grouped (near-duplicate) folds stratified by
@@ -185,6 +172,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--target-recall", type=float, default=0.96)
     parser.add_argument("--per-lang-thresholds", default="", help="e.g. ja,ko")
     parser.add_argument("--threshold-folds", type=int, default=5)
+    parser.add_argument("--threshold-split", default="cv", choices=("cv", "source"))
     parser.add_argument("--global-threshold-langs", default="", help="e.g. ja,ko")
     parser.add_argument("--lang-target-recall", default="", help="e.g. ko=0.97")
     parser.add_argument("--lang-none-budget", default="", help="e.g. en=0.12")
@@ -198,20 +186,23 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--lang-head", default="", help="held-out quarter of one language with a model trained "
                         "on that language only (a per-language head), instead of the joint model")
     parser.add_argument("--mecab-dic", default="unidic-lite", help="Japanese tokens (FeatureSettings.mecab_dic)")
+    parser.add_argument("--person-cues", action="store_true", help="FeatureSettings.person_cues")
     parser.add_argument("--out", required=True)
     args = parser.parse_args(argv)
     real = read_records(args.real)
     extra = read_records(args.extra) + [record_from_dict(r) for r in generate(args.synthetic, seed=0)]
     settings = replace(TrainSettings(), target_recall=args.target_recall,
                        per_lang_thresholds=tuple(x for x in args.per_lang_thresholds.split(",") if x),
-                       threshold_folds=args.threshold_folds, weak_weight=args.weak_weight,
+                       threshold_folds=args.threshold_folds, threshold_split=args.threshold_split,
+                       weak_weight=args.weak_weight,
                        global_threshold_langs=tuple(x for x in args.global_threshold_langs.split(",") if x),
                        lang_target_recall=lang_values(args.lang_target_recall, "--lang-target-recall"),
                        lang_none_budget=lang_values(args.lang_none_budget, "--lang-none-budget"),
                        fewest_none_langs=tuple(x for x in args.fewest_none_langs.split(",") if x),
                        lang_svc_only=tuple(x for x in args.lang_svc_only.split(",") if x),
                        svc_nb_alpha=args.svc_nb_alpha,
-                       features=replace(FeatureSettings(), mecab_dic=args.mecab_dic))
+                       features=replace(FeatureSettings(), mecab_dic=args.mecab_dic,
+                                        person_cues=args.person_cues))
     report: dict[str, Any] = {"settings": settings.to_json()}
     if not args.skip_held_out:
         train, test = holdout_split(real)

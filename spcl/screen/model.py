@@ -10,6 +10,11 @@ An artifact is a folder of plain files, none of which executes code when loaded:
 | ``spm.model`` | the SentencePiece model (Korean / English / other) |
 | ``lexicon.json`` | the category lexicon the model was trained with |
 
+``model_sha256`` in the card (and so the version string ``NAME@SHA12``) covers every model file **and** the
+card's fields that change decisions (:data:`DECISION_FIELDS`: thresholds, per-language thresholds, feature
+settings, kind, format version, categories). A loader recomputes it and refuses an artifact whose card was
+edited without re-hashing, so raising a threshold can never silently weaken the screen under the old version.
+
 Every file except the card is written byte-for-byte deterministically (no timestamps; the ``.npz`` zip
 entries carry a fixed date), so the same data and seed give identical files. The card holds the only
 volatile fields: ``created`` and ``training_seconds``.
@@ -56,6 +61,11 @@ reads only version 1 refuses it instead of silently using the global thresholds 
 READABLE_FORMATS = (1, 2)
 """Formats this loader reads; a loader refuses any other value."""
 MODEL_FILES: tuple[str, ...] = ("lexicon.json", "lgbm.txt", "screen.npz", "spm.model")
+DECISION_FIELDS: tuple[str, ...] = (
+    "categories", "features", "format_version", "kind", "lang_thresholds", "thresholds")
+"""Card fields that change what the screen flags; :func:`model_digest` covers them beside the files."""
+DECISION_ENTRY = "model_card.json#decisions"
+"""The name under which the card's decision fields enter :func:`model_digest`."""
 _ZIP_DATE = (1980, 1, 1, 0, 0, 0)
 _NPZ_KEYS = ("idf", "svc_coef", "svc_intercept", "lgbm_columns", "cat_coef", "cat_intercept")
 
@@ -119,7 +129,19 @@ class Screen:
     def version(self) -> str:
         """``NAME@SHA12``: the artifact name and the first 12 hex digits of its model files' hash (of the
         files it was loaded from; a screen not loaded from files hashes its serialized files, once)."""
-        return f"{self.name}@{(self._files_digest or model_digest(self.file_bytes()))[:12]}"
+        digest = self._files_digest or model_digest(self.file_bytes(), self.decision_card())
+        return f"{self.name}@{digest[:12]}"
+
+    def decision_card(self) -> dict[str, Any]:
+        """The card fields that change decisions (:data:`DECISION_FIELDS`), as :meth:`save` writes them."""
+        return {
+            "categories": list(CATEGORIES),
+            "features": self.settings.to_json(),
+            "format_version": FORMAT_VERSION if self.lang_thresholds else 1,
+            "kind": DEFAULT_KIND,
+            "lang_thresholds": self.lang_thresholds,
+            "thresholds": self.thresholds,
+        }
 
     def features(self, texts: Sequence[str], langs: Sequence[str] | None = None) -> sp.csr_matrix:
         """The TF-IDF matrix (hashed block plus lexicon block) the models see."""
@@ -203,18 +225,14 @@ class Screen:
             (out / fname).write_bytes(data)
         card = dict(self.card)
         card.update(card_extra or {})
+        decisions = self.decision_card()
+        card.update(decisions)
         card.update(
             {
-                "format_version": FORMAT_VERSION if self.lang_thresholds else 1,
-                "kind": DEFAULT_KIND,
                 "name": out.name,
                 "spcl_version": card.get("spcl_version", __version__),
-                "features": self.settings.to_json(),
-                "thresholds": self.thresholds,
-                "lang_thresholds": self.lang_thresholds,
-                "categories": list(CATEGORIES),
                 "files": {k: hashlib.sha256(v).hexdigest() for k, v in sorted(files.items())},
-                "model_sha256": model_digest(files),
+                "model_sha256": model_digest(files, decisions),
             }
         )
         (out / CARD).write_text(json.dumps(card, indent=2, ensure_ascii=False, sort_keys=True) + "\n")
@@ -232,11 +250,20 @@ def _scrub(text: str) -> str:
     return text
 
 
-def model_digest(files: Mapping[str, bytes]) -> str:
-    """SHA-256 over the sorted (name, SHA-256) pairs of the model files."""
+def decision_bytes(card: Mapping[str, Any]) -> bytes:
+    """Canonical JSON of the card's :data:`DECISION_FIELDS` (a missing field is ``null``)."""
+    fields = {k: card.get(k) for k in DECISION_FIELDS}
+    return json.dumps(fields, ensure_ascii=False, sort_keys=True, separators=(",", ":")).encode("utf-8")
+
+
+def model_digest(files: Mapping[str, bytes], card: Mapping[str, Any]) -> str:
+    """SHA-256 over the sorted (name, SHA-256) pairs of the model files and of the card's decision fields
+    (:func:`decision_bytes`, under the name :data:`DECISION_ENTRY`)."""
+    entries = dict(files)
+    entries[DECISION_ENTRY] = decision_bytes(card)
     h = hashlib.sha256()
-    for name in sorted(files):
-        h.update(name.encode() + b"\0" + hashlib.sha256(files[name]).hexdigest().encode() + b"\n")
+    for name in sorted(entries):
+        h.update(name.encode() + b"\0" + hashlib.sha256(entries[name]).hexdigest().encode() + b"\n")
     return h.hexdigest()
 
 
@@ -306,6 +333,11 @@ def _checked_files(root: Path, card: dict[str, Any]) -> dict[str, bytes]:
         if hashlib.sha256(data).hexdigest() != expected.get(fname):
             raise ScreenModelError(f"{fpath}: SHA-256 does not match the model card (corrupt or altered)")
         files[fname] = data
+    if card.get("model_sha256") != model_digest(files, card):
+        raise ScreenModelError(
+            f"{card_path}: model_sha256 does not cover the card's thresholds and settings as they are "
+            "(edited without re-hashing, or written by an older spcl); retrain with `spcl train`"
+        )
     return files
 
 
@@ -328,7 +360,7 @@ def load_lgbm_svc(root: Path, card: dict[str, Any]) -> Screen:
             lang_thresholds=card.get("lang_thresholds") or {},
             card=card,
             name=str(card.get("name", root.name)),
-            files_digest=model_digest(files),
+            files_digest=str(card["model_sha256"]),
         )
     except ScreenModelError:
         raise

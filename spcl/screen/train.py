@@ -101,6 +101,11 @@ class TrainSettings:
     threshold is :data:`LGBM_OFF`): on English the LightGBM added no SCPI passage out-of-fold (20 of 26 with or
     without it) but flagged more NONE."""
     threshold_folds: int = 5
+    threshold_split: str = "cv"
+    """How the out-of-fold scores that choose the thresholds are split: ``cv`` — grouped (near-duplicate)
+    stratified folds, every source in every fold; ``source`` — whole source groups (:func:`source_group`) per
+    fold, so a threshold is chosen on scores of models that never saw that kind of text (what transfers to a
+    new kind, rather than what holds inside a known one)."""
     svc_c: float = 0.5
     svc_nb_alpha: float = 0.0
     """0: the LinearSVC trains on the TF-IDF columns. > 0: NB-SVM — it trains on the columns scaled by their
@@ -192,6 +197,19 @@ def read_records(paths: Iterable[str | Path]) -> list[Record]:
     return out
 
 
+_SOURCE_PREFIXES = ("masc", "klue-dp", "klue-nli", "webtext", "20news")
+
+
+def source_group(record: Record) -> str:
+    """``lang:source`` with related sub-sources merged (``masc-blog`` → ``masc``, ``klue-dp-wikitree`` →
+    ``klue-dp``, ``20news-sci.med`` → ``20news``), so each group is one kind of text large enough to score."""
+    src = record.source or "-"
+    for prefix in _SOURCE_PREFIXES:
+        if src.startswith(prefix + "-"):
+            src = prefix
+    return f"{record.lang}:{src}"
+
+
 def near_duplicate_groups(texts: Sequence[str], threshold: float = 0.5) -> np.ndarray:
     """Group ids such that texts whose character-trigram Jaccard similarity ≥ ``threshold`` share one.
 
@@ -273,6 +291,12 @@ def _prepare(records: Sequence[Record], featurizer: Featurizer, settings: TrainS
     weak = np.array([r.weak for r in records], bool)
     target = np.array([r.label in settings.threshold_labels for r in records], bool) & real
     strata = np.array([f"{r.lang}:{r.label}:{int(r.synthetic)}" for r in records])
+    groups = near_duplicate_groups(texts)
+    if settings.threshold_split == "source":  # real records fold by kind of text; extras by near-duplicates
+        groups = np.array([f"src:{source_group(r)}" if not r.synthetic else f"dup:{g}"
+                           for r, g in zip(records, groups.tolist(), strict=True)], dtype=object)
+    elif settings.threshold_split != "cv":
+        raise ValueError(f"threshold_split must be 'cv' or 'source', not {settings.threshold_split!r}")
     counts, lex = featurizer.featurize(texts, langs)
     return _Data(
         counts=counts,
@@ -283,7 +307,7 @@ def _prepare(records: Sequence[Record], featurizer: Featurizer, settings: TrainS
         weight=np.where(real, 1.0, np.where(weak, settings.weak_weight, settings.synthetic_weight)).astype(np.float64),
         target=target,
         strata=strata,
-        groups=near_duplicate_groups(texts),
+        groups=groups,
         langs=np.array(langs, dtype=object),
     )
 
@@ -393,8 +417,10 @@ def oof_thresholds(data: _Data, settings: TrainSettings, hashed_width: int,
     n = data.y.size
     lg_oof = np.zeros(n, np.float32)
     svc_oof = np.zeros(n, np.float32)
+    fold = np.zeros(n, np.int16)
     folds = StratifiedGroupKFold(n_splits=settings.threshold_folds, shuffle=True, random_state=settings.seed)
-    for tr, te in folds.split(np.zeros(n), data.strata, data.groups):
+    for k, (tr, te) in enumerate(folds.split(np.zeros(n), data.strata, data.groups)):
+        fold[te] = k
         idf = fit_idf(data.counts[tr])
         xtr = tfidf(data.counts[tr], idf, data.lex[tr], settings.features.sublinear_tf)
         xte = tfidf(data.counts[te], idf, data.lex[te], settings.features.sublinear_tf)
@@ -402,6 +428,19 @@ def oof_thresholds(data: _Data, settings: TrainSettings, hashed_width: int,
         lg_oof[te], svc_oof[te] = _score(xte, w, b, cols, model)
         if on_fit is not None:
             on_fit(len(tr))
+    lg_t, svc_t, per_lang = choose_thresholds(lg_oof, svc_oof, data.target, data.y, data.real, data.langs,
+                                              settings)
+    return {"lgbm": lg_t, "svc": svc_t, "lang": per_lang, "oof_lgbm": lg_oof, "oof_svc": svc_oof,
+            "oof_fold": fold}
+
+
+def choose_thresholds(lg_oof: np.ndarray, svc_oof: np.ndarray, target: np.ndarray, y: np.ndarray,
+                      real: np.ndarray, langs: np.ndarray, settings: TrainSettings
+                      ) -> tuple[float, float, dict[str, dict[str, float]]]:
+    """(global lgbm, global svc, per-language pairs) from out-of-fold scores by the rules of ``settings``;
+    ``target``: real documents of the threshold labels, ``y``: topic-positive, ``real``: not training-only.
+    Applied to a subset of the training documents it cross-fits the rule (tools/screen_source_folds.py)."""
+    data = _Labels(target=target, y=y, real=real, langs=langs)
     pos = data.target if data.target.any() else data.y
     tuning = np.isin(data.langs, settings.global_threshold_langs) if settings.global_threshold_langs else None
     if tuning is not None and (pos & tuning).any():
@@ -430,7 +469,15 @@ def oof_thresholds(data: _Data, settings: TrainSettings, hashed_width: int,
             per_lang[lang] = {"lgbm": t_l, "svc": t_s}
     for lang in settings.lang_svc_only:
         per_lang[lang] = {"lgbm": LGBM_OFF, "svc": per_lang.get(lang, {"svc": svc_t})["svc"]}
-    return {"lgbm": lg_t, "svc": svc_t, "lang": per_lang, "oof_lgbm": lg_oof, "oof_svc": svc_oof}
+    return lg_t, svc_t, per_lang
+
+
+@dataclass(frozen=True)
+class _Labels:
+    target: np.ndarray
+    y: np.ndarray
+    real: np.ndarray
+    langs: np.ndarray
 
 
 def tune_thresholds(
@@ -569,7 +616,9 @@ def _training_card(records: Sequence[Record], settings: TrainSettings, lgbm_colu
         "threshold_rule": (
             f"mode {settings.threshold_mode}: recall {settings.target_recall} of real "
             f"{'+'.join(settings.threshold_labels)} documents, out-of-fold "
-            f"({settings.threshold_folds}-fold grouped stratified CV on the training data)"
+            + (f"({settings.threshold_folds} folds of whole source groups: scores of models that never saw "
+               "the document's kind of text)" if settings.threshold_split == "source" else
+               f"({settings.threshold_folds}-fold grouped stratified CV on the training data)")
             + (f"; own thresholds for {', '.join(settings.per_lang_thresholds)} where a language has "
                f"≥ {min_positives(settings.target_recall)} such documents"
                if settings.per_lang_thresholds else "")
@@ -648,7 +697,7 @@ def fit_screen(
         card=card,
     )
     screen.card["training_seconds"] = round(time.perf_counter() - t0, 2)
-    screen.oof_scores = {"lgbm": th["oof_lgbm"], "svc": th["oof_svc"]}
+    screen.oof_scores = {"lgbm": th["oof_lgbm"], "svc": th["oof_svc"], "fold": th["oof_fold"]}
     log.info(
         "trained screen on %d records in %.1fs (thresholds lgbm=%.4f svc=%.4f)",
         len(records),
