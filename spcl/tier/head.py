@@ -36,7 +36,8 @@ def head_logits(kind: str, arrays: Mapping[str, np.ndarray], x: np.ndarray) -> n
 
 
 def fit_head(kind: str, x: np.ndarray, y: np.ndarray, seed: int = 0, hidden: int = 64,
-             alpha: float = 1e-2, weight: np.ndarray | None = None) -> dict[str, np.ndarray]:
+             alpha: float = 1e-2, weight: np.ndarray | None = None,
+             max_iter: int = 100) -> dict[str, np.ndarray]:
     """Train a head on features ``x`` and 0/1 labels ``y``; its arrays (scikit-learn does the fitting, the result
     is plain arrays). ``weight``: per-row weights (linear head only; the network repeats rows instead)."""
     from sklearn.linear_model import LogisticRegression
@@ -56,8 +57,8 @@ def fit_head(kind: str, x: np.ndarray, y: np.ndarray, seed: int = 0, hidden: int
     pos, neg = np.flatnonzero(y == 1), np.flatnonzero(y == 0)
     reps = max(1, round(len(neg) / max(len(pos), 1)))
     idx = np.concatenate([neg, np.repeat(pos, reps)])
-    mlp = MLPClassifier(hidden_layer_sizes=(hidden,), alpha=alpha, max_iter=300, early_stopping=False,
-                        random_state=seed, learning_rate_init=1e-3, batch_size=64)
+    mlp = MLPClassifier(hidden_layer_sizes=(hidden,), alpha=alpha, solver="lbfgs", max_iter=max_iter,
+                        random_state=seed)
     mlp.fit(z[idx], y[idx])
     return {"mean": mean, "scale": scale, "w1": mlp.coefs_[0].astype(np.float32),
             "b1": mlp.intercepts_[0].astype(np.float32), "w2": mlp.coefs_[1].astype(np.float32),

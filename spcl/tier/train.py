@@ -214,7 +214,13 @@ def train_tier(data_paths: Sequence[str | Path], out: str | Path, *, screen_dir:
         "fold_of_source": {s: int(fold[data.sources.index(s)]) for s in sorted(set(data.sources))},
         **ev,
     }
-    card["training_data"] = [str(p) for p in data_paths]
+    import hashlib
+
+    card["training_data"] = [{"file": f"{Path(p).parent.name}/{Path(p).name}",
+                              "sha256": hashlib.sha256(Path(p).read_bytes()).hexdigest()} for p in data_paths]
+    card["notes"] = ("flags come from the screen named in evaluation.flags_from; where that screen was trained on "
+                     "some of these sources its flags there are in-sample (it flags nearly all their SCPI and "
+                     "RELATED), so the flagged-NONE counts of those sources are its hard cases only")
     card["training_counts"] = dict(sorted(Counter(f"{a}:{b}" for a, b in zip(data.langs, data.labels,
                                                                                 strict=True)).items()))
     card["training_seconds"] = round(time.perf_counter() - t0, 1)
