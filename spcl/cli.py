@@ -31,6 +31,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "spcl.commands.annotate",
     "spcl.commands.train_extractor",
     "spcl.commands.train_names",
+    "spcl.commands.train_tier",
 )
 
 

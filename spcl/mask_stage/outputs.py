@@ -40,7 +40,8 @@ class MaskedRows:
         if not isinstance(released, Released) or not released.is_sealed():
             raise TypeError("masked/ takes only documents that passed spcl.mask_stage.release.check_release")
         row = (doc_id, row_key, lang, released.masked_text, released.spans, released.types, len(released.spans),
-               who.backend, extracted_by, model, prompt_version, extracted_by != who.backend, who.source_file,
+               who.backend, extracted_by, model, prompt_version, extracted_by not in (who.backend, "tier"),
+               who.source_file,
                vault_file, who.config_hash)
         for name, value in zip(MASKED_SCHEMA.names, row, strict=True):
             self.columns[name].append(value)

@@ -99,8 +99,11 @@ def finish(cfg: MaskJobConfig, keyed: list[tuple[Path, str]], hashes: dict[str, 
                   "prompt_version": metrics["prompt_version"], "run_id": cfg.run_id,
                   "operators": {t: cfg.operators.get(t, DEFAULT_OPERATOR) for t in cfg.types},
                   "names_finder": metrics["names_finder"], "name_lists": metrics["name_lists"]}
-    write_manifest(cfg.output, kind="mask-output", records={"masked": metrics["masked"],
-                                                             "failed": metrics["failed"]}, **provenance)
+    tier = metrics["tier"]
+    records = {"masked": metrics["masked"], "failed": metrics["failed"]}
+    if tier["enabled"]:  # the masked rows the tier cleared (unchanged, no LLM), per language
+        records |= {"tier_cleared": tier["cleared"], "tier_cleared_per_language": tier["cleared_per_language"]}
+    write_manifest(cfg.output, kind="mask-output", records=records, **provenance)
     write_manifest(cfg.vault, kind="mask-vault", **provenance)
     return metrics
 

@@ -41,17 +41,21 @@ class FileStats:
     extract_seconds: float = 0.0
     seconds: float = 0.0
     latencies: list[float] = field(default_factory=list)  # per document, primary backend
+    tier_checked: int = 0  # screen-only documents the tier scored
+    tier_errors: int = 0  # ... it could not score (they went on to the extractor)
+    tier_seconds: float = 0.0
+    tier_cleared: dict[str, int] = field(default_factory=dict)  # per language: cleared, left the LLM path
 
     _SUMMED = ("files", "documents", "masked", "failed", "failed_transient", "fallback", "outputs", "parsed",
                "checked_rows", "hallucinated_rows", "generated_tokens", "prompt_tokens", "token_documents",
-               "extract_seconds", "seconds")
+               "extract_seconds", "seconds", "tier_checked", "tier_errors", "tier_seconds")
 
     def merge(self, other: FileStats) -> None:
         """Add ``other`` into this one."""
         for name in self._SUMMED:
             setattr(self, name, getattr(self, name) + getattr(other, name))
         for mine, theirs in ((self.failed_reasons, other.failed_reasons), (self.entities, other.entities),
-                             (self.found_by, other.found_by)):
+                             (self.found_by, other.found_by), (self.tier_cleared, other.tier_cleared)):
             for k, v in theirs.items():
                 mine[k] = mine.get(k, 0) + v
         self.latencies.extend(other.latencies)

@@ -28,17 +28,23 @@ from spcl.executor.state import commit_unit, read_part
 from spcl.executor.units import part_path
 from spcl.extract.backends import BackendUnavailable, Extraction, Extractor, make_extractor
 from spcl.manifest import sha256_file
+from spcl.mask import mask_text
 from spcl.mask.ids import release_id
 from spcl.mask_stage.candidates import RuleHit, rule_hits
 from spcl.mask_stage.config import MaskJobConfig
 from spcl.mask_stage.document import Outcome, mask_document
 from spcl.mask_stage.inputs import InputRows, MaskJobError, count_rows, read_rows
 from spcl.mask_stage.outputs import FailedRows, MaskedRows, RowIdentity
+from spcl.mask_stage.release import Released, check_release
 from spcl.mask_stage.schema import FAILED_SCHEMA, MASKED_SCHEMA
 from spcl.mask_stage.state import FileStats, Marker, marker_path, needs_work, read_marker, write_json_atomic
 from spcl.text import normalize
 
 log = logging.getLogger("spcl.mask_stage")
+
+TIER_CLEARED = "tier:below_threshold"
+"""The reason (the ``prompt_version`` of its masked row, ``extracted_by`` = ``tier``) of a document the tier
+cleared: it left the LLM path unchanged, as the screen's clean documents do."""
 
 
 @dataclass(slots=True)
@@ -49,6 +55,22 @@ class _Doc:
     text: str
     hits: list[RuleHit]
     lang: str | None
+    screen_only: bool = False  # flagged by the screen alone: no rule reason and no detector hit
+
+
+@dataclass(frozen=True, slots=True)
+class _TierSource:
+    """What a masked row names as its producer when the tier cleared it (no extractor ran)."""
+
+    name: str
+    model: str
+    prompt_version: str = TIER_CLEARED
+
+
+def screen_only(reasons: list[str] | None, hits: list[RuleHit]) -> bool:
+    """True when a flagged row's reasons are all the screen's (``screen:NAME``) and no detector hit it: the only
+    documents the tier may clear. A row without reasons is never screen-only (fail closed)."""
+    return bool(reasons) and not hits and all(isinstance(r, str) and r.startswith("screen:") for r in reasons or ())
 
 
 @dataclass(slots=True)
@@ -99,6 +121,11 @@ class MaskRunner:
             (self.out / sub).mkdir(parents=True, exist_ok=True)
         self.check = getattr(self.extractor, "check", None)
         self.config_hash = cfg.config_hash()
+        self.tier: Any = None
+        if cfg.tier:
+            from spcl.tier import load_tier
+
+            self.tier = load_tier(cfg.tier, backend=cfg.tier_backend, encoder_dir=cfg.tier_encoder_dir)
         self.progress: Any = None  # a spcl.progress.Progress while the python engine runs (counts only)
 
     def _identity(self, source_file: str) -> RowIdentity:
@@ -119,13 +146,41 @@ class MaskRunner:
             return [Extraction(error="engine_error:result_count") for _ in texts]
         return results
 
-    def _outcomes(self, docs: list[_Doc], stats: FileStats) -> dict[int, tuple[Outcome, Extractor]]:
-        """Ask the backend (and the fallback for what failed) about ``docs``; outcome by row index."""
+    def _tier_clear(self, docs: list[_Doc], stats: FileStats) -> dict[int, tuple[Outcome, Any]]:
+        """The screen-only documents the tier clears (released unchanged, through the release check); any
+        error of the tier sends every document on to the extractor."""
+        asked = [d for d in docs if d.screen_only]
+        if self.tier is None or not asked:
+            return {}
+        t0 = time.perf_counter()
+        try:
+            passes = self.tier.passes([d.text for d in asked], [d.lang or "other" for d in asked])
+        except Exception as err:  # fail closed: the documents go on to the LLM
+            log.warning("tier failed a batch of %d documents (%s); they go on", len(asked), type(err).__name__)
+            stats.tier_errors += len(asked)
+            return {}
+        finally:
+            stats.tier_seconds += time.perf_counter() - t0
+        stats.tier_checked += len(asked)
+        src = _TierSource("tier", self.tier.version)
+        cleared: dict[int, tuple[Outcome, Any]] = {}
+        for doc, goes_on in zip(asked, passes, strict=True):
+            if goes_on:
+                continue
+            checked = check_release(doc.text, mask_text(doc.text, ()), [h for h in doc.hits if h.flagging])
+            if isinstance(checked, Released):
+                cleared[doc.index] = (Outcome(released=checked), src)
+        return cleared
+
+    def _outcomes(self, docs: list[_Doc], stats: FileStats) -> dict[int, tuple[Outcome, Any]]:
+        """Ask the tier (when set) and the backend (and the fallback for what failed) about ``docs``; outcome by
+        row index."""
         ex, cfg = self.extractor, self.cfg
+        outcomes: dict[int, tuple[Outcome, Any]] = self._tier_clear(docs, stats)
+        docs = [d for d in docs if d.index not in outcomes]
         t0 = time.perf_counter()
         results = self._extract(ex, [d.text for d in docs]) if docs else []
         stats.extract_seconds += time.perf_counter() - t0
-        outcomes: dict[int, tuple[Outcome, Extractor]] = {}
         for doc, res in zip(docs, results, strict=True):
             stats.latencies.append(round(res.seconds, 6))
             stats.generated_tokens += res.generated_tokens or 0
@@ -177,7 +232,7 @@ class MaskRunner:
                 except Exception as err:  # a detector bug fails this document, closed
                     early[i] = f"detect_error:{type(err).__name__}"
                     continue
-                docs.append(_Doc(i, nfc, hits, rows.langs[i]))
+                docs.append(_Doc(i, nfc, hits, rows.langs[i], screen_only(rows.reasons[i], hits)))
         outcomes = self._outcomes(docs, fp.stats)
         nfc_texts = {d.index: d.text for d in docs}
         if self.progress is not None:
@@ -233,7 +288,8 @@ class MaskRunner:
             # between its part moves left in neither part
             settled = set(prior_masked.column("row_key").to_pylist()) | set(prior_failed.column("row_key").to_pylist())
             for name in ("generated_tokens", "prompt_tokens", "token_documents", "extract_seconds", "seconds",
-                         "outputs", "parsed", "checked_rows", "hallucinated_rows"):
+                         "outputs", "parsed", "checked_rows", "hallucinated_rows", "tier_checked", "tier_errors",
+                         "tier_seconds"):
                 setattr(stats, name, getattr(marker.stats, name))
             stats.latencies = list(marker.stats.latencies)
         tmp = self.out / "_tmp" / f"{key}.{os.getpid()}.{secrets.token_hex(4)}"
@@ -279,6 +335,10 @@ class MaskRunner:
         stats.failed_transient = sum(bool(v) for v in failed.column("transient").to_pylist())
         stats.failed_reasons = _count_column(failed.column("reason").to_pylist())
         stats.fallback = sum(bool(v) for v in masked.column("fallback").to_pylist())
+        by_tier = [lang or "other" for lang, by in zip(masked.column("lang").to_pylist(),
+                                                       masked.column("extracted_by").to_pylist(), strict=True)
+                   if by == "tier"]
+        stats.tier_cleared = _count_column(by_tier)
         spans = [s for row in masked.column("spans").to_pylist() for s in (row or [])]
         stats.entities = _count_column([s["type"] for s in spans])
         stats.found_by = _count_column([src for s in spans for src in (s["found_by"] or [])])
