@@ -170,6 +170,11 @@ def stale_pages() -> list[Path]:
     return [path for path, make in PAGES.items() if not path.exists() or path.read_text("utf-8") != make()]
 
 
+def _shown(path: Path) -> str:
+    """A path relative to the repository when it lies inside it."""
+    return str(path.relative_to(ROOT)) if path.is_relative_to(ROOT) else str(path)
+
+
 def main(argv: list[str] | None = None) -> int:
     """Write (or with ``--check`` compare) the generated reference pages; 1 when a page is stale."""
     ap = argparse.ArgumentParser(prog="python -m tools.gen_docs", description=__doc__.split("\n")[0])
@@ -178,12 +183,12 @@ def main(argv: list[str] | None = None) -> int:
     if args.check:
         stale = stale_pages()
         for path in stale:
-            print(f"stale: {path.relative_to(ROOT)} (run: python -m tools.gen_docs)", file=sys.stderr)
+            print(f"stale: {_shown(path)} (run: python -m tools.gen_docs)", file=sys.stderr)
         return 1 if stale else 0
     for path, make in PAGES.items():
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(make(), encoding="utf-8")
-        print(f"wrote {path.relative_to(ROOT)}")
+        print(f"wrote {_shown(path)}")
     return 0
 
 
