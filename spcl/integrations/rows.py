@@ -125,7 +125,7 @@ def screen_texts(texts: Sequence[Any], ids: Sequence[Any] | None = None, setting
     A value that cannot be screened (``None``, not a string, empty, NUL, too long) is ``quarantine`` with the
     reader's reason, never skipped. Detectors and the screen model load once per process.
 
-    Example (a doctest)::
+    Example (a doctest):
 
         >>> out = screen_texts(["今日は晴れです。", "連絡先: taro.yamada@mailbox.com", None, "a\\x00b"])
         >>> [(r.decision, r.reasons, r.quarantine_reason) for r in out]  # doctest: +NORMALIZE_WHITESPACE
