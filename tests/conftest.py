@@ -14,7 +14,7 @@ from spcl.extract.backends import Extraction, Extractor
 
 ROOT = Path(__file__).resolve().parent.parent
 SAMPLE = ROOT / "data" / "sample"
-SHARED_DATA = ROOT.parent / "shared" / "data" / "scpi-real-v1" / "labelled.jsonl"
+SHARED_DATA = ROOT / "data" / "scpi-real-v1" / "labelled.jsonl"
 
 # Every Spark driver the tests start (in-process sessions, the jobs/*.py subprocesses, spark-submit: all read
 # SPARK_SUBMIT_OPTS) runs its short jobs with the quick C1 compiler only: the optimizing C2 compiler's threads

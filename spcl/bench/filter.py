@@ -31,11 +31,11 @@ from spcl.synth.corpus import generate_corpus
 GOAL_PYTHON_DOCS_PER_CORE = 5000.0
 """Rules-only goal (issue: filtering job)."""
 GOAL_SPARK_SCREEN_DOCS_PER_CORE = 4000.0
-"""Full screen in Spark on the mixed real-text corpus, marginal (issue 26; compass goal 5,000)."""
+"""Full screen in Spark on the mixed real-text corpus, marginal."""
 GOAL_STARTUP_SECONDS = 8.0
-"""Fixed start-up of a Spark run, local mode and standalone cluster (issue 26)."""
+"""Fixed start-up of a Spark run, local mode and standalone cluster."""
 GOAL_SCALE_OUT = 1.8
-"""Two single-core workers vs one, marginal throughput (issue 26)."""
+"""Two single-core workers vs one, marginal throughput."""
 
 
 def make_bench_corpus(workdir: Path, docs: int, seed: int, files: int = 4, corpus: str = "real") -> list[str]:

@@ -1,6 +1,6 @@
 """The prepared GPU check of the ``vllm`` backend: ``python -m spcl.bench.gpu_check --out DIR``.
 
-Run once on a GPU machine (no internet needed): it writes ~2,000 synthetic flagged documents (the issue-4
+Run once on a GPU machine (no internet needed): it writes ~2,000 synthetic flagged documents (the synthetic
 generator), a random-init Llama chat model sized by ``--hidden``/``--layers`` (or uses ``--model`` if a real
 model folder is on the machine), runs the mask job with ``--backend vllm`` and prints generated tokens/s,
 docs/s and the job's metrics as JSON (also ``DIR/gpu_check.json``). A random model prints noise until

@@ -5,7 +5,7 @@ benchmarks read real passages that install offline, assembled into documents by 
 
 - ``data/weak-none/libreoffice-help.jsonl`` (committed; real LibreOffice help passages, ja and ko, MPL-2.0);
 - ``data/weak-english/english.jsonl`` (committed; real English help pages and e-mails, see its README);
-- the shared real labelled sentences (``../shared/data/scpi-real-v1/labelled.jsonl``: news, Wikipedia,
+- the real labelled sentences (``data/scpi-real-v1/labelled.jsonl``: news, Wikipedia,
   reviews), when present;
 - the Japanese manual pages of Debian's ``manpages-ja`` (``/usr/share/man/ja``), when installed.
 
@@ -27,7 +27,7 @@ from spcl.resources import SOURCE_ROOT
 
 WEAK_NONE = SOURCE_ROOT / "data" / "weak-none" / "libreoffice-help.jsonl"
 WEAK_ENGLISH = SOURCE_ROOT / "data" / "weak-english" / "english.jsonl"
-SHARED_LABELLED = SOURCE_ROOT.parent / "shared" / "data" / "scpi-real-v1" / "labelled.jsonl"
+SHARED_LABELLED = SOURCE_ROOT / "data" / "scpi-real-v1" / "labelled.jsonl"
 MANPAGES_JA = Path("/usr/share/man/ja")
 LANGS = ("en", "ja", "ko")
 _ROFF_ESCAPE = re.compile(r"\\f[BIRP]|\\\(..|\\[-&e|^]|\\s[+-]?\d")

@@ -13,11 +13,9 @@ from spcl.progress import Progress
 
 log = logging.getLogger(__name__)
 
-README_TRAIN_SECTION = "Screen model: train, evaluate, benchmark"
-"""The README heading whose first example trains on data that ships with a clone."""
 CLONE_EXAMPLE = ("spcl train --data data/weak-none/libreoffice-help.jsonl --synthetic 60 --cv-folds 0 "
                  "--out models/try-screen")
-"""That example, repeated in the missing-data message."""
+"""A quick training example on data that ships, repeated in the missing-data message."""
 
 
 def add_train_arguments(parser: argparse.ArgumentParser) -> None:
@@ -99,9 +97,9 @@ def run_train(args: argparse.Namespace) -> int:
 
     missing = [d for d in args.data if not Path(d).is_file()]
     if missing:
-        print(f"spcl train: data file not found: {', '.join(missing)} (the shared labelled sets under ../shared/ "
-              f"are not part of a clone; README section '{README_TRAIN_SECTION}' has an example on the data that "
-              f"ships: {CLONE_EXAMPLE})", file=sys.stderr)
+        print(f"spcl train: data file not found: {', '.join(missing)} (the labelled sets that ship are under "
+              f"data/, e.g. data/scpi-real-v1/labelled.jsonl; a quick example on them: {CLONE_EXAMPLE})",
+              file=sys.stderr)
         return 2
     try:
         lang_targets = lang_values(args.lang_target_recall, "--lang-target-recall")

@@ -173,7 +173,7 @@ def validate_mynumber(digits: str) -> bool:
     return mynumber_check_digit(digits) == ord(digits[11]) - 48
 
 
-# ------------------------------------------------------------------------------------ issue 25: US, IBAN, IP
+# ------------------------------------------------------------------------------------ US, IBAN, IP
 _SSN_BLOCKED = frozenset({"078051120", "219099999", "457555462"})  # published (wallet cards, ads): never personal
 _ITIN_GROUPS = frozenset([*range(50, 66), *range(70, 89), *range(90, 93), *range(94, 100)])
 
@@ -306,7 +306,7 @@ def ip_is_public(value: str) -> bool:
     return int(ip) >> 125 == 1  # 2000::/3
 
 
-# ------------------------------------------------------------------------------------ issue 25: credentials
+# ------------------------------------------------------------------------------------ credentials
 _PLACEHOLDER_WORDS = re.compile(
     r"example|sample|dummy|placeholder|change[_-]?me|your|redacted|xxxx|\*\*\*|\.\.\.|…|[<>]|\{\{|\$\{|%[sd]|"
     r"^\$|^(?:none|null|nil|true|false|undefined|test|todo|fixme|admin|root|pass|password|passwd|secret|token|"

@@ -30,7 +30,7 @@ from spcl.text import normalize
 KINDS = ("gold", "negative", "prose")
 
 GOALS = {"recall_overall": 0.99, "recall_per_type": 0.95, "negatives_hit_max": 0.02, "prose_hits_per_mb_max": 1.0}
-"""Issue 12's bar: typed recall overall and per type, share of hard negatives hit, non-e-mail hits/MB."""
+"""The detectors' bar: typed recall overall and per type, share of hard negatives hit, non-e-mail hits/MB."""
 
 
 class DetectEvalError(ValueError):

@@ -5,7 +5,7 @@ Input: JSONL, one record a line, ``{"id", "text", "lang"?, "label"?, "source"?, 
 - A record **with** a ``label`` (SCPI, RELATED or NONE) is scored: topic precision/recall/F1 (SCPI and
   RELATED against NONE), SCPI recall and the share of NONE flagged, overall, per language and per
   language and ``source`` (when present), for the union and for each model alone — the numbers of the
-  screen's bar in issue 23.
+  screen's quality bar.
 - A record **without** a label is real text of unknown content: only its flag rate is reported, per language
   and per *origin* (``source``, or the part of ``origin`` before the first ``:``, e.g. ``sotu`` or ``man``).
   This is what the LLM stage will be sent of ordinary text.
@@ -36,7 +36,7 @@ SOURCE_TABLE_HEADER = ("language", "source", "documents", "SCPI", "SCPI found", 
                        "NONE flagged", "NONE flag rate", "topic F1", "sent to LLM")
 """Columns of :func:`source_table` (the same table in ``spcl eval screen`` and in ``spcl report``)."""
 GOALS = {"f1_min": 0.85, "scpi_recall_min": 0.95, "lang_scpi_recall_min": 0.95, "none_flagged_max": 0.12}
-"""Issue 23's bar for the screen on real labelled text: topic F1 ≥ 0.85 (0.88 on text like the training
+"""The bar for the screen on real labelled text: topic F1 ≥ 0.85 (0.88 on text like the training
 sources), SCPI recall ≥ 0.95 overall and in Japanese and in Korean, NONE flagged ≤ 12 % overall and in
 English."""
 SCPI_LANGS = ("ja", "ko")

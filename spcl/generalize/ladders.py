@@ -20,7 +20,7 @@ Every candidate is built from parts of the parsed value and *subsumes* it (prope
   Japanese address). Default rung: the district (Korean 시/군/구, Japanese 市区町村), else the city.
 - **Kinship** (REL): the family rung (``가족``, ``家族``, ``family member``).
 
-Identifiers (PHONE, EMAIL, RRN, MYNUMBER, CARD, ACCOUNT, POSTAL, CODE; issue 25's ID, IP, CREDENTIAL and the
+Identifiers (PHONE, EMAIL, RRN, MYNUMBER, CARD, ACCOUNT, POSTAL, CODE; ID, IP, CREDENTIAL and the
 rule types SSN, ITIN, IBAN, PASSPORT, DRIVER_LICENSE) and PERSON always get labels: :data:`LABEL_TYPES`. No
 part of an identifier is a truthful generalization that an attacker cannot invert (an IBAN's country or an IP
 address's network still narrows the person down, and a credential's prefix is public), so none is offered.

@@ -1,4 +1,4 @@
-"""The optional re-identification check of a generalize output (issue 10, item 7).
+"""The optional re-identification check of a generalize output.
 
 The attacker of stage 2 reads the *final* generalized document with one replaced span marked and makes ``p``
 guesses of the original (``spcl.generalize.prompts.attack_messages``); a span counts as re-identified when any

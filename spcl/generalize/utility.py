@@ -1,4 +1,4 @@
-"""Utility of a generalized output: a TPS-style score with a local language model (issue 10, item 7).
+"""Utility of a generalized output: a TPS-style score with a local language model.
 
 For each replaced span the score weighs how much information the original carried by how much of it the
 replacement keeps::

@@ -1,6 +1,6 @@
 """The deterministic masker: candidates → ``[TYPE_n]`` tokens, spans into the NFC source, and a mapping.
 
-Rules (issue 4): literal predictions win over variants of other predictions and a fixed type priority
+Rules: literal predictions win over variants of other predictions and a fixed type priority
 settles one value with several types (``spcl.mask.variants``); the NFC source is scanned once with a
 single regex whose alternatives are ordered longest-first; at each position the longest match wins and
 overlapping matches merge into one masked span (so no part of any candidate's occurrence stays in clear);

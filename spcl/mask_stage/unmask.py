@@ -181,14 +181,19 @@ def _runs_of(output: Path, part: Path, cache: dict[str, tuple[str, list[str]] | 
     from spcl.executor.errors import JobError
     from spcl.mask_stage.state import read_marker
 
-    key = part.stem.removeprefix("part-")
-    if key not in cache:
-        try:
-            marker = read_marker(output, key) if (output / "_done").is_dir() else None
-        except JobError:
-            marker = None
-        cache[key] = None if marker is None else (key, list(marker.runs))
-    return cache[key]
+    # ``part-<key>.parquet``, or ``<key>.parquet`` for a key that starts with ``part-`` (``part_path``)
+    keys = [part.stem.removeprefix("part-"), part.stem]
+    if part.stem not in cache:
+        cache[part.stem] = None
+        for key in keys if (output / "_done").is_dir() else []:
+            try:
+                marker = read_marker(output, key)
+            except JobError:
+                marker = None
+            if marker is not None:
+                cache[part.stem] = (key, list(marker.runs))
+                break
+    return cache[part.stem]
 
 
 def _from_recorded_run(vault_file: Any, recorded: tuple[str, list[str]] | None) -> bool:

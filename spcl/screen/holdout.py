@@ -109,7 +109,7 @@ def evaluate_recipe(screen: Screen, test: Sequence[Record], unlabelled: Sequence
 
 def lang_head_records(records: Sequence[Record], lang: str) -> list[Record]:
     """The records a per-language head of ``lang`` trains on: that language's real and training-only records,
-    nothing of any other language (issue 23's "one model per language", measured with ``--lang-head``)."""
+    nothing of any other language ("one model per language", measured with ``--lang-head``)."""
     return [r for r in records if r.lang == lang]
 
 

@@ -110,7 +110,7 @@ class TrainSettings:
     svc_nb_alpha: float = 0.0
     """0: the LinearSVC trains on the TF-IDF columns. > 0: NB-SVM — it trains on the columns scaled by their
     log-count ratio (:func:`nb_log_ratio`, smoothing ``svc_nb_alpha``) and stores ``r · w``, so the artifact and
-    inference are unchanged (issue 23: fewer NONE flags at the same SCPI recall on the held-out quarter)."""
+    inference are unchanged (fewer NONE flags at the same SCPI recall on the held-out quarter)."""
     lgbm_top_k: int = 3000
     lgbm_trees: int = 200
     lgbm_max_bin: int = 63

@@ -35,7 +35,7 @@ from spcl.extract.names.tagger import (
 )
 from spcl.text import normalize
 
-DEFAULT_DATA = Path("../shared/data/names-gold-v1/names.jsonl")
+DEFAULT_DATA = Path("data/names-gold-v1/names.jsonl")
 DEFAULT_NEGATIVES = Path("data/weak-none/libreoffice-help.jsonl")
 DEFAULT_JA_GAZETTEER = MODEL_DIR / JA_GAZETTEER
 VERSION = "names-crf-v2"
@@ -264,7 +264,7 @@ def _keep_other_languages(path: Path, card: dict[str, Any], langs: tuple[str, ..
                 card.setdefault(key, {}).update(kept)
 
 
-DEFAULT_EN_DATA = Path("../shared/data/names-gold-v2/names.jsonl")
+DEFAULT_EN_DATA = Path("data/names-gold-v2/names.jsonl")
 EN_THRESHOLDS = (0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9)
 
 
