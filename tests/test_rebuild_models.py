@@ -47,11 +47,12 @@ def test_commands_compare_every_shipped_model_file() -> None:
     screen_card = json.loads((ROOT / "models/screen-default/model_card.json").read_text("utf-8"))
     names_card = json.loads((ROOT / "models/names-crf/model_card.json").read_text("utf-8"))
     assert sorted(rebuild_models.COMMANDS["screen-default"][2]) == sorted(screen_card["files"])
+    gazetteers = [v["gazetteer"] for v in names_card["files"].values() if "gazetteer" in v]
     names_files = {v["file"] for v in names_card["files"].values()} | {
-        v["gazetteer"] for v in names_card["files"].values() if "gazetteer" in v}
+        g["file"] if isinstance(g, dict) else g for g in gazetteers}
     assert sorted(rebuild_models.COMMANDS["names-crf"][2]) == sorted(names_files)
-    for _name, (_shipped, args, _files) in rebuild_models.COMMANDS.items():
-        data = [args[i + 1] for i, a in enumerate(args) if a == "--data"]
+    for _name, (_shipped, steps, _files) in rebuild_models.COMMANDS.items():
+        data = [step[i + 1] for step in steps for i, a in enumerate(step) if a == "--data"]
         assert data and all((ROOT / d).is_file() and not d.startswith("..") for d in data), data
 
 
@@ -63,10 +64,12 @@ def test_repository_data_is_what_the_shipped_models_were_trained_on() -> None:
         return hashlib.sha256((ROOT / path).read_bytes()).hexdigest()
 
     screen_card = json.loads((ROOT / "models/screen-default/model_card.json").read_text("utf-8"))
-    args = rebuild_models.COMMANDS["screen-default"][1]
+    [args] = rebuild_models.COMMANDS["screen-default"][1]
     data = [args[i + 1] for i, a in enumerate(args) if a == "--data"]
     recorded = {"/".join(Path(d["path"]).parts[-2:]): d["sha256"] for d in screen_card["training_data"]}
     assert {"/".join(Path(d).parts[-2:]): sha(d) for d in data} == recorded
     names_card = json.loads((ROOT / "models/names-crf/model_card.json").read_text("utf-8"))
-    names_args = rebuild_models.COMMANDS["names-crf"][1]
+    names_args = rebuild_models.COMMANDS["names-crf"][1][0]
     assert sha(names_args[names_args.index("--data") + 1]) == names_card["data"]["sha256"]
+    en_args = rebuild_models.COMMANDS["names-crf"][1][2]
+    assert sha(en_args[en_args.index("--data") + 1]) == names_card["data_en"]["sha256"]

@@ -24,24 +24,29 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 
-# name -> (shipped folder, spcl arguments with {out} for the output folder, files to compare)
-COMMANDS: dict[str, tuple[str, list[str], list[str]]] = {
+# name -> (shipped folder, steps run in order as `python -m MODULE ARGS` ({out}: the output folder),
+# files to compare)
+COMMANDS: dict[str, tuple[str, list[list[str]], list[str]]] = {
     "screen-default": (
         "models/screen-default",
-        ["train",
+        [["spcl.cli", "train",
          "--data", "data/scpi-real-v1/labelled.jsonl", "--data", "data/scpi-real-v2/labelled.jsonl",
          "--data", "data/weak-none/libreoffice-help.jsonl", "--data", "data/weak-prose/prose.jsonl",
          "--data", "data/weak-technical/train.jsonl",
          "--out", "{out}", "--seed", "0", "--synthetic", "300", "--cv-folds", "0", "--target-recall", "0.94",
          "--weak-weight", "0.5", "--per-lang-thresholds", "ja,ko", "--global-threshold-langs", "ko",
          "--lang-target-recall", "ja=0.96,ko=0.97", "--fewest-none-langs", "ja", "--lang-svc-only", "en",
-         "--mecab-dic", "chars"],
+         "--mecab-dic", "chars"]],
         ["lexicon.json", "lgbm.txt", "screen.npz", "spm.model"],
     ),
     "names-crf": (
         "models/names-crf",
-        ["train-names", "--data", "data/names-gold-v1/names.jsonl", "--lang", "ja,ko", "--out", "{out}"],
-        ["ja.crfsuite", "ko.crfsuite", "ko.gazetteer.json"],
+        [["spcl.cli", "train-names", "--data", "data/names-gold-v1/names.jsonl", "--lang", "ja,ko",
+          "--out", "{out}"],
+         ["tools.datasets.en_names_gazetteer", "--out", "{out}/en.gazetteer.json"],
+         ["spcl.cli", "train-names", "--lang", "en", "--data", "data/names-gold-v2/names.jsonl",
+          "--out", "{out}"]],
+        ["ja.crfsuite", "ko.crfsuite", "ko.gazetteer.json", "en.crfsuite", "en.gazetteer.json"],
     ),
 }
 TOLERANCE = 1e-3
@@ -94,15 +99,16 @@ def compare(shipped: Path, rebuilt: Path, files: list[str]) -> list[tuple[str, s
 
 def rebuild(name: str, out_root: Path) -> bool:
     """Retrain one model into ``out_root/name`` and print how its files compare; True when all match."""
-    shipped, args, files = COMMANDS[name]
+    shipped, steps, files = COMMANDS[name]
     out = out_root / name
-    argv = [sys.executable, "-m", "spcl.cli", *(a.replace("{out}", str(out)) for a in args)]
-    print(f"== {name}: spcl {' '.join(argv[3:])}", flush=True)
     start = time.monotonic()
-    done = subprocess.run(argv, cwd=ROOT, check=False)
-    if done.returncode != 0:
-        print(f"{name}: training failed (exit {done.returncode})", flush=True)
-        return False
+    for step in steps:
+        argv = [sys.executable, "-m", *(a.replace("{out}", str(out)) for a in step)]
+        print(f"== {name}: python -m {' '.join(argv[2:])}", flush=True)
+        done = subprocess.run(argv, cwd=ROOT, check=False)
+        if done.returncode != 0:
+            print(f"{name}: training failed (exit {done.returncode})", flush=True)
+            return False
     print(f"{name}: trained in {time.monotonic() - start:.0f} s", flush=True)
     ok = True
     for file, verdict, match in compare(ROOT / shipped, out, files):
@@ -122,7 +128,8 @@ def main(argv: list[str] | None = None) -> int:
     names = args.only or list(COMMANDS)
     if args.list:
         for name in names:
-            print(f"{name}: spcl {' '.join(COMMANDS[name][1])}".replace("{out}", f"{args.out}/{name}"))
+            for step in COMMANDS[name][1]:
+                print(f"{name}: python -m {' '.join(step)}".replace("{out}", f"{args.out}/{name}"))
         return 0
     results = {name: rebuild(name, Path(args.out).resolve()) for name in names}
     print("summary: " + ", ".join(f"{n} {'matches' if ok else 'DIFFERS'}" for n, ok in results.items()))
