@@ -160,7 +160,7 @@ def test_fail_closed_reasons_and_think_blocks(tmp_path: Path) -> None:
         "d-chatter": "I found a phone number in the document.",
         "d-timeout": ("error", "timeout"),
         "d-foreign": "ORG\tAcme Corp\n",  # a type the contract does not know, its value not in the source
-        "d-rule-type": "SSN\txyz\n",  # a rule detector's type name: read as its entity type (RRN)
+        "d-rule-type": "SSN\txyz\n",  # a rule detector's type name: masked as its own type
     }
     by_text = {t: answers[i] for i, t in src.items()}
     (tmp_path / "in").mkdir()
@@ -171,7 +171,7 @@ def test_fail_closed_reasons_and_think_blocks(tmp_path: Path) -> None:
     assert set(masked) == {"d-ok", "d-think", "d-halluc", "d-rule-type"}
     assert failed == {"d-halluc-only": "hallucinated_only", "d-chatter": "unparseable_output",
                       "d-timeout": "timeout", "d-foreign": "no_valid_rows"}
-    assert masked["d-rule-type"]["masked_text"] == "[RRN_1] [PHONE_1]"
+    assert masked["d-rule-type"]["masked_text"] == "[SSN_1] [PHONE_1]"  # a type of its own
     assert masked["d-ok"]["masked_text"] == "연락처 [PHONE_1] [PERSON_1]"
     assert masked["d-think"]["masked_text"] == "メールは [EMAIL_1] です"
     assert masked["d-halluc"]["masked_text"] == "Call [PHONE_1] now"

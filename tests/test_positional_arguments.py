@@ -14,9 +14,8 @@ ROOT = Path(__file__).resolve().parent.parent
 MAX_POSITIONAL = 7
 
 ALLOWED: frozenset[str] = frozenset({
-    # public entry points whose parameters all have defaults, in files other helpers own this session;
+    # public entry points whose parameters all have defaults;
     # each goes when its file is next edited (make the tail keyword-only)
-    "spcl.extract.names.train:train_names",  # names (gnames)
     "spcl.bench.filter:run_filter_bench",  # bench filter (gstart)
     "spcl.bench.screen:bench_screen",  # bench screen
 })

@@ -199,11 +199,8 @@ def test_train_command_names_a_missing_data_file(tmp_path: Path, capsys: pytest.
     missing = tmp_path / "shared" / "labelled.jsonl"
     assert main(["train", "--data", str(missing), "--out", str(tmp_path / "m")]) == 2
     err = capsys.readouterr().err
-    assert f"data file not found: {missing}" in err and "README" in err
-    # the section it names exists, and its example is the one the message repeats (it named 'Retraining',
-    # a heading the README does not have)
-    section = re.search(r"README section '([^']+)'", err)
-    readme = (ROOT / "README.md").read_text(encoding="utf-8")
-    assert section and f"### {section.group(1)}" in readme
-    example = err.split("ships: ", 1)[1].rstrip(")\n")
-    assert example in readme and "../shared" not in example
+    assert f"data file not found: {missing}" in err and "data/scpi-real-v1/labelled.jsonl" in err
+    # the example it repeats trains on files that ship with a clone
+    example = err.split("a quick example on them: ", 1)[1].rstrip(")\n")
+    data = re.findall(r"--data (\S+)", example)
+    assert data and all((ROOT / d).is_file() for d in data) and "../shared" not in example

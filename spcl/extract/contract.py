@@ -267,7 +267,7 @@ _TYPE_ALIASES: dict[str, str] = {
 _TYPE_ALIASES.update({name: entity for name, entity in RULE_HIT_TYPES.items()
                       if name != entity and name not in _TYPE_ALIASES})
 """Names a model uses for a type against the prompt (``NAME``, ``PHONE_NUMBER``, ``E-MAIL`` …, and the rule
-detectors' type names: ``SSN`` → ``RRN``, ``IBAN`` → ``ACCOUNT``): read as the type."""
+detectors' type names: ``IBAN`` → ``ACCOUNT``, ``PASSPORT`` → ``ID``): read as the type."""
 
 _KNOWN_NAMES: frozenset[str] = frozenset(DEFAULT_TYPES) | frozenset(_TYPE_ALIASES)
 """Every type name the parser knows (the types and their synonyms)."""

@@ -195,14 +195,14 @@ class SpclMask(BaseFilter):
 
     name = "🔏 spcl PII mask"
 
-    def __init__(self, vault: str, exclusion_writer: DiskWriter | None = None, batch_size: int = 256,
+    def __init__(self, vault: str, exclusion_writer: DiskWriter | None = None, batch_size: int = 256, *,
                  settings: Settings | None = None, backend: str = "rules", model: str | None = None,
                  endpoint: str | None = None, options: dict[str, Any] | None = None,
                  operators: dict[str, str] | list[str] | None = None, types: list[str] | None = None,
                  names: bool = True) -> None:
         super().__init__(exclusion_writer, batch_size)
-        self.opts: MaskOptions = mask_options(vault, settings, backend, model, endpoint, options, types,
-                                              operators, names)
+        self.opts: MaskOptions = mask_options(vault, settings, backend=backend, model=model, endpoint=endpoint,
+                                              options=options, types=types, operators=operators, names=names)
         self.opts_js = self.opts.to_json()
         self._source = "datatrove/rank-00000"
         self._position = 0

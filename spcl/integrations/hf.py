@@ -113,8 +113,9 @@ def screen_dataset(ds: datasets.Dataset, text_col: str = "text", id_col: str | N
                   desc="spcl screen")
 
 
-def _mask_batch(opts_js: str, settings_js: str, key: str, text_col: str, id_col: str | None, source: str,
+def _mask_batch(opts_js: str, settings_js: str, key: str, cols: tuple[str, str | None, str],
                 batch: Mapping[str, list[Any]], indices: list[int] | None = None) -> dict[str, list[Any]]:
+    text_col, id_col, source = cols  # the text column, the id column (or None) and the source name
     first, ids = _rows(text_col, id_col, batch, indices, "mask_dataset")
     fresh_context(settings_js, key)
     rows = masker_for(opts_js).mask(batch[text_col], ids, source, first)
@@ -139,7 +140,7 @@ def mask_features(features: datasets.Features) -> datasets.Features:
     return datasets.Features({**screen_features(features), **datasets.Features.from_arrow_schema(added)})
 
 
-def mask_dataset(ds: datasets.Dataset, vault: str | Path, text_col: str = "text", id_col: str | None = "id",
+def mask_dataset(ds: datasets.Dataset, vault: str | Path, *, text_col: str = "text", id_col: str | None = "id",
                  settings: Settings | None = None, backend: str = "rules", model: str | None = None,
                  endpoint: str | None = None, options: dict[str, Any] | None = None,
                  operators: dict[str, str] | list[str] | None = None, types: list[str] | None = None,
@@ -155,8 +156,9 @@ def mask_dataset(ds: datasets.Dataset, vault: str | Path, text_col: str = "text"
     if clash:
         raise ValueError(f"mask_dataset: the dataset already has {', '.join(map(repr, clash))}, which spcl adds")
     st = settings if settings is not None else load_settings(None)
-    opts = mask_options(str(vault), st, backend, model, endpoint, options, types, operators, run_id=run_id)
+    opts = mask_options(str(vault), st, backend=backend, model=model, endpoint=endpoint, options=options,
+                        types=types, operators=operators, run_id=run_id)
     js = settings_json(st)
-    fn = partial(_mask_batch, opts.to_json(), js, model_key(js), text_col, id_col, source)
+    fn = partial(_mask_batch, opts.to_json(), js, model_key(js), (text_col, id_col, source))
     return ds.map(fn, batched=True, with_indices=True, batch_size=batch_size, num_proc=num_proc,
                   features=mask_features(ds.features), desc="spcl mask")

@@ -65,6 +65,7 @@ class MaskOptions:
 def mask_options(
     vault: str,
     settings: Settings | None = None,
+    *,
     backend: str = "rules",
     model: str | None = None,
     endpoint: str | None = None,

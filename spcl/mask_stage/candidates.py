@@ -133,7 +133,7 @@ class Candidates:
 
 
 def collect_candidates(text: str, extractor_rows: Iterable[tuple[str, str]], hits: Sequence[RuleHit],
-                       types: Sequence[str], names: bool, lang: str | None = None,
+                       types: Sequence[str], names: bool, lang: str | None = None, *,
                        allow_names: Sequence[str] = (), deny_names: Sequence[str] = ()) -> Candidates:
     """The document's candidates: extractor rows, rule-hit surfaces of allowed ``types``, and name-finder rows.
 

@@ -67,7 +67,8 @@ def mask_document(text: str, extraction: Extraction, hits: Sequence[RuleHit], ty
     if not parsed.parse_success:
         return Outcome(reason=_parse_failure(parsed), parsed=parsed)
     try:
-        cands = collect_candidates(text, parsed.candidates, hits, types, names, lang, allow_names, deny_names)
+        cands = collect_candidates(text, parsed.candidates, hits, types, names, lang,
+                                   allow_names=allow_names, deny_names=deny_names)
         result = mask_text(text, cands.union(), cands.by_source["extractor"] if model else ())
         if operators:
             result = apply_operators(text, result, operators, operator_key)

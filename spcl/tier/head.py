@@ -35,7 +35,7 @@ def head_logits(kind: str, arrays: Mapping[str, np.ndarray], x: np.ndarray) -> n
     return (z @ arrays["w2"] + arrays["b2"]).reshape(-1).astype(np.float32)
 
 
-def fit_head(kind: str, x: np.ndarray, y: np.ndarray, seed: int = 0, hidden: int = 64,
+def fit_head(kind: str, x: np.ndarray, y: np.ndarray, *, seed: int = 0, hidden: int = 64,
              alpha: float = 1e-2, weight: np.ndarray | None = None,
              max_iter: int = 100) -> dict[str, np.ndarray]:
     """Train a head on features ``x`` and 0/1 labels ``y``; its arrays (scikit-learn does the fitting, the result

@@ -143,7 +143,7 @@ def person_free(path: Path | None, lang: str, limit: int) -> list[dict[str, Any]
     return [{"id": r["id"], "lang": lang, "text": normalize(r["text"]), "persons": []} for r in rows[:limit]]
 
 
-def train_names(data: Path = DEFAULT_DATA, out: Path = Path("models/names-crf"), c1: float = 0.05,
+def train_names(data: Path = DEFAULT_DATA, out: Path = Path("models/names-crf"), *, c1: float = 0.05,
                 c2: float = 0.01, max_iterations: int = 200, min_freq: int = 2, max_false_rows: float = 0.03,
                 langs: tuple[str, ...] = LANGS, negatives: Path | None = DEFAULT_NEGATIVES,
                 negatives_per_lang: int = 600, ja_gazetteer_file: Path | None = DEFAULT_JA_GAZETTEER) -> dict[str, Any]:
@@ -300,7 +300,7 @@ def en_pipeline(text: str, model_dir: str | None = None, cut: float | None = Non
     return english_spans(text, model_dir, cut)
 
 
-def train_english(data: Path = DEFAULT_EN_DATA, out: Path = Path("models/names-crf"), c1: float = 0.05,
+def train_english(data: Path = DEFAULT_EN_DATA, out: Path = Path("models/names-crf"), *, c1: float = 0.05,
                   c2: float = 0.01, max_iterations: int = 200, min_freq: int = 1,
                   max_false_rows: float = 0.03, gazetteer: Path | None = None,
                   held_out_sources: tuple[str, ...] = ()) -> dict[str, Any]:
