@@ -31,7 +31,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from spcl.io.storage import atomic_local_file
-from spcl.io.streams import iter_lines
+from spcl.io.streams import iter_numbered_lines
 
 DEFAULT_MAX_RECORD_BYTES = 16 << 20
 """The default cap on one line (the default of ``input.max_record_bytes``)."""
@@ -40,10 +40,10 @@ DEFAULT_MAX_RECORD_BYTES = 16 << 20
 class JsonlError(ValueError):
     """A JSONL line that is not a usable record: names the file, the line and the reason, never the value."""
 
-    def __init__(self, source: str, index: int, offset: int, reason: str) -> None:
-        super().__init__(f"{source}: record {index + 1} (byte {offset}) is not a JSON object: {reason}")
+    def __init__(self, source: str, line_no: int, offset: int, reason: str) -> None:
+        super().__init__(f"{source}:{line_no}: not a JSON object record ({reason}, byte {offset})")
         self.source = source
-        self.index = index
+        self.line_no = line_no
         self.offset = offset
         self.reason = reason
 
@@ -52,11 +52,12 @@ class JsonlError(ValueError):
 class JsonlLine:
     """One non-blank line of a JSONL file: ``value`` decoded (``error`` None), or ``error`` with ``raw``.
 
-    ``index`` counts non-blank lines from 0; ``offset`` is the byte offset of the line's first byte in
-    the (decompressed) file.
+    ``index`` counts non-blank lines from 0; ``line_no`` is the 1-based line number (blank lines
+    counted); ``offset`` is the byte offset of the line's first byte in the (decompressed) file.
     """
 
     index: int
+    line_no: int
     offset: int
     value: Any = None
     error: str | None = None
@@ -96,18 +97,19 @@ def iter_jsonl(source: str | Path | IO[bytes], *,
     """
     if isinstance(source, str | Path):
         with open(source, "rb") as fh:
-            yield from _iter_jsonl(fh, str(source), max_record_bytes)
+            yield from _iter_jsonl(fh, max_record_bytes)
     else:
-        yield from _iter_jsonl(source, getattr(source, "name", "<stream>"), max_record_bytes)
+        yield from _iter_jsonl(source, max_record_bytes)
 
 
-def _iter_jsonl(fh: IO[bytes], name: str, max_record_bytes: int | None) -> Iterator[JsonlLine]:
-    for index, (offset, line, error) in enumerate(iter_lines(fh, name, max_record_bytes)):
+def _iter_jsonl(fh: IO[bytes], max_record_bytes: int | None) -> Iterator[JsonlLine]:
+    for index, (line_no, offset, line, error) in enumerate(iter_numbered_lines(fh, max_record_bytes)):
         if error is not None or line is None:
-            yield JsonlLine(index, offset, error=error or "record_too_large", raw=line)
+            yield JsonlLine(index, line_no, offset, error=error or "record_too_large", raw=line)
         else:
             value, problem = decode_line(line)
-            yield JsonlLine(index, offset, value=value, error=problem, raw=line if problem else None)
+            yield JsonlLine(index, line_no, offset, value=value, error=problem,
+                            raw=line if problem else None)
 
 
 def read_jsonl_objects(source: str | Path | IO[bytes], *,
@@ -117,15 +119,15 @@ def read_jsonl_objects(source: str | Path | IO[bytes], *,
 
     Raises :class:`JsonlError` at the first line that is not a JSON object (undecodable, too large,
     a broken stream, or a JSON value that is not an object: ``not_an_object``), naming the file, the
-    record's number and byte offset and the reason, never the content. ``OSError`` when the path cannot
+    line's number and byte offset and the reason, never the content. ``OSError`` when the path cannot
     be opened.
     """
     name = str(source) if isinstance(source, str | Path) else getattr(source, "name", "<stream>")
     for item in iter_jsonl(source, max_record_bytes=max_record_bytes):
         if item.error is not None:
-            raise JsonlError(str(name), item.index, item.offset, item.error)
+            raise JsonlError(str(name), item.line_no, item.offset, item.error)
         if not isinstance(item.value, dict):
-            raise JsonlError(str(name), item.index, item.offset, "not_an_object")
+            raise JsonlError(str(name), item.line_no, item.offset, "not_an_object")
         yield item.value
 
 

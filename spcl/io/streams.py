@@ -126,14 +126,22 @@ def iter_lines(fh: IO[bytes], source: str, max_bytes: int | None = None
     "truncated_or_corrupt_stream")`` so the loss is recorded with the bytes it stands for (``None`` and
     ``…_too_large_to_keep`` past ``MAX_RAW_FILE_BYTES``).
     """
+    for _, offset, line, error in iter_numbered_lines(fh, max_bytes):
+        yield offset, line, error
+
+
+def iter_numbered_lines(fh: IO[bytes], max_bytes: int | None = None
+                        ) -> Iterator[tuple[int, int, bytes | None, str | None]]:
+    """:func:`iter_lines` with the 1-based line number (blank lines counted) first in each tuple."""
     splitter = LineSplitter(0, max_bytes, skip_bom=True)
     try:
         for offset, line in splitter.lines(decompressed_chunks(fh, sniff(fh))):
-            yield offset, line, (None if line is not None else "record_too_large")
+            yield (splitter.newlines + 1, offset, line,
+                   None if line is not None else "record_too_large")
     except StreamError as err:
         raw, reason = kept_bytes(fh, err.member_start, "truncated_or_corrupt_stream")
-        yield splitter.resume_offset, raw, reason
+        yield splitter.newlines + 1, splitter.resume_offset, raw, reason
 
 
 __all__ = ["BOM", "GZIP_MAGIC", "MAX_RAW_FILE_BYTES", "PARQUET_MAGIC", "ZSTD_MAGIC", "StreamError",
-           "decompressed_chunks", "iter_lines", "kept_bytes", "sniff"]
+           "decompressed_chunks", "iter_lines", "iter_numbered_lines", "kept_bytes", "sniff"]
