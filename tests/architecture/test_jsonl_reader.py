@@ -44,6 +44,16 @@ def _file_like(expr: ast.AST, files: set[str]) -> bool:
     return False
 
 
+def _reads_file(value: ast.AST, files: set[str]) -> bool:
+    """True for an opening/splitting call, or a comprehension over a file (``lines = [l for l in fh]``)."""
+    if isinstance(value, ast.Call):
+        name = _call_name(value)
+        return name in FILE_CALLS or name.endswith("open")
+    if isinstance(value, ast.ListComp | ast.GeneratorExp):
+        return any(_file_like(g.iter, files) for g in value.generators)
+    return False
+
+
 def _file_names(scope: ast.AST) -> set[str]:
     """Names in ``scope`` bound to an open file or to values read from one (to a fixed point)."""
     files: set[str] = set()
@@ -57,7 +67,7 @@ def _file_names(scope: ast.AST) -> set[str]:
             elif isinstance(node, ast.Assign):
                 pairs = [(t, node.value) for t in node.targets]
             for target, value in pairs:
-                if isinstance(target, ast.Name) and target.id not in files and _file_like(value, files):
+                if isinstance(target, ast.Name) and target.id not in files and _reads_file(value, files):
                     files.add(target.id)
                     changed = True
     return files
@@ -74,9 +84,18 @@ def loops_decoding_files(source: str) -> list[int]:
     [2]
     """
     tree = ast.parse(source)
-    files = _file_names(tree)
     found: set[int] = set()
-    for node in ast.walk(tree):
+    scopes = [tree, *(n for n in ast.walk(tree) if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef))]
+    for scope in scopes:
+        found.update(_in_scope(scope))
+    return sorted(found)
+
+
+def _in_scope(scope: ast.AST) -> set[int]:
+    """``json.loads`` lines in loops over files of one scope (file names are looked up in that scope)."""
+    files = _file_names(scope)
+    found: set[int] = set()
+    for node in ast.walk(scope):
         if isinstance(node, ast.For | ast.AsyncFor) and _file_like(node.iter, files):
             bodies: list[ast.AST] = [*node.body, *node.orelse]
         elif isinstance(node, ast.ListComp | ast.SetComp | ast.GeneratorExp | ast.DictComp) and any(
@@ -86,7 +105,7 @@ def loops_decoding_files(source: str) -> list[int]:
             continue
         for body in bodies:
             found.update(n.lineno for n in ast.walk(body) if _is_json_loads(n))
-    return sorted(found)
+    return found
 
 
 def _allowed(rel: str) -> bool:
