@@ -22,7 +22,6 @@ Metrics per language and per source (numbers only, never text):
 
 from __future__ import annotations
 
-import json
 import time
 from collections import defaultdict
 from collections.abc import Callable, Iterable
@@ -30,6 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from spcl.extract.names.tally import MentionTally, Spans
+from spcl.io.jsonl import read_jsonl_objects
 
 
 def value_spans(text: str, values: Iterable[str]) -> Spans:
@@ -68,8 +68,7 @@ def read_names_set(path: str | Path, split: str | None = None, langs: Iterable[s
     """Records of a names-eval JSONL, optionally only one split (``dev``/``test``) and some languages."""
     keep = set(langs) if langs else None
     records = []
-    for line in Path(path).read_text(encoding="utf-8").splitlines():
-        record = json.loads(line)
+    for record in read_jsonl_objects(path):
         if "split" not in record:
             from spcl.extract.names.tagger import split_of
 

@@ -15,7 +15,6 @@ Input: JSONL, one record a line, ``{"id", "text", "lang"?, "label"?, "source"?, 
 
 from __future__ import annotations
 
-import json
 import math
 from collections import defaultdict
 from collections.abc import Iterable, Iterator
@@ -24,6 +23,7 @@ from typing import Any
 
 import numpy as np
 
+from spcl.io.jsonl import iter_jsonl
 from spcl.labels import LABELS
 from spcl.screen.crossval import flag_metrics
 from spcl.screen.model import Screen
@@ -50,24 +50,20 @@ class ScreenEvalError(ValueError):
 
 def read_eval_records(path: str | Path) -> Iterator[dict[str, str]]:
     """Rows ``{"text", "lang", "label", "group"}`` of one JSONL file (``label`` is "" when absent)."""
-    with open(path, encoding="utf-8") as fh:
-        for lineno, line in enumerate(fh, 1):
-            if not line.strip():
-                continue
-            where = f"{path}:{lineno}"
-            try:
-                row = json.loads(line)
-            except json.JSONDecodeError:
-                raise ScreenEvalError(f"{where}: not valid JSON") from None
-            if not isinstance(row, dict) or not isinstance(row.get("text"), str):
-                raise ScreenEvalError(f"{where}: field 'text' missing or not a string")
-            label = row.get("label") or ""
-            if label and label not in LABELS:
-                raise ScreenEvalError(f"{where}: label {label!r} not in {list(LABELS)}")
-            lang = row["lang"] if row.get("lang") in LANGS else guess_lang(row["text"])
-            origin_prefix = str(row.get("origin") or "").split(":", 1)[0]
-            group = str(row.get("source") or origin_prefix or "-")
-            yield {"text": row["text"], "lang": lang, "label": label, "group": group}
+    for item in iter_jsonl(path):
+        where = f"{path}:{item.line_no}"
+        if item.error is not None:
+            raise ScreenEvalError(f"{where}: not valid JSON ({item.error})")
+        row = item.value
+        if not isinstance(row, dict) or not isinstance(row.get("text"), str):
+            raise ScreenEvalError(f"{where}: field 'text' missing or not a string")
+        label = row.get("label") or ""
+        if label and label not in LABELS:
+            raise ScreenEvalError(f"{where}: label {label!r} not in {list(LABELS)}")
+        lang = row["lang"] if row.get("lang") in LANGS else guess_lang(row["text"])
+        origin_prefix = str(row.get("origin") or "").split(":", 1)[0]
+        group = str(row.get("source") or origin_prefix or "-")
+        yield {"text": row["text"], "lang": lang, "label": label, "group": group}
 
 
 def evaluate_screen(screen: Screen, rows: Iterable[dict[str, str]]) -> dict[str, Any]:

@@ -26,6 +26,7 @@ from sklearn.model_selection import StratifiedGroupKFold
 from sklearn.svm import LinearSVC
 
 from spcl import __version__
+from spcl.io.jsonl import iter_jsonl
 from spcl.labels import LABELS
 from spcl.screen.features import FeatureSettings, Featurizer, fit_idf, tfidf
 from spcl.screen.lexicon import default_lexicon
@@ -183,17 +184,13 @@ def read_records(paths: Iterable[str | Path]) -> list[Record]:
     """
     out: list[Record] = []
     for path in paths:
-        with open(path, encoding="utf-8") as fh:
-            for lineno, line in enumerate(fh, 1):
-                if not line.strip():
-                    continue
-                try:
-                    row = json.loads(line)
-                except json.JSONDecodeError:
-                    raise ValueError(f"{path}:{lineno}: not valid JSON") from None
-                if not isinstance(row, dict):
-                    raise ValueError(f"{path}:{lineno}: not a JSON object")
-                out.append(record_from_dict(row, f"{path}:{lineno}"))
+        for item in iter_jsonl(path):
+            lineno, row = item.line_no, item.value
+            if item.error is not None:
+                raise ValueError(f"{path}:{lineno}: not valid JSON ({item.error})")
+            if not isinstance(row, dict):
+                raise ValueError(f"{path}:{lineno}: not a JSON object")
+            out.append(record_from_dict(row, f"{path}:{lineno}"))
     return out
 
 
