@@ -66,7 +66,7 @@ def features(text: str, morphs: list[Morph], rule_spans: list[tuple[int, int]],
              gaz: dict[str, str] | None = None) -> list[list[str]]:
     """The CRF features of each morpheme (see the module docstring); ``gaz``: the Japanese katakana name gazetteer
     (:func:`ja_gazetteer`), whose classes of each katakana part of a unit are features (:func:`_gaz_features`)."""
-    rows = []
+    rows: list[tuple[str, ...]] = []
     k = 0
     spans = sorted(rule_spans)
     korean = any(m[3][:1].isupper() for m in morphs[:3])  # mecab-ko tags (NNP, JKS …); unidic's are kanji
