@@ -194,8 +194,10 @@ def make_client(kind: Kind, backend: str, *, model: str | None = None, endpoint:
         raise ValueError(f"the {backend} backend needs --endpoint (e.g. http://gpu-node:8000/v1)")
     opts = check_options(backend, kind, options)
     if kind == "chat":
-        return builder(model, endpoint, opts)  # type: ignore[call-arg]
-    extractor: Extractor = builder(model, endpoint, types, opts)  # type: ignore[call-arg]
+        assert spec.chat is not None  # it is ``builder``
+        return spec.chat(model, endpoint, opts)
+    assert spec.extractor is not None  # it is ``builder``
+    extractor = spec.extractor(model, endpoint, types, opts)
     if chunk_chars <= 0 or not spec.chunked:
         return extractor
     from spcl.extract.backends.chunking import ChunkingExtractor
