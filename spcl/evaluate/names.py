@@ -28,6 +28,7 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
+from spcl.extract.backends.registry import RULES_BACKEND
 from spcl.extract.names.tally import MentionTally, Spans
 from spcl.io.jsonl import read_jsonl_objects
 
@@ -61,7 +62,8 @@ def finder_predictor(text: str, lang: str | None) -> Spans:
     return find_person_names(text, lang)
 
 
-PREDICTORS: dict[str, Callable[[str, str | None], Spans]] = {"rules": rules_predictor, "finder": finder_predictor}
+PREDICTORS: dict[str, Callable[[str, str | None], Spans]] = {
+    RULES_BACKEND: rules_predictor, "finder": finder_predictor}
 
 
 def read_names_set(path: str | Path, split: str | None = None, langs: Iterable[str] | None = None) -> list[dict]:
@@ -79,7 +81,7 @@ def read_names_set(path: str | Path, split: str | None = None, langs: Iterable[s
     return records
 
 
-def evaluate_names(records: list[dict], predictor: str = "rules") -> dict[str, Any]:
+def evaluate_names(records: list[dict], predictor: str = RULES_BACKEND) -> dict[str, Any]:
     """Metrics by language (``by_lang``) and by language × source (``by_source``) for one predictor.
 
     The first record's prediction is made once before timing, so model loading is not counted in docs/s.

@@ -68,7 +68,7 @@ def masking_metrics(gold_path: str | Path, out_dir: str | Path, *, base: str | P
     root = Path(out_dir)
     root.mkdir(parents=True, exist_ok=True)
     gold_out, pred_out = root / "gold.jsonl", root / "pred.jsonl"
-    extractor = TransformersExtractor(base, adapter=adapter, device=device, max_new_tokens=max_new_tokens,
+    extractor = TransformersExtractor(base, adapter=adapter, device=device, max_tokens=max_new_tokens,
                                       batch_size=batch_size)
     try:
         results = extractor.run([records[i]["source_text"] for i in chosen])

@@ -61,7 +61,14 @@ from spcl.executor.state import (
 from spcl.executor.units import foreign_input, other_settings, part_path
 from spcl.extract.backends import Extractor, make_extractor
 from spcl.extract.backends.chat import ChatClient
-from spcl.extract.backends.registry import make_chat
+from spcl.extract.backends.registry import (
+    DEFAULT_BACKEND,
+    GENERALIZE_BACKENDS,
+    RULES_BACKEND,
+    is_model_backend,
+    make_chat,
+    takes_option,
+)
 from spcl.extract.backends.transient import is_transient
 from spcl.extract.contract import parse_extraction
 from spcl.generalize.engine import DocInput, DocResult, Generalizer, GeneralizeSettings
@@ -131,7 +138,7 @@ class GeneralizeJobConfig:
     input: str
     output: str
     vault: str
-    backend: str = "rules"
+    backend: str = DEFAULT_BACKEND
     model: str | None = None
     endpoint: str | None = None
     batch_size: int = 32
@@ -139,7 +146,7 @@ class GeneralizeJobConfig:
     options: dict[str, Any] = field(default_factory=dict)
     extract_options: dict[str, Any] = field(default_factory=dict)
     settings: dict[str, Any] = field(default_factory=dict)  # GeneralizeSettings fields
-    extract_backend: str | None = None  # None: the same backend finds the spans; "rules": the rules extractor
+    extract_backend: str | None = None  # None: the same backend finds the spans; rules: the rules extractor
     names: bool = True  # add the CPU person-name finders' rows to the candidates (as spcl mask does)
     run_id: str = ""  # names the run in done-markers (set by run_generalize_job*)
 
@@ -244,22 +251,23 @@ def _inc(counter: dict[str, int], key: str) -> None:
 
 
 def build_clients(cfg: GeneralizeJobConfig) -> tuple[Extractor, ChatClient | None]:
-    """The extractor and the chat client of ``cfg.backend`` (the transformers model is loaded once, shared)."""
-    if cfg.backend == "rules":
-        return make_extractor("rules", types=cfg.types), None
-    if cfg.backend not in ("openai", "transformers"):
-        raise ValueError(f"unknown generalize backend {cfg.backend!r}; choose rules, openai or transformers "
+    """The extractor and the chat client of ``cfg.backend`` (an in-process model is loaded once, shared)."""
+    if not is_model_backend(cfg.backend):
+        return make_extractor(cfg.backend, types=cfg.types), None
+    if cfg.backend not in GENERALIZE_BACKENDS:
+        *first, last = GENERALIZE_BACKENDS
+        raise ValueError(f"unknown generalize backend {cfg.backend!r}; choose {', '.join(first)} or {last} "
                          "(serve a vLLM model with `vllm serve` and use --backend openai)")
-    if cfg.extract_backend == "rules":
-        return make_extractor("rules", types=cfg.types), make_chat(cfg.backend, model=cfg.model,
-                                                                   endpoint=cfg.endpoint, options=cfg.options)
-    if cfg.backend == "transformers":
-        extractor = make_extractor("transformers", model=cfg.model, types=cfg.types, options=cfg.extract_options)
+    if cfg.extract_backend is not None and not is_model_backend(cfg.extract_backend):
+        return make_extractor(cfg.extract_backend, types=cfg.types), make_chat(
+            cfg.backend, model=cfg.model, endpoint=cfg.endpoint, options=cfg.options)
+    if takes_option(cfg.backend, "chat", "loaded"):  # the chat client shares the extractor's weights
+        extractor = make_extractor(cfg.backend, model=cfg.model, types=cfg.types, options=cfg.extract_options)
         loaded = (extractor.net, extractor.tokenizer)  # type: ignore[attr-defined]
-        return extractor, make_chat("transformers", model=cfg.model, options={"loaded": loaded, **cfg.options})
-    extractor = make_extractor("openai", model=cfg.model, endpoint=cfg.endpoint, types=cfg.types,
+        return extractor, make_chat(cfg.backend, model=cfg.model, options={"loaded": loaded, **cfg.options})
+    extractor = make_extractor(cfg.backend, model=cfg.model, endpoint=cfg.endpoint, types=cfg.types,
                                options=cfg.extract_options)
-    return extractor, make_chat("openai", model=cfg.model, endpoint=cfg.endpoint, options=cfg.options)
+    return extractor, make_chat(cfg.backend, model=cfg.model, endpoint=cfg.endpoint, options=cfg.options)
 
 
 class GeneralizeRunner:
@@ -287,7 +295,7 @@ class GeneralizeRunner:
     def identity(self) -> tuple[str, str, str]:
         """``(backend, model, prompt version)`` written on every row."""
         if self.chat is None:
-            return "rules", self.extractor.model, "rules-ladders-v1"
+            return RULES_BACKEND, self.extractor.model, "rules-ladders-v1"
         return self.cfg.backend, self.chat.model, PROMPT_VERSION
 
     def done_marker(self, key: str) -> Path:

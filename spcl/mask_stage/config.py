@@ -9,6 +9,7 @@ from typing import Any
 
 from spcl.entity_types import DEFAULT_TYPES, check_known_types
 from spcl.executor.runs import new_run_id
+from spcl.extract.backends.registry import DEFAULT_BACKEND
 
 __all__ = ["MaskJobConfig", "new_run_id"]
 
@@ -34,10 +35,10 @@ class MaskJobConfig:
     input: str
     output: str
     vault: str
-    backend: str = "rules"
+    backend: str = DEFAULT_BACKEND
     model: str | None = None
     endpoint: str | None = None
-    fallback: str | None = None  # None or "rules"
+    fallback: str | None = None  # None or a backend without a model (FALLBACK_BACKENDS)
     batch_size: int = 64
     types: tuple[str, ...] = DEFAULT_TYPES
     options: dict[str, Any] = field(default_factory=dict)
