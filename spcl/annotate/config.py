@@ -42,18 +42,22 @@ class AnnotateConfig(JobConfig):
 
     deprecated_keys: ClassVar[dict[str, str]] = {"out": "output"}
 
-    input: str
-    output: str
-    teachers: list[TeacherSpec]
-    verifier: TeacherSpec | None = None
-    min_confidence: float = 0.8
-    candidates: str = "person"
-    positive_share: float | None = None
-    seed: int = 0
-    batch_size: int = 32
-    max_chars: int = 6000
-    options: dict[str, Any] = Field(default_factory=dict)
-    run_id: str = ""  # names the run in done-markers (set by run_annotate*; not part of parts_hash)
+    input: str = Field(description='input: a file or a folder (recursive)')
+    output: str = Field(description='output folder (former spelling: out)')
+    teachers: list[TeacherSpec] = Field(description='two or more teacher models')
+    verifier: TeacherSpec | None = Field(None, description='a model that checks disputed labels')
+    min_confidence: float = Field(0.8, description='labels below this confidence are rejected')
+    candidates: str = Field("person", description='which spans are offered to the teachers')
+    positive_share: float | None = Field(
+        None, description='balance: share of documents with a positive label')
+    seed: int = Field(0, description='seed of the hashed-id balance')
+    batch_size: int = Field(32, description='documents per teacher call')
+    max_chars: int = Field(
+        6000, description='longer texts are not sent to the teachers (dropped as too_long)')
+    options: dict[str, Any] = Field(
+        default_factory=dict, description='options of every teacher client')
+    run_id: str = Field(
+        "", description='names the run in done-markers (not part of the parts hash)')
 
     @property
     def out(self) -> str:

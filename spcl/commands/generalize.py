@@ -58,14 +58,13 @@ def add_generalize_arguments(parser: argparse.ArgumentParser, *, job: bool = Tru
 
 def config_from_args(args: argparse.Namespace, *, input: str = "", output: str = "", vault: str = "") -> Any:
     """A ``GeneralizeJobConfig`` from parsed arguments and the config file's ``generalize:`` section."""
-    from spcl.config import load_settings
+    from spcl.config import GeneralizeSection, job_config, load_settings
     from spcl.entity_types import DEFAULT_TYPES
     from spcl.generalize.job import GeneralizeJobConfig
 
-    section = load_settings(args.conf).generalize.model_dump()
-    for name in ("candidates", "guesses", "seed", "max_tokens"):
-        if getattr(args, name) is not None:
-            section[name] = getattr(args, name)
+    section = job_config(GeneralizeSection, yaml_section=load_settings(args.conf).generalize,  # defaults←YAML←CLI
+                         cli={k: getattr(args, k) for k in ("candidates", "guesses", "seed", "max_tokens")}
+                         ).model_dump()
     max_tokens = section["max_tokens"]
     if args.backend == "openai":
         options = {"concurrency": args.concurrency, "timeout_s": args.timeout, "retries": args.retries}
@@ -77,11 +76,11 @@ def config_from_args(args: argparse.Namespace, *, input: str = "", output: str =
     else:
         options, extract_options = {}, {}
     types = tuple(t.strip().upper() for t in args.types.split(",") if t.strip()) if args.types else DEFAULT_TYPES
-    return GeneralizeJobConfig(
+    return job_config(GeneralizeJobConfig, cli=dict(
         input=getattr(args, "input", None) or input, output=getattr(args, "output", None) or output,
         vault=getattr(args, "vault", None) or vault, backend=args.backend, model=args.model, endpoint=args.endpoint,
         batch_size=args.batch_size, types=types, options=options, extract_options=extract_options, settings=section,
-        extract_backend=None if args.extract_backend == "same" else args.extract_backend)
+        extract_backend=None if args.extract_backend == "same" else args.extract_backend))
 
 
 def run_from_args(args: argparse.Namespace) -> int:

@@ -18,25 +18,31 @@ __all__ = ["GeneralizeJobConfig"]
 class GeneralizeJobConfig(JobConfig):
     """Everything a generalize run needs; ``options`` go to the chat client and the extractor.
 
-    ``settings``: keys of :class:`spcl.config.GeneralizeSettings` (the ``generalize:`` section); a key not given
+    ``settings``: keys of the ``generalize:`` section (``spcl.config.GeneralizeSettings``); a key not given
     takes its default."""
 
     positional: ClassVar[tuple[str, ...]] = ("input", "output", "vault")
 
-    input: str
-    output: str
-    vault: str
-    backend: str = "rules"
-    model: str | None = None
-    endpoint: str | None = None
-    batch_size: int = 32
-    types: tuple[str, ...] = DEFAULT_TYPES
-    options: dict[str, Any] = Field(default_factory=dict)
-    extract_options: dict[str, Any] = Field(default_factory=dict)
-    settings: dict[str, Any] = Field(default_factory=dict)  # GeneralizeSettings fields
-    extract_backend: str | None = None  # None: the same backend finds the spans; "rules": the rules extractor
-    names: bool = True  # add the CPU person-name finders' rows to the candidates (as spcl mask does)
-    run_id: str = ""  # names the run in done-markers (set by run_generalize_job*)
+    input: str = Field(description='flagged Parquet: a file or a folder (recursive)')
+    output: str = Field(description='output folder')
+    vault: str = Field(description='vault folder for the encrypted originals')
+    backend: str = Field(
+        "rules", description='extractor backend (registry name: rules, openai, transformers, …)')
+    model: str | None = Field(None, description='served model name, or a model folder / file')
+    endpoint: str | None = Field(None, description='OpenAI-compatible base URL')
+    batch_size: int = Field(32, description='documents per batch')
+    types: tuple[str, ...] = Field(DEFAULT_TYPES, description='entity types to find (default: all)')
+    options: dict[str, Any] = Field(default_factory=dict,
+        description='backend options (timeouts, concurrency, device, …)')
+    extract_options: dict[str, Any] = Field(default_factory=dict,
+        description="options of the span extractor's backend")
+    settings: dict[str, Any] = Field(default_factory=dict,
+        description="the method's parameters: keys of the generalize: section (missing keys take its defaults)")
+    extract_backend: str | None = Field(
+        None, description='null: the same backend finds the spans; rules: the rules extractor')
+    names: bool = Field(
+        True, description="add the CPU person-name finders' candidates (as spcl mask does)")
+    run_id: str = Field("", description="names this run's files; a fresh one is made when empty")
 
     @field_validator("settings")
     @classmethod

