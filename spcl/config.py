@@ -241,6 +241,8 @@ class GeneralizeSettings(GeneralizeSection):
     (a run-time knob, not a YAML key). The paper's settings are the defaults."""
 
     cache_size: int = Field(100_000, ge=0, description="stage-1 and attack answers kept in memory")
+    max_tokens: int = Field(512, ge=1, le=8192, description="new tokens per LLM answer (the YAML key and the "
+                            "flag take 16 or more; a program may ask for fewer, e.g. a smoke test)")
 
 
 class MaskSection(_Section):
