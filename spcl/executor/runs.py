@@ -32,7 +32,7 @@ def with_run_id(cfg: C) -> C:
     >>> with_run_id(Job("given")).run_id, len(with_run_id(Job()).run_id)
     ('given', 25)
     """
-    if cfg.run_id:  # type: ignore[attr-defined]
+    if getattr(cfg, "run_id", ""):
         return cfg
     if isinstance(cfg, BaseModel):  # a job config (spcl.config.JobConfig)
         return cfg.model_copy(update={"run_id": new_run_id()})
