@@ -59,15 +59,14 @@ def add_generalize_arguments(parser: argparse.ArgumentParser, *, job: bool = Tru
 
 def config_from_args(args: argparse.Namespace, *, input: str = "", output: str = "", vault: str = "") -> Any:
     """A ``GeneralizeJobConfig`` from parsed arguments and the config file's ``generalize:`` section."""
-    from spcl.config import load_settings
+    from spcl.config import GeneralizeSection, job_config, load_settings
     from spcl.entity_types import DEFAULT_TYPES
     from spcl.extract.backends import select_options
     from spcl.generalize.job import GeneralizeJobConfig
 
-    section = load_settings(args.conf).generalize.model_dump()
-    for name in ("candidates", "guesses", "seed", "max_tokens"):
-        if getattr(args, name) is not None:
-            section[name] = getattr(args, name)
+    section = job_config(GeneralizeSection, yaml_section=load_settings(args.conf).generalize,  # defaults←YAML←CLI
+                         cli={k: getattr(args, k) for k in ("candidates", "guesses", "seed", "max_tokens")}
+                         ).model_dump()
     # the chat client gets the server and batch flags it takes; the extractor also the token cap and device
     chat_values = {"concurrency": args.concurrency, "timeout_s": args.timeout, "retries": args.retries,
                    "batch_size": args.batch_size}
@@ -75,11 +74,11 @@ def config_from_args(args: argparse.Namespace, *, input: str = "", output: str =
     extract_options = select_options(args.backend, "extractor",
                                      {"max_tokens": section["max_tokens"], **chat_values, "device": args.device})
     types = tuple(t.strip().upper() for t in args.types.split(",") if t.strip()) if args.types else DEFAULT_TYPES
-    return GeneralizeJobConfig(
+    return job_config(GeneralizeJobConfig, cli=dict(
         input=getattr(args, "input", None) or input, output=getattr(args, "output", None) or output,
         vault=getattr(args, "vault", None) or vault, backend=args.backend, model=args.model, endpoint=args.endpoint,
         batch_size=args.batch_size, types=types, options=options, extract_options=extract_options, settings=section,
-        extract_backend=None if args.extract_backend == "same" else args.extract_backend)
+        extract_backend=None if args.extract_backend == "same" else args.extract_backend))
 
 
 def run_from_args(args: argparse.Namespace) -> int:

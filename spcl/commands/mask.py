@@ -148,7 +148,8 @@ def tier_from_args(args: argparse.Namespace) -> tuple[str | None, str | None, st
 
 
 def config_from_args(args: argparse.Namespace) -> Any:
-    """A ``MaskJobConfig`` from parsed arguments."""
+    """A ``MaskJobConfig`` from parsed arguments (defaults ← the config's ``mask:``/``tier:`` sections ← flags)."""
+    from spcl.config import job_config
     from spcl.entity_types import DEFAULT_TYPES
     from spcl.mask_stage import MaskJobConfig
 
@@ -160,13 +161,14 @@ def config_from_args(args: argparse.Namespace) -> Any:
         extra_allow, extra_deny = load_name_lists(args.names_config)
         allow, deny = allow + list(extra_allow), deny + list(extra_deny)
     tier, tier_backend, tier_dir = tier_from_args(args)
-    return MaskJobConfig(operators=operators_from_args(args), tier=tier, tier_backend=tier_backend,
+    return job_config(MaskJobConfig, cli=dict(
+                         operators=operators_from_args(args), tier=tier, tier_backend=tier_backend,
                          tier_encoder_dir=tier_dir,
                          input=args.input, output=args.output, vault=args.vault, backend=args.backend,
                          model=args.model, endpoint=args.endpoint, fallback=args.fallback,
                          batch_size=args.batch_size, types=types, options=backend_options(args),
                          chunk_chars=args.chunk_chars, names=args.names, retry_failed=args.retry_failed,
-                         allow_names=tuple(allow), deny_names=tuple(deny))
+                         allow_names=tuple(allow), deny_names=tuple(deny)))
 
 
 def run_from_args(args: argparse.Namespace) -> int:

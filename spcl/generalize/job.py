@@ -27,8 +27,6 @@ A rerun skips files that are finished without transient failures, and redoes a c
 
 from __future__ import annotations
 
-import hashlib
-import json
 import logging
 import os
 import secrets
@@ -44,7 +42,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-from spcl.entity_types import DEFAULT_TYPES
+from spcl.config import GeneralizeSettings
 from spcl.executor import FileStage, JobError, Plan, RunInfo, Unit, UnitReport, new_run_id, run_local, run_spark
 from spcl.executor.counts import rate, token_block
 from spcl.executor.flagged import batch_row_keys, count_rows, file_key, list_input_files, open_input
@@ -62,7 +60,6 @@ from spcl.executor.units import foreign_input, other_settings, part_path
 from spcl.extract.backends import Extractor, make_extractor
 from spcl.extract.backends.chat import ChatClient
 from spcl.extract.backends.registry import (
-    DEFAULT_BACKEND,
     GENERALIZE_BACKENDS,
     RULES_BACKEND,
     is_model_backend,
@@ -71,7 +68,8 @@ from spcl.extract.backends.registry import (
 )
 from spcl.extract.backends.transient import is_transient
 from spcl.extract.contract import parse_extraction
-from spcl.generalize.engine import DocInput, DocResult, Generalizer, GeneralizeSettings
+from spcl.generalize.config import GeneralizeJobConfig
+from spcl.generalize.engine import DocInput, DocResult, Generalizer
 from spcl.generalize.prompts import PROMPT_VERSION
 from spcl.generalize.spans import collect_spans, document_hits
 from spcl.manifest import sha256_file
@@ -129,46 +127,6 @@ def is_transient_reason(reason: str) -> bool:
         if reason.startswith(prefix):
             return is_transient(reason[len(prefix):])
     return False
-
-
-@dataclass(slots=True)
-class GeneralizeJobConfig:
-    """Everything a generalize run needs; ``options`` go to the chat client and the extractor."""
-
-    input: str
-    output: str
-    vault: str
-    backend: str = DEFAULT_BACKEND
-    model: str | None = None
-    endpoint: str | None = None
-    batch_size: int = 32
-    types: tuple[str, ...] = DEFAULT_TYPES
-    options: dict[str, Any] = field(default_factory=dict)
-    extract_options: dict[str, Any] = field(default_factory=dict)
-    settings: dict[str, Any] = field(default_factory=dict)  # GeneralizeSettings fields
-    extract_backend: str | None = None  # None: the same backend finds the spans; rules: the rules extractor
-    names: bool = True  # add the CPU person-name finders' rows to the candidates (as spcl mask does)
-    run_id: str = ""  # names the run in done-markers (set by run_generalize_job*)
-
-    def to_json(self) -> str:
-        """The config as JSON (for Spark workers)."""
-        return json.dumps(asdict(self))
-
-    def release_hash(self) -> str:
-        """SHA-256 (first 16 hex digits) of the settings that decide what a generalized document holds: backend,
-        model, types, method settings, span extractor, name finders, adapters (not timeouts or batch sizes)."""
-        settings = asdict(GeneralizeSettings(**self.settings))  # defaults filled in: {} and the conf's section agree
-        body = {"backend": self.backend, "model": self.model, "types": list(self.types), "settings": settings,
-                "extract_backend": self.extract_backend, "names": self.names,
-                "adapters": [(self.options or {}).get("adapter"), (self.extract_options or {}).get("adapter")]}
-        return hashlib.sha256(json.dumps(body, sort_keys=True, default=str).encode("utf-8")).hexdigest()[:16]
-
-    @classmethod
-    def from_json(cls, text: str) -> GeneralizeJobConfig:
-        """The config back from :meth:`to_json`."""
-        data = json.loads(text)
-        data["types"] = tuple(data["types"])
-        return cls(**data)
 
 
 @dataclass(slots=True)
@@ -484,7 +442,7 @@ def build_metrics(cfg: GeneralizeJobConfig, identity: tuple[str, str, str] | Non
         models.add(str(data.get("model", "")))
         prompts.add(str(data.get("prompt_version", "")))
     n_entities = sum(total.entities_by_rank.values())
-    settings = asdict(GeneralizeSettings(**cfg.settings))
+    settings = GeneralizeSettings(**cfg.settings).model_dump()
     return {
         "backend": cfg.backend,
         "model": identity[1] if identity else (next(iter(models)) if len(models) == 1 else "mixed"),
