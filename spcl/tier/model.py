@@ -20,8 +20,9 @@ from typing import Any
 
 import numpy as np
 
+from spcl.labels import CATEGORIES
 from spcl.tier.encoders import CachedEncoder, Encoder, TierEncoderError, make_encoder
-from spcl.tier.head import HEAD_KINDS, SCREEN_FEATURES, head_logits, lang_onehot
+from spcl.tier.head import HEAD_KINDS, head_logits, lang_onehot
 from spcl.tier.windows import MODES, Triggers, tier_input
 
 CARD = "model_card.json"
@@ -147,9 +148,10 @@ class Tier:
 
 
 def screen_features(screen: Any, texts: Sequence[str], langs: Sequence[str | None]) -> np.ndarray:
-    """``(n, 6)``: the screen's lgbm and svc scores and its four category scores."""
+    """``(n, heads + 4)``: the screen's score of each of its heads (in the order its ``outputs`` lists them: 6
+    columns for the shipped screen), then its four category scores."""
     res = screen.predict(list(texts), list(langs))
-    cols = [res.scores["lgbm"], res.scores["svc"]] + [res.categories[c] for c in SCREEN_FEATURES[2:]]
+    cols = [res.scores[h] for h in screen.outputs.scores] + [res.categories[c] for c in CATEGORIES]
     return np.stack([np.asarray(c, np.float32) for c in cols], axis=1)
 
 
