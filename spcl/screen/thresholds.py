@@ -54,13 +54,13 @@ def choose_thresholds(lg_oof: np.ndarray, svc_oof: np.ndarray, target: np.ndarra
     if settings.per_lang_thresholds:
         for lang in sorted(set(data.langs.tolist()) & set(settings.per_lang_thresholds)):
             m = data.langs == lang
-            target = targets.get(lang, settings.target_recall)
-            if int((pos & m).sum()) >= min_positives(target):
+            lang_target = targets.get(lang, settings.target_recall)
+            if int((pos & m).sum()) >= min_positives(lang_target):
                 if lang in settings.fewest_none_langs:
                     none = data.real & ~data.y
-                    t_l, t_s = thresholds_for_fewest_none(lg_oof[m], svc_oof[m], pos[m], none[m], target)
+                    t_l, t_s = thresholds_for_fewest_none(lg_oof[m], svc_oof[m], pos[m], none[m], lang_target)
                 else:
-                    t_l, t_s = tune_thresholds(lg_oof[m], svc_oof[m], pos[m], target, settings.threshold_mode)
+                    t_l, t_s = tune_thresholds(lg_oof[m], svc_oof[m], pos[m], lang_target, settings.threshold_mode)
                 per_lang[lang] = {"lgbm": t_l, "svc": t_s}
     for lang, budget in sorted(settings.lang_none_budget):
         m = (data.langs == lang) & data.real

@@ -194,7 +194,7 @@ def _score(x: sp.csr_matrix, svc_w: np.ndarray, svc_b: float, cols: np.ndarray, 
     np.ndarray, np.ndarray
 ]:
     booster = lgb.Booster(model_str=model)
-    lg = booster.predict(x[:, cols], num_threads=1).astype(np.float32)
+    lg = np.asarray(booster.predict(x[:, cols], num_threads=1), dtype=np.float32)
     svc = (x @ svc_w + np.float32(svc_b)).astype(np.float32)
     return lg, svc
 

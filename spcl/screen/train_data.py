@@ -146,7 +146,7 @@ def record_from_dict(row: dict[str, Any], where: str = "<record>") -> Record:
     text = row.get("text")
     if not isinstance(text, str):
         raise ValueError(f"{where}: field 'text' missing or not a string")
-    lang = row.get("lang") if row.get("lang") in LANGS else guess_lang(text)
+    lang = str(row["lang"]) if row.get("lang") in LANGS else guess_lang(text)
     return Record(
         id=str(row.get("id", where)),
         text=text,
