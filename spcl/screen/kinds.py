@@ -147,9 +147,11 @@ def registered_kinds() -> list[str]:
 
 
 def kind_loader(name: str) -> Loader:
-    """The loader of kind ``name``: registered in-process (``spcl.screen`` registers the shipped kind when it is
-    imported), else from an installed ``spcl.screen_kinds`` entry point; :class:`ScreenModelError` when neither
-    has it."""
+    """The loader of kind ``name``: registered in-process (``spcl.screen.model`` registers the shipped kind; it is
+    imported here on first use), else from an installed ``spcl.screen_kinds`` entry point;
+    :class:`ScreenModelError` when neither has it."""
+    if name == DEFAULT_KIND and name not in _KINDS:
+        from spcl.screen import model  # noqa: F401  # registers the shipped kind (heavy: imported on first use)
     if name not in _KINDS:
         for ep in entry_points(group=ENTRY_POINT_GROUP, name=name):
             register_kind(name)(ep.load())
