@@ -15,8 +15,6 @@ ROOT = Path(__file__).resolve().parents[2]
 HEAD_NAMES = re.compile(r"lgbm|svc|lightgbm|linearsvc", re.IGNORECASE)
 OWNER = ROOT / "spcl" / "screen"
 ALLOWED: dict[str, str] = {
-    "spcl/commands/train.py": "the screen trainer's command line: its flags are the shipped kind's training "
-    "options (--lang-svc-only, --svc-nb-alpha); they move into spcl/screen with the command registry",
     "spcl/bench/filter.py": "a benchmark timing the shipped screen's stages by name (LightGBM predict)",
     "spcl/io/schema.py": "the persisted output schema's default scores struct (the shipped kind's); spcl.io is "
     "the layer below the screen (the screen reads through it), so it cannot import the screen's head list",
