@@ -69,12 +69,16 @@ def read_eval_records(path: str | Path) -> Iterator[dict[str, str]]:
 def evaluate_screen(screen: Screen, rows: Iterable[dict[str, str]]) -> dict[str, Any]:
     """Score every row (see the module docstring); returns the JSON report."""
     rows = list(rows)
-    lg_flag, svc_flag, flag = (np.zeros(len(rows), bool) for _ in range(3))
+    heads = list(screen.outputs.flags)
+    flag = np.zeros(len(rows), bool)
+    head_flags = {h: np.zeros(len(rows), bool) for h in heads}
     for start in range(0, len(rows), BATCH):
         part = rows[start : start + BATCH]
         res = screen.predict([r["text"] for r in part], [r["lang"] for r in part])
         sl = slice(start, start + len(part))
-        lg_flag[sl], svc_flag[sl], flag[sl] = res.lgbm_flag, res.svc_flag, res.flag
+        flag[sl] = res.flag
+        for h in heads:
+            head_flags[h][sl] = res.flags[h]
     labels = np.array([r["label"] for r in rows], dtype=object)
     langs = np.array([r["lang"] for r in rows], dtype=object)
     labelled = labels != ""
@@ -83,8 +87,8 @@ def evaluate_screen(screen: Screen, rows: Iterable[dict[str, str]]) -> dict[str,
     if labelled.any():
         groups = np.array([r["group"] for r in rows], dtype=object)
         report["labelled_metrics"] = _labelled(labels[labelled], langs[labelled], groups[labelled],
-                                               {"union": flag[labelled], "lgbm": lg_flag[labelled],
-                                                "svc": svc_flag[labelled]})
+                                               {"union": flag[labelled],
+                                                **{h: f[labelled] for h, f in head_flags.items()}})
         report["goals"] = _goals(report["labelled_metrics"])
     if (~labelled).any():
         report["unlabelled_flag_rate"] = _flag_rates([r for r, lab in zip(rows, labelled, strict=True) if not lab],

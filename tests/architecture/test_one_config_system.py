@@ -22,7 +22,7 @@ CONFIG_SUFFIXES = ("Config", "Settings", "Section")
 TRAINER_SETTINGS = {
     "spcl/finetune/train.py:TrainConfig",
     "spcl/screen/features.py:FeatureSettings",
-    "spcl/screen/train.py:TrainSettings",
+    "spcl/screen/train_data.py:TrainSettings",
 }
 """Not job configurations: a trainer's hyperparameters, written into the model card of what it trains (their
 dataclass form is part of that artifact format). The list may only shrink."""
