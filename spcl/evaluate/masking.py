@@ -52,6 +52,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from spcl.errors import UsageError
 from spcl.extract.contract import ParseResult, check_candidates, parse_extraction
 from spcl.mask import mask_text, reassemble_text
 from spcl.mask.variants import DEFAULT_TYPES, normalize_type, normalize_value, occurrences_by_pair
@@ -60,7 +61,7 @@ from spcl.text import normalize
 Pair = tuple[str, str]
 
 
-class EvalError(ValueError):
+class EvalError(UsageError, ValueError):
     """Input the evaluator refuses; the message names files, lines, ids and types, never values."""
 
 

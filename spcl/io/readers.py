@@ -29,6 +29,7 @@ import pyarrow.parquet as pq
 import zstandard
 
 from spcl.config import InputSettings
+from spcl.errors import RunFailed, UsageError
 from spcl.io.schema import RECORD_SCHEMA
 from spcl.io.splits import LineSplitter
 
@@ -45,7 +46,7 @@ PARQUET_MAGIC = b"PAR1"
 BOM = b"\xef\xbb\xbf"
 
 
-class UnsupportedInput(ValueError):
+class UnsupportedInput(UsageError, ValueError):
     """The file name has no supported extension (.jsonl[.gz|.zst], .ndjson, .json, .parquet)."""
 
 
@@ -234,7 +235,7 @@ def _add_record(builder: _BatchBuilder, record: Any, position: int, settings: In
     builder.add(position, doc_id=doc_id, id_note=note, text=text, meta=meta)
 
 
-class StreamError(Exception):
+class StreamError(RunFailed):
     """A compressed stream is truncated or corrupt; ``member_start`` is the compressed offset of the
     member (gzip) or frame (zstd) that broke."""
 

@@ -55,6 +55,8 @@ from typing import IO, Any
 from cryptography.exceptions import InvalidTag
 from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 
+from spcl.errors import RunFailed
+
 KEY_ENV = "SPCL_VAULT_KEY"
 KEY_FILE_ENV = "SPCL_VAULT_KEY_FILE"
 FORMAT = "spcl-vault-1"
@@ -65,7 +67,7 @@ _MAC_BYTES = 16  # HMAC-SHA-256 truncated to 128 bits (as HMAC-SHA-256-128 in RF
 _WRITER_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}")
 
 
-class VaultError(Exception):
+class VaultError(RunFailed):
     """A vault could not be opened, read or written; messages name files, ids and lines, never values."""
 
 

@@ -22,13 +22,15 @@ from typing import Any, Protocol
 
 import numpy as np
 
+from spcl.errors import RunFailed
+
 DEFAULT_KIND = "lgbm_svc"
 """The kind of a card that names none (every card written before the registry)."""
 ENTRY_POINT_GROUP = "spcl.screen_kinds"
 CARD = "model_card.json"
 
 
-class ScreenModelError(RuntimeError):
+class ScreenModelError(RunFailed, RuntimeError):
     """A screen artifact is missing, corrupt or incompatible; the message names the file and the cause."""
 
 

@@ -20,6 +20,7 @@ from typing import Any
 
 import numpy as np
 
+from spcl.errors import RunFailed
 from spcl.tier.encoders import CachedEncoder, Encoder, TierEncoderError, make_encoder
 from spcl.tier.head import HEAD_KINDS, SCREEN_FEATURES, head_logits, lang_onehot
 from spcl.tier.windows import MODES, Triggers, tier_input
@@ -31,7 +32,7 @@ FILES: tuple[str, ...] = ("lexicon.json", "tier.npz")
 _ZIP_NPZ_KEYS = ("mean", "scale", "w1", "b1", "w2", "b2")
 
 
-class TierModelError(RuntimeError):
+class TierModelError(RunFailed, RuntimeError):
     """A tier artifact is missing, corrupt or incompatible; the message names the file and the cause."""
 
 
