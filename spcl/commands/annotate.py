@@ -16,10 +16,9 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 from typing import Any
 
-from spcl.messages import shown
+from spcl.errors import Pending, RunFailed, UsageError
 
 
 def add_annotate_arguments(parser: argparse.ArgumentParser) -> None:
@@ -73,26 +72,16 @@ def config_from_args(args: argparse.Namespace) -> Any:
 def run_from_args(args: argparse.Namespace) -> int:
     """Run the job; exit 0 ok, 1 the job could not run or lost a record, 2 bad usage, 3 records left pending
     after transient backend failures (rerun the same command to ask again for exactly those)."""
-    from spcl.annotate.job import AnnotateError, run_annotate, run_annotate_spark
-    from spcl.extract.backends import BackendUnavailable
-    from spcl.extract.backends.transient import EXIT_TRANSIENT
-    from spcl.io.inputs import UnsafeOutput
-    from spcl.spark import JavaMissing
+    from spcl.annotate.job import run_annotate, run_annotate_spark
 
     try:
         cfg = config_from_args(args)
     except ValueError as err:
-        print(f"spcl annotate: {shown(err)}", file=sys.stderr)
-        return 2
-    try:
-        report = (run_annotate_spark(cfg, args.master, args.submitted) if args.engine == "spark"
-                  else run_annotate(cfg))
-    except UnsafeOutput as err:  # --out inside the input, or inside a filter output
-        print(f"spcl annotate: {shown(err)}", file=sys.stderr)
-        return 2
-    except (BackendUnavailable, AnnotateError, JavaMissing) as err:  # no Java: one line, exit 1
-        print(f"spcl annotate: {shown(err)}", file=sys.stderr)
-        return 1
+        raise UsageError(str(err)) from err
+    # UnsafeOutput (--output inside the input or a filter output) exits 2; BackendUnavailable,
+    # AnnotateError and JavaMissing exit 1 (spcl.cli)
+    report = (run_annotate_spark(cfg, args.master, args.submitted) if args.engine == "spark"
+              else run_annotate(cfg))
     summary = {
         "counts": report["counts"],
         "rejected_reasons": report["rejected_reasons"],
@@ -104,12 +93,11 @@ def run_from_args(args: argparse.Namespace) -> int:
     }
     print(json.dumps(summary, indent=2))
     if not report["reconciliation"]["ok"]:
-        return 1
+        raise RunFailed("reconciliation failed: input records != outputs (see the run report)")
     if report["counts"]["pending"]:
-        print(f"spcl annotate: {report['counts']['pending']} record(s) left pending (a teacher failed transiently: "
-              "timeouts, HTTP 429/5xx, resets); rerun the same command to ask again for exactly those "
-              "(pending.jsonl)", file=sys.stderr)
-        return EXIT_TRANSIENT
+        raise Pending(f"{report['counts']['pending']} record(s) left pending (a teacher failed transiently: "
+                      "timeouts, HTTP 429/5xx, resets); rerun the same command to ask again for exactly those "
+                      "(pending.jsonl)")
     return 0
 
 

@@ -18,6 +18,8 @@ import os
 import sys
 from collections.abc import Callable
 
+from spcl.errors import UsageError
+
 Handler = Callable[[argparse.Namespace], int]
 
 DEPRECATED_ALIASES: dict[str, str] = {"bench-screen": "screen", "bench-generalize": "generalize"}
@@ -110,8 +112,7 @@ def _run_tier_bench(args: argparse.Namespace) -> int:
     data = args.data
     missing = [d for d in data if not Path(d).is_file()]
     if missing:
-        print(f"spcl bench tier: {missing[0]} not found ", file=sys.stderr)
-        return 2
+        raise UsageError(f"{missing[0]} not found ")
     print(json.dumps(bench_tier(args.model, data, args.docs, args.chars, args.backend, args.encoder_dir,
                                 args.device), indent=1))
     return 0

@@ -16,10 +16,9 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 from typing import Any
 
-from spcl.messages import shown
+from spcl.errors import Pending, RunFailed, UsageError
 
 BACKENDS = ("rules", "openai", "transformers")
 
@@ -87,34 +86,22 @@ def config_from_args(args: argparse.Namespace, *, input: str = "", output: str =
 def run_from_args(args: argparse.Namespace) -> int:
     """Run the generalize job; exit code 0 ok, 1 the job could not run or not reconciled, 2 bad usage,
     3 documents failed transiently (rerun the same command to retry exactly those)."""
-    from spcl.executor import JobError
-    from spcl.extract.backends import BackendUnavailable
-    from spcl.extract.backends.transient import EXIT_TRANSIENT
     from spcl.generalize.job import run_generalize_job, run_generalize_job_spark
-    from spcl.mask.vault import VaultError
-    from spcl.spark import JavaMissing
 
     try:
         cfg = config_from_args(args)
         metrics = (run_generalize_job_spark(cfg, args.master, args.submitted) if args.engine == "spark"
                    else run_generalize_job(cfg))
-    except ValueError as err:
-        print(f"spcl generalize: {shown(err)}", file=sys.stderr)
-        return 2
-    except (BackendUnavailable, JobError, VaultError, JavaMissing) as err:
-        print(f"spcl generalize: {shown(err)}", file=sys.stderr)
-        return 1
+    except ValueError as err:  # BackendUnavailable, JobError, VaultError, JavaMissing exit 1 (spcl.cli)
+        raise UsageError(str(err)) from err
     keys = ("documents", "generalized", "failed", "failed_transient", "failed_reasons", "entities", "share_by_rank",
             "label_fallback_per_type", "llm_calls", "llm_calls_per_entity", "cache_hits", "reconciliation", "run")
     print(json.dumps({k: metrics[k] for k in keys}, indent=2, ensure_ascii=False))
     if not metrics["reconciliation"]["ok"]:
-        print("spcl generalize: reconciliation failed: input rows != generalized + failed (see metrics.json)",
-              file=sys.stderr)
-        return 1
+        raise RunFailed("reconciliation failed: input rows != generalized + failed (see metrics.json)")
     if metrics["failed_transient"]:
-        print(f"spcl generalize: {metrics['failed_transient']} document(s) failed transiently (server trouble: "
-              "timeouts, HTTP 429/5xx, resets); rerun the same command to retry exactly those", file=sys.stderr)
-        return EXIT_TRANSIENT
+        raise Pending(f"{metrics['failed_transient']} document(s) failed transiently (server trouble: "
+                      "timeouts, HTTP 429/5xx, resets); rerun the same command to retry exactly those")
     return 0
 
 

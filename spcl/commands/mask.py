@@ -21,10 +21,9 @@ from __future__ import annotations
 import argparse
 import json
 import logging
-import sys
 from typing import Any
 
-from spcl.messages import shown, shown_lines
+from spcl.errors import Pending, RunFailed, UsageError
 
 log = logging.getLogger("spcl.mask")
 
@@ -173,21 +172,13 @@ def config_from_args(args: argparse.Namespace) -> Any:
 
 def run_from_args(args: argparse.Namespace) -> int:
     """Run the mask job; exit code 0 ok, 1 could not run or not reconciled, 2 bad usage, 3 transient failures."""
-    from spcl.extract.backends import BackendUnavailable
-    from spcl.mask.vault import VaultError
-    from spcl.mask_stage import MaskJobError, export_predictions, run_mask_job, run_mask_job_spark
-    from spcl.spark import JavaMissing
-    from spcl.tier import TierEncoderError, TierModelError
+    from spcl.mask_stage import export_predictions, run_mask_job, run_mask_job_spark
 
     try:
         cfg = config_from_args(args)
         metrics = run_mask_job_spark(cfg, args.master, args.submitted) if args.engine == "spark" else run_mask_job(cfg)
-    except ValueError as err:
-        print(f"spcl mask: {shown_lines(err)}", file=sys.stderr)
-        return 2
-    except (BackendUnavailable, MaskJobError, VaultError, JavaMissing, TierModelError, TierEncoderError) as err:
-        print(f"spcl mask: {shown(err)}", file=sys.stderr)
-        return 1
+    except ValueError as err:  # BackendUnavailable, MaskJobError, VaultError, JavaMissing, tier errors: 1
+        raise UsageError(str(err)) from err
     if args.pred_out:
         n = export_predictions(cfg.output, cfg.vault, args.pred_out)
         log.info("wrote %d prediction records to %s", n, args.pred_out)
@@ -196,12 +187,10 @@ def run_from_args(args: argparse.Namespace) -> int:
             "run")
     print(json.dumps({k: metrics[k] for k in keys}, indent=2))
     if not metrics["reconciliation"]["ok"]:
-        print("spcl mask: reconciliation failed: input rows != masked + failed (see metrics.json)", file=sys.stderr)
-        return 1
+        raise RunFailed("reconciliation failed: input rows != masked + failed (see metrics.json)")
     if metrics["failed_transient"]:
-        print(f"spcl mask: {metrics['failed_transient']} document(s) failed transiently (server or engine trouble); "
-              "rerun the same command to retry exactly those", file=sys.stderr)
-        return 3
+        raise Pending(f"{metrics['failed_transient']} document(s) failed transiently (server or engine trouble); "
+                      "rerun the same command to retry exactly those")
     return 0
 
 

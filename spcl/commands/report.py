@@ -11,9 +11,8 @@ spcl report eval.json                  # that table alone -> report.html beside 
 from __future__ import annotations
 
 import argparse
-import sys
 
-from spcl.messages import shown
+from spcl.errors import RunFailed
 
 
 def run_report(args: argparse.Namespace) -> int:
@@ -24,8 +23,7 @@ def run_report(args: argparse.Namespace) -> int:
         page = write_report(args.output, mask=args.mask, dest=args.out, gpu_tokens_per_s=args.gpu_tokens_per_s,
                             screen_eval=args.screen_eval)
     except (ValueError, OSError) as err:
-        print(f"spcl report: {shown(err)}", file=sys.stderr)
-        return 1
+        raise RunFailed(str(err)) from err
     print(f"wrote {page} (charts in {page.parent / 'report'})")
     return 0
 

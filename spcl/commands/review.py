@@ -15,7 +15,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from spcl.messages import shown
+from spcl.errors import RunFailed
 from spcl.review.labels import ReviewError
 
 
@@ -32,11 +32,6 @@ def _positive_int(value: str) -> int:
     if number < 1:
         raise argparse.ArgumentTypeError(f"{number} is not at least 1")
     return number
-
-
-def _fail(cmd: str, err: Exception) -> int:
-    print(f"spcl review {cmd}: {shown(err)}", file=sys.stderr)
-    return 1
 
 
 def _draw_sample(input: str, spec: Any, *, what: str = "sample", engine: str = "python", master: str | None = None,
@@ -97,7 +92,7 @@ def _export(args: argparse.Namespace) -> int:
             force=args.force,
         )
     except (ValueError, OSError, ReviewError) as err:
-        return _fail("export", err)
+        raise RunFailed(str(err)) from err
     strata_used = sum(1 for k in plan.sizes.values() if k)
     print(
         f"exported {manifest['records']} documents from {strata_used} strata "
@@ -115,7 +110,7 @@ def _agree(args: argparse.Namespace) -> int:
                   file=sys.stderr)
         cov, result = agree_files(args.files, allow_partial=args.allow_partial)
     except (ValueError, OSError, ReviewError) as err:
-        return _fail("agree", err)
+        raise RunFailed(str(err)) from err
     print(cov.line())
     out = Path(args.out) if args.out else Path(args.files[0]).parent / "agreement.json"
     write_agreement(result, out)
@@ -129,7 +124,7 @@ def _agree(args: argparse.Namespace) -> int:
         f"disagreements; ids in {out}"
     )
     if args.fail_under is not None and (result.kappa is None or result.kappa < args.fail_under):
-        return 1
+        raise RunFailed(f"kappa {result.kappa} is under --fail-under {args.fail_under}")
     return 0
 
 
@@ -139,7 +134,7 @@ def _adjudicate(args: argparse.Namespace) -> int:
     try:
         rows = adjudicate_files(args.files, policy=args.policy)
     except (ValueError, OSError, ReviewError) as err:
-        return _fail("adjudicate", err)
+        raise RunFailed(str(err)) from err
     out = Path(args.out) if args.out else Path(args.files[0]).parent / "adjudicated.csv"
     write_adjudicated(rows, out)
     open_rows = sum(1 for r in rows if not r["label"])
@@ -156,7 +151,7 @@ def _report(args: argparse.Namespace) -> int:
     try:
         result, reviews = estimate_reviews(args.input, reviews_path, plan_path, _csv_list(args.positive))
     except (ValueError, OSError, ReviewError) as err:
-        return _fail("report", err)
+        raise RunFailed(str(err)) from err
     out = Path(args.out) if args.out else reviews_path.parent / "report"
     write_estimates(result, reviews, out, input=args.input, reviews_path=reviews_path, plan_path=plan_path)
     for key, name in (("precision_flagged", "precision of flagged"), ("miss_rate_clean", "miss rate of clean")):
@@ -195,7 +190,7 @@ def _to_train(args: argparse.Namespace) -> int:
             agreement=agreement,
         )
     except (ValueError, OSError, ReviewError) as err:
-        return _fail("to-train", err)
+        raise RunFailed(str(err)) from err
     print(
         f"wrote {manifest['records']} records to {Path(args.out) / TRAIN_FILE} "
         f"({manifest['skipped_unlabelled']} unlabelled skipped); labels {manifest['labels']}"

@@ -11,10 +11,9 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 from collections.abc import Callable
 
-from spcl.messages import shown
+from spcl.errors import RunFailed
 
 
 def _pii(args: argparse.Namespace) -> int:
@@ -31,8 +30,7 @@ def _to_chat(args: argparse.Namespace) -> int:
     try:
         n = write_chat(args.input, args.out)
     except (OSError, ValueError) as err:
-        print(f"spcl synth to-chat: {shown(err)}", file=sys.stderr)
-        return 1
+        raise RunFailed(str(err)) from err
     print(json.dumps({"records": n, "out": str(args.out)}))
     return 0
 
@@ -45,8 +43,7 @@ def _to_parquet(args: argparse.Namespace) -> int:
     try:
         table = split_table(args.input)
     except (OSError, ValueError, KeyError) as err:
-        print(f"spcl synth to-parquet: {type(err).__name__} reading {args.input}", file=sys.stderr)
-        return 1
+        raise RunFailed(f"{type(err).__name__} reading {args.input}") from err
     pq.write_table(table, args.out)
     print(json.dumps({"records": table.num_rows, "out": str(args.out)}))
     return 0

@@ -9,6 +9,7 @@ import sys
 import time
 from pathlib import Path
 
+from spcl.errors import UsageError
 from spcl.progress import Progress
 
 log = logging.getLogger(__name__)
@@ -97,22 +98,19 @@ def run_train(args: argparse.Namespace) -> int:
 
     missing = [d for d in args.data if not Path(d).is_file()]
     if missing:
-        print(f"spcl train: data file not found: {', '.join(missing)} (the labelled sets that ship are under "
-              f"data/, e.g. data/scpi-real-v1/labelled.jsonl; a quick example on them: {CLONE_EXAMPLE})",
-              file=sys.stderr)
-        return 2
+        raise UsageError(f"data file not found: {', '.join(missing)} (the labelled sets that ship are under "
+                         f"data/, e.g. data/scpi-real-v1/labelled.jsonl; a quick example on them: "
+                         f"{CLONE_EXAMPLE})")
     try:
         lang_targets = lang_values(args.lang_target_recall, "--lang-target-recall")
         none_budgets = lang_values(args.lang_none_budget, "--lang-none-budget")
     except ValueError as exc:
-        print(f"spcl train: {exc}", file=sys.stderr)
-        return 2
+        raise UsageError(str(exc)) from exc
     try:
         features = replace(FeatureSettings(), mecab_dic=args.mecab_dic,
                            person_cues=bool(getattr(args, "person_cues", False)))
     except ValueError as exc:
-        print(f"spcl train: {exc}", file=sys.stderr)
-        return 2
+        raise UsageError(str(exc)) from exc
     records: list[Record] = read_records(args.data)
     extra: list[Record] = []
     if args.synthetic > 0:

@@ -18,9 +18,8 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 
-from spcl.messages import shown
+from spcl.errors import RunFailed, UsageError
 
 
 def run_from_args(args: argparse.Namespace) -> int:
@@ -32,11 +31,9 @@ def run_from_args(args: argparse.Namespace) -> int:
 
     for name in ("epochs", "batch_size", "grad_accum", "max_length", "lora_rank"):
         if getattr(args, name) < 1:
-            print(f"spcl train-extractor: --{name.replace('_', '-')} must be at least 1", file=sys.stderr)
-            return 2
+            raise UsageError(f"--{name.replace('_', '-')} must be at least 1")
     if args.max_steps < 0 or args.eval_limit < 0:
-        print("spcl train-extractor: --max-steps and --eval-limit must be >= 0", file=sys.stderr)
-        return 2
+        raise UsageError("--max-steps and --eval-limit must be >= 0")
     cfg = TrainConfig(
         data=args.data, base=args.base, out=args.out, eval=args.eval, full=args.full, lora_rank=args.lora_rank,
         lora_alpha=args.lora_alpha, lora_dropout=args.lora_dropout, target_modules=args.target_modules,
@@ -49,15 +46,12 @@ def run_from_args(args: argparse.Namespace) -> int:
     )
     try:
         card = train_extractor(cfg)
-    except (OSError, ValueError) as err:
-        if isinstance(err, LossMaskError | AdapterError):
-            print(f"spcl train-extractor: {shown(err)}", file=sys.stderr)
-            return 1
-        print(f"spcl train-extractor: {type(err).__name__}: {shown(err)}", file=sys.stderr)
-        return 2 if isinstance(err, ValueError) else 1
-    except (BackendUnavailable, TrainError) as err:
-        print(f"spcl train-extractor: {shown(err)}", file=sys.stderr)
-        return 1
+    except (LossMaskError, AdapterError, BackendUnavailable, TrainError):
+        raise  # exit 1 with their own message (spcl.cli)
+    except ValueError as err:
+        raise UsageError(f"{type(err).__name__}: {err}") from err
+    except OSError as err:
+        raise RunFailed(f"{type(err).__name__}: {err}") from err
     summary = {"out": args.out, "method": card["method"], "steps": card["training"]["steps"],
                "final_loss": card["training"]["final_loss"], "loss_mask": card["loss_mask"],
                "left_out": card["data"]["left_out"]["count"]}

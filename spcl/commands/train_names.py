@@ -13,8 +13,9 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 from pathlib import Path
+
+from spcl.errors import UsageError
 
 
 def _run(args: argparse.Namespace) -> int:
@@ -22,12 +23,10 @@ def _run(args: argparse.Namespace) -> int:
 
     data = Path(args.data)
     if not data.is_file():
-        print(f"spcl train-names: {data} not found", file=sys.stderr)
-        return 2
+        raise UsageError(f"{data} not found")
     langs = tuple(x.strip() for x in args.lang.split(",") if x.strip())
     if not langs or set(langs) - {"ja", "ko", "en"} or ("en" in langs and len(langs) > 1):
-        print("spcl train-names: --lang takes ja and/or ko, or en alone (its own data)", file=sys.stderr)
-        return 2
+        raise UsageError("--lang takes ja and/or ko, or en alone (its own data)")
     if langs == ("en",):
         from spcl.extract.names.train import train_english
 

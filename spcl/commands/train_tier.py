@@ -14,8 +14,9 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 from pathlib import Path
+
+from spcl.errors import UsageError
 
 
 def _run(args: argparse.Namespace) -> int:
@@ -24,16 +25,13 @@ def _run(args: argparse.Namespace) -> int:
 
     missing = [d for d in args.data if not Path(d).is_file()]
     if missing:
-        print(f"spcl train-tier: {missing[0]} not found", file=sys.stderr)
-        return 2
+        raise UsageError(f"{missing[0]} not found")
     if not 0.5 <= args.keep <= 1.0:
-        print("spcl train-tier: --keep takes a share between 0.5 and 1", file=sys.stderr)
-        return 2
+        raise UsageError("--keep takes a share between 0.5 and 1")
     try:
         encoder = make_encoder(args.backend, args.encoder_dir, args.device)
     except TierEncoderError as err:
-        print(f"spcl train-tier: {err}", file=sys.stderr)
-        return 2
+        raise UsageError(str(err)) from err
     card = train_tier(args.data, args.out, screen_dir=args.screen, mode=args.mode, head=args.head,
                       use_screen=args.screen_features, keep=args.keep, folds=args.folds, seed=args.seed,
                       max_chars=args.max_chars, encoder=encoder, cache_dir=args.cache, hidden=args.hidden,

@@ -31,14 +31,13 @@ import argparse
 import json
 import sys
 
+from spcl.errors import RunFailed
 from spcl.messages import shown
 
 _SHOWN = 50
 
 
 def _run(args: argparse.Namespace) -> int:
-    from spcl.io.inputs import UnsafeOutput
-    from spcl.mask.vault import VaultError
     from spcl.mask_stage import unmask_output
     from spcl.mask_stage.unmask import read_selection
 
@@ -46,12 +45,8 @@ def _run(args: argparse.Namespace) -> int:
         select = read_selection(args.ids) if args.ids else None
         report = unmask_output(args.masked, args.vault, args.out, select=select, match=args.match,
                                require_verified=args.require_verified)
-    except UnsafeOutput as err:  # --out inside a released folder or a vault: nothing is written
-        print(f"spcl unmask: {shown(err)}", file=sys.stderr)
-        return 2
-    except (VaultError, OSError, UnicodeDecodeError) as err:
-        print(f"spcl unmask: {shown(err)}", file=sys.stderr)
-        return 1
+    except (OSError, UnicodeDecodeError) as err:  # UnsafeOutput exits 2, VaultError 1 (spcl.cli)
+        raise RunFailed(str(err)) from err
     print(json.dumps(report.summary()))
     for doc_id, row_key, reason in report.refused[:_SHOWN]:
         print(f"spcl unmask: refused id={shown(doc_id)} row_key={shown(row_key)}: {reason}", file=sys.stderr)
@@ -68,7 +63,10 @@ def _run(args: argparse.Namespace) -> int:
     if report.selected_not_found:
         print(f"spcl unmask: {report.selected_not_found} values of {shown(args.ids)} matched no row's {args.match}",
               file=sys.stderr)
-    return 1 if report.refused or report.selected_not_found else 0
+    if report.refused or report.selected_not_found:
+        raise RunFailed(f"{len(report.refused)} row(s) refused, {report.selected_not_found} selected value(s) "
+                        "not found")
+    return 0
 
 
 def register(sub: argparse._SubParsersAction) -> None:

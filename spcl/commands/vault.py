@@ -8,9 +8,8 @@ Keys are never read from the command line: set ``SPCL_VAULT_KEY`` or ``SPCL_VAUL
 from __future__ import annotations
 
 import argparse
-import sys
 
-from spcl.messages import shown
+from spcl.errors import RunFailed
 
 
 def _keygen(args: argparse.Namespace) -> int:
@@ -19,8 +18,7 @@ def _keygen(args: argparse.Namespace) -> int:
     try:
         path = write_key_file(args.out)
     except (VaultError, OSError) as err:
-        print(f"spcl vault keygen: {shown(err)}", file=sys.stderr)
-        return 1
+        raise RunFailed(str(err)) from err
     print(f"wrote a new vault key to {path} (mode 0600); use it with {KEY_FILE_ENV}={path}")
     return 0
 
