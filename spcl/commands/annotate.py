@@ -1,13 +1,13 @@
 """``spcl annotate``: label a crawl sample with two or more teacher LLMs, keep what they agree on.
 
-    spcl annotate --input sample/ --out data/annotated/ \\
+    spcl annotate --input sample/ --output data/annotated/ \\
         --teacher openai:swallow-8b@http://gpu-a:8000/v1 --teacher openai:gemma-2-9b@http://gpu-b:8000/v1 \\
         [--verifier openai:gpt-oss-120b@http://gpu-c:8000/v1] [--min-confidence 0.8] [--candidates person|all] \\
         [--positive-share 0.10] [--seed 0] [--engine spark]
     spcl annotate ... --teacher vllm:/models/swallow-8b --teacher vllm:/models/gemma-2-9b   # in-process, GPU
 
-Outputs in --out: labelled.jsonl (for spcl train), rejected.jsonl (for spcl review export --what rejected),
-dropped.jsonl, pending.jsonl, report.json, agreement.png, manifest.json. A rerun with the same --out resumes
+Outputs in --output: labelled.jsonl (for spcl train), rejected.jsonl (for spcl review export --what rejected),
+dropped.jsonl, pending.jsonl, report.json, agreement.png, manifest.json. A rerun with the same --output resumes
 and asks again for the pending records. Exit codes: 0 done, 1 could not run or lost a record, 2 bad usage,
 3 records left pending after transient backend failures.
 """
@@ -26,7 +26,8 @@ def add_annotate_arguments(parser: argparse.ArgumentParser) -> None:
     from spcl.annotate.candidates import CANDIDATE_MODES
 
     parser.add_argument("--input", "-i", required=True, help="JSONL/Parquet file or folder (any filter output)")
-    parser.add_argument("--out", "-o", required=True, help="output folder (labelled.jsonl, rejected.jsonl, ...)")
+    parser.add_argument("--output", "-o", dest="out",
+                        required=True, help="output folder (labelled.jsonl, rejected.jsonl, ...)")
     parser.add_argument("--teacher", action="append", required=True, metavar="BACKEND:MODEL[@ENDPOINT]",
                         help="a teacher (openai, vllm, transformers); give two or more")
     parser.add_argument("--verifier", default=None, metavar="BACKEND:MODEL[@ENDPOINT]",

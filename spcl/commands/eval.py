@@ -1,7 +1,7 @@
 """``spcl eval``: evaluation commands.
 
-spcl eval masking --gold data/synth-pii/test.jsonl --pred pred.jsonl --out metrics.json
-spcl eval detect --gold data/detect-eval/gold.jsonl --gold data/detect-eval/prose.jsonl --out detect.json
+spcl eval masking --gold data/synth-pii/test.jsonl --pred pred.jsonl --output metrics.json
+spcl eval detect --gold data/detect-eval/gold.jsonl --gold data/detect-eval/prose.jsonl --output detect.json
 spcl eval screen --model models/screen-default --data test.jsonl --data data/detect-eval/prose.jsonl
 
 ``eval`` is a group others extend: write ``register_<name>(eval_sub)`` (it receives the ``eval``
@@ -19,10 +19,10 @@ from spcl.errors import RunFailed, UsageError
 
 
 def _refuse_input_as_output(out: str | None, inputs: Iterable[str]) -> None:
-    """Raise :class:`UsageError` when ``--out`` names one of the input files: writing the report there
+    """Raise :class:`UsageError` when ``--output`` names one of the input files: writing the report there
     would overwrite the data it was computed from."""
     if out and any(Path(out).resolve() == Path(p).resolve() for p in inputs):
-        raise UsageError(f"--out {out} is one of the inputs; write the report elsewhere")
+        raise UsageError(f"--output {out} is one of the inputs; write the report elsewhere")
 
 
 def _write_report(out: str, text: str) -> None:
@@ -57,7 +57,7 @@ def register_masking(sub: argparse._SubParsersAction) -> None:
     )
     p.add_argument("--gold", required=True, metavar="GOLD.jsonl")
     p.add_argument("--pred", required=True, metavar="PRED.jsonl")
-    p.add_argument("--out", default=None, metavar="FILE.json", help="also write the metrics here")
+    p.add_argument("--output", "-o", dest="out", default=None, metavar="FILE.json", help="also write the metrics here")
     p.add_argument("--types", default=None, help="allowed types, comma-separated (default: all nine)")
     p.set_defaults(func=_masking)
 
@@ -101,7 +101,7 @@ def register_names(sub: argparse._SubParsersAction) -> None:
                    help="rule finders instead of the trained CRF (SPCL_NAMES_TAGGER=off): today's fallback")
     p.add_argument("--lang", default=None, help="languages, comma-separated (default: all)")
     p.add_argument("--no-ner", action="store_true", help="rule finders only (SPCL_NAMES_NER=off)")
-    p.add_argument("--out", default=None, metavar="FILE.json", help="also write the metrics here")
+    p.add_argument("--output", "-o", dest="out", default=None, metavar="FILE.json", help="also write the metrics here")
     p.set_defaults(func=_names)
 
 
@@ -122,7 +122,7 @@ def _detect(args: argparse.Namespace) -> int:
 
 
 def _print_and_write(report: dict, summary: str, args: argparse.Namespace) -> None:
-    """Print the summary (the full JSON report with ``--json``) and write the JSON report to ``--out``."""
+    """Print the summary (the full JSON report with ``--json``) and write the JSON report to ``--output``."""
     text = json.dumps(report, indent=2, ensure_ascii=False)
     print(text if args.json else summary)
     if args.out:
@@ -130,8 +130,9 @@ def _print_and_write(report: dict, summary: str, args: argparse.Namespace) -> No
 
 
 def _add_report_arguments(p: argparse.ArgumentParser) -> None:
-    """``--out`` and ``--json`` of a command that prints a summary of a JSON report."""
-    p.add_argument("--out", default=None, metavar="FILE.json", help="also write the full JSON report here")
+    """``--output`` and ``--json`` of a command that prints a summary of a JSON report."""
+    p.add_argument("--output", "-o", dest="out",
+                   default=None, metavar="FILE.json", help="also write the full JSON report here")
     p.add_argument("--json", action="store_true", help="print the full JSON report instead of the summary")
 
 
@@ -207,7 +208,7 @@ def register_utility(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--model", required=True, help="a local causal LM folder or .gguf file (transformers)")
     p.add_argument("--device", default="cpu", help="cpu, cuda, auto (default cpu)")
     p.add_argument("--limit", type=int, default=0, help="score at most N documents (default all)")
-    p.add_argument("--out", default=None, metavar="FILE.json", help="also write the report here")
+    p.add_argument("--output", "-o", dest="out", default=None, metavar="FILE.json", help="also write the report here")
     p.set_defaults(func=_utility)
 
 
@@ -248,7 +249,7 @@ def register_reidentify(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--guesses", type=int, default=5, help="guesses per span (default 5, as the attack)")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--limit", type=int, default=0, help="attack at most N documents (default all)")
-    p.add_argument("--out", default=None, metavar="FILE.json", help="also write the report here")
+    p.add_argument("--output", "-o", dest="out", default=None, metavar="FILE.json", help="also write the report here")
     p.set_defaults(func=_reidentify)
 
 

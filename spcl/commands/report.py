@@ -4,7 +4,7 @@ spcl report out/                       # -> out/report.html + out/report/*.png
 spcl report out/ --mask masked/        # the filter run and its mask stage on one page
 spcl report masked/                    # a mask output alone
 spcl report out/ --mask masked/ --gpu-tokens-per-s 2500   # GPU-hours the flagged documents need
-spcl report out/ --screen-eval eval.json   # add the screen's table per language and source (spcl eval screen --out)
+spcl report out/ --screen-eval eval.json   # add the screen's table per language and source (spcl eval screen --output)
 spcl report eval.json                  # that table alone -> report.html beside eval.json
 """
 
@@ -33,11 +33,12 @@ def register(sub: argparse._SubParsersAction) -> None:
     parser = sub.add_parser("report", help="HTML report of a filter or mask output (counts, charts)",
                             description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("output", help="a filter output (stats.json, decision=*/), a mask output (metrics.json) or a "
-                        "`spcl eval screen --out` JSON report")
+                        "`spcl eval screen --output` JSON report")
     parser.add_argument("--mask", default=None, help="a mask output to add to a filter output's report")
     parser.add_argument("--screen-eval", default=None, metavar="EVAL.json",
-                        help="a `spcl eval screen --out` report: adds its table per language and source")
-    parser.add_argument("--out", default=None, help="folder for report.html and report/ (default: OUTPUT)")
+                        help="a `spcl eval screen --output` report: adds its table per language and source")
+    parser.add_argument("--output", "-o", dest="out",
+                        default=None, help="folder for report.html and report/ (default: OUTPUT)")
     parser.add_argument("--gpu-tokens-per-s", type=float, default=None, metavar="RATE",
                         help="generated tokens per second one GPU sustains for the mask model: the report's "
                              "GPU-hours estimate for the flagged documents (default: the mask run's own rate)")

@@ -1,10 +1,10 @@
 """``spcl review``: export samples for people, measure agreement, estimate error rates, make training data.
 
-spcl review export --input out/ --out review/batch-01 --n 500 --seed 7 --reviewers a,b
+spcl review export --input out/ --output review/batch-01 --n 500 --seed 7 --reviewers a,b
 spcl review agree review/batch-01/reviewer-a.csv review/batch-01/reviewer-b.csv
 spcl review adjudicate review/batch-01/reviewer-a.csv review/batch-01/reviewer-b.csv
 spcl review report --input out/ --reviews review/batch-01/adjudicated.csv
-spcl review to-train review/batch-01/adjudicated.csv --out data/train-extra --input out/
+spcl review to-train review/batch-01/adjudicated.csv --output data/train-extra --input out/
 """
 
 from __future__ import annotations
@@ -218,7 +218,7 @@ def _add_export(rsub: argparse._SubParsersAction) -> None:
     """``spcl review export``: draw a stratified hashed-id sample and write it for reviewers."""
     p = rsub.add_parser("export", help="draw a stratified hashed-id sample and write it for reviewers")
     p.add_argument("--input", "-i", required=True, help="filter output folder (decision=*/ parquet)")
-    p.add_argument("--out", "-o", required=True, help="new folder for the review batch (mode 0700)")
+    p.add_argument("--output", "-o", dest="out", required=True, help="new folder for the review batch (mode 0700)")
     p.add_argument("--n", type=_positive_int, default=500, help="documents in total (default 500)")
     p.add_argument("--seed", type=int, default=0, help="sampling seed (default 0)")
     p.add_argument(
@@ -242,7 +242,7 @@ def _add_export(rsub: argparse._SubParsersAction) -> None:
         help="python (default) or spark for outputs that do not fit one machine",
     )
     p.add_argument("--master", default=None, help="Spark master for --engine spark (default local[*])")
-    p.add_argument("--force", action="store_true", help="overwrite a non-empty --out folder")
+    p.add_argument("--force", action="store_true", help="overwrite a non-empty --output folder")
     p.add_argument("--what", choices=("sample", "rejected"), default="sample",
                    help="sample: a filter output (default); rejected: an 'spcl annotate' output's disputed texts")
     p.add_argument("--allow-incomplete", action="store_true",
@@ -254,7 +254,8 @@ def _add_agree(rsub: argparse._SubParsersAction) -> None:
     """``spcl review agree``: kappa, per category, confusion and disagreements of reviewer files."""
     p = rsub.add_parser("agree", help="Cohen's / Fleiss' kappa, per category, confusion, disagreements")
     p.add_argument("files", nargs="+", help="two or more reviewer files (.csv, .jsonl, Label Studio .json)")
-    p.add_argument("--out", default=None, help="agreement JSON (default: agreement.json beside the first)")
+    p.add_argument("--output", "-o", dest="out",
+                   default=None, help="agreement JSON (default: agreement.json beside the first)")
     p.add_argument("--fail-under", type=float, default=None, help="exit 1 when kappa is below this")
     p.add_argument("--allow-partial", action="store_true",
                    help="measure on the documents every reviewer labelled when some are left out")
@@ -265,7 +266,8 @@ def _add_adjudicate(rsub: argparse._SubParsersAction) -> None:
     """``spcl review adjudicate``: merge reviewer files, disagreements left for an adjudicator."""
     p = rsub.add_parser("adjudicate", help="merge reviewer files; disagreements left for an adjudicator")
     p.add_argument("files", nargs="+", help="two or more reviewer files")
-    p.add_argument("--out", default=None, help="output CSV (default: adjudicated.csv beside the first)")
+    p.add_argument("--output", "-o", dest="out",
+                   default=None, help="output CSV (default: adjudicated.csv beside the first)")
     p.add_argument(
         "--policy",
         choices=("blank", "sensitive"),
@@ -287,7 +289,7 @@ def _add_report(rsub: argparse._SubParsersAction) -> None:
         help="labels counted as sensitive, e.g. SCPI or SCPI,RELATED; default auto: follow what flagged the "
         "document (SCPI/RELATED for the screen; for a rule, the reviewer's pii=yes confirms the value)",
     )
-    p.add_argument("--out", default=None, help="report folder (default: report/ beside --reviews)")
+    p.add_argument("--output", "-o", dest="out", default=None, help="report folder (default: report/ beside --reviews)")
     p.set_defaults(func=_report)
 
 
@@ -295,7 +297,7 @@ def _add_to_train(rsub: argparse._SubParsersAction) -> None:
     """``spcl review to-train``: adjudicated reviews to training JSONL with provenance."""
     p = rsub.add_parser("to-train", help="adjudicated reviews -> training JSONL with provenance")
     p.add_argument("adjudicated", help="adjudicated review file")
-    p.add_argument("--out", "-o", required=True, help="output folder (train.jsonl + manifest.json)")
+    p.add_argument("--output", "-o", dest="out", required=True, help="output folder (train.jsonl + manifest.json)")
     p.add_argument("--input", "-i", default=None, help="filter output to take original text from (redacted exports)")
     p.add_argument("--source", default="spcl-review", help="value of the 'source' field (default spcl-review)")
     p.add_argument("--licence", default=None, help="licence for the manifest")

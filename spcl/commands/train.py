@@ -15,7 +15,7 @@ from spcl.progress import Progress
 log = logging.getLogger(__name__)
 
 CLONE_EXAMPLE = ("spcl train --data data/weak-none/libreoffice-help.jsonl --synthetic 60 --cv-folds 0 "
-                 "--out models/try-screen")
+                 "--output models/try-screen")
 """A quick training example on data that ships, repeated in the missing-data message."""
 
 
@@ -23,7 +23,8 @@ def add_train_arguments(parser: argparse.ArgumentParser) -> None:
     """Arguments shared by ``spcl train`` and ``jobs/train.py``."""
     parser.add_argument("--data", action="append", required=True, metavar="FILE.jsonl",
                         help="labelled JSONL (id, text, lang, label, categories); repeatable")
-    parser.add_argument("--out", required=True, metavar="models/NAME", help="artifact folder to write")
+    parser.add_argument("--output", "-o", dest="out",
+                        required=True, metavar="models/NAME", help="artifact folder to write")
     parser.add_argument("--seed", type=int, default=0, help="seed of every random choice (default 0)")
     parser.add_argument("--synthetic", type=int, default=0, metavar="N",
                         help="add the seeded synthetic ja/ko/en corpus, N records per label and language "
@@ -233,7 +234,7 @@ def _rebuild_command(args: argparse.Namespace) -> str:
     parts = ["spcl", "train"]
     for d in args.data:
         parts += ["--data", str(d)]
-    parts += ["--out", str(args.out), "--seed", str(args.seed)]
+    parts += ["--output", str(args.out), "--seed", str(args.seed)]
     if args.synthetic:
         parts += ["--synthetic", str(args.synthetic)]
     if args.cv_folds != 5:

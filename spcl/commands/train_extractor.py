@@ -1,8 +1,8 @@
 """``spcl train-extractor``: fine-tune the LLM-stage extractor on chat records (completion-only loss).
 
     spcl train-extractor --data data/pii-synth/train-chat.jsonl --eval data/pii-synth/validation.jsonl \\
-        --base /models/qwen3-1.7b --out models/extractor-lora --lora-rank 16 --epochs 2 --seed 0 --device cuda
-    spcl train-extractor --data train-chat.jsonl --base SmolLM2-135M-Instruct.Q4_1.gguf --out smoke/ \\
+        --base /models/qwen3-1.7b --output models/extractor-lora --lora-rank 16 --epochs 2 --seed 0 --device cuda
+    spcl train-extractor --data train-chat.jsonl --base SmolLM2-135M-Instruct.Q4_1.gguf --output smoke/ \\
         --max-steps 2 --device cpu                                   # a CPU smoke run
     spcl mask ... --backend transformers --model /models/qwen3-1.7b --adapter models/extractor-lora
 
@@ -73,7 +73,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--eval", default=None, metavar="SPLIT.jsonl",
                    help="validation split (PII records: eval loss + 'spcl eval masking' metrics; chat: loss only)")
     p.add_argument("--base", required=True, help="base model: a local folder or a .gguf file")
-    p.add_argument("--out", required=True, metavar="DIR", help="output folder (adapter, model_card.json)")
+    p.add_argument("--output", "-o", dest="out",
+                   required=True, metavar="DIR", help="output folder (adapter, model_card.json)")
     p.add_argument("--full", action="store_true", help="full fine-tuning instead of a LoRA adapter")
     p.add_argument("--lora-rank", type=int, default=16)
     p.add_argument("--lora-alpha", type=int, default=None, help="default 2 x rank")
@@ -95,7 +96,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--device", default="auto", help="cpu, cuda, auto (default)")
     p.add_argument("--dtype", default="auto", help="auto (bfloat16 on CUDA, float32 on CPU), float32, bfloat16")
     p.add_argument("--save-every", type=int, default=100, help="checkpoint every N steps (and at the end)")
-    p.add_argument("--resume", action="store_true", help="continue from the latest checkpoint in --out")
+    p.add_argument("--resume", action="store_true", help="continue from the latest checkpoint in --output")
     p.add_argument("--eval-limit", type=int, default=0, help="evaluate on N hashed-sampled documents (0 = all)")
     p.add_argument("--eval-max-new-tokens", type=int, default=256)
     p.add_argument("--eval-batch-size", type=int, default=8)

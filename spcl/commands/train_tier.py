@@ -1,7 +1,7 @@
 """``spcl train-tier``: train the tier's head (encoder embeddings → small network) and write it with its card.
 
     spcl train-tier --data ../data/scpi-real-v1/labelled.jsonl --data ../data/scpi-real-v2/labelled.jsonl \\
-        --screen models/screen-default --out models/tier-default
+        --screen models/screen-default --output models/tier-default
 
 Sources are held out in groups: every document is scored by a head that never saw its source, and each language's
 threshold keeps ``--keep`` of its screen-flagged SCPI documents on those scores (default 0.99: the screen loses
@@ -50,7 +50,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="labelled JSONL (id, lang, source, text, label); repeat for several files")
     p.add_argument("--screen", default="models/screen-default", metavar="DIR",
                    help="the screen whose flags define what the tier sees (default models/screen-default)")
-    p.add_argument("--out", default="models/tier-default", metavar="DIR")
+    p.add_argument("--output", "-o", dest="out", default="models/tier-default", metavar="DIR")
     p.add_argument("--mode", choices=("window", "whole"), default="window",
                    help="embed the sentences around the screen's trigger words (default) or the whole text")
     p.add_argument("--head", choices=("mlp", "linear"), default="mlp")

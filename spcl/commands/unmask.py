@@ -1,12 +1,12 @@
 """``spcl unmask``: restore the source text of a mask output's rows from the encrypted vault.
 
-    spcl unmask --masked masked/ --vault vault/ --out restored/ [--ids FILE [--match id|row_key]]
+    spcl unmask --masked masked/ --vault vault/ --output restored/ [--ids FILE [--match id|row_key]]
                 [--require-verified]
 
 The key comes from ``SPCL_VAULT_KEY`` / ``SPCL_VAULT_KEY_FILE``. Writes ``restored/part-*.parquet`` (the masked
 row's columns + ``text`` + ``verified``), ``_refused.jsonl`` (every refused row: id, row key, reason) and
 ``_unmask.json`` (the summary), owner-readable only, into a folder this run creates with mode 0700 (or an empty
-one, or an earlier unmask output). An ``--out`` that is, contains or lies inside the masked input, the vault, or
+one, or an earlier unmask output). An ``--output`` that is, contains or lies inside the masked input, the vault, or
 any mask, generalize or filter output or vault folder is refused (exit 2): released data is never overwritten.
 
 Every row's round trip is proved with keyed hashes the mask job stored in the vault (an edit anywhere in the
@@ -75,7 +75,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                             description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--masked", required=True, help="a mask output folder (or its masked/ folder)")
     parser.add_argument("--vault", required=True, help="the vault folder the mask run wrote")
-    parser.add_argument("--out", required=True, help="folder for the restored Parquet files")
+    parser.add_argument("--output", "-o", dest="out", required=True, help="folder for the restored Parquet files")
     parser.add_argument("--ids", default=None, metavar="FILE",
                         help="restore only the rows listed in FILE (one id per line; see --match)")
     parser.add_argument("--match", choices=("id", "row_key"), default="id",
