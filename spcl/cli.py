@@ -10,8 +10,7 @@ from collections.abc import Sequence
 from typing import NamedTuple
 
 from spcl import __version__
-from spcl.config import ConfigError
-from spcl.errors import RunFailed, SpclError
+from spcl.errors import InvalidConfig, RunFailed, SpclError
 from spcl.messages import OneLineFormatter, os_error_line, shown, shown_lines
 from spcl.spark.errors import task_failure_line
 
@@ -113,11 +112,11 @@ def error_exit(err: BaseException, label: str) -> int | None:
     Spark task exit 1. Every message is escaped with :func:`spcl.messages.shown` (one line, no
     control codes); messages name paths, keys and counts, never a value from the data.
     """
-    if isinstance(err, ConfigError):
+    if isinstance(err, InvalidConfig):
         print(f"spcl: {shown_lines(err)}", file=sys.stderr)
         return err.exit_code
     if isinstance(err, SpclError):
-        text = shown_lines(err) if isinstance(err.__cause__, ConfigError) else shown(err)
+        text = shown_lines(err) if isinstance(err.__cause__, InvalidConfig) else shown(err)
         if text:
             print(f"{label}: {text}", file=sys.stderr)
         return err.exit_code

@@ -14,7 +14,7 @@ from typing import Any, Literal
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model, field_validator
 
-from spcl.errors import UsageError
+from spcl.errors import InvalidConfig
 from spcl.resources import shipped_locations, shipped_path
 from spcl.rule_types import BY_NAME, DEFAULT_CONTEXT, LANGUAGES
 from spcl.rule_types import PII_TYPES as RULE_PII_TYPES
@@ -41,7 +41,7 @@ Action = Literal["flag", "count", "ignore"]
 DEFAULT_CONF = shipped_path("conf/default.yaml") or shipped_locations("conf/default.yaml")[0]
 
 
-class ConfigError(UsageError, ValueError):
+class ConfigError(InvalidConfig, ValueError):
     """A configuration file is missing, unreadable or invalid; the message names the key."""
 
 

@@ -34,6 +34,10 @@ class UsageError(SpclError):
     exit_code: ClassVar[int] = 2
 
 
+class InvalidConfig(UsageError):
+    """A configuration file or its overrides do not validate; the message names one key per line (exit 2)."""
+
+
 class Pending(SpclError):
     """Transient backend failures: some records are pending; rerun the same command to retry them (exit 3)."""
 

@@ -18,13 +18,14 @@ import argparse
 import json
 from typing import Any
 
+from spcl.annotate.candidates import CANDIDATE_MODES
+from spcl.annotate.job import AnnotateConfig, run_annotate, run_annotate_spark
+from spcl.annotate.teachers import parse_teacher
 from spcl.errors import Pending, RunFailed, UsageError
 
 
 def add_annotate_arguments(parser: argparse.ArgumentParser) -> None:
     """The arguments shared by ``spcl annotate`` and ``jobs/annotate.py``."""
-    from spcl.annotate.candidates import CANDIDATE_MODES
-
     parser.add_argument("--input", "-i", required=True, help="JSONL/Parquet file or folder (any filter output)")
     parser.add_argument("--output", "-o", dest="out",
                         required=True, help="output folder (labelled.jsonl, rejected.jsonl, ...)")
@@ -57,9 +58,6 @@ def add_annotate_arguments(parser: argparse.ArgumentParser) -> None:
 
 def config_from_args(args: argparse.Namespace) -> Any:
     """An ``AnnotateConfig`` from parsed arguments (``ValueError`` on a bad teacher spec or threshold)."""
-    from spcl.annotate.job import AnnotateConfig
-    from spcl.annotate.teachers import parse_teacher
-
     options = {"max_tokens": args.max_tokens, "concurrency": args.concurrency, "timeout_s": args.timeout,
                "retries": args.retries, "device": args.device, "batch_size": args.batch_size,
                "tensor_parallel_size": args.tensor_parallel_size}
@@ -73,8 +71,6 @@ def config_from_args(args: argparse.Namespace) -> Any:
 def run_from_args(args: argparse.Namespace) -> int:
     """Run the job; exit 0 ok, 1 the job could not run or lost a record, 2 bad usage, 3 records left pending
     after transient backend failures (rerun the same command to ask again for exactly those)."""
-    from spcl.annotate.job import run_annotate, run_annotate_spark
-
     try:
         cfg = config_from_args(args)
     except ValueError as err:

@@ -15,7 +15,20 @@ import json
 from collections.abc import Callable, Iterable
 from pathlib import Path
 
+from spcl.config import DetectSettings
 from spcl.errors import RunFailed, UsageError
+from spcl.evaluate.detect import DetectEvalError, evaluate_detect, read_gold
+from spcl.evaluate.detect import format_summary as detect_summary
+from spcl.evaluate.masking import EvalError, evaluate_masking
+from spcl.evaluate.names import evaluate_names, format_table, read_names_set
+from spcl.evaluate.screen import ScreenEvalError, evaluate_screen, read_eval_records
+from spcl.evaluate.screen import format_summary as screen_summary
+from spcl.extract.backends.registry import make_chat
+from spcl.generalize.job import iter_generalized
+from spcl.generalize.reidentify import reidentify
+from spcl.generalize.utility import LMScorer, score_output
+from spcl.mask.vault import VaultError, open_vault
+from spcl.screen.model import ScreenModelError, load_screen
 
 
 def _refuse_input_as_output(out: str | None, inputs: Iterable[str]) -> None:
@@ -32,8 +45,6 @@ def _write_report(out: str, text: str) -> None:
 
 
 def _masking(args: argparse.Namespace) -> int:
-    from spcl.evaluate.masking import EvalError, evaluate_masking
-
     _refuse_input_as_output(args.out, [args.gold, args.pred])
     types = tuple(t.strip().upper() for t in args.types.split(",") if t.strip()) if args.types else None
     try:
@@ -65,7 +76,6 @@ def register_masking(sub: argparse._SubParsersAction) -> None:
 def _names(args: argparse.Namespace) -> int:
     import os
 
-    from spcl.evaluate.names import evaluate_names, format_table, read_names_set
 
     _refuse_input_as_output(args.out, [args.set])
     if args.no_ner:
@@ -108,8 +118,6 @@ def register_names(sub: argparse._SubParsersAction) -> None:
 def _detect(args: argparse.Namespace) -> int:
     from itertools import chain
 
-    from spcl.config import DetectSettings
-    from spcl.evaluate.detect import DetectEvalError, evaluate_detect, format_summary, read_gold
 
     _refuse_input_as_output(args.out, args.gold)
     settings = DetectSettings(keep_invalid=args.keep_invalid, include_company_numbers=args.company_numbers)
@@ -117,7 +125,7 @@ def _detect(args: argparse.Namespace) -> int:
         report = evaluate_detect(chain.from_iterable(read_gold(p) for p in args.gold), settings)
     except (DetectEvalError, OSError) as err:
         raise UsageError(str(err)) from err
-    _print_and_write(report, format_summary(report), args)
+    _print_and_write(report, detect_summary(report), args)
     return 0
 
 
@@ -154,8 +162,6 @@ def register_detect(sub: argparse._SubParsersAction) -> None:
 def _screen(args: argparse.Namespace) -> int:
     from itertools import chain
 
-    from spcl.evaluate.screen import ScreenEvalError, evaluate_screen, format_summary, read_eval_records
-    from spcl.screen.model import ScreenModelError, load_screen
 
     _refuse_input_as_output(args.out, args.data)
     try:
@@ -163,7 +169,7 @@ def _screen(args: argparse.Namespace) -> int:
         report = evaluate_screen(screen, chain.from_iterable(read_eval_records(p) for p in args.data))
     except (ScreenEvalError, ScreenModelError, OSError) as err:
         raise UsageError(str(err)) from err
-    _print_and_write(report, format_summary(report), args)
+    _print_and_write(report, screen_summary(report), args)
     return 0
 
 
@@ -183,9 +189,6 @@ def register_screen(sub: argparse._SubParsersAction) -> None:
 
 
 def _utility(args: argparse.Namespace) -> int:
-    from spcl.generalize.utility import LMScorer, score_output
-    from spcl.mask.vault import VaultError, open_vault
-
     try:
         vault = open_vault(args.vault)
         scorer = LMScorer(args.model, device=args.device)
@@ -213,11 +216,6 @@ def register_utility(sub: argparse._SubParsersAction) -> None:
 
 
 def _reidentify(args: argparse.Namespace) -> int:
-    from spcl.extract.backends.registry import make_chat
-    from spcl.generalize.job import iter_generalized
-    from spcl.generalize.reidentify import reidentify
-    from spcl.mask.vault import open_vault
-
     try:
         vault = open_vault(args.vault)
         chat = make_chat(args.backend, model=args.model, endpoint=args.endpoint)

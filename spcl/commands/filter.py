@@ -7,6 +7,7 @@ import json
 import logging
 
 from spcl.config import load_settings
+from spcl.filter.job import FilterJob, run_filter
 
 log = logging.getLogger("spcl.filter")
 
@@ -34,8 +35,6 @@ def add_filter_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run_from_args(args: argparse.Namespace) -> int:
     """Run the filter job for parsed arguments; exit code 0 ok, 1 failed, 2 bad config or unsafe paths."""
-    from spcl.filter.job import FilterJob, run_filter
-
     overrides: dict[str, object] = {}
     if args.model:
         overrides["screen.model"] = args.model

@@ -18,7 +18,10 @@ import argparse
 import json
 from typing import Any
 
+from spcl.config import load_settings
+from spcl.entity_types import DEFAULT_TYPES
 from spcl.errors import Pending, RunFailed, UsageError
+from spcl.generalize.job import GeneralizeJobConfig, run_generalize_job, run_generalize_job_spark
 
 BACKENDS = ("rules", "openai", "transformers")
 
@@ -57,10 +60,6 @@ def add_generalize_arguments(parser: argparse.ArgumentParser, *, job: bool = Tru
 
 def config_from_args(args: argparse.Namespace, *, input: str = "", output: str = "", vault: str = "") -> Any:
     """A ``GeneralizeJobConfig`` from parsed arguments and the config file's ``generalize:`` section."""
-    from spcl.config import load_settings
-    from spcl.entity_types import DEFAULT_TYPES
-    from spcl.generalize.job import GeneralizeJobConfig
-
     section = load_settings(args.conf).generalize.model_dump()
     for name in ("candidates", "guesses", "seed", "max_tokens"):
         if getattr(args, name) is not None:
@@ -86,8 +85,6 @@ def config_from_args(args: argparse.Namespace, *, input: str = "", output: str =
 def run_from_args(args: argparse.Namespace) -> int:
     """Run the generalize job; exit code 0 ok, 1 the job could not run or not reconciled, 2 bad usage,
     3 documents failed transiently (rerun the same command to retry exactly those)."""
-    from spcl.generalize.job import run_generalize_job, run_generalize_job_spark
-
     try:
         cfg = config_from_args(args)
         metrics = (run_generalize_job_spark(cfg, args.master, args.submitted) if args.engine == "spark"

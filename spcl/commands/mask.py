@@ -23,17 +23,19 @@ import json
 import logging
 from typing import Any
 
+from spcl.config import load_settings
+from spcl.entity_types import DEFAULT_TYPES
 from spcl.errors import Pending, RunFailed, UsageError
+from spcl.extract.backends import BACKENDS
+from spcl.mask_stage import MaskJobConfig, export_predictions, run_mask_job, run_mask_job_spark
+from spcl.mask_stage.name_lists import load_name_lists
+from spcl.operator_types import OPERATORS, check_operators
 
 log = logging.getLogger("spcl.mask")
 
 
 def add_mask_arguments(parser: argparse.ArgumentParser) -> None:
     """The arguments shared by ``spcl mask`` and ``jobs/mask.py``."""
-    from spcl.entity_types import DEFAULT_TYPES
-    from spcl.extract.backends import BACKENDS
-    from spcl.operator_types import OPERATORS
-
     per_span = [name for name, op in OPERATORS.items() if op.per_span]
 
     parser.add_argument("--input", "-i", required=True,
@@ -120,10 +122,6 @@ def backend_options(args: argparse.Namespace) -> dict[str, Any]:
 def operators_from_args(args: argparse.Namespace) -> dict[str, str]:
     """Operators per type: the config's ``mask.operators``, then each ``--operator TYPE=OP`` over it;
     ``ValueError`` (a :class:`spcl.config.ConfigError`) naming a bad entry."""
-    from spcl.config import load_settings
-    from spcl.entity_types import DEFAULT_TYPES
-    from spcl.operator_types import check_operators
-
     config = getattr(args, "conf", None)
     ops = dict(load_settings(config).mask.operators)
     given = getattr(args, "operator", None) or []
@@ -139,8 +137,6 @@ def tier_from_args(args: argparse.Namespace) -> tuple[str | None, str | None, st
     if choice == "off":
         return None, None, None
     if choice == "conf":
-        from spcl.config import load_settings
-
         section = load_settings(getattr(args, "conf", None)).tier
         if not section.enabled:
             return None, None, None
@@ -150,14 +146,9 @@ def tier_from_args(args: argparse.Namespace) -> tuple[str | None, str | None, st
 
 def config_from_args(args: argparse.Namespace) -> Any:
     """A ``MaskJobConfig`` from parsed arguments."""
-    from spcl.entity_types import DEFAULT_TYPES
-    from spcl.mask_stage import MaskJobConfig
-
     types = tuple(t for t in args.types.split(",") if t.strip()) if args.types is not None else DEFAULT_TYPES
     allow, deny = list(getattr(args, "allow_name", None) or []), list(getattr(args, "deny_name", None) or [])
     if getattr(args, "names_config", None):
-        from spcl.mask_stage.name_lists import load_name_lists
-
         extra_allow, extra_deny = load_name_lists(args.names_config)
         allow, deny = allow + list(extra_allow), deny + list(extra_deny)
     tier, tier_backend, tier_dir = tier_from_args(args)
@@ -172,8 +163,6 @@ def config_from_args(args: argparse.Namespace) -> Any:
 
 def run_from_args(args: argparse.Namespace) -> int:
     """Run the mask job; exit code 0 ok, 1 could not run or not reconciled, 2 bad usage, 3 transient failures."""
-    from spcl.mask_stage import export_predictions, run_mask_job, run_mask_job_spark
-
     try:
         cfg = config_from_args(args)
         metrics = run_mask_job_spark(cfg, args.master, args.submitted) if args.engine == "spark" else run_mask_job(cfg)

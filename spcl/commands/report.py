@@ -13,12 +13,11 @@ from __future__ import annotations
 import argparse
 
 from spcl.errors import RunFailed
+from spcl.report import write_report
 
 
 def run_report(args: argparse.Namespace) -> int:
     """Write the report; exit 0, or 1 with a message when the folder is not an spcl output."""
-    from spcl.report import write_report
-
     try:
         page = write_report(args.output, mask=args.mask, dest=args.out, gpu_tokens_per_s=args.gpu_tokens_per_s,
                             screen_eval=args.screen_eval)

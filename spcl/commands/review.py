@@ -15,8 +15,24 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from spcl.annotate.disputed import rejected_sample
 from spcl.errors import RunFailed
+from spcl.manifest import MANIFEST_NAME
+from spcl.review.export import check_export_arguments, export_sample
 from spcl.review.labels import ReviewError
+from spcl.review.sample import DIMENSIONS, SampleSpec, sample_dataset
+from spcl.review.steps import (
+    adjudicate_files,
+    agree_files,
+    distinct_reviewer_files,
+    estimate_reviews,
+    write_adjudicated,
+    write_agreement,
+    write_estimates,
+)
+from spcl.review.to_train import TRAIN_FILE, to_train
+from spcl.spark import build_session
+from spcl.spark.sample import sample_spark
 
 
 def _csv_list(value: str) -> tuple[str, ...]:
@@ -39,27 +55,19 @@ def _draw_sample(input: str, spec: Any, *, what: str = "sample", engine: str = "
     """``(SamplePlan, table)`` of ``spec`` drawn from a filter output (plain Python or Spark), or from an
     ``spcl annotate`` output's disputed texts (``what="rejected"``)."""
     if what == "rejected":  # an 'spcl annotate' output: the texts the teachers disputed
-        from spcl.annotate.disputed import rejected_sample
 
         return rejected_sample(input, spec)
     if engine == "spark":
-        from spcl.spark import build_session
-        from spcl.spark.sample import sample_spark
-
         spark = build_session(None, master, app_name="spcl-review-export")
         try:
             return sample_spark(spark, input, spec, allow_incomplete=allow_incomplete)
         finally:
             spark.stop()
-    from spcl.review.sample import sample_dataset
 
     return sample_dataset(input, spec, allow_incomplete=allow_incomplete)
 
 
 def _export(args: argparse.Namespace) -> int:
-    from spcl.review.export import check_export_arguments, export_sample
-    from spcl.review.sample import DIMENSIONS, SampleSpec
-
     strata = _csv_list(args.strata)
     strata = tuple("category" if s in ("top_category", "cat") else s for s in strata)
     try:
@@ -102,8 +110,6 @@ def _export(args: argparse.Namespace) -> int:
 
 
 def _agree(args: argparse.Namespace) -> int:
-    from spcl.review.steps import agree_files, distinct_reviewer_files, write_agreement
-
     try:
         for a, b in distinct_reviewer_files(args.files):
             print(f"warning: {a} and {b} are byte-identical: did each reviewer label their own copy?",
@@ -129,8 +135,6 @@ def _agree(args: argparse.Namespace) -> int:
 
 
 def _adjudicate(args: argparse.Namespace) -> int:
-    from spcl.review.steps import adjudicate_files, write_adjudicated
-
     try:
         rows = adjudicate_files(args.files, policy=args.policy)
     except (ValueError, OSError, ReviewError) as err:
@@ -143,9 +147,6 @@ def _adjudicate(args: argparse.Namespace) -> int:
 
 
 def _report(args: argparse.Namespace) -> int:
-    from spcl.manifest import MANIFEST_NAME
-    from spcl.review.steps import estimate_reviews, write_estimates
-
     reviews_path = Path(args.reviews)
     plan_path = Path(args.plan) if args.plan else reviews_path.parent / "plan.json"
     try:
@@ -176,8 +177,6 @@ def _report(args: argparse.Namespace) -> int:
 
 
 def _to_train(args: argparse.Namespace) -> int:
-    from spcl.review.to_train import TRAIN_FILE, to_train
-
     agreement_path = Path(args.agreement) if args.agreement else Path(args.adjudicated).parent / "agreement.json"
     try:
         agreement = json.loads(agreement_path.read_text()) if agreement_path.is_file() else None

@@ -14,19 +14,16 @@ import json
 from collections.abc import Callable
 
 from spcl.errors import RunFailed
+from spcl.synth.pii import generate, split_table, write_chat
 
 
 def _pii(args: argparse.Namespace) -> int:
-    from spcl.synth.pii import generate
-
     manifest = generate(args.out, seed=args.seed)
     print(json.dumps({"out": str(args.out), "seed": manifest["seed"], "splits": manifest["splits"]}, indent=2))
     return 0
 
 
 def _to_chat(args: argparse.Namespace) -> int:
-    from spcl.synth.pii import write_chat
-
     try:
         n = write_chat(args.input, args.out)
     except (OSError, ValueError) as err:
@@ -38,7 +35,6 @@ def _to_chat(args: argparse.Namespace) -> int:
 def _to_parquet(args: argparse.Namespace) -> int:
     import pyarrow.parquet as pq
 
-    from spcl.synth.pii import split_table
 
     try:
         table = split_table(args.input)

@@ -10,7 +10,21 @@ import time
 from pathlib import Path
 
 from spcl.errors import UsageError
+from spcl.manifest import MANIFEST_NAME, manifest_ref, sha256_file
 from spcl.progress import Progress
+from spcl.screen.crossval import cross_validate, cv_report
+from spcl.screen.cv_files import write_cv_outputs
+from spcl.screen.features import FeatureSettings
+from spcl.screen.train import (
+    Record,
+    TrainSettings,
+    fit_screen,
+    lang_values,
+    read_records,
+    record_from_dict,
+    too_few_positives,
+)
+from spcl.synth.screen_data import generate
 
 log = logging.getLogger(__name__)
 
@@ -85,17 +99,6 @@ def run_train(args: argparse.Namespace) -> int:
     """Train, cross-validate and save; prints a short JSON summary (metrics only, no text)."""
     from dataclasses import replace
 
-    from spcl.screen.cv_files import write_cv_outputs
-    from spcl.screen.features import FeatureSettings
-    from spcl.screen.train import (
-        Record,
-        TrainSettings,
-        fit_screen,
-        lang_values,
-        read_records,
-        record_from_dict,
-        too_few_positives,
-    )
 
     missing = [d for d in args.data if not Path(d).is_file()]
     if missing:
@@ -115,8 +118,6 @@ def run_train(args: argparse.Namespace) -> int:
     records: list[Record] = read_records(args.data)
     extra: list[Record] = []
     if args.synthetic > 0:
-        from spcl.synth.screen_data import generate
-
         extra = [record_from_dict(r) for r in generate(args.synthetic, seed=args.seed)]
     positive = tuple(x.strip() for x in args.positive.split(",") if x.strip())
     settings = replace(
@@ -155,8 +156,6 @@ def run_train(args: argparse.Namespace) -> int:
     with Progress("train", total=total, unit="docs fitted") as bar:
         bar.advance(0)
         if folds:
-            from spcl.screen.crossval import cross_validate, cv_report
-
             t0 = time.perf_counter()
             cv = cross_validate(real, extra, settings, folds=folds, on_fit=bar.advance)
             cv_card = cv_report(cv)
@@ -208,8 +207,6 @@ def _names(text: str) -> tuple[str, ...]:
 def _data_source(path: str) -> dict[str, object]:
     """How the model card cites one training file: path, SHA-256, and the manifest of its dataset folder
     (written by ``spcl review to-train``, ``spcl synth`` …) when there is one."""
-    from spcl.manifest import MANIFEST_NAME, manifest_ref, sha256_file
-
     source: dict[str, object] = {"path": str(path), "sha256": sha256_file(path)}
     folder = Path(path).parent
     if (folder / MANIFEST_NAME).is_file():

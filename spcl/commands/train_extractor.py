@@ -20,15 +20,14 @@ import argparse
 import json
 
 from spcl.errors import RunFailed, UsageError
+from spcl.extract.adapter import AdapterError
+from spcl.extract.backends import BackendUnavailable
+from spcl.finetune.lossmask import LossMaskError
+from spcl.finetune.train import TrainConfig, TrainError, train_extractor
 
 
 def run_from_args(args: argparse.Namespace) -> int:
     """Run a training; exit code 0 ok, 1 failed, 2 bad usage."""
-    from spcl.extract.adapter import AdapterError
-    from spcl.extract.backends import BackendUnavailable
-    from spcl.finetune.lossmask import LossMaskError
-    from spcl.finetune.train import TrainConfig, TrainError, train_extractor
-
     for name in ("epochs", "batch_size", "grad_accum", "max_length", "lora_rank"):
         if getattr(args, name) < 1:
             raise UsageError(f"--{name.replace('_', '-')} must be at least 1")

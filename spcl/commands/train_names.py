@@ -16,11 +16,10 @@ import json
 from pathlib import Path
 
 from spcl.errors import UsageError
+from spcl.extract.names.train import train_english, train_names
 
 
 def _run(args: argparse.Namespace) -> int:
-    from spcl.extract.names.train import train_names
-
     data = Path(args.data)
     if not data.is_file():
         raise UsageError(f"{data} not found")
@@ -28,8 +27,6 @@ def _run(args: argparse.Namespace) -> int:
     if not langs or set(langs) - {"ja", "ko", "en"} or ("en" in langs and len(langs) > 1):
         raise UsageError("--lang takes ja and/or ko, or en alone (its own data)")
     if langs == ("en",):
-        from spcl.extract.names.train import train_english
-
         card = train_english(data, Path(args.out), c1=args.c1, c2=args.c2, max_iterations=args.max_iterations,
                              max_false_rows=args.max_false_rows)
         print(json.dumps({"thresholds": card["thresholds"], "heldout": card["heldout_pipeline"]["en"],

@@ -17,12 +17,11 @@ import json
 from pathlib import Path
 
 from spcl.errors import UsageError
+from spcl.tier.encoders import TierEncoderError, make_encoder
+from spcl.tier.train import train_tier
 
 
 def _run(args: argparse.Namespace) -> int:
-    from spcl.tier.encoders import TierEncoderError, make_encoder
-    from spcl.tier.train import train_tier
-
     missing = [d for d in args.data if not Path(d).is_file()]
     if missing:
         raise UsageError(f"{missing[0]} not found")

@@ -32,15 +32,14 @@ import json
 import sys
 
 from spcl.errors import RunFailed
+from spcl.mask_stage import unmask_output
+from spcl.mask_stage.unmask import read_selection
 from spcl.messages import shown
 
 _SHOWN = 50
 
 
 def _run(args: argparse.Namespace) -> int:
-    from spcl.mask_stage import unmask_output
-    from spcl.mask_stage.unmask import read_selection
-
     try:
         select = read_selection(args.ids) if args.ids else None
         report = unmask_output(args.masked, args.vault, args.out, select=select, match=args.match,

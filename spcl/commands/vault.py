@@ -10,11 +10,10 @@ from __future__ import annotations
 import argparse
 
 from spcl.errors import RunFailed
+from spcl.mask.vault import KEY_FILE_ENV, VaultError, write_key_file
 
 
 def _keygen(args: argparse.Namespace) -> int:
-    from spcl.mask.vault import KEY_FILE_ENV, VaultError, write_key_file
-
     try:
         path = write_key_file(args.out)
     except (VaultError, OSError) as err:
