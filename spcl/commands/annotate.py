@@ -18,8 +18,9 @@ import argparse
 import json
 from typing import Any
 
+from spcl.annotate import job as annotate_job
 from spcl.annotate.candidates import CANDIDATE_MODES
-from spcl.annotate.job import AnnotateConfig, run_annotate, run_annotate_spark
+from spcl.annotate.job import AnnotateConfig
 from spcl.annotate.teachers import parse_teacher
 from spcl.errors import Pending, RunFailed, UsageError
 
@@ -77,8 +78,9 @@ def run_from_args(args: argparse.Namespace) -> int:
         raise UsageError(str(err)) from err
     # UnsafeOutput (--output inside the input or a filter output) exits 2; BackendUnavailable,
     # AnnotateError and JavaMissing exit 1 (spcl.cli)
-    report = (run_annotate_spark(cfg, args.master, args.submitted) if args.engine == "spark"
-              else run_annotate(cfg))
+    # called through the module, so that a test (or a wrapper) can replace a runner
+    report = (annotate_job.run_annotate_spark(cfg, args.master, args.submitted) if args.engine == "spark"
+              else annotate_job.run_annotate(cfg))
     summary = {
         "counts": report["counts"],
         "rejected_reasons": report["rejected_reasons"],

@@ -18,10 +18,10 @@ import os
 import sys
 from collections.abc import Callable
 
+from spcl.bench import screen as screen_bench
 from spcl.bench.dataframe import run_dataframe_bench
 from spcl.bench.filter import run_filter_bench
 from spcl.bench.generalize import bench_generalize
-from spcl.bench.screen import bench_screen
 from spcl.bench.tier import bench_tier
 from spcl.commands.generalize import add_generalize_arguments, config_from_args
 from spcl.errors import UsageError
@@ -145,8 +145,8 @@ def _run_screen_bench(args: argparse.Namespace) -> int:
     """Generate the corpus, run the screen batch by batch on one core and print a JSON summary."""
     os.environ.setdefault("OMP_NUM_THREADS", "1")
 
-    result = bench_screen(args.docs, args.batch, args.model, args.seed, rules=not args.no_rules, corpus=args.corpus,
-                          compare=args.compare)
+    result = screen_bench.bench_screen(args.docs, args.batch, args.model, args.seed, rules=not args.no_rules,
+                                       corpus=args.corpus, compare=args.compare)
     print(json.dumps(result, indent=2))
     return 0
 

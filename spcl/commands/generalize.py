@@ -21,7 +21,8 @@ from typing import Any
 from spcl.config import load_settings
 from spcl.entity_types import DEFAULT_TYPES
 from spcl.errors import Pending, RunFailed, UsageError
-from spcl.generalize.job import GeneralizeJobConfig, run_generalize_job, run_generalize_job_spark
+from spcl.generalize import job as generalize_job
+from spcl.generalize.job import GeneralizeJobConfig
 
 BACKENDS = ("rules", "openai", "transformers")
 
@@ -87,8 +88,9 @@ def run_from_args(args: argparse.Namespace) -> int:
     3 documents failed transiently (rerun the same command to retry exactly those)."""
     try:
         cfg = config_from_args(args)
-        metrics = (run_generalize_job_spark(cfg, args.master, args.submitted) if args.engine == "spark"
-                   else run_generalize_job(cfg))
+        # called through the module, so that a test (or a wrapper) can replace a runner
+        metrics = (generalize_job.run_generalize_job_spark(cfg, args.master, args.submitted)
+                   if args.engine == "spark" else generalize_job.run_generalize_job(cfg))
     except ValueError as err:  # BackendUnavailable, JobError, VaultError, JavaMissing exit 1 (spcl.cli)
         raise UsageError(str(err)) from err
     keys = ("documents", "generalized", "failed", "failed_transient", "failed_reasons", "entities", "share_by_rank",

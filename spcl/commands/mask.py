@@ -23,11 +23,12 @@ import json
 import logging
 from typing import Any
 
+from spcl import mask_stage
 from spcl.config import load_settings
 from spcl.entity_types import DEFAULT_TYPES
 from spcl.errors import Pending, RunFailed, UsageError
 from spcl.extract.backends import BACKENDS
-from spcl.mask_stage import MaskJobConfig, export_predictions, run_mask_job, run_mask_job_spark
+from spcl.mask_stage import MaskJobConfig, export_predictions
 from spcl.mask_stage.name_lists import load_name_lists
 from spcl.operator_types import OPERATORS, check_operators
 
@@ -165,7 +166,9 @@ def run_from_args(args: argparse.Namespace) -> int:
     """Run the mask job; exit code 0 ok, 1 could not run or not reconciled, 2 bad usage, 3 transient failures."""
     try:
         cfg = config_from_args(args)
-        metrics = run_mask_job_spark(cfg, args.master, args.submitted) if args.engine == "spark" else run_mask_job(cfg)
+        # called through the package, so that a test (or a wrapper) can replace a runner
+        metrics = (mask_stage.run_mask_job_spark(cfg, args.master, args.submitted) if args.engine == "spark"
+                   else mask_stage.run_mask_job(cfg))
     except ValueError as err:  # BackendUnavailable, MaskJobError, VaultError, JavaMissing, tier errors: 1
         raise UsageError(str(err)) from err
     if args.pred_out:
