@@ -53,7 +53,7 @@ EXIT_CODES: dict[int, tuple[str, str]] = {
     ),
     UsageError.exit_code: (
         "bad usage or configuration",
-        "a flag or configuration key is invalid, or an output would overwrite an input; nothing was written",
+        "a flag or configuration key is invalid, an input is missing, or an output would overwrite an input",
     ),
     Pending.exit_code: (
         "pending",
