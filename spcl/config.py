@@ -23,6 +23,7 @@ from pydantic import (
     field_validator,
 )
 
+from spcl.errors import InvalidConfig
 from spcl.resources import shipped_locations, shipped_path
 from spcl.rule_types import BY_NAME, DEFAULT_CONTEXT, LANGUAGES
 from spcl.rule_types import PII_TYPES as RULE_PII_TYPES
@@ -49,7 +50,7 @@ Action = Literal["flag", "count", "ignore"]
 DEFAULT_CONF = shipped_path("conf/default.yaml") or shipped_locations("conf/default.yaml")[0]
 
 
-class ConfigError(ValueError):
+class ConfigError(InvalidConfig, ValueError):
     """A configuration file is missing, unreadable or invalid; the message names the key."""
 
 

@@ -65,7 +65,7 @@ def _train(base: Path, out: Path) -> str:
     shutil.rmtree(tmp, ignore_errors=True)
     proc = subprocess.run(
         [sys.executable, "-m", "spcl.cli", "train-extractor", "--data", str(data / "chat.jsonl"), "--eval",
-         str(data / "validation.jsonl"), "--base", str(base), "--out", str(tmp), *ARGS],
+         str(data / "validation.jsonl"), "--base", str(base), "--output", str(tmp), *ARGS],
         env={**os.environ, "PYTHONPATH": str(ROOT), "HF_HUB_OFFLINE": "1"}, capture_output=True, text=True,
         timeout=900)
     assert proc.returncode == 0, proc.stderr[-3000:]

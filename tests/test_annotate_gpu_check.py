@@ -20,7 +20,7 @@ def test_annotate_gpu_check_cpu_smoke(tmp_path: Path) -> None:
     assert spec and spec.loader
     tool = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(tool)
-    rc = tool.main(["--out", str(tmp_path), "--docs", "8", "--hidden", "64", "--layers", "1", "--max-tokens", "4",
+    rc = tool.main(["--output", str(tmp_path), "--docs", "8", "--hidden", "64", "--layers", "1", "--max-tokens", "4",
                     "--batch-size", "4", "--device", "cpu"])
     assert rc == 0
     summary = json.loads((tmp_path / "annotate_gpu_check.json").read_text())

@@ -155,7 +155,7 @@ def read(path: Path) -> list[dict]:
 
 
 def annotate(inp: Path, out: Path, teachers: ScriptedTeachers, *extra: str) -> int:
-    return main(["annotate", "--input", str(inp), "--out", str(out), "--teacher", teachers.spec(A),
+    return main(["annotate", "--input", str(inp), "--output", str(out), "--teacher", teachers.spec(A),
                  "--teacher", teachers.spec(B), "--retries", "0", "--concurrency", "4", *extra])
 
 
@@ -246,7 +246,7 @@ def test_rerun_skips_done_files_and_rebalances_without_asking_again(tmp_path: Pa
     nones = ["ko-none2", "ja-none", "en-none"]
     assert balanced[0]["id"] == max(nones, key=lambda i: hash_key(3, i))  # the largest hashed id goes
     # other teachers on the same output folder are refused
-    rc = main(["annotate", "--input", str(inp), "--out", str(out), "--teacher", server.spec(A),
+    rc = main(["annotate", "--input", str(inp), "--output", str(out), "--teacher", server.spec(A),
                "--teacher", server.spec(V)])
     assert rc == 1
 
@@ -287,10 +287,10 @@ def test_candidates_all_and_bad_usage(tmp_path: Path, server, capsys) -> None:
     report = json.loads((tmp_path / "all" / "report.json").read_text())
     assert report["counts"]["candidates"] == 14 and report["counts"]["not_candidates"] == 0
     assert report["rejected_reasons"]["low_confidence"] == 2
-    assert main(["annotate", "--input", str(inp), "--out", str(tmp_path / "x"), "--teacher", "openai:m@x"]) == 2
-    assert main(["annotate", "--input", str(inp), "--out", str(tmp_path / "x"), "--teacher",
+    assert main(["annotate", "--input", str(inp), "--output", str(tmp_path / "x"), "--teacher", "openai:m@x"]) == 2
+    assert main(["annotate", "--input", str(inp), "--output", str(tmp_path / "x"), "--teacher",
                  server.spec(A)]) == 2  # one teacher is not enough
-    rc = main(["annotate", "--input", str(inp), "--out", str(tmp_path / "x"), "--teacher",
+    rc = main(["annotate", "--input", str(inp), "--output", str(tmp_path / "x"), "--teacher",
                "openai:m@http://127.0.0.1:9/v1", "--teacher", "openai:n@http://127.0.0.1:9/v1", "--retries", "0"])
     assert rc == 1 and "cannot reach the OpenAI-compatible endpoint" in capsys.readouterr().err
     assert not (tmp_path / "x" / "labelled.jsonl").exists()
@@ -300,7 +300,7 @@ def test_review_export_of_the_rejected_texts(tmp_path: Path, server, capsys) -> 
     inp, out = write_input(tmp_path / "in"), tmp_path / "out"
     assert annotate(inp, out, server) == 0
     rev = tmp_path / "review"
-    assert main(["review", "export", "--input", str(out), "--out", str(rev), "--what", "rejected",
+    assert main(["review", "export", "--input", str(out), "--output", str(rev), "--what", "rejected",
                  "--format", "csv,jsonl,html", "--reviewers", "a,b"]) == 0
     rows = {r["id"]: r for r in read(rev / "sample.jsonl")}
     assert set(rows) == set(EXPECTED_REJECTED)
@@ -325,21 +325,21 @@ def test_review_export_of_the_rejected_texts(tmp_path: Path, server, capsys) -> 
         writer.writerows(table)
         path.write_text("\ufeff" + buf.getvalue(), encoding="utf-8")
     assert main(["review", "adjudicate", str(rev / "reviewer-a.csv"), str(rev / "reviewer-b.csv")]) == 0
-    assert main(["review", "to-train", str(rev / "adjudicated.csv"), "--out", str(tmp_path / "reviewed")]) == 0
+    assert main(["review", "to-train", str(rev / "adjudicated.csv"), "--output", str(tmp_path / "reviewed")]) == 0
     from spcl.screen.train import read_records
 
     reviewed = {r.id: r for r in read_records([tmp_path / "reviewed" / "train.jsonl"])}
     assert set(reviewed) == set(EXPECTED_REJECTED) and reviewed["ja-crime"].categories == ("CRIME",)
     assert reviewed["ja-crime"].text == DOCS["ja-crime"] and reviewed["en-rel"].label == "NONE"
     small = tmp_path / "review-small"
-    assert main(["review", "export", "--input", str(out), "--out", str(small), "--what", "rejected", "--n", "2",
+    assert main(["review", "export", "--input", str(out), "--output", str(small), "--what", "rejected", "--n", "2",
                  "--strata", "decision", "--format", "jsonl"]) == 0
     again = tmp_path / "review-small-2"
-    assert main(["review", "export", "--input", str(out), "--out", str(again), "--what", "rejected", "--n", "2",
+    assert main(["review", "export", "--input", str(out), "--output", str(again), "--what", "rejected", "--n", "2",
                  "--strata", "decision", "--format", "jsonl"]) == 0
     assert len(read(small / "sample.jsonl")) == 2
     assert (small / "sample.jsonl").read_bytes() == (again / "sample.jsonl").read_bytes()
-    assert main(["review", "export", "--input", str(inp), "--out", str(tmp_path / "r3"), "--what", "rejected"]) == 1
+    assert main(["review", "export", "--input", str(inp), "--output", str(tmp_path / "r3"), "--what", "rejected"]) == 1
 
 
 @pytest.mark.slow
@@ -348,7 +348,7 @@ def test_spark_engine_matches_the_python_engine(tmp_path: Path, server) -> None:
     assert annotate(inp, tmp_path / "plain", server, "--positive-share", "0.6") == 0
     env = {**os.environ, "PYTHONPATH": str(ROOT), "PYSPARK_PYTHON": sys.executable}
     proc = subprocess.run(
-        [sys.executable, str(ROOT / "jobs" / "annotate.py"), "--input", str(inp), "--out", str(tmp_path / "spark"),
+        [sys.executable, str(ROOT / "jobs" / "annotate.py"), "--input", str(inp), "--output", str(tmp_path / "spark"),
          "--teacher", server.spec(A), "--teacher", server.spec(B), "--retries", "0",
          "--positive-share", "0.6", "--master", "local[2]"],
         env=env, capture_output=True, text=True, timeout=400)
@@ -390,10 +390,10 @@ def test_annotated_output_trains_a_screen(tmp_path: Path, root: Path) -> None:
     report = json.loads((tmp_path / "ann" / "report.json").read_text())
     assert report["reconciliation"]["ok"] and report["counts"]["rejected"] == report["rejected_reasons"].get(
         "label_disagreement", 0) > 0
-    assert main(["train", "--data", str(tmp_path / "ann" / "labelled.jsonl"), "--out", str(tmp_path / "model"),
+    assert main(["train", "--data", str(tmp_path / "ann" / "labelled.jsonl"), "--output", str(tmp_path / "model"),
                  "--cv-folds", "2", "--target-recall", "0.9"]) == 0
     # without cross-validation (--cv-folds 0) training still works (it used to divide by zero)
-    assert main(["train", "--data", str(tmp_path / "ann" / "labelled.jsonl"), "--out", str(tmp_path / "model0"),
+    assert main(["train", "--data", str(tmp_path / "ann" / "labelled.jsonl"), "--output", str(tmp_path / "model0"),
                  "--cv-folds", "0"]) == 0
     assert (tmp_path / "model0" / "model_card.json").exists()
     from spcl.screen import load_screen
@@ -456,7 +456,7 @@ def test_a_503_outage_leaves_records_pending_exit_3_and_a_rerun_asks_for_exactly
         return 200, "SCPI\tMEDICAL\t0.9"
 
     out = tmp_path / "out"
-    args = ["annotate", "--input", str(inp), "--out", str(out), "--candidates", "all", "--retries", "2",
+    args = ["annotate", "--input", str(inp), "--output", str(out), "--candidates", "all", "--retries", "2",
             "--concurrency", "8"]
     with ScriptedTeachers(script, names=(A, B)) as teachers:
         for s in teachers.servers.values():

@@ -152,7 +152,7 @@ def test_gpu_check_script_cpu_smoke(tmp_path: Path, capsys: pytest.CaptureFixtur
     """The prepared GPU check runs end to end with the transformers backend (vLLM itself needs a GPU)."""
     from spcl.bench.gpu_check import main
 
-    rc = main(["--out", str(tmp_path), "--docs", "6", "--backend", "transformers", "--hidden", "128", "--layers",
+    rc = main(["--output", str(tmp_path), "--docs", "6", "--backend", "transformers", "--hidden", "128", "--layers",
                "1", "--max-tokens", "4", "--batch-size", "3", "--fallback", "rules"])
     assert rc == 0
     summary = json.loads((tmp_path / "gpu_check.json").read_text())

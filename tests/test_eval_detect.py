@@ -88,7 +88,7 @@ def test_bad_records_are_refused_by_line(obj: dict, message: str) -> None:
 def test_cli_prints_summary_and_writes_json(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     gold = _write(tmp_path / "g.jsonl", RECORDS)
     out = tmp_path / "r" / "report.json"
-    assert main(["eval", "detect", "--gold", str(gold), "--out", str(out)]) == 0
+    assert main(["eval", "detect", "--gold", str(gold), "--output", str(out)]) == 0
     printed = capsys.readouterr().out
     assert "typed recall 0.3333" in printed and "hard negatives hit: 1/2" in printed
     assert json.loads(out.read_text())["recall"]["n"] == 3

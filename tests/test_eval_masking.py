@@ -181,7 +181,7 @@ def test_rejections_never_show_values(tmp_path: Path, gold_rows: list, pred_rows
 def test_cli_prints_and_writes_json(gold: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     pred = _write(tmp_path / "p.jsonl", [{"id": "d1", "raw": "PERSON\t김가상\nPHONE\t010-0000-1234"}])
     out = tmp_path / "m" / "metrics.json"
-    assert main(["eval", "masking", "--gold", str(gold), "--pred", str(pred), "--out", str(out)]) == 0
+    assert main(["eval", "masking", "--gold", str(gold), "--pred", str(pred), "--output", str(out)]) == 0
     printed = json.loads(capsys.readouterr().out)
     assert printed == json.loads(out.read_text()) and printed["entity"]["tp"] == 2
     bad = _write(tmp_path / "bad.jsonl", [{"id": "nope", "raw": "PERSON\t김가상"}])

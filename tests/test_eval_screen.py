@@ -114,7 +114,7 @@ def test_cli_prints_the_summary_writes_the_report_and_fails_cleanly(tmp_path: Pa
     data = _write(tmp_path / "d.jsonl", ROWS)
     out = tmp_path / "r" / "screen.json"
     cmd = [sys.executable, "-m", "spcl.cli", "eval", "screen", "--model", str(MODEL), "--data", str(data),
-           "--out", str(out)]
+           "--output", str(out)]
     done = subprocess.run(cmd, capture_output=True, text=True, check=False)
     assert done.returncode == 0, done.stderr
     assert "goals:" in done.stdout and "unlabelled en" in done.stdout
@@ -125,10 +125,10 @@ def test_cli_prints_the_summary_writes_the_report_and_fails_cleanly(tmp_path: Pa
 
 
 @pytest.mark.parametrize("command", [
-    ["screen", "--data", "{data}", "--out", "{data}"],
-    ["detect", "--gold", "{data}", "--out", "{data}"],
-    ["masking", "--gold", "{other}", "--pred", "{data}", "--out", "{data}"],
-    ["names", "--set", "{data}", "--out", "{data}"],
+    ["screen", "--data", "{data}", "--output", "{data}"],
+    ["detect", "--gold", "{data}", "--output", "{data}"],
+    ["masking", "--gold", "{other}", "--pred", "{data}", "--output", "{data}"],
+    ["names", "--set", "{data}", "--output", "{data}"],
 ])
 def test_a_report_never_overwrites_an_input(tmp_path: Path, command: list[str],
                                              capsys: pytest.CaptureFixture[str]) -> None:

@@ -181,7 +181,7 @@ def test_run_spark_hands_the_submitted_flag_to_the_session(toy: ToyStage, monkey
 
 JOB_ARGS = {"mask": ["--input", "in", "--output", "out", "--vault", "v"],
             "generalize": ["--input", "in", "--output", "out", "--vault", "v"],
-            "annotate": ["--input", "in", "--out", "out", "--teacher", "openai:m@http://127.0.0.1:9/v1",
+            "annotate": ["--input", "in", "--output", "out", "--teacher", "openai:m@http://127.0.0.1:9/v1",
                          "--teacher", "openai:n@http://127.0.0.1:9/v1"]}
 JOB_RUNNERS = {"mask": ("spcl.mask_stage", "run_mask_job_spark"),
                "generalize": ("spcl.generalize.job", "run_generalize_job_spark"),
@@ -261,13 +261,13 @@ def test_job_packages_keep_only_their_own() -> None:
 
 
 def test_annotate_refuses_an_out_folder_inside_its_input(tmp_path: Path, capsys) -> None:
-    """Before, ``--out`` inside ``--input`` was accepted: a rerun would read its own labelled.jsonl as input."""
+    """Before, ``--output`` inside ``--input`` was accepted: a rerun would read its own labelled.jsonl as input."""
     from spcl.cli import main
 
     inp = tmp_path / "in"
     inp.mkdir()
     (inp / "a.jsonl").write_text(json.dumps({"id": "1", "text": "김가상 씨는 병원에 갔다."}, ensure_ascii=False) + "\n")
-    rc = main(["annotate", "--input", str(inp), "--out", str(inp / "ann"), "--teacher", "openai:a@http://127.0.0.1:9/v1",
+    rc = main(["annotate", "--input", str(inp), "--output", str(inp / "ann"), "--teacher", "openai:a@http://127.0.0.1:9/v1",
                "--teacher", "openai:b@http://127.0.0.1:9/v1", "--retries", "0"])
     assert rc == 2 and "lies inside input" in capsys.readouterr().err
     assert not (inp / "ann").exists()

@@ -338,7 +338,7 @@ def test_train_extractor_cli_usage_and_missing_base(tmp_path: Path, capsys: pyte
 
     data = tmp_path / "chat.jsonl"
     data.write_text(json.dumps(chat_record(generate_records(42)["train"][0]), ensure_ascii=False) + "\n")
-    args = ["train-extractor", "--data", str(data), "--out", str(tmp_path / "o")]
+    args = ["train-extractor", "--data", str(data), "--output", str(tmp_path / "o")]
     assert main([*args, "--base", str(tmp_path / "nope"), "--epochs", "0"]) == 2
     assert main([*args, "--base", str(tmp_path / "nope")]) == 1
     assert "does not exist" in capsys.readouterr().err

@@ -74,7 +74,7 @@ def trained(setup: dict[str, Any], tmp_path_factory: pytest.TempPathFactory) -> 
     root_logger.setLevel(logging.DEBUG)
     try:
         code = main(["-v", "train-extractor", "--data", str(setup["data"]), "--eval", str(setup["eval"]),
-                     "--base", str(setup["model"]), "--out", str(out), "--max-steps", "2", "--batch-size", "2",
+                     "--base", str(setup["model"]), "--output", str(out), "--max-steps", "2", "--batch-size", "2",
                      "--grad-accum", "1", "--lora-rank", "4", "--seed", "0", "--device", "cpu", "--save-every", "1",
                      "--eval-max-new-tokens", "4"])
     finally:
@@ -224,8 +224,8 @@ def test_records_that_do_not_fit_stop_the_run_or_are_dropped_by_id(setup: dict[s
     limit = sorted(lengths.values())[-2]  # only the longest record does not fit
     args = ["train-extractor", "--data", str(setup["data"]), "--base", str(setup["model"]), "--max-steps", "1",
             "--grad-accum", "1", "--lora-rank", "2", "--device", "cpu", "--max-length", str(limit)]
-    assert main([*args, "--out", str(tmp_path / "a")]) == 1
-    assert main([*args, "--out", str(tmp_path / "b"), "--drop-bad-records"]) == 0
+    assert main([*args, "--output", str(tmp_path / "a")]) == 1
+    assert main([*args, "--output", str(tmp_path / "b"), "--drop-bad-records"]) == 0
     card = json.loads((tmp_path / "b" / "model_card.json").read_text())
     assert card["data"]["left_out"]["records"] == [{"id": longest, "reason": "completion_truncated"}]
     assert card["data"]["train"]["examples"] == 5
@@ -304,7 +304,7 @@ def test_gpu_check_tool_cpu_smoke(tmp_path: Path) -> None:
     """The prepared GPU check runs end to end on CPU with a small random model (plumbing only)."""
     env = {**os.environ, "PYTHONPATH": str(ROOT), "HF_HUB_OFFLINE": "1"}
     proc = subprocess.run(
-        [sys.executable, str(ROOT / "tools" / "gpu_check_finetune.py"), "--out", str(tmp_path), "--device", "cpu",
+        [sys.executable, str(ROOT / "tools" / "gpu_check_finetune.py"), "--output", str(tmp_path), "--device", "cpu",
          "--hidden", "64", "--layers", "1", "--max-steps", "1", "--batch-size", "1", "--grad-accum", "1",
          "--eval-limit", "2", "--eval-max-new-tokens", "4"],
         env=env, capture_output=True, text=True, timeout=600,

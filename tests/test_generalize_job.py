@@ -287,7 +287,7 @@ def test_gpu_check_script_cpu_smoke(tmp_path: Path) -> None:
     """The prepared GPU check (tools/) runs end to end on CPU with a tiny random model: noise fails closed."""
     pytest.importorskip("transformers")
     env = {**os.environ, "PYTHONPATH": str(ROOT), "SPCL_VAULT_KEY": KEY_B64, "HF_HUB_OFFLINE": "1"}
-    proc = subprocess.run([sys.executable, str(ROOT / "tools" / "gpu_check_generalize.py"), "--out", str(tmp_path),
+    proc = subprocess.run([sys.executable, str(ROOT / "tools" / "gpu_check_generalize.py"), "--output", str(tmp_path),
                            "--docs", "8", "--hidden", "128", "--layers", "1", "--max-tokens", "8", "--batch-size", "8",
                            "--device", "cpu"], env=env, capture_output=True, text=True, timeout=600)
     assert proc.returncode == 0, proc.stderr[-2000:]

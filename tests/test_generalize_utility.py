@@ -58,7 +58,7 @@ def test_eval_utility_over_a_generalize_output(tmp_path: Path, monkeypatch: pyte
                                            vault=str(tmp_path / "v")))
     model = write_tiny_model(tmp_path / "m", seed=1)
     rc = main(["eval", "utility", "--generalized", str(tmp_path / "gen"), "--vault", str(tmp_path / "v"),
-               "--model", str(model), "--out", str(tmp_path / "u.json")])
+               "--model", str(model), "--output", str(tmp_path / "u.json")])
     assert rc == 0
     report = json.loads((tmp_path / "u.json").read_text())
     assert report["documents"] == 2 and report["spans"] >= 2 and 0.0 <= report["tps"] <= 1.0
@@ -81,7 +81,7 @@ def test_reidentify_counts_what_the_attacker_recovers(tmp_path: Path, monkeypatc
                                            vault=str(tmp_path / "v")))
     with scripted_server(lambda doc, attempt: "010-1234-5678\n2020년") as server:
         rc = main(["eval", "reidentify", "--generalized", str(tmp_path / "gen"), "--vault", str(tmp_path / "v"),
-                   "--endpoint", server.endpoint, "--model", MODEL_NAME, "--out", str(tmp_path / "r.json")])
+                   "--endpoint", server.endpoint, "--model", MODEL_NAME, "--output", str(tmp_path / "r.json")])
     assert rc == 0
     report = json.loads((tmp_path / "r.json").read_text())
     assert report["rate_by_type"]["PHONE"] == 1.0 and report["rate_by_type"]["DOB"] == 0.0

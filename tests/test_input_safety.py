@@ -345,7 +345,7 @@ def test_7_review_sample_counts_records_not_ids(tmp_path: Path, engine: str,
     assert stats["duplicate_ids"] == n - 40
     before = snapshot(out)
     batch = tmp_path / "batch"
-    assert cli_main(["review", "export", "--input", str(out), "--out", str(batch), "--n", "60", "--seed", "3",
+    assert cli_main(["review", "export", "--input", str(out), "--output", str(batch), "--n", "60", "--seed", "3",
                      "--reviewers", "a,b", "--format", "csv", "--engine", engine]) == 0
     import csv
 
@@ -404,7 +404,7 @@ def test_8_incomplete_output_is_refused(tmp_path: Path, engine: str, monkeypatch
         output_dataset(out)
     assert output_dataset(out, allow_incomplete=True).count_rows() == n
     batch = tmp_path / "batch"
-    args = ["review", "export", "--input", str(out), "--out", str(batch), "--n", "5", "--format", "csv",
+    args = ["review", "export", "--input", str(out), "--output", str(batch), "--n", "5", "--format", "csv",
             "--engine", engine]
     capsys.readouterr()
     assert cli_main(args) == 1
@@ -441,7 +441,7 @@ def test_9_agree_refuses_partial_disjoint_empty_and_repeated_files(tmp_path: Pat
     before = snapshot(tmp_path)
 
     def agree(*files: Path, extra: tuple[str, ...] = ()) -> tuple[int, str, str]:
-        code = cli_main(["review", "agree", *map(str, files), "--out", str(tmp_path / "agreement.json"), *extra])
+        code = cli_main(["review", "agree", *map(str, files), "--output", str(tmp_path / "agreement.json"), *extra])
         captured = capsys.readouterr()
         return code, captured.out, captured.err
 
@@ -499,7 +499,7 @@ def test_10_one_line_errors(tmp_path: Path, engine: str, capsys: pytest.CaptureF
     assert_each_record_once(tmp_path / "o3", stats, n)  # still written, every record in quarantine
     if engine == "python":
         with pytest.raises(SystemExit) as exit_info:
-            cli_main(["review", "export", "--input", str(tmp_path / "o2"), "--out", str(tmp_path / "b"), "--n", "0"])
+            cli_main(["review", "export", "--input", str(tmp_path / "o2"), "--output", str(tmp_path / "b"), "--n", "0"])
         assert exit_info.value.code == 2 and "--n: 0 is not at least 1" in capsys.readouterr().err
     assert {k: v for k, v in snapshot(tmp_path).items() if k in before} == before
 

@@ -67,13 +67,13 @@ def test_ids_with_values_are_released_as_keyed_hashes_and_unmask_gives_them_back
     # the same id always gives the same hash (a rerun skips: row keys are the input's)
     assert run_mask_job(_cfg(tmp_path))["run"]["files_skipped"] == 1
     assert main(["unmask", "--masked", str(tmp_path / "out"), "--vault", str(tmp_path / "v"),
-                 "--out", str(tmp_path / "restored")]) == 0
+                 "--output", str(tmp_path / "restored")]) == 0
     restored = {r["id"]: r for r in _rows(tmp_path / "restored")}
     assert sorted(restored) == sorted(IDS[:4]) and all(r["verified"] for r in restored.values())
     assert restored[IDS[0]]["text"] == TEXTS[0]
     (tmp_path / "ids.txt").write_text(IDS[2] + "\n")
     assert main(["unmask", "--masked", str(tmp_path / "out"), "--vault", str(tmp_path / "v"),
-                 "--out", str(tmp_path / "one"), "--ids", str(tmp_path / "ids.txt")]) == 0
+                 "--output", str(tmp_path / "one"), "--ids", str(tmp_path / "ids.txt")]) == 0
     assert [r["id"] for r in _rows(tmp_path / "one")] == [IDS[2]]
     capsys.readouterr()
 
@@ -87,7 +87,7 @@ def test_a_row_shown_with_another_rows_id_hash_is_refused(tmp_path: Path, capsys
     hashed[0]["id"], hashed[1]["id"] = hashed[1]["id"], hashed[0]["id"]
     pq.write_table(pa.Table.from_pylist(rows, schema=pq.read_schema(part)), part)
     assert main(["unmask", "--masked", str(tmp_path / "out"), "--vault", str(tmp_path / "v"),
-                 "--out", str(tmp_path / "restored")]) == 1
+                 "--output", str(tmp_path / "restored")]) == 1
     refused = [json.loads(x) for x in (tmp_path / "restored" / "_refused.jsonl").read_text().splitlines()]
     assert sorted(r["reason"] for r in refused) == ["masked_text_changed", "masked_text_changed"]
     assert vault.screened_id(IDS[0]) != vault.screened_id(IDS[1])

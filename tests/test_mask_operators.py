@@ -486,7 +486,7 @@ def test_review_export_of_a_finished_mask_run_says_what_it_is(
     )
     assert run_mask_job(cfg)["reconciliation"]["ok"]
     out = _cli(
-        "review", "export", "--input", str(tmp_path / "out"), "--out", str(tmp_path / "batch")
+        "review", "export", "--input", str(tmp_path / "out"), "--output", str(tmp_path / "batch")
     )
     assert out.returncode == 1
     assert "did not finish" not in out.stderr and "not a filter output" in out.stderr

@@ -243,7 +243,7 @@ def test_vault_keeps_every_runs_mappings_and_duplicate_ids_restore_their_own_tex
     assert len(list(vault.glob("mask-*.jsonl"))) == 2
     for month, expected in (("m1", {"tel 010-1111-2222", "mail a@mailbox.com"}),
                             ("m2", {"tel 010-3333-4444", "mail b@mailbox.com"})):
-        rc = main(["unmask", "--masked", str(tmp_path / f"out-{month}"), "--vault", str(vault), "--out",
+        rc = main(["unmask", "--masked", str(tmp_path / f"out-{month}"), "--vault", str(vault), "--output",
                    str(tmp_path / f"restored-{month}")])
         assert rc == 0
         assert {r["text"] for r in read_rows(tmp_path / f"restored-{month}")} == expected
@@ -256,7 +256,7 @@ def test_unmask_refuses_an_ambiguous_or_missing_mapping(tmp_path: Path, capsys: 
     [vfile] = (tmp_path / "v").glob("mask-*.jsonl")
     first = vfile.read_text().splitlines()[0]
     vfile.write_text(vfile.read_text() + first + "\n")  # the same row key twice in one file
-    rc = main(["unmask", "--masked", str(tmp_path / "out"), "--vault", str(tmp_path / "v"), "--out",
+    rc = main(["unmask", "--masked", str(tmp_path / "out"), "--vault", str(tmp_path / "v"), "--output",
                str(tmp_path / "r")])
     err = capsys.readouterr().err
     assert rc == 1 and "ambiguous_mapping" in err and "010-1111-2222" not in err

@@ -209,7 +209,7 @@ def test_eval_names_command(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, cap
     monkeypatch.setenv("SPCL_NAMES_NER", "off")  # restored after the test (--no-ner sets it too)
     out = tmp_path / "names.json"
     rc = main(["eval", "names", "--set", str(SET_DIR / "names-eval.jsonl"), "--lang", "ko", "--split", "dev",
-               "--predictor", "finder", "--no-ner", "--out", str(out)])
+               "--predictor", "finder", "--no-ner", "--output", str(out)])
     assert rc == 0
     metrics = json.loads(out.read_text(encoding="utf-8"))
     assert set(metrics["by_lang"]) == {"ko"} and metrics["predictor"] == "finder"

@@ -249,7 +249,7 @@ def test_a_read_only_vault_or_output_is_one_line(tmp_path: Path, monkeypatch: py
              ["mask", "--input", flagged, "--output", str(ro / "m"), "--vault", str(tmp_path / "v1")],
              ["generalize", "--input", flagged, "--output", str(tmp_path / "g"), "--vault", str(ro / "vault")],
              ["filter", "--engine", "python", "--no-screen", "-i", str(tmp_path / "in"), "-o", str(ro / "f")],
-             ["annotate", "--input", str(tmp_path / "in" / "a.jsonl"), "--out", str(ro / "a"),
+             ["annotate", "--input", str(tmp_path / "in" / "a.jsonl"), "--output", str(ro / "a"),
               "--teacher", "openai:t1@http://127.0.0.1:9/v1", "--teacher", "openai:t2@http://127.0.0.1:9/v1"]]
     for args in cases:
         assert cli_main(args) == 1, args

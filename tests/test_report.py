@@ -119,7 +119,7 @@ def test_failed_reconciliation_shows_and_wrong_folders_are_refused(filter_out: P
     stats = json.loads((filter_out / "stats.json").read_text())
     stats["reconciliation"] = {"input_records": 10, "output_records": 9, "ok": False}
     (filter_out / "stats.json").write_text(json.dumps(stats))
-    assert main(["report", str(filter_out), "--out", str(tmp_path / "elsewhere")]) == 0
+    assert main(["report", str(filter_out), "--output", str(tmp_path / "elsewhere")]) == 0
     assert "FAILED" in (tmp_path / "elsewhere" / "report.html").read_text()
     (tmp_path / "empty").mkdir()
     assert main(["report", str(tmp_path / "empty")]) == 1
@@ -171,7 +171,7 @@ def test_report_of_a_real_run_renders_in_chromium(tmp_path: Path, root: Path):
 
     out, masked = tmp_path / "out", tmp_path / "masked"
     spcl("filter", "-i", str(src), "-o", str(out), "--engine", "python")
-    spcl("vault", "keygen", "--out", str(tmp_path / "vault.key"))
+    spcl("vault", "keygen", "--output", str(tmp_path / "vault.key"))
     spcl("mask", "--input", str(out / "decision=flagged"), "--output", str(masked), "--vault",
          str(tmp_path / "vault"), "--backend", "rules")
     spcl("report", str(out), "--mask", str(masked))

@@ -473,7 +473,7 @@ def test_cli_loop_export_agree_adjudicate_report_to_train(tmp_path: Path, out_di
                 "export",
                 "--input",
                 str(out_dir),
-                "--out",
+                "--output",
                 str(batch),
                 "--n",
                 "80",
@@ -532,8 +532,8 @@ def test_cli_loop_export_agree_adjudicate_report_to_train(tmp_path: Path, out_di
     assert (batch / "report" / "estimates.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     assert verify_manifest(batch / "report").ok and verify_manifest(batch).ok
     # a redacted export must take its training text from the filter output
-    assert main(["review", "to-train", str(adj), "--out", str(tmp_path / "train")]) == 1
-    assert main(["review", "to-train", str(adj), "--out", str(tmp_path / "train"), "--input", str(out_dir)]) == 0
+    assert main(["review", "to-train", str(adj), "--output", str(tmp_path / "train")]) == 1
+    assert main(["review", "to-train", str(adj), "--output", str(tmp_path / "train"), "--input", str(out_dir)]) == 0
     records = [json.loads(x) for x in (tmp_path / "train" / "train.jsonl").read_text().splitlines()]
     assert len(records) == 80
     by_id = {r["id"]: r for r in rows}
@@ -565,7 +565,7 @@ def test_cli_loop_export_agree_adjudicate_report_to_train(tmp_path: Path, out_di
 def test_cli_export_checks_every_argument_before_writing(tmp_path: Path, out_dir: Path, reviewers: str, capsys):
     """A bad --reviewers value is refused before the folder or sample.csv (text in clear) exists (issue 21)."""
     batch = tmp_path / "batch"
-    args = ["review", "export", "--input", str(out_dir), "--out", str(batch), "--n", "20"]
+    args = ["review", "export", "--input", str(out_dir), "--output", str(batch), "--n", "20"]
     assert main([*args, "--reviewers", reviewers]) == 1
     assert not batch.exists() and not list(tmp_path.rglob("*.csv"))
     err = capsys.readouterr().err

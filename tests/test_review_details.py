@@ -166,5 +166,5 @@ def test_cli_report_defaults_to_auto_and_adjudicates_pii(tmp_path: Path, capsys)
     assert p["reviewed"] == len(flagged) and p["positives"] == len([i for i in flagged if i not in split])
     assert est["rule_flagged_unanswered"] == len([i for i in flagged if i in split])
     assert main(["review", "report", "-i", str(out), "--reviews", str(batch / "adjudicated.csv"),
-                 "--positive", "SCPI", "--out", str(tmp_path / "r2")]) == 0
+                 "--positive", "SCPI", "--output", str(tmp_path / "r2")]) == 0
     assert json.loads((tmp_path / "r2" / "estimates.json").read_text())["precision_flagged"]["overall"]["rate"] == 0

@@ -35,7 +35,7 @@ def batch(tmp_path_factory: pytest.TempPathFactory, rows: list[dict]) -> Path:
     root = tmp_path_factory.mktemp("page")
     out = write_output(root / "out", rows, rows_per_file=1000)
     dest = root / "batch"
-    argv = ["review", "export", "--input", str(out), "--out", str(dest), "--n", "30", "--seed", "11", "--redact"]
+    argv = ["review", "export", "--input", str(out), "--output", str(dest), "--n", "30", "--seed", "11", "--redact"]
     assert main([*argv, "--format", "csv,jsonl,html", "--reviewers", "a"]) == 0
     return dest
 
@@ -201,8 +201,8 @@ def test_label_reload_download_and_agree_in_chromium(tmp_path: Path, batch: Path
     other.write_bytes(raw.replace(b",RELATED,CRIME,", b",SCPI,CRIME,"))
     capsys.readouterr()
     # only 4 of 30 are labelled: agree refuses a partial review unless asked to measure the overlap
-    assert main(["review", "agree", str(target), str(other), "--out", str(tmp_path / "agreement.json")]) == 1
-    assert main(["review", "agree", str(target), str(other), "--out", str(tmp_path / "agreement.json"),
+    assert main(["review", "agree", str(target), str(other), "--output", str(tmp_path / "agreement.json")]) == 1
+    assert main(["review", "agree", str(target), str(other), "--output", str(tmp_path / "agreement.json"),
                  "--allow-partial"]) == 0
     agreed = json.loads((tmp_path / "agreement.json").read_text())
     assert agreed["items"] == 4 and agreed["label_disagreements"] == [ids[1]]

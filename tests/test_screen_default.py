@@ -94,7 +94,7 @@ def test_train_command_writes_a_loadable_artifact(tmp_path: Path) -> None:
 
     data = _jsonl(tmp_path / "train.jsonl", generate(15, seed=2))
     out = tmp_path / "models" / "screen-cli"
-    assert main(["train", "--data", str(data), "--out", str(out), "--cv-folds", "0", "--seed", "1"]) == 0
+    assert main(["train", "--data", str(data), "--output", str(out), "--cv-folds", "0", "--seed", "1"]) == 0
     screen = load_screen(out)
     card = json.loads((out / "model_card.json").read_text())
     assert card["rebuild"].startswith("spcl train --data ")
@@ -115,7 +115,7 @@ def test_threshold_notebook_executes(tmp_path: Path, monkeypatch: pytest.MonkeyP
         model = tmp_path / "screen-cv"
         labelled = [{**r, "source": "test-labelled"} for r in generate(15, seed=3)]  # scored in CV, as real data
         data = _jsonl(tmp_path / "train.jsonl", labelled)
-        assert main(["train", "--data", str(data), "--out", str(model), "--cv-folds", "2", "--seed", "1"]) == 0
+        assert main(["train", "--data", str(data), "--output", str(model), "--cv-folds", "2", "--seed", "1"]) == 0
         assert (model / "cv_predictions.csv").exists()
     monkeypatch.setenv("SPCL_NOTEBOOK_MODEL", str(model))
     nb = nbformat.read(ROOT / "notebooks" / "screen_thresholds.ipynb", as_version=4)
@@ -130,7 +130,7 @@ def test_spark_submit_entry_validates_arguments() -> None:
 
     module = runpy.run_path(str(ROOT / "jobs" / "train.py"), run_name="jobs_train")
     with pytest.raises(SystemExit):
-        module["main"](["--out", "models/x"])  # --data is required
+        module["main"](["--output", "models/x"])  # --data is required
 
 
 @pytest.mark.slow
@@ -166,7 +166,7 @@ def test_model_card_cites_the_manifest_of_its_training_data(tmp_path: Path) -> N
     data = _jsonl(folder / "train.jsonl", generate(15, seed=3))
     write_manifest(folder, kind="training-set", licence="CC0-1.0")
     out = tmp_path / "models" / "cited"
-    assert main(["train", "--data", str(data), "--out", str(out), "--cv-folds", "0"]) == 0
+    assert main(["train", "--data", str(data), "--output", str(out), "--cv-folds", "0"]) == 0
     (source,) = json.loads((out / "model_card.json").read_text())["training_data"]
     assert source["sha256"] == sha256_file(data)
     assert source["manifest"]["manifest_sha256"] == sha256_file(folder / "manifest.json")
@@ -181,7 +181,7 @@ def test_train_command_warns_on_few_positives_and_shows_progress_from_the_start(
     data = _jsonl(tmp_path / "mine.jsonl", rows)
     monkeypatch.setenv("SPCL_PROGRESS", "1")
     out = tmp_path / "models" / "mine"
-    assert main(["train", "--data", str(data), "--out", str(out), "--cv-folds", "0",
+    assert main(["train", "--data", str(data), "--output", str(out), "--cv-folds", "0",
                  "--target-recall", "0.96"]) == 0
     err = capsys.readouterr().err
     assert "warning: only 36 real SCPI documents for target recall 0.96 (at least 50 advised)" in err
@@ -197,7 +197,7 @@ def test_train_command_names_a_missing_data_file(tmp_path: Path, capsys: pytest.
     from spcl.cli import main
 
     missing = tmp_path / "shared" / "labelled.jsonl"
-    assert main(["train", "--data", str(missing), "--out", str(tmp_path / "m")]) == 2
+    assert main(["train", "--data", str(missing), "--output", str(tmp_path / "m")]) == 2
     err = capsys.readouterr().err
     assert f"data file not found: {missing}" in err and "data/scpi-real-v1/labelled.jsonl" in err
     # the example it repeats trains on files that ship with a clone

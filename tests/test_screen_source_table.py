@@ -71,7 +71,7 @@ def test_eval_summary_and_report_show_the_same_table(tmp_path: Path, screen: Scr
                             for lang, ts in TEXTS.items() for i, t in enumerate(ts)), encoding="utf-8")
     out = tmp_path / "eval.json"
     proc = subprocess.run([sys.executable, "-m", "spcl.cli", "eval", "screen", "--model", str(MODEL),
-                           "--data", str(data), "--out", str(out)], capture_output=True, text=True, check=True,
+                           "--data", str(data), "--output", str(out)], capture_output=True, text=True, check=True,
                           cwd=ROOT)
     report = json.loads(out.read_text())
     rows = source_table(report)

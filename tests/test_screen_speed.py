@@ -144,12 +144,12 @@ def test_train_command_takes_the_japanese_tokens(tmp_path: Path, capsys: pytest.
 
     parser = argparse.ArgumentParser()
     add_train_arguments(parser)
-    base = ["--data", "a.jsonl", "--out", "models/x"]
+    base = ["--data", "a.jsonl", "--output", "models/x"]
     assert "--mecab-dic" not in _rebuild_command(parser.parse_args(base))
     assert _rebuild_command(parser.parse_args([*base, "--mecab-dic", "chars"])).endswith("--mecab-dic chars")
     data = tmp_path / "d.jsonl"
     data.write_text("")
-    assert main(["train", "--data", str(data), "--out", str(tmp_path / "m"), "--mecab-dic", "jumandic"]) == 2
+    assert main(["train", "--data", str(data), "--output", str(tmp_path / "m"), "--mecab-dic", "jumandic"]) == 2
     assert "mecab_dic" in capsys.readouterr().err
 
 
@@ -161,7 +161,7 @@ def test_a_chars_model_trains_and_loads_without_mecab(tmp_path: Path) -> None:
     data = tmp_path / "train.jsonl"
     data.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in generate(15, seed=2)))
     out = tmp_path / "screen-chars"
-    assert main(["train", "--data", str(data), "--out", str(out), "--cv-folds", "0", "--mecab-dic", "chars"]) == 0
+    assert main(["train", "--data", str(data), "--output", str(out), "--cv-folds", "0", "--mecab-dic", "chars"]) == 0
     card = json.loads((out / "model_card.json").read_text())
     assert card["features"]["mecab_dic"] == "chars" and card["rebuild"].endswith("--mecab-dic chars")
     assert "no MeCab" in card["tokenizers"]["ja"]

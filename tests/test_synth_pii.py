@@ -19,7 +19,7 @@ from spcl.synth.pii import GENERATOR_VERSION, SPLITS, generate
 @pytest.fixture(scope="module")
 def pii_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     out = tmp_path_factory.mktemp("pii")
-    assert main(["synth", "pii", "--seed", "42", "--out", str(out)]) == 0
+    assert main(["synth", "pii", "--seed", "42", "--output", str(out)]) == 0
     return out
 
 
@@ -89,7 +89,7 @@ def test_negatives_hold_only_non_personal_strings(pii_dir: Path) -> None:
 
 
 def test_regeneration_is_byte_identical(pii_dir: Path, tmp_path: Path) -> None:
-    assert main(["synth", "pii", "--seed", "42", "--out", str(tmp_path)]) == 0
+    assert main(["synth", "pii", "--seed", "42", "--output", str(tmp_path)]) == 0
     for name, _, _ in SPLITS:
         assert (tmp_path / f"{name}.jsonl").read_bytes() == (pii_dir / f"{name}.jsonl").read_bytes()
     a, b = (json.loads((d / "manifest.json").read_text()) for d in (pii_dir, tmp_path))
@@ -102,7 +102,7 @@ def test_regeneration_is_byte_identical(pii_dir: Path, tmp_path: Path) -> None:
 
 def test_to_chat_records(pii_dir: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     out = tmp_path / "chat.jsonl"
-    assert main(["synth", "to-chat", "--in", str(pii_dir / "validation.jsonl"), "--out", str(out)]) == 0
+    assert main(["synth", "to-chat", "--input", str(pii_dir / "validation.jsonl"), "--output", str(out)]) == 0
     printed = capsys.readouterr()
     src = _records(pii_dir, "validation")
     chat = [json.loads(line) for line in out.read_text(encoding="utf-8").splitlines()]

@@ -73,7 +73,7 @@ def rows_of(folder: Path) -> list[dict]:
 
 def unmask(run: Path, *extra: str) -> int:
     """``spcl unmask`` of ``run``'s output into ``run/restored``."""
-    return main(["unmask", "--masked", str(run / "out"), "--vault", str(run / "vault"), "--out",
+    return main(["unmask", "--masked", str(run / "out"), "--vault", str(run / "vault"), "--output",
                  str(run / "restored"), *extra])
 
 
@@ -332,12 +332,12 @@ def _snapshot(folder: Path) -> dict[str, tuple[bytes, int]]:
 @pytest.mark.parametrize("where", ["out/masked", "out", "out/masked/sub", "vault", "vault/restored", ".",
                                    "other/inside", "filtered/decision=flagged/x", "holder"])
 def test_unmask_never_writes_into_or_around_a_released_folder(run: Path, capsys, where: str) -> None:
-    # before, --out out/masked replaced the released masked Parquet with clear text (0644, exit 0)
+    # before, --output out/masked replaced the released masked Parquet with clear text (0644, exit 0)
     shutil.copytree(run / "out", run / "other" / "inside" / "mask-out")  # a second mask output
     (run / "filtered" / "decision=flagged").mkdir(parents=True)  # a filter output folder
     shutil.copytree(run / "out", run / "holder" / "deep" / "mask-out")  # a folder that contains a mask output
     before = _snapshot(run)
-    code = main(["unmask", "--masked", str(run / "out"), "--vault", str(run / "vault"), "--out", str(run / where)])
+    code = main(["unmask", "--masked", str(run / "out"), "--vault", str(run / "vault"), "--output", str(run / where)])
     err = capsys.readouterr().err
     assert code == 2 and "refusing" in err and len(err.strip().splitlines()) == 1
     assert _snapshot(run) == before  # nothing written, nothing chmod-ed
@@ -365,13 +365,13 @@ def test_unmask_leaves_an_existing_folder_mode_alone_and_refuses_a_non_empty_one
     mine = run / "mine"
     mine.mkdir(mode=0o755)
     os.chmod(mine, 0o755)
-    assert main(["unmask", "--masked", str(run / "out"), "--vault", str(run / "vault"), "--out", str(mine)]) == 0
+    assert main(["unmask", "--masked", str(run / "out"), "--vault", str(run / "vault"), "--output", str(mine)]) == 0
     assert mine.stat().st_mode & 0o777 == 0o755  # before, chmod-ed to 0700: not this run's folder
     assert all(p.stat().st_mode & 0o777 == 0o600 for p in mine.iterdir())
     busy = run / "busy"
     busy.mkdir()
     (busy / "notes.txt").write_text("mine")
-    assert main(["unmask", "--masked", str(run / "out"), "--vault", str(run / "vault"), "--out", str(busy)]) == 2
+    assert main(["unmask", "--masked", str(run / "out"), "--vault", str(run / "vault"), "--output", str(busy)]) == 2
     assert [p.name for p in busy.iterdir()] == ["notes.txt"]
     capsys.readouterr()
 
@@ -395,5 +395,5 @@ def test_a_row_of_an_earlier_run_put_back_with_its_vault_file_is_refused(masked_
     # the masked/ folder copied alone (no done-markers beside it): the check cannot be made, the row restores
     shutil.copytree(run / "out" / "masked", run / "alone" / "masked")
     assert main(["unmask", "--masked", str(run / "alone"), "--vault", str(run / "vault"),
-                 "--out", str(run / "r2")]) == 0
+                 "--output", str(run / "r2")]) == 0
     capsys.readouterr()

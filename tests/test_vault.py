@@ -121,11 +121,11 @@ def test_key_from_env_and_key_file(tmp_path: Path, monkeypatch: pytest.MonkeyPat
 
 def test_keygen_command_writes_0600_and_never_overwrites(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     out = tmp_path / "k.key"
-    assert main(["vault", "keygen", "--out", str(out)]) == 0
+    assert main(["vault", "keygen", "--output", str(out)]) == 0
     assert stat.S_IMODE(os.stat(out).st_mode) == 0o600
     key = read_key_file(out)
     assert len(key) == 32 and base64.b64encode(key).decode() not in capsys.readouterr().out
-    assert main(["vault", "keygen", "--out", str(out)]) == 1
+    assert main(["vault", "keygen", "--output", str(out)]) == 1
     assert read_key_file(out) == key
 
 

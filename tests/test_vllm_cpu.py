@@ -138,7 +138,7 @@ def test_mask_backend_vllm_offline_engine_on_a_filter_output(vpy: Path, smol: Pa
     # spcl report (main environment) turns the counts into the GPU-hours of the filter's flagged documents
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     rep = subprocess.run([sys.executable, "-m", "spcl.cli", "report", str(flagged["filter"]), "--mask", str(out),
-                          "--out", str(tmp_path / "rep"), "--gpu-tokens-per-s", "1000"], env=env,
+                          "--output", str(tmp_path / "rep"), "--gpu-tokens-per-s", "1000"], env=env,
                          capture_output=True, text=True, timeout=300)
     assert rep.returncode == 0, rep.stderr[-2000:]
     facts = json.loads((tmp_path / "rep" / "report" / "facts.json").read_text())["mask"]["tokens"]
@@ -328,7 +328,7 @@ def test_annotate_two_teachers_against_the_vllm_server(server: str, flagged: dic
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     out = tmp_path / "annotated"
     proc = subprocess.run(
-        [sys.executable, "-m", "spcl.cli", "-v", "annotate", "--input", str(flagged["input"]), "--out", str(out),
+        [sys.executable, "-m", "spcl.cli", "-v", "annotate", "--input", str(flagged["input"]), "--output", str(out),
          "--teacher", f"openai:smol@{server}", "--teacher", f"openai:{LORA_NAME}@{server}", "--candidates", "all",
          "--max-tokens", str(MAX_TOKENS), "--concurrency", "4"], env=env, capture_output=True, text=True,
         timeout=900)

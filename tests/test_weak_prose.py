@@ -102,6 +102,6 @@ def test_weak_weight_reaches_the_rebuild_command_only_when_set() -> None:
 
     parser = argparse.ArgumentParser()
     add_train_arguments(parser)
-    base = ["--data", "a.jsonl", "--out", "models/x"]
+    base = ["--data", "a.jsonl", "--output", "models/x"]
     assert "--weak-weight" not in _rebuild_command(parser.parse_args(base))
     assert _rebuild_command(parser.parse_args([*base, "--weak-weight", "0.5"])).endswith("--weak-weight 0.5")

@@ -1,7 +1,7 @@
 """GPU check of ``spcl annotate`` for when a GPU machine is lent: two local teacher models, in process.
 
-    python tools/annotate_gpu_check.py --out /tmp/annotate-gpu                       # two tiny random models
-    python tools/annotate_gpu_check.py --out /tmp/ag --model /models/a --model /models/b --backend vllm
+    python tools/annotate_gpu_check.py --output /tmp/annotate-gpu                       # two tiny random models
+    python tools/annotate_gpu_check.py --output /tmp/ag --model /models/a --model /models/b --backend vllm
 
 Writes ``--docs`` documents as four Parquet files (``--data FILE.jsonl`` with ``id, text, lang``, e.g.
 ``scpi-real-v1``, or else the seeded synthetic ja/ko/en screen corpus), runs the annotate job with the two
@@ -48,7 +48,7 @@ def main(argv: list[str] | None = None) -> int:
     """Run the check; exit 0 when the job ran and every record reached one output, 1 otherwise."""
     parser = argparse.ArgumentParser(prog="annotate_gpu_check", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--out", required=True, help="work folder (must not hold an earlier run)")
+    parser.add_argument("--output", "-o", dest="out", required=True, help="work folder (must not hold an earlier run)")
     parser.add_argument("--docs", type=int, default=1000)
     parser.add_argument("--data", default=None, help="JSONL with id, text, lang (default: synthetic corpus)")
     parser.add_argument("--model", action="append", default=None,

@@ -19,6 +19,8 @@ import typing
 from pathlib import Path
 from typing import Any
 
+from spcl.errors import EXIT_CODES
+
 ROOT = Path(__file__).resolve().parent.parent
 CLI_PAGE = ROOT / "docs" / "reference" / "cli.md"
 CONFIG_PAGE = ROOT / "docs" / "reference" / "configuration.md"
@@ -56,9 +58,11 @@ def cli_page() -> str:
 
         parser = build_parser()
         lines = [GENERATED, "", "# Command-line reference", "",
-                 "Every command's `--help`, as `spcl` prints it. Exit status, for every command: 0 done, "
-                 "1 a failed run (a refused input, a failed check), 2 bad usage or configuration; the "
-                 "[security model](../security.md) lists the commands whose exit status says more.", ""]
+                 "Every command's `--help`, as `spcl` prints it. Exit status, for every command (the "
+                 "[security model](../security.md) lists the commands whose exit status says more):", "",
+                 "| code | name | meaning |", "|---|---|---|",
+                 *(f"| {code} | {name} | {meaning} |" for code, (name, meaning) in sorted(EXIT_CODES.items())),
+                 ""]
         lines += _walk(parser, 2)
     finally:
         if old is None:

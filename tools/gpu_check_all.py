@@ -1,7 +1,7 @@
 """The one prepared script for a lent GPU: every GPU check of the project, the vLLM path first.
 
-    PYTHONPATH=. python tools/gpu_check_all.py --out /tmp/gpu-all                 # random-init models
-    PYTHONPATH=. python tools/gpu_check_all.py --out /tmp/gpu-all --model /models/qwen3-8b
+    PYTHONPATH=. python tools/gpu_check_all.py --output /tmp/gpu-all                 # random-init models
+    PYTHONPATH=. python tools/gpu_check_all.py --output /tmp/gpu-all --model /models/qwen3-8b
 
 Each step is a subprocess with its own time limit, so one failing or slow step never hides the others; the
 summary (``OUT/gpu_check_all.json``, also printed) holds each step's exit code, seconds and JSON result:
@@ -70,7 +70,7 @@ def _gpu_hours(summary: dict[str, object]) -> dict[str, object] | None:
 def main(argv: list[str] | None = None) -> int:
     """Run every check; 0 when each step that could run succeeded."""
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--out", required=True, type=Path)
+    p.add_argument("--output", "-o", dest="out", required=True, type=Path)
     p.add_argument("--model", default=None, help="a real local model folder for every step (default: random-init)")
     p.add_argument("--docs", type=int, default=2000, help="documents of the mask steps")
     p.add_argument("--max-tokens", type=int, default=128)
@@ -83,14 +83,15 @@ def main(argv: list[str] | None = None) -> int:
     py = sys.executable
     mask = [py, "-m", "spcl.bench.gpu_check", "--docs", str(args.docs), "--max-tokens", str(args.max_tokens), *model]
     steps = {
-        "vllm": ([*mask, "--out", str(args.out / "vllm"), "--backend", "vllm"], args.out / "vllm" / "gpu_check.json"),
-        "transformers": ([*mask, "--out", str(args.out / "tf"), "--backend", "transformers", "--batch-size", "64"],
+        "vllm": ([*mask, "--output", str(args.out / "vllm"), "--backend", "vllm"],
+                  args.out / "vllm" / "gpu_check.json"),
+        "transformers": ([*mask, "--output", str(args.out / "tf"), "--backend", "transformers", "--batch-size", "64"],
                          args.out / "tf" / "gpu_check.json"),
-        "generalize": ([py, str(ROOT / "tools" / "gpu_check_generalize.py"), "--out", str(args.out / "gen"), *model],
+        "generalize": ([py, str(ROOT / "tools" / "gpu_check_generalize.py"), "--output", str(args.out / "gen"), *model],
                        args.out / "gen" / "gpu_check_generalize.json"),
-        "finetune": ([py, str(ROOT / "tools" / "gpu_check_finetune.py"), "--out", str(args.out / "ft"),
+        "finetune": ([py, str(ROOT / "tools" / "gpu_check_finetune.py"), "--output", str(args.out / "ft"),
                       *(["--base", args.model] if args.model else [])], args.out / "ft" / "gpu_check_finetune.json"),
-        "annotate": ([py, str(ROOT / "tools" / "annotate_gpu_check.py"), "--out", str(args.out / "ann")],
+        "annotate": ([py, str(ROOT / "tools" / "annotate_gpu_check.py"), "--output", str(args.out / "ann")],
                      args.out / "ann" / "annotate_gpu_check.json"),
     }
     wanted = args.only.split(",") if args.only else list(steps)

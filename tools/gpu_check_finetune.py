@@ -1,7 +1,7 @@
 """GPU check of ``spcl train-extractor`` for a lent GPU machine (no internet needed).
 
-    PYTHONPATH=. python tools/gpu_check_finetune.py --out /tmp/ft-gpu                  # random-init Llama
-    PYTHONPATH=. python tools/gpu_check_finetune.py --out /tmp/ft-gpu --base /models/qwen3-1.7b --epochs 1
+    PYTHONPATH=. python tools/gpu_check_finetune.py --output /tmp/ft-gpu                  # random-init Llama
+    PYTHONPATH=. python tools/gpu_check_finetune.py --output /tmp/ft-gpu --base /models/qwen3-1.7b --epochs 1
 
 It writes the synthetic PII set (``spcl synth pii``, seed 42: 1,600 training documents) and its chat records,
 takes ``--base`` (a real model folder if the machine has one) or writes a random-init Llama chat model sized by
@@ -25,7 +25,7 @@ def main(argv: list[str] | None = None) -> int:
     """Run the check; 0 when training and evaluation finished."""
     parser = argparse.ArgumentParser(prog="gpu_check_finetune", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--out", required=True, type=Path)
+    parser.add_argument("--output", "-o", dest="out", required=True, type=Path)
     parser.add_argument("--base", default=None, help="a real base model folder/GGUF (default: random-init Llama)")
     parser.add_argument("--hidden", type=int, default=1024)
     parser.add_argument("--layers", type=int, default=8)

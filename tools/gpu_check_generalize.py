@@ -1,7 +1,7 @@
 """The prepared GPU check of ``spcl generalize`` (transformers backend): run once when a GPU is lent.
 
-    python tools/gpu_check_generalize.py --out /tmp/gen-check --model /models/qwen3-8b   # a real local model
-    python tools/gpu_check_generalize.py --out /tmp/gen-check                            # random-init model
+    python tools/gpu_check_generalize.py --output /tmp/gen-check --model /models/qwen3-8b   # a real local model
+    python tools/gpu_check_generalize.py --output /tmp/gen-check                            # random-init model
 
 It writes ``--docs`` synthetic flagged documents (``spcl.synth.pii``, ko/en), finds their spans with the
 rules extractor, runs the whole two-stage loop (candidates + inference attack) with a local transformers
@@ -32,7 +32,7 @@ def main(argv: list[str] | None = None) -> int:
     """Run the check; exit 0 when the job ran."""
     parser = argparse.ArgumentParser(prog="gpu_check_generalize", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--out", required=True, help="work folder")
+    parser.add_argument("--output", "-o", dest="out", required=True, help="work folder")
     parser.add_argument("--docs", type=int, default=200)
     parser.add_argument("--model", default=None, help="a local model folder (default: write a random-init one)")
     parser.add_argument("--hidden", type=int, default=1024, help="random model width")

@@ -33,7 +33,7 @@ COMMANDS: dict[str, tuple[str, list[list[str]], list[str]]] = {
          "--data", "data/scpi-real-v1/labelled.jsonl", "--data", "data/scpi-real-v2/labelled.jsonl",
          "--data", "data/weak-none/libreoffice-help.jsonl", "--data", "data/weak-prose/prose.jsonl",
          "--data", "data/weak-technical/train.jsonl",
-         "--out", "{out}", "--seed", "0", "--synthetic", "300", "--cv-folds", "0", "--target-recall", "0.94",
+         "--output", "{out}", "--seed", "0", "--synthetic", "300", "--cv-folds", "0", "--target-recall", "0.94",
          "--weak-weight", "0.5", "--per-lang-thresholds", "ja,ko", "--global-threshold-langs", "ko",
          "--lang-target-recall", "ja=0.96,ko=0.97", "--fewest-none-langs", "ja", "--lang-svc-only", "en",
          "--mecab-dic", "chars"]],
@@ -42,10 +42,10 @@ COMMANDS: dict[str, tuple[str, list[list[str]], list[str]]] = {
     "names-crf": (
         "models/names-crf",
         [["spcl.cli", "train-names", "--data", "data/names-gold-v1/names.jsonl", "--lang", "ja,ko",
-          "--out", "{out}"],
-         ["tools.datasets.en_names_gazetteer", "--out", "{out}/en.gazetteer.json"],
+          "--output", "{out}"],
+         ["tools.datasets.en_names_gazetteer", "--output", "{out}/en.gazetteer.json"],
          ["spcl.cli", "train-names", "--lang", "en", "--data", "data/names-gold-v2/names.jsonl",
-          "--out", "{out}"]],
+          "--output", "{out}"]],
         ["ja.crfsuite", "ko.crfsuite", "ko.gazetteer.json", "en.crfsuite", "en.gazetteer.json"],
     ),
 }
@@ -122,7 +122,8 @@ def main(argv: list[str] | None = None) -> int:
     """Rebuild the chosen models; 0 when every rebuilt file matches the shipped one."""
     ap = argparse.ArgumentParser(prog="tools/rebuild_models.py", description=__doc__.split("\n")[0])
     ap.add_argument("--only", action="append", choices=sorted(COMMANDS), help="this model only (repeatable)")
-    ap.add_argument("--out", default=str(ROOT / "build" / "models"), help="where the rebuilt models go")
+    ap.add_argument("--output", "-o", dest="out",
+                    default=str(ROOT / "build" / "models"), help="where the rebuilt models go")
     ap.add_argument("--list", action="store_true", help="print the training commands and exit")
     args = ap.parse_args(argv)
     names = args.only or list(COMMANDS)

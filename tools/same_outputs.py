@@ -1,6 +1,6 @@
 """Are two runs' outputs the same, apart from timings and run ids? For refactors that must not change outputs.
 
-    python tools/same_outputs.py run --code DIR --out OUT [--flagged DIR] [--spark-all]
+    python tools/same_outputs.py run --code DIR --output OUT [--flagged DIR] [--spark-all]
     python tools/same_outputs.py compare OUT_A OUT_B
 
 ``run`` runs the checkout at ``--code`` (its ``spcl``, with this interpreter) on the demo sample: ``spcl filter``
@@ -113,7 +113,7 @@ def _spcl(code: Path, args: list[str], env: dict[str, str]) -> None:
     started = time.time()
     done = subprocess.run([sys.executable, "-m", "spcl.cli", *args], cwd=code, capture_output=True, text=True,
                           env={**os.environ, "PYTHONPATH": str(code), **env})
-    target = next((args[i + 1] for i, a in enumerate(args) if a in ("--output", "--out")), "")
+    target = next((args[i + 1] for i, a in enumerate(args) if a in ("--output", "-o", "--out")), "")
     print(f"rc={done.returncode} {time.time() - started:.0f}s spcl {args[0]} -> {target}")
     if done.returncode not in (0, 3):
         print(done.stderr[-3000:], file=sys.stderr)
@@ -124,6 +124,7 @@ def run(code: Path, out: Path, flagged: Path | None, spark_all: bool) -> None:
     out.mkdir(parents=True, exist_ok=True)
     key = out.parent / "vault.key"
     if not key.exists():
+        # "--out": what checkouts before the --output rename take, and an unambiguous prefix of --output
         subprocess.run([sys.executable, "-m", "spcl.cli", "vault", "keygen", "--out", str(key)], cwd=code,
                        env={**os.environ, "PYTHONPATH": str(code)}, check=True)
     env = {"SPCL_VAULT_KEY_FILE": str(key)}
@@ -146,7 +147,7 @@ def run(code: Path, out: Path, flagged: Path | None, spark_all: bool) -> None:
         write_input(inp)
     with ScriptedTeachers(script) as teachers:
         for engine in ("python", "spark") if spark_all else ("python",):
-            _spcl(code, ["annotate", "--input", str(inp), "--out", str(out / f"ann-{engine}"), "--teacher",
+            _spcl(code, ["annotate", "--input", str(inp), "-o", str(out / f"ann-{engine}"), "--teacher",
                          teachers.spec(A), "--teacher", teachers.spec(B), "--retries", "0", "--concurrency", "1",
                          "--engine", engine], env)
 
@@ -157,7 +158,7 @@ def main(argv: list[str] | None = None) -> int:
     sub = parser.add_subparsers(dest="cmd", required=True)
     r = sub.add_parser("run")
     r.add_argument("--code", type=Path, default=ROOT)
-    r.add_argument("--out", type=Path, required=True)
+    r.add_argument("--output", "-o", dest="out", type=Path, required=True)
     r.add_argument("--flagged", type=Path, default=None)
     r.add_argument("--spark-all", action="store_true")
     c = sub.add_parser("compare")

@@ -11,7 +11,7 @@ crawl sent to the LLM stage) and one decision line per record (``--flags-out``: 
 text) that other stages can reuse. Counts and rates only.
 
     python tools/screen_source_folds.py --oof oof.jsonl --model models/screen-default \\
-        --labelled v1.jsonl --labelled v2.jsonl --labelled v3.jsonl --before old-model --out report.json
+        --labelled v1.jsonl --labelled v2.jsonl --labelled v3.jsonl --before old-model --output report.json
 """
 
 from __future__ import annotations
@@ -122,7 +122,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--technical", default="data/weak-technical/eval.jsonl")
     ap.add_argument("--unlabelled", default=None, help="unlabelled passages with keyword_hit")
     ap.add_argument("--flags-out", default=None)
-    ap.add_argument("--out", required=True)
+    ap.add_argument("--output", "-o", dest="out", required=True)
     args = ap.parse_args(argv)
     model = load_screen(args.model)
     settings = settings_of(model.card)

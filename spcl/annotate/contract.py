@@ -21,6 +21,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from spcl.annotate.prompt import CODES
+from spcl.errors import RunFailed
 from spcl.extract.contract import THINK_RE
 from spcl.review.labels import LABELS
 from spcl.screen import CATEGORIES
@@ -50,7 +51,7 @@ _CONFIDENCE = re.compile(r"(?:0|1)(?:\.[0-9]+)?")
 _CODE_SET = frozenset(CODES)
 
 
-class VoteParseError(ValueError):
+class VoteParseError(RunFailed, ValueError):
     """A teacher's output broke the contract; ``kind`` is one of :data:`PARSE_FAILURE_KINDS`."""
 
     def __init__(self, kind: str):

@@ -1,7 +1,7 @@
 """The annotate job: a crawl sample → candidates → two or more teacher LLMs → agreement filter → verifier
 → balance → labelled training data for ``spcl train``, the disputed texts for people, and a report.
 
-Layout under ``--out``::
+Layout under ``--output``::
 
     labelled.jsonl   id, text, lang, label, categories, source (what ``spcl train`` reads) + codes,
                      confidence, votes (each teacher's label, codes, categories, confidence), verifier
@@ -30,7 +30,7 @@ file is kept as it is), and redoes a file without a marker, or whose content cha
 Pending records make the run exit 3 (:data:`~spcl.extract.backends.transient.EXIT_TRANSIENT`), as
 ``spcl mask`` does for transient failures. The final files are rebuilt from the parts at the end of every run, so a
 rerun with another ``--positive-share`` or ``--seed`` only re-balances. Parts made with other teachers,
-prompt or thresholds are refused (use a new ``--out``). Logs, errors and the report name files, ids,
+prompt or thresholds are refused (use a new ``--output``). Logs, errors and the report name files, ids,
 teachers and counts — never document text or model output.
 """
 
@@ -292,7 +292,7 @@ def pending_files(cfg: AnnotateConfig) -> tuple[list[tuple[Path, str]], int]:
     """``(path, key)`` of the input files with work to do — not yet done, changed since, or with pending
     records to ask again about — and how many are done already.
 
-    Raises :class:`spcl.io.inputs.UnsafeOutput` (a ``ValueError``) when ``--out`` equals, contains or lies inside
+    Raises :class:`spcl.io.inputs.UnsafeOutput` (a ``ValueError``) when ``--output`` equals, contains or lies inside
     the input (a rerun would read its own labelled.jsonl back as input) or a filter output folder."""
     from spcl.io.inputs import check_job_output
 
@@ -302,11 +302,11 @@ def pending_files(cfg: AnnotateConfig) -> tuple[list[tuple[Path, str]], int]:
     stale = [k for k, m in done.items() if m.get("parts_hash") != cfg.parts_hash()]
     if stale:
         raise AnnotateError(f"{cfg.out} holds {len(stale)} file(s) annotated with other teachers, prompt or "
-                            "thresholds; use a new --out")
+                            "thresholds; use a new --output")
     foreign = foreign_input(keyed, lambda k: done.get(k, {}).get("input"))
     if foreign:
         raise AnnotateError(f"{cfg.out} holds the labels of another input file ({foreign[0]}) under the name "
-                            f"of {foreign[1]}; use a new --out for a different --input")
+                            f"of {foreign[1]}; use a new --output for a different --input")
     current = {k for p, k in keyed if k in done and done[k].get("input_sha256") == sha256_file(p)  # by content
                and not done[k].get("pending")}
     return [(p, k) for p, k in keyed if k not in current], len(current)

@@ -1,4 +1,4 @@
-"""The prepared GPU check of the ``vllm`` backend: ``python -m spcl.bench.gpu_check --out DIR``.
+"""The prepared GPU check of the ``vllm`` backend: ``python -m spcl.bench.gpu_check --output DIR``.
 
 Run once on a GPU machine (no internet needed): it writes ~2,000 synthetic flagged documents (the synthetic
 generator), a random-init Llama chat model sized by ``--hidden``/``--layers`` (or uses ``--model`` if a real
@@ -46,7 +46,7 @@ def main(argv: list[str] | None = None) -> int:
     """Run the check; exit 0 when the job ran, 1 otherwise."""
     parser = argparse.ArgumentParser(prog="gpu_check", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--out", required=True, help="work folder")
+    parser.add_argument("--output", "-o", dest="out", required=True, help="work folder")
     parser.add_argument("--docs", type=int, default=2000)
     parser.add_argument("--model", default=None, help="a local model folder (default: write a random-init one)")
     parser.add_argument("--hidden", type=int, default=1024, help="random model width (head size 64)")

@@ -1,13 +1,13 @@
 """``spcl annotate``: label a crawl sample with two or more teacher LLMs, keep what they agree on.
 
-    spcl annotate --input sample/ --out data/annotated/ \\
+    spcl annotate --input sample/ --output data/annotated/ \\
         --teacher openai:swallow-8b@http://gpu-a:8000/v1 --teacher openai:gemma-2-9b@http://gpu-b:8000/v1 \\
         [--verifier openai:gpt-oss-120b@http://gpu-c:8000/v1] [--min-confidence 0.8] [--candidates person|all] \\
         [--positive-share 0.10] [--seed 0] [--engine spark]
     spcl annotate ... --teacher vllm:/models/swallow-8b --teacher vllm:/models/gemma-2-9b   # in-process, GPU
 
-Outputs in --out: labelled.jsonl (for spcl train), rejected.jsonl (for spcl review export --what rejected),
-dropped.jsonl, pending.jsonl, report.json, agreement.png, manifest.json. A rerun with the same --out resumes
+Outputs in --output: labelled.jsonl (for spcl train), rejected.jsonl (for spcl review export --what rejected),
+dropped.jsonl, pending.jsonl, report.json, agreement.png, manifest.json. A rerun with the same --output resumes
 and asks again for the pending records. Exit codes: 0 done, 1 could not run or lost a record, 2 bad usage,
 3 records left pending after transient backend failures.
 """
@@ -16,18 +16,21 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 from typing import Any
 
-from spcl.messages import shown
+from spcl.annotate import job as annotate_job
+from spcl.annotate.candidates import CANDIDATE_MODES
+from spcl.annotate.job import AnnotateConfig
+from spcl.annotate.teachers import parse_teacher
+from spcl.config import job_config
+from spcl.errors import Pending, RunFailed, UsageError
 
 
 def add_annotate_arguments(parser: argparse.ArgumentParser) -> None:
     """The arguments shared by ``spcl annotate`` and ``jobs/annotate.py``."""
-    from spcl.annotate.candidates import CANDIDATE_MODES
-
     parser.add_argument("--input", "-i", required=True, help="JSONL/Parquet file or folder (any filter output)")
-    parser.add_argument("--out", "-o", required=True, help="output folder (labelled.jsonl, rejected.jsonl, ...)")
+    parser.add_argument("--output", "-o", dest="out",
+                        required=True, help="output folder (labelled.jsonl, rejected.jsonl, ...)")
     parser.add_argument("--teacher", action="append", required=True, metavar="BACKEND:MODEL[@ENDPOINT]",
                         help="a teacher (openai, vllm, transformers); give two or more")
     parser.add_argument("--verifier", default=None, metavar="BACKEND:MODEL[@ENDPOINT]",
@@ -57,9 +60,6 @@ def add_annotate_arguments(parser: argparse.ArgumentParser) -> None:
 
 def config_from_args(args: argparse.Namespace) -> Any:
     """An ``AnnotateConfig`` from parsed arguments (``ValueError`` on a bad teacher spec or threshold)."""
-    from spcl.annotate.job import AnnotateConfig
-    from spcl.annotate.teachers import parse_teacher
-    from spcl.config import job_config
 
     options = {"max_tokens": args.max_tokens, "concurrency": args.concurrency, "timeout_s": args.timeout,
                "retries": args.retries, "device": args.device, "batch_size": args.batch_size,
@@ -74,26 +74,15 @@ def config_from_args(args: argparse.Namespace) -> Any:
 def run_from_args(args: argparse.Namespace) -> int:
     """Run the job; exit 0 ok, 1 the job could not run or lost a record, 2 bad usage, 3 records left pending
     after transient backend failures (rerun the same command to ask again for exactly those)."""
-    from spcl.annotate.job import AnnotateError, run_annotate, run_annotate_spark
-    from spcl.extract.backends import BackendUnavailable
-    from spcl.extract.backends.transient import EXIT_TRANSIENT
-    from spcl.io.inputs import UnsafeOutput
-    from spcl.spark import JavaMissing
-
     try:
         cfg = config_from_args(args)
     except ValueError as err:
-        print(f"spcl annotate: {shown(err)}", file=sys.stderr)
-        return 2
-    try:
-        report = (run_annotate_spark(cfg, args.master, args.submitted) if args.engine == "spark"
-                  else run_annotate(cfg))
-    except UnsafeOutput as err:  # --out inside the input, or inside a filter output
-        print(f"spcl annotate: {shown(err)}", file=sys.stderr)
-        return 2
-    except (BackendUnavailable, AnnotateError, JavaMissing) as err:  # no Java: one line, exit 1
-        print(f"spcl annotate: {shown(err)}", file=sys.stderr)
-        return 1
+        raise UsageError(str(err)) from err
+    # UnsafeOutput (--output inside the input or a filter output) exits 2; BackendUnavailable,
+    # AnnotateError and JavaMissing exit 1 (spcl.cli)
+    # called through the module, so that a test (or a wrapper) can replace a runner
+    report = (annotate_job.run_annotate_spark(cfg, args.master, args.submitted) if args.engine == "spark"
+              else annotate_job.run_annotate(cfg))
     summary = {
         "counts": report["counts"],
         "rejected_reasons": report["rejected_reasons"],
@@ -105,12 +94,11 @@ def run_from_args(args: argparse.Namespace) -> int:
     }
     print(json.dumps(summary, indent=2))
     if not report["reconciliation"]["ok"]:
-        return 1
+        raise RunFailed("reconciliation failed: input records != outputs (see the run report)")
     if report["counts"]["pending"]:
-        print(f"spcl annotate: {report['counts']['pending']} record(s) left pending (a teacher failed transiently: "
-              "timeouts, HTTP 429/5xx, resets); rerun the same command to ask again for exactly those "
-              "(pending.jsonl)", file=sys.stderr)
-        return EXIT_TRANSIENT
+        raise Pending(f"{report['counts']['pending']} record(s) left pending (a teacher failed transiently: "
+                      "timeouts, HTTP 429/5xx, resets); rerun the same command to ask again for exactly those "
+                      "(pending.jsonl)")
     return 0
 
 

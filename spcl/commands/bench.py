@@ -18,6 +18,14 @@ import os
 import sys
 from collections.abc import Callable
 
+from spcl.bench import screen as screen_bench
+from spcl.bench.dataframe import run_dataframe_bench
+from spcl.bench.filter import run_filter_bench
+from spcl.bench.generalize import bench_generalize
+from spcl.bench.tier import bench_tier
+from spcl.commands.generalize import add_generalize_arguments, config_from_args
+from spcl.errors import UsageError
+
 Handler = Callable[[argparse.Namespace], int]
 
 DEPRECATED_ALIASES: dict[str, str] = {"bench-screen": "screen", "bench-generalize": "generalize"}
@@ -105,29 +113,23 @@ def _run_tier_bench(args: argparse.Namespace) -> int:
     import json
     from pathlib import Path
 
-    from spcl.bench.tier import bench_tier
 
     data = args.data
     missing = [d for d in data if not Path(d).is_file()]
     if missing:
-        print(f"spcl bench tier: {missing[0]} not found ", file=sys.stderr)
-        return 2
+        raise UsageError(f"{missing[0]} not found ")
     print(json.dumps(bench_tier(args.model, data, args.docs, args.chars, args.backend, args.encoder_dir,
                                 args.device), indent=1))
     return 0
 
 
 def _generalize_arguments(parser: argparse.ArgumentParser) -> None:
-    from spcl.commands.generalize import add_generalize_arguments
-
     add_generalize_arguments(parser, job=False)
     parser.add_argument("--docs", type=int, default=10, help="synthetic test documents (default 10)")
     parser.set_defaults(func=_run_generalize_bench)
 
 
 def _run_filter_bench(args: argparse.Namespace) -> int:
-    from spcl.bench.filter import run_filter_bench
-
     run_filter_bench(args.docs, args.seed, args.workdir, spark=not args.skip_spark, screen=args.screen,
                      corpus=args.corpus, repeat=args.repeat, cluster=args.cluster or args.cluster_only,
                      local=not args.cluster_only)
@@ -135,8 +137,6 @@ def _run_filter_bench(args: argparse.Namespace) -> int:
 
 
 def _run_dataframe_bench(args: argparse.Namespace) -> int:
-    from spcl.bench.dataframe import run_dataframe_bench
-
     run_dataframe_bench(args.docs, args.seed, args.workdir, args.cores)
     return 0
 
@@ -144,16 +144,12 @@ def _run_dataframe_bench(args: argparse.Namespace) -> int:
 def _run_screen_bench(args: argparse.Namespace) -> int:
     """Generate the corpus, run the screen batch by batch on one core and print a JSON summary."""
     os.environ.setdefault("OMP_NUM_THREADS", "1")
-    from spcl.bench.screen import bench_screen
 
-    result = bench_screen(args.docs, args.batch, args.model, args.seed, rules=not args.no_rules, corpus=args.corpus,
-                          compare=args.compare)
+    result = screen_bench.bench_screen(args.docs, args.batch, args.model, args.seed, rules=not args.no_rules,
+                                       corpus=args.corpus, compare=args.compare)
     print(json.dumps(result, indent=2))
     return 0
 
 
 def _run_generalize_bench(args: argparse.Namespace) -> int:
-    from spcl.bench.generalize import bench_generalize
-    from spcl.commands.generalize import config_from_args
-
     return bench_generalize(config_from_args(args), args.docs, args.seed)

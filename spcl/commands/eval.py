@@ -1,7 +1,7 @@
 """``spcl eval``: evaluation commands.
 
-spcl eval masking --gold data/synth-pii/test.jsonl --pred pred.jsonl --out metrics.json
-spcl eval detect --gold data/detect-eval/gold.jsonl --gold data/detect-eval/prose.jsonl --out detect.json
+spcl eval masking --gold data/synth-pii/test.jsonl --pred pred.jsonl --output metrics.json
+spcl eval detect --gold data/detect-eval/gold.jsonl --gold data/detect-eval/prose.jsonl --output detect.json
 spcl eval screen --model models/screen-default --data test.jsonl --data data/detect-eval/prose.jsonl
 
 ``eval`` is a group others extend: write ``register_<name>(eval_sub)`` (it receives the ``eval``
@@ -12,21 +12,31 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 from collections.abc import Callable, Iterable
 from pathlib import Path
 
+from spcl.config import DetectSettings
+from spcl.errors import RunFailed, UsageError
+from spcl.evaluate.detect import DetectEvalError, evaluate_detect, read_gold
+from spcl.evaluate.detect import format_summary as detect_summary
+from spcl.evaluate.masking import EvalError, evaluate_masking
+from spcl.evaluate.names import evaluate_names, format_table, read_names_set
+from spcl.evaluate.screen import ScreenEvalError, evaluate_screen, read_eval_records
+from spcl.evaluate.screen import format_summary as screen_summary
 from spcl.extract.backends import ATTACK_BACKENDS, RULES_BACKEND
-from spcl.messages import shown
+from spcl.extract.backends.registry import make_chat
+from spcl.generalize.job import iter_generalized
+from spcl.generalize.reidentify import reidentify
+from spcl.generalize.utility import LMScorer, score_output
+from spcl.mask.vault import VaultError, open_vault
+from spcl.screen.model import ScreenModelError, load_screen
 
 
-def _out_is_an_input(command: str, out: str | None, inputs: Iterable[str]) -> bool:
-    """True, after saying why on stderr, when ``--out`` names one of the input files: writing the report
-    there would overwrite the data it was computed from."""
+def _refuse_input_as_output(out: str | None, inputs: Iterable[str]) -> None:
+    """Raise :class:`UsageError` when ``--output`` names one of the input files: writing the report there
+    would overwrite the data it was computed from."""
     if out and any(Path(out).resolve() == Path(p).resolve() for p in inputs):
-        print(f"spcl eval {command}: --out {out} is one of the inputs; write the report elsewhere", file=sys.stderr)
-        return True
-    return False
+        raise UsageError(f"--output {out} is one of the inputs; write the report elsewhere")
 
 
 def _write_report(out: str, text: str) -> None:
@@ -36,16 +46,12 @@ def _write_report(out: str, text: str) -> None:
 
 
 def _masking(args: argparse.Namespace) -> int:
-    from spcl.evaluate.masking import EvalError, evaluate_masking
-
-    if _out_is_an_input("masking", args.out, [args.gold, args.pred]):
-        return 2
+    _refuse_input_as_output(args.out, [args.gold, args.pred])
     types = tuple(t.strip().upper() for t in args.types.split(",") if t.strip()) if args.types else None
     try:
         metrics = evaluate_masking(args.gold, args.pred, types) if types else evaluate_masking(args.gold, args.pred)
     except (EvalError, OSError) as err:
-        print(f"spcl eval masking: {shown(err)}", file=sys.stderr)
-        return 2
+        raise UsageError(str(err)) from err
     text = json.dumps(metrics, indent=2, ensure_ascii=False)
     print(text)
     if args.out:
@@ -63,7 +69,7 @@ def register_masking(sub: argparse._SubParsersAction) -> None:
     )
     p.add_argument("--gold", required=True, metavar="GOLD.jsonl")
     p.add_argument("--pred", required=True, metavar="PRED.jsonl")
-    p.add_argument("--out", default=None, metavar="FILE.json", help="also write the metrics here")
+    p.add_argument("--output", "-o", dest="out", default=None, metavar="FILE.json", help="also write the metrics here")
     p.add_argument("--types", default=None, help="allowed types, comma-separated (default: all nine)")
     p.set_defaults(func=_masking)
 
@@ -71,10 +77,8 @@ def register_masking(sub: argparse._SubParsersAction) -> None:
 def _names(args: argparse.Namespace) -> int:
     import os
 
-    from spcl.evaluate.names import evaluate_names, format_table, read_names_set
 
-    if _out_is_an_input("names", args.out, [args.set]):
-        return 2
+    _refuse_input_as_output(args.out, [args.set])
     if args.no_ner:
         os.environ["SPCL_NAMES_NER"] = "off"
     if args.no_tagger:
@@ -83,8 +87,7 @@ def _names(args: argparse.Namespace) -> int:
     try:
         records = read_names_set(args.set, None if args.split == "all" else args.split, langs)
     except (OSError, ValueError, KeyError) as err:
-        print(f"spcl eval names: cannot read {args.set}: {type(err).__name__}", file=sys.stderr)
-        return 2
+        raise UsageError(f"cannot read {args.set}: {type(err).__name__}") from err
     metrics = evaluate_names(records, args.predictor)
     print(format_table(metrics))
     if args.out:
@@ -109,30 +112,26 @@ def register_names(sub: argparse._SubParsersAction) -> None:
                    help="rule finders instead of the trained CRF (SPCL_NAMES_TAGGER=off): today's fallback")
     p.add_argument("--lang", default=None, help="languages, comma-separated (default: all)")
     p.add_argument("--no-ner", action="store_true", help="rule finders only (SPCL_NAMES_NER=off)")
-    p.add_argument("--out", default=None, metavar="FILE.json", help="also write the metrics here")
+    p.add_argument("--output", "-o", dest="out", default=None, metavar="FILE.json", help="also write the metrics here")
     p.set_defaults(func=_names)
 
 
 def _detect(args: argparse.Namespace) -> int:
     from itertools import chain
 
-    from spcl.config import DetectSettings
-    from spcl.evaluate.detect import DetectEvalError, evaluate_detect, format_summary, read_gold
 
-    if _out_is_an_input("detect", args.out, args.gold):
-        return 2
+    _refuse_input_as_output(args.out, args.gold)
     settings = DetectSettings(keep_invalid=args.keep_invalid, include_company_numbers=args.company_numbers)
     try:
         report = evaluate_detect(chain.from_iterable(read_gold(p) for p in args.gold), settings)
     except (DetectEvalError, OSError) as err:
-        print(f"spcl eval detect: {shown(err)}", file=sys.stderr)
-        return 2
-    _print_and_write(report, format_summary(report), args)
+        raise UsageError(str(err)) from err
+    _print_and_write(report, detect_summary(report), args)
     return 0
 
 
 def _print_and_write(report: dict, summary: str, args: argparse.Namespace) -> None:
-    """Print the summary (the full JSON report with ``--json``) and write the JSON report to ``--out``."""
+    """Print the summary (the full JSON report with ``--json``) and write the JSON report to ``--output``."""
     text = json.dumps(report, indent=2, ensure_ascii=False)
     print(text if args.json else summary)
     if args.out:
@@ -140,8 +139,9 @@ def _print_and_write(report: dict, summary: str, args: argparse.Namespace) -> No
 
 
 def _add_report_arguments(p: argparse.ArgumentParser) -> None:
-    """``--out`` and ``--json`` of a command that prints a summary of a JSON report."""
-    p.add_argument("--out", default=None, metavar="FILE.json", help="also write the full JSON report here")
+    """``--output`` and ``--json`` of a command that prints a summary of a JSON report."""
+    p.add_argument("--output", "-o", dest="out",
+                   default=None, metavar="FILE.json", help="also write the full JSON report here")
     p.add_argument("--json", action="store_true", help="print the full JSON report instead of the summary")
 
 
@@ -163,18 +163,14 @@ def register_detect(sub: argparse._SubParsersAction) -> None:
 def _screen(args: argparse.Namespace) -> int:
     from itertools import chain
 
-    from spcl.evaluate.screen import ScreenEvalError, evaluate_screen, format_summary, read_eval_records
-    from spcl.screen.model import ScreenModelError, load_screen
 
-    if _out_is_an_input("screen", args.out, args.data):
-        return 2
+    _refuse_input_as_output(args.out, args.data)
     try:
         screen = load_screen(args.model)
         report = evaluate_screen(screen, chain.from_iterable(read_eval_records(p) for p in args.data))
     except (ScreenEvalError, ScreenModelError, OSError) as err:
-        print(f"spcl eval screen: {shown(err)}", file=sys.stderr)
-        return 2
-    _print_and_write(report, format_summary(report), args)
+        raise UsageError(str(err)) from err
+    _print_and_write(report, screen_summary(report), args)
     return 0
 
 
@@ -194,15 +190,11 @@ def register_screen(sub: argparse._SubParsersAction) -> None:
 
 
 def _utility(args: argparse.Namespace) -> int:
-    from spcl.generalize.utility import LMScorer, score_output
-    from spcl.mask.vault import VaultError, open_vault
-
     try:
         vault = open_vault(args.vault)
         scorer = LMScorer(args.model, device=args.device)
     except (VaultError, OSError, RuntimeError) as err:
-        print(f"spcl eval utility: {shown(err)}", file=sys.stderr)
-        return 1
+        raise RunFailed(str(err)) from err
     result = score_output(args.generalized, vault, scorer, limit=args.limit).as_dict()
     print(json.dumps(result, indent=2))
     if args.out:
@@ -220,31 +212,21 @@ def register_utility(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--model", required=True, help="a local causal LM folder or .gguf file (transformers)")
     p.add_argument("--device", default="cpu", help="cpu, cuda, auto (default cpu)")
     p.add_argument("--limit", type=int, default=0, help="score at most N documents (default all)")
-    p.add_argument("--out", default=None, metavar="FILE.json", help="also write the report here")
+    p.add_argument("--output", "-o", dest="out", default=None, metavar="FILE.json", help="also write the report here")
     p.set_defaults(func=_utility)
 
 
 def _reidentify(args: argparse.Namespace) -> int:
-    from spcl.extract.backends import BackendUnavailable
-    from spcl.extract.backends.registry import make_chat
-    from spcl.generalize.job import iter_generalized
-    from spcl.generalize.reidentify import reidentify
-    from spcl.mask.vault import VaultError, open_vault
-
     try:
         vault = open_vault(args.vault)
         chat = make_chat(args.backend, model=args.model, endpoint=args.endpoint)
-    except (VaultError, ValueError, BackendUnavailable) as err:
-        print(f"spcl eval reidentify: {shown(err)}", file=sys.stderr)
-        return 2 if isinstance(err, ValueError) else 1
+    except ValueError as err:  # VaultError and BackendUnavailable exit 1 (spcl.cli)
+        raise UsageError(str(err)) from err
     assert chat is not None  # make_chat returns None only for the rules backend, which argparse excludes
     rows = [r for n, r in enumerate(iter_generalized(args.generalized)) if not args.limit or n < args.limit]
     try:
         report = reidentify(rows, lambda r: vault.get(r["row_key"], writer=r["vault_file"]), chat,
                             guesses=args.guesses, seed=args.seed).as_dict()
-    except BackendUnavailable as err:
-        print(f"spcl eval reidentify: {shown(err)}", file=sys.stderr)
-        return 1
     finally:
         chat.close()
     print(json.dumps(report, indent=2))
@@ -266,7 +248,7 @@ def register_reidentify(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--guesses", type=int, default=5, help="guesses per span (default 5, as the attack)")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--limit", type=int, default=0, help="attack at most N documents (default all)")
-    p.add_argument("--out", default=None, metavar="FILE.json", help="also write the report here")
+    p.add_argument("--output", "-o", dest="out", default=None, metavar="FILE.json", help="also write the report here")
     p.set_defaults(func=_reidentify)
 
 

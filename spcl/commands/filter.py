@@ -5,10 +5,9 @@ from __future__ import annotations
 import argparse
 import json
 import logging
-import sys
 
 from spcl.config import load_settings
-from spcl.messages import shown
+from spcl.filter.job import FilterJob, run_filter
 
 log = logging.getLogger("spcl.filter")
 
@@ -36,9 +35,6 @@ def add_filter_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run_from_args(args: argparse.Namespace) -> int:
     """Run the filter job for parsed arguments; exit code 0 ok, 1 failed, 2 bad config or unsafe paths."""
-    from spcl.filter.job import FilterJob, JobError, UsageError, run_filter
-    from spcl.spark import JavaMissing
-
     overrides: dict[str, object] = {}
     if args.model:
         overrides["screen.model"] = args.model
@@ -51,14 +47,7 @@ def run_from_args(args: argparse.Namespace) -> int:
     settings = load_settings(args.conf, overrides)
     job = FilterJob(tuple(args.input), args.output, settings, args.engine, args.master, args.overwrite,
                     submitted_master=args.submitted)
-    try:
-        stats = run_filter(job)
-    except UsageError as err:
-        print(f"spcl filter: {shown(err)}", file=sys.stderr)
-        return 2
-    except (JobError, JavaMissing) as err:
-        print(f"spcl filter: {shown(err)}", file=sys.stderr)
-        return 1
+    stats = run_filter(job)  # UsageError exits 2, JobError and JavaMissing exit 1 (spcl.cli)
     summary = {k: stats[k] for k in ("counts", "reconciliation", "elapsed_seconds", "docs_per_second")}
     print(json.dumps(summary, indent=2))
     return 0

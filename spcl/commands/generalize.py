@@ -16,11 +16,14 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 from typing import Any
 
-from spcl.extract.backends import DEFAULT_BACKEND, GENERALIZE_BACKENDS, RULES_BACKEND
-from spcl.messages import shown
+from spcl.config import GeneralizeSection, job_config, load_settings
+from spcl.entity_types import DEFAULT_TYPES
+from spcl.errors import Pending, RunFailed, UsageError
+from spcl.extract.backends import DEFAULT_BACKEND, GENERALIZE_BACKENDS, RULES_BACKEND, select_options
+from spcl.generalize import job as generalize_job
+from spcl.generalize.job import GeneralizeJobConfig
 
 BACKENDS = GENERALIZE_BACKENDS
 
@@ -59,11 +62,6 @@ def add_generalize_arguments(parser: argparse.ArgumentParser, *, job: bool = Tru
 
 def config_from_args(args: argparse.Namespace, *, input: str = "", output: str = "", vault: str = "") -> Any:
     """A ``GeneralizeJobConfig`` from parsed arguments and the config file's ``generalize:`` section."""
-    from spcl.config import GeneralizeSection, job_config, load_settings
-    from spcl.entity_types import DEFAULT_TYPES
-    from spcl.extract.backends import select_options
-    from spcl.generalize.job import GeneralizeJobConfig
-
     section = job_config(GeneralizeSection, yaml_section=load_settings(args.conf).generalize,  # defaults←YAML←CLI
                          cli={k: getattr(args, k) for k in ("candidates", "guesses", "seed", "max_tokens")}
                          ).model_dump()
@@ -84,34 +82,21 @@ def config_from_args(args: argparse.Namespace, *, input: str = "", output: str =
 def run_from_args(args: argparse.Namespace) -> int:
     """Run the generalize job; exit code 0 ok, 1 the job could not run or not reconciled, 2 bad usage,
     3 documents failed transiently (rerun the same command to retry exactly those)."""
-    from spcl.executor import JobError
-    from spcl.extract.backends import BackendUnavailable
-    from spcl.extract.backends.transient import EXIT_TRANSIENT
-    from spcl.generalize.job import run_generalize_job, run_generalize_job_spark
-    from spcl.mask.vault import VaultError
-    from spcl.spark import JavaMissing
-
     try:
         cfg = config_from_args(args)
-        metrics = (run_generalize_job_spark(cfg, args.master, args.submitted) if args.engine == "spark"
-                   else run_generalize_job(cfg))
-    except ValueError as err:
-        print(f"spcl generalize: {shown(err)}", file=sys.stderr)
-        return 2
-    except (BackendUnavailable, JobError, VaultError, JavaMissing) as err:
-        print(f"spcl generalize: {shown(err)}", file=sys.stderr)
-        return 1
+        # called through the module, so that a test (or a wrapper) can replace a runner
+        metrics = (generalize_job.run_generalize_job_spark(cfg, args.master, args.submitted)
+                   if args.engine == "spark" else generalize_job.run_generalize_job(cfg))
+    except ValueError as err:  # BackendUnavailable, JobError, VaultError, JavaMissing exit 1 (spcl.cli)
+        raise UsageError(str(err)) from err
     keys = ("documents", "generalized", "failed", "failed_transient", "failed_reasons", "entities", "share_by_rank",
             "label_fallback_per_type", "llm_calls", "llm_calls_per_entity", "cache_hits", "reconciliation", "run")
     print(json.dumps({k: metrics[k] for k in keys}, indent=2, ensure_ascii=False))
     if not metrics["reconciliation"]["ok"]:
-        print("spcl generalize: reconciliation failed: input rows != generalized + failed (see metrics.json)",
-              file=sys.stderr)
-        return 1
+        raise RunFailed("reconciliation failed: input rows != generalized + failed (see metrics.json)")
     if metrics["failed_transient"]:
-        print(f"spcl generalize: {metrics['failed_transient']} document(s) failed transiently (server trouble: "
-              "timeouts, HTTP 429/5xx, resets); rerun the same command to retry exactly those", file=sys.stderr)
-        return EXIT_TRANSIENT
+        raise Pending(f"{metrics['failed_transient']} document(s) failed transiently (server trouble: "
+                      "timeouts, HTTP 429/5xx, resets); rerun the same command to retry exactly those")
     return 0
 
 

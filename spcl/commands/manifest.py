@@ -11,31 +11,34 @@ import json
 import sys
 from pathlib import Path
 
+from spcl.errors import RunFailed
 from spcl.manifest import MANIFEST_NAME, manifest_ref, read_manifest, record_counts, verify_manifest, write_manifest
 
 
 def _verify(args: argparse.Namespace) -> int:
-    status = 0
+    failed = []
     for root in args.dirs:
         if not (Path(root) / MANIFEST_NAME).is_file():
             print(f"{root}: no {MANIFEST_NAME}", file=sys.stderr)
-            status = 1
+            failed.append(root)
             continue
         try:
             report = verify_manifest(root)
             listed = len(read_manifest(root).get("files", {}))
         except (OSError, ValueError, KeyError) as err:
             print(f"{root}: unreadable manifest ({type(err).__name__})", file=sys.stderr)
-            status = 1
+            failed.append(root)
             continue
         if report.ok:
             print(f"{root}: OK ({listed} files)")
             continue
-        status = 1
+        failed.append(root)
         for kind, names in (("changed", report.changed), ("missing", report.missing), ("unlisted", report.unlisted)):
             for name in names:
                 print(f"{root}: {kind}: {name}", file=sys.stderr)
-    return status
+    if failed:
+        raise RunFailed(f"{len(failed)} of {len(args.dirs)} folder(s) failed verification")
+    return 0
 
 
 def _write(args: argparse.Namespace) -> int:

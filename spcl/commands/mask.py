@@ -21,19 +21,29 @@ from __future__ import annotations
 import argparse
 import json
 import logging
-import sys
 from typing import Any
 
-from spcl.messages import shown, shown_lines
+from spcl import mask_stage
+from spcl.config import job_config, load_settings
+from spcl.entity_types import DEFAULT_TYPES
+from spcl.errors import Pending, RunFailed, UsageError
+from spcl.extract.backends import (
+    BACKENDS,
+    DEFAULT_BACKEND,
+    FALLBACK_BACKENDS,
+    backends_taking,
+    select_options,
+    takes_option,
+)
+from spcl.mask_stage import MaskJobConfig, export_predictions
+from spcl.mask_stage.name_lists import load_name_lists
+from spcl.operator_types import OPERATORS, check_operators
 
 log = logging.getLogger("spcl.mask")
 
 
 def add_mask_arguments(parser: argparse.ArgumentParser) -> None:
     """The arguments shared by ``spcl mask`` and ``jobs/mask.py``."""
-    from spcl.entity_types import DEFAULT_TYPES
-    from spcl.extract.backends import BACKENDS, DEFAULT_BACKEND, FALLBACK_BACKENDS
-    from spcl.operator_types import OPERATORS
 
     per_span = [name for name, op in OPERATORS.items() if op.per_span]
 
@@ -104,7 +114,6 @@ def add_mask_arguments(parser: argparse.ArgumentParser) -> None:
 def backend_options(args: argparse.Namespace) -> dict[str, Any]:
     """The backend constructor options the arguments ask for: of every option flag, those the extractor of
     ``--backend`` takes (the registry says which); ``--adapter`` only with a backend that takes one."""
-    from spcl.extract.backends import backends_taking, select_options, takes_option
 
     adapter = getattr(args, "adapter", None)
     if adapter and not takes_option(args.backend, "extractor", "adapter"):
@@ -119,10 +128,6 @@ def backend_options(args: argparse.Namespace) -> dict[str, Any]:
 def operators_from_args(args: argparse.Namespace) -> dict[str, str]:
     """Operators per type: the config's ``mask.operators``, then each ``--operator TYPE=OP`` over it;
     ``ValueError`` (a :class:`spcl.config.ConfigError`) naming a bad entry."""
-    from spcl.config import load_settings
-    from spcl.entity_types import DEFAULT_TYPES
-    from spcl.operator_types import check_operators
-
     config = getattr(args, "conf", None)
     ops = dict(load_settings(config).mask.operators)
     given = getattr(args, "operator", None) or []
@@ -138,8 +143,6 @@ def tier_from_args(args: argparse.Namespace) -> tuple[str | None, str | None, st
     if choice == "off":
         return None, None, None
     if choice == "conf":
-        from spcl.config import load_settings
-
         section = load_settings(getattr(args, "conf", None)).tier
         if not section.enabled:
             return None, None, None
@@ -149,15 +152,11 @@ def tier_from_args(args: argparse.Namespace) -> tuple[str | None, str | None, st
 
 def config_from_args(args: argparse.Namespace) -> Any:
     """A ``MaskJobConfig`` from parsed arguments (defaults ← the config's ``mask:``/``tier:`` sections ← flags)."""
-    from spcl.config import job_config
-    from spcl.entity_types import DEFAULT_TYPES
-    from spcl.mask_stage import MaskJobConfig
 
+    """A ``MaskJobConfig`` from parsed arguments."""
     types = tuple(t for t in args.types.split(",") if t.strip()) if args.types is not None else DEFAULT_TYPES
     allow, deny = list(getattr(args, "allow_name", None) or []), list(getattr(args, "deny_name", None) or [])
     if getattr(args, "names_config", None):
-        from spcl.mask_stage.name_lists import load_name_lists
-
         extra_allow, extra_deny = load_name_lists(args.names_config)
         allow, deny = allow + list(extra_allow), deny + list(extra_deny)
     tier, tier_backend, tier_dir = tier_from_args(args)
@@ -173,21 +172,13 @@ def config_from_args(args: argparse.Namespace) -> Any:
 
 def run_from_args(args: argparse.Namespace) -> int:
     """Run the mask job; exit code 0 ok, 1 could not run or not reconciled, 2 bad usage, 3 transient failures."""
-    from spcl.extract.backends import BackendUnavailable
-    from spcl.mask.vault import VaultError
-    from spcl.mask_stage import MaskJobError, export_predictions, run_mask_job, run_mask_job_spark
-    from spcl.spark import JavaMissing
-    from spcl.tier import TierEncoderError, TierModelError
-
     try:
         cfg = config_from_args(args)
-        metrics = run_mask_job_spark(cfg, args.master, args.submitted) if args.engine == "spark" else run_mask_job(cfg)
-    except ValueError as err:
-        print(f"spcl mask: {shown_lines(err)}", file=sys.stderr)
-        return 2
-    except (BackendUnavailable, MaskJobError, VaultError, JavaMissing, TierModelError, TierEncoderError) as err:
-        print(f"spcl mask: {shown(err)}", file=sys.stderr)
-        return 1
+        # called through the package, so that a test (or a wrapper) can replace a runner
+        metrics = (mask_stage.run_mask_job_spark(cfg, args.master, args.submitted) if args.engine == "spark"
+                   else mask_stage.run_mask_job(cfg))
+    except ValueError as err:  # BackendUnavailable, MaskJobError, VaultError, JavaMissing, tier errors: 1
+        raise UsageError(str(err)) from err
     if args.pred_out:
         n = export_predictions(cfg.output, cfg.vault, args.pred_out)
         log.info("wrote %d prediction records to %s", n, args.pred_out)
@@ -196,12 +187,10 @@ def run_from_args(args: argparse.Namespace) -> int:
             "run")
     print(json.dumps({k: metrics[k] for k in keys}, indent=2))
     if not metrics["reconciliation"]["ok"]:
-        print("spcl mask: reconciliation failed: input rows != masked + failed (see metrics.json)", file=sys.stderr)
-        return 1
+        raise RunFailed("reconciliation failed: input rows != masked + failed (see metrics.json)")
     if metrics["failed_transient"]:
-        print(f"spcl mask: {metrics['failed_transient']} document(s) failed transiently (server or engine trouble); "
-              "rerun the same command to retry exactly those", file=sys.stderr)
-        return 3
+        raise Pending(f"{metrics['failed_transient']} document(s) failed transiently (server or engine trouble); "
+                      "rerun the same command to retry exactly those")
     return 0
 
 

@@ -1,10 +1,10 @@
 """``spcl review``: export samples for people, measure agreement, estimate error rates, make training data.
 
-spcl review export --input out/ --out review/batch-01 --n 500 --seed 7 --reviewers a,b
+spcl review export --input out/ --output review/batch-01 --n 500 --seed 7 --reviewers a,b
 spcl review agree review/batch-01/reviewer-a.csv review/batch-01/reviewer-b.csv
 spcl review adjudicate review/batch-01/reviewer-a.csv review/batch-01/reviewer-b.csv
 spcl review report --input out/ --reviews review/batch-01/adjudicated.csv
-spcl review to-train review/batch-01/adjudicated.csv --out data/train-extra --input out/
+spcl review to-train review/batch-01/adjudicated.csv --output data/train-extra --input out/
 """
 
 from __future__ import annotations
@@ -15,8 +15,24 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from spcl.messages import shown
+from spcl.annotate.disputed import rejected_sample
+from spcl.errors import RunFailed
+from spcl.manifest import MANIFEST_NAME
+from spcl.review.export import check_export_arguments, export_sample
 from spcl.review.labels import ReviewError
+from spcl.review.sample import DIMENSIONS, SampleSpec, sample_dataset
+from spcl.review.steps import (
+    adjudicate_files,
+    agree_files,
+    distinct_reviewer_files,
+    estimate_reviews,
+    write_adjudicated,
+    write_agreement,
+    write_estimates,
+)
+from spcl.review.to_train import TRAIN_FILE, to_train
+from spcl.spark import build_session
+from spcl.spark.sample import sample_spark
 
 
 def _csv_list(value: str) -> tuple[str, ...]:
@@ -34,37 +50,24 @@ def _positive_int(value: str) -> int:
     return number
 
 
-def _fail(cmd: str, err: Exception) -> int:
-    print(f"spcl review {cmd}: {shown(err)}", file=sys.stderr)
-    return 1
-
-
 def _draw_sample(input: str, spec: Any, *, what: str = "sample", engine: str = "python", master: str | None = None,
                 allow_incomplete: bool = False) -> tuple[Any, Any]:
     """``(SamplePlan, table)`` of ``spec`` drawn from a filter output (plain Python or Spark), or from an
     ``spcl annotate`` output's disputed texts (``what="rejected"``)."""
     if what == "rejected":  # an 'spcl annotate' output: the texts the teachers disputed
-        from spcl.annotate.disputed import rejected_sample
 
         return rejected_sample(input, spec)
     if engine == "spark":
-        from spcl.spark import build_session
-        from spcl.spark.sample import sample_spark
-
         spark = build_session(None, master, app_name="spcl-review-export")
         try:
             return sample_spark(spark, input, spec, allow_incomplete=allow_incomplete)
         finally:
             spark.stop()
-    from spcl.review.sample import sample_dataset
 
     return sample_dataset(input, spec, allow_incomplete=allow_incomplete)
 
 
 def _export(args: argparse.Namespace) -> int:
-    from spcl.review.export import check_export_arguments, export_sample
-    from spcl.review.sample import DIMENSIONS, SampleSpec
-
     strata = _csv_list(args.strata)
     strata = tuple("category" if s in ("top_category", "cat") else s for s in strata)
     try:
@@ -97,7 +100,7 @@ def _export(args: argparse.Namespace) -> int:
             force=args.force,
         )
     except (ValueError, OSError, ReviewError) as err:
-        return _fail("export", err)
+        raise RunFailed(str(err)) from err
     strata_used = sum(1 for k in plan.sizes.values() if k)
     print(
         f"exported {manifest['records']} documents from {strata_used} strata "
@@ -107,15 +110,13 @@ def _export(args: argparse.Namespace) -> int:
 
 
 def _agree(args: argparse.Namespace) -> int:
-    from spcl.review.steps import agree_files, distinct_reviewer_files, write_agreement
-
     try:
         for a, b in distinct_reviewer_files(args.files):
             print(f"warning: {a} and {b} are byte-identical: did each reviewer label their own copy?",
                   file=sys.stderr)
         cov, result = agree_files(args.files, allow_partial=args.allow_partial)
     except (ValueError, OSError, ReviewError) as err:
-        return _fail("agree", err)
+        raise RunFailed(str(err)) from err
     print(cov.line())
     out = Path(args.out) if args.out else Path(args.files[0]).parent / "agreement.json"
     write_agreement(result, out)
@@ -129,17 +130,15 @@ def _agree(args: argparse.Namespace) -> int:
         f"disagreements; ids in {out}"
     )
     if args.fail_under is not None and (result.kappa is None or result.kappa < args.fail_under):
-        return 1
+        raise RunFailed(f"kappa {result.kappa} is under --fail-under {args.fail_under}")
     return 0
 
 
 def _adjudicate(args: argparse.Namespace) -> int:
-    from spcl.review.steps import adjudicate_files, write_adjudicated
-
     try:
         rows = adjudicate_files(args.files, policy=args.policy)
     except (ValueError, OSError, ReviewError) as err:
-        return _fail("adjudicate", err)
+        raise RunFailed(str(err)) from err
     out = Path(args.out) if args.out else Path(args.files[0]).parent / "adjudicated.csv"
     write_adjudicated(rows, out)
     open_rows = sum(1 for r in rows if not r["label"])
@@ -148,15 +147,12 @@ def _adjudicate(args: argparse.Namespace) -> int:
 
 
 def _report(args: argparse.Namespace) -> int:
-    from spcl.manifest import MANIFEST_NAME
-    from spcl.review.steps import estimate_reviews, write_estimates
-
     reviews_path = Path(args.reviews)
     plan_path = Path(args.plan) if args.plan else reviews_path.parent / "plan.json"
     try:
         result, reviews = estimate_reviews(args.input, reviews_path, plan_path, _csv_list(args.positive))
     except (ValueError, OSError, ReviewError) as err:
-        return _fail("report", err)
+        raise RunFailed(str(err)) from err
     out = Path(args.out) if args.out else reviews_path.parent / "report"
     write_estimates(result, reviews, out, input=args.input, reviews_path=reviews_path, plan_path=plan_path)
     for key, name in (("precision_flagged", "precision of flagged"), ("miss_rate_clean", "miss rate of clean")):
@@ -181,8 +177,6 @@ def _report(args: argparse.Namespace) -> int:
 
 
 def _to_train(args: argparse.Namespace) -> int:
-    from spcl.review.to_train import TRAIN_FILE, to_train
-
     agreement_path = Path(args.agreement) if args.agreement else Path(args.adjudicated).parent / "agreement.json"
     try:
         agreement = json.loads(agreement_path.read_text()) if agreement_path.is_file() else None
@@ -195,7 +189,7 @@ def _to_train(args: argparse.Namespace) -> int:
             agreement=agreement,
         )
     except (ValueError, OSError, ReviewError) as err:
-        return _fail("to-train", err)
+        raise RunFailed(str(err)) from err
     print(
         f"wrote {manifest['records']} records to {Path(args.out) / TRAIN_FILE} "
         f"({manifest['skipped_unlabelled']} unlabelled skipped); labels {manifest['labels']}"
@@ -223,7 +217,7 @@ def _add_export(rsub: argparse._SubParsersAction) -> None:
     """``spcl review export``: draw a stratified hashed-id sample and write it for reviewers."""
     p = rsub.add_parser("export", help="draw a stratified hashed-id sample and write it for reviewers")
     p.add_argument("--input", "-i", required=True, help="filter output folder (decision=*/ parquet)")
-    p.add_argument("--out", "-o", required=True, help="new folder for the review batch (mode 0700)")
+    p.add_argument("--output", "-o", dest="out", required=True, help="new folder for the review batch (mode 0700)")
     p.add_argument("--n", type=_positive_int, default=500, help="documents in total (default 500)")
     p.add_argument("--seed", type=int, default=0, help="sampling seed (default 0)")
     p.add_argument(
@@ -247,7 +241,7 @@ def _add_export(rsub: argparse._SubParsersAction) -> None:
         help="python (default) or spark for outputs that do not fit one machine",
     )
     p.add_argument("--master", default=None, help="Spark master for --engine spark (default local[*])")
-    p.add_argument("--force", action="store_true", help="overwrite a non-empty --out folder")
+    p.add_argument("--force", action="store_true", help="overwrite a non-empty --output folder")
     p.add_argument("--what", choices=("sample", "rejected"), default="sample",
                    help="sample: a filter output (default); rejected: an 'spcl annotate' output's disputed texts")
     p.add_argument("--allow-incomplete", action="store_true",
@@ -259,7 +253,8 @@ def _add_agree(rsub: argparse._SubParsersAction) -> None:
     """``spcl review agree``: kappa, per category, confusion and disagreements of reviewer files."""
     p = rsub.add_parser("agree", help="Cohen's / Fleiss' kappa, per category, confusion, disagreements")
     p.add_argument("files", nargs="+", help="two or more reviewer files (.csv, .jsonl, Label Studio .json)")
-    p.add_argument("--out", default=None, help="agreement JSON (default: agreement.json beside the first)")
+    p.add_argument("--output", "-o", dest="out",
+                   default=None, help="agreement JSON (default: agreement.json beside the first)")
     p.add_argument("--fail-under", type=float, default=None, help="exit 1 when kappa is below this")
     p.add_argument("--allow-partial", action="store_true",
                    help="measure on the documents every reviewer labelled when some are left out")
@@ -270,7 +265,8 @@ def _add_adjudicate(rsub: argparse._SubParsersAction) -> None:
     """``spcl review adjudicate``: merge reviewer files, disagreements left for an adjudicator."""
     p = rsub.add_parser("adjudicate", help="merge reviewer files; disagreements left for an adjudicator")
     p.add_argument("files", nargs="+", help="two or more reviewer files")
-    p.add_argument("--out", default=None, help="output CSV (default: adjudicated.csv beside the first)")
+    p.add_argument("--output", "-o", dest="out",
+                   default=None, help="output CSV (default: adjudicated.csv beside the first)")
     p.add_argument(
         "--policy",
         choices=("blank", "sensitive"),
@@ -292,7 +288,7 @@ def _add_report(rsub: argparse._SubParsersAction) -> None:
         help="labels counted as sensitive, e.g. SCPI or SCPI,RELATED; default auto: follow what flagged the "
         "document (SCPI/RELATED for the screen; for a rule, the reviewer's pii=yes confirms the value)",
     )
-    p.add_argument("--out", default=None, help="report folder (default: report/ beside --reviews)")
+    p.add_argument("--output", "-o", dest="out", default=None, help="report folder (default: report/ beside --reviews)")
     p.set_defaults(func=_report)
 
 
@@ -300,7 +296,7 @@ def _add_to_train(rsub: argparse._SubParsersAction) -> None:
     """``spcl review to-train``: adjudicated reviews to training JSONL with provenance."""
     p = rsub.add_parser("to-train", help="adjudicated reviews -> training JSONL with provenance")
     p.add_argument("adjudicated", help="adjudicated review file")
-    p.add_argument("--out", "-o", required=True, help="output folder (train.jsonl + manifest.json)")
+    p.add_argument("--output", "-o", dest="out", required=True, help="output folder (train.jsonl + manifest.json)")
     p.add_argument("--input", "-i", default=None, help="filter output to take original text from (redacted exports)")
     p.add_argument("--source", default="spcl-review", help="value of the 'source' field (default spcl-review)")
     p.add_argument("--licence", default=None, help="licence for the manifest")

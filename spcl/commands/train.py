@@ -9,7 +9,21 @@ import sys
 import time
 from pathlib import Path
 
+from spcl.errors import UsageError
+from spcl.manifest import MANIFEST_NAME, manifest_ref, sha256_file
 from spcl.progress import Progress
+from spcl.screen.crossval import cross_validate, cv_report
+from spcl.screen.cv_files import write_cv_outputs
+from spcl.screen.features import FeatureSettings
+from spcl.screen.train import (
+    Record,
+    TrainSettings,
+    fit_screen,
+    lang_values,
+    read_records,
+    record_from_dict,
+    too_few_positives,
+)
 from spcl.screen.train_options import (
     OOF_HELP,
     THREADS_HELP,
@@ -18,11 +32,12 @@ from spcl.screen.train_options import (
     kind_command_parts,
     kind_settings,
 )
+from spcl.synth.screen_data import generate
 
 log = logging.getLogger(__name__)
 
 CLONE_EXAMPLE = ("spcl train --data data/weak-none/libreoffice-help.jsonl --synthetic 60 --cv-folds 0 "
-                 "--out models/try-screen")
+                 "--output models/try-screen")
 """A quick training example on data that ships, repeated in the missing-data message."""
 
 
@@ -30,7 +45,8 @@ def add_train_arguments(parser: argparse.ArgumentParser) -> None:
     """Arguments shared by ``spcl train`` and ``jobs/train.py``."""
     parser.add_argument("--data", action="append", required=True, metavar="FILE.jsonl",
                         help="labelled JSONL (id, text, lang, label, categories); repeatable")
-    parser.add_argument("--out", required=True, metavar="models/NAME", help="artifact folder to write")
+    parser.add_argument("--output", "-o", dest="out",
+                        required=True, metavar="models/NAME", help="artifact folder to write")
     parser.add_argument("--seed", type=int, default=0, help="seed of every random choice (default 0)")
     parser.add_argument("--synthetic", type=int, default=0, metavar="N",
                         help="add the seeded synthetic ja/ko/en corpus, N records per label and language "
@@ -86,41 +102,25 @@ def run_train(args: argparse.Namespace) -> int:
     """Train, cross-validate and save; prints a short JSON summary (metrics only, no text)."""
     from dataclasses import replace
 
-    from spcl.screen.cv_files import write_cv_outputs
-    from spcl.screen.features import FeatureSettings
-    from spcl.screen.train import (
-        Record,
-        TrainSettings,
-        fit_screen,
-        lang_values,
-        read_records,
-        record_from_dict,
-        too_few_positives,
-    )
 
     missing = [d for d in args.data if not Path(d).is_file()]
     if missing:
-        print(f"spcl train: data file not found: {', '.join(missing)} (the labelled sets that ship are under "
-              f"data/, e.g. data/scpi-real-v1/labelled.jsonl; a quick example on them: {CLONE_EXAMPLE})",
-              file=sys.stderr)
-        return 2
+        raise UsageError(f"data file not found: {', '.join(missing)} (the labelled sets that ship are under "
+                         f"data/, e.g. data/scpi-real-v1/labelled.jsonl; a quick example on them: "
+                         f"{CLONE_EXAMPLE})")
     try:
         lang_targets = lang_values(args.lang_target_recall, "--lang-target-recall")
         none_budgets = lang_values(args.lang_none_budget, "--lang-none-budget")
     except ValueError as exc:
-        print(f"spcl train: {exc}", file=sys.stderr)
-        return 2
+        raise UsageError(str(exc)) from exc
     try:
         features = replace(FeatureSettings(), mecab_dic=args.mecab_dic,
                            person_cues=bool(getattr(args, "person_cues", False)))
     except ValueError as exc:
-        print(f"spcl train: {exc}", file=sys.stderr)
-        return 2
+        raise UsageError(str(exc)) from exc
     records: list[Record] = read_records(args.data)
     extra: list[Record] = []
     if args.synthetic > 0:
-        from spcl.synth.screen_data import generate
-
         extra = [record_from_dict(r) for r in generate(args.synthetic, seed=args.seed)]
     positive = tuple(x.strip() for x in args.positive.split(",") if x.strip())
     settings = replace(
@@ -158,8 +158,6 @@ def run_train(args: argparse.Namespace) -> int:
     with Progress("train", total=total, unit="docs fitted") as bar:
         bar.advance(0)
         if folds:
-            from spcl.screen.crossval import cross_validate, cv_report
-
             t0 = time.perf_counter()
             cv = cross_validate(real, extra, settings, folds=folds, on_fit=bar.advance)
             cv_card = cv_report(cv)
@@ -212,8 +210,6 @@ def _names(text: str) -> tuple[str, ...]:
 def _data_source(path: str) -> dict[str, object]:
     """How the model card cites one training file: path, SHA-256, and the manifest of its dataset folder
     (written by ``spcl review to-train``, ``spcl synth`` …) when there is one."""
-    from spcl.manifest import MANIFEST_NAME, manifest_ref, sha256_file
-
     source: dict[str, object] = {"path": str(path), "sha256": sha256_file(path)}
     folder = Path(path).parent
     if (folder / MANIFEST_NAME).is_file():
@@ -238,7 +234,7 @@ def _rebuild_command(args: argparse.Namespace) -> str:
     parts = ["spcl", "train"]
     for d in args.data:
         parts += ["--data", str(d)]
-    parts += ["--out", str(args.out), "--seed", str(args.seed)]
+    parts += ["--output", str(args.out), "--seed", str(args.seed)]
     if args.synthetic:
         parts += ["--synthetic", str(args.synthetic)]
     if args.cv_folds != 5:

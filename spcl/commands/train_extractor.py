@@ -1,8 +1,8 @@
 """``spcl train-extractor``: fine-tune the LLM-stage extractor on chat records (completion-only loss).
 
     spcl train-extractor --data data/pii-synth/train-chat.jsonl --eval data/pii-synth/validation.jsonl \\
-        --base /models/qwen3-1.7b --out models/extractor-lora --lora-rank 16 --epochs 2 --seed 0 --device cuda
-    spcl train-extractor --data train-chat.jsonl --base SmolLM2-135M-Instruct.Q4_1.gguf --out smoke/ \\
+        --base /models/qwen3-1.7b --output models/extractor-lora --lora-rank 16 --epochs 2 --seed 0 --device cuda
+    spcl train-extractor --data train-chat.jsonl --base SmolLM2-135M-Instruct.Q4_1.gguf --output smoke/ \\
         --max-steps 2 --device cpu                                   # a CPU smoke run
     spcl mask ... --backend transformers --model /models/qwen3-1.7b --adapter models/extractor-lora
 
@@ -18,25 +18,21 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 
-from spcl.messages import shown
+from spcl.errors import RunFailed, UsageError
+from spcl.extract.adapter import AdapterError
+from spcl.extract.backends import BackendUnavailable
+from spcl.finetune.lossmask import LossMaskError
+from spcl.finetune.train import TrainConfig, TrainError, train_extractor
 
 
 def run_from_args(args: argparse.Namespace) -> int:
     """Run a training; exit code 0 ok, 1 failed, 2 bad usage."""
-    from spcl.extract.adapter import AdapterError
-    from spcl.extract.backends import BackendUnavailable
-    from spcl.finetune.lossmask import LossMaskError
-    from spcl.finetune.train import TrainConfig, TrainError, train_extractor
-
     for name in ("epochs", "batch_size", "grad_accum", "max_length", "lora_rank"):
         if getattr(args, name) < 1:
-            print(f"spcl train-extractor: --{name.replace('_', '-')} must be at least 1", file=sys.stderr)
-            return 2
+            raise UsageError(f"--{name.replace('_', '-')} must be at least 1")
     if args.max_steps < 0 or args.eval_limit < 0:
-        print("spcl train-extractor: --max-steps and --eval-limit must be >= 0", file=sys.stderr)
-        return 2
+        raise UsageError("--max-steps and --eval-limit must be >= 0")
     cfg = TrainConfig(
         data=args.data, base=args.base, out=args.out, eval=args.eval, full=args.full, lora_rank=args.lora_rank,
         lora_alpha=args.lora_alpha, lora_dropout=args.lora_dropout, target_modules=args.target_modules,
@@ -49,15 +45,12 @@ def run_from_args(args: argparse.Namespace) -> int:
     )
     try:
         card = train_extractor(cfg)
-    except (OSError, ValueError) as err:
-        if isinstance(err, LossMaskError | AdapterError):
-            print(f"spcl train-extractor: {shown(err)}", file=sys.stderr)
-            return 1
-        print(f"spcl train-extractor: {type(err).__name__}: {shown(err)}", file=sys.stderr)
-        return 2 if isinstance(err, ValueError) else 1
-    except (BackendUnavailable, TrainError) as err:
-        print(f"spcl train-extractor: {shown(err)}", file=sys.stderr)
-        return 1
+    except (LossMaskError, AdapterError, BackendUnavailable, TrainError):
+        raise  # exit 1 with their own message (spcl.cli)
+    except ValueError as err:
+        raise UsageError(f"{type(err).__name__}: {err}") from err
+    except OSError as err:
+        raise RunFailed(f"{type(err).__name__}: {err}") from err
     summary = {"out": args.out, "method": card["method"], "steps": card["training"]["steps"],
                "final_loss": card["training"]["final_loss"], "loss_mask": card["loss_mask"],
                "left_out": card["data"]["left_out"]["count"]}
@@ -79,7 +72,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--eval", default=None, metavar="SPLIT.jsonl",
                    help="validation split (PII records: eval loss + 'spcl eval masking' metrics; chat: loss only)")
     p.add_argument("--base", required=True, help="base model: a local folder or a .gguf file")
-    p.add_argument("--out", required=True, metavar="DIR", help="output folder (adapter, model_card.json)")
+    p.add_argument("--output", "-o", dest="out",
+                   required=True, metavar="DIR", help="output folder (adapter, model_card.json)")
     p.add_argument("--full", action="store_true", help="full fine-tuning instead of a LoRA adapter")
     p.add_argument("--lora-rank", type=int, default=16)
     p.add_argument("--lora-alpha", type=int, default=None, help="default 2 x rank")
@@ -101,7 +95,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--device", default="auto", help="cpu, cuda, auto (default)")
     p.add_argument("--dtype", default="auto", help="auto (bfloat16 on CUDA, float32 on CPU), float32, bfloat16")
     p.add_argument("--save-every", type=int, default=100, help="checkpoint every N steps (and at the end)")
-    p.add_argument("--resume", action="store_true", help="continue from the latest checkpoint in --out")
+    p.add_argument("--resume", action="store_true", help="continue from the latest checkpoint in --output")
     p.add_argument("--eval-limit", type=int, default=0, help="evaluate on N hashed-sampled documents (0 = all)")
     p.add_argument("--eval-max-new-tokens", type=int, default=256)
     p.add_argument("--eval-batch-size", type=int, default=8)

@@ -1,7 +1,7 @@
 """``spcl train-tier``: train the tier's head (encoder embeddings → small network) and write it with its card.
 
     spcl train-tier --data ../data/scpi-real-v1/labelled.jsonl --data ../data/scpi-real-v2/labelled.jsonl \\
-        --screen models/screen-default --out models/tier-default
+        --screen models/screen-default --output models/tier-default
 
 Sources are held out in groups: every document is scored by a head that never saw its source, and each language's
 threshold keeps ``--keep`` of its screen-flagged SCPI documents on those scores (default 0.99: the screen loses
@@ -14,26 +14,23 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 from pathlib import Path
+
+from spcl.errors import UsageError
+from spcl.tier.encoders import TierEncoderError, make_encoder
+from spcl.tier.train import train_tier
 
 
 def _run(args: argparse.Namespace) -> int:
-    from spcl.tier.encoders import TierEncoderError, make_encoder
-    from spcl.tier.train import train_tier
-
     missing = [d for d in args.data if not Path(d).is_file()]
     if missing:
-        print(f"spcl train-tier: {missing[0]} not found", file=sys.stderr)
-        return 2
+        raise UsageError(f"{missing[0]} not found")
     if not 0.5 <= args.keep <= 1.0:
-        print("spcl train-tier: --keep takes a share between 0.5 and 1", file=sys.stderr)
-        return 2
+        raise UsageError("--keep takes a share between 0.5 and 1")
     try:
         encoder = make_encoder(args.backend, args.encoder_dir, args.device)
     except TierEncoderError as err:
-        print(f"spcl train-tier: {err}", file=sys.stderr)
-        return 2
+        raise UsageError(str(err)) from err
     card = train_tier(args.data, args.out, screen_dir=args.screen, mode=args.mode, head=args.head,
                       use_screen=args.screen_features, keep=args.keep, folds=args.folds, seed=args.seed,
                       max_chars=args.max_chars, encoder=encoder, cache_dir=args.cache, hidden=args.hidden,
@@ -52,7 +49,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="labelled JSONL (id, lang, source, text, label); repeat for several files")
     p.add_argument("--screen", default="models/screen-default", metavar="DIR",
                    help="the screen whose flags define what the tier sees (default models/screen-default)")
-    p.add_argument("--out", default="models/tier-default", metavar="DIR")
+    p.add_argument("--output", "-o", dest="out", default="models/tier-default", metavar="DIR")
     p.add_argument("--mode", choices=("window", "whole"), default="window",
                    help="embed the sentences around the screen's trigger words (default) or the whole text")
     p.add_argument("--head", choices=("mlp", "linear"), default="mlp")

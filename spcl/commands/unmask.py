@@ -1,12 +1,12 @@
 """``spcl unmask``: restore the source text of a mask output's rows from the encrypted vault.
 
-    spcl unmask --masked masked/ --vault vault/ --out restored/ [--ids FILE [--match id|row_key]]
+    spcl unmask --masked masked/ --vault vault/ --output restored/ [--ids FILE [--match id|row_key]]
                 [--require-verified]
 
 The key comes from ``SPCL_VAULT_KEY`` / ``SPCL_VAULT_KEY_FILE``. Writes ``restored/part-*.parquet`` (the masked
 row's columns + ``text`` + ``verified``), ``_refused.jsonl`` (every refused row: id, row key, reason) and
 ``_unmask.json`` (the summary), owner-readable only, into a folder this run creates with mode 0700 (or an empty
-one, or an earlier unmask output). An ``--out`` that is, contains or lies inside the masked input, the vault, or
+one, or an earlier unmask output). An ``--output`` that is, contains or lies inside the masked input, the vault, or
 any mask, generalize or filter output or vault folder is refused (exit 2): released data is never overwritten.
 
 Every row's round trip is proved with keyed hashes the mask job stored in the vault (an edit anywhere in the
@@ -31,27 +31,21 @@ import argparse
 import json
 import sys
 
+from spcl.errors import RunFailed
+from spcl.mask_stage import unmask_output
+from spcl.mask_stage.unmask import read_selection
 from spcl.messages import shown
 
 _SHOWN = 50
 
 
 def _run(args: argparse.Namespace) -> int:
-    from spcl.io.inputs import UnsafeOutput
-    from spcl.mask.vault import VaultError
-    from spcl.mask_stage import unmask_output
-    from spcl.mask_stage.unmask import read_selection
-
     try:
         select = read_selection(args.ids) if args.ids else None
         report = unmask_output(args.masked, args.vault, args.out, select=select, match=args.match,
                                require_verified=args.require_verified)
-    except UnsafeOutput as err:  # --out inside a released folder or a vault: nothing is written
-        print(f"spcl unmask: {shown(err)}", file=sys.stderr)
-        return 2
-    except (VaultError, OSError, UnicodeDecodeError) as err:
-        print(f"spcl unmask: {shown(err)}", file=sys.stderr)
-        return 1
+    except (OSError, UnicodeDecodeError) as err:  # UnsafeOutput exits 2, VaultError 1 (spcl.cli)
+        raise RunFailed(str(err)) from err
     print(json.dumps(report.summary()))
     for doc_id, row_key, reason in report.refused[:_SHOWN]:
         print(f"spcl unmask: refused id={shown(doc_id)} row_key={shown(row_key)}: {reason}", file=sys.stderr)
@@ -68,7 +62,10 @@ def _run(args: argparse.Namespace) -> int:
     if report.selected_not_found:
         print(f"spcl unmask: {report.selected_not_found} values of {shown(args.ids)} matched no row's {args.match}",
               file=sys.stderr)
-    return 1 if report.refused or report.selected_not_found else 0
+    if report.refused or report.selected_not_found:
+        raise RunFailed(f"{len(report.refused)} row(s) refused, {report.selected_not_found} selected value(s) "
+                        "not found")
+    return 0
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -77,7 +74,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                             description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--masked", required=True, help="a mask output folder (or its masked/ folder)")
     parser.add_argument("--vault", required=True, help="the vault folder the mask run wrote")
-    parser.add_argument("--out", required=True, help="folder for the restored Parquet files")
+    parser.add_argument("--output", "-o", dest="out", required=True, help="folder for the restored Parquet files")
     parser.add_argument("--ids", default=None, metavar="FILE",
                         help="restore only the rows listed in FILE (one id per line; see --match)")
     parser.add_argument("--match", choices=("id", "row_key"), default="id",

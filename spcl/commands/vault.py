@@ -1,6 +1,6 @@
 """``spcl vault``: keys for the encrypted mapping vault.
 
-spcl vault keygen --out ~/.config/spcl/vault.key     (mode 0600; then export SPCL_VAULT_KEY_FILE=...)
+spcl vault keygen --output ~/.config/spcl/vault.key     (mode 0600; then export SPCL_VAULT_KEY_FILE=...)
 
 Keys are never read from the command line: set ``SPCL_VAULT_KEY`` or ``SPCL_VAULT_KEY_FILE``.
 """
@@ -8,19 +8,16 @@ Keys are never read from the command line: set ``SPCL_VAULT_KEY`` or ``SPCL_VAUL
 from __future__ import annotations
 
 import argparse
-import sys
 
-from spcl.messages import shown
+from spcl.errors import RunFailed
+from spcl.mask.vault import KEY_FILE_ENV, VaultError, write_key_file
 
 
 def _keygen(args: argparse.Namespace) -> int:
-    from spcl.mask.vault import KEY_FILE_ENV, VaultError, write_key_file
-
     try:
         path = write_key_file(args.out)
     except (VaultError, OSError) as err:
-        print(f"spcl vault keygen: {shown(err)}", file=sys.stderr)
-        return 1
+        raise RunFailed(str(err)) from err
     print(f"wrote a new vault key to {path} (mode 0600); use it with {KEY_FILE_ENV}={path}")
     return 0
 
@@ -35,5 +32,5 @@ def register(sub: argparse._SubParsersAction) -> None:
     )
     vsub = parser.add_subparsers(dest="vault_command", required=True, metavar="ACTION")
     p = vsub.add_parser("keygen", help="write a new random 256-bit key file (mode 0600, never overwrites)")
-    p.add_argument("--out", required=True, metavar="FILE")
+    p.add_argument("--output", "-o", dest="out", required=True, metavar="FILE")
     p.set_defaults(func=_keygen)

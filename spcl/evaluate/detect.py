@@ -24,6 +24,7 @@ from typing import Any
 
 from spcl.config import PII_TYPES, DetectSettings
 from spcl.detect import build_detectors
+from spcl.errors import UsageError
 from spcl.io.jsonl import iter_jsonl
 from spcl.text import normalize
 
@@ -33,7 +34,7 @@ GOALS = {"recall_overall": 0.99, "recall_per_type": 0.95, "negatives_hit_max": 0
 """The detectors' bar: typed recall overall and per type, share of hard negatives hit, non-e-mail hits/MB."""
 
 
-class DetectEvalError(ValueError):
+class DetectEvalError(UsageError, ValueError):
     """A gold file that cannot be scored (the message names the line and field, never a value)."""
 
 

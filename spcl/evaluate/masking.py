@@ -51,6 +51,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from spcl.errors import UsageError
 from spcl.extract.contract import ParseResult, check_candidates, parse_extraction
 from spcl.io.jsonl import iter_jsonl
 from spcl.mask import mask_text, reassemble_text
@@ -60,7 +61,7 @@ from spcl.text import normalize
 Pair = tuple[str, str]
 
 
-class EvalError(ValueError):
+class EvalError(UsageError, ValueError):
     """Input the evaluator refuses; the message names files, lines, ids and types, never values."""
 
 

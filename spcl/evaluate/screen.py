@@ -23,6 +23,7 @@ from typing import Any
 
 import numpy as np
 
+from spcl.errors import UsageError
 from spcl.io.jsonl import iter_jsonl
 from spcl.labels import LABELS
 from spcl.screen.crossval import flag_metrics
@@ -44,7 +45,7 @@ SCPI_LANGS = ("ja", "ko")
 BATCH = 512
 
 
-class ScreenEvalError(ValueError):
+class ScreenEvalError(UsageError, ValueError):
     """A record that cannot be scored (the message names the file, line and field, never the text)."""
 
 

@@ -3,6 +3,8 @@ settings, a Spark job that stopped. Messages name paths, keys and types, never v
 
 from __future__ import annotations
 
+from spcl.errors import RunFailed
 
-class JobError(RuntimeError):
+
+class JobError(RunFailed, RuntimeError):
     """A job cannot run or stopped; the message names paths, keys and types only (never document text)."""

@@ -15,6 +15,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+from spcl.errors import RunFailed
 from spcl.extract.prompt import PROMPT_VERSION
 from spcl.manifest import sha256_file
 
@@ -25,7 +26,7 @@ PICKLE_SUFFIXES = frozenset({".bin", ".pt", ".pth", ".pkl", ".pickle", ".ckpt"})
 ADAPTER_FILES = ("adapter_config.json", "adapter_model.safetensors")
 
 
-class AdapterError(ValueError):
+class AdapterError(RunFailed, ValueError):
     """An artifact that must not be loaded; the message names files and fields, never data."""
 
 

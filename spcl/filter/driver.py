@@ -14,6 +14,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import IO
 
+from spcl import errors
 from spcl.config import Settings
 from spcl.executor.errors import JobError as ExecutorJobError
 from spcl.filter.batch import FilterContext, build_context
@@ -33,7 +34,7 @@ class JobError(ExecutorJobError):
     """The filter cannot start or did not reconcile; the message says why (never with record values)."""
 
 
-class UsageError(JobError):
+class UsageError(errors.UsageError, JobError):
     """The command asks for something unsafe or impossible (exit 2): an output that is a file, or one
     that equals, contains or lies inside an input."""
 

@@ -22,12 +22,13 @@ from collections.abc import Collection
 from dataclasses import dataclass
 from typing import Any
 
+from spcl.errors import RunFailed
 from spcl.finetune.records import ChatRecord
 
 IGNORE = -100
 
 
-class LossMaskError(ValueError):
+class LossMaskError(RunFailed, ValueError):
     """A record or batch whose loss mask is wrong; the message names ids and reason codes, never text."""
 
     def __init__(self, reason: str, ids: Collection[str] = ()):

@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from spcl.errors import RunFailed
 from spcl.extract.adapter import base_fingerprint, pickle_files, write_model_card
 from spcl.finetune.checkpoint import STATE_NAME, latest_checkpoint, load_checkpoint, save_checkpoint
 from spcl.finetune.collate import collate
@@ -38,7 +39,7 @@ from spcl.finetune.tracking import Tracker
 log = logging.getLogger("spcl.finetune")
 
 
-class TrainError(RuntimeError):
+class TrainError(RunFailed, RuntimeError):
     """The run cannot go on (bad records, a checkpoint from other settings); names ids and reasons only."""
 
 

@@ -17,6 +17,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from spcl.errors import UsageError
 from spcl.io.storage import is_local, local_path
 
 SIDE_FILES: frozenset[str] = frozenset({"stats.json", "manifest.json", "metrics.json"})
@@ -25,7 +26,7 @@ SIDE_FILES: frozenset[str] = frozenset({"stats.json", "manifest.json", "metrics.
 _GLOB_CHARS = "*?["
 
 
-class UnsafeOutput(ValueError):
+class UnsafeOutput(UsageError, ValueError):
     """The output would overwrite, contain or be read as input; the message names both paths."""
 
 

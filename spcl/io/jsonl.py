@@ -30,6 +30,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
 
+from spcl.errors import UsageError
 from spcl.io.storage import atomic_local_file
 from spcl.io.streams import iter_numbered_lines
 
@@ -37,7 +38,7 @@ DEFAULT_MAX_RECORD_BYTES = 16 << 20
 """The default cap on one line (the default of ``input.max_record_bytes``)."""
 
 
-class JsonlError(ValueError):
+class JsonlError(UsageError, ValueError):
     """A JSONL line that is not a usable record: names the file, the line and the reason, never the value."""
 
     def __init__(self, source: str, line_no: int, offset: int, reason: str) -> None:

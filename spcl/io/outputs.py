@@ -21,6 +21,7 @@ from pathlib import Path
 import pyarrow.dataset as pads
 import pyarrow.fs as pafs
 
+from spcl.errors import UsageError
 from spcl.io.schema import DECISIONS
 from spcl.io.storage import filesystem, join
 
@@ -102,11 +103,11 @@ def is_filter_output(folder: str | Path) -> bool:
     return False
 
 
-class IncompleteOutput(ValueError):
+class IncompleteOutput(UsageError, ValueError):
     """The output folder was not finished by its run (no or bad ``stats.json``/``manifest.json``)."""
 
 
-class NotFilterOutput(ValueError):
+class NotFilterOutput(UsageError, ValueError):
     """The folder is a finished output of another stage (``spcl mask``/``spcl generalize``), not the filter's."""
 
 

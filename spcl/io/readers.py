@@ -27,6 +27,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from spcl.config import InputSettings
+from spcl.errors import UsageError
 from spcl.io.jsonl import decode_line
 from spcl.io.schema import RECORD_SCHEMA
 from spcl.io.streams import (
@@ -46,7 +47,7 @@ JSONL_SUFFIXES: tuple[str, ...] = (".jsonl", ".ndjson", ".json", ".jsonl.gz", ".
 PARQUET_SUFFIXES: tuple[str, ...] = (".parquet", ".pq")
 
 
-class UnsupportedInput(ValueError):
+class UnsupportedInput(UsageError, ValueError):
     """The file name has no supported extension (.jsonl[.gz|.zst], .ndjson, .json, .parquet)."""
 
 

@@ -13,6 +13,7 @@ from typing import IO, Any
 
 import zstandard
 
+from spcl.errors import RunFailed
 from spcl.io.splits import LineSplitter
 
 _CHUNK = 1 << 20
@@ -39,7 +40,7 @@ def sniff(fh: IO[bytes]) -> str:
     return "plain"
 
 
-class StreamError(Exception):
+class StreamError(RunFailed):
     """A compressed stream is truncated or corrupt; ``member_start`` is the compressed offset of the
     member (gzip) or frame (zstd) that broke."""
 

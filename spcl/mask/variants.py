@@ -29,6 +29,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from spcl.entity_types import DEFAULT_TYPES  # noqa: F401 - re-exported; the vocabulary lives there
+from spcl.errors import RunFailed
 from spcl.mask.variant_forms import (
     MAX_NUMERIC_GAP,
     MAX_PERSON_GAP,
@@ -89,7 +90,7 @@ _PERSON_GAP_SET = frozenset(PERSON_GAP_CHARS)
 _NUMERIC_GAP_SET = frozenset(NUMERIC_SEPARATORS)
 
 
-class ScanBudgetExceeded(RuntimeError):
+class ScanBudgetExceeded(RunFailed, RuntimeError):
     """A document needs more span-search work than ``work_budget`` allows (it must fail closed)."""
 
 

@@ -14,12 +14,14 @@ import re
 import secrets
 from pathlib import Path
 
+from spcl.errors import RunFailed
+
 KEY_ENV = "SPCL_VAULT_KEY"
 KEY_FILE_ENV = "SPCL_VAULT_KEY_FILE"
 KEY_BYTES = 32
 
 
-class VaultError(Exception):
+class VaultError(RunFailed):
     """A vault could not be opened, read or written; messages name files, ids and lines, never values."""
 
 

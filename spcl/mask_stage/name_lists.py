@@ -21,12 +21,13 @@ import json
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
+from spcl.errors import UsageError
 from spcl.text import normalize
 
 __all__ = ["NameListError", "apply_name_lists", "load_name_lists", "name_lists_record", "validate_names"]
 
 
-class NameListError(ValueError):
+class NameListError(UsageError, ValueError):
     """A names configuration is malformed (the message names the key, never a value)."""
 
 

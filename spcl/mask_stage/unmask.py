@@ -53,6 +53,7 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from spcl.errors import RunFailed
 from spcl.mask import reassemble_text
 from spcl.text import normalize
 
@@ -205,7 +206,7 @@ def _from_recorded_run(vault_file: Any, recorded: tuple[str, list[str]] | None) 
     return isinstance(vault_file, str) and any(vault_file.startswith(f"mask-{key}-{run}-") for run in runs if run)
 
 
-class Refused(ValueError):
+class Refused(RunFailed, ValueError):
     """A row that must not be restored; ``args[0]`` is the reason code."""
 
 

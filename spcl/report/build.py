@@ -232,7 +232,7 @@ def mask_sections(m: dict[str, Any], add: Callable[[str, bytes], str]) -> list[s
 
 
 def screen_eval_sections(report: dict[str, Any]) -> list[str]:
-    """The section of a ``spcl eval screen --out`` report: the per language × source table of the labelled
+    """The section of a ``spcl eval screen --output`` report: the per language × source table of the labelled
     records (the table ``spcl eval screen`` prints) and the flag rates of the unlabelled ones."""
     from spcl.evaluate.screen import LLM_TOKENS_PER_DOC, SOURCE_TABLE_HEADER, source_table
 
@@ -250,7 +250,7 @@ def screen_eval_sections(report: dict[str, Any]) -> list[str]:
 
 
 def read_screen_eval(path: str | Path) -> dict[str, Any]:
-    """A ``spcl eval screen --out`` JSON report; ``ValueError`` when the file is not one."""
+    """A ``spcl eval screen --output`` JSON report; ``ValueError`` when the file is not one."""
     try:
         report = json.loads(Path(path).read_text(encoding="utf-8"))
     except (OSError, ValueError) as err:
@@ -267,7 +267,7 @@ def write_report(output: str | Path, *, mask: str | Path | None = None, dest: st
     ``mask`` adds a mask output's section to a filter output's report (its GPU-hours estimate then covers the
     filter's flagged documents); ``gpu_tokens_per_s`` is the generation rate of that estimate (default: the
     rate the mask run measured); ``screen_eval`` adds the per language × source table of a ``spcl eval screen
-    --out`` report. ``output`` may itself be such a report (a ``.json`` file): the page then holds that table
+    --output`` report. ``output`` may itself be such a report (a ``.json`` file): the page then holds that table
     alone, written beside it unless ``dest`` is given. Returns the path of the page.
     """
     facts: dict[str, Any] = {}

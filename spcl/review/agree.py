@@ -15,6 +15,7 @@ import numpy as np
 from sklearn.metrics import cohen_kappa_score
 from sklearn.metrics import confusion_matrix as sk_confusion_matrix
 
+from spcl.errors import RunFailed
 from spcl.review.labels import CATEGORIES, LABELS
 from spcl.review.reviews import Review
 
@@ -187,7 +188,7 @@ def agreement(reviews: Mapping[str, Mapping[str, Review]]) -> Agreement:
     )
 
 
-class PartialReview(ValueError):
+class PartialReview(RunFailed, ValueError):
     """Reviewer files do not cover the same labelled documents; the message names the ids."""
 
 

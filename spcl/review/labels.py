@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from spcl.errors import RunFailed
 from spcl.labels import CATEGORIES, LABELS  # defined once there; re-exported for the review modules
 
 REVIEWER_COLUMNS: tuple[str, ...] = ("label", "categories", "pii", "note")
@@ -15,7 +16,7 @@ _YES = frozenset({"yes", "y", "true", "1"})
 _NO = frozenset({"no", "n", "false", "0"})
 
 
-class ReviewError(ValueError):
+class ReviewError(RunFailed, ValueError):
     """A review file is unusable; the message names ids, columns and files, never text."""
 
 

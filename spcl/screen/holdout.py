@@ -186,7 +186,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                         "on that language only (a per-language head), instead of the joint model")
     parser.add_argument("--mecab-dic", default="unidic-lite", help="Japanese tokens (FeatureSettings.mecab_dic)")
     parser.add_argument("--person-cues", action="store_true", help="FeatureSettings.person_cues")
-    parser.add_argument("--out", required=True)
+    parser.add_argument("--output", "-o", dest="out", required=True)
     args = parser.parse_args(argv)
     real = read_records(args.real)
     extra = read_records(args.extra) + [record_from_dict(r) for r in generate(args.synthetic, seed=0)]

@@ -22,6 +22,7 @@ from typing import Any, Protocol
 import numpy as np
 
 from spcl import artifacts
+from spcl.errors import RunFailed
 
 DEFAULT_KIND = "lgbm_svc"
 """The kind of a card that names none (every card written before the registry)."""
@@ -29,7 +30,7 @@ ENTRY_POINT_GROUP = "spcl.screen_kinds"
 CARD = artifacts.CARD
 
 
-class ScreenModelError(RuntimeError):
+class ScreenModelError(RunFailed, RuntimeError):
     """A screen artifact is missing, corrupt or incompatible; the message names the file and the cause."""
 
 

@@ -15,7 +15,7 @@ They are split **by page** (a page's passages never straddle the split):
   no training set at all.
 
 Rebuild (needs Debian ``manpages``, ``manpages-ja`` and the Korean pages of ``man-db``/``psmisc``/``xz-utils``;
-the output is committed): ``python -m spcl.screen.technical --out data/weak-technical`` (byte-identical for
+the output is committed): ``python -m spcl.screen.technical --output data/weak-technical`` (byte-identical for
 the same packages).
 """
 
@@ -219,6 +219,6 @@ if __name__ == "__main__":
     import argparse
 
     parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--out", default="data/weak-technical")
+    parser.add_argument("--output", "-o", dest="out", default="data/weak-technical")
     args = parser.parse_args()
     print(*write_technical(Path(args.out)))

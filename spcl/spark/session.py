@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from spcl.config import Settings, SparkSettings, load_settings
+from spcl.errors import RunFailed
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -27,7 +28,7 @@ PRELOAD_ENV = "SPCL_PRELOAD"
 """The environment variable (``spark.executorEnv.SPCL_PRELOAD``) naming the modules the daemon imports first."""
 
 
-class JavaMissing(RuntimeError):
+class JavaMissing(RunFailed, RuntimeError):
     """Spark needs Java 17+ on PATH (or JAVA_HOME)."""
 
 

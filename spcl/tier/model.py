@@ -22,6 +22,7 @@ import numpy as np
 
 from spcl import __version__, artifacts
 from spcl.artifacts import check_format, read_card, read_checked_files
+from spcl.errors import RunFailed
 from spcl.labels import CATEGORIES
 from spcl.tier.encoders import CachedEncoder, Encoder, TierEncoderError, make_encoder
 from spcl.tier.head import HEAD_KINDS, head_logits, lang_onehot
@@ -34,7 +35,7 @@ FILES: tuple[str, ...] = ("lexicon.json", "tier.npz")
 _ZIP_NPZ_KEYS = ("mean", "scale", "w1", "b1", "w2", "b2")
 
 
-class TierModelError(RuntimeError):
+class TierModelError(RunFailed, RuntimeError):
     """A tier artifact is missing, corrupt or incompatible; the message names the file and the cause."""
 
 

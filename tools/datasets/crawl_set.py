@@ -14,7 +14,7 @@ hint) in ja, ko or en. Every value is synthetic (random digits with valid check 
 mailboxes); a pure function of ``seed``. Gold spans cover the whole written value, the markup inside it
 included and the markup around it excluded.
 
-    python -m tools.datasets.crawl_set --out data/detect-eval/crawl.jsonl
+    python -m tools.datasets.crawl_set --output data/detect-eval/crawl.jsonl
 """
 
 from __future__ import annotations
@@ -358,7 +358,7 @@ def build(seed: int = SEED, per_family: int = 6) -> list[dict]:
 def main(argv: list[str] | None = None) -> int:
     """Write the set as JSONL."""
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--out", required=True)
+    ap.add_argument("--output", "-o", dest="out", required=True)
     ap.add_argument("--seed", type=int, default=SEED)
     args = ap.parse_args(argv)
     with Path(args.out).open("w", encoding="utf-8") as fh:

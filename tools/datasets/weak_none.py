@@ -7,7 +7,7 @@ special-care information about anybody: they are added to training as ``NONE`` w
 ``weak:``, which makes them training-only augmentation (never scored in CV), like the synthetic set.
 
 Rebuild the shipped file (needs the Debian packages; the output is committed):
-``python -m tools.datasets.weak_none --out data/weak-none`` (byte-identical for the same packages and seed).
+``python -m tools.datasets.weak_none --output data/weak-none`` (byte-identical for the same packages and seed).
 """
 
 from __future__ import annotations
@@ -80,7 +80,7 @@ if __name__ == "__main__":
     import argparse
 
     parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--out", default="data/weak-none")
+    parser.add_argument("--output", "-o", dest="out", default="data/weak-none")
     parser.add_argument("--n", type=int, default=1500, help="passages per language")
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args()

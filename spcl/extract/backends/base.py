@@ -17,13 +17,14 @@ from abc import ABC, abstractmethod
 from dataclasses import dataclass
 
 from spcl.entity_types import DEFAULT_TYPES
+from spcl.errors import RunFailed
 from spcl.extract.backends.errors import BackendUnavailable
 from spcl.extract.prompt import PROMPT_VERSION
 
 __all__ = ["BackendUnavailable", "BatchedExtractor", "Extraction", "ExtractionError", "Extractor", "timed_batch"]
 
 
-class ExtractionError(RuntimeError):
+class ExtractionError(RunFailed, RuntimeError):
     """At least one document of a batch failed; ``failures`` maps batch index → reason."""
 
     def __init__(self, failures: dict[int, str]):

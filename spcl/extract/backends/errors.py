@@ -6,8 +6,10 @@ Its own module so that the chat clients (``spcl.extract.backends.chat``) and the
 
 from __future__ import annotations
 
+from spcl.errors import RunFailed
 
-class BackendUnavailable(RuntimeError):
+
+class BackendUnavailable(RunFailed, RuntimeError):
     """The backend cannot serve at all (endpoint unreachable, model missing); messages name no document text.
 
     >>> str(BackendUnavailable("cannot reach http://127.0.0.1:9/v1"))

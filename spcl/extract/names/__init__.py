@@ -17,6 +17,7 @@ from __future__ import annotations
 import os
 import re
 
+from spcl.errors import RunFailed
 from spcl.extract.names.en import en_name_spans
 from spcl.extract.names.ja import ja_name_spans
 from spcl.extract.names.ko import ko_name_spans, longest_per_overlap
@@ -179,7 +180,7 @@ def crf_pipeline_spans(text: str, lang: str, model_dir: str | None = None, cut: 
 FINDER = "names-crf"
 
 
-class NamesFinderMissing(RuntimeError):
+class NamesFinderMissing(RunFailed, RuntimeError):
     """The configured person-name finder cannot run here; the message names what is missing and how to get it."""
 
 
