@@ -2,26 +2,16 @@
 
 from __future__ import annotations
 
-import gzip
-import json
 import os
 from pathlib import Path
 
 import pytest
 from hypothesis import settings as hypothesis_settings
 
-from spcl.extract.backends import Extraction, Extractor
+from tests.support.environment import SPARK_TEST_JAVA_OPTS
+from tests.support.paths import ROOT
 
-ROOT = Path(__file__).resolve().parent.parent
-SAMPLE = ROOT / "data" / "sample"
-SHARED_DATA = ROOT / "data" / "scpi-real-v1" / "labelled.jsonl"
-
-# Every Spark driver the tests start (in-process sessions, the jobs/*.py subprocesses, spark-submit: all read
-# SPARK_SUBMIT_OPTS) runs its short jobs with the quick C1 compiler only: the optimizing C2 compiler's threads
-# otherwise compete with the test for the CPU at JVM start-up, about doubling the start-up time on two cores.
-# A JIT setting only; what the jobs compute is the same. Set here, before any test starts a JVM; an outer
-# SPARK_SUBMIT_OPTS wins.
-SPARK_TEST_JAVA_OPTS = "-XX:TieredStopAtLevel=1"
+# Set here, before any test starts a JVM (see tests.support.environment); an outer SPARK_SUBMIT_OPTS wins.
 os.environ.setdefault("SPARK_SUBMIT_OPTS", SPARK_TEST_JAVA_OPTS)
 # `make test` runs two xdist workers on two cores: one OpenMP thread each (torch would start one per core in each
 # worker, and subprocesses inherit it). Threads only; an outer OMP_NUM_THREADS wins.
@@ -50,32 +40,3 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
 def root() -> Path:
     """The project root."""
     return ROOT
-
-
-def write_lines(path: Path, lines: list[bytes], gz: bool = False) -> Path:
-    """Write raw JSONL lines (optionally gzip-compressed)."""
-    data = b"\n".join(lines) + b"\n"
-    path.write_bytes(gzip.compress(data, mtime=0) if gz else data)
-    return path
-
-
-def doc_line(doc_id: str, text: str, **extra: object) -> bytes:
-    """One JSONL record."""
-    return json.dumps({"id": doc_id, "text": text, **extra}, ensure_ascii=False).encode()
-
-
-
-class TimeoutOnce(Extractor):
-    """Test double (not a model): a transient ``timeout`` for every document of its first call, then nothing found
-    (rule hits still make the spans)."""
-
-    name = "scripted"
-    model = "scripted-v0"
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.calls = 0
-
-    def run(self, texts: list[str]) -> list[Extraction]:
-        self.calls += 1
-        return [Extraction(error="timeout") if self.calls == 1 else Extraction(raw="") for _ in texts]

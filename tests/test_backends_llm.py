@@ -6,7 +6,6 @@ its one-step fine-tuning (tests/test_finetune_train.py), so the suite de-quantiz
 
 from __future__ import annotations
 
-import base64
 import json
 import os
 import socket
@@ -26,15 +25,10 @@ pytest.importorskip("transformers")
 
 from spcl.extract.backends import BackendUnavailable
 from spcl.extract.contract import parse_extraction
+from tests.support.llm_docs import DOCS, KEY_B64
 
 pytestmark = pytest.mark.slow
 ROOT = Path(__file__).resolve().parent.parent
-KEY_B64 = base64.b64encode(bytes(range(32))).decode()
-DOCS = {
-    "ko-1": "신청인 김가상(33)씨의 연락처는 010-0000-1234입니다.",
-    "ja-1": "山田太郎さんのメールは yamada@mailbox.com です。",
-    "en-1": "Please refund Jordan Sample to account 000-111-222333.",
-}
 
 
 @pytest.fixture(scope="module")

@@ -9,7 +9,7 @@ from spcl.annotate.teachers import make_client, parse_teacher, teacher_request
 from spcl.extract.backends import BackendUnavailable
 from spcl.extract.backends.chat import ChatReply, ChatRequest, OpenAIChat
 from spcl.extract.backends.registry import make_chat
-from tests.scripted_llm import MODEL_NAME, scripted_server
+from tests.support.scripted_llm import MODEL_NAME, scripted_server
 
 SECRET = "김가상 010-1234-5678"
 

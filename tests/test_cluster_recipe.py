@@ -24,8 +24,8 @@ import pytest
 from spcl.config import load_settings
 from spcl.filter.job import FilterJob, run_filter
 from spcl.io.outputs import output_dataset
-from tests.conftest import SPARK_TEST_JAVA_OPTS
-from tests.wheel import ROOT, build_wheel
+from tests.support.environment import SPARK_TEST_JAVA_OPTS
+from tests.support.wheel import ROOT, build_wheel
 
 # Runs at the start of every interpreter of the packed environment when SPCL_PROBE_DIR is set (a ``.pth`` line):
 # records the interpreter's prefix and where it would import spcl from.

@@ -16,7 +16,8 @@ from spcl.cli import main as cli_main
 from spcl.filter.job import ENGINES, STAGE, FilterJob, UsageError, run_filter
 from spcl.filter.task import DEFAULT_BATCH_ROWS, TaskReport, WorkerTiming
 from spcl.io.writers import WrittenFile
-from tests.conftest import ROOT, doc_line, write_lines
+from tests.support.paths import ROOT
+from tests.support.records import doc_line, write_lines
 
 JOB_PACKAGES = ("spcl.filter", "spcl.integrations", "spcl.mask_stage", "spcl.generalize", "spcl.annotate")
 

@@ -14,7 +14,7 @@ from spcl.filter.job import FilterJob, JobError, run_filter
 from spcl.io.outputs import output_dataset
 from spcl.manifest import verify_manifest
 from spcl.synth.corpus import BAD_LINES, valid_card, valid_rrn
-from tests.conftest import doc_line, write_lines
+from tests.support.records import doc_line, write_lines
 
 PLANTED = {
     "ko-phone": ("연락처는 010-2345-6789입니다. 편하게 전화 주세요.", "PHONE", "010-2345-6789"),

@@ -262,9 +262,9 @@ def test_real_smollm2_adapter_then_spcl_mask(tmp_path: Path, tmp_path_factory: p
     import pyarrow.parquet as pq
 
     from spcl.extract.adapter import AdapterError, base_fingerprint, check_adapter
-    from tests.smol_adapter import TRAIN_RECORDS, shared_smol_adapter
-    from tests.test_backends_llm import DOCS, KEY_B64
-    from tests.vllm_env import smollm2_gguf
+    from tests.support.llm_docs import DOCS, KEY_B64
+    from tests.support.smol_adapter import TRAIN_RECORDS, shared_smol_adapter
+    from tests.support.vllm_env import smollm2_gguf
 
     shared = shared_smol_adapter(tmp_path_factory)
     card = check_adapter(shared.folder, shared.base)

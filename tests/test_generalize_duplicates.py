@@ -11,7 +11,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from spcl.generalize.job import GeneralizeJobConfig, run_generalize_job
-from tests.conftest import TimeoutOnce
+from tests.support.extractors import TimeoutOnce
 
 KEY = bytes(range(32))
 

@@ -26,7 +26,7 @@ from spcl.generalize.engine import DocInput, Generalizer, release_check, restore
 from spcl.generalize.job import GENERALIZED_SCHEMA, GeneralizeJobConfig, iter_generalized, run_generalize_job
 from spcl.generalize.spans import collect_spans
 from spcl.mask.vault import open_vault
-from tests.scripted_llm import MODEL_NAME, scripted_server
+from tests.support.scripted_llm import MODEL_NAME, scripted_server
 
 ROOT = Path(__file__).resolve().parent.parent
 KEY = bytes(range(32))

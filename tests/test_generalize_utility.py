@@ -71,7 +71,7 @@ def test_reidentify_counts_what_the_attacker_recovers(tmp_path: Path, monkeypatc
     is re-identified, the date span is not."""
     from spcl.cli import main
     from spcl.generalize.job import GeneralizeJobConfig, run_generalize_job
-    from tests.scripted_llm import MODEL_NAME, scripted_server
+    from tests.support.scripted_llm import MODEL_NAME, scripted_server
 
     monkeypatch.setenv("SPCL_VAULT_KEY", base64.b64encode(KEY).decode())
     (tmp_path / "in").mkdir()

@@ -22,7 +22,7 @@ from spcl.filter.job import FilterJob, JobError, UsageError, run_filter
 from spcl.io.outputs import output_dataset
 from spcl.io.readers import derive_id
 from spcl.manifest import verify_manifest
-from tests.conftest import doc_line, write_lines
+from tests.support.records import doc_line, write_lines
 
 ENGINES = ["python", pytest.param("spark", marks=pytest.mark.slow)]
 

@@ -18,8 +18,8 @@ from hypothesis import strategies as st
 from spcl.integrations import SCREEN_COLUMNS, screen_texts
 from spcl.integrations import rows as rows_module
 from spcl.io.readers import text_problem
-from tests.integration_corpus import BAD, BAD_REASONS, filter_verdicts, records, verdict
-from tests.integration_corpus import settings as corpus_settings
+from tests.support.integration_corpus import BAD, BAD_REASONS, filter_verdicts, records, verdict
+from tests.support.integration_corpus import settings as corpus_settings
 
 ROOT_MODELS = Path(__file__).resolve().parent.parent / "models"
 

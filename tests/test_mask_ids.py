@@ -17,7 +17,7 @@ from spcl.cli import main
 from spcl.mask.ids import id_holds_value
 from spcl.mask.vault import open_vault
 from spcl.mask_stage import MaskJobConfig, run_mask_job
-from tests.conftest import TimeoutOnce
+from tests.support.extractors import TimeoutOnce
 
 KEY = bytes(range(32))
 IDS = ["https://example.org/u?mail=kim.ids@mailbox.com", "https://example.org/u?mail=lee.ids%40mailbox.com",

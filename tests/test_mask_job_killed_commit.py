@@ -16,7 +16,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from spcl.mask_stage import MaskJobConfig, run_mask_job
-from tests.conftest import TimeoutOnce
+from tests.support.extractors import TimeoutOnce
 
 KEY = bytes(range(32))
 

@@ -31,7 +31,7 @@ from spcl.mask_stage.inputs import derived_row_key
 from spcl.mask_stage.outputs import MaskedRows, RowIdentity
 from spcl.mask_stage.release import Released, check_release
 from spcl.synth.pii import generate_records
-from tests.scripted_llm import MODEL_NAME, scripted_server
+from tests.support.scripted_llm import MODEL_NAME, scripted_server
 
 KEY = bytes(range(32))
 

@@ -19,7 +19,8 @@ import pytest
 
 from spcl.cli import main as cli_main
 from spcl.io.writers import file_key
-from tests.conftest import ROOT, doc_line, write_lines
+from tests.support.paths import ROOT
+from tests.support.records import doc_line, write_lines
 
 
 def crawl(folder: Path, n: int = 6) -> Path:

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from spcl.progress import Progress, format_duration, progress_enabled
-from tests.conftest import doc_line, write_lines
+from tests.support.records import doc_line, write_lines
 
 
 class _Tty(io.StringIO):

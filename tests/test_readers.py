@@ -13,7 +13,7 @@ import zstandard
 from spcl.config import InputSettings
 from spcl.io.readers import count_records, derive_id, iter_lines, read_records
 from spcl.synth.corpus import BAD_LINES
-from tests.conftest import doc_line
+from tests.support.records import doc_line
 
 SETTINGS = InputSettings()
 

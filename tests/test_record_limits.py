@@ -11,7 +11,7 @@ import zstandard
 from spcl.config import load_settings
 from spcl.filter.job import FilterJob, run_filter
 from spcl.io.outputs import output_dataset
-from tests.conftest import doc_line, write_lines
+from tests.support.records import doc_line, write_lines
 
 
 @pytest.mark.parametrize("engine", ["python", pytest.param("spark", marks=pytest.mark.slow)])
@@ -37,7 +37,7 @@ def test_hostile_records_are_quarantined_and_the_job_runs(tmp_path: Path, engine
 
 
 def test_annotate_quarantines_an_undecodable_record_and_runs_the_rest(tmp_path: Path) -> None:
-    from tests.test_annotate_job import EXPECTED_LABELLED, ScriptedTeachers, annotate, read, script, write_input
+    from tests.support.annotate_teachers import EXPECTED_LABELLED, ScriptedTeachers, annotate, read, script, write_input
 
     inp = write_input(tmp_path / "in")
     with (inp / "a.jsonl").open("ab") as fh:

@@ -18,8 +18,8 @@ import pytest
 from spcl.cli import main
 from spcl.manifest import verify_manifest, write_manifest
 from spcl.report.facts import LGBM_EDGES
-from tests.browser import chromium, severe_logs
-from tests.test_review import make_rows, write_output
+from tests.support.browser import chromium, severe_logs
+from tests.support.review_rows import make_rows, write_output
 
 PNG = b"\x89PNG\r\n\x1a\n"
 

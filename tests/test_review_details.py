@@ -17,7 +17,7 @@ from spcl.review.estimate import Scan, estimate
 from spcl.review.labels import ReviewError, parse_pii
 from spcl.review.reviews import Review, escape_cell, read_reviews, unescape_cell
 from spcl.review.sample import SamplePlan, SampleSpec, sample_dataset, union_bucket
-from tests.test_review import make_rows, write_output
+from tests.support.review_rows import make_rows, write_output
 
 
 @given(st.floats(allow_nan=False, allow_infinity=False))

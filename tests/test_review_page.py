@@ -21,8 +21,8 @@ from spcl.cli import main
 from spcl.manifest import read_manifest
 from spcl.review.page import STORAGE_PREFIX
 from spcl.review.reviews import read_reviews
-from tests.browser import chromium, severe_logs
-from tests.test_review import make_rows, write_output
+from tests.support.browser import chromium, severe_logs
+from tests.support.review_rows import make_rows, write_output
 
 
 @pytest.fixture(scope="module")
@@ -210,7 +210,7 @@ def test_label_reload_download_and_agree_in_chromium(tmp_path: Path, batch: Path
 
 
 def test_missing_browser_skips_with_a_reason_unless_required(monkeypatch, tmp_path: Path):
-    import tests.browser as browser
+    import tests.support.browser as browser
 
     monkeypatch.setattr(browser, "CHROMIUM", tmp_path / "no-chromium")
     monkeypatch.delenv("SPCL_REQUIRE_BROWSER", raising=False)

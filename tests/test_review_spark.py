@@ -12,7 +12,7 @@ import pytest
 from spcl.review.sample import SampleSpec, sample_dataset
 from spcl.spark import sample
 from spcl.spark.sample import sample_spark
-from tests.test_review import make_rows, write_output
+from tests.support.review_rows import make_rows, write_output
 
 pytestmark = pytest.mark.slow
 

@@ -13,18 +13,16 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from spcl.screen import CATEGORIES, Screen, ScreenModelError, ScreenResult, load_screen
-from spcl.screen.features import FeatureSettings, bigram_keys, char_ngram_keys, word_keys
+from spcl.screen.features import bigram_keys, char_ngram_keys, word_keys
 from spcl.screen.model import MODEL_FILES
 from spcl.screen.tokenize import Tokenizers, route, train_sentencepiece
 from spcl.screen.train import (
     LGBM_OFF,
     Record,
-    TrainSettings,
     fit_screen,
     lang_values,
     min_positives,
     near_duplicate_groups,
-    record_from_dict,
     threshold_for_recall,
     thresholds_for_fewest_none,
     thresholds_for_none_budget,
@@ -33,19 +31,7 @@ from spcl.screen.train import (
 )
 from spcl.synth.screen_data import generate
 from spcl.text import guess_lang
-
-SMALL = TrainSettings(
-    features=FeatureSettings(bits=16, sp_vocab_size=1000),
-    threshold_folds=3,
-    lgbm_trees=30,
-    lgbm_top_k=500,
-    seed=0,
-)
-
-
-def small_records(n_per_label: int = 30, seed: int = 0) -> list[Record]:
-    """A small seeded ja/ko/en training set (synthetic: no real text in tests)."""
-    return [record_from_dict(r) for r in generate(n_per_label, seed=seed)]
+from tests.support.screen_corpus import SMALL, small_records
 
 
 @pytest.fixture(scope="module")

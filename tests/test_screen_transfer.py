@@ -17,7 +17,7 @@ from spcl.screen.lexicon import LEXICON_KINDS, default_lexicon
 from spcl.screen.person_cue import CUE_COLUMNS, PersonCues
 from spcl.screen.tokenize import Tokenizers, train_sentencepiece
 from spcl.screen.train import choose_thresholds, fit_screen, source_group
-from tests.test_screen import SMALL, small_records
+from tests.support.screen_corpus import SMALL, small_records
 
 FIRST, NAMED, FAMILY, TOPIC = range(4)
 

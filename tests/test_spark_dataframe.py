@@ -20,8 +20,8 @@ import pytest
 from spcl.integrations import SCREEN_COLUMNS
 from spcl.integrations.spark import clean_rows, flagged_for_mask, screen_dataframe
 from spcl.mask_stage import MaskJobConfig, run_mask_job
-from tests.integration_corpus import BAD_REASONS, PLANTED, filter_verdicts, records, verdict
-from tests.integration_corpus import settings as corpus_settings
+from tests.support.integration_corpus import BAD_REASONS, PLANTED, filter_verdicts, records, verdict
+from tests.support.integration_corpus import settings as corpus_settings
 
 pytestmark = pytest.mark.slow
 USER_CONF = {"spark.sql.execution.arrow.maxRecordsPerBatch": "16", "spark.spcl.test.owner": "the-user"}

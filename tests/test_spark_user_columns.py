@@ -11,7 +11,7 @@ import pytest
 
 from spcl.integrations import SCREEN_COLUMNS
 from spcl.integrations.spark import clean_rows, flagged_for_mask, screen_dataframe
-from tests.integration_corpus import settings as corpus_settings
+from tests.support.integration_corpus import settings as corpus_settings
 
 pytestmark = pytest.mark.slow
 

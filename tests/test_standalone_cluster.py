@@ -18,7 +18,7 @@ from spcl.bench.cluster import StandaloneCluster, start_cluster
 from spcl.config import load_settings
 from spcl.filter.job import FilterJob, run_filter
 from spcl.io.outputs import output_dataset
-from tests.conftest import SAMPLE
+from tests.support.paths import SAMPLE
 
 pytestmark = pytest.mark.slow
 

@@ -96,7 +96,7 @@ def test_the_start_up_knobs_are_validated_and_leave_the_config_hash_alone(tmp_pa
 
 def test_the_daemon_preloads_what_imports_and_skips_what_does_not(capfd: pytest.CaptureFixture[str]) -> None:
     assert preload("json, no_such_module_spcl ,,spcl.filter.spark_tasks") == ["json", "spcl.filter.spark_tasks"]
-    _preload_quietly("tests.startup_noisy")  # a module printing on import: its line must not reach fd 1
+    _preload_quietly("tests.support.startup_noisy")  # a module printing on import: its line must not reach fd 1
     out, err = capfd.readouterr()
     assert "noisy import" not in out and "noisy import" in err
 
@@ -104,7 +104,7 @@ def test_the_daemon_preloads_what_imports_and_skips_what_does_not(capfd: pytest.
 def test_the_daemon_runs_pyspark_s_manager_after_its_preload(tmp_path: Path) -> None:
     """The real daemon: started as Spark starts it, it writes its port (4 bytes) on stdout and nothing else,
     and has imported the preload first; closing its stdin ends it."""
-    env = {**os.environ, PRELOAD_ENV: "tests.startup_noisy", "PYTHONPATH": str(Path(__file__).parents[1])}
+    env = {**os.environ, PRELOAD_ENV: "tests.support.startup_noisy", "PYTHONPATH": str(Path(__file__).parents[1])}
     proc = subprocess.Popen([sys.executable, "-m", DAEMON_MODULE], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, env=env)
     assert proc.stdin is not None and proc.stdout is not None and proc.stderr is not None

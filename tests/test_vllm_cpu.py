@@ -32,8 +32,8 @@ import pytest
 pytest.importorskip("torch")
 pytest.importorskip("peft")
 
-from tests.smol_adapter import shared_smol_adapter
-from tests.vllm_env import engine_env, smollm2_folder, vllm_python
+from tests.support.smol_adapter import shared_smol_adapter
+from tests.support.vllm_env import engine_env, smollm2_folder, vllm_python
 
 # engine starts, a LoRA training run and float32 PEFT generation are all in module fixtures: the first test
 # that needs them pays for them, so the per-test limit is raised for this module (the module took 11.5 min here
@@ -207,7 +207,7 @@ def test_offline_vllm_lora_equals_transformers_peft_and_masks(vpy: Path, smol: P
             "texts": [normalize(r["text"]) for r in flagged["rows"][:PEFT_DOCS]], "input": str(flagged["input"]),
             "output": str(tmp_path / "out"), "vault": str(tmp_path / "vault"), "result": str(tmp_path / "r.json")}
     (tmp_path / "args.json").write_text(json.dumps(args, ensure_ascii=False), encoding="utf-8")
-    proc = subprocess.run([str(vpy), str(ROOT / "tests" / "vllm_probe.py"), str(tmp_path / "args.json")],
+    proc = subprocess.run([str(vpy), str(ROOT / "tests" / "support" / "vllm_probe.py"), str(tmp_path / "args.json")],
                           env=engine_env(SPCL_VAULT_KEY=KEY_B64), capture_output=True, text=True, timeout=900)
     assert proc.returncode == 0, proc.stderr[-3000:]
     result = json.loads((tmp_path / "r.json").read_text())

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.wheel import ROOT, build_wheel
+from tests.support.wheel import ROOT, build_wheel
 
 
 @pytest.mark.slow

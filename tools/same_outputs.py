@@ -139,7 +139,7 @@ def run(code: Path, out: Path, flagged: Path | None, spark_all: bool) -> None:
         _spcl(code, ["generalize", "--input", str(flagged), "--output", str(out / f"gen-{engine}"), "--vault",
                      str(out / f"gen-vault-{engine}"), "--backend", "rules", "--engine", engine], env)
     sys.path.insert(0, str(ROOT))
-    from tests.test_annotate_job import A, B, ScriptedTeachers, script, write_input
+    from tests.support.annotate_teachers import A, B, ScriptedTeachers, script, write_input
 
     inp = out.parent / "annotate-input"  # one path for every run: a malformed line's id hashes it
     if not inp.exists():

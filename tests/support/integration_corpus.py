@@ -15,7 +15,7 @@ from typing import Any
 from spcl.config import Settings, load_settings
 from spcl.filter.job import FilterJob, run_filter
 from spcl.io.outputs import output_dataset
-from tests.conftest import SAMPLE, SHARED_DATA
+from tests.support.paths import SAMPLE, SHARED_DATA
 
 MAX_TEXT_CHARS = 3000
 BAD: dict[str, Any] = {

@@ -21,9 +21,9 @@ from pathlib import Path
 
 import pytest
 
-from tests.vllm_env import smollm2_folder
+from tests.support.vllm_env import smollm2_folder
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 TRAIN_RECORDS = 4
 ARGS = ("--max-steps", "2", "--grad-accum", "1", "--lora-rank", "8", "--lr", "3e-3", "--device", "cpu",
         "--dtype", "float32", "--eval-limit", "1", "--no-eval-generate")
