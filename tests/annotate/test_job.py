@@ -44,7 +44,7 @@ from tests.support.annotate_teachers import (
     write_input,
 )
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 @pytest.fixture()
 def server() -> Iterator[ScriptedTeachers]:
     with ScriptedTeachers(script) as teachers:
