@@ -28,7 +28,7 @@ from spcl.extract.contract import parse_extraction
 from tests.support.llm_docs import DOCS, KEY_B64
 
 pytestmark = pytest.mark.slow
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 
 
 @pytest.fixture(scope="module")

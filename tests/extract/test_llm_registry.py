@@ -14,7 +14,7 @@ from spcl.extract.backends import BACKENDS, Extraction, Extractor, make_extracto
 from spcl.extract.backends.chat import ChatReply, ChatRequest
 from spcl.extract.backends.registry import CHAT_BACKENDS, make_chat
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 
 
 class ToyExtractor(Extractor):

@@ -10,7 +10,7 @@ import pytest
 from spcl.extract.names import NamesFinderMissing, check_finder, en_crf, find_person_names, finder_info, tagger
 from spcl.extract.names.ner import ner_enabled
 
-MODELS = Path(__file__).resolve().parent.parent / "models" / "names-crf"
+MODELS = Path(__file__).resolve().parents[2] / "models" / "names-crf"
 
 
 @pytest.fixture(autouse=True)

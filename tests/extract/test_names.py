@@ -20,7 +20,7 @@ from spcl.extract.names.ko import longest_per_overlap, tagger_available
 from spcl.manifest import verify_manifest
 from tools.datasets.names_set import NamesSetError, mark_mentions, split_of
 
-SET_DIR = Path(__file__).resolve().parent.parent / "data" / "names-eval"
+SET_DIR = Path(__file__).resolve().parents[2] / "data" / "names-eval"
 
 
 @pytest.fixture
