@@ -20,7 +20,7 @@ from spcl.config import ConfigError, DetectSettings, load_settings, settings_fro
 from spcl.detect import build_detectors, find_pii
 from spcl.rule_types import DEFAULT_CONTEXT, RULE_TYPES, RuleType, check_rows
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 TOY_MODULE = '''
 """A toy detector: ticket codes "TCK-" + six digits, only after a context word."""
