@@ -24,7 +24,7 @@ import pytest
 
 from tools import gen_docs
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 DOCS = ROOT / "docs"
 PAGES = sorted([ROOT / "README.md", *DOCS.rglob("*.md")])
 FENCE = re.compile(r"<!-- runnable -->\n```(\w+)\n(.*?)\n```", re.S)

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 
 ALLOWED_EDGES: frozenset[tuple[str, str]] = frozenset()
 """Package edges left out of the cycle check, each with the reason and when it goes."""
