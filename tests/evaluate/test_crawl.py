@@ -9,7 +9,7 @@ from pathlib import Path
 from spcl.evaluate.detect import evaluate_detect, read_gold
 from tools.datasets.crawl_set import build
 
-CRAWL = Path(__file__).resolve().parent.parent / "data" / "detect-eval" / "crawl.jsonl"
+CRAWL = Path(__file__).resolve().parents[2] / "data" / "detect-eval" / "crawl.jsonl"
 
 
 def test_each_family_is_found_and_look_alikes_are_not() -> None:

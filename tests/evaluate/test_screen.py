@@ -12,7 +12,7 @@ import spcl.evaluate.screen as es
 from spcl.evaluate.screen import ScreenEvalError, evaluate_screen, format_summary, read_eval_records
 from spcl.screen.model import Screen, load_screen
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 MODEL = ROOT / "models" / "screen-default"
 ROWS = [
     {"id": "1", "lang": "ko", "label": "SCPI", "text": "김모(41)씨는 사기 혐의로 구속됐고 지난주 병원에 입원했다."},

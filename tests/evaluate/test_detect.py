@@ -29,7 +29,7 @@ from tools.datasets.detect_set import (
     troff_text,
 )
 
-DATA = Path(__file__).resolve().parent.parent / "data" / "detect-eval"
+DATA = Path(__file__).resolve().parents[2] / "data" / "detect-eval"
 
 RECORDS = [
     {"id": "g1", "lang": "ko", "text": "연락처 010-1234-5678 입니다", "spans": [{"type": "PHONE", "start": 4, "end": 17}]},  # noqa: E501
