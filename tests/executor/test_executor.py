@@ -16,7 +16,7 @@ from spcl.executor import JobError, Plan, RunInfo, Unit, UnitReport, run_local, 
 from spcl.executor import spark as spark_executor
 from spcl.progress import Progress
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 
 
 @dataclass
@@ -43,7 +43,7 @@ class ToyStage:
     """Records what the executor asked it (a stand-in job: its units are names, its work counts letters)."""
 
     name: ClassVar[str] = "toy"
-    ref: ClassVar[str] = "tests.test_executor:TOY"
+    ref: ClassVar[str] = "tests.executor.test_executor:TOY"
     path_fields: ClassVar[tuple[str, ...]] = ("input",)
     error: ClassVar[type[JobError]] = JobError
     setup_when_idle: ClassVar[bool] = False
@@ -199,7 +199,7 @@ def test_the_jobs_scripts_say_submitted_with_a_flag_not_the_environment(job: str
 
     from spcl.spark import JavaMissing
 
-    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+    sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
     try:
         script = importlib.import_module(f"jobs.{job}")
     finally:
