@@ -30,7 +30,7 @@ from spcl.manifest import sha256_file
 from spcl.synth.pii import chat_record, generate_records
 
 pytestmark = pytest.mark.slow
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 
 
 @pytest.fixture(scope="module")
