@@ -28,7 +28,7 @@ from spcl.generalize.spans import collect_spans
 from spcl.mask.vault import open_vault
 from tests.support.scripted_llm import MODEL_NAME, scripted_server
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 KEY = bytes(range(32))
 KEY_B64 = base64.b64encode(KEY).decode()
 
