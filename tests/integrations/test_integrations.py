@@ -21,7 +21,7 @@ from spcl.io.readers import text_problem
 from tests.support.integration_corpus import BAD, BAD_REASONS, filter_verdicts, records, verdict
 from tests.support.integration_corpus import settings as corpus_settings
 
-ROOT_MODELS = Path(__file__).resolve().parent.parent / "models"
+ROOT_MODELS = Path(__file__).resolve().parents[2] / "models"
 
 
 @pytest.fixture(scope="module")

@@ -141,7 +141,7 @@ def test_dataframe_api_runs_workers_on_this_interpreter_without_pyspark_python(t
     (fake_bin / "python3").chmod(0o755)
     env = {k: v for k, v in os.environ.items() if k not in ("PYSPARK_PYTHON", "PYSPARK_DRIVER_PYTHON")}
     env["PATH"] = f"{fake_bin}:{os.path.dirname(shutil.which('java') or '')}:/usr/bin:/bin"
-    env["PYTHONPATH"] = str(Path(__file__).resolve().parent.parent)
+    env["PYTHONPATH"] = str(Path(__file__).resolve().parents[2])
     out = subprocess.run([sys.executable, "-c", _NO_ENV_SCRIPT], capture_output=True, text=True, env=env,
                          timeout=300)
     assert out.returncode == 0, out.stderr[-2000:]
