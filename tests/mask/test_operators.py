@@ -33,7 +33,7 @@ from spcl.mask_stage.release import check_release
 from spcl.synth.pii import generate_records
 from spcl.text import normalize
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 KEY = bytes(range(32))
 OTHER_KEY = bytes(range(1, 33))
 keys = st.binary(min_size=32, max_size=32)

@@ -17,7 +17,7 @@ from spcl.mask import mask_text
 from spcl.mask.words import is_whole_word
 from tools.wrapped import _Checker
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 _HELP = [json.loads(line) for line in (ROOT / "data/weak-none/libreoffice-help.jsonl").read_text("utf-8").splitlines()]
 
 
