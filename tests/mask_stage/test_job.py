@@ -32,7 +32,7 @@ from spcl.mask_stage import (
 )
 from spcl.synth.pii import generate_records
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 KEY = bytes(range(32))
 
 
