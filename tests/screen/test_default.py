@@ -15,7 +15,7 @@ from spcl.screen.model import MODEL_FILES
 from spcl.screen.train import LGBM_OFF
 from spcl.synth.screen_data import generate
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 DEFAULT = ROOT / "models" / "screen-default"
 
 SENSITIVE = [

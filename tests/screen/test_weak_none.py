@@ -8,7 +8,7 @@ from spcl.screen.passages import passages
 from spcl.screen.train import read_records
 from tools.datasets.weak_none import weak_none_records
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 SHIPPED = ROOT / "data" / "weak-none"
 
 

@@ -12,7 +12,7 @@ from spcl.screen.train import read_records
 from tools.datasets.weak_english import sampled_passages, weak_english_records, write_weak_english
 from tools.datasets.weak_prose import TOPIC_KINDS, has_topic_term
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 SHIPPED = ROOT / "data" / "weak-english"
 PLAIN = "Choose Format - Paragraph to change the spacing between the lines of the selected paragraphs."
 CRIME = "The two men were arrested outside the bank and charged with robbery on Friday morning."

@@ -16,7 +16,7 @@ from spcl.evaluate.screen import SOURCE_TABLE_HEADER, evaluate_screen, format_su
 from spcl.report.build import write_report
 from spcl.screen.model import Screen, load_screen
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 MODEL = ROOT / "models" / "screen-default"
 TEXTS = {
     "ko": ["김모(41)씨는 사기 혐의로 구속됐고 지난주 병원에 입원했다.",

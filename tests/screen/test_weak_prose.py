@@ -18,7 +18,7 @@ from tools.datasets.weak_prose import (
     write_weak_prose,
 )
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 SHIPPED = ROOT / "data" / "weak-prose"
 JA_PLAIN = "新しい駅ビルには百貨店と映画館が入る予定だと発表した。"
 JA_CRIME = "山田容疑者は詐欺の疑いで警視庁に逮捕された。"

@@ -14,7 +14,7 @@ from spcl.filter.batch import model_identity
 from spcl.screen import ScreenModelError, load_screen
 from spcl.screen.model import DECISION_FIELDS, MODEL_FILES, model_digest, read_artifact
 
-DEFAULT = Path(__file__).resolve().parents[1] / "models" / "screen-default"
+DEFAULT = Path(__file__).resolve().parents[2] / "models" / "screen-default"
 
 
 def _copy(tmp_path: Path, name: str = "screen-copy") -> Path:
