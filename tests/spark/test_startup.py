@@ -104,7 +104,7 @@ def test_the_daemon_preloads_what_imports_and_skips_what_does_not(capfd: pytest.
 def test_the_daemon_runs_pyspark_s_manager_after_its_preload(tmp_path: Path) -> None:
     """The real daemon: started as Spark starts it, it writes its port (4 bytes) on stdout and nothing else,
     and has imported the preload first; closing its stdin ends it."""
-    env = {**os.environ, PRELOAD_ENV: "tests.support.startup_noisy", "PYTHONPATH": str(Path(__file__).parents[1])}
+    env = {**os.environ, PRELOAD_ENV: "tests.support.startup_noisy", "PYTHONPATH": str(Path(__file__).parents[2])}
     proc = subprocess.Popen([sys.executable, "-m", DAEMON_MODULE], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, env=env)
     assert proc.stdin is not None and proc.stdout is not None and proc.stderr is not None
