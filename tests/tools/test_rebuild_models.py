@@ -10,7 +10,7 @@ import numpy as np
 
 from tools import rebuild_models
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def _folder(path: Path, weights: np.ndarray, text: str) -> Path:
