@@ -39,7 +39,7 @@ from tests.support.vllm_env import engine_env, smollm2_folder, vllm_python
 # that needs them pays for them, so the per-test limit is raised for this module (the module took 11.5 min here
 # on 2 cores shared with a load average of ~8; the adapter's training and the PEFT reference are most of it)
 pytestmark = [pytest.mark.slow, pytest.mark.vllm, pytest.mark.timeout(2400)]
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 KEY_B64 = base64.b64encode(bytes(range(32))).decode()
 MAX_TOKENS = 16
 N_DOCS = 4
