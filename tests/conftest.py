@@ -22,18 +22,29 @@ os.environ.setdefault("OMP_NUM_THREADS", "1")
 hypothesis_settings.register_profile("spcl", deadline=None)
 hypothesis_settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "spcl"))
 
-# The longest test files start first: `make test` hands whole files to two xdist workers in collection order, so
-# a long file collected last (the vLLM engine and server, ≈ 4-5 min) would run alone at the end while the other
-# worker idles. Only the order changes; every test still runs.
+# The longest test files (paths relative to tests/) start first: `make test` hands whole files to two xdist
+# workers in collection order, so a long file collected last (the vLLM engine and server, ≈ 4-5 min) would run
+# alone at the end while the other worker idles. Only the order changes; every test still runs.
 LONG_FILES_FIRST = (
-    "test_vllm_cpu.py", "test_cluster_recipe.py", "test_finetune_train.py", "test_standalone_cluster.py",
+    "e2e/test_vllm_cpu.py", "e2e/test_cluster_recipe.py", "finetune/test_train.py", "e2e/test_standalone_cluster.py",
 )
+TESTS = Path(__file__).resolve().parent
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """Put the tests of :data:`LONG_FILES_FIRST` first (a stable sort: the order inside each file is kept)."""
+    """Mark every test under ``tests/e2e/`` ``e2e`` (``slow`` stays as each test sets it), and put the
+    tests of :data:`LONG_FILES_FIRST` first (a stable sort: the order inside each file is kept)."""
+    e2e = TESTS / "e2e"
+    for item in items:
+        if item.path.is_relative_to(e2e):
+            item.add_marker(pytest.mark.e2e)
     rank = {name: i for i, name in enumerate(LONG_FILES_FIRST)}
-    items.sort(key=lambda item: rank.get(item.path.name, len(rank)))
+    items.sort(key=lambda item: rank.get(_relative(item.path), len(rank)))
+
+
+def _relative(path: Path) -> str:
+    """``path`` relative to ``tests/`` in ``/`` form (the path itself when it lies elsewhere)."""
+    return path.relative_to(TESTS).as_posix() if path.is_relative_to(TESTS) else path.as_posix()
 
 
 @pytest.fixture(scope="session")
