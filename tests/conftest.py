@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import base64
 import os
 from pathlib import Path
 
@@ -10,6 +11,7 @@ from hypothesis import settings as hypothesis_settings
 
 from tests.support.environment import SPARK_TEST_JAVA_OPTS
 from tests.support.paths import ROOT
+from tests.support.vault import VAULT_KEY
 
 # Set here, before any test starts a JVM (see tests.support.environment); an outer SPARK_SUBMIT_OPTS wins.
 os.environ.setdefault("SPARK_SUBMIT_OPTS", SPARK_TEST_JAVA_OPTS)
@@ -51,3 +53,11 @@ def _relative(path: Path) -> str:
 def root() -> Path:
     """The project root."""
     return ROOT
+
+
+@pytest.fixture()
+def vault_key(monkeypatch: pytest.MonkeyPatch) -> bytes:
+    """A known vault key (:data:`tests.support.vault.VAULT_KEY`) in the environment, no key file; the key."""
+    monkeypatch.setenv("SPCL_VAULT_KEY", base64.b64encode(VAULT_KEY).decode())
+    monkeypatch.delenv("SPCL_VAULT_KEY_FILE", raising=False)
+    return VAULT_KEY

@@ -3,7 +3,6 @@ line while the first runs; a lock left by a process that is gone is taken over."
 
 from __future__ import annotations
 
-import base64
 import json
 import socket
 import subprocess
@@ -21,14 +20,7 @@ from spcl.extract.backends import Extraction, Extractor
 from spcl.generalize.job import GeneralizeJobConfig, run_generalize_job
 from spcl.mask_stage import MaskJobConfig, MaskJobError, run_mask_job
 
-KEY = bytes(range(32))
-
-
-@pytest.fixture(autouse=True)
-def vault_key(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Every test runs with a known vault key in the environment."""
-    monkeypatch.setenv("SPCL_VAULT_KEY", base64.b64encode(KEY).decode())
-    monkeypatch.delenv("SPCL_VAULT_KEY_FILE", raising=False)
+pytestmark = pytest.mark.usefixtures("vault_key")
 
 
 class Gate(Extractor):

@@ -25,10 +25,7 @@ TEXTS = ["연락처는 010-2345-6789입니다.", "山田太郎さんのメール
          "Jordan was treated at Leeds General Infirmary. Call 010-2345-6789.", "no personal data here at all"]
 
 
-@pytest.fixture(autouse=True)
-def vault_key(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("SPCL_VAULT_KEY", KEY_B64)
-    monkeypatch.delenv("SPCL_VAULT_KEY_FILE", raising=False)
+pytestmark = pytest.mark.usefixtures("vault_key")
 
 
 class CountingExtractor(Extractor):

@@ -9,7 +9,6 @@ gold names as the model's rows.
 
 from __future__ import annotations
 
-import base64
 from pathlib import Path
 
 import pyarrow as pa
@@ -20,15 +19,10 @@ from spcl.extract.backends import Extraction, Extractor
 from spcl.mask import mask_text
 from spcl.mask_stage import MaskJobConfig, run_mask_job
 
-KEY = bytes(range(32))
 TEXT = "소지섭 나오는 영화에서 소지섭하는듯 연기했다. 노다메 좋아요. 아직도 노다메의여운이 남아요. 표시 기능."
 
 
-@pytest.fixture(autouse=True)
-def vault_key(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Every test runs with a known vault key in the environment."""
-    monkeypatch.setenv("SPCL_VAULT_KEY", base64.b64encode(KEY).decode())
-    monkeypatch.delenv("SPCL_VAULT_KEY_FILE", raising=False)
+pytestmark = pytest.mark.usefixtures("vault_key")
 
 
 class Scripted(Extractor):

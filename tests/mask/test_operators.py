@@ -3,7 +3,6 @@ round trip for every reversible operator; the registry's validation; the mask jo
 
 from __future__ import annotations
 
-import base64
 import datetime
 import json
 import re
@@ -260,12 +259,6 @@ def test_keep_leaves_a_flagging_rule_hit_in_clear_and_releases_the_document() ->
 # ----------------------------------------------------------------------------------------------- the job
 
 
-@pytest.fixture()
-def vault_env(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("SPCL_VAULT_KEY", base64.b64encode(KEY).decode())
-    monkeypatch.delenv("SPCL_VAULT_KEY_FILE", raising=False)
-
-
 def _flagged(folder: Path) -> list[dict]:
     folder.mkdir(parents=True)
     recs = RECORDS[:40]
@@ -283,7 +276,7 @@ def _flagged(folder: Path) -> list[dict]:
 
 
 def test_mask_job_with_operators_unmasks_reversible_rows_and_records_them(
-    tmp_path: Path, vault_env: None
+    tmp_path: Path, vault_key: None
 ) -> None:
     recs = _flagged(tmp_path / "in")
     ops = {
@@ -323,7 +316,7 @@ def test_mask_job_with_operators_unmasks_reversible_rows_and_records_them(
         run_mask_job(MaskJobConfig(input=cfg.input, output=cfg.output, vault=cfg.vault))
 
 
-def test_mask_job_redact_is_refused_by_unmask(tmp_path: Path, vault_env: None) -> None:
+def test_mask_job_redact_is_refused_by_unmask(tmp_path: Path, vault_key: None) -> None:
     recs = _flagged(tmp_path / "in")
     cfg = MaskJobConfig(
         input=str(tmp_path / "in"),
@@ -400,7 +393,7 @@ def test_mask_cli_operator_flag_and_yaml_config(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize("suffix", [".jsonl", ".jsonl.gz", ".jsonl.zst"])
 def test_mask_reads_jsonl_and_compressed_inputs_with_the_filters_reader(
-    tmp_path: Path, vault_env: None, suffix: str
+    tmp_path: Path, vault_key: None, suffix: str
 ) -> None:
     import gzip
 
@@ -478,7 +471,7 @@ def test_a_configuration_error_prints_real_line_breaks(tmp_path: Path) -> None:
 
 
 def test_review_export_of_a_finished_mask_run_says_what_it_is(
-    tmp_path: Path, vault_env: None
+    tmp_path: Path, vault_key: None
 ) -> None:
     _flagged(tmp_path / "in")
     cfg = MaskJobConfig(
@@ -493,7 +486,7 @@ def test_review_export_of_a_finished_mask_run_says_what_it_is(
     assert "spcl mask" in out.stderr
 
 
-def test_output_parts_are_not_named_part_part(tmp_path: Path, vault_env: None) -> None:
+def test_output_parts_are_not_named_part_part(tmp_path: Path, vault_key: None) -> None:
     _flagged(tmp_path / "in")  # the filter's own part-00000.parquet
     cfg = MaskJobConfig(
         input=str(tmp_path / "in"), output=str(tmp_path / "out"), vault=str(tmp_path / "vault")
@@ -557,7 +550,7 @@ def test_address_surrogate_keeps_the_address_words() -> None:
 
 
 def test_predictions_for_evaluation_are_the_same_whatever_the_operator(
-    tmp_path: Path, vault_env: None
+    tmp_path: Path, vault_key: None
 ) -> None:
     from spcl.mask_stage import export_predictions
 

@@ -3,7 +3,6 @@ unmask gives the id back, and resume and retries still work (row keys come from 
 
 from __future__ import annotations
 
-import base64
 import json
 from pathlib import Path
 
@@ -25,13 +24,6 @@ IDS = ["https://example.org/u?mail=kim.ids@mailbox.com", "https://example.org/u?
 TEXTS = ["Write to kim.ids@mailbox.com today.", "No value here, only words.", "전화 010-1111-2222 주세요",
          "call 010-3333-4444", ""]  # the last one fails (no text): its id must not show in failed/ either
 PLANTED = ("kim.ids", "lee.ids", "2468-1357", "9753-8642", "010-2468", "010-9753")
-
-
-@pytest.fixture(autouse=True)
-def vault_key(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Every test runs with a known vault key in the environment."""
-    monkeypatch.setenv("SPCL_VAULT_KEY", base64.b64encode(KEY).decode())
-    monkeypatch.delenv("SPCL_VAULT_KEY_FILE", raising=False)
 
 
 def _rows(folder: Path) -> list[dict]:

@@ -2,12 +2,10 @@
 
 from __future__ import annotations
 
-import base64
 import json
 from pathlib import Path
 
 import pyarrow.parquet as pq
-import pytest
 
 from spcl.cli import main
 from spcl.extract.backends import Extraction
@@ -34,13 +32,6 @@ DOCS = [
     ("address", "I live at 1420 Pine Street, Seattle, WA 98101 with my cat.", "ADDRESS",
      ["1420 Pine Street", "WA 98101"]),
 ]
-
-
-@pytest.fixture(autouse=True)
-def vault_key(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Every test runs with a known vault key in the environment."""
-    monkeypatch.setenv("SPCL_VAULT_KEY", base64.b64encode(KEY).decode())
-    monkeypatch.delenv("SPCL_VAULT_KEY_FILE", raising=False)
 
 
 def read_rows(folder: Path) -> list[dict]:

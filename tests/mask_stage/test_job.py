@@ -36,14 +36,6 @@ ROOT = Path(__file__).resolve().parents[2]
 KEY = bytes(range(32))
 
 
-@pytest.fixture(autouse=True)
-def vault_key(monkeypatch: pytest.MonkeyPatch) -> bytes:
-    """Every test runs with a known vault key in the environment."""
-    monkeypatch.setenv("SPCL_VAULT_KEY", base64.b64encode(KEY).decode())
-    monkeypatch.delenv("SPCL_VAULT_KEY_FILE", raising=False)
-    return KEY
-
-
 @pytest.fixture(scope="module")
 def records() -> list[dict]:
     """Synthetic ko/ja/en documents with gold entities (the issue-4 generator, seed 42)."""

@@ -2,24 +2,13 @@
 
 from __future__ import annotations
 
-import base64
 from pathlib import Path
 
 import pyarrow as pa
 import pyarrow.parquet as pq
-import pytest
 
 from spcl.mask_stage import MaskJobConfig, run_mask_job
 from tests.support.extractors import TimeoutOnce
-
-KEY = bytes(range(32))
-
-
-@pytest.fixture(autouse=True)
-def vault_key(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Every test runs with a known vault key in the environment."""
-    monkeypatch.setenv("SPCL_VAULT_KEY", base64.b64encode(KEY).decode())
-    monkeypatch.delenv("SPCL_VAULT_KEY_FILE", raising=False)
 
 
 def _input(tmp: Path) -> None:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import base64
 import json
 from pathlib import Path
 
@@ -12,15 +11,6 @@ import pytest
 
 from spcl.executor import JobError
 from spcl.mask_stage import MaskJobConfig, MaskJobError, run_mask_job
-
-KEY = bytes(range(32))
-
-
-@pytest.fixture(autouse=True)
-def vault_key(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Every test runs with a known vault key in the environment."""
-    monkeypatch.setenv("SPCL_VAULT_KEY", base64.b64encode(KEY).decode())
-    monkeypatch.delenv("SPCL_VAULT_KEY_FILE", raising=False)
 
 
 def test_rerun_with_other_types_is_refused(tmp_path: Path) -> None:

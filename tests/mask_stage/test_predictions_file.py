@@ -2,25 +2,14 @@
 
 from __future__ import annotations
 
-import base64
 import os
 import stat
 from pathlib import Path
 
 import pyarrow as pa
 import pyarrow.parquet as pq
-import pytest
 
 from spcl.mask_stage import MaskJobConfig, export_predictions, run_mask_job
-
-KEY = bytes(range(32))
-
-
-@pytest.fixture(autouse=True)
-def vault_key(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Every test runs with a known vault key in the environment."""
-    monkeypatch.setenv("SPCL_VAULT_KEY", base64.b64encode(KEY).decode())
-    monkeypatch.delenv("SPCL_VAULT_KEY_FILE", raising=False)
 
 
 def test_predictions_file_is_owner_only(tmp_path: Path) -> None:

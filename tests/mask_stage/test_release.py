@@ -6,7 +6,6 @@ the model behind ``--backend openai`` is a scripted OpenAI-compatible server on 
 
 from __future__ import annotations
 
-import base64
 import json
 import re
 from pathlib import Path
@@ -32,15 +31,6 @@ from spcl.mask_stage.outputs import MaskedRows, RowIdentity
 from spcl.mask_stage.release import Released, check_release
 from spcl.synth.pii import generate_records
 from tests.support.scripted_llm import MODEL_NAME, scripted_server
-
-KEY = bytes(range(32))
-
-
-@pytest.fixture(autouse=True)
-def vault_key(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Every test runs with a known vault key in the environment."""
-    monkeypatch.setenv("SPCL_VAULT_KEY", base64.b64encode(KEY).decode())
-    monkeypatch.delenv("SPCL_VAULT_KEY_FILE", raising=False)
 
 
 @pytest.fixture(scope="module")

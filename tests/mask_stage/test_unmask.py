@@ -34,13 +34,6 @@ TEXTS = ([f"고객 번호 010-1234-{5600 + i} 으로 연락 주세요. mail user
             f"{NFD_HANGUL} 전화 010-2222-3333 입니다", "Cafe\u0301 owner: call 010-4444-5555 today"])
 
 
-@pytest.fixture(autouse=True)
-def vault_key(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Every test runs with a known vault key in the environment."""
-    monkeypatch.setenv("SPCL_VAULT_KEY", base64.b64encode(KEY).decode())
-    monkeypatch.delenv("SPCL_VAULT_KEY_FILE", raising=False)
-
-
 @pytest.fixture(scope="module")
 def masked_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A finished mask run: ``in/``, ``out/`` and ``vault/`` under one folder (do not modify: copy first)."""
