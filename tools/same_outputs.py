@@ -5,7 +5,7 @@
 
 ``run`` runs the checkout at ``--code`` (its ``spcl``, with this interpreter) on the demo sample: ``spcl filter``
 with both engines, ``spcl mask --backend rules`` with both engines, ``spcl generalize --backend rules`` and
-``spcl annotate`` with the test suite's two scripted teachers (``tests/test_annotate_job.py``, real HTTP on
+``spcl annotate`` with the test suite's two scripted teachers (``tests/annotate/test_job.py``, real HTTP on
 loopback) — with ``--spark-all`` generalize and annotate on Spark too. ``--flagged`` takes the mask and generalize
 input from another run's ``filter-python/decision=flagged`` (compare job code across screen models), and the
 vault key is ``OUT/../vault.key`` (made once), so runs in sibling folders share it.

@@ -1,5 +1,5 @@
 """``spcl annotate`` end to end against real OpenAI-compatible HTTP servers on loopback (the project's
-``tests/scripted_llm.py``, one per teacher) serving two *scripted teachers* (and a scripted verifier) that
+``tests/support/scripted_llm.py``, one per teacher) serving two *scripted teachers* (and a scripted verifier) that
 disagree on some texts: outputs, reasons, report, kappa, resume, review export of the rejected texts, the
 Spark engine, and training a screen on the result.
 """

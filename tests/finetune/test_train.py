@@ -255,7 +255,7 @@ def test_real_smollm2_adapter_then_spcl_mask(tmp_path: Path, tmp_path_factory: p
     refused as the adapter's base (a different fingerprint).
 
     Kept to two steps and a few generated tokens, the adapter trained once for this file and the vLLM tests:
-    the suite's time budget. This is also the real-model test of the mask job (tests/test_backends_llm.py has
+    the suite's time budget. This is also the real-model test of the mask job (tests/extract/test_backends_llm.py has
     the tiny models and ``transformers serve``).
     """
     import pyarrow as pa

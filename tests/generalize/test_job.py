@@ -125,7 +125,7 @@ def test_uncovered_hit_sends_the_document_to_failed() -> None:
 
 
 class ScriptedModel:
-    """The *model* behind ``tests/scripted_llm.py``'s real loopback server: a scripted answer per prompt kind.
+    """The *model* behind ``tests/support/scripted_llm.py``'s real loopback server: a scripted answer per prompt kind.
 
     The server passes each request's last message: a candidate request (``Type: …`` with ``[[target]]``), an
     attack (the edited document with ``[[candidate]]``) or, otherwise, an extraction (the document). extract:

@@ -1,7 +1,8 @@
 """Issue 9: the LLM stage never releases what the rules found, and a server hiccup never loses a document.
 
 Flagged input comes from the real filter job (python engine, rules only) over synthetic ko/ja/en documents;
-the model behind ``--backend openai`` is a scripted OpenAI-compatible server on loopback (tests/scripted_llm.py).
+the model behind ``--backend openai`` is a scripted OpenAI-compatible server on loopback
+(tests/support/scripted_llm.py).
 """
 
 from __future__ import annotations

@@ -1,5 +1,6 @@
-"""Run inside the vLLM environment by tests/test_vllm_cpu.py (``python tests/vllm_probe.py ARGS.json``): one real
-vLLM engine (``spcl.extract.backends.vllm_backend.VLLMExtractor``, a LoRA adapter, float32) that
+"""Run inside the vLLM environment by tests/e2e/test_vllm_cpu.py
+(``python tests/support/vllm_probe.py ARGS.json``): one real vLLM engine
+(``spcl.extract.backends.vllm_backend.VLLMExtractor``, a LoRA adapter, float32) that
 
 1. greedy-generates for each given text the extraction prompt with the extractor's own sampling settings and
    ``LoRARequest``, and writes the prompt and generated token ids (for the comparison with transformers + PEFT);
