@@ -156,7 +156,7 @@ def test_mask_backend_vllm_offline_engine_on_a_filter_output(vpy: Path, smol: Pa
 def adapter(smol: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
     """``spcl train-extractor`` on the SmolLM2 folder: rank 8, two steps at a high rate (so the adapter changes
     what the model prints), synthetic chat records (seed 42); the run's one adapter, shared with
-    tests/finetune/test_train.py (:mod:`tests.smol_adapter`)."""
+    tests/finetune/test_train.py (:mod:`tests.support.smol_adapter`)."""
     shared = shared_smol_adapter(tmp_path_factory)
     assert shared.base == smol
     return shared.folder

@@ -249,7 +249,7 @@ def test_full_fine_tuning_writes_a_model_folder_spcl_mask_loads(setup: dict[str,
 
 
 def test_real_smollm2_adapter_then_spcl_mask(tmp_path: Path, tmp_path_factory: pytest.TempPathFactory) -> None:
-    """The real SmolLM2 (the run's one adapter, :mod:`tests.smol_adapter`, also served by the vLLM tests): a
+    """The real SmolLM2 (the run's one adapter, :mod:`tests.support.smol_adapter`, also served by the vLLM tests): a
     checked card for the de-quantized base, then ``spcl mask`` (the transformers backend, the adapter checked
     against the base and merged) through the whole mask job on three documents; the GGUF it came from is
     refused as the adapter's base (a different fingerprint).
