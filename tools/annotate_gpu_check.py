@@ -75,7 +75,7 @@ def main(argv: list[str] | None = None) -> int:
         parser.error("give --model twice (two teachers)")
     n = write_docs(out / "input", args.docs, args.data)
     teachers = [TeacherSpec(f"teacher-{i + 1}", args.backend, m) for i, m in enumerate(models)]
-    cfg = AnnotateConfig(input=str(out / "input"), out=str(out / "annotated"), teachers=teachers, candidates="all",
+    cfg = AnnotateConfig(input=str(out / "input"), output=str(out / "annotated"), teachers=teachers, candidates="all",
                          batch_size=args.batch_size, options={"max_tokens": args.max_tokens, "device": args.device,
                                                               "batch_size": args.batch_size})
     device = "cpu"

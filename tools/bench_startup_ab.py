@@ -24,7 +24,8 @@ from pathlib import Path
 from typing import Any
 
 from spcl.bench.cluster import standalone_cluster
-from spcl.bench.filter import _ClusterMemory, make_bench_corpus
+from spcl.bench.filter import make_bench_corpus
+from spcl.bench.processes import ClusterMemory
 
 CHILD = r'''
 import json, sys, time
@@ -56,7 +57,7 @@ print("RESULT " + json.dumps({"wall": round(time.time() - psutil.Process().creat
 def cold_run(tree: str, inputs: list[str], output: str, master: str, worker_pids: list[int] | None) -> dict[str, Any]:
     """One cold run of ``tree``'s filter on ``master``; the executor's CPU sampled when ``worker_pids`` are given."""
     env = {**os.environ, "PYTHONPATH": tree, "PYTHONDONTWRITEBYTECODE": "1", "PYSPARK_PYTHON": sys.executable}
-    monitor = _ClusterMemory(worker_pids) if worker_pids else None
+    monitor = ClusterMemory(worker_pids) if worker_pids else None
     if monitor:
         monitor.start()
     try:

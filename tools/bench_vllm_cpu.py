@@ -39,7 +39,7 @@ def _worker(backend: str, model: str, texts: list[str], max_tokens: int, batch_s
     else:
         from spcl.extract.backends.transformers_backend import TransformersExtractor
 
-        ex = TransformersExtractor(model, max_new_tokens=max_tokens, batch_size=batch_size, device="cpu")
+        ex = TransformersExtractor(model, max_tokens=max_tokens, batch_size=batch_size, device="cpu")
     load = time.perf_counter() - started
     ex.run(texts[:1])  # warm-up (first-call allocations), not timed
     t0 = time.perf_counter()

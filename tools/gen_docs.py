@@ -160,7 +160,37 @@ def config_page() -> str:
                          f"{_default_text(json.loads(json.dumps(default, default=list)))} | "
                          f"{_limits(field)} | {desc} |")
         lines.append("")
-    return "\n".join(lines).rstrip() + "\n"
+    return "\n".join(lines + job_sections()).rstrip() + "\n"
+
+
+def job_sections() -> list[str]:
+    """One table per file job of ``spcl.job_configs.JOB_CONFIGS``: its settings, which YAML sections it reads."""
+    from pydantic_core import PydanticUndefined
+
+    from spcl.job_configs import JOB_CONFIGS, YAML_SECTIONS
+
+    lines = ["# Job settings", "",
+             "`spcl mask`, `spcl generalize` and `spcl annotate` each build one validated settings object the same "
+             "way: the defaults below, then the YAML sections the job reads, then the flags given on the command "
+             "line. A bad value stops the run with exit 2 and a message that names the setting, never its value.",
+             ""]
+    for job, model in JOB_CONFIGS.items():
+        if job == "filter":
+            continue
+        sections = ", ".join(f"`{name}`" for name in YAML_SECTIONS[job]) or "none (flags only)"
+        doc = " ".join((model.__doc__ or "").split()).replace("``", "`")
+        lines += [f"## `spcl {job}`", "", doc, "", f"YAML sections read: {sections}.", "",
+                  "| setting | type | default | limits | description |", "|---|---|---|---|---|"]
+        for name, field in model.model_fields.items():
+            if field.is_required():
+                default = "required"
+            else:
+                value = field.default_factory() if field.default is PydanticUndefined else field.default
+                default = _default_text(json.loads(json.dumps(value, default=list)))
+            desc = (field.description or "").replace("|", "\\|")
+            lines.append(f"| `{name}` | {_type_name(field.annotation)} | {default} | {_limits(field)} | {desc} |")
+        lines.append("")
+    return lines
 
 
 PAGES = {CLI_PAGE: cli_page, CONFIG_PAGE: config_page}

@@ -5,14 +5,15 @@ from __future__ import annotations
 
 import hashlib
 import json
-from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
+
+from pydantic import Field, field_validator, model_validator
 
 from spcl.annotate.candidates import CANDIDATE_MODES
 from spcl.annotate.prompt import PROMPT_VERSION
 from spcl.annotate.teachers import TeacherSpec, name_teachers
-from spcl.config import InputSettings
+from spcl.config import InputSettings, JobConfig
 from spcl.executor.errors import JobError
 from spcl.executor.state import load_json_markers, read_json_marker, read_jsonl, write_json_atomic
 from spcl.executor.units import list_unit_files, record_file_key
@@ -33,47 +34,70 @@ class AnnotateError(JobError):
     """The job cannot run (bad input, settings that do not match the existing parts); names paths only."""
 
 
-@dataclass(slots=True)
-class AnnotateConfig:
-    """Everything an annotate run needs; ``options`` go to every teacher client's constructor."""
+class AnnotateConfig(JobConfig):
+    """Everything an annotate run needs; ``options`` go to every teacher client's constructor.
 
-    input: str
-    out: str
-    teachers: list[TeacherSpec]
-    verifier: TeacherSpec | None = None
-    min_confidence: float = 0.8
-    candidates: str = "person"
-    positive_share: float | None = None
-    seed: int = 0
-    batch_size: int = 32
-    max_chars: int = 6000
-    options: dict[str, Any] = field(default_factory=dict)
-    run_id: str = ""  # names the run in done-markers (set by run_annotate*; not part of parts_hash)
+    ``output`` is the output folder (``out``, its former spelling, is still accepted with a deprecation
+    warning, and ``cfg.out`` reads it)."""
 
-    def __post_init__(self) -> None:
-        if len(self.teachers) < 2:
+    deprecated_keys: ClassVar[dict[str, str]] = {"out": "output"}
+
+    input: str = Field(description='input: a file or a folder (recursive)')
+    output: str = Field(description='output folder (former spelling: out)')
+    teachers: list[TeacherSpec] = Field(description='two or more teacher models')
+    verifier: TeacherSpec | None = Field(None, description='a model that checks disputed labels')
+    min_confidence: float = Field(0.8, description='labels below this confidence are rejected')
+    candidates: str = Field("person", description='which spans are offered to the teachers')
+    positive_share: float | None = Field(
+        None, description='balance: share of documents with a positive label')
+    seed: int = Field(0, description='seed of the hashed-id balance')
+    batch_size: int = Field(32, description='documents per teacher call')
+    max_chars: int = Field(
+        6000, description='longer texts are not sent to the teachers (dropped as too_long)')
+    options: dict[str, Any] = Field(
+        default_factory=dict, description='options of every teacher client')
+    run_id: str = Field(
+        "", description='names the run in done-markers (not part of the parts hash)')
+
+    @property
+    def out(self) -> str:
+        """The output folder (the former name of :attr:`output`)."""
+        return self.output
+
+    @field_validator("teachers")
+    @classmethod
+    def _two_teachers(cls, value: list[TeacherSpec]) -> list[TeacherSpec]:
+        if len(value) < 2:
             raise ValueError("annotate needs at least two --teacher")
-        if self.candidates not in CANDIDATE_MODES:
+        return value
+
+    @field_validator("candidates")
+    @classmethod
+    def _known_candidates(cls, value: str) -> str:
+        if value not in CANDIDATE_MODES:
             raise ValueError(f"--candidates must be one of {', '.join(CANDIDATE_MODES)}")
-        if not 0.0 <= self.min_confidence <= 1.0:
+        return value
+
+    @field_validator("min_confidence")
+    @classmethod
+    def _confidence(cls, value: float) -> float:
+        if not 0.0 <= value <= 1.0:
             raise ValueError("--min-confidence must lie in [0, 1]")
-        if self.positive_share is not None and not 0.0 < self.positive_share <= 1.0:
+        return value
+
+    @field_validator("positive_share")
+    @classmethod
+    def _share(cls, value: float | None) -> float | None:
+        if value is not None and not 0.0 < value <= 1.0:
             raise ValueError("--positive-share must lie in (0, 1]")
+        return value
+
+    @model_validator(mode="after")
+    def _named_teachers(self) -> AnnotateConfig:
         named = name_teachers([*self.teachers, *([self.verifier] if self.verifier else [])])
         self.teachers = named[:len(self.teachers)]
         self.verifier = named[-1] if self.verifier else None
-
-    def to_json(self) -> str:
-        """The config as JSON (for Spark workers)."""
-        return json.dumps(asdict(self))
-
-    @classmethod
-    def from_json(cls, text: str) -> AnnotateConfig:
-        """The config back from :meth:`to_json`."""
-        data = json.loads(text)
-        data["teachers"] = [TeacherSpec(**t) for t in data["teachers"]]
-        data["verifier"] = TeacherSpec(**data["verifier"]) if data["verifier"] else None
-        return cls(**data)
+        return self
 
     def parts_hash(self) -> str:
         """Hash of what decides the parts (teachers, verifier, prompt, thresholds, candidates) — not balance."""

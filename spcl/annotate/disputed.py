@@ -17,6 +17,7 @@ from typing import Any
 
 import pyarrow as pa
 
+from spcl.io.jsonl import read_jsonl_objects
 from spcl.review.sample import SamplePlan, SampleSpec, draw, stratum_name
 from spcl.screen import CATEGORIES
 
@@ -50,18 +51,14 @@ def rejected_sample(annotated: str | Path, spec: SampleSpec) -> tuple[SamplePlan
         data = json.loads(report.read_text())
         version, config = data.get("prompt_version"), data.get("parts_hash")
     rows: list[dict[str, Any]] = []
-    with open(path, encoding="utf-8") as fh:
-        for line in fh:
-            if not line.strip():
-                continue
-            r = json.loads(line)
-            votes = (r.get("votes") or []) + ([r["verifier"]] if r.get("verifier") else [])
-            hits = [{"type": h.type, "start": h.start, "end": h.end, "validated": h.validated, "detector": h.detector}
-                    for h in find_pii(r["text"])]
-            rows.append({"id": r["id"], "decision": "rejected", "lang": r.get("lang"), "text": r["text"],
-                         "top_category": _top_category(votes), "hits": hits,
-                         "reasons": [r["reason"], *(_vote_text(v) for v in votes)], "scores": None,
-                         "config_hash": config, "model_version": version})
+    for r in read_jsonl_objects(path):
+        votes = (r.get("votes") or []) + ([r["verifier"]] if r.get("verifier") else [])
+        hits = [{"type": h.type, "start": h.start, "end": h.end, "validated": h.validated, "detector": h.detector}
+                for h in find_pii(r["text"])]
+        rows.append({"id": r["id"], "decision": "rejected", "lang": r.get("lang"), "text": r["text"],
+                     "top_category": _top_category(votes), "hits": hits,
+                     "reasons": [r["reason"], *(_vote_text(v) for v in votes)], "scores": None,
+                     "config_hash": config, "model_version": version})
     strata = [stratum_name(spec.dimensions, "rejected", r["lang"], r["top_category"], None, spec.bucket_edges)
               for r in rows]
     plan, chosen = draw([r["id"] for r in rows], strata, spec)

@@ -69,6 +69,7 @@ from spcl.executor import FileStage, Plan, RunInfo, Unit, UnitReport, run_local,
 from spcl.executor.state import write_json_atomic
 from spcl.executor.units import foreign_input
 from spcl.extract.backends.chat import ChatClient, ChatRequest
+from spcl.extract.backends.registry import is_server_backend, takes_option
 from spcl.extract.backends.transient import is_transient
 from spcl.io.readers import read_records
 from spcl.manifest import sha256_file
@@ -112,9 +113,9 @@ class AnnotateRunner:
         self.cfg = cfg
         specs = [*cfg.teachers, *([cfg.verifier] if cfg.verifier else [])]
         opts = dict(cfg.options)
-        n_vllm = sum(s.backend == "vllm" for s in specs)
-        if n_vllm > 1:  # several in-process engines share the GPUs
-            opts.setdefault("gpu_memory_utilization", round(0.85 / n_vllm, 3))
+        n_engines = sum(takes_option(s.backend, "chat", "gpu_memory_utilization") for s in specs)
+        if n_engines > 1:  # several in-process engines share the GPUs
+            opts.setdefault("gpu_memory_utilization", round(0.85 / n_engines, 3))
         self.clients = dict(clients or {})
         for s in specs:
             if s.name not in self.clients:
@@ -164,7 +165,7 @@ class AnnotateRunner:
         names = [t.name for t in self.cfg.teachers]
         for n in names:
             stats["teachers"].setdefault(n, _teacher_stats())
-        if all(t.backend == "openai" for t in self.cfg.teachers):  # servers: ask every teacher at once
+        if all(is_server_backend(t.backend) for t in self.cfg.teachers):  # servers: ask all at once
             with ThreadPoolExecutor(max_workers=len(names), thread_name_prefix="spcl-teacher") as pool:
                 votes = list(pool.map(lambda n: self._ask(n, requests, stats["teachers"]), names))
         else:  # in-process models share the accelerator: one teacher after the other
@@ -343,7 +344,7 @@ class AnnotateStage(FileStage):
         if engine != "spark":
             return
         for spec in [*cfg.teachers, *([cfg.verifier] if cfg.verifier else [])]:
-            if spec.backend == "openai" and plan.todo:
+            if is_server_backend(spec.backend) and plan.todo:
                 client = make_client(spec, {"retries": 0})
                 try:
                     client.check()

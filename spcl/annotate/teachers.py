@@ -17,13 +17,19 @@ Errors and logs name hosts, models and reason codes, never document text.
 
 from __future__ import annotations
 
-import inspect
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from spcl.extract.backends.chat import ChatClient, ChatRequest, OpenAIChat, TransformersChat, VLLMChat
-from spcl.extract.backends.registry import CHAT_BACKENDS, make_chat
+from spcl.extract.backends.chat import ChatClient, ChatRequest
+from spcl.extract.backends.registry import (
+    CHAT_BACKENDS,
+    backend_names,
+    is_server_backend,
+    make_chat,
+    select_options,
+    takes_option,
+)
 
 TEACHER_BACKENDS: tuple[str, ...] = CHAT_BACKENDS
 TEACHER_MAX_TOKENS = 256
@@ -66,10 +72,12 @@ def parse_teacher(spec: str, name: str | None = None) -> TeacherSpec:
         model, endpoint = rest[:at], rest[at + 1:]
     if not model:
         raise ValueError(f"teacher {spec!r}: no model")
-    if backend == "openai" and not endpoint:
-        raise ValueError(f"teacher {spec!r}: the openai backend needs @http://host:port/v1")
-    if backend != "openai" and endpoint:
-        raise ValueError(f"teacher {spec!r}: only the openai backend takes an endpoint")
+    server = is_server_backend(backend)
+    if server and not endpoint:
+        raise ValueError(f"teacher {spec!r}: the {backend} backend needs @http://host:port/v1")
+    if not server and endpoint:
+        servers = " and ".join(backend_names("chat", server=True))
+        raise ValueError(f"teacher {spec!r}: only the {servers} backend takes an endpoint")
     default = Path(model.rstrip("/")).name.removesuffix(".gguf") or model
     return TeacherSpec(name or default, backend, model, endpoint)
 
@@ -103,9 +111,8 @@ def make_client(spec: TeacherSpec, options: dict[str, Any] | None = None) -> Cha
 
 
 def _accepted(backend: str, options: dict[str, Any]) -> dict[str, Any]:
-    """The options the client class of ``backend`` takes (in-process teachers get the teacher input limit)."""
-    cls = {"openai": OpenAIChat, "transformers": TransformersChat, "vllm": VLLMChat}[backend]
-    if backend == "transformers":
+    """The options the chat client of ``backend`` takes (the registry says which; a client with an input
+    limit gets the teacher's); never ``loaded`` (weights another client holds)."""
+    if takes_option(backend, "chat", "max_input_tokens"):
         options.setdefault("max_input_tokens", TEACHER_MAX_INPUT_TOKENS)
-    accepted = set(inspect.signature(cls.__init__).parameters) - {"self", "loaded"}
-    return {k: v for k, v in options.items() if k in accepted}
+    return {k: v for k, v in select_options(backend, "chat", options).items() if k != "loaded"}

@@ -19,7 +19,7 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from spcl.bench.filter import _WorkerMemory
+from spcl.bench.processes import WorkerMemory
 
 
 def write_parquet_corpus(folder: Path, docs: int, seed: int, files: int = 8) -> list[str]:
@@ -42,7 +42,7 @@ def write_parquet_corpus(folder: Path, docs: int, seed: int, files: int = 8) -> 
 
 def _timed(run: Any) -> tuple[float, float]:
     """Wall seconds and CPU seconds (Python workers + JVM) of ``run()``."""
-    monitor = _WorkerMemory()
+    monitor = WorkerMemory()
     monitor.start()
     time.sleep(0.3)  # the first sample sets every process's CPU time to count from
     started = time.perf_counter()

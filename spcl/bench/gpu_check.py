@@ -22,6 +22,8 @@ import sys
 import time
 from pathlib import Path
 
+from spcl.extract.backends.registry import FALLBACK_BACKENDS, backend_names, backends_taking
+
 
 def write_docs(folder: Path, n_docs: int, seed: int = 42, n_files: int = 4) -> int:
     """Write ``n_docs`` synthetic documents (all splits, cycled with new ids) as flagged Parquet files."""
@@ -51,8 +53,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--layers", type=int, default=16, help="random model depth")
     parser.add_argument("--max-tokens", type=int, default=128)
     parser.add_argument("--batch-size", type=int, default=512)
-    parser.add_argument("--backend", choices=("vllm", "transformers"), default="vllm")
-    parser.add_argument("--fallback", choices=("rules",), default=None)
+    in_process = backend_names("extractor", needs_model=True, server=False)
+    gpu_engine = backends_taking("extractor", "tensor_parallel_size")[0]
+    parser.add_argument("--backend", choices=in_process, default=gpu_engine)
+    parser.add_argument("--fallback", choices=FALLBACK_BACKENDS, default=None)
     args = parser.parse_args(argv)
 
     from spcl.bench.tiny_model import write_tiny_model
@@ -68,8 +72,7 @@ def main(argv: list[str] | None = None) -> int:
         model = str(write_tiny_model(out / "model", seed=0, hidden_size=args.hidden, layers=args.layers,
                                      heads=max(1, args.hidden // 64)))
         print(f"random-init model written in {time.perf_counter() - t0:.1f}s", file=sys.stderr)
-    options: dict[str, object] = {"batch_size": args.batch_size}
-    options["max_tokens" if args.backend == "vllm" else "max_new_tokens"] = args.max_tokens
+    options: dict[str, object] = {"batch_size": args.batch_size, "max_tokens": args.max_tokens}
     cfg = MaskJobConfig(input=str(out / "in"), output=str(out / "masked"), vault=str(out / "vault"),
                         backend=args.backend, model=model, fallback=args.fallback, batch_size=args.batch_size,
                         options=options)

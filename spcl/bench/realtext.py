@@ -16,13 +16,13 @@ model costs depend on the text's shape, not on whether a sentence was seen befor
 from __future__ import annotations
 
 import gzip
-import json
 import random
 import re
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from spcl.io.jsonl import read_jsonl_objects
 from spcl.resources import SOURCE_ROOT
 
 WEAK_NONE = SOURCE_ROOT / "data" / "weak-none" / "libreoffice-help.jsonl"
@@ -36,11 +36,9 @@ _ROFF_ESCAPE = re.compile(r"\\f[BIRP]|\\\(..|\\[-&e|^]|\\s[+-]?\d")
 def _jsonl_passages(path: Path) -> Iterator[tuple[str, str]]:
     if not path.is_file():
         return
-    with open(path, encoding="utf-8") as fh:
-        for line in fh:
-            rec = json.loads(line)
-            if rec.get("lang") in LANGS and isinstance(rec.get("text"), str) and rec["text"].strip():
-                yield rec["lang"], rec["text"].strip()
+    for rec in read_jsonl_objects(path):
+        if rec.get("lang") in LANGS and isinstance(rec.get("text"), str) and rec["text"].strip():
+            yield rec["lang"], rec["text"].strip()
 
 
 def _manpage_passages(root: Path, limit: int = 4000) -> Iterator[tuple[str, str]]:

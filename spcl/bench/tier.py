@@ -7,11 +7,12 @@ head, plus MB/s; they are printed, never asserted. Nothing is cached: every docu
 
 from __future__ import annotations
 
-import json
 import resource
 import time
 from pathlib import Path
 from typing import Any
+
+from spcl.io.jsonl import read_jsonl_objects
 
 
 def bench_tier(model: str, data: list[str], docs: int, chars: int, backend: str | None = None,
@@ -22,8 +23,7 @@ def bench_tier(model: str, data: list[str], docs: int, chars: int, backend: str 
 
     recs: list[dict[str, Any]] = []
     for path in data:
-        with open(path, encoding="utf-8") as f:
-            recs.extend(json.loads(line) for line in f if line.strip())
+        recs.extend(read_jsonl_objects(path))
     by_lang: dict[str, list[str]] = {}
     for r in recs:
         by_lang.setdefault(str(r["lang"]), []).append(r["text"])

@@ -59,15 +59,16 @@ def config_from_args(args: argparse.Namespace) -> Any:
     """An ``AnnotateConfig`` from parsed arguments (``ValueError`` on a bad teacher spec or threshold)."""
     from spcl.annotate.job import AnnotateConfig
     from spcl.annotate.teachers import parse_teacher
+    from spcl.config import job_config
 
     options = {"max_tokens": args.max_tokens, "concurrency": args.concurrency, "timeout_s": args.timeout,
                "retries": args.retries, "device": args.device, "batch_size": args.batch_size,
                "tensor_parallel_size": args.tensor_parallel_size}
-    return AnnotateConfig(
-        input=args.input, out=args.out, teachers=[parse_teacher(t) for t in args.teacher],
+    return job_config(AnnotateConfig, cli=dict(
+        input=args.input, output=args.out, teachers=[parse_teacher(t) for t in args.teacher],
         verifier=parse_teacher(args.verifier) if args.verifier else None, min_confidence=args.min_confidence,
         candidates=args.candidates, positive_share=args.positive_share, seed=args.seed,
-        batch_size=args.batch_size, max_chars=args.max_chars, options=options)
+        batch_size=args.batch_size, max_chars=args.max_chars, options=options))
 
 
 def run_from_args(args: argparse.Namespace) -> int:

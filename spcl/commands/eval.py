@@ -16,6 +16,7 @@ import sys
 from collections.abc import Callable, Iterable
 from pathlib import Path
 
+from spcl.extract.backends import ATTACK_BACKENDS, RULES_BACKEND
 from spcl.messages import shown
 
 
@@ -100,7 +101,7 @@ def register_names(sub: argparse._SubParsersAction) -> None:
         "(data/names-eval, built by tools.datasets.names_set); see spcl.evaluate.names.",
     )
     p.add_argument("--set", default="data/names-eval/names-eval.jsonl", metavar="SET.jsonl")
-    p.add_argument("--predictor", choices=("rules", "finder"), default="rules",
+    p.add_argument("--predictor", choices=(RULES_BACKEND, "finder"), default=RULES_BACKEND,
                    help="rules: what the rules extractor's PERSON rows mask; finder: find_person_names spans")
     p.add_argument("--split", choices=("dev", "test", "train", "heldout", "all"), default="all",
                    help="dev/test: data/names-eval's halves; train/heldout: names-gold-v1's (by id hash)")
@@ -259,7 +260,7 @@ def register_reidentify(sub: argparse._SubParsersAction) -> None:
                        "counts only. The vault key comes from SPCL_VAULT_KEY(_FILE).")
     p.add_argument("--generalized", required=True, help="an spcl generalize output folder")
     p.add_argument("--vault", required=True, help="the vault it wrote")
-    p.add_argument("--backend", choices=("openai", "transformers"), default="openai")
+    p.add_argument("--backend", choices=ATTACK_BACKENDS, default=ATTACK_BACKENDS[0])  # the server first
     p.add_argument("--model", required=True, help="the served model name, or a local model folder")
     p.add_argument("--endpoint", default=None, help="openai: the base URL ending in /v1")
     p.add_argument("--guesses", type=int, default=5, help="guesses per span (default 5, as the attack)")

@@ -19,9 +19,10 @@ import json
 import sys
 from typing import Any
 
+from spcl.extract.backends import DEFAULT_BACKEND, GENERALIZE_BACKENDS, RULES_BACKEND
 from spcl.messages import shown
 
-BACKENDS = ("rules", "openai", "transformers")
+BACKENDS = GENERALIZE_BACKENDS
 
 
 def add_generalize_arguments(parser: argparse.ArgumentParser, *, job: bool = True) -> None:
@@ -35,7 +36,7 @@ def add_generalize_arguments(parser: argparse.ArgumentParser, *, job: bool = Tru
         parser.add_argument("--master", default=None, help="Spark master (engine spark; default local[*])")
         # jobs/generalize.py passes it: under spark-submit the submitted master is kept unless --master is given
         parser.add_argument("--submitted", action="store_true", help=argparse.SUPPRESS)
-    parser.add_argument("--backend", choices=BACKENDS, default="rules",
+    parser.add_argument("--backend", choices=BACKENDS, default=DEFAULT_BACKEND,
                         help="rules (CPU, ladders and labels, no attack), openai (any OpenAI-compatible server, "
                              "e.g. vllm serve) or transformers (a local model)")
     parser.add_argument("--model", default=None, help="served model name, or a model folder / .gguf file")
@@ -52,36 +53,32 @@ def add_generalize_arguments(parser: argparse.ArgumentParser, *, job: bool = Tru
                         help="openai: retries of a transiently failed request (default 3)")
     parser.add_argument("--device", default="auto", help="transformers: cpu, cuda, auto (default)")
     parser.add_argument("--types", default=None, help="comma-separated extractor types (default: all nine)")
-    parser.add_argument("--extract-backend", choices=("same", "rules"), default="same",
+    parser.add_argument("--extract-backend", choices=("same", RULES_BACKEND), default="same",
                         help="who finds the spans: the same model (default) or the rules extractor (cheaper)")
 
 
 def config_from_args(args: argparse.Namespace, *, input: str = "", output: str = "", vault: str = "") -> Any:
     """A ``GeneralizeJobConfig`` from parsed arguments and the config file's ``generalize:`` section."""
-    from spcl.config import load_settings
+    from spcl.config import GeneralizeSection, job_config, load_settings
     from spcl.entity_types import DEFAULT_TYPES
+    from spcl.extract.backends import select_options
     from spcl.generalize.job import GeneralizeJobConfig
 
-    section = load_settings(args.conf).generalize.model_dump()
-    for name in ("candidates", "guesses", "seed", "max_tokens"):
-        if getattr(args, name) is not None:
-            section[name] = getattr(args, name)
-    max_tokens = section["max_tokens"]
-    if args.backend == "openai":
-        options = {"concurrency": args.concurrency, "timeout_s": args.timeout, "retries": args.retries}
-        extract_options = {"max_tokens": max_tokens, "concurrency": args.concurrency, "timeout_s": args.timeout,
-                           "retries": args.retries}
-    elif args.backend == "transformers":
-        options = {"batch_size": args.batch_size}
-        extract_options = {"max_new_tokens": max_tokens, "batch_size": args.batch_size, "device": args.device}
-    else:
-        options, extract_options = {}, {}
+    section = job_config(GeneralizeSection, yaml_section=load_settings(args.conf).generalize,  # defaults←YAML←CLI
+                         cli={k: getattr(args, k) for k in ("candidates", "guesses", "seed", "max_tokens")}
+                         ).model_dump()
+    # the chat client gets the server and batch flags it takes; the extractor also the token cap and device
+    chat_values = {"concurrency": args.concurrency, "timeout_s": args.timeout, "retries": args.retries,
+                   "batch_size": args.batch_size}
+    options = select_options(args.backend, "chat", chat_values)
+    extract_options = select_options(args.backend, "extractor",
+                                     {"max_tokens": section["max_tokens"], **chat_values, "device": args.device})
     types = tuple(t.strip().upper() for t in args.types.split(",") if t.strip()) if args.types else DEFAULT_TYPES
-    return GeneralizeJobConfig(
+    return job_config(GeneralizeJobConfig, cli=dict(
         input=getattr(args, "input", None) or input, output=getattr(args, "output", None) or output,
         vault=getattr(args, "vault", None) or vault, backend=args.backend, model=args.model, endpoint=args.endpoint,
         batch_size=args.batch_size, types=types, options=options, extract_options=extract_options, settings=section,
-        extract_backend=None if args.extract_backend == "same" else args.extract_backend)
+        extract_backend=None if args.extract_backend == "same" else args.extract_backend))
 
 
 def run_from_args(args: argparse.Namespace) -> int:

@@ -32,7 +32,7 @@ log = logging.getLogger("spcl.mask")
 def add_mask_arguments(parser: argparse.ArgumentParser) -> None:
     """The arguments shared by ``spcl mask`` and ``jobs/mask.py``."""
     from spcl.entity_types import DEFAULT_TYPES
-    from spcl.extract.backends import BACKENDS
+    from spcl.extract.backends import BACKENDS, DEFAULT_BACKEND, FALLBACK_BACKENDS
     from spcl.operator_types import OPERATORS
 
     per_span = [name for name, op in OPERATORS.items() if op.per_span]
@@ -42,10 +42,11 @@ def add_mask_arguments(parser: argparse.ArgumentParser) -> None:
                              "Parquet): a file or a folder (recursive)")
     parser.add_argument("--output", "-o", required=True, help="output folder: masked/, failed/, metrics.json")
     parser.add_argument("--vault", required=True, help="vault folder for the encrypted token mappings")
-    parser.add_argument("--backend", choices=BACKENDS, default="rules", help="extractor backend (default rules)")
+    parser.add_argument("--backend", choices=BACKENDS, default=DEFAULT_BACKEND,
+                        help=f"extractor backend (default {DEFAULT_BACKEND})")
     parser.add_argument("--model", default=None, help="model folder / .gguf file, or the served model name")
     parser.add_argument("--endpoint", default=None, help="OpenAI-compatible base URL, e.g. http://host:8000/v1")
-    parser.add_argument("--fallback", choices=("rules",), default=None,
+    parser.add_argument("--fallback", choices=FALLBACK_BACKENDS, default=None,
                         help="retry documents the model failed on with the rules backend (marked fallback)")
     parser.add_argument("--batch-size", type=int, default=64, help="documents per extractor call (default 64)")
     parser.add_argument("--max-tokens", type=int, default=512, help="generated tokens per document (default 512)")
@@ -101,21 +102,18 @@ def add_mask_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def backend_options(args: argparse.Namespace) -> dict[str, Any]:
-    """The backend constructor options the arguments ask for (``--adapter`` with transformers or vllm)."""
+    """The backend constructor options the arguments ask for: of every option flag, those the extractor of
+    ``--backend`` takes (the registry says which); ``--adapter`` only with a backend that takes one."""
+    from spcl.extract.backends import backends_taking, select_options, takes_option
+
     adapter = getattr(args, "adapter", None)
-    if adapter and args.backend not in ("transformers", "vllm"):
-        raise ValueError("--adapter is supported by the transformers and vllm backends only")
-    if args.backend == "openai":
-        return {"max_tokens": args.max_tokens, "concurrency": args.concurrency, "timeout_s": args.timeout,
-                "retries": args.retries}
-    if args.backend == "transformers":
-        opts = {"max_new_tokens": args.max_tokens, "batch_size": args.batch_size, "device": args.device}
-        return {**opts, "adapter": adapter} if adapter else opts
-    if args.backend == "vllm":
-        opts = {"max_tokens": args.max_tokens, "batch_size": args.batch_size,
-                "tensor_parallel_size": args.tensor_parallel_size}
-        return {**opts, "adapter": adapter} if adapter else opts
-    return {}
+    if adapter and not takes_option(args.backend, "extractor", "adapter"):
+        raise ValueError(f"--adapter is supported by the {' and '.join(backends_taking('extractor', 'adapter'))} "
+                         "backends only")
+    values = {"max_tokens": args.max_tokens, "concurrency": args.concurrency, "timeout_s": args.timeout,
+              "retries": args.retries, "batch_size": args.batch_size, "device": args.device,
+              "tensor_parallel_size": args.tensor_parallel_size}
+    return select_options(args.backend, "extractor", {**values, "adapter": adapter} if adapter else values)
 
 
 def operators_from_args(args: argparse.Namespace) -> dict[str, str]:
@@ -150,7 +148,8 @@ def tier_from_args(args: argparse.Namespace) -> tuple[str | None, str | None, st
 
 
 def config_from_args(args: argparse.Namespace) -> Any:
-    """A ``MaskJobConfig`` from parsed arguments."""
+    """A ``MaskJobConfig`` from parsed arguments (defaults ← the config's ``mask:``/``tier:`` sections ← flags)."""
+    from spcl.config import job_config
     from spcl.entity_types import DEFAULT_TYPES
     from spcl.mask_stage import MaskJobConfig
 
@@ -162,13 +161,14 @@ def config_from_args(args: argparse.Namespace) -> Any:
         extra_allow, extra_deny = load_name_lists(args.names_config)
         allow, deny = allow + list(extra_allow), deny + list(extra_deny)
     tier, tier_backend, tier_dir = tier_from_args(args)
-    return MaskJobConfig(operators=operators_from_args(args), tier=tier, tier_backend=tier_backend,
+    return job_config(MaskJobConfig, cli=dict(
+                         operators=operators_from_args(args), tier=tier, tier_backend=tier_backend,
                          tier_encoder_dir=tier_dir,
                          input=args.input, output=args.output, vault=args.vault, backend=args.backend,
                          model=args.model, endpoint=args.endpoint, fallback=args.fallback,
                          batch_size=args.batch_size, types=types, options=backend_options(args),
                          chunk_chars=args.chunk_chars, names=args.names, retry_failed=args.retry_failed,
-                         allow_names=tuple(allow), deny_names=tuple(deny))
+                         allow_names=tuple(allow), deny_names=tuple(deny)))
 
 
 def run_from_args(args: argparse.Namespace) -> int:

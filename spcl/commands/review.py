@@ -235,7 +235,7 @@ def _add_export(rsub: argparse._SubParsersAction) -> None:
     p.add_argument("--clean-share", type=float, default=0.25, help="share of n drawn from clean (default 0.25)")
     p.add_argument("--min-per-stratum", type=int, default=5, help="floor per stratum before proportional split")
     p.add_argument("--per-stratum", type=_positive_int, default=None, help="fixed size per stratum (ignores --n)")
-    p.add_argument("--bucket-edges", default="0.5,0.8,0.95", help="lgbm score bucket edges")
+    p.add_argument("--bucket-edges", default="0.5,0.8,0.95", help="score bucket edges of the first screen head")
     p.add_argument("--format", default="csv,jsonl,labelstudio,html", help="any of csv,jsonl,labelstudio,html")
     p.add_argument("--redact", action="store_true", help="export text with rule hits replaced by [TYPE]")
     p.add_argument("--reviewers", default="", help="names: write reviewer-NAME.csv for each (e.g. a,b)")

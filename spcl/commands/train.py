@@ -10,6 +10,14 @@ import time
 from pathlib import Path
 
 from spcl.progress import Progress
+from spcl.screen.train_options import (
+    OOF_HELP,
+    THREADS_HELP,
+    TRAIN_HELP,
+    add_kind_arguments,
+    kind_command_parts,
+    kind_settings,
+)
 
 log = logging.getLogger(__name__)
 
@@ -51,11 +59,7 @@ def add_train_arguments(parser: argparse.ArgumentParser) -> None:
                         help="per-language threshold languages whose pair is the one reaching their recall target "
                              "out-of-fold with the fewest real NONE documents flagged (default: the union's "
                              "common recall level)")
-    parser.add_argument("--lang-svc-only", default="", metavar="en",
-                        help="languages flagged by the LinearSVC alone (their LightGBM never flags)")
-    parser.add_argument("--svc-nb-alpha", type=float, default=0.0, metavar="ALPHA",
-                        help="NB-SVM: train the LinearSVC on columns scaled by their log-count ratio with this "
-                             "smoothing (default 0: plain TF-IDF; the default model uses 1)")
+    add_kind_arguments(parser)
     parser.add_argument("--threshold-split", default="cv", choices=("cv", "source"),
                         help="out-of-fold scores that choose the thresholds: cv (grouped stratified folds, "
                              "default) or source (whole kinds of text held out per fold: thresholds chosen "
@@ -64,9 +68,8 @@ def add_train_arguments(parser: argparse.ArgumentParser) -> None:
                         help="add the person-cue columns: a topic word and a first-person, named or family cue in "
                              "one sentence (spcl.screen.person_cue)")
     parser.add_argument("--oof-out", default=None, metavar="FILE.jsonl",
-                        help="also write the out-of-fold scores of the real training records (id, lang, source, "
-                             "label, fold, lgbm, svc; no text) that chose the thresholds")
-    parser.add_argument("--threads", type=int, default=1, help="LightGBM training threads (default 1)")
+                        help=OOF_HELP)
+    parser.add_argument("--threads", type=int, default=1, help=THREADS_HELP)
     parser.add_argument("--mecab-dic", default="unidic-lite", metavar="DIC",
                         help="Japanese word tokens (FeatureSettings.mecab_dic): unidic-lite (default), ipadic, "
                              "none (SentencePiece) or chars (character uni/bigrams, no MeCab)")
@@ -74,7 +77,7 @@ def add_train_arguments(parser: argparse.ArgumentParser) -> None:
 
 def register(sub: argparse._SubParsersAction) -> None:
     """Add ``spcl train``."""
-    parser = sub.add_parser("train", help="train the screen model (TF-IDF → LightGBM ∪ LinearSVC)")
+    parser = sub.add_parser("train", help=TRAIN_HELP)
     add_train_arguments(parser)
     parser.set_defaults(func=run_train)
 
@@ -133,8 +136,7 @@ def run_train(args: argparse.Namespace) -> int:
         lang_target_recall=lang_targets,
         lang_none_budget=none_budgets,
         fewest_none_langs=_names(args.fewest_none_langs),
-        lang_svc_only=_names(args.lang_svc_only),
-        svc_nb_alpha=args.svc_nb_alpha,
+        **kind_settings(args),
         threshold_split=getattr(args, "threshold_split", "cv"),
         features=features,
     )
@@ -197,8 +199,9 @@ def _write_oof(path: Path, real: list, oof: dict) -> None:
     with open(path, "w", encoding="utf-8") as fh:
         for i, r in enumerate(real):
             fh.write(json.dumps({"id": r.id, "lang": r.lang, "source": r.source, "label": r.label,
-                                 "fold": int(oof["fold"][i]), "lgbm": float(oof["lgbm"][i]),
-                                 "svc": float(oof["svc"][i])}, ensure_ascii=False) + "\n")
+                                 "fold": int(oof["fold"][i]),
+                                 **{head: float(v[i]) for head, v in oof.items() if head != "fold"}},
+                                ensure_ascii=False) + "\n")
 
 
 def _names(text: str) -> tuple[str, ...]:
@@ -258,10 +261,7 @@ def _rebuild_command(args: argparse.Namespace) -> str:
         parts += ["--lang-none-budget", args.lang_none_budget]
     if getattr(args, "fewest_none_langs", ""):
         parts += ["--fewest-none-langs", args.fewest_none_langs]
-    if getattr(args, "lang_svc_only", ""):
-        parts += ["--lang-svc-only", args.lang_svc_only]
-    if getattr(args, "svc_nb_alpha", 0.0):
-        parts += ["--svc-nb-alpha", str(args.svc_nb_alpha)]
+    parts += kind_command_parts(args)
     if getattr(args, "mecab_dic", "unidic-lite") != "unidic-lite":
         parts += ["--mecab-dic", args.mecab_dic]
     if getattr(args, "threshold_split", "cv") != "cv":

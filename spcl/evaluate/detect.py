@@ -16,7 +16,6 @@ The report never holds text or values: only ids, types, languages, tags and coun
 
 from __future__ import annotations
 
-import json
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
@@ -25,6 +24,7 @@ from typing import Any
 
 from spcl.config import PII_TYPES, DetectSettings
 from spcl.detect import build_detectors
+from spcl.io.jsonl import iter_jsonl
 from spcl.text import normalize
 
 KINDS = ("gold", "negative", "prose")
@@ -60,15 +60,10 @@ class GoldRecord:
 
 def read_gold(path: str | Path) -> Iterator[GoldRecord]:
     """The records of a gold JSONL file, checked: known kind, spans inside the NFC text, known types."""
-    with open(path, encoding="utf-8") as fh:
-        for lineno, line in enumerate(fh, 1):
-            if not line.strip():
-                continue
-            try:
-                obj = json.loads(line)
-            except json.JSONDecodeError as err:
-                raise DetectEvalError(f"{path}:{lineno}: not JSON ({err.msg})") from None
-            yield parse_record(obj, f"{path}:{lineno}")
+    for item in iter_jsonl(path):
+        if item.error is not None:
+            raise DetectEvalError(f"{path}:{item.line_no}: not JSON ({item.error})")
+        yield parse_record(item.value, f"{path}:{item.line_no}")
 
 
 def parse_record(obj: Any, where: str = "record") -> GoldRecord:

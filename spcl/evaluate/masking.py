@@ -45,7 +45,6 @@ gold, gold values that do not occur in their source. Messages name files, lines,
 
 from __future__ import annotations
 
-import json
 from collections import Counter
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
@@ -53,6 +52,7 @@ from pathlib import Path
 from typing import Any
 
 from spcl.extract.contract import ParseResult, check_candidates, parse_extraction
+from spcl.io.jsonl import iter_jsonl
 from spcl.mask import mask_text, reassemble_text
 from spcl.mask.variants import DEFAULT_TYPES, normalize_type, normalize_value, occurrences_by_pair
 from spcl.text import normalize
@@ -74,17 +74,13 @@ class GoldDoc:
 
 
 def _read_jsonl(path: str | Path, what: str) -> Iterator[tuple[int, dict[str, Any]]]:
-    with open(path, encoding="utf-8") as fh:
-        for lineno, line in enumerate(fh, 1):
-            if not line.strip():
-                continue
-            try:
-                rec = json.loads(line)
-            except ValueError:
-                raise EvalError(f"{what} {Path(path).name}:{lineno}: not valid JSON") from None
-            if not isinstance(rec, dict) or not isinstance(rec.get("id"), str):
-                raise EvalError(f"{what} {Path(path).name}:{lineno}: record without a string id")
-            yield lineno, rec
+    for item in iter_jsonl(path):
+        lineno, rec = item.line_no, item.value
+        if item.error is not None:
+            raise EvalError(f"{what} {Path(path).name}:{lineno}: not valid JSON ({item.error})")
+        if not isinstance(rec, dict) or not isinstance(rec.get("id"), str):
+            raise EvalError(f"{what} {Path(path).name}:{lineno}: record without a string id")
+        yield lineno, rec
 
 
 def gold_doc(rec: dict[str, Any]) -> GoldDoc:

@@ -22,14 +22,15 @@ Metrics per language and per source (numbers only, never text):
 
 from __future__ import annotations
 
-import json
 import time
 from collections import defaultdict
 from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
+from spcl.extract.backends.registry import RULES_BACKEND
 from spcl.extract.names.tally import MentionTally, Spans
+from spcl.io.jsonl import read_jsonl_objects
 
 
 def value_spans(text: str, values: Iterable[str]) -> Spans:
@@ -61,15 +62,15 @@ def finder_predictor(text: str, lang: str | None) -> Spans:
     return find_person_names(text, lang)
 
 
-PREDICTORS: dict[str, Callable[[str, str | None], Spans]] = {"rules": rules_predictor, "finder": finder_predictor}
+PREDICTORS: dict[str, Callable[[str, str | None], Spans]] = {
+    RULES_BACKEND: rules_predictor, "finder": finder_predictor}
 
 
 def read_names_set(path: str | Path, split: str | None = None, langs: Iterable[str] | None = None) -> list[dict]:
     """Records of a names-eval JSONL, optionally only one split (``dev``/``test``) and some languages."""
     keep = set(langs) if langs else None
     records = []
-    for line in Path(path).read_text(encoding="utf-8").splitlines():
-        record = json.loads(line)
+    for record in read_jsonl_objects(path):
         if "split" not in record:
             from spcl.extract.names.tagger import split_of
 
@@ -80,7 +81,7 @@ def read_names_set(path: str | Path, split: str | None = None, langs: Iterable[s
     return records
 
 
-def evaluate_names(records: list[dict], predictor: str = "rules") -> dict[str, Any]:
+def evaluate_names(records: list[dict], predictor: str = RULES_BACKEND) -> dict[str, Any]:
     """Metrics by language (``by_lang``) and by language × source (``by_source``) for one predictor.
 
     The first record's prediction is made once before timing, so model loading is not counted in docs/s.

@@ -15,7 +15,6 @@ Input: JSONL, one record a line, ``{"id", "text", "lang"?, "label"?, "source"?, 
 
 from __future__ import annotations
 
-import json
 import math
 from collections import defaultdict
 from collections.abc import Iterable, Iterator
@@ -24,6 +23,7 @@ from typing import Any
 
 import numpy as np
 
+from spcl.io.jsonl import iter_jsonl
 from spcl.labels import LABELS
 from spcl.screen.crossval import flag_metrics
 from spcl.screen.model import Screen
@@ -50,35 +50,35 @@ class ScreenEvalError(ValueError):
 
 def read_eval_records(path: str | Path) -> Iterator[dict[str, str]]:
     """Rows ``{"text", "lang", "label", "group"}`` of one JSONL file (``label`` is "" when absent)."""
-    with open(path, encoding="utf-8") as fh:
-        for lineno, line in enumerate(fh, 1):
-            if not line.strip():
-                continue
-            where = f"{path}:{lineno}"
-            try:
-                row = json.loads(line)
-            except json.JSONDecodeError:
-                raise ScreenEvalError(f"{where}: not valid JSON") from None
-            if not isinstance(row, dict) or not isinstance(row.get("text"), str):
-                raise ScreenEvalError(f"{where}: field 'text' missing or not a string")
-            label = row.get("label") or ""
-            if label and label not in LABELS:
-                raise ScreenEvalError(f"{where}: label {label!r} not in {list(LABELS)}")
-            lang = row["lang"] if row.get("lang") in LANGS else guess_lang(row["text"])
-            origin_prefix = str(row.get("origin") or "").split(":", 1)[0]
-            group = str(row.get("source") or origin_prefix or "-")
-            yield {"text": row["text"], "lang": lang, "label": label, "group": group}
+    for item in iter_jsonl(path):
+        where = f"{path}:{item.line_no}"
+        if item.error is not None:
+            raise ScreenEvalError(f"{where}: not valid JSON ({item.error})")
+        row = item.value
+        if not isinstance(row, dict) or not isinstance(row.get("text"), str):
+            raise ScreenEvalError(f"{where}: field 'text' missing or not a string")
+        label = row.get("label") or ""
+        if label and label not in LABELS:
+            raise ScreenEvalError(f"{where}: label {label!r} not in {list(LABELS)}")
+        lang = row["lang"] if row.get("lang") in LANGS else guess_lang(row["text"])
+        origin_prefix = str(row.get("origin") or "").split(":", 1)[0]
+        group = str(row.get("source") or origin_prefix or "-")
+        yield {"text": row["text"], "lang": lang, "label": label, "group": group}
 
 
 def evaluate_screen(screen: Screen, rows: Iterable[dict[str, str]]) -> dict[str, Any]:
     """Score every row (see the module docstring); returns the JSON report."""
     rows = list(rows)
-    lg_flag, svc_flag, flag = (np.zeros(len(rows), bool) for _ in range(3))
+    heads = list(screen.outputs.flags)
+    flag = np.zeros(len(rows), bool)
+    head_flags = {h: np.zeros(len(rows), bool) for h in heads}
     for start in range(0, len(rows), BATCH):
         part = rows[start : start + BATCH]
         res = screen.predict([r["text"] for r in part], [r["lang"] for r in part])
         sl = slice(start, start + len(part))
-        lg_flag[sl], svc_flag[sl], flag[sl] = res.lgbm_flag, res.svc_flag, res.flag
+        flag[sl] = res.flag
+        for h in heads:
+            head_flags[h][sl] = res.flags[h]
     labels = np.array([r["label"] for r in rows], dtype=object)
     langs = np.array([r["lang"] for r in rows], dtype=object)
     labelled = labels != ""
@@ -87,8 +87,8 @@ def evaluate_screen(screen: Screen, rows: Iterable[dict[str, str]]) -> dict[str,
     if labelled.any():
         groups = np.array([r["group"] for r in rows], dtype=object)
         report["labelled_metrics"] = _labelled(labels[labelled], langs[labelled], groups[labelled],
-                                               {"union": flag[labelled], "lgbm": lg_flag[labelled],
-                                                "svc": svc_flag[labelled]})
+                                               {"union": flag[labelled],
+                                                **{h: f[labelled] for h, f in head_flags.items()}})
         report["goals"] = _goals(report["labelled_metrics"])
     if (~labelled).any():
         report["unlabelled_flag_rate"] = _flag_rates([r for r, lab in zip(rows, labelled, strict=True) if not lab],

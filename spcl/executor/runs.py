@@ -7,6 +7,8 @@ import secrets
 from datetime import UTC, datetime
 from typing import TypeVar
 
+from pydantic import BaseModel
+
 C = TypeVar("C")
 
 
@@ -30,4 +32,8 @@ def with_run_id(cfg: C) -> C:
     >>> with_run_id(Job("given")).run_id, len(with_run_id(Job()).run_id)
     ('given', 25)
     """
-    return cfg if cfg.run_id else dataclasses.replace(cfg, run_id=new_run_id())  # type: ignore[attr-defined,type-var]
+    if getattr(cfg, "run_id", ""):
+        return cfg
+    if isinstance(cfg, BaseModel):  # a job config (spcl.config.JobConfig)
+        return cfg.model_copy(update={"run_id": new_run_id()})
+    return dataclasses.replace(cfg, run_id=new_run_id())  # type: ignore[type-var]

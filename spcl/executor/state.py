@@ -19,6 +19,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from spcl.executor.errors import JobError
+from spcl.io.jsonl import read_jsonl_objects
 from spcl.io.storage import write_atomic
 
 
@@ -120,7 +121,4 @@ def remove_staging(*folders: Path) -> None:
 
 def read_jsonl(path: Path) -> Iterator[dict[str, Any]]:
     """The rows of a JSONL file a job wrote (blank lines skipped)."""
-    with open(path, encoding="utf-8") as fh:
-        for line in fh:
-            if line.strip():
-                yield json.loads(line)
+    yield from read_jsonl_objects(path)

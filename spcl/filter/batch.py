@@ -166,7 +166,11 @@ def _screen_columns(screen: ScreenModel, texts: list[str], langs: list[str], str
     """The ``scores`` struct column, the top category and the ``screen:NAME`` reasons of every text."""
     result = screen.predict(texts, langs)
     out = getattr(screen, "outputs", None)
-    score_names, flag_names = (out.scores, out.flags) if out is not None else (("lgbm", "svc"), ("lgbm", "svc"))
+    if out is None:  # a model that names no outputs has the shipped kind's heads
+        from spcl.screen.heads import DEFAULT_OUTPUTS
+
+        out = DEFAULT_OUTPUTS
+    score_names, flag_names = out.scores, out.flags
     n = len(texts)
     cats = np.stack([np.asarray(result.categories.get(c, np.zeros(n)), dtype=np.float32) for c in CATEGORIES],
                     axis=1)

@@ -20,6 +20,7 @@ from typing import Any
 from spcl.finetune.collate import collate
 from spcl.finetune.loss import completion_loss_sum
 from spcl.finetune.lossmask import Example
+from spcl.io.jsonl import iter_jsonl, load_jsonl
 
 
 def hashed_order(ids: list[str], seed: int, salt: str) -> list[int]:
@@ -47,14 +48,9 @@ def eval_loss(net: Any, examples: list[Example], *, batch_size: int, pad_id: int
 
 def is_gold_file(path: str | Path) -> bool:
     """True when the first record of ``path`` is a gold PII record (``source_text`` and ``entities``)."""
-    with open(path, encoding="utf-8") as fh:
-        for line in fh:
-            if line.strip():
-                try:
-                    rec = json.loads(line)
-                except ValueError:
-                    return False
-                return isinstance(rec, dict) and "source_text" in rec and "entities" in rec
+    for item in iter_jsonl(path):
+        rec = item.value
+        return item.error is None and isinstance(rec, dict) and "source_text" in rec and "entities" in rec
     return False
 
 
@@ -65,14 +61,14 @@ def masking_metrics(gold_path: str | Path, out_dir: str | Path, *, base: str | P
     from spcl.extract.backends.transformers_backend import TransformersExtractor
 
     with open(gold_path, encoding="utf-8") as fh:
-        lines = [line for line in fh if line.strip()]
-    records = [json.loads(line) for line in lines]
+        lines = [line for line in fh if line.strip()]  # copied verbatim into gold.jsonl below
+    records = load_jsonl(gold_path)
     order = hashed_order([str(r["id"]) for r in records], seed, "eval")
     chosen = sorted(order[:limit] if limit > 0 else order)
     root = Path(out_dir)
     root.mkdir(parents=True, exist_ok=True)
     gold_out, pred_out = root / "gold.jsonl", root / "pred.jsonl"
-    extractor = TransformersExtractor(base, adapter=adapter, device=device, max_new_tokens=max_new_tokens,
+    extractor = TransformersExtractor(base, adapter=adapter, device=device, max_tokens=max_new_tokens,
                                       batch_size=batch_size)
     try:
         results = extractor.run([records[i]["source_text"] for i in chosen])

@@ -13,13 +13,13 @@ that fail a check are reported as ``(id, reason)``; reasons never contain text.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from spcl.extract.prompt import PROMPT_VERSION, build_messages
+from spcl.io.jsonl import iter_jsonl
 
 
 @dataclass(frozen=True, slots=True)
@@ -84,27 +84,23 @@ def iter_records(path: str | Path) -> Iterator[ChatRecord | RecordProblem]:
     """
     seen: set[str] = set()
     name = Path(path).name
-    with open(path, encoding="utf-8") as fh:
-        for lineno, line in enumerate(fh, 1):
-            if not line.strip():
-                continue
-            where = f"{name}:{lineno}"
-            try:
-                obj = json.loads(line)
-            except ValueError:
-                yield RecordProblem(where, "malformed_json")
-                continue
-            rid = obj.get("id") if isinstance(obj, dict) and isinstance(obj.get("id"), str) else where
-            try:
-                rec = chat_from_json(obj)
-            except ValueError as err:
-                yield RecordProblem(rid, str(err))
-                continue
-            if rec.id in seen:
-                yield RecordProblem(rec.id, "duplicate_id")
-                continue
-            seen.add(rec.id)
-            yield rec
+    for item in iter_jsonl(path):
+        where = f"{name}:{item.line_no}"
+        if item.error is not None:
+            yield RecordProblem(where, item.error)
+            continue
+        obj = item.value
+        rid = obj.get("id") if isinstance(obj, dict) and isinstance(obj.get("id"), str) else where
+        try:
+            rec = chat_from_json(obj)
+        except ValueError as err:
+            yield RecordProblem(rid, str(err))
+            continue
+        if rec.id in seen:
+            yield RecordProblem(rec.id, "duplicate_id")
+            continue
+        seen.add(rec.id)
+        yield rec
 
 
 def read_records(path: str | Path) -> tuple[list[ChatRecord], list[RecordProblem]]:

@@ -29,6 +29,7 @@ from collections import OrderedDict
 from dataclasses import dataclass, field
 from typing import Any
 
+from spcl.config import GeneralizeSettings
 from spcl.extract.backends.chat import ChatClient, ChatRequest
 from spcl.generalize.ladders import LABEL_TYPES, ladder
 from spcl.generalize.prompts import attack_messages, candidate_messages, mark, read_items, sentence_around
@@ -40,22 +41,8 @@ DEFAULT_RULES_RUNGS: dict[str, str] = {
     "DOB": "year", "DATETIME": "year", "DATE": "year", "AGE": "band10", "QUANTITY": "band10",
     "ADDRESS": "district", "LOC": "district", "REL": "family",
 }  # fmt: skip
-"""``--backend rules``: the rung each ladder type takes (``label`` for a label); other types get labels."""
-
-
-@dataclass(slots=True)
-class GeneralizeSettings:
-    """The method's parameters (the paper's settings are the defaults)."""
-
-    candidates: int = 5  # m
-    guesses: int = 5  # p
-    temperature: float = 0.3
-    attack_temperature: float = 0.3
-    max_tokens: int = 512
-    seed: int = 0
-    rules_rungs: dict[str, str] = field(default_factory=lambda: dict(DEFAULT_RULES_RUNGS))
-    context_chars: int = 8000  # D′ longer than this is cut to a window around the target
-    cache_size: int = 100_000
+"""``--backend rules``: the rung each ladder type takes (``label`` for a label); other types get labels.
+The method's parameters are :class:`spcl.config.GeneralizeSettings` (re-exported here)."""
 
 
 @dataclass(slots=True)

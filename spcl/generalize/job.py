@@ -27,8 +27,6 @@ A rerun skips files that are finished without transient failures, and redoes a c
 
 from __future__ import annotations
 
-import hashlib
-import json
 import logging
 import os
 import secrets
@@ -44,7 +42,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-from spcl.entity_types import DEFAULT_TYPES
+from spcl.config import GeneralizeSettings
 from spcl.executor import FileStage, JobError, Plan, RunInfo, Unit, UnitReport, new_run_id, run_local, run_spark
 from spcl.executor.counts import rate, token_block
 from spcl.executor.flagged import batch_row_keys, count_rows, file_key, list_input_files, open_input
@@ -61,10 +59,17 @@ from spcl.executor.state import (
 from spcl.executor.units import foreign_input, other_settings, part_path
 from spcl.extract.backends import Extractor, make_extractor
 from spcl.extract.backends.chat import ChatClient
-from spcl.extract.backends.registry import make_chat
+from spcl.extract.backends.registry import (
+    GENERALIZE_BACKENDS,
+    RULES_BACKEND,
+    is_model_backend,
+    make_chat,
+    takes_option,
+)
 from spcl.extract.backends.transient import is_transient
 from spcl.extract.contract import parse_extraction
-from spcl.generalize.engine import DocInput, DocResult, Generalizer, GeneralizeSettings
+from spcl.generalize.config import GeneralizeJobConfig
+from spcl.generalize.engine import DocInput, DocResult, Generalizer
 from spcl.generalize.prompts import PROMPT_VERSION
 from spcl.generalize.spans import collect_spans, document_hits
 from spcl.manifest import sha256_file
@@ -122,46 +127,6 @@ def is_transient_reason(reason: str) -> bool:
         if reason.startswith(prefix):
             return is_transient(reason[len(prefix):])
     return False
-
-
-@dataclass(slots=True)
-class GeneralizeJobConfig:
-    """Everything a generalize run needs; ``options`` go to the chat client and the extractor."""
-
-    input: str
-    output: str
-    vault: str
-    backend: str = "rules"
-    model: str | None = None
-    endpoint: str | None = None
-    batch_size: int = 32
-    types: tuple[str, ...] = DEFAULT_TYPES
-    options: dict[str, Any] = field(default_factory=dict)
-    extract_options: dict[str, Any] = field(default_factory=dict)
-    settings: dict[str, Any] = field(default_factory=dict)  # GeneralizeSettings fields
-    extract_backend: str | None = None  # None: the same backend finds the spans; "rules": the rules extractor
-    names: bool = True  # add the CPU person-name finders' rows to the candidates (as spcl mask does)
-    run_id: str = ""  # names the run in done-markers (set by run_generalize_job*)
-
-    def to_json(self) -> str:
-        """The config as JSON (for Spark workers)."""
-        return json.dumps(asdict(self))
-
-    def release_hash(self) -> str:
-        """SHA-256 (first 16 hex digits) of the settings that decide what a generalized document holds: backend,
-        model, types, method settings, span extractor, name finders, adapters (not timeouts or batch sizes)."""
-        settings = asdict(GeneralizeSettings(**self.settings))  # defaults filled in: {} and the conf's section agree
-        body = {"backend": self.backend, "model": self.model, "types": list(self.types), "settings": settings,
-                "extract_backend": self.extract_backend, "names": self.names,
-                "adapters": [(self.options or {}).get("adapter"), (self.extract_options or {}).get("adapter")]}
-        return hashlib.sha256(json.dumps(body, sort_keys=True, default=str).encode("utf-8")).hexdigest()[:16]
-
-    @classmethod
-    def from_json(cls, text: str) -> GeneralizeJobConfig:
-        """The config back from :meth:`to_json`."""
-        data = json.loads(text)
-        data["types"] = tuple(data["types"])
-        return cls(**data)
 
 
 @dataclass(slots=True)
@@ -244,22 +209,23 @@ def _inc(counter: dict[str, int], key: str) -> None:
 
 
 def build_clients(cfg: GeneralizeJobConfig) -> tuple[Extractor, ChatClient | None]:
-    """The extractor and the chat client of ``cfg.backend`` (the transformers model is loaded once, shared)."""
-    if cfg.backend == "rules":
-        return make_extractor("rules", types=cfg.types), None
-    if cfg.backend not in ("openai", "transformers"):
-        raise ValueError(f"unknown generalize backend {cfg.backend!r}; choose rules, openai or transformers "
+    """The extractor and the chat client of ``cfg.backend`` (an in-process model is loaded once, shared)."""
+    if not is_model_backend(cfg.backend):
+        return make_extractor(cfg.backend, types=cfg.types), None
+    if cfg.backend not in GENERALIZE_BACKENDS:
+        *first, last = GENERALIZE_BACKENDS
+        raise ValueError(f"unknown generalize backend {cfg.backend!r}; choose {', '.join(first)} or {last} "
                          "(serve a vLLM model with `vllm serve` and use --backend openai)")
-    if cfg.extract_backend == "rules":
-        return make_extractor("rules", types=cfg.types), make_chat(cfg.backend, model=cfg.model,
-                                                                   endpoint=cfg.endpoint, options=cfg.options)
-    if cfg.backend == "transformers":
-        extractor = make_extractor("transformers", model=cfg.model, types=cfg.types, options=cfg.extract_options)
+    if cfg.extract_backend is not None and not is_model_backend(cfg.extract_backend):
+        return make_extractor(cfg.extract_backend, types=cfg.types), make_chat(
+            cfg.backend, model=cfg.model, endpoint=cfg.endpoint, options=cfg.options)
+    if takes_option(cfg.backend, "chat", "loaded"):  # the chat client shares the extractor's weights
+        extractor = make_extractor(cfg.backend, model=cfg.model, types=cfg.types, options=cfg.extract_options)
         loaded = (extractor.net, extractor.tokenizer)  # type: ignore[attr-defined]
-        return extractor, make_chat("transformers", model=cfg.model, options={"loaded": loaded, **cfg.options})
-    extractor = make_extractor("openai", model=cfg.model, endpoint=cfg.endpoint, types=cfg.types,
+        return extractor, make_chat(cfg.backend, model=cfg.model, options={"loaded": loaded, **cfg.options})
+    extractor = make_extractor(cfg.backend, model=cfg.model, endpoint=cfg.endpoint, types=cfg.types,
                                options=cfg.extract_options)
-    return extractor, make_chat("openai", model=cfg.model, endpoint=cfg.endpoint, options=cfg.options)
+    return extractor, make_chat(cfg.backend, model=cfg.model, endpoint=cfg.endpoint, options=cfg.options)
 
 
 class GeneralizeRunner:
@@ -287,7 +253,7 @@ class GeneralizeRunner:
     def identity(self) -> tuple[str, str, str]:
         """``(backend, model, prompt version)`` written on every row."""
         if self.chat is None:
-            return "rules", self.extractor.model, "rules-ladders-v1"
+            return RULES_BACKEND, self.extractor.model, "rules-ladders-v1"
         return self.cfg.backend, self.chat.model, PROMPT_VERSION
 
     def done_marker(self, key: str) -> Path:
@@ -476,7 +442,7 @@ def build_metrics(cfg: GeneralizeJobConfig, identity: tuple[str, str, str] | Non
         models.add(str(data.get("model", "")))
         prompts.add(str(data.get("prompt_version", "")))
     n_entities = sum(total.entities_by_rank.values())
-    settings = asdict(GeneralizeSettings(**cfg.settings))
+    settings = GeneralizeSettings(**cfg.settings).model_dump()
     return {
         "backend": cfg.backend,
         "model": identity[1] if identity else (next(iter(models)) if len(models) == 1 else "mixed"),

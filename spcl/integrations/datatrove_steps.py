@@ -32,6 +32,7 @@ from datatrove.pipeline.writers.disk_base import DiskWriter
 from datatrove.utils.batching import batched
 
 from spcl.config import Settings
+from spcl.extract.backends.registry import DEFAULT_BACKEND
 from spcl.integrations.masking import MASK_COLUMNS, MaskOptions, mask_options, masker_for
 from spcl.integrations.rows import context, screen_batch, settings_json
 
@@ -196,7 +197,7 @@ class SpclMask(BaseFilter):
     name = "🔏 spcl PII mask"
 
     def __init__(self, vault: str, exclusion_writer: DiskWriter | None = None, batch_size: int = 256, *,
-                 settings: Settings | None = None, backend: str = "rules", model: str | None = None,
+                 settings: Settings | None = None, backend: str = DEFAULT_BACKEND, model: str | None = None,
                  endpoint: str | None = None, options: dict[str, Any] | None = None,
                  operators: dict[str, str] | list[str] | None = None, types: list[str] | None = None,
                  names: bool = True) -> None:

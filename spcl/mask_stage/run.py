@@ -18,7 +18,7 @@ import pyarrow.parquet as pq
 from spcl.executor import FileStage, JobError, Plan, RunInfo, Unit, UnitReport, run_local, run_spark
 from spcl.executor.state import remove_staging
 from spcl.executor.units import foreign_input, other_settings, part_path
-from spcl.extract.backends import Extractor
+from spcl.extract.backends import FALLBACK_BACKENDS, Extractor, is_model_backend, is_server_backend
 from spcl.manifest import sha256_file, write_manifest
 from spcl.mask.operators import DEFAULT_OPERATOR
 from spcl.mask_stage.config import MaskJobConfig
@@ -130,13 +130,13 @@ class MaskStage(FileStage):
             from spcl.mask.vault import open_vault
 
             open_vault(cfg.vault).close()
-            if plan.todo and cfg.backend == "openai":
+            if plan.todo and is_server_backend(cfg.backend):
                 from spcl.extract.backends import make_extractor
 
-                with make_extractor("openai", model=cfg.model, endpoint=cfg.endpoint, types=cfg.types,
+                with make_extractor(cfg.backend, model=cfg.model, endpoint=cfg.endpoint, types=cfg.types,
                                     options=cfg.options) as probe:
                     probe.check()  # type: ignore[attr-defined]
-        if cfg.names or cfg.backend == "rules" or cfg.fallback == "rules":
+        if cfg.names or not is_model_backend(cfg.backend) or cfg.fallback in FALLBACK_BACKENDS:
             from spcl.extract.names import NamesFinderMissing, check_finder
 
             try:

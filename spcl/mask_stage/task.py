@@ -26,7 +26,14 @@ import pyarrow.compute as pc
 
 from spcl.executor.state import commit_unit, read_part
 from spcl.executor.units import part_path
-from spcl.extract.backends import BackendUnavailable, Extraction, Extractor, make_extractor
+from spcl.extract.backends import (
+    FALLBACK_BACKENDS,
+    BackendUnavailable,
+    Extraction,
+    Extractor,
+    is_model_backend,
+    make_extractor,
+)
 from spcl.manifest import sha256_file
 from spcl.mask import mask_text
 from spcl.mask.ids import release_id
@@ -110,12 +117,12 @@ class MaskRunner:
                                                      types=cfg.types, options=cfg.options,
                                                      chunk_chars=cfg.chunk_chars)
         if fallback is None and cfg.fallback:
-            if cfg.fallback != "rules":
-                raise MaskJobError("only --fallback rules is supported")
-            fallback = make_extractor("rules", types=cfg.types)
+            if cfg.fallback not in FALLBACK_BACKENDS:
+                raise MaskJobError(f"only --fallback {' or '.join(FALLBACK_BACKENDS)} is supported")
+            fallback = make_extractor(cfg.fallback, types=cfg.types)
         self.fallback = fallback
         # the rules backend prints the name finders' rows itself
-        self.names = cfg.names and self.extractor.name != "rules"
+        self.names = cfg.names and is_model_backend(self.extractor.name)
         self.out = Path(cfg.output)
         for sub in ("masked", "failed", "_done", "_tmp"):
             (self.out / sub).mkdir(parents=True, exist_ok=True)
@@ -187,7 +194,8 @@ class MaskRunner:
             stats.prompt_tokens += res.prompt_tokens or 0
             stats.token_documents += res.generated_tokens is not None or res.prompt_tokens is not None
             stats.outputs += res.ok
-            outcome = mask_document(doc.text, res, doc.hits, cfg.types, self.names, doc.lang, ex.name != "rules",
+            outcome = mask_document(doc.text, res, doc.hits, cfg.types, self.names, doc.lang,
+                                    is_model_backend(ex.name),
                                     operators=cfg.operators, operator_key=self.operator_key,
                                     allow_names=cfg.allow_names, deny_names=cfg.deny_names)
             if outcome.parsed is not None:
@@ -199,7 +207,7 @@ class MaskRunner:
         if self.fallback is not None and retry:
             for doc, res in zip(retry, self._extract(self.fallback, [d.text for d in retry]), strict=True):
                 outcome = mask_document(doc.text, res, doc.hits, cfg.types, self.names, doc.lang,
-                                        self.fallback.name != "rules", operators=cfg.operators,
+                                        is_model_backend(self.fallback.name), operators=cfg.operators,
                                         operator_key=self.operator_key, allow_names=cfg.allow_names,
                                         deny_names=cfg.deny_names)
                 if outcome.released is not None:

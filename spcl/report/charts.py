@@ -7,6 +7,8 @@ import itertools
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from spcl.screen.heads import head_view
+
 COLOURS = {"clean": "#4c72b0", "flagged": "#dd8452", "quarantine": "#c44e52", "other": "#55a868"}
 _DPI = 110
 
@@ -66,29 +68,33 @@ def stacked_by_language(by_lang: Mapping[str, Mapping[str, int]], title: str) ->
 
 
 def score_histograms(scores: Mapping[str, Any]) -> bytes:
-    """LightGBM (by decision) and LinearSVC score histograms with each model's threshold."""
+    """One panel per screen head (the heads whose ``<head>_edges`` the facts hold, in their order): the first
+    head's histogram stacked by decision, the others over all scored documents, each with its threshold."""
     plt = _plt()
-    fig, axes = plt.subplots(2, 1, figsize=(6.4, 6.0))
+    heads = [k.removesuffix("_edges") for k in scores if k.endswith("_edges") and f"{k[:-6]}_counts" in scores]
+    fig, axes = plt.subplots(len(heads), 1, figsize=(6.4, 3.0 * len(heads)), squeeze=False)
     th = scores.get("thresholds", {})
-    lgbm_edges: Sequence[float] = scores["lgbm_edges"]
-    by_dec = scores.get("lgbm_counts_by_decision") or {"all": scores["lgbm_counts"]}
-    bottom = [0] * (len(lgbm_edges) - 1)
-    widths = [b - a for a, b in itertools.pairwise(lgbm_edges)]
-    for dec, counts in by_dec.items():
-        axes[0].bar(lgbm_edges[:-1], counts, width=widths, bottom=bottom, align="edge",
-                    color=COLOURS.get(dec, COLOURS["other"]), label=dec)
-        bottom = [a + b for a, b in zip(bottom, counts, strict=True)]
-    svc_edges: Sequence[float] = scores["svc_edges"]
-    axes[1].bar(svc_edges[:-1], scores["svc_counts"], align="edge", color=COLOURS["other"],
-                width=[b - a for a, b in itertools.pairwise(svc_edges)], label="all scored")
-    for ax, name, title in ((axes[0], "lgbm", "LightGBM probability"), (axes[1], "svc", "LinearSVC margin")):
-        if name in th:
-            ax.axvline(th[name], color="black", linestyle="--", label=f"threshold {th[name]:.3f}")
-        ax.set_title(title)
+    for n, (ax, head) in enumerate(zip(axes[:, 0], heads, strict=True)):
+        edges: Sequence[float] = scores[f"{head}_edges"]
+        widths = [b - a for a, b in itertools.pairwise(edges)]
+        if n == 0:
+            by_dec = scores.get(f"{head}_counts_by_decision") or {"all": scores[f"{head}_counts"]}
+            bottom = [0] * (len(edges) - 1)
+            for dec, counts in by_dec.items():
+                ax.bar(edges[:-1], counts, width=widths, bottom=bottom, align="edge",
+                       color=COLOURS.get(dec, COLOURS["other"]), label=dec)
+                bottom = [a + b for a, b in zip(bottom, counts, strict=True)]
+        else:
+            ax.bar(edges[:-1], scores[f"{head}_counts"], align="edge", color=COLOURS["other"], width=widths,
+                   label="all scored")
+        if head in th:
+            ax.axvline(th[head], color="black", linestyle="--", label=f"threshold {th[head]:.3f}")
+        ax.set_title(head_view(head).title)
         ax.set_ylabel("documents")
         ax.set_yscale("symlog", linthresh=1)
         ax.legend(fontsize=8)
-    axes[1].set_xlabel(f"margin (outside [{svc_edges[0]:g}, {svc_edges[-1]:g}] counted in the end bins)")
+        if head_view(head).scale == "margin" and n == len(heads) - 1:
+            ax.set_xlabel(f"margin (outside [{edges[0]:g}, {edges[-1]:g}] counted in the end bins)")
     return _png(fig)
 
 

@@ -21,31 +21,22 @@ import pyarrow.parquet as pq
 
 from spcl.io.outputs import output_dataset
 from spcl.report.llm_cost import token_facts
+from spcl.screen.heads import DEFAULT_OUTPUTS, head_view, heads_in
 
 log = logging.getLogger(__name__)
 
-LGBM_EDGES: tuple[float, ...] = tuple(float(x) for x in np.linspace(0.0, 1.0, 41))
-"""LightGBM probability histogram bins (0.025 wide)."""
-
-SVC_RANGE: tuple[float, float] = (-2.5, 2.5)
-"""LinearSVC margins outside this range are counted in the end bins."""
-
-SVC_EDGES: tuple[float, ...] = tuple(float(x) for x in np.linspace(*SVC_RANGE, 41))
-
 _FILTER_COLUMNS = ["decision", "top_category", "scores", "model_version", "config_hash", "lang", "reasons"]
-_HEAD_EDGES: dict[str, tuple[float, ...]] = {"lgbm": LGBM_EDGES, "svc": SVC_EDGES}
 
 
 def head_edges(head: str) -> tuple[float, ...]:
-    """Histogram bins of one screen head's score (a margin's bins for a head without its own)."""
-    return _HEAD_EDGES.get(head, SVC_EDGES)
+    """Histogram bins of one screen head's score (the screen package's view of it)."""
+    return head_view(head).edges
 
 
 def score_heads(scores_type: pa.DataType) -> list[str]:
     """The screen heads in a ``scores`` struct: every field that has a ``<name>_flag`` beside it (generic: no
     head is named here)."""
-    names = [scores_type.field(i).name for i in range(scores_type.num_fields)]
-    return [n for n in names if f"{n}_flag" in names]
+    return heads_in(scores_type.field(i).name for i in range(scores_type.num_fields))
 
 
 def output_kind(path: str | Path) -> str:
@@ -94,13 +85,15 @@ def _model_card(stats: dict[str, Any], base: Path) -> dict[str, Any] | None:
 class _ColumnScan:
     """What one pass over a filter output's decision, category, model, config and score columns gathers."""
 
-    lgbm: np.ndarray = field(default_factory=lambda: np.zeros(len(LGBM_EDGES) - 1, np.int64))
-    svc: np.ndarray = field(default_factory=lambda: np.zeros(len(SVC_EDGES) - 1, np.int64))
-    lgbm_by_decision: dict[str, np.ndarray] = field(default_factory=dict)
+    heads: list[str] = field(default_factory=lambda: list(DEFAULT_OUTPUTS.scores))
+    """The heads of the scores read (the shipped kind's until a batch with scores is read); the first one is
+    also histogrammed per decision."""
+    counts: dict[str, np.ndarray] = field(default_factory=dict)  # head -> histogram
+    primary_by_decision: dict[str, np.ndarray] = field(default_factory=dict)
     categories: Counter[str] = field(default_factory=Counter)
     models: Counter[str] = field(default_factory=Counter)
     configs: Counter[str] = field(default_factory=Counter)
-    lowest_flagged: dict[str, float] = field(default_factory=lambda: {"lgbm": math.inf, "svc": math.inf})
+    lowest_flagged: dict[str, float] = field(default_factory=dict)
     scored: int = 0
     by_lang: dict[str, dict[str, np.ndarray]] = field(default_factory=dict)  # head -> lang -> counts
     flag_split: dict[str, Counter[str]] = field(default_factory=dict)  # lang -> rule_hits / screen_only
@@ -138,22 +131,29 @@ class _ColumnScan:
             self._add_languages(batch, decisions)
 
     def _add_scores(self, scores: pa.Array, decisions: np.ndarray) -> None:
-        """Histogram the two models' scores (LightGBM also per decision) and keep each one's lowest flagged."""
-        lgbm = pc.struct_field(scores, "lgbm").to_numpy(zero_copy_only=False).astype(float)
-        svc = pc.struct_field(scores, "svc").to_numpy(zero_copy_only=False).astype(float)
-        self.scored += int((~np.isnan(lgbm)).sum())
-        self.lgbm += _histogram(lgbm, LGBM_EDGES)
-        self.svc += _histogram(svc, SVC_EDGES)
-        for dec in ("clean", "flagged"):
-            mask = decisions == dec
-            if mask.any():
-                hist = self.lgbm_by_decision.setdefault(dec, np.zeros(len(LGBM_EDGES) - 1, np.int64))
-                hist += _histogram(lgbm[mask], LGBM_EDGES)
-        for name, values in (("lgbm", lgbm), ("svc", svc)):
-            flags = pc.fill_null(pc.struct_field(scores, f"{name}_flag"), False).to_numpy(zero_copy_only=False)
+        """Histogram every head's scores (the first head also per decision) and keep each one's lowest flagged."""
+        self.heads = score_heads(scores.type)
+        if not self.heads:
+            return
+        flag_fields = {scores.type.field(i).name for i in range(scores.type.num_fields)}
+        for n, head in enumerate(self.heads):
+            values = pc.struct_field(scores, head).to_numpy(zero_copy_only=False).astype(float)
+            edges = head_edges(head)
+            hist = self.counts.setdefault(head, np.zeros(len(edges) - 1, np.int64))
+            hist += _histogram(values, edges)
+            if n == 0:
+                self.scored += int((~np.isnan(values)).sum())
+                for dec in ("clean", "flagged"):
+                    mask = decisions == dec
+                    if mask.any():
+                        by_dec = self.primary_by_decision.setdefault(dec, np.zeros(len(edges) - 1, np.int64))
+                        by_dec += _histogram(values[mask], edges)
+            if f"{head}_flag" not in flag_fields:
+                continue
+            flags = pc.fill_null(pc.struct_field(scores, f"{head}_flag"), False).to_numpy(zero_copy_only=False)
             chosen = values[flags.astype(bool) & ~np.isnan(values)]
             if chosen.size:
-                self.lowest_flagged[name] = min(self.lowest_flagged[name], float(chosen.min()))
+                self.lowest_flagged[head] = min(self.lowest_flagged.get(head, math.inf), float(chosen.min()))
 
 
 def _scan(root: Path) -> _ColumnScan:
@@ -177,13 +177,15 @@ def _thresholds(card: dict[str, Any] | None, lowest_flagged: dict[str, float]) -
 def _score_facts(scan: _ColumnScan, card: dict[str, Any] | None) -> dict[str, Any]:
     """The ``scores`` block: histogram edges and counts, documents scored, thresholds and their source."""
     thresholds, threshold_source = _thresholds(card, scan.lowest_flagged)
-    return {
-        "documents_scored": scan.scored,
-        "lgbm_edges": list(LGBM_EDGES),
-        "lgbm_counts": scan.lgbm.tolist(),
-        "lgbm_counts_by_decision": {k: v.tolist() for k, v in sorted(scan.lgbm_by_decision.items())},
-        "svc_edges": list(SVC_EDGES),
-        "svc_counts": scan.svc.tolist(),
+    facts: dict[str, Any] = {"documents_scored": scan.scored}
+    for n, head in enumerate(scan.heads):
+        edges = head_edges(head)
+        facts[f"{head}_edges"] = list(edges)
+        facts[f"{head}_counts"] = scan.counts.get(head, np.zeros(len(edges) - 1, np.int64)).tolist()
+        if n == 0:
+            facts[f"{head}_counts_by_decision"] = {k: v.tolist()
+                                                   for k, v in sorted(scan.primary_by_decision.items())}
+    return facts | {
         "thresholds": thresholds,
         "thresholds_by_lang": {lang: {k: float(v) for k, v in th.items()}
                                for lang, th in sorted(((card or {}).get("lang_thresholds") or {}).items())},

@@ -25,6 +25,7 @@ from spcl.review.page import labelling_page
 from spcl.review.redact import check_hits, redact
 from spcl.review.reviews import escape_cell
 from spcl.review.sample import SamplePlan
+from spcl.screen.heads import DEFAULT_OUTPUTS
 
 FORMATS: tuple[str, ...] = ("csv", "jsonl", "labelstudio", "html")
 FILE_NAMES: dict[str, tuple[str, ...]] = {
@@ -41,8 +42,7 @@ CSV_COLUMNS: tuple[str, ...] = (
     "top_category",
     "stratum",
     "weight",
-    "lgbm",
-    "svc",
+    *DEFAULT_OUTPUTS.scores,  # one column per screen head of the shipped kind, e.g. lgbm, svc
     "reasons",
     "hit_types",
     "text",
@@ -128,8 +128,7 @@ def csv_cells(r: Mapping[str, Any]) -> list[str]:
         r["top_category"] or "",
         r["stratum"],
         f"{r['weight']:.6g}",
-        _score(r["scores"], "lgbm"),
-        _score(r["scores"], "svc"),
+        *(_score(r["scores"], head) for head in DEFAULT_OUTPUTS.scores),
         ";".join(r["reasons"]),
         ";".join(sorted({h["type"] for h in r["hits"]})),
         r["text"],

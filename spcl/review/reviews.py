@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from spcl.io.jsonl import load_jsonl
 from spcl.review.labels import ReviewError, parse_categories, parse_label
 
 _FORMULA_START = ("=", "+", "-", "@", "\t", "\r", "'")
@@ -79,8 +80,7 @@ def _rows(path: Path) -> list[dict[str, Any]]:
                 raise ReviewError(f"{path.name}: missing column(s) {', '.join(missing)}")
             return [{k: unescape_cell(v) if isinstance(v, str) else v for k, v in row.items()} for row in reader]
     if name.endswith(".jsonl"):
-        with open(path, encoding="utf-8") as fh:
-            return [json.loads(line) for line in fh if line.strip()]
+        return load_jsonl(path)
     if name.endswith(".json"):
         data = json.loads(path.read_text(encoding="utf-8"))
         if not isinstance(data, list):

@@ -27,14 +27,15 @@ import pyarrow.compute as pc
 import pyarrow.dataset as ds
 
 from spcl.io.outputs import output_dataset
+from spcl.screen.heads import PRIMARY_HEAD, flagging_heads, heads_in
 
 DIMENSIONS: tuple[str, ...] = ("decision", "lang", "category", "bucket")
 """Stratum dimensions: ``category`` is ``top_category``; ``bucket`` is the screen-score bucket."""
 
-BUCKET_SCHEMES: tuple[str, ...] = ("union", "lgbm")
-"""``union`` (default): which models flagged (``none``, ``lgbm``, ``svc``, ``lgbm+svc``: the union's
-decision and both scores against their thresholds) and the LightGBM band, e.g. ``svc:<0.5``;
-``lgbm``: the LightGBM band alone (plans written before the union buckets)."""
+BUCKET_SCHEMES: tuple[str, ...] = ("union", PRIMARY_HEAD)
+"""``union`` (default): which screen heads flagged (``none``, ``lgbm``, ``svc``, ``lgbm+svc`` for the shipped
+screen: the union's decision and every head's score against its threshold) and the first head's band, e.g.
+``svc:<0.5``; the first head's name (``lgbm``): its band alone (plans written before the union buckets)."""
 
 DEFAULT_DIMENSIONS: tuple[str, ...] = DIMENSIONS
 DEFAULT_BUCKET_EDGES: tuple[float, ...] = (0.5, 0.8, 0.95)
@@ -103,7 +104,7 @@ class SamplePlan:
         spec_d = dict(data["spec"])
         for key in ("dimensions", "decisions", "bucket_edges"):
             spec_d[key] = tuple(spec_d[key])
-        spec_d.setdefault("bucket_by", "lgbm")  # plans written before the union buckets
+        spec_d.setdefault("bucket_by", PRIMARY_HEAD)  # plans written before the union buckets
         strata = data["strata"]
         return cls(
             spec=SampleSpec(**spec_d),
@@ -143,10 +144,11 @@ def union_bucket(scores: Mapping[str, Any] | None, edges: Sequence[float] = DEFA
     >>> union_bucket({"lgbm": 0.3, "svc": 0.4, "lgbm_flag": False, "svc_flag": True}), union_bucket(None)
     ('svc:<0.5', '-')
     """
-    if not scores or scores.get("lgbm") is None:
+    heads = heads_in(scores or ())
+    if not scores or not heads or scores.get(heads[0]) is None:
         return NULL
-    flags = [m for m in ("lgbm", "svc") if scores.get(f"{m}_flag")]
-    return f"{'+'.join(flags) or 'none'}:{score_bucket(scores['lgbm'], edges)}"
+    flags = flagging_heads(scores)
+    return f"{'+'.join(flags) or 'none'}:{score_bucket(scores[heads[0]], edges)}"
 
 
 def stratum_name(
@@ -247,8 +249,8 @@ def batch_strata(batch: pa.RecordBatch, spec: SampleSpec) -> list[str]:
     elif spec.bucket_by == "union":
         buckets = [union_bucket(s, spec.bucket_edges) for s in batch.column("scores").to_pylist()]
     else:
-        lgbm = pc.struct_field(batch.column("scores"), "lgbm").to_pylist()
-        buckets = [score_bucket(s, spec.bucket_edges) for s in lgbm]
+        primary = pc.struct_field(batch.column("scores"), spec.bucket_by).to_pylist()
+        buckets = [score_bucket(s, spec.bucket_edges) for s in primary]
     return [
         stratum_name(spec.dimensions, d, lang, c, None, spec.bucket_edges, bucket=b)
         for d, lang, c, b in zip(decisions, langs, cats, buckets, strict=True)

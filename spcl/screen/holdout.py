@@ -25,6 +25,7 @@ from typing import Any
 import numpy as np
 from sklearn.model_selection import StratifiedGroupKFold
 
+from spcl.io.jsonl import read_jsonl_objects
 from spcl.screen.crossval import flag_metrics
 from spcl.screen.model import Screen
 from spcl.screen.train import Record, TrainSettings, fit_screen, near_duplicate_groups, source_group
@@ -74,13 +75,11 @@ def read_unlabelled(paths: Sequence[str | Path]) -> list[dict[str, str]]:
     """``{"text", "lang", "group"}`` rows of unlabelled JSONL files (group: ``source`` or origin prefix)."""
     rows = []
     for path in paths:
-        with open(path, encoding="utf-8") as fh:
-            for line in fh:
-                row = json.loads(line)
-                if row.get("label"):
-                    continue
-                group = str(row.get("source") or str(row.get("origin") or "-").split(":", 1)[0])
-                rows.append({"text": row["text"], "lang": row.get("lang") or "other", "group": group})
+        for row in read_jsonl_objects(path):
+            if row.get("label"):
+                continue
+            group = str(row.get("source") or str(row.get("origin") or "-").split(":", 1)[0])
+            rows.append({"text": row["text"], "lang": row.get("lang") or "other", "group": group})
     return rows
 
 

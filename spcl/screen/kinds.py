@@ -13,7 +13,6 @@ A kind not registered in-process is looked up among the installed ``spcl.screen_
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from importlib.metadata import entry_points
@@ -22,10 +21,12 @@ from typing import Any, Protocol
 
 import numpy as np
 
+from spcl import artifacts
+
 DEFAULT_KIND = "lgbm_svc"
 """The kind of a card that names none (every card written before the registry)."""
 ENTRY_POINT_GROUP = "spcl.screen_kinds"
-CARD = "model_card.json"
+CARD = artifacts.CARD
 
 
 class ScreenModelError(RuntimeError):
@@ -146,9 +147,11 @@ def registered_kinds() -> list[str]:
 
 
 def kind_loader(name: str) -> Loader:
-    """The loader of kind ``name``: registered in-process (``spcl.screen`` registers the shipped kind when it is
-    imported), else from an installed ``spcl.screen_kinds`` entry point; :class:`ScreenModelError` when neither
-    has it."""
+    """The loader of kind ``name``: registered in-process (``spcl.screen.model`` registers the shipped kind; it is
+    imported here on first use), else from an installed ``spcl.screen_kinds`` entry point;
+    :class:`ScreenModelError` when neither has it."""
+    if name == DEFAULT_KIND and name not in _KINDS:
+        from spcl.screen import model  # noqa: F401  # registers the shipped kind (heavy: imported on first use)
     if name not in _KINDS:
         for ep in entry_points(group=ENTRY_POINT_GROUP, name=name):
             register_kind(name)(ep.load())
@@ -161,18 +164,7 @@ def kind_loader(name: str) -> Loader:
 def read_card(root: Path) -> dict[str, Any]:
     """The model card of artifact folder ``root`` as a JSON object; :class:`ScreenModelError` naming the file
     when the folder or card is missing or unreadable."""
-    card_path = root / CARD
-    if not root.is_dir():
-        raise ScreenModelError(f"screen model folder not found: {root}")
-    if not card_path.is_file():
-        raise ScreenModelError(f"{card_path}: model card missing")
-    try:
-        card = json.loads(card_path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as err:
-        raise ScreenModelError(f"{card_path}: unreadable model card ({type(err).__name__})") from None
-    if not isinstance(card, dict):
-        raise ScreenModelError(f"{card_path}: model card is not a JSON object")
-    return card
+    return artifacts.read_card(root, ScreenModelError, what="screen model")
 
 
 def load_any(path: str | Path) -> LoadedScreen:

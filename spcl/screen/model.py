@@ -35,6 +35,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from spcl import __version__
+from spcl.artifacts import check_format, read_checked_files
 from spcl.labels import CATEGORIES
 from spcl.screen.features import FeatureSettings, Featurizer, tfidf
 from spcl.screen.kinds import (
@@ -317,22 +318,9 @@ def read_artifact(path: str | Path) -> tuple[dict[str, Any], dict[str, bytes]]:
 def _checked_files(root: Path, card: dict[str, Any]) -> dict[str, bytes]:
     """The LightGBM ∪ LinearSVC artifact's files, after checking the card's format version and their SHA-256."""
     card_path = root / CARD
-    fmt = card.get("format_version")
-    if fmt not in READABLE_FORMATS:
-        raise ScreenModelError(
-            f"{card_path}: format_version {fmt!r} is not supported by spcl {__version__} "
-            f"(reads {', '.join(map(str, READABLE_FORMATS))}); retrain with `spcl train`"
-        )
-    expected = card.get("files") or {}
-    files: dict[str, bytes] = {}
-    for fname in MODEL_FILES:
-        fpath = root / fname
-        if not fpath.is_file():
-            raise ScreenModelError(f"{fpath}: model file missing")
-        data = fpath.read_bytes()
-        if hashlib.sha256(data).hexdigest() != expected.get(fname):
-            raise ScreenModelError(f"{fpath}: SHA-256 does not match the model card (corrupt or altered)")
-        files[fname] = data
+    check_format(card, card_path, READABLE_FORMATS, ScreenModelError, reader=f"spcl {__version__}",
+                 retrain="spcl train")
+    files = read_checked_files(root, card, MODEL_FILES, ScreenModelError)
     if card.get("model_sha256") != model_digest(files, card):
         raise ScreenModelError(
             f"{card_path}: model_sha256 does not cover the card's thresholds and settings as they are "

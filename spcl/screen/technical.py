@@ -28,6 +28,7 @@ import re
 from collections.abc import Iterator
 from pathlib import Path
 
+from spcl.io.jsonl import read_jsonl_objects
 from spcl.screen.passages import passages
 
 MAN_ROOTS = {"en": Path("/usr/share/man"), "ja": Path("/usr/share/man/ja"), "ko": Path("/usr/share/man/ko")}
@@ -76,11 +77,10 @@ def _held_out_pages() -> set[str]:
     if not _DETECT_EVAL.is_file():
         return set()
     names = set()
-    with open(_DETECT_EVAL, encoding="utf-8") as fh:
-        for line in fh:
-            origin = str(json.loads(line).get("origin", ""))
-            if origin.startswith("man:"):
-                names.add(origin.rsplit(":", 1)[-1])
+    for row in read_jsonl_objects(_DETECT_EVAL):
+        origin = str(row.get("origin", ""))
+        if origin.startswith("man:"):
+            names.add(origin.rsplit(":", 1)[-1])
     return names
 
 

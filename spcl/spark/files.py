@@ -13,6 +13,8 @@ from collections.abc import Callable, Iterable, Iterator
 from functools import partial
 from typing import Any, TypeVar
 
+from pydantic import BaseModel
+
 from spcl.io.storage import is_local, local_path
 
 C = TypeVar("C")
@@ -38,7 +40,11 @@ def with_absolute_paths(cfg: C, paths: Iterable[str]) -> C:
         value = getattr(cfg, name)
         if isinstance(value, str) and value and is_local(value):
             changes[name] = os.path.abspath(local_path(value))
-    return dataclasses.replace(cfg, **changes) if changes else cfg  # type: ignore[type-var]
+    if not changes:
+        return cfg
+    if isinstance(cfg, BaseModel):  # a job config (spcl.config.JobConfig)
+        return cfg.model_copy(update=changes)
+    return dataclasses.replace(cfg, **changes)  # type: ignore[type-var]
 
 
 def run_per_file(spark: Any, items: list[tuple[str, str]], body: Callable[[str, Iterable[tuple[str, str]]],

@@ -8,6 +8,7 @@ schema): the stratum name and the sampling key are rebuilt as Spark columns, siz
 from __future__ import annotations
 
 import itertools
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -24,10 +25,12 @@ from spcl.review.sample import (
     sample_columns,
     sample_key_column,
 )
+from spcl.screen.heads import DEFAULT_OUTPUTS, heads_in
 
 
-def _spark_stratum_column(spec: SampleSpec) -> Any:
-    """The stratum name as a Spark column, equal to ``stratum_name`` row by row."""
+def _spark_stratum_column(spec: SampleSpec, heads: Sequence[str]) -> Any:
+    """The stratum name as a Spark column, equal to ``stratum_name`` row by row; ``heads`` are the screen heads
+    of the output's ``scores`` struct, in order (the first one's score makes the band)."""
     from pyspark.sql import functions as F
 
     parts = []
@@ -39,7 +42,8 @@ def _spark_stratum_column(spec: SampleSpec) -> Any:
         elif dim == "category":
             value = F.coalesce(F.col("top_category"), F.lit(NULL))
         else:
-            score = F.col("scores.lgbm").cast("double")
+            band = heads[0] if spec.bucket_by == "union" else spec.bucket_by
+            score = F.col(f"scores.{band}").cast("double")
             edges = spec.bucket_edges
             expr = F.when(score.isNull() | F.isnan(score), F.lit(NULL)).when(
                 score < F.lit(edges[0]), F.lit(f"<{edges[0]:g}")
@@ -48,9 +52,9 @@ def _spark_stratum_column(spec: SampleSpec) -> Any:
                 expr = expr.when(score < F.lit(hi), F.lit(f"{lo:g}-{hi:g}"))
             value = expr.otherwise(F.lit(f">={edges[-1]:g}"))
             if spec.bucket_by == "union":  # equal to union_bucket
-                lf = F.coalesce(F.col("scores.lgbm_flag"), F.lit(False))
-                sf = F.coalesce(F.col("scores.svc_flag"), F.lit(False))
-                flags = F.when(lf & sf, "lgbm+svc").when(lf, "lgbm").when(sf, "svc").otherwise("none")
+                named = F.concat_ws("+", *(F.when(F.coalesce(F.col(f"scores.{h}_flag"), F.lit(False)), F.lit(h))
+                                           for h in heads))
+                flags = F.when(named == "", F.lit("none")).otherwise(named)
                 value = F.when(score.isNull(), F.lit(NULL)).otherwise(F.concat(flags, F.lit(":"), value))
         parts.append(F.concat(F.lit(f"{dim}="), value))
     return F.concat_ws("|", *parts)
@@ -94,7 +98,9 @@ def sample_spark(spark: Any, path: str | Path, spec: SampleSpec, *,
         paths = [str(p) for p in sorted(Path(root.removeprefix("file://")).glob("decision=*")) if p.is_dir()]
     df = spark.read.option("basePath", root).parquet(*paths)
     df = df.where(F.col("decision").isin(list(spec.decisions)))
-    df = df.withColumn("stratum", _spark_stratum_column(spec))
+    fields = df.schema["scores"].dataType.fieldNames() if "scores" in df.columns else []
+    heads = heads_in(fields) or list(DEFAULT_OUTPUTS.flags)
+    df = df.withColumn("stratum", _spark_stratum_column(spec, heads))
     populations = {r["stratum"]: int(r["count"]) for r in df.groupBy("stratum").count().collect()}
     plan = SamplePlan(spec, populations, allocate(populations, spec))
     wanted = {s: k for s, k in plan.sizes.items() if k > 0}

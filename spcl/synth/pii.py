@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from spcl.detect.validators import luhn_check_digit, rrn_check_digit
+from spcl.io.jsonl import iter_jsonl, load_jsonl
 from spcl.manifest import sha256_file, write_manifest
 
 GENERATOR_VERSION = "1.0.0"
@@ -291,12 +292,12 @@ def chat_record(rec: dict[str, Any]) -> dict[str, Any]:
 def write_chat(in_path: str | Path, out_path: str | Path) -> int:
     """Turn a split's JSONL into chat fine-tuning records; returns the number written (no text is logged)."""
     n = 0
-    with open(in_path, encoding="utf-8") as src, open(out_path, "w", encoding="utf-8", newline="\n") as dst:
-        for lineno, line in enumerate(src, 1):
-            if not line.strip():
-                continue
+    with open(out_path, "w", encoding="utf-8", newline="\n") as dst:
+        for item in iter_jsonl(in_path):
+            lineno, rec = item.line_no, item.value
             try:
-                rec = json.loads(line)
+                if item.error is not None:
+                    raise ValueError(item.error)
                 out = chat_record(rec)
             except (ValueError, KeyError, TypeError):
                 raise ValueError(
@@ -312,7 +313,6 @@ def split_table(path: str | Path) -> Any:
     ``ValueError`` or ``KeyError`` on an unreadable file or a record without those fields."""
     import pyarrow as pa
 
-    with open(path, encoding="utf-8") as fh:
-        rows = [json.loads(line) for line in fh if line.strip()]
+    rows = load_jsonl(path)
     return pa.table({"id": [r["id"] for r in rows], "text": [r["source_text"] for r in rows],
                      "lang": [r["lang"] for r in rows]})

@@ -1,9 +1,9 @@
 """The tier's trained head: a small dense network (or a linear model) over standardised features, as NumPy arrays.
 
-Features of a document: its embedding, then (when the head was trained with them) the screen's scores (``lgbm``,
-``svc`` and the four category scores), then a one-hot language (ja, ko, en, other). Arrays (``tier.npz``):
-``mean``, ``scale`` (standardisation), ``w1``, ``b1`` (hidden layer, ReLU; absent for ``linear``), ``w2``, ``b2``
-(output logit). Nothing is pickled; inference is NumPy only.
+Features of a document: its embedding, then (when the head was trained with them) the screen's scores (one per
+screen head, as the screen lists them, and the four category scores), then a one-hot language (ja, ko, en,
+other). Arrays (``tier.npz``): ``mean``, ``scale`` (standardisation), ``w1``, ``b1`` (hidden layer, ReLU; absent
+for ``linear``), ``w2``, ``b2`` (output logit). Nothing is pickled; inference is NumPy only.
 """
 
 from __future__ import annotations
@@ -14,7 +14,6 @@ import numpy as np
 
 HEAD_KINDS: tuple[str, ...] = ("mlp", "linear")
 LANGS: tuple[str, ...] = ("ja", "ko", "en", "other")
-SCREEN_FEATURES: tuple[str, ...] = ("lgbm", "svc", "MEDICAL", "CRIME", "DISABILITY", "OTHER")
 
 
 def lang_onehot(langs: Sequence[str | None]) -> np.ndarray:

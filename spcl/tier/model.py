@@ -20,11 +20,14 @@ from typing import Any
 
 import numpy as np
 
+from spcl import __version__, artifacts
+from spcl.artifacts import check_format, read_card, read_checked_files
+from spcl.labels import CATEGORIES
 from spcl.tier.encoders import CachedEncoder, Encoder, TierEncoderError, make_encoder
-from spcl.tier.head import HEAD_KINDS, SCREEN_FEATURES, head_logits, lang_onehot
+from spcl.tier.head import HEAD_KINDS, head_logits, lang_onehot
 from spcl.tier.windows import MODES, Triggers, tier_input
 
-CARD = "model_card.json"
+CARD = artifacts.CARD
 KIND = "tier"
 FORMAT_VERSION = 1
 FILES: tuple[str, ...] = ("lexicon.json", "tier.npz")
@@ -147,9 +150,10 @@ class Tier:
 
 
 def screen_features(screen: Any, texts: Sequence[str], langs: Sequence[str | None]) -> np.ndarray:
-    """``(n, 6)``: the screen's lgbm and svc scores and its four category scores."""
+    """``(n, heads + 4)``: the screen's score of each of its heads (in the order its ``outputs`` lists them: 6
+    columns for the shipped screen), then its four category scores."""
     res = screen.predict(list(texts), list(langs))
-    cols = [res.scores["lgbm"], res.scores["svc"]] + [res.categories[c] for c in SCREEN_FEATURES[2:]]
+    cols = [res.scores[h] for h in screen.outputs.scores] + [res.categories[c] for c in CATEGORIES]
     return np.stack([np.asarray(c, np.float32) for c in cols], axis=1)
 
 
@@ -183,28 +187,12 @@ def read_tier_files(path: str | Path) -> tuple[dict[str, Any], dict[str, bytes]]
     """The card and files of a tier folder after checking kind, format version and every file's SHA-256."""
     root = Path(path)
     card_path = root / CARD
-    if not card_path.is_file():
-        raise TierModelError(f"{card_path}: model card missing")
-    try:
-        card = json.loads(card_path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeError, json.JSONDecodeError) as err:
-        raise TierModelError(f"{card_path}: unreadable model card ({type(err).__name__})") from None
-    if not isinstance(card, dict) or card.get("kind") != KIND:
+    card = read_card(root, TierModelError, what="tier model")
+    if card.get("kind") != KIND:
         raise TierModelError(f"{card_path}: not a tier model card (kind must be {KIND!r})")
-    if card.get("format_version") != FORMAT_VERSION:
-        raise TierModelError(f"{card_path}: format_version {card.get('format_version')!r} is not supported "
-                             f"(reads {FORMAT_VERSION}); retrain with `spcl train tier`")
-    expected = card.get("files") or {}
-    files: dict[str, bytes] = {}
-    for name in FILES:
-        fpath = root / name
-        if not fpath.is_file():
-            raise TierModelError(f"{fpath}: model file missing")
-        data = fpath.read_bytes()
-        if hashlib.sha256(data).hexdigest() != expected.get(name):
-            raise TierModelError(f"{fpath}: SHA-256 does not match the model card (corrupt or altered)")
-        files[name] = data
-    return card, files
+    check_format(card, card_path, (FORMAT_VERSION,), TierModelError, reader=f"spcl {__version__}",
+                 retrain="spcl train tier")
+    return card, read_checked_files(root, card, FILES, TierModelError)
 
 
 def load_tier(path: str | Path, backend: str | None = None, encoder_dir: str | Path | None = None,

@@ -14,7 +14,6 @@ estimate (``transfer``) picks each group's thresholds on the other groups' held-
 
 from __future__ import annotations
 
-import json
 import time
 from collections import Counter
 from collections.abc import Sequence
@@ -24,6 +23,7 @@ from typing import Any
 
 import numpy as np
 
+from spcl.io.jsonl import read_jsonl_objects
 from spcl.tier.encoders import CachedEncoder, Encoder
 from spcl.tier.head import fit_head, lang_onehot
 from spcl.tier.model import Tier, screen_features
@@ -46,17 +46,13 @@ def read_labelled(paths: Sequence[str | Path]) -> Labelled:
     """The records of labelled JSONL files (label SCPI / RELATED / NONE), in file order."""
     data = Labelled([], [], [], [])
     for path in paths:
-        with open(path, encoding="utf-8") as f:
-            for line in f:
-                if not line.strip():
-                    continue
-                r = json.loads(line)
-                if r.get("label") not in ("SCPI", "RELATED", "NONE") or not isinstance(r.get("text"), str):
-                    continue
-                data.texts.append(r["text"])
-                data.langs.append(str(r.get("lang") or "other"))
-                data.sources.append(f"{r.get('lang')}:{r.get('source') or Path(path).parent.name}")
-                data.labels.append(r["label"])
+        for r in read_jsonl_objects(path):
+            if r.get("label") not in ("SCPI", "RELATED", "NONE") or not isinstance(r.get("text"), str):
+                continue
+            data.texts.append(r["text"])
+            data.langs.append(str(r.get("lang") or "other"))
+            data.sources.append(f"{r.get('lang')}:{r.get('source') or Path(path).parent.name}")
+            data.labels.append(r["label"])
     return data
 
 

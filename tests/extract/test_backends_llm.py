@@ -43,7 +43,7 @@ def tiny_models(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
 def test_transformers_noisy_model_fails_closed(tiny_models: dict[str, Path]) -> None:
     from spcl.extract.backends.transformers_backend import TransformersExtractor
 
-    ex = TransformersExtractor(tiny_models["noisy"], max_new_tokens=8, max_input_tokens=2000, batch_size=2,
+    ex = TransformersExtractor(tiny_models["noisy"], max_tokens=8, max_input_tokens=2000, batch_size=2,
                                device="cpu")
     results = ex.run([*DOCS.values(), "x" * 9000])
     assert [r.error for r in results] == ["output_truncated"] * 3 + ["input_too_long"]
@@ -55,7 +55,7 @@ def test_transformers_noisy_model_fails_closed(tiny_models: dict[str, Path]) -> 
 def test_transformers_mute_model_answers_empty(tiny_models: dict[str, Path]) -> None:
     from spcl.extract.backends.transformers_backend import TransformersExtractor
 
-    ex = TransformersExtractor(tiny_models["mute"], max_new_tokens=8, batch_size=3, device="cpu")
+    ex = TransformersExtractor(tiny_models["mute"], max_tokens=8, batch_size=3, device="cpu")
     results = ex.run(list(DOCS.values()))
     assert all(r.ok and r.raw == "" and r.generated_tokens == 1 for r in results)
     assert ex.extract(["a"]) == [""]
@@ -171,7 +171,7 @@ def test_transformers_path_releases_no_rule_value_when_the_model_finds_nothing(
     texts = list(DOCS.values())
     pq.write_table(pa.table({"id": [f"d{i}" for i in range(len(texts))], "text": texts}), tmp_path / "in" / "p.parquet")
     cfg = MaskJobConfig(str(tmp_path / "in"), str(tmp_path / "out"), str(tmp_path / "vault"), backend="transformers",
-                        model=str(tiny_models["mute"]), options={"max_new_tokens": 8, "batch_size": 3, "device": "cpu"})
+                        model=str(tiny_models["mute"]), options={"max_tokens": 8, "batch_size": 3, "device": "cpu"})
     metrics = run_mask_job(cfg)
     assert metrics["masked"] + metrics["failed"] == len(texts) and metrics["reconciliation"]["ok"]
     from spcl.mask_stage.candidates import rule_hits

@@ -202,7 +202,7 @@ def test_5_content_not_extension(tmp_path: Path, engine: str) -> None:
 
 
 def test_5_every_quarantine_row_carries_bytes_or_says_why(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    import spcl.io.readers as readers
+    import spcl.io.streams as readers
 
     src = tmp_path / "in"
     src.mkdir()

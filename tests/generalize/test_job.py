@@ -339,7 +339,7 @@ def test_config_section_drives_the_rules_rungs(tmp_path: Path) -> None:
     from spcl.generalize.engine import DEFAULT_RULES_RUNGS, GeneralizeSettings
 
     assert GeneralizeSection().rules_rungs == DEFAULT_RULES_RUNGS
-    assert set(GeneralizeSection().model_dump()) <= set(GeneralizeSettings.__dataclass_fields__)
+    assert set(GeneralizeSection().model_dump()) <= set(GeneralizeSettings.model_fields)
     write_flagged(tmp_path / "in" / "a.parquet", {"ko-1": DOCS["ko-1"]}, with_hits=True)
     conf = tmp_path / "conf.yaml"
     conf.write_text("generalize:\n  rules_rungs: {DOB: month, ADDRESS: label, REL: family}\n", encoding="utf-8")

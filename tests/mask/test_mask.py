@@ -10,6 +10,7 @@ import pytest
 import spcl.extract.contract
 import spcl.mask.masker
 import spcl.mask.tokens
+import spcl.mask.variant_forms
 import spcl.mask.variants
 from spcl.mask import Span, mask_text, reassemble_text
 from spcl.mask.variants import alternatives, find_occurrences, occurs
@@ -187,7 +188,8 @@ def test_find_occurrences_every_occurrence_longest() -> None:
     assert find_occurrences("PERSON", "김가상", "김가상 김 가 상 김가") == [(0, 3), (4, 9)]
 
 
-@pytest.mark.parametrize("module", [spcl.mask.masker, spcl.mask.tokens, spcl.mask.variants, spcl.extract.contract])
+@pytest.mark.parametrize("module", [spcl.mask.masker, spcl.mask.tokens, spcl.mask.variants, spcl.mask.variant_forms,
+                                    spcl.extract.contract])
 def test_docstring_examples(module: object) -> None:
     result = doctest.testmod(module)  # type: ignore[arg-type]
     assert result.attempted > 0 and result.failed == 0

@@ -533,7 +533,8 @@ def test_address_surrogate_keeps_the_address_words() -> None:
         "구",
         "길",
     ] and fake != "경기도 수원시 예시구 누리길 115"
-    from spcl.mask.surrogates import _JA_PREFECTURES, _KO_REGIONS
+    from spcl.mask.surrogate_addresses import JA_PREFECTURES as _JA_PREFECTURES
+    from spcl.mask.surrogate_addresses import KO_REGIONS as _KO_REGIONS
 
     assert fake.split()[0] in _KO_REGIONS and fake.split()[0].endswith(
         "도"

@@ -292,7 +292,7 @@ def test_records_of_the_earlier_unbound_format_are_never_verified(run: Path, cap
     # their hashes still checked, but restored as unverified (a replay cannot be ruled out)
     import os
 
-    from spcl.mask.vault import _aad
+    from spcl.mask.vault_records import aad as _aad
 
     path = vault_file(run)
     vault = open_vault(run / "vault", KEY)

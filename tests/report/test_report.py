@@ -17,7 +17,7 @@ import pytest
 
 from spcl.cli import main
 from spcl.manifest import verify_manifest, write_manifest
-from spcl.report.facts import LGBM_EDGES
+from spcl.screen.heads import PROBABILITY_EDGES as LGBM_EDGES
 from tests.support.browser import chromium, severe_logs
 from tests.support.review_rows import make_rows, write_output
 

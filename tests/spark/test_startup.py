@@ -152,7 +152,8 @@ def test_the_benchmark_splits_cpu_seconds_like_wall_time_into_marginal_and_fixed
 
 
 def test_a_run_s_cpu_seconds_are_split_by_process_role() -> None:
-    from spcl.bench.filter import _startup_split, process_role, tree_cpu_split
+    from spcl.bench.filter import _startup_split
+    from spcl.bench.processes import process_role, tree_cpu_split
 
     assert process_role("/usr/lib/jvm/bin/java -cp x org.apache.spark.executor.CoarseGrainedExecutorBackend") == "jvm"
     assert process_role("/venv/bin/python -m pyspark.daemon") == "python workers"

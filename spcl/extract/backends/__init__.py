@@ -15,14 +15,30 @@ from __future__ import annotations
 
 from spcl.extract.backends.base import BackendUnavailable, Extraction, ExtractionError, Extractor
 from spcl.extract.backends.registry import (
+    ATTACK_BACKENDS,
     BACKENDS,
     CHAT_BACKENDS,
+    DEFAULT_BACKEND,
+    FALLBACK_BACKENDS,
+    GENERALIZE_BACKENDS,
+    OPTION_ALIASES,
+    RULES_BACKEND,
     BackendSpec,
+    backend_names,
+    backends_taking,
+    check_options,
+    is_model_backend,
+    is_server_backend,
     make_chat,
     make_client,
     make_extractor,
     register_backend,
+    select_options,
+    takes_option,
 )
 
-__all__ = ["BACKENDS", "CHAT_BACKENDS", "BackendSpec", "BackendUnavailable", "Extraction", "ExtractionError",
-           "Extractor", "make_chat", "make_client", "make_extractor", "register_backend"]
+__all__ = ["ATTACK_BACKENDS", "BACKENDS", "CHAT_BACKENDS", "DEFAULT_BACKEND", "FALLBACK_BACKENDS",
+           "GENERALIZE_BACKENDS", "OPTION_ALIASES", "RULES_BACKEND", "BackendSpec", "BackendUnavailable",
+           "Extraction", "ExtractionError", "Extractor", "backend_names", "backends_taking", "check_options",
+           "is_model_backend", "is_server_backend", "make_chat", "make_client", "make_extractor",
+           "register_backend", "select_options", "takes_option"]

@@ -9,6 +9,13 @@ offers (:data:`BACKENDS`, :data:`CHAT_BACKENDS`) are read from here, so a new ba
 two sides. Builders import their heavy libraries (torch, transformers, vllm, openai) themselves,
 so ``rules`` runs without any of them.
 
+The registry also owns each backend's **options** (the constructor keywords of its clients, one name per idea:
+``max_tokens`` everywhere), their validation (:func:`check_options`: an unknown option is a ``ValueError``
+naming the backend and what it takes; an old spelling in :data:`OPTION_ALIASES` is mapped with a
+``DeprecationWarning``), and what the commands offer (:func:`backend_names` with its filters, and the facts a
+job asks instead of comparing names: :func:`is_model_backend`, :func:`is_server_backend`,
+:func:`takes_option`). No module outside this package spells a backend's name.
+
 >>> [b for b in backend_names("extractor")][:2], backend_names("chat")
 (['rules', 'openai'], ('openai', 'transformers', 'vllm'))
 >>> make_client("chat", "rules") is None  # the rules backend has no model to chat with
@@ -17,7 +24,8 @@ True
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import warnings
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -37,7 +45,12 @@ class BackendSpec:
     """One backend: its name, what it needs, and its builders (``None``: it offers no such client).
 
     ``extractor(model, endpoint, types, options)`` and ``chat(model, endpoint, options)`` build a client;
-    ``chunked``: long documents may be cut into overlapping windows for its extractor (a model's context)."""
+    ``chunked``: long documents may be cut into overlapping windows for its extractor (a model's context).
+    ``needs_endpoint``: a server (reached over the network, asked concurrently, probed before a run).
+    ``extractor_options`` / ``chat_options``: the keywords each client's constructor takes (the only
+    options :func:`make_client` passes on; ``None``: not declared, every option is passed on and the
+    constructor decides). ``generalize``: ``spcl generalize`` can use it (one model
+    finds the spans and answers the prompts, or no model at all)."""
 
     name: str
     extractor: ExtractorBuilder | None = None
@@ -45,6 +58,13 @@ class BackendSpec:
     needs_model: bool = True
     needs_endpoint: bool = False
     chunked: bool = True
+    extractor_options: frozenset[str] | None = None
+    chat_options: frozenset[str] | None = None
+    generalize: bool = False
+
+    def options(self, kind: Kind) -> frozenset[str] | None:
+        """The option names the client of ``kind`` takes; ``None``: not declared (passed on unchecked)."""
+        return self.extractor_options if kind == "extractor" else self.chat_options
 
 
 _REGISTRY: dict[str, BackendSpec] = {}
@@ -61,9 +81,93 @@ def backend_spec(name: str) -> BackendSpec | None:
     return _REGISTRY.get(name)
 
 
-def backend_names(kind: Kind) -> tuple[str, ...]:
-    """The names of the backends that offer a client of ``kind``, in registration order."""
-    return tuple(n for n, s in _REGISTRY.items() if (s.extractor if kind == "extractor" else s.chat) is not None)
+def backend_names(kind: Kind, *, needs_model: bool | None = None, server: bool | None = None,
+                  generalize: bool | None = None) -> tuple[str, ...]:
+    """The names of the backends that offer a client of ``kind``, in registration order; a filter that is
+    not ``None`` keeps those whose ``needs_model`` / ``needs_endpoint`` / ``generalize`` equals it.
+
+    >>> backend_names("extractor", generalize=True), backend_names("chat", generalize=True)
+    (('rules', 'openai', 'transformers'), ('openai', 'transformers'))
+    >>> backend_names("extractor", needs_model=False), backend_names("extractor", needs_model=True, server=False)
+    (('rules',), ('transformers', 'vllm'))
+    """
+    return tuple(
+        n for n, s in _REGISTRY.items()
+        if (s.extractor if kind == "extractor" else s.chat) is not None
+        and (needs_model is None or s.needs_model == needs_model)
+        and (server is None or s.needs_endpoint == server)
+        and (generalize is None or s.generalize == generalize)
+    )
+
+
+def is_model_backend(name: str) -> bool:
+    """True unless ``name`` is a registered backend without a model (``rules``): an unknown name (a caller's
+    own extractor) counts as a model."""
+    spec = _REGISTRY.get(name)
+    return spec is None or spec.needs_model
+
+
+def is_server_backend(name: str) -> bool:
+    """True when ``name`` is a registered backend reached over the network (it needs an endpoint)."""
+    spec = _REGISTRY.get(name)
+    return spec is not None and spec.needs_endpoint
+
+
+def takes_option(backend: str, kind: Kind, option: str) -> bool:
+    """True when the client of ``kind`` of ``backend`` takes ``option`` (its one name, not an alias)."""
+    spec = _REGISTRY.get(backend)
+    return spec is not None and option in (spec.options(kind) or ())
+
+
+def backends_taking(kind: Kind, option: str) -> tuple[str, ...]:
+    """The backends whose client of ``kind`` takes ``option``, in registration order."""
+    return tuple(n for n in backend_names(kind) if takes_option(n, kind, option))
+
+
+OPTION_ALIASES: dict[str, str] = {"max_new_tokens": "max_tokens"}
+"""Old option spellings still accepted (with a ``DeprecationWarning``), each with its one name."""
+
+
+def canonical_options(options: Mapping[str, Any] | None) -> dict[str, Any]:
+    """``options`` with every old spelling (:data:`OPTION_ALIASES`) renamed to its one name, warning once per
+    use; ``ValueError`` when both spellings are given.
+
+    >>> canonical_options({"max_tokens": 8, "batch_size": 2})
+    {'max_tokens': 8, 'batch_size': 2}
+    """
+    out: dict[str, Any] = {}
+    for key, value in (options or {}).items():
+        name = OPTION_ALIASES.get(key, key)
+        if name != key:
+            if name in (options or {}):
+                raise ValueError(f"backend options: give {name} only ({key} is its old spelling)")
+            warnings.warn(f"backend option {key} is deprecated; use {name}", DeprecationWarning, stacklevel=3)
+        out[name] = value
+    return out
+
+
+def check_options(backend: str, kind: Kind, options: Mapping[str, Any] | None) -> dict[str, Any]:
+    """``options`` in their one spelling (:func:`canonical_options`), checked against what the client of
+    ``kind`` of ``backend`` takes: ``ValueError`` names an option it does not take and lists those it does."""
+    opts = canonical_options(options)
+    spec = _REGISTRY.get(backend)
+    allowed = spec.options(kind) if spec is not None else None
+    if allowed is None:
+        return opts
+    unknown = sorted(set(opts) - allowed)
+    if unknown:
+        takes = ", ".join(sorted(allowed)) or "none"
+        raise ValueError(f"the {backend} backend takes no option {', '.join(unknown)} (its options: {takes})")
+    return opts
+
+
+def select_options(backend: str, kind: Kind, values: Mapping[str, Any]) -> dict[str, Any]:
+    """The subset of ``values`` (one option set for every backend, e.g. from the command line) that the
+    client of ``kind`` of ``backend`` declares; the rest is dropped (``device`` means nothing to a server;
+    a backend that declares no options gets none)."""
+    spec = _REGISTRY.get(backend)
+    allowed = (spec.options(kind) if spec is not None else None) or frozenset()
+    return {k: v for k, v in canonical_options(values).items() if k in allowed}
 
 
 def make_client(kind: Kind, backend: str, *, model: str | None = None, endpoint: str | None = None,
@@ -72,7 +176,8 @@ def make_client(kind: Kind, backend: str, *, model: str | None = None, endpoint:
     """The client of ``kind`` of ``backend`` with ``options`` as constructor arguments.
 
     ``None`` for a chat client of a backend that has no model (``rules``). ``ValueError`` names an unknown
-    backend (and the choices), a missing ``--model`` or ``--endpoint``. With ``chunk_chars > 0`` a model
+    backend (and the choices), a missing ``--model`` or ``--endpoint``, an option the client does not take
+    (:func:`check_options`). With ``chunk_chars > 0`` a model
     extractor sees long documents in overlapping windows of that many characters
     (``spcl.extract.backends.chunking``).
     """
@@ -87,10 +192,12 @@ def make_client(kind: Kind, backend: str, *, model: str | None = None, endpoint:
         raise ValueError(f"the {backend} backend needs --model")
     if spec.needs_endpoint and not endpoint:
         raise ValueError(f"the {backend} backend needs --endpoint (e.g. http://gpu-node:8000/v1)")
-    opts = dict(options or {})
+    opts = check_options(backend, kind, options)
     if kind == "chat":
-        return builder(model, endpoint, opts)  # type: ignore[call-arg]
-    extractor: Extractor = builder(model, endpoint, types, opts)  # type: ignore[call-arg]
+        assert spec.chat is not None  # it is ``builder``
+        return spec.chat(model, endpoint, opts)
+    assert spec.extractor is not None  # it is ``builder``
+    extractor = spec.extractor(model, endpoint, types, opts)
     if chunk_chars <= 0 or not spec.chunked:
         return extractor
     from spcl.extract.backends.chunking import ChunkingExtractor
@@ -144,15 +251,39 @@ def _vllm_chat(model: str | None, endpoint: str | None, options: dict[str, Any])
     return VLLMChat(str(model), **options)
 
 
-register_backend(BackendSpec("rules", extractor=_rules_extractor, needs_model=False, chunked=False))
-register_backend(BackendSpec("openai", extractor=_openai_extractor, chat=_openai_chat, needs_endpoint=True))
-register_backend(BackendSpec("transformers", extractor=_transformers_extractor, chat=_transformers_chat))
-register_backend(BackendSpec("vllm", extractor=_vllm_extractor, chat=_vllm_chat))
+RULES_BACKEND = "rules"
+"""The backend without a model: the CPU rules (and the person-name finders); the only fallback."""
+DEFAULT_BACKEND = RULES_BACKEND
+"""The backend a job uses unless told otherwise."""
+
+register_backend(BackendSpec(RULES_BACKEND, extractor=_rules_extractor, needs_model=False, chunked=False,
+                             generalize=True, extractor_options=frozenset(), chat_options=frozenset()))
+register_backend(BackendSpec(
+    "openai", extractor=_openai_extractor, chat=_openai_chat, needs_endpoint=True, generalize=True,
+    extractor_options=frozenset({"max_tokens", "concurrency", "timeout_s", "retries", "seed", "extra_body"}),
+    chat_options=frozenset({"concurrency", "timeout_s", "retries", "extra_body"})))
+register_backend(BackendSpec(
+    "transformers", extractor=_transformers_extractor, chat=_transformers_chat, generalize=True,
+    extractor_options=frozenset({"max_tokens", "max_input_tokens", "batch_size", "device", "dtype", "adapter"}),
+    chat_options=frozenset({"batch_size", "max_input_tokens", "device", "dtype", "loaded"})))
+register_backend(BackendSpec(
+    "vllm", extractor=_vllm_extractor, chat=_vllm_chat,
+    extractor_options=frozenset({"max_tokens", "max_input_tokens", "batch_size", "tensor_parallel_size",
+                                 "gpu_memory_utilization", "max_model_len", "dtype", "tokenizer", "seed",
+                                 "adapter", "llm_kwargs"}),
+    chat_options=frozenset({"batch_size", "tensor_parallel_size", "gpu_memory_utilization", "max_model_len",
+                            "seed"})))
 
 BACKENDS: tuple[str, ...] = backend_names("extractor")
 """The extractor backends: rules, openai, transformers, vllm."""
 CHAT_BACKENDS: tuple[str, ...] = backend_names("chat")
 """The backends with a chat client: openai, transformers, vllm."""
+FALLBACK_BACKENDS: tuple[str, ...] = backend_names("extractor", needs_model=False)
+"""The backends a model run may fall back to (no model): rules."""
+GENERALIZE_BACKENDS: tuple[str, ...] = backend_names("extractor", generalize=True)
+"""The backends ``spcl generalize`` runs with: rules, openai, transformers."""
+ATTACK_BACKENDS: tuple[str, ...] = backend_names("chat", generalize=True)
+"""The chat backends of the generalize attack (and ``spcl eval reidentify``): openai, transformers."""
 
 
 def make_extractor(backend: str, *, model: str | None = None, endpoint: str | None = None,

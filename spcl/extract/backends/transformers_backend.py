@@ -4,7 +4,7 @@
 ``.gguf`` file (transformers de-quantizes it; needs the ``gguf`` package). Nothing is fetched from a hub:
 loading uses ``local_files_only``. Decoding is greedy over left-padded batches. A document whose prompt
 does not fit ``max_input_tokens`` fails with ``input_too_long`` (the model would not see its tail), and one
-whose generation hits ``max_new_tokens`` without an end-of-sequence fails with ``output_truncated`` (its
+whose generation hits ``max_tokens`` without an end-of-sequence fails with ``output_truncated`` (its
 list may be cut short): both fail closed. If a whole batch raises, each document is retried alone so one
 bad document fails only itself.
 
@@ -58,7 +58,7 @@ class TransformersExtractor(BatchedExtractor):
         model: str | Path,
         *,
         types: tuple[str, ...] = DEFAULT_TYPES,
-        max_new_tokens: int = 512,
+        max_tokens: int = 512,
         max_input_tokens: int = 4096,
         batch_size: int = 8,
         device: str = "auto",
@@ -68,7 +68,7 @@ class TransformersExtractor(BatchedExtractor):
         super().__init__(types)
         self.model = str(model)
         self.adapter = str(adapter) if adapter else None
-        self.max_new_tokens = max_new_tokens
+        self.max_tokens = max_tokens
         self.max_input_tokens = max_input_tokens
         self.batch_size = max(1, batch_size)
         self.net, self.tokenizer = load_model(model, device, dtype)
@@ -81,7 +81,7 @@ class TransformersExtractor(BatchedExtractor):
         return chat_prompt_ids(self.tokenizer, build_messages(text, self.types))
 
     def _generate(self, prompts: list[list[int]]) -> list[tuple[str, int, bool]]:
-        return generate_padded(self.net, self.tokenizer, prompts, self.eos_ids, self.max_new_tokens)
+        return generate_padded(self.net, self.tokenizer, prompts, self.eos_ids, self.max_tokens)
 
     def _run_batch(self, texts: list[str]) -> list[Extraction]:
         started = time.perf_counter()

@@ -33,6 +33,7 @@ from spcl.extract.names.tagger import (
     split_of,
     tagger_spans,
 )
+from spcl.io.jsonl import load_jsonl, read_jsonl_objects
 from spcl.text import normalize
 
 DEFAULT_DATA = Path("data/names-gold-v1/names.jsonl")
@@ -44,11 +45,9 @@ VERSION = "names-crf-v2"
 def read_gold(path: Path) -> list[dict[str, Any]]:
     """Records of a names-gold JSONL (text NFC-checked: spans index the NFC text)."""
     records = []
-    for line in path.read_text(encoding="utf-8").splitlines():
-        if line.strip():
-            r = json.loads(line)
-            if normalize(r["text"]) == r["text"]:
-                records.append(r)
+    for r in read_jsonl_objects(path):
+        if normalize(r["text"]) == r["text"]:
+            records.append(r)
     return records
 
 
@@ -138,7 +137,7 @@ def person_free(path: Path | None, lang: str, limit: int) -> list[dict[str, Any]
     id, as training records without persons: technical text, which the gold sentences lack."""
     if path is None or limit <= 0 or not path.is_file():
         return []
-    rows = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+    rows = load_jsonl(path)
     rows = sorted((r for r in rows if r.get("lang") == lang), key=lambda r: hashlib.sha256(r["id"].encode()).digest())
     return [{"id": r["id"], "lang": lang, "text": normalize(r["text"]), "persons": []} for r in rows[:limit]]
 
