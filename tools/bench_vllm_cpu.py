@@ -91,7 +91,7 @@ def main(argv: list[str] | None = None) -> int:
     model = args.model
     if model is None:
         sys.path.insert(0, str(ROOT))
-        from tests.vllm_env import smollm2_folder
+        from tests.support.vllm_env import smollm2_folder
 
         model = str(smollm2_folder())
     texts = _texts(args.input, args.docs)

@@ -5,7 +5,8 @@
 
 ``cli.md`` is every command's ``--help`` as ``spcl.cli.build_parser`` prints it (80 columns); ``configuration.md``
 is every key of the YAML configuration (``spcl.config.Settings``): type, default, limits and description. The docs
-test (``tests/test_docs.py``) runs the check, so a flag or a key changed without regenerating fails the suite.
+test (``tests/architecture/test_docs.py``) runs the check, so a flag or a key changed without regenerating fails
+the suite.
 """
 
 from __future__ import annotations

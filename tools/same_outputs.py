@@ -5,7 +5,7 @@
 
 ``run`` runs the checkout at ``--code`` (its ``spcl``, with this interpreter) on the demo sample: ``spcl filter``
 with both engines, ``spcl mask --backend rules`` with both engines, ``spcl generalize --backend rules`` and
-``spcl annotate`` with the test suite's two scripted teachers (``tests/test_annotate_job.py``, real HTTP on
+``spcl annotate`` with the test suite's two scripted teachers (``tests/annotate/test_job.py``, real HTTP on
 loopback) — with ``--spark-all`` generalize and annotate on Spark too. ``--flagged`` takes the mask and generalize
 input from another run's ``filter-python/decision=flagged`` (compare job code across screen models), and the
 vault key is ``OUT/../vault.key`` (made once), so runs in sibling folders share it.
@@ -140,7 +140,7 @@ def run(code: Path, out: Path, flagged: Path | None, spark_all: bool) -> None:
         _spcl(code, ["generalize", "--input", str(flagged), "--output", str(out / f"gen-{engine}"), "--vault",
                      str(out / f"gen-vault-{engine}"), "--backend", "rules", "--engine", engine], env)
     sys.path.insert(0, str(ROOT))
-    from tests.test_annotate_job import A, B, ScriptedTeachers, script, write_input
+    from tests.support.annotate_teachers import A, B, ScriptedTeachers, script, write_input
 
     inp = out.parent / "annotate-input"  # one path for every run: a malformed line's id hashes it
     if not inp.exists():

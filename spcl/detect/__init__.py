@@ -19,7 +19,7 @@ back, so a span covers the whole written value in the NFC text, the markup insid
 Speed: the seven numeric detectors run only inside "number clusters" (one character-class scan for
 runs of >= 7 digits and separators); EMAIL, DOB, POSTAL and ADDRESS anchor on their own cue
 characters ('@', birth words, 〒/우편, a road name + number, 都道府県), so a typical 1.5 KB document
-costs a few regex scans. ``tests/test_detect_engine.py`` checks that this fast path returns exactly
+costs a few regex scans. ``tests/detect/test_engine.py`` checks that this fast path returns exactly
 what running every detector over the whole text returns.
 
 Example (a doctest):

@@ -1,3 +1,0 @@
-"""A module that prints when imported (tests/test_startup.py: the daemon's stdout carries only its port)."""
-
-print("noisy import")
