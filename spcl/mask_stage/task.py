@@ -1,6 +1,6 @@
 """The mask job's unit of work: one input file, masked end to end and committed atomically.
 
-``MaskRunner.process_file`` reads the file's rows, asks the backend (in batches), masks what passes the
+``MaskRunner.mask_file`` reads the file's rows, asks the backend (in batches), masks what passes the
 release check, and commits: the vault file first (a new, uniquely named file per run and attempt: nothing
 ever overwrites or deletes a mapping), then ``failed/part-<key>.parquet``, then ``masked/part-<key>.parquet``
 (each written under a temporary name and moved into place), then the done-marker. A rerun of a file whose
@@ -24,10 +24,10 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from spcl.executor.filejob import UnitPass
 from spcl.executor.state import commit_unit, read_part
 from spcl.executor.units import part_path
 from spcl.extract.backends import BackendUnavailable, Extraction, Extractor, make_extractor
-from spcl.manifest import sha256_file
 from spcl.mask import mask_text
 from spcl.mask.ids import release_id
 from spcl.mask_stage.candidates import RuleHit, rule_hits
@@ -37,7 +37,7 @@ from spcl.mask_stage.inputs import InputRows, MaskJobError, count_rows, read_row
 from spcl.mask_stage.outputs import FailedRows, MaskedRows, RowIdentity
 from spcl.mask_stage.release import Released, check_release
 from spcl.mask_stage.schema import FAILED_SCHEMA, MASKED_SCHEMA
-from spcl.mask_stage.state import FileStats, Marker, marker_path, needs_work, read_marker, write_json_atomic
+from spcl.mask_stage.state import FileStats, Marker, marker_path, write_json_atomic
 from spcl.text import normalize
 
 log = logging.getLogger("spcl.mask_stage")
@@ -116,9 +116,9 @@ class MaskRunner:
         self.fallback = fallback
         # the rules backend prints the name finders' rows itself
         self.names = cfg.names and self.extractor.name != "rules"
-        self.out = Path(cfg.output)
+        self.output = Path(cfg.output)
         for sub in ("masked", "failed", "_done", "_tmp"):
-            (self.out / sub).mkdir(parents=True, exist_ok=True)
+            (self.output / sub).mkdir(parents=True, exist_ok=True)
         self.check = getattr(self.extractor, "check", None)
         self.config_hash = cfg.config_hash()
         self.tier: Any = None
@@ -127,6 +127,8 @@ class MaskRunner:
 
             self.tier = load_tier(cfg.tier, backend=cfg.tier_backend, encoder_dir=cfg.tier_encoder_dir)
         self.progress: Any = None  # a spcl.progress.Progress while the python engine runs (counts only)
+
+    advances_progress = True  # the job skeleton hands it the progress bar: it advances per batch
 
     def _identity(self, source_file: str) -> RowIdentity:
         ex = self.extractor
@@ -257,19 +259,17 @@ class MaskRunner:
             fp.masked.add(str(shown), row_key, rows.langs[i], released, who, extracted_by=by.name,
                           model=by.model, prompt_version=by.prompt_version, vault_file=fp.writer)
 
-    def process_file(self, path: Path, key: str) -> FileStats | None:
-        """Mask one input file (or retry its failed rows) and commit it; ``None`` when nothing is to do."""
+    def mask_file(self, unit: UnitPass) -> FileStats:
+        """Mask one input file (or, given a prior marker, retry its failed rows) and commit it."""
         from spcl.mask.vault import open_vault
 
         started = time.perf_counter()
         cfg = self.cfg
-        input_sha = sha256_file(path)
-        marker = read_marker(self.out, key)
-        mode = needs_work(marker, input_sha, cfg.retry_failed)
-        if mode == "skip":
-            return None
-        masked_part = part_path(self.out / "masked", key)
-        failed_part = part_path(self.out / "failed", key)
+        path, key = unit.path, unit.key
+        marker = None if unit.prior is None else Marker.from_dict(unit.prior)
+        mode = "full" if marker is None else "retry"
+        masked_part = part_path(self.output / "masked", key)
+        failed_part = part_path(self.output / "failed", key)
         prior_masked, prior_failed = MASKED_SCHEMA.empty_table(), FAILED_SCHEMA.empty_table()
         settled: set[str] | None = None
         stats = FileStats(files=1)
@@ -292,7 +292,7 @@ class MaskRunner:
                          "tier_seconds"):
                 setattr(stats, name, getattr(marker.stats, name))
             stats.latencies = list(marker.stats.latencies)
-        tmp = self.out / "_tmp" / f"{key}.{os.getpid()}.{secrets.token_hex(4)}"
+        tmp = self.output / "_tmp" / f"{key}.{os.getpid()}.{secrets.token_hex(4)}"
         tmp.mkdir(parents=True)
         writer = f"mask-{key}-{cfg.run_id}-{secrets.token_hex(2)}"
         vault_stage = Path(cfg.vault) / "_staging" / tmp.name
@@ -312,12 +312,10 @@ class MaskRunner:
                         [(failed_part, failed_table), (masked_part, masked_table)], tmp)
             self._count(stats, count_rows(path), masked_table, failed_table)
             stats.seconds += time.perf_counter() - started
-            runs = ([*marker.runs] if marker is not None and mode == "retry" else []) + [cfg.run_id]
             ex = self.extractor
-            new_marker = Marker(key=key, input=str(path.resolve()), input_sha256=input_sha, last_run=cfg.run_id,
-                                runs=runs, backend=ex.name, model=ex.model, prompt_version=ex.prompt_version,
-                                config_hash=self.config_hash, stats=stats, release_hash=cfg.release_hash())
-            write_json_atomic(marker_path(self.out, key), new_marker.to_dict())
+            new_marker = Marker(**unit.marker, backend=ex.name, model=ex.model, prompt_version=ex.prompt_version,
+                                config_hash=self.config_hash, stats=stats)
+            write_json_atomic(marker_path(self.output, key), new_marker.to_dict())
             log.info("%s (%s): %d documents, %d masked, %d failed (%d transient)", path.name, mode,
                      stats.documents, stats.masked, stats.failed, stats.failed_transient)
             return stats
