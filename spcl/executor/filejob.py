@@ -195,15 +195,12 @@ class FileJob(FileStage):
             (self.output(cfg) / self.done_folder).mkdir(parents=True, exist_ok=True)
 
     def committed(self, worker: Any, unit: Unit) -> bool:
-        """This run committed the unit already, or it is committed for its current content with nothing to
-        retry (a retried or speculative Spark task skips it)."""
+        """The unit is committed for its current content, by this run or with nothing left to retry (a
+        retried or speculative Spark task skips it)."""
         cfg = worker.cfg
         marker = self.marker(cfg, unit.key)
-        if marker is None:
-            return False
-        if marker.get("last_run") == cfg.run_id:
-            return True
-        return marker.get("input_sha256") == sha256_file(Path(unit.path)) and not self.needs_retry(cfg, marker)
+        return marker is not None and marker.get("input_sha256") == sha256_file(Path(unit.path)) and (
+            marker.get("last_run") == cfg.run_id or not self.needs_retry(cfg, marker))
 
     def progress_total(self, plan: Plan) -> int | None:
         """Unknown unless the job says (:meth:`count_rows`)."""
