@@ -366,7 +366,8 @@ class GeneralizeStage(FileJob):
                  "documents": run.records, "elapsed_seconds": run.elapsed_seconds,
                  "docs_per_second": round(rate(run.records, run.elapsed_seconds), 6)}
         reconciliation = self.reconcile(cfg, keyed, hashes, ("generalized", "failed"))
-        metrics = build_metrics(cfg, worker.identity if worker is not None else None, info, reconciliation)
+        metrics = build_metrics(cfg.output, cfg.backend, cfg.settings,
+                                worker.identity if worker is not None else None, info, reconciliation)
         write_json_atomic(Path(cfg.output) / "metrics.json", metrics)
         return metrics
 

@@ -5,27 +5,26 @@ from __future__ import annotations
 
 from dataclasses import asdict
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from spcl.executor.counts import rate, token_block
 from spcl.executor.state import load_json_markers, marker_file, marker_unreadable
 from spcl.generalize.engine import GeneralizeSettings
 from spcl.generalize.records import GenStats
 
-if TYPE_CHECKING:
-    from spcl.generalize.job import GeneralizeJobConfig
-
 
 def _rate(num: float, den: float) -> float:
     return round(rate(num, den), 6)
 
 
-def build_metrics(cfg: GeneralizeJobConfig, identity: tuple[str, str, str] | None, run: dict[str, Any],
-                  reconciliation: dict[str, Any]) -> dict[str, Any]:
-    """metrics.json: totals over every finished file, shares by rank and fallback per type (no values)."""
+def build_metrics(output: str, backend: str, settings: dict[str, Any], identity: tuple[str, str, str] | None,
+                  run: dict[str, Any], reconciliation: dict[str, Any]) -> dict[str, Any]:
+    """metrics.json of the output folder ``output``: totals over every finished file (its done-markers),
+    shares by rank and fallback per type (no values); ``backend`` and ``settings`` (GeneralizeSettings
+    fields) as configured, ``identity`` the worker's ``(backend, model, prompt version)`` when known."""
     total = GenStats()
     models, prompts = set(), set()
-    done = Path(cfg.output) / "_done"
+    done = Path(output) / "_done"
     for key, data in load_json_markers(done).items():
         try:
             total.merge(GenStats(**data["stats"]))
@@ -34,9 +33,9 @@ def build_metrics(cfg: GeneralizeJobConfig, identity: tuple[str, str, str] | Non
         models.add(str(data.get("model", "")))
         prompts.add(str(data.get("prompt_version", "")))
     n_entities = sum(total.entities_by_rank.values())
-    settings = asdict(GeneralizeSettings(**cfg.settings))
+    settings = asdict(GeneralizeSettings(**settings))
     return {
-        "backend": cfg.backend,
+        "backend": backend,
         "model": identity[1] if identity else (next(iter(models)) if len(models) == 1 else "mixed"),
         "prompt_version": identity[2] if identity else (next(iter(prompts)) if len(prompts) == 1 else "mixed"),
         "models_in_output": sorted(models),
