@@ -82,6 +82,8 @@ class FileJob(FileStage):
     """How the refusal of results made under other settings names them (``<n> file(s) <settings_what>``)."""
     results_what: ClassVar[str] = "results"
     """What the output holds per input file (``the <results_what> of another input file``)."""
+    staging_globs: ClassVar[tuple[str, ...]] = ()
+    """Patterns under the output of single staged files a killed run may leave (removed before a run)."""
     check_all_markers: ClassVar[bool] = False
     """Check the release hash of every marker in the output (not only of the current input's files)."""
     output_flag: ClassVar[str] = "--output"
@@ -159,10 +161,17 @@ class FileJob(FileStage):
         if other:
             raise self.error(f"{out} holds {len(other)} file(s) {self.settings_what}; rerun with the "
                              f"same settings or use a new {flag}")
-        hashes = {k: sha256_file(p) for p, k in keyed}  # by content, not by name
+        hashes = {k: self.content_hash(p) for p, k in keyed}  # by content, not by name
         todo = [(p, k) for p, k in keyed if (m := markers[k]) is None or m.get("input_sha256") != hashes[k]
                 or self.needs_retry(cfg, m)]
         return todo, keyed, hashes
+
+    def content_hash(self, path: Path) -> str:
+        """SHA-256 of an input file's bytes; the job's error (naming the file) when it cannot be read."""
+        try:
+            return sha256_file(path)
+        except OSError as err:
+            raise self.error(f"cannot read {path}: {type(err).__name__}") from None
 
     def plan(self, cfg: Any) -> Plan:
         """:meth:`pending` as units; the context keeps every file and its hash for the reconciliation."""
@@ -177,6 +186,9 @@ class FileJob(FileStage):
     def clean(self, cfg: Any) -> None:
         """Remove what a killed run left under temporary names (call only when no other run is active)."""
         remove_staging(*self.staging(cfg))
+        for pattern in self.staging_globs:
+            for stale in self.output(cfg).glob(pattern):
+                stale.unlink(missing_ok=True)
 
     def before_spark(self, cfg: Any, plan: Plan) -> None:
         """Driver-side checks before a Spark run (fail fast on a wrong vault key or an unreachable endpoint:
@@ -216,7 +228,7 @@ class FileJob(FileStage):
         retries records of the unchanged, committed unit (``None``: from scratch), and the common fields of
         the done-marker the pass writes last (key, input path and SHA-256, the runs with this one last, the
         release hash)."""
-        input_sha = sha256_file(path)  # the marker holds it: a changed file with the same name is redone
+        input_sha = self.content_hash(path)  # the marker holds it: a changed file with the same name is redone
         prior = self.marker(cfg, key)
         if prior is not None and (prior.get("input_sha256") != input_sha or not self.needs_retry(cfg, prior)):
             prior = None
