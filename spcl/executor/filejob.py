@@ -72,21 +72,24 @@ def footer_rows(path: Path) -> int:
 class FileJob(FileStage):
     """The skeleton of a resumable file job; a subclass sets the class attributes and writes the hooks."""
 
+    error: ClassVar[type[JobError]] = JobError
+    """The job's error (a :class:`JobError`): every refusal of the plan raises it."""
     done_folder: ClassVar[str] = "_done"
     """The done-markers' folder under the output."""
     staging_folders: ClassVar[tuple[str, ...]] = ("_tmp",)
     """Folders under the output a killed run may leave staged files in (removed before a run)."""
+    staging_globs: ClassVar[tuple[str, ...]] = ()
+    """Patterns under the output of single staged files a killed run may leave (removed before a run)."""
     vault_field: ClassVar[str | None] = "vault"
     """The config field of the vault folder (checked like the output; its ``_staging`` cleaned), or ``None``."""
     settings_what: ClassVar[str] = "made with other settings"
     """How the refusal of results made under other settings names them (``<n> file(s) <settings_what>``)."""
     results_what: ClassVar[str] = "results"
     """What the output holds per input file (``the <results_what> of another input file``)."""
-    staging_globs: ClassVar[tuple[str, ...]] = ()
-    """Patterns under the output of single staged files a killed run may leave (removed before a run)."""
     check_all_markers: ClassVar[bool] = False
     """Check the release hash of every marker in the output (not only of the current input's files)."""
     output_flag: ClassVar[str] = "--output"
+    """The flag the refusals tell the user to change."""
 
     # --- hooks -----------------------------------------------------------------------------------------
     def list_units(self, cfg: Any) -> list[tuple[Path, str]]:
@@ -153,7 +156,7 @@ class FileJob(FileStage):
             stale = [k for k, m in self.all_markers(cfg).items() if marker_hash(m) != current]
             if stale:
                 raise self.error(f"{out} holds {len(stale)} file(s) {self.settings_what}; use a new {flag}")
-        foreign = foreign_input(keyed, lambda k: (m := markers[k]) and m.get("input"))
+        foreign = foreign_input(keyed, lambda k: None if (m := markers[k]) is None else m.get("input"))
         if foreign:
             raise self.error(f"{out} holds the {self.results_what} of another input file ({foreign[0]}) "
                              f"under the name of {foreign[1]}; use a new {flag} for a different --input")
