@@ -25,6 +25,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ClassVar
 
+import pyarrow as pa
+import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from spcl.executor.errors import JobError
@@ -62,6 +64,27 @@ class UnitPass:
     input_sha: str
     prior: dict[str, Any] | None
     marker: dict[str, Any]
+
+
+def keep_settled(released: pa.Table, failed: pa.Table, retry: pa.Array) -> tuple[pa.Table, pa.Table, set[str]]:
+    """The committed rows a retry pass keeps, and the row keys they settle. ``released`` and ``failed`` are
+    a unit's two Parquet parts (each with a ``row_key`` column), ``retry`` flags the failed rows to ask about
+    again. Every earlier row of a retried key goes (released or failed), so the pass redoes all the rows that
+    share it (the first processed, the rest ``duplicate_row_key``): each input row keeps exactly one output.
+    The pass then asks about every row the kept parts do not settle: the retried ones, and any a run killed
+    between its part moves left in neither part (so a row is never lost nor written twice).
+
+    >>> ok = pa.table({"row_key": ["a", "b"]})
+    >>> bad = pa.table({"row_key": ["b", "c", "d"]})
+    >>> kept_ok, kept_bad, settled = keep_settled(ok, bad, pa.array([True, False, False]))
+    >>> kept_ok.column("row_key").to_pylist(), kept_bad.column("row_key").to_pylist(), sorted(settled)
+    (['a'], ['c', 'd'], ['a', 'c', 'd'])
+    """
+    redo = pa.array(sorted(set(failed.filter(retry).column("row_key").to_pylist())), pa.string())
+    released = released.filter(pc.invert(pc.is_in(released.column("row_key"), value_set=redo)))
+    failed = failed.filter(pc.invert(pc.is_in(failed.column("row_key"), value_set=redo)))
+    settled = set(released.column("row_key").to_pylist()) | set(failed.column("row_key").to_pylist())
+    return released, failed, settled
 
 
 def footer_rows(path: Path) -> int:
@@ -270,4 +293,4 @@ class FileJob(FileStage):
         return {"input_rows": input_rows, **counts, "ok": ok, "uncommitted_files": sorted(uncommitted)}
 
 
-__all__ = ["MARKER_HASH_FIELDS", "FileJob", "JobError", "UnitPass", "footer_rows", "marker_hash"]
+__all__ = ["MARKER_HASH_FIELDS", "FileJob", "JobError", "UnitPass", "footer_rows", "keep_settled", "marker_hash"]

@@ -41,13 +41,12 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 import pyarrow as pa
-import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from spcl.entity_types import DEFAULT_TYPES
 from spcl.executor import JobError, Plan, RunInfo, new_run_id, run_local, run_spark
 from spcl.executor.counts import rate
-from spcl.executor.filejob import FileJob, UnitPass
+from spcl.executor.filejob import FileJob, UnitPass, keep_settled
 from spcl.executor.flagged import batch_row_keys, count_rows, file_key, list_input_files, open_input
 from spcl.executor.state import commit_unit, marker_file, write_json_atomic
 from spcl.executor.units import part_path
@@ -212,15 +211,7 @@ class GeneralizeRunner:
             return GENERALIZED_SCHEMA.empty_table(), FAILED_SCHEMA.empty_table(), None
         gen, failed = (read_generalize_part(part_path(self.output / name, unit.key), schema)
                        for name, schema in (("generalized", GENERALIZED_SCHEMA), ("failed", FAILED_SCHEMA)))
-        # every earlier output row of a retried key goes, so the pass redoes all the rows that share it (the first
-        # generalized, the rest duplicate_row_key): each input row keeps exactly one output
-        redo = pa.array(sorted(set(failed.filter(failed.column("transient")).column("row_key").to_pylist())),
-                        pa.string())
-        gen = gen.filter(pc.invert(pc.is_in(gen.column("row_key"), value_set=redo)))
-        failed = failed.filter(pc.invert(pc.or_(failed.column("transient"),
-                                                pc.is_in(failed.column("row_key"), value_set=redo))))
-        settled = set(gen.column("row_key").to_pylist()) | set(failed.column("row_key").to_pylist())
-        return gen, failed, settled
+        return keep_settled(gen, failed, failed.column("transient"))
 
     def generalize_file(self, unit: UnitPass) -> int:
         """Generalize one input file end to end and commit it (outputs moved into place, then the marker);

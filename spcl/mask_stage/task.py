@@ -22,9 +22,8 @@ from pathlib import Path
 from typing import Any
 
 import pyarrow as pa
-import pyarrow.compute as pc
 
-from spcl.executor.filejob import UnitPass
+from spcl.executor.filejob import UnitPass, keep_settled
 from spcl.executor.state import commit_unit, read_part
 from spcl.executor.units import part_path
 from spcl.extract.backends import BackendUnavailable, Extraction, Extractor, make_extractor
@@ -278,15 +277,7 @@ class MaskRunner:
             prior_failed = read_part(failed_part, FAILED_SCHEMA)
             retry_mask = (pa.array([True] * prior_failed.num_rows, pa.bool_()) if cfg.retry_failed
                           else prior_failed.column("transient"))
-            wanted = set(prior_failed.filter(retry_mask).column("row_key").to_pylist())
-            # every earlier output row of a retried key goes, so the pass redoes all the rows that share it
-            # (the first processed, the rest duplicate_row_key): each input row keeps exactly one output
-            redo = pa.array(sorted(wanted), pa.string())
-            prior_masked = prior_masked.filter(pc.invert(pc.is_in(prior_masked.column("row_key"), value_set=redo)))
-            prior_failed = prior_failed.filter(pc.invert(pc.is_in(prior_failed.column("row_key"), value_set=redo)))
-            # the pass asks about every row the kept parts do not settle: the retried ones, and any a run killed
-            # between its part moves left in neither part
-            settled = set(prior_masked.column("row_key").to_pylist()) | set(prior_failed.column("row_key").to_pylist())
+            prior_masked, prior_failed, settled = keep_settled(prior_masked, prior_failed, retry_mask)
             for name in ("generated_tokens", "prompt_tokens", "token_documents", "extract_seconds", "seconds",
                          "outputs", "parsed", "checked_rows", "hallucinated_rows", "tier_checked", "tier_errors",
                          "tier_seconds"):
