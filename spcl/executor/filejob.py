@@ -20,7 +20,11 @@ config still calls it otherwise), the settings hash is the **release hash**. A d
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+import os
+import secrets
+import shutil
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ClassVar
@@ -85,6 +89,22 @@ def keep_settled(released: pa.Table, failed: pa.Table, retry: pa.Array) -> tuple
     failed = failed.filter(pc.invert(pc.is_in(failed.column("row_key"), value_set=redo)))
     settled = set(released.column("row_key").to_pylist()) | set(failed.column("row_key").to_pylist())
     return released, failed, settled
+
+
+@contextmanager
+def staging_area(output: str | Path, vault: str | Path, key: str) -> Iterator[tuple[Path, Path]]:
+    """``(tmp, vault_stage)``: a new folder under ``<output>/_tmp`` for one pass over unit ``key`` (named by
+    the key, the process and 32 random bits, so concurrent attempts never share it) and its twin under
+    ``<vault>/_staging`` for the vault file being written; both are removed when the pass ends, committed
+    or not (what a killed process leaves, the next run's cleanup removes)."""
+    tmp = Path(output) / "_tmp" / f"{key}.{os.getpid()}.{secrets.token_hex(4)}"
+    tmp.mkdir(parents=True)
+    vault_stage = Path(vault) / "_staging" / tmp.name
+    try:
+        yield tmp, vault_stage
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+        shutil.rmtree(vault_stage, ignore_errors=True)
 
 
 def footer_rows(path: Path) -> int:
@@ -293,4 +313,5 @@ class FileJob(FileStage):
         return {"input_rows": input_rows, **counts, "ok": ok, "uncommitted_files": sorted(uncommitted)}
 
 
-__all__ = ["MARKER_HASH_FIELDS", "FileJob", "JobError", "UnitPass", "footer_rows", "keep_settled", "marker_hash"]
+__all__ = ["MARKER_HASH_FIELDS", "FileJob", "JobError", "UnitPass", "footer_rows", "keep_settled", "marker_hash",
+           "staging_area"]

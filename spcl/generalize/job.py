@@ -30,12 +30,11 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
-import os
 import secrets
-import shutil
 import time
 from collections import Counter
 from collections.abc import Iterable, Iterator
+from contextlib import closing
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar
@@ -46,7 +45,7 @@ import pyarrow.parquet as pq
 from spcl.entity_types import DEFAULT_TYPES
 from spcl.executor import JobError, Plan, RunInfo, new_run_id, run_local, run_spark
 from spcl.executor.counts import rate
-from spcl.executor.filejob import FileJob, UnitPass, keep_settled
+from spcl.executor.filejob import FileJob, UnitPass, keep_settled, staging_area
 from spcl.executor.flagged import batch_row_keys, count_rows, file_key, list_input_files, open_input
 from spcl.executor.state import commit_unit, marker_file, write_json_atomic
 from spcl.executor.units import part_path
@@ -221,16 +220,13 @@ class GeneralizeRunner:
         prior_gen, prior_failed, settled = self._kept(unit)
         stats = GenStats(**marker["stats"]) if marker is not None else GenStats(files=1)
         backend, model, prompt_version = self.identity
-        tmp = self.output / "_tmp" / f"{key}.{os.getpid()}.{secrets.token_hex(4)}"
-        tmp.mkdir(parents=True)
-        vault_stage = Path(self.cfg.vault) / "_staging" / tmp.name
         writer = f"gen-{key}-{self.run_id}-{secrets.token_hex(2)}"  # new per run and attempt: never overwritten
-        vault = open_vault(vault_stage, self.key, writer=writer)
         gen_rows: dict[str, list[Any]] = {n: [] for n in GENERALIZED_SCHEMA.names}
         failed_rows: dict[str, list[Any]] = {n: [] for n in FAILED_SCHEMA.names}
         index = asked = 0
         seen: set[str] = set()  # row keys of this pass: a later row with the same key is a duplicate
-        try:
+        with (staging_area(self.output, self.cfg.vault, key) as (tmp, vault_stage),
+              closing(open_vault(vault_stage, self.key, writer=writer)) as vault):
             for batch in self._batches(path):
                 cols = {c: batch.column(c).to_pylist() for c in ("id", "row_key", "source", "position")
                         if c in batch.schema.names}
@@ -295,10 +291,6 @@ class GeneralizeRunner:
                      "retry" if marker is not None else "full", stats.documents, asked, stats.generalized,
                      stats.failed, stats.failed_transient)
             return asked
-        finally:
-            vault.close()
-            shutil.rmtree(tmp, ignore_errors=True)
-            shutil.rmtree(vault_stage, ignore_errors=True)
 
     def close(self) -> None:
         """Release the clients."""

@@ -12,18 +12,17 @@ files with the other earlier rows kept; a file whose content changed is redone.
 from __future__ import annotations
 
 import logging
-import os
 import secrets
-import shutil
 import time
 from collections import Counter
+from contextlib import closing
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import pyarrow as pa
 
-from spcl.executor.filejob import UnitPass, keep_settled
+from spcl.executor.filejob import UnitPass, keep_settled, staging_area
 from spcl.executor.state import commit_unit, read_part
 from spcl.executor.units import part_path
 from spcl.extract.backends import BackendUnavailable, Extraction, Extractor, make_extractor
@@ -283,15 +282,12 @@ class MaskRunner:
                          "tier_seconds"):
                 setattr(stats, name, getattr(marker.stats, name))
             stats.latencies = list(marker.stats.latencies)
-        tmp = self.output / "_tmp" / f"{key}.{os.getpid()}.{secrets.token_hex(4)}"
-        tmp.mkdir(parents=True)
         writer = f"mask-{key}-{cfg.run_id}-{secrets.token_hex(2)}"
-        vault_stage = Path(cfg.vault) / "_staging" / tmp.name
-        vault = open_vault(vault_stage, self.key, writer=writer)
         masked, failed = MaskedRows(), FailedRows()
         who = self._identity(path.name)
         seen: set[str] = set()
-        try:
+        with (staging_area(self.output, cfg.vault, key) as (tmp, vault_stage),
+              closing(open_vault(vault_stage, self.key, writer=writer)) as vault):
             file_pass = _FilePass(settled, seen, vault, writer, masked, failed, who, stats)
             for rows in read_rows(path, key, cfg.batch_size):
                 self._batch(rows, file_pass)
@@ -310,10 +306,6 @@ class MaskRunner:
             log.info("%s (%s): %d documents, %d masked, %d failed (%d transient)", path.name, mode,
                      stats.documents, stats.masked, stats.failed, stats.failed_transient)
             return stats
-        finally:
-            vault.close()
-            shutil.rmtree(tmp, ignore_errors=True)
-            shutil.rmtree(vault_stage, ignore_errors=True)
 
     @staticmethod
     def _count(stats: FileStats, input_rows: int, masked: pa.Table, failed: pa.Table) -> None:
