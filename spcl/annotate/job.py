@@ -38,8 +38,6 @@ from __future__ import annotations
 
 import json
 import logging
-import os
-import shutil
 import time
 from collections import Counter
 from concurrent.futures import ThreadPoolExecutor
@@ -56,27 +54,23 @@ from spcl.annotate.config import (
     input_key,
     jsonl_text,
     list_input_files,
-    load_done,
     read_jsonl,
-    read_marker,
     write_private_atomic,
 )
 from spcl.annotate.finalize import finalize
 from spcl.annotate.prompt import PROMPT_VERSION, build_messages
 from spcl.annotate.teachers import make_client, teacher_request
 from spcl.config import InputSettings
-from spcl.executor import FileStage, Plan, RunInfo, Unit, UnitReport, run_local, run_spark
+from spcl.executor import Plan, RunInfo, run_local, run_spark
+from spcl.executor.filejob import FileJob, UnitPass
 from spcl.executor.state import write_json_atomic
-from spcl.executor.units import foreign_input
 from spcl.extract.backends.chat import ChatClient, ChatRequest
 from spcl.extract.backends.registry import is_server_backend, takes_option
 from spcl.extract.backends.transient import is_transient
 from spcl.io.readers import read_records
-from spcl.manifest import sha256_file
-from spcl.progress import Progress
 from spcl.text import LANGS, guess_lang, normalize
 
-__all__ = ["AnnotateConfig", "AnnotateError", "AnnotateRunner", "pending_files", "run_annotate",
+__all__ = ["STAGE", "AnnotateConfig", "AnnotateError", "AnnotateRunner", "AnnotateStage", "run_annotate",
            "run_annotate_spark", "transient_failure"]
 
 log = logging.getLogger("spcl.annotate")
@@ -120,8 +114,8 @@ class AnnotateRunner:
         for s in specs:
             if s.name not in self.clients:
                 self.clients[s.name] = make_client(s, opts)
-        self.out = Path(cfg.out)
-        self.work = self.out / WORK
+        self.output = Path(cfg.out)
+        self.work = self.output / WORK
         for sub in ("parts", "done"):
             (self.work / sub).mkdir(parents=True, exist_ok=True)
 
@@ -129,10 +123,6 @@ class AnnotateRunner:
         """Ask every client whether it can serve (an unreachable endpoint stops the job before any file)."""
         for client in self.clients.values():
             client.check()
-
-    def done_marker(self, key: str) -> Path:
-        """The checkpoint file of input file ``key``."""
-        return self.work / "done" / f"{key}.json"
 
     def _ask(self, name: str, requests: list[ChatRequest], stats: dict[str, Any]) -> list[TeacherVote]:
         t0 = time.perf_counter()
@@ -182,29 +172,27 @@ class AnnotateRunner:
                     decisions[i] = verify(decisions[i], tv)
         return list(zip(decisions, per_doc, checks, strict=True))
 
-    def _prior(self, key: str, input_sha: str) -> tuple[dict[str, Any] | None, dict[str, list[dict[str, Any]]]]:
-        """The done-marker and committed part rows of ``key`` when this pass only retries its pending records
-        (same content, some pending), else ``(None, empty parts)``: the file is done from scratch."""
-        marker = read_marker(self.done_marker(key))
+    def _kept(self, unit: UnitPass) -> dict[str, list[dict[str, Any]]]:
+        """The committed part rows of the unit when this pass only retries its pending records (a prior
+        marker), else empty parts: the file is done from scratch."""
         rows: dict[str, list[dict[str, Any]]] = {p: [] for p in PARTS}
-        if marker is None or marker.get("input_sha256") != input_sha or not marker.get("pending"):
-            return None, rows
+        if unit.prior is None:
+            return rows
         for part in PARTS:
-            part_path = self.work / "parts" / f"{key}.{part}.jsonl"
+            part_path = self.work / "parts" / f"{unit.key}.{part}.jsonl"
             rows[part] = list(read_jsonl(part_path)) if part_path.exists() else []
-        return marker, rows
+        return rows
 
-    def process_file(self, path: Path, key: str) -> dict[str, Any]:
+    def annotate_file(self, unit: UnitPass) -> int:
         """Annotate one input file end to end and commit it (parts moved into place, then the done-marker);
-        when the file is committed with pending records and unchanged, ask again for exactly those."""
+        given a prior marker (unchanged, with pending records), ask again for exactly those. The records
+        this run asked about."""
         started = time.perf_counter()
         cfg = self.cfg
+        path, key, marker = unit.path, unit.key, unit.prior
         root = Path(cfg.input)
         source_file = path.relative_to(root).as_posix() if root.is_dir() else path.name
-        if not os.access(path, os.R_OK):
-            raise AnnotateError(f"cannot read {path}")
-        input_sha = sha256_file(path)  # the done-marker holds it: a changed file with the same name is redone
-        marker, rows = self._prior(key, input_sha)
+        rows = self._kept(unit)
         prior_pending, rows["pending"] = rows["pending"], []
         # a retry pass asks about every record no committed part settles: the pending ones, and any a run
         # killed between its part writes left in none (so a record is never lost nor written twice)
@@ -272,15 +260,13 @@ class AnnotateRunner:
         stats["seconds"] = round(stats.get("seconds", 0.0) + time.perf_counter() - started, 6)
         for part in PARTS:  # commit: parts first, the done-marker last
             write_private_atomic(self.work / "parts" / f"{key}.{part}.jsonl", jsonl_text(rows[part]))
-        runs = [*(marker or {}).get("runs", []), cfg.run_id]
-        write_json_atomic(self.done_marker(key), {
-            "key": key, "source_file": source_file, "input": str(path.resolve()), "parts_hash": cfg.parts_hash(),
-            "input_sha256": input_sha, "pending": stats["pending"], "last_run": cfg.run_id, "runs": runs,
-            "stats": stats}, private=True)
+        write_json_atomic(self.work / "done" / f"{key}.json",
+                          {**unit.marker, "source_file": source_file, "pending": stats["pending"], "stats": stats},
+                          private=True)
         log.info("%s (%s): %d records, %d candidates, %d labelled, %d rejected, %d pending", source_file,
                  "retry" if marker is not None else "full", stats["input_records"], stats["candidates"],
                  stats["labelled"], len(rows["rejected"]), stats["pending"])
-        return {**stats, "records_this_run": len(asked) if settled is not None else stats["input_records"]}
+        return len(asked) if settled is not None else int(stats["input_records"])
 
     def close(self) -> None:
         """Close every client."""
@@ -288,41 +274,11 @@ class AnnotateRunner:
             client.close()
 
 
-def pending_files(cfg: AnnotateConfig) -> tuple[list[tuple[Path, str]], int]:
-    """``(path, key)`` of the input files with work to do — not yet done, changed since, or with pending
-    records to ask again about — and how many are done already.
-
-    Raises :class:`spcl.io.inputs.UnsafeOutput` (a ``ValueError``) when ``--output`` equals, contains or lies inside
-    the input (a rerun would read its own labelled.jsonl back as input) or a filter output folder."""
-    from spcl.io.inputs import check_job_output
-
-    check_job_output([cfg.input], cfg.out)
-    keyed = [(p, input_key(p, cfg.input)) for p in list_input_files(cfg.input)]
-    done = load_done(cfg.out)
-    stale = [k for k, m in done.items() if m.get("parts_hash") != cfg.parts_hash()]
-    if stale:
-        raise AnnotateError(f"{cfg.out} holds {len(stale)} file(s) annotated with other teachers, prompt or "
-                            "thresholds; use a new --output")
-    foreign = foreign_input(keyed, lambda k: done.get(k, {}).get("input"))
-    if foreign:
-        raise AnnotateError(f"{cfg.out} holds the labels of another input file ({foreign[0]}) under the name "
-                            f"of {foreign[1]}; use a new --output for a different --input")
-    current = {k for p, k in keyed if k in done and done[k].get("input_sha256") == sha256_file(p)  # by content
-               and not done[k].get("pending")}
-    return [(p, k) for p, k in keyed if k not in current], len(current)
-
-
-def clean_staging(cfg: AnnotateConfig) -> None:
-    """Remove what a killed run left under temporary names (call only when no other run is active)."""
-    shutil.rmtree(Path(cfg.out) / WORK / "tmp", ignore_errors=True)
-    for stale in (Path(cfg.out) / WORK / "parts").glob(".*"):
-        stale.unlink(missing_ok=True)
-
-
-class AnnotateStage(FileStage):
-    """The annotate job as a stage of ``spcl.executor``: a unit is one input file (JSONL or Parquet), its
-    worker an :class:`AnnotateRunner` (the teacher clients, e.g. in-process vLLM engines, built once per
-    process, and only when some file has work to do)."""
+class AnnotateStage(FileJob):
+    """The annotate job on the job skeleton (``spcl.executor.filejob``): a unit is one input file (JSONL or
+    Parquet), its worker an :class:`AnnotateRunner` (the teacher clients, e.g. in-process vLLM engines, built
+    once per process, and only when some file has work to do). Its done-markers live in ``_work/done``; an
+    output holding any file annotated with other teachers, prompt or thresholds is refused."""
 
     config_type: ClassVar[type[AnnotateConfig]] = AnnotateConfig
     name: ClassVar[str] = "annotate"
@@ -331,18 +287,29 @@ class AnnotateStage(FileStage):
     lock_field: ClassVar[str | None] = "out"
     error: ClassVar[type[AnnotateError]] = AnnotateError
     setup_when_idle: ClassVar[bool] = False  # a rerun with nothing to ask only re-balances: no model loaded
+    done_folder: ClassVar[str] = f"{WORK}/done"
+    staging_folders: ClassVar[tuple[str, ...]] = (f"{WORK}/tmp",)
+    staging_globs: ClassVar[tuple[str, ...]] = (f"{WORK}/parts/.*",)
+    vault_field: ClassVar[str | None] = None
+    check_all_markers: ClassVar[bool] = True
+    settings_what: ClassVar[str] = "annotated with other teachers, prompt or thresholds"
+    results_what: ClassVar[str] = "labels"
+    output_flag: ClassVar[str] = "--out"
 
-    def plan(self, cfg: AnnotateConfig) -> Plan:
-        """:func:`pending_files`."""
-        todo, skipped = pending_files(cfg)
-        return Plan([Unit(str(p), k) for p, k in todo], skipped)
+    def list_units(self, cfg: AnnotateConfig) -> list[tuple[Path, str]]:
+        """The JSONL / Parquet input files and their keys."""
+        return [(p, input_key(p, cfg.input)) for p in list_input_files(cfg.input)]
 
-    def before(self, cfg: AnnotateConfig, plan: Plan, engine: str) -> None:
-        """Clean a killed run's staging; for Spark, ask every server teacher on the driver first (in-process
-        models load on the executors)."""
-        clean_staging(cfg)
-        if engine != "spark":
-            return
+    def release_hash(self, cfg: AnnotateConfig) -> str:
+        """``AnnotateConfig.parts_hash``: teachers, verifier, prompt, thresholds, candidates (not balance)."""
+        return cfg.parts_hash()
+
+    def needs_retry(self, cfg: AnnotateConfig, marker: dict[str, Any]) -> bool:
+        """Pending records to ask about again."""
+        return bool(marker.get("pending"))
+
+    def before_spark(self, cfg: AnnotateConfig, plan: Plan) -> None:
+        """Ask every server teacher on the driver first (in-process models load on the executors)."""
         for spec in [*cfg.teachers, *([cfg.verifier] if cfg.verifier else [])]:
             if is_server_backend(spec.backend) and plan.todo:
                 client = make_client(spec, {"retries": 0})
@@ -350,7 +317,6 @@ class AnnotateStage(FileStage):
                     client.check()
                 finally:
                     client.close()
-        (Path(cfg.out) / WORK / "done").mkdir(parents=True, exist_ok=True)
 
     def setup(self, cfg: AnnotateConfig, clients: dict[str, Any]) -> AnnotateRunner:
         """The runner (``clients``: given chat clients by teacher name, e.g. a test's)."""
@@ -360,18 +326,9 @@ class AnnotateStage(FileStage):
         """Ask every client whether it can serve."""
         worker.check()
 
-    def committed(self, worker: AnnotateRunner, unit: Unit) -> bool:
-        """This run already committed the file's current content."""
-        marker = read_marker(worker.done_marker(unit.key))
-        return marker is not None and marker.get("input_sha256") == sha256_file(Path(unit.path)) and (
-            not marker.get("pending") or marker.get("last_run") == worker.cfg.run_id)
-
-    def process(self, worker: AnnotateRunner, unit: Unit, progress: Progress | None = None) -> UnitReport:
+    def run_unit(self, worker: AnnotateRunner, unit: UnitPass) -> int:
         """Annotate one file (or ask again about its pending records) and commit it."""
-        records = worker.process_file(Path(unit.path), unit.key)["records_this_run"]
-        if progress is not None:
-            progress.advance(records)
-        return UnitReport(unit.key, records)
+        return worker.annotate_file(unit)
 
     def finish(self, cfg: AnnotateConfig, plan: Plan, run: RunInfo, worker: AnnotateRunner | None) -> dict[str, Any]:
         """Merge the parts, balance, write the outputs and the report (``spcl.annotate.finalize``)."""

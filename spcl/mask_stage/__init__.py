@@ -17,7 +17,7 @@ file and run, encrypted (``spcl.mask.vault``), keyed by row key; the vault gets 
 
 The promise, module by module: the stages add up (``candidates``: extractor rows ∪ rule hits ∪ name finders),
 nothing reaches ``masked/`` without passing the release check (``release``: every flagging rule hit inside a
-masked span), every input row lands in ``masked/`` or ``failed/`` (``run.reconcile``), failures say whether a
+masked span), every input row lands in ``masked/`` or ``failed/`` (reconciled), failures say whether a
 rerun retries them (``failures``), a rerun redoes changed files and retries transient failures (``state``),
 and ``unmask`` restores the exact source of every masked row whose round trip it can prove.
 """

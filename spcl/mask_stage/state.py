@@ -15,7 +15,7 @@ from typing import Any
 
 from spcl.executor.state import marker_file, marker_unreadable, read_json_marker, write_json_atomic
 
-__all__ = ["FileStats", "Marker", "load_markers", "marker_path", "needs_work", "read_marker", "write_json_atomic"]
+__all__ = ["FileStats", "Marker", "checked_marker", "load_markers", "marker_path", "read_marker", "write_json_atomic"]
 
 
 @dataclass(slots=True)
@@ -103,7 +103,7 @@ def marker_path(output: str | Path, key: str) -> Path:
     return marker_file(Path(output) / "_done", key)
 
 
-def _checked(path: Path, data: dict[str, Any]) -> Marker:
+def checked_marker(path: Path, data: dict[str, Any]) -> Marker:
     """``data`` as a :class:`Marker`; :class:`~spcl.executor.state.MarkerError` when a field has the wrong
     kind (a damaged or hand-edited marker is never taken as done)."""
     try:
@@ -126,7 +126,7 @@ def read_marker(output: str | Path, key: str) -> Marker | None:
     :class:`~spcl.executor.state.MarkerError` (one line naming the file)."""
     path = marker_path(output, key)
     data = read_json_marker(path)
-    return None if data is None else _checked(path, data)
+    return None if data is None else checked_marker(path, data)
 
 
 def load_markers(output: str | Path) -> dict[str, Marker]:
@@ -135,15 +135,7 @@ def load_markers(output: str | Path) -> dict[str, Marker]:
     for path in sorted((Path(output) / "_done").glob("*.json")):
         data = read_json_marker(path)
         if data is not None:
-            marker = _checked(path, data)
+            marker = checked_marker(path, data)
             out[marker.key] = marker
     return out
 
-
-def needs_work(marker: Marker | None, input_sha256: str, retry_failed: bool) -> str:
-    """``"full"`` (no marker, or the input changed), ``"retry"`` (failures to retry) or ``"skip"``."""
-    if marker is None or marker.input_sha256 != input_sha256:
-        return "full"
-    if marker.stats.failed_transient or (retry_failed and marker.stats.failed):
-        return "retry"
-    return "skip"

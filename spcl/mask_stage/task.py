@@ -1,6 +1,6 @@
 """The mask job's unit of work: one input file, masked end to end and committed atomically.
 
-``MaskRunner.process_file`` reads the file's rows, asks the backend (in batches), masks what passes the
+``MaskRunner.mask_file`` reads the file's rows, asks the backend (in batches), masks what passes the
 release check, and commits: the vault file first (a new, uniquely named file per run and attempt: nothing
 ever overwrites or deletes a mapping), then ``failed/part-<key>.parquet``, then ``masked/part-<key>.parquet``
 (each written under a temporary name and moved into place), then the done-marker. A rerun of a file whose
@@ -12,18 +12,17 @@ files with the other earlier rows kept; a file whose content changed is redone.
 from __future__ import annotations
 
 import logging
-import os
 import secrets
-import shutil
 import time
 from collections import Counter
+from contextlib import closing
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import pyarrow as pa
-import pyarrow.compute as pc
 
+from spcl.executor.filejob import UnitPass, keep_settled, staging_area
 from spcl.executor.state import commit_unit, read_part
 from spcl.executor.units import part_path
 from spcl.extract.backends import (
@@ -34,7 +33,6 @@ from spcl.extract.backends import (
     is_model_backend,
     make_extractor,
 )
-from spcl.manifest import sha256_file
 from spcl.mask import mask_text
 from spcl.mask.ids import release_id
 from spcl.mask_stage.candidates import RuleHit, rule_hits
@@ -44,7 +42,7 @@ from spcl.mask_stage.inputs import InputRows, MaskJobError, count_rows, read_row
 from spcl.mask_stage.outputs import FailedRows, MaskedRows, RowIdentity
 from spcl.mask_stage.release import Released, check_release
 from spcl.mask_stage.schema import FAILED_SCHEMA, MASKED_SCHEMA
-from spcl.mask_stage.state import FileStats, Marker, marker_path, needs_work, read_marker, write_json_atomic
+from spcl.mask_stage.state import FileStats, Marker, marker_path, write_json_atomic
 from spcl.text import normalize
 
 log = logging.getLogger("spcl.mask_stage")
@@ -123,9 +121,9 @@ class MaskRunner:
         self.fallback = fallback
         # the rules backend prints the name finders' rows itself
         self.names = cfg.names and is_model_backend(self.extractor.name)
-        self.out = Path(cfg.output)
+        self.output = Path(cfg.output)
         for sub in ("masked", "failed", "_done", "_tmp"):
-            (self.out / sub).mkdir(parents=True, exist_ok=True)
+            (self.output / sub).mkdir(parents=True, exist_ok=True)
         self.check = getattr(self.extractor, "check", None)
         self.config_hash = cfg.config_hash()
         self.tier: Any = None
@@ -134,6 +132,8 @@ class MaskRunner:
 
             self.tier = load_tier(cfg.tier, backend=cfg.tier_backend, encoder_dir=cfg.tier_encoder_dir)
         self.progress: Any = None  # a spcl.progress.Progress while the python engine runs (counts only)
+
+    advances_progress = True  # the job skeleton hands it the progress bar: it advances per batch
 
     def _identity(self, source_file: str) -> RowIdentity:
         ex = self.extractor
@@ -265,19 +265,17 @@ class MaskRunner:
             fp.masked.add(str(shown), row_key, rows.langs[i], released, who, extracted_by=by.name,
                           model=by.model, prompt_version=by.prompt_version, vault_file=fp.writer)
 
-    def process_file(self, path: Path, key: str) -> FileStats | None:
-        """Mask one input file (or retry its failed rows) and commit it; ``None`` when nothing is to do."""
+    def mask_file(self, unit: UnitPass) -> FileStats:
+        """Mask one input file (or, given a prior marker, retry its failed rows) and commit it."""
         from spcl.mask.vault import open_vault
 
         started = time.perf_counter()
         cfg = self.cfg
-        input_sha = sha256_file(path)
-        marker = read_marker(self.out, key)
-        mode = needs_work(marker, input_sha, cfg.retry_failed)
-        if mode == "skip":
-            return None
-        masked_part = part_path(self.out / "masked", key)
-        failed_part = part_path(self.out / "failed", key)
+        path, key = unit.path, unit.key
+        marker = None if unit.prior is None else Marker.from_dict(unit.prior)
+        mode = "full" if marker is None else "retry"
+        masked_part = part_path(self.output / "masked", key)
+        failed_part = part_path(self.output / "failed", key)
         prior_masked, prior_failed = MASKED_SCHEMA.empty_table(), FAILED_SCHEMA.empty_table()
         settled: set[str] | None = None
         stats = FileStats(files=1)
@@ -286,29 +284,18 @@ class MaskRunner:
             prior_failed = read_part(failed_part, FAILED_SCHEMA)
             retry_mask = (pa.array([True] * prior_failed.num_rows, pa.bool_()) if cfg.retry_failed
                           else prior_failed.column("transient"))
-            wanted = set(prior_failed.filter(retry_mask).column("row_key").to_pylist())
-            # every earlier output row of a retried key goes, so the pass redoes all the rows that share it
-            # (the first processed, the rest duplicate_row_key): each input row keeps exactly one output
-            redo = pa.array(sorted(wanted), pa.string())
-            prior_masked = prior_masked.filter(pc.invert(pc.is_in(prior_masked.column("row_key"), value_set=redo)))
-            prior_failed = prior_failed.filter(pc.invert(pc.is_in(prior_failed.column("row_key"), value_set=redo)))
-            # the pass asks about every row the kept parts do not settle: the retried ones, and any a run killed
-            # between its part moves left in neither part
-            settled = set(prior_masked.column("row_key").to_pylist()) | set(prior_failed.column("row_key").to_pylist())
+            prior_masked, prior_failed, settled = keep_settled(prior_masked, prior_failed, retry_mask)
             for name in ("generated_tokens", "prompt_tokens", "token_documents", "extract_seconds", "seconds",
                          "outputs", "parsed", "checked_rows", "hallucinated_rows", "tier_checked", "tier_errors",
                          "tier_seconds"):
                 setattr(stats, name, getattr(marker.stats, name))
             stats.latencies = list(marker.stats.latencies)
-        tmp = self.out / "_tmp" / f"{key}.{os.getpid()}.{secrets.token_hex(4)}"
-        tmp.mkdir(parents=True)
         writer = f"mask-{key}-{cfg.run_id}-{secrets.token_hex(2)}"
-        vault_stage = Path(cfg.vault) / "_staging" / tmp.name
-        vault = open_vault(vault_stage, self.key, writer=writer)
         masked, failed = MaskedRows(), FailedRows()
         who = self._identity(path.name)
         seen: set[str] = set()
-        try:
+        with (staging_area(self.output, cfg.vault, key) as (tmp, vault_stage),
+              closing(open_vault(vault_stage, self.key, writer=writer)) as vault):
             file_pass = _FilePass(settled, seen, vault, writer, masked, failed, who, stats)
             for rows in read_rows(path, key, cfg.batch_size):
                 self._batch(rows, file_pass)
@@ -320,19 +307,13 @@ class MaskRunner:
                         [(failed_part, failed_table), (masked_part, masked_table)], tmp)
             self._count(stats, count_rows(path), masked_table, failed_table)
             stats.seconds += time.perf_counter() - started
-            runs = ([*marker.runs] if marker is not None and mode == "retry" else []) + [cfg.run_id]
             ex = self.extractor
-            new_marker = Marker(key=key, input=str(path.resolve()), input_sha256=input_sha, last_run=cfg.run_id,
-                                runs=runs, backend=ex.name, model=ex.model, prompt_version=ex.prompt_version,
-                                config_hash=self.config_hash, stats=stats, release_hash=cfg.release_hash())
-            write_json_atomic(marker_path(self.out, key), new_marker.to_dict())
+            new_marker = Marker(**unit.marker, backend=ex.name, model=ex.model, prompt_version=ex.prompt_version,
+                                config_hash=self.config_hash, stats=stats)
+            write_json_atomic(marker_path(self.output, key), new_marker.to_dict())
             log.info("%s (%s): %d documents, %d masked, %d failed (%d transient)", path.name, mode,
                      stats.documents, stats.masked, stats.failed, stats.failed_transient)
             return stats
-        finally:
-            vault.close()
-            shutil.rmtree(tmp, ignore_errors=True)
-            shutil.rmtree(vault_stage, ignore_errors=True)
 
     @staticmethod
     def _count(stats: FileStats, input_rows: int, masked: pa.Table, failed: pa.Table) -> None:

@@ -300,7 +300,7 @@ def test_gpu_check_script_cpu_smoke(tmp_path: Path) -> None:
 @pytest.mark.slow
 def test_spark_job_matches_python_engine_and_resumes(tmp_path: Path) -> None:
     """jobs/generalize.py (Spark local[2]) finishes a half-done output; its rows equal the plain engine's."""
-    from spcl.generalize.job import GeneralizeRunner, pending_files
+    from spcl.generalize.job import STAGE, GeneralizeRunner
     from spcl.synth.pii import generate_records
 
     recs = generate_records(seed=42)["validation"][:30]
@@ -310,8 +310,7 @@ def test_spark_job_matches_python_engine_and_resumes(tmp_path: Path) -> None:
                       with_hits=k != 1)
     cfg = GeneralizeJobConfig(input=str(tmp_path / "in"), output=str(tmp_path / "spark"), vault=str(tmp_path / "v"))
     runner = GeneralizeRunner(cfg)
-    path, key = pending_files(cfg)[0][0]
-    runner.process_file(path, key)  # a run that stopped after its first file
+    STAGE.process(runner, STAGE.plan(cfg).todo[0])  # a run that stopped after its first file
     runner.close()
     env = {**os.environ, "PYTHONPATH": str(ROOT), "SPCL_VAULT_KEY": KEY_B64, "PYSPARK_PYTHON": sys.executable}
     proc = subprocess.run([sys.executable, str(ROOT / "jobs" / "generalize.py"), "--input", str(tmp_path / "in"),

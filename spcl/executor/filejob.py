@@ -1,0 +1,317 @@
+"""The file-job skeleton: what every job whose unit of work is one input file does the same way.
+
+A :class:`FileJob` is a :class:`~spcl.executor.stage.FileStage` that holds the control flow of a resumable,
+fail-closed file job once — the plan (output checks, a foreign input's results refused, results made under
+other settings refused, what is done by content, what has failures to retry), staging cleanup, the
+done-marker's common fields, the committed check of a retried Spark task, the per-unit call, and the
+reconciliation of Parquet parts against the input footers. A job (mask, generalize, annotate) is a small
+class of hooks, as datatrove's ``PipelineStep`` is:
+
+- :meth:`FileJob.list_units` — its input files and their keys;
+- :meth:`FileJob.release_hash` — the hash of the settings that decide what a committed unit holds;
+- :meth:`FileJob.needs_retry` — whether a committed, unchanged unit still has records to ask again about;
+- :meth:`FileJob.run_unit` — read one unit, process its records, write and commit its outputs, given a
+  :class:`UnitPass` (the prior done-marker of a retry pass, the common fields of the marker to write).
+
+One name for each idea: the output folder is the config's ``output`` field (``lock_field`` names it where a
+config still calls it otherwise), the settings hash is the **release hash**. A done-marker stores it as
+``release_hash``; a marker an older version wrote under ``parts_hash`` is still read.
+"""
+
+from __future__ import annotations
+
+import os
+import secrets
+import shutil
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, ClassVar
+
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.parquet as pq
+
+from spcl.executor.errors import JobError
+from spcl.executor.stage import FileStage, Plan, UnitReport
+from spcl.executor.state import marker_file, marker_unreadable, read_json_marker, remove_staging
+from spcl.executor.units import Unit, foreign_input, other_settings, part_path
+from spcl.io.inputs import check_job_output
+from spcl.manifest import sha256_file
+from spcl.progress import Progress
+
+MARKER_HASH_FIELDS: tuple[str, ...] = ("release_hash", "parts_hash")
+"""Where a done-marker holds its release hash: ``release_hash`` (written), ``parts_hash`` (read only: the
+annotate job's markers of older versions)."""
+
+
+def marker_hash(marker: dict[str, Any]) -> str:
+    """The release hash a done-marker recorded (``""`` when none: never equal to a run's hash).
+
+    >>> marker_hash({"release_hash": "a1"}), marker_hash({"parts_hash": "b2"}), marker_hash({})
+    ('a1', 'b2', '')
+    """
+    for name in MARKER_HASH_FIELDS:
+        if marker.get(name):
+            return str(marker[name])
+    return ""
+
+
+@dataclass(frozen=True, slots=True)
+class UnitPass:
+    """One pass over one unit (:meth:`FileJob.start`): the file, its key and content hash, the prior
+    done-marker of a retry pass (``None``: from scratch), and the done-marker's common fields."""
+
+    path: Path
+    key: str
+    input_sha: str
+    prior: dict[str, Any] | None
+    marker: dict[str, Any]
+
+
+def keep_settled(released: pa.Table, failed: pa.Table, retry: pa.Array) -> tuple[pa.Table, pa.Table, set[str]]:
+    """The committed rows a retry pass keeps, and the row keys they settle. ``released`` and ``failed`` are
+    a unit's two Parquet parts (each with a ``row_key`` column), ``retry`` flags the failed rows to ask about
+    again. Every earlier row of a retried key goes (released or failed), so the pass redoes all the rows that
+    share it (the first processed, the rest ``duplicate_row_key``): each input row keeps exactly one output.
+    The pass then asks about every row the kept parts do not settle: the retried ones, and any a run killed
+    between its part moves left in neither part (so a row is never lost nor written twice).
+
+    >>> ok = pa.table({"row_key": ["a", "b"]})
+    >>> bad = pa.table({"row_key": ["b", "c", "d"]})
+    >>> kept_ok, kept_bad, settled = keep_settled(ok, bad, pa.array([True, False, False]))
+    >>> kept_ok.column("row_key").to_pylist(), kept_bad.column("row_key").to_pylist(), sorted(settled)
+    (['a'], ['c', 'd'], ['a', 'c', 'd'])
+    """
+    redo = pa.array(sorted(set(failed.filter(retry).column("row_key").to_pylist())), pa.string())
+    released = released.filter(pc.invert(pc.is_in(released.column("row_key"), value_set=redo)))
+    failed = failed.filter(pc.invert(pc.is_in(failed.column("row_key"), value_set=redo)))
+    settled = set(released.column("row_key").to_pylist()) | set(failed.column("row_key").to_pylist())
+    return released, failed, settled
+
+
+@contextmanager
+def staging_area(output: str | Path, vault: str | Path, key: str) -> Iterator[tuple[Path, Path]]:
+    """``(tmp, vault_stage)``: a new folder under ``<output>/_tmp`` for one pass over unit ``key`` (named by
+    the key, the process and 32 random bits, so concurrent attempts never share it) and its twin under
+    ``<vault>/_staging`` for the vault file being written; both are removed when the pass ends, committed
+    or not (what a killed process leaves, the next run's cleanup removes)."""
+    tmp = Path(output) / "_tmp" / f"{key}.{os.getpid()}.{secrets.token_hex(4)}"
+    tmp.mkdir(parents=True)
+    vault_stage = Path(vault) / "_staging" / tmp.name
+    try:
+        yield tmp, vault_stage
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+        shutil.rmtree(vault_stage, ignore_errors=True)
+
+
+def footer_rows(path: Path) -> int:
+    """Rows a committed Parquet part declares in its footer (0 when the part is absent)."""
+    return int(pq.ParquetFile(path).metadata.num_rows) if path.exists() else 0
+
+
+class FileJob(FileStage):
+    """The skeleton of a resumable file job; a subclass sets the class attributes and writes the hooks."""
+
+    error: ClassVar[type[JobError]] = JobError
+    """The job's error (a :class:`JobError`): every refusal of the plan raises it."""
+    done_folder: ClassVar[str] = "_done"
+    """The done-markers' folder under the output."""
+    staging_folders: ClassVar[tuple[str, ...]] = ("_tmp",)
+    """Folders under the output a killed run may leave staged files in (removed before a run)."""
+    staging_globs: ClassVar[tuple[str, ...]] = ()
+    """Patterns under the output of single staged files a killed run may leave (removed before a run)."""
+    vault_field: ClassVar[str | None] = "vault"
+    """The config field of the vault folder (checked like the output; its ``_staging`` cleaned), or ``None``."""
+    settings_what: ClassVar[str] = "made with other settings"
+    """How the refusal of results made under other settings names them (``<n> file(s) <settings_what>``)."""
+    results_what: ClassVar[str] = "results"
+    """What the output holds per input file (``the <results_what> of another input file``)."""
+    check_all_markers: ClassVar[bool] = False
+    """Check the release hash of every marker in the output (not only of the current input's files)."""
+    output_flag: ClassVar[str] = "--output"
+    """The flag the refusals tell the user to change."""
+
+    # --- hooks -----------------------------------------------------------------------------------------
+    def list_units(self, cfg: Any) -> list[tuple[Path, str]]:
+        """``(path, key)`` of every input file."""
+        raise NotImplementedError
+
+    def release_hash(self, cfg: Any) -> str:
+        """The hash of the settings that decide what a committed unit holds."""
+        return str(cfg.release_hash())
+
+    def needs_retry(self, cfg: Any, marker: dict[str, Any]) -> bool:
+        """True when the committed, unchanged unit of ``marker`` has records to ask about again."""
+        raise NotImplementedError
+
+    def check_marker(self, path: Path, marker: dict[str, Any]) -> dict[str, Any]:
+        """``marker`` when its fields have the kinds the job reads; ``MarkerError`` otherwise (fail closed)."""
+        if not isinstance(marker.get("stats", {}), dict):
+            raise marker_unreadable(path)
+        return marker
+
+    def run_unit(self, worker: Any, unit: UnitPass) -> int:
+        """Read one unit, process its records, write its outputs and commit them (the done-marker last,
+        holding ``unit.marker`` and the job's own fields); the records this run asked about."""
+        raise NotImplementedError
+
+    # --- the skeleton ------------------------------------------------------------------------------------
+    def output(self, cfg: Any) -> Path:
+        """The job's output folder."""
+        return Path(getattr(cfg, self.lock_field or "output"))
+
+    def marker_path(self, cfg: Any, key: str) -> Path:
+        """The done-marker of unit ``key``."""
+        return marker_file(self.output(cfg) / self.done_folder, key)
+
+    def marker(self, cfg: Any, key: str) -> dict[str, Any] | None:
+        """The checked done-marker of ``key``; ``None`` when the unit was never committed."""
+        path = self.marker_path(cfg, key)
+        data = read_json_marker(path)
+        return None if data is None else self.check_marker(path, data)
+
+    def all_markers(self, cfg: Any) -> dict[str, dict[str, Any]]:
+        """``{key: checked marker}`` of every done-marker in the output."""
+        folder = self.output(cfg) / self.done_folder
+        found = {p.stem: self.marker(cfg, p.stem) for p in sorted(folder.glob("*.json"))} if folder.is_dir() else {}
+        return {k: m for k, m in found.items() if m is not None}
+
+    def check_paths(self, cfg: Any) -> None:
+        """``spcl.io.inputs.UnsafeOutput`` for an output (or vault) inside the input or a filter output."""
+        check_job_output([cfg.input], str(self.output(cfg)))
+        if self.vault_field is not None:
+            check_job_output([cfg.input], getattr(cfg, self.vault_field), "vault")
+
+    def pending(self, cfg: Any) -> tuple[list[tuple[Path, str]], list[tuple[Path, str]], dict[str, str]]:
+        """``(to do, all, SHA-256 by key)`` of the input files: to do are new or changed files and files with
+        records to retry. Refuses (the job's error) an output holding another input's results under a key of
+        this input, or units committed under another release hash (skipping them would leave old results
+        under this run's settings; a marker without a hash counts as other settings)."""
+        self.check_paths(cfg)
+        keyed = self.list_units(cfg)
+        markers = {k: self.marker(cfg, k) for _, k in keyed}
+        current = self.release_hash(cfg)
+        out, flag = self.output(cfg), self.output_flag
+        if self.check_all_markers:
+            stale = [k for k, m in self.all_markers(cfg).items() if marker_hash(m) != current]
+            if stale:
+                raise self.error(f"{out} holds {len(stale)} file(s) {self.settings_what}; use a new {flag}")
+        foreign = foreign_input(keyed, lambda k: None if (m := markers[k]) is None else m.get("input"))
+        if foreign:
+            raise self.error(f"{out} holds the {self.results_what} of another input file ({foreign[0]}) "
+                             f"under the name of {foreign[1]}; use a new {flag} for a different --input")
+        other = other_settings(keyed, lambda k: None if (m := markers[k]) is None else marker_hash(m), current)
+        if other:
+            raise self.error(f"{out} holds {len(other)} file(s) {self.settings_what}; rerun with the "
+                             f"same settings or use a new {flag}")
+        hashes = {k: self.content_hash(p) for p, k in keyed}  # by content, not by name
+        todo = [(p, k) for p, k in keyed if (m := markers[k]) is None or m.get("input_sha256") != hashes[k]
+                or self.needs_retry(cfg, m)]
+        return todo, keyed, hashes
+
+    def content_hash(self, path: Path) -> str:
+        """SHA-256 of an input file's bytes; the job's error (naming the file) when it cannot be read."""
+        try:
+            return sha256_file(path)
+        except OSError as err:
+            raise self.error(f"cannot read {path}: {type(err).__name__}") from None
+
+    def plan(self, cfg: Any) -> Plan:
+        """:meth:`pending` as units; the context keeps every file and its hash for the reconciliation."""
+        todo, keyed, hashes = self.pending(cfg)
+        return Plan([Unit(str(p), k) for p, k in todo], len(keyed) - len(todo), (keyed, hashes))
+
+    def staging(self, cfg: Any) -> list[Path]:
+        """The folders a killed run may leave staged files in."""
+        found = [self.output(cfg) / name for name in self.staging_folders]
+        return found + ([Path(getattr(cfg, self.vault_field)) / "_staging"] if self.vault_field else [])
+
+    def clean(self, cfg: Any) -> None:
+        """Remove what a killed run left under temporary names (call only when no other run is active)."""
+        remove_staging(*self.staging(cfg))
+        for pattern in self.staging_globs:
+            for stale in self.output(cfg).glob(pattern):
+                stale.unlink(missing_ok=True)
+
+    def before_spark(self, cfg: Any, plan: Plan) -> None:
+        """Driver-side checks before a Spark run (fail fast on a wrong vault key or an unreachable endpoint:
+        workers load their clients themselves); none unless the job says."""
+
+    def before_units(self, cfg: Any, plan: Plan) -> None:
+        """Checks before any unit on every engine (none unless the job says)."""
+
+    def before(self, cfg: Any, plan: Plan, engine: str) -> None:
+        """Spark's driver-side checks, the job's own checks, staging cleanup; the markers' folder for Spark."""
+        if engine == "spark":
+            self.before_spark(cfg, plan)
+        self.before_units(cfg, plan)
+        self.clean(cfg)
+        if engine == "spark":
+            (self.output(cfg) / self.done_folder).mkdir(parents=True, exist_ok=True)
+
+    def committed(self, worker: Any, unit: Unit) -> bool:
+        """The unit is committed for its current content, by this run or with nothing left to retry (a
+        retried or speculative Spark task skips it)."""
+        cfg = worker.cfg
+        marker = self.marker(cfg, unit.key)
+        return marker is not None and marker.get("input_sha256") == sha256_file(Path(unit.path)) and (
+            marker.get("last_run") == cfg.run_id or not self.needs_retry(cfg, marker))
+
+    def progress_total(self, plan: Plan) -> int | None:
+        """Unknown unless the job says (:meth:`count_rows`)."""
+        rows = [self.count_rows(Path(u.path)) for u in plan.todo]
+        return None if any(n is None for n in rows) else sum(n for n in rows if n is not None)
+
+    def count_rows(self, path: Path) -> int | None:
+        """Rows an input file declares without reading it (``None``: unknown)."""
+        return None
+
+    def start(self, cfg: Any, path: Path, key: str) -> UnitPass:
+        """One pass over the unit at ``path``: its content hash, the prior done-marker when this pass only
+        retries records of the unchanged, committed unit (``None``: from scratch), and the common fields of
+        the done-marker the pass writes last (key, input path and SHA-256, the runs with this one last, the
+        release hash)."""
+        input_sha = self.content_hash(path)  # the marker holds it: a changed file with the same name is redone
+        prior = self.marker(cfg, key)
+        if prior is not None and (prior.get("input_sha256") != input_sha or not self.needs_retry(cfg, prior)):
+            prior = None
+        runs = [*(prior or {}).get("runs", []), cfg.run_id]
+        marker = {"key": key, "input": str(path.resolve()), "input_sha256": input_sha, "last_run": cfg.run_id,
+                  "runs": runs, "release_hash": self.release_hash(cfg)}
+        return UnitPass(path, key, input_sha, prior, marker)
+
+    def process(self, worker: Any, unit: Unit, progress: Progress | None = None) -> UnitReport:
+        """:meth:`run_unit` over :meth:`start`, advancing ``progress`` by the records asked about unless the
+        worker advances it itself."""
+        own = getattr(worker, "advances_progress", False)
+        if own:
+            worker.progress = progress
+        records = self.run_unit(worker, self.start(worker.cfg, Path(unit.path), unit.key))
+        if progress is not None and not own:
+            progress.advance(records)
+        return UnitReport(unit.key, records)
+
+    def reconcile(self, cfg: Any, keyed: Iterable[tuple[Path, str]], hashes: dict[str, str],
+                  parts: tuple[str, ...]) -> dict[str, Any]:
+        """``input rows == sum of the parts`` over the current input files (from the Parquet footers of
+        ``<output>/<part>/``); a file without a done-marker for its current content is uncommitted."""
+        out = self.output(cfg)
+        counts = dict.fromkeys(parts, 0)
+        input_rows = 0
+        uncommitted: list[str] = []
+        for path, key in keyed:
+            input_rows += self.count_rows(path) or 0
+            for name in parts:
+                counts[name] += footer_rows(part_path(out / name, key))
+            marker = self.marker(cfg, key)
+            if marker is None or marker.get("input_sha256") != hashes[key]:
+                uncommitted.append(path.name)
+        ok = input_rows == sum(counts.values()) and not uncommitted
+        return {"input_rows": input_rows, **counts, "ok": ok, "uncommitted_files": sorted(uncommitted)}
+
+
+__all__ = ["MARKER_HASH_FIELDS", "FileJob", "JobError", "UnitPass", "footer_rows", "keep_settled", "marker_hash",
+           "staging_area"]
