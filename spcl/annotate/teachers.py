@@ -107,5 +107,5 @@ def _accepted(backend: str, options: dict[str, Any]) -> dict[str, Any]:
     cls = {"openai": OpenAIChat, "transformers": TransformersChat, "vllm": VLLMChat}[backend]
     if backend == "transformers":
         options.setdefault("max_input_tokens", TEACHER_MAX_INPUT_TOKENS)
-    accepted = set(inspect.signature(cls.__init__).parameters) - {"self", "loaded"}
+    accepted = set(inspect.signature(cls).parameters) - {"self", "loaded"}
     return {k: v for k, v in options.items() if k in accepted}

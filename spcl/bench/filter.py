@@ -480,7 +480,7 @@ def run_cluster_bench(root: Path, inputs: list[str], small_inputs: list[str], sc
             for _ in range(repeat):
                 small.append(_cluster_run(c, small_inputs, str(root / f"out-cluster{workers}-small"), screen, peaks))
                 large.append(_cluster_run(c, inputs, str(root / f"out-cluster{workers}-large"), screen, peaks))
-        m = marginal(small, large, workers)
+        m: dict[str, Any] = dict(marginal(small, large, workers))
         m.update(peak_worker_python_mb=peaks["python"], peak_worker_executor_mb=peaks["executor"],
                  startup_split=_startup_split(small))
         out[f"{workers} worker(s)"] = m

@@ -31,10 +31,10 @@ def _corpus(docs: int, seed: int, corpus: str) -> list[dict[str, Any]]:
     return list(itertools.islice(generate_corpus(docs, seed), docs))
 
 
-def _time_model(screen: Any, find: Any, texts: list[str], langs: list[str], batch: int) -> dict[str, float]:
-    """CPU seconds of one pass: rules (when ``find``) and the screen, per batch."""
+def _time_model(screen: Any, find: Any, texts: list[str], langs: list[str], batch: int) -> dict[str, Any]:
+    """CPU seconds of one pass: rules (when ``find``) and the screen, per batch; and the screen's flags."""
     rules = model = 0.0
-    flags = []
+    flags: list[bool] = []
     for start in range(0, len(texts), batch):
         chunk, chunk_langs = texts[start : start + batch], langs[start : start + batch]
         t0 = time.process_time()
@@ -47,7 +47,7 @@ def _time_model(screen: Any, find: Any, texts: list[str], langs: list[str], batc
         flags.extend(res.flag.tolist())
         rules += t1 - t0
         model += t2 - t1
-    return {"rules": rules, "screen": model, "flags": flags}  # type: ignore[dict-item]
+    return {"rules": rules, "screen": model, "flags": flags}
 
 
 def bench_screen(docs: int, batch: int, model: str | None, seed: int, rules: bool = True, corpus: str = "mixed",

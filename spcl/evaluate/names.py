@@ -95,8 +95,8 @@ def evaluate_names(records: list[dict], predictor: str = "rules") -> dict[str, A
         pred = predict(record["text"], record["lang"])
         seconds = time.process_time() - started
         gold = [tuple(p) for p in record["persons"]]
-        by_lang[record["lang"]].add(gold, pred, seconds, record["text"])  # type: ignore[arg-type]
-        by_source[f"{record['lang']}/{record['source'].split(':')[0]}"].add(  # type: ignore[arg-type]
+        by_lang[record["lang"]].add(gold, pred, seconds, record["text"])
+        by_source[f"{record['lang']}/{record['source'].split(':')[0]}"].add(
             gold, pred, seconds, record["text"])
     return {
         "predictor": predictor,

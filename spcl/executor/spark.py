@@ -32,7 +32,7 @@ _WORKERS: dict[tuple[str, str], Any] = {}
 def resolve_stage(ref: str) -> Stage[Any, Any]:
     """The stage object named ``module:attribute``."""
     module, _, attr = ref.partition(":")
-    return getattr(importlib.import_module(module), attr)  # type: ignore[no-any-return]
+    return getattr(importlib.import_module(module), attr)
 
 
 def process_partition(ref: str, cfg_json: str, items: Iterable[tuple[str, str]]) -> Iterator[str]:

@@ -211,7 +211,7 @@ def process_batch(batch: pa.RecordBatch, ctx: FilterContext) -> pa.RecordBatch:
         try:
             text = normalize(original)
             hits = ctx.detectors.find(text)
-            reported, reasons = reported_hits(hits, policy), rule_reasons(hits, policy)
+            reported, rule_hits = reported_hits(hits, policy), rule_reasons(hits, policy)
         except Exception as err:  # never crash the job on one record; never log the value
             log.warning("record %s at %s:%s failed in the screen: %s", ids[i], sources[i], positions[i],
                         type(err).__name__)
@@ -222,7 +222,7 @@ def process_batch(batch: pa.RecordBatch, ctx: FilterContext) -> pa.RecordBatch:
         kept.texts.append(text)
         kept.originals.append(original)
         kept.hits.append(reported)
-        kept.reasons.append(reasons)
+        kept.reasons.append(rule_hits)
     langs = guess_langs(kept.texts)
     struct = ctx.scores_type
     scores: pa.Array = pa.nulls(len(kept.base), struct)

@@ -94,7 +94,7 @@ def iter_records(path: str | Path) -> Iterator[ChatRecord | RecordProblem]:
             except ValueError:
                 yield RecordProblem(where, "malformed_json")
                 continue
-            rid = obj.get("id") if isinstance(obj, dict) and isinstance(obj.get("id"), str) else where
+            rid = obj["id"] if isinstance(obj, dict) and isinstance(obj.get("id"), str) else where
             try:
                 rec = chat_from_json(obj)
             except ValueError as err:

@@ -121,7 +121,7 @@ class _State:
     k: int = 0  # candidate index under attack for pending[0]
 
 
-class _LRU(OrderedDict):  # type: ignore[type-arg]
+class _LRU(OrderedDict[Any, Any]):
     def __init__(self, size: int):
         super().__init__()
         self.size = size

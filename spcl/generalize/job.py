@@ -454,7 +454,7 @@ class GeneralizeRunner:
     def close(self) -> None:
         """Release the clients."""
         self.extractor.close()
-        if self.chat is not None and self.chat is not self.extractor:
+        if self.chat is not None and id(self.chat) != id(self.extractor):  # one client may serve both
             self.chat.close()
 
 

@@ -36,7 +36,7 @@ def _opened(raw: IO[bytes], name: str) -> IO[bytes]:
     if name.endswith(".zst"):
         import zstandard
 
-        return zstandard.ZstdCompressor().stream_writer(raw, closefd=False)  # type: ignore[return-value]
+        return zstandard.ZstdCompressor().stream_writer(raw, closefd=False)
     return raw
 
 

@@ -46,7 +46,7 @@ def plan_files(cfg: MaskJobConfig) -> tuple[list[tuple[Path, str]], list[tuple[P
     check_job_output([cfg.input], cfg.output)
     check_job_output([cfg.input], cfg.vault, "vault")
     keyed = [(p, file_key(p, cfg.input)) for p in list_input_files(cfg.input)]
-    foreign = foreign_input(keyed, lambda k: (m := read_marker(cfg.output, k)) and m.input)
+    foreign = foreign_input(keyed, lambda k: m.input if (m := read_marker(cfg.output, k)) else None)
     if foreign:
         raise MaskJobError(f"{cfg.output} holds the results of another input file ({foreign[0]}) under the "
                            f"name of {foreign[1]}; use a new --output for a different --input")

@@ -470,6 +470,7 @@ def count_matrix(docs: np.ndarray, cols: np.ndarray, n: int, bits: int) -> sp.cs
     [[0.0, 0.0, 1.0, 0.0], [0.0, 0.0, 0.0, 2.0]]
     """
     width = 1 << bits
+    code: np.ndarray
     if n << bits <= 1 << 32:  # a batch's (doc, col) code fits 32 bits: half the memory to sort
         code = (np.asarray(docs, np.uint32) << np.uint32(bits)) | np.asarray(cols, np.uint32)
     else:

@@ -116,7 +116,7 @@ def technical_records(lang: str, max_pages: int = 400, n_train: int = 800, n_eva
             key = hashlib.sha256(f"{lang}:{name}:{i}".encode()).hexdigest()
             is_hard = bool(hard.search(text))
             if side == "train":
-                rec = {"id": f"weak-man-{lang}-{key[:12]}", "lang": lang, "source": f"weak:man-{lang}",
+                rec: dict[str, object] = {"id": f"weak-man-{lang}-{key[:12]}", "lang": lang, "source": f"weak:man-{lang}",
                        "origin": f"{name}#{i}", "text": text, "label": "NONE", "categories": []}
                 train.append((0 if is_hard else 1, key, rec))
             else:

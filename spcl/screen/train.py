@@ -165,7 +165,7 @@ def record_from_dict(row: dict[str, Any], where: str = "<record>") -> Record:
     text = row.get("text")
     if not isinstance(text, str):
         raise ValueError(f"{where}: field 'text' missing or not a string")
-    lang = row.get("lang") if row.get("lang") in LANGS else guess_lang(text)
+    lang = str(row["lang"]) if row.get("lang") in LANGS else guess_lang(text)
     return Record(
         id=str(row.get("id", where)),
         text=text,
@@ -387,7 +387,7 @@ def _score(x: sp.csr_matrix, svc_w: np.ndarray, svc_b: float, cols: np.ndarray, 
     np.ndarray, np.ndarray
 ]:
     booster = lgb.Booster(model_str=model)
-    lg = booster.predict(x[:, cols], num_threads=1).astype(np.float32)
+    lg = np.asarray(booster.predict(x[:, cols], num_threads=1), dtype=np.float32)
     svc = (x @ svc_w + np.float32(svc_b)).astype(np.float32)
     return lg, svc
 
@@ -453,13 +453,13 @@ def choose_thresholds(lg_oof: np.ndarray, svc_oof: np.ndarray, target: np.ndarra
     if settings.per_lang_thresholds:
         for lang in sorted(set(data.langs.tolist()) & set(settings.per_lang_thresholds)):
             m = data.langs == lang
-            target = targets.get(lang, settings.target_recall)
-            if int((pos & m).sum()) >= min_positives(target):
+            lang_target = targets.get(lang, settings.target_recall)
+            if int((pos & m).sum()) >= min_positives(lang_target):
                 if lang in settings.fewest_none_langs:
                     none = data.real & ~data.y
-                    t_l, t_s = thresholds_for_fewest_none(lg_oof[m], svc_oof[m], pos[m], none[m], target)
+                    t_l, t_s = thresholds_for_fewest_none(lg_oof[m], svc_oof[m], pos[m], none[m], lang_target)
                 else:
-                    t_l, t_s = tune_thresholds(lg_oof[m], svc_oof[m], pos[m], target, settings.threshold_mode)
+                    t_l, t_s = tune_thresholds(lg_oof[m], svc_oof[m], pos[m], lang_target, settings.threshold_mode)
                 per_lang[lang] = {"lgbm": t_l, "svc": t_s}
     for lang, budget in sorted(settings.lang_none_budget):
         m = (data.langs == lang) & data.real

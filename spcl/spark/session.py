@@ -142,6 +142,8 @@ def quiet_task_failures(spark: SparkSession) -> None:
     (``spcl.spark.errors``); ``-v`` keeps them. Does nothing where log4j 2 cannot be reached."""
     try:
         jvm = spark.sparkContext._jvm
+        if jvm is None:  # not connected to a JVM: nothing to quiet
+            return
         off = jvm.org.apache.logging.log4j.Level.OFF
         for name in TASK_FAILURE_LOGGERS:
             jvm.org.apache.logging.log4j.core.config.Configurator.setLevel(name, off)

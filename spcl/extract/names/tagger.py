@@ -137,7 +137,7 @@ def features(text: str, morphs: list[Morph], rule_spans: list[tuple[int, int]],
              gaz: dict[str, str] | None = None) -> list[list[str]]:
     """The CRF features of each morpheme (see the module docstring); ``gaz``: the Japanese katakana name gazetteer
     (:func:`ja_gazetteer`), whose classes of each katakana part of a unit are features (:func:`_gaz_features`)."""
-    rows = []
+    rows: list[tuple[str, ...]] = []
     k = 0
     spans = sorted(rule_spans)
     korean = any(m[3][:1].isupper() for m in morphs[:3])  # mecab-ko tags (NNP, JKS …); unidic's are kanji
@@ -424,7 +424,7 @@ def scored_spans(text: str, lang: str, model_dir: str | None = None, floor: floa
             tags = model.tag(ko_chars.features(text, idx, morphs, rules, gaz))
         else:
             tags = model.tag(features(text, chunk, rules, gaz_ja))
-        probs = None
+        probs: list[float] | None = None
         if cut < 0.5 or any(t != "O" for t in tags):  # from 0.5 up only Viterbi's names can pass
             probs = []
             tags = threshold_tags(model, tags, cut, probs)

@@ -12,7 +12,7 @@ Spans = list[tuple[int, int]]
 
 
 def _covered(gold: tuple[int, int], spans: Spans) -> bool:
-    chars = set()
+    chars: set[int] = set()
     for s, e in spans:
         if s < gold[1] and gold[0] < e:
             chars.update(range(max(s, gold[0]), min(e, gold[1])))
