@@ -135,8 +135,9 @@ class _PolicyBase(_Section):
         return getattr(self, pii_type)
 
 
+_POLICY_FIELDS: dict[str, Any] = {t: (Action, "flag") for t in PII_TYPES}
 PolicySettings = create_model(  # one ``TYPE: flag`` field per registered rule type (spcl.rule_types)
-    "PolicySettings", __base__=_PolicyBase, __module__=__name__, **{t: (Action, "flag") for t in PII_TYPES}
+    "PolicySettings", __base__=_PolicyBase, __module__=__name__, **_POLICY_FIELDS
 )
 PolicySettings.__doc__ = _PolicyBase.__doc__
 

@@ -65,7 +65,7 @@ from spcl.annotate.finalize import finalize
 from spcl.annotate.prompt import PROMPT_VERSION, build_messages
 from spcl.annotate.teachers import make_client, teacher_request
 from spcl.config import InputSettings
-from spcl.executor import FileStage, Plan, RunInfo, Unit, UnitReport, run_local, run_spark
+from spcl.executor import FileStage, JobError, Plan, RunInfo, Unit, UnitReport, run_local, run_spark
 from spcl.executor.state import write_json_atomic
 from spcl.executor.units import foreign_input
 from spcl.extract.backends.chat import ChatClient, ChatRequest
@@ -328,7 +328,7 @@ class AnnotateStage(FileStage):
     ref: ClassVar[str] = "spcl.annotate.job:STAGE"
     path_fields: ClassVar[tuple[str, ...]] = ("input", "out")
     lock_field: ClassVar[str | None] = "out"
-    error: ClassVar[type[AnnotateError]] = AnnotateError
+    error: ClassVar[type[JobError]] = AnnotateError
     setup_when_idle: ClassVar[bool] = False  # a rerun with nothing to ask only re-balances: no model loaded
 
     def plan(self, cfg: AnnotateConfig) -> Plan:

@@ -91,7 +91,7 @@ def stage_profile(batches: list[Any], ctx: Any) -> dict[str, float]:
         process_batch(batch, ctx)
     prof.disable()
     totals: dict[str, float] = {}
-    for (filename, _line, func), (_cc, _nc, tottime, _ct, _callers) in pstats.Stats(prof).stats.items():  # type: ignore[attr-defined]
+    for (filename, _line, func), (_cc, _nc, tottime, _ct, _callers) in pstats.Stats(prof).stats.items():  # type: ignore[attr-defined]  # untyped in typeshed
         where = f"{filename}:{func}"
         group = next((name for key, name in _STAGE_GROUPS if key in where), "other (builtins, regex, ...)")
         totals[group] = totals.get(group, 0.0) + tottime

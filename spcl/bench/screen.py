@@ -83,7 +83,7 @@ def bench_screen(docs: int, batch: int, model: str | None, seed: int, rules: boo
         by_lang.setdefault(lang, []).append(i)
     for s in screens.values():
         s.predict(texts[:200], langs[:200])  # warm-up (MeCab dictionary pages, LightGBM buffers)
-    runs: dict[str, dict[str, list[dict[str, float]]]] = {k: {} for k in screens}
+    runs: dict[str, dict[str, list[dict[str, Any]]]] = {k: {} for k in screens}
     for _ in range(max(repeats, 1)):
         for key, s in screens.items():  # interleaved: a slow episode of the machine hits both models
             for lang, idx in sorted(by_lang.items()):

@@ -30,4 +30,4 @@ def with_run_id(cfg: C) -> C:
     >>> with_run_id(Job("given")).run_id, len(with_run_id(Job()).run_id)
     ('given', 25)
     """
-    return cfg if cfg.run_id else dataclasses.replace(cfg, run_id=new_run_id())  # type: ignore[attr-defined,type-var]
+    return cfg if cfg.run_id else dataclasses.replace(cfg, run_id=new_run_id())  # type: ignore[attr-defined,type-var]  # C: a dataclass

@@ -99,7 +99,7 @@ def _per_unit(stage: Stage[C, W], spark: Any, cfg: C, plan: Plan) -> list[UnitRe
         return []
     try:
         lines = run_per_file(spark, [(u.path, u.key) for u in plan.todo], partial(process_partition, stage.ref),
-                             cfg.to_json())  # type: ignore[attr-defined]
+                             cfg.to_json())  # type: ignore[attr-defined]  # C: a job config, all have to_json
     except Exception as err:  # a task failed for good (backend gone, …): only its type, never its text
         raise stage.error(f"the Spark job stopped ({type(err).__name__}); files committed so far are kept, "
                           "rerun the same command to resume (the executors' logs say why)") from None

@@ -136,8 +136,9 @@ class Stage(Protocol, Generic[C, W]):
         """The work (e.g. input bytes) the plan's units hold, for the bar's ETA when records are unknown."""
         ...
 
-    def process(self, worker: W, unit: Unit, progress: Progress | None = None) -> UnitReport:
-        """Process one unit end to end and commit it, advancing ``progress`` (counts only) when given."""
+    def process(self, worker: W, unit: Unit, progress: Progress | None = None) -> UnitReport | Any:
+        """Process one unit end to end and commit it, advancing ``progress`` (counts only) when given; its
+        report is a :class:`UnitReport` or, for a :class:`SparkReader`, the stage's own report type."""
         ...
 
     def teardown(self, worker: W) -> None:

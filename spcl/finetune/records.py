@@ -112,5 +112,8 @@ def read_records(path: str | Path) -> tuple[list[ChatRecord], list[RecordProblem
     good: list[ChatRecord] = []
     bad: list[RecordProblem] = []
     for item in iter_records(path):
-        (good if isinstance(item, ChatRecord) else bad).append(item)  # type: ignore[arg-type]
+        if isinstance(item, ChatRecord):
+            good.append(item)
+        else:
+            bad.append(item)
     return good, bad

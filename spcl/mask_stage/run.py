@@ -135,7 +135,7 @@ class MaskStage(FileStage):
 
                 with make_extractor("openai", model=cfg.model, endpoint=cfg.endpoint, types=cfg.types,
                                     options=cfg.options) as probe:
-                    probe.check()  # type: ignore[attr-defined]
+                    probe.check()  # type: ignore[attr-defined]  # the openai extractor has check(); Extractor does not
         if cfg.names or cfg.backend == "rules" or cfg.fallback == "rules":
             from spcl.extract.names import NamesFinderMissing, check_finder
 

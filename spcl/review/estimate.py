@@ -226,9 +226,10 @@ class _Estimator:
                 out.append((self.scan.populations[s] / self.reviewed_in[s], hit(r)))
         return out
 
-    def rate(self, pred: Callable[[str, str, str], bool], total: int,
-             hit: Callable[[Review], bool] | None = None) -> dict[str, Any]:
-        """The weighted rate of positives among matching documents, scaled to ``total``."""
+    def rate(self, pred: Callable[..., bool], total: int,
+             hit: Callable[..., bool] | None = None) -> dict[str, Any]:
+        """The weighted rate of positives among matching documents, scaled to ``total``; ``pred(decision,
+        lang, category)``, ``hit(review)`` (typed ``...``: callers' lambdas bind loop values as defaults)."""
         return _rate_json(weighted_rate(self.items(pred, hit or self.is_positive), total))
 
     def unanswered_rule_flags(self) -> int:
@@ -241,16 +242,16 @@ class _Estimator:
         domains = self.scan.domains
         block: dict[str, Any] = {"overall": self.rate(lambda d, lang, c: d == dec, total)}
         langs = sorted(k[2] for k in domains if k[0] == dec and k[1] == "lang")
-        block["by_lang"] = {lg: self.rate(lambda d, lang, c: d == dec and lang == lg,
+        block["by_lang"] = {lg: self.rate(lambda d, lang, c, lg=lg: d == dec and lang == lg,
                                           domains[(dec, "lang", lg)]) for lg in langs}
         if dec == "flagged":
             cats = sorted(k[2] for k in domains if k[0] == dec and k[1] == "category")
-            block["by_category"] = {cg: self.rate(lambda d, lang, c: d == "flagged" and c == cg,
+            block["by_category"] = {cg: self.rate(lambda d, lang, c, cg=cg: d == "flagged" and c == cg,
                                                   domains[("flagged", "category", cg)]) for cg in cats}
         else:
             block["by_category"] = {
                 cg: self.rate(lambda d, lang, c: d == "clean", total,
-                              lambda r: self.is_positive(r) and cg in r.categories)
+                              lambda r, cg=cg: self.is_positive(r) and cg in r.categories)
                 for cg in CATEGORIES
             }
         return block

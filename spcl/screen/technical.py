@@ -116,7 +116,8 @@ def technical_records(lang: str, max_pages: int = 400, n_train: int = 800, n_eva
             key = hashlib.sha256(f"{lang}:{name}:{i}".encode()).hexdigest()
             is_hard = bool(hard.search(text))
             if side == "train":
-                rec: dict[str, object] = {"id": f"weak-man-{lang}-{key[:12]}", "lang": lang, "source": f"weak:man-{lang}",
+                rec: dict[str, object] = {
+                    "id": f"weak-man-{lang}-{key[:12]}", "lang": lang, "source": f"weak:man-{lang}",
                        "origin": f"{name}#{i}", "text": text, "label": "NONE", "categories": []}
                 train.append((0 if is_hard else 1, key, rec))
             else:
@@ -156,7 +157,7 @@ def message_records(lang: str, n: int = 400, max_chars: int = 400, side: str = "
             continue
         try:
             with open(mo, "rb") as fh:
-                catalog = gettext.GNUTranslations(fh)._catalog  # type: ignore[attr-defined]
+                catalog = gettext.GNUTranslations(fh)._catalog  # type: ignore[attr-defined]  # gettext: no public API
         except (OSError, ValueError, UnicodeDecodeError):
             continue
         texts = []

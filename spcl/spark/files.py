@@ -38,7 +38,7 @@ def with_absolute_paths(cfg: C, paths: Iterable[str]) -> C:
         value = getattr(cfg, name)
         if isinstance(value, str) and value and is_local(value):
             changes[name] = os.path.abspath(local_path(value))
-    return dataclasses.replace(cfg, **changes) if changes else cfg  # type: ignore[type-var]
+    return dataclasses.replace(cfg, **changes) if changes else cfg  # type: ignore[type-var]  # C: a dataclass
 
 
 def run_per_file(spark: Any, items: list[tuple[str, str]], body: Callable[[str, Iterable[tuple[str, str]]],

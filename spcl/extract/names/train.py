@@ -52,7 +52,8 @@ def read_gold(path: Path) -> list[dict[str, Any]]:
     return records
 
 
-def _metrics(records: list[dict[str, Any]], predict: Callable[[str], list[tuple[int, int]]]) -> dict[str, Any]:
+def _metrics(records: list[dict[str, Any]], predict: Callable[..., list[tuple[int, int]]]) -> dict[str, Any]:
+    """Mention metrics of ``predict(text)`` over ``records`` (``...``: its lambdas bind loop values as defaults)."""
     from spcl.extract.names.tally import MentionTally
 
     tally = MentionTally()
@@ -194,7 +195,7 @@ def train_names(data: Path = DEFAULT_DATA, out: Path = Path("models/names-crf"),
         _fit(fit, lang, dev_dir / f"{lang}.crfsuite", params, gaz)
         _model.cache_clear()
         ko_gazetteer.cache_clear()
-        grid = {t: _metrics(dev, lambda x: crf_pipeline_spans(x, lang, str(dev_dir), cut=t))
+        grid = {t: _metrics(dev, lambda x, lang=lang, t=t, d=str(dev_dir): crf_pipeline_spans(x, lang, d, cut=t))
                 for t in THRESHOLDS}  # scored as the finder uses the CRF: merged with the rule finders
         agree_grid = _pairs(dev, lang, str(dev_dir))
         _model.cache_clear()
@@ -235,12 +236,12 @@ def train_names(data: Path = DEFAULT_DATA, out: Path = Path("models/names-crf"),
                 "licence": json.loads(gaz_path.read_text(encoding="utf-8")).get("licence")}
         _model.cache_clear()
         ko_gazetteer.cache_clear()
-        card["heldout"][lang] = _metrics(held, lambda x: tagger_spans(x, lang, str(out), cut=chosen)
+        card["heldout"][lang] = _metrics(held, lambda x, lang=lang, t=chosen: tagger_spans(x, lang, str(out), cut=t)
                                          or [])
         agree = card.get("thresholds_agree", {}).get(lang)
         card["heldout_pipeline"][lang] = _metrics(
-            held, lambda x: crf_pipeline_spans(x, lang, str(out), cut=chosen, cut_agree=agree))
-        card["baseline_rules"][lang] = _metrics(held, lambda x: (analyse(x, lang) or ([], []))[1])
+            held, lambda x, lang=lang, t=chosen, a=agree: crf_pipeline_spans(x, lang, str(out), cut=t, cut_agree=a))
+        card["baseline_rules"][lang] = _metrics(held, lambda x, lang=lang: (analyse(x, lang) or ([], []))[1])
     _keep_other_languages(out / "model_card.json", card, langs)
     (out / "model_card.json").write_text(json.dumps(card, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
     threshold.cache_clear()
@@ -336,7 +337,7 @@ def train_english(data: Path = DEFAULT_EN_DATA, out: Path = Path("models/names-c
     _fit_en(fit, dev_dir / "en.crfsuite", params, gaz)
     _model.cache_clear()
     en_crf._model.cache_clear()
-    grid = {t: _metrics(dev, lambda x: en_pipeline(x, str(dev_dir), t)) for t in EN_THRESHOLDS}
+    grid = {t: _metrics(dev, lambda x, t=t, d=str(dev_dir): en_pipeline(x, d, t)) for t in EN_THRESHOLDS}
     _model.cache_clear()
     en_crf._model.cache_clear()
     shutil.rmtree(dev_dir)
@@ -356,7 +357,7 @@ def train_english(data: Path = DEFAULT_EN_DATA, out: Path = Path("models/names-c
     rules_by_source: dict[str, Any] = {}
     for src in sources:
         part = [r for r in held if r["source"] == src]
-        by_source[src] = _metrics(part, lambda x: en_pipeline(x, str(out), chosen))
+        by_source[src] = _metrics(part, lambda x, t=chosen: en_pipeline(x, str(out), t))
         rules_by_source[src] = _metrics(part, en_name_spans)
     card["thresholds"]["en"] = chosen
     card.setdefault("data_en", {}).update({
@@ -378,7 +379,7 @@ def train_english(data: Path = DEFAULT_EN_DATA, out: Path = Path("models/names-c
             "file": g.name, "sha256": hashlib.sha256(g.read_bytes()).hexdigest(), "bytes": g.stat().st_size,
             "given": len(meta.get("given", ())), "surname": len(meta.get("surname", ())),
             "source": meta.get("source"), "licence": meta.get("licence")}
-    card.setdefault("heldout_pipeline", {})["en"] = _metrics(held, lambda x: en_pipeline(x, str(out), chosen))
+    card.setdefault("heldout_pipeline", {})["en"] = _metrics(held, lambda x, t=chosen: en_pipeline(x, str(out), t))
     card.setdefault("heldout_pipeline_by_source", {})["en"] = by_source
     card.setdefault("baseline_rules", {})["en"] = _metrics(held, en_name_spans)
     card.setdefault("baseline_rules_by_source", {})["en"] = rules_by_source
