@@ -14,6 +14,8 @@ from typing import Any, Literal
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model, field_validator
 
+from spcl.entity_types import DEFAULT_TYPES
+from spcl.operator_types import check_operators
 from spcl.resources import shipped_locations, shipped_path
 from spcl.rule_types import BY_NAME, DEFAULT_CONTEXT, LANGUAGES
 from spcl.rule_types import PII_TYPES as RULE_PII_TYPES
@@ -237,8 +239,6 @@ class MaskSection(_Section):
     @field_validator("operators")
     @classmethod
     def _known_operators(cls, value: dict[str, str]) -> dict[str, str]:
-        from spcl.entity_types import DEFAULT_TYPES
-        from spcl.operator_types import check_operators
 
         return check_operators(value, DEFAULT_TYPES)
 

@@ -70,6 +70,7 @@ from spcl.executor.state import write_json_atomic
 from spcl.executor.units import foreign_input
 from spcl.extract.backends.chat import ChatClient, ChatRequest
 from spcl.extract.backends.transient import is_transient
+from spcl.io.inputs import check_job_output
 from spcl.io.readers import read_records
 from spcl.manifest import sha256_file
 from spcl.progress import Progress
@@ -293,7 +294,6 @@ def pending_files(cfg: AnnotateConfig) -> tuple[list[tuple[Path, str]], int]:
 
     Raises :class:`spcl.io.inputs.UnsafeOutput` (a ``ValueError``) when ``--out`` equals, contains or lies inside
     the input (a rerun would read its own labelled.jsonl back as input) or a filter output folder."""
-    from spcl.io.inputs import check_job_output
 
     check_job_output([cfg.input], cfg.out)
     keyed = [(p, input_key(p, cfg.input)) for p in list_input_files(cfg.input)]

@@ -29,6 +29,8 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
+from spcl.extract.backends.rules_backend import rules_rows
+from spcl.extract.names import find_person_names
 from spcl.extract.names.tally import MentionTally, Spans
 
 
@@ -47,7 +49,6 @@ def value_spans(text: str, values: Iterable[str]) -> Spans:
 
 def rules_predictor(text: str, lang: str | None) -> Spans:
     """Spans the masker replaces in ``text`` for the rules extractor's PERSON rows."""
-    from spcl.extract.backends.rules_backend import rules_rows
     from spcl.mask import mask_text
 
     rows = [(t, v) for t, v in rules_rows(text, ("PERSON",)) if t == "PERSON"]
@@ -56,7 +57,6 @@ def rules_predictor(text: str, lang: str | None) -> Spans:
 
 def finder_predictor(text: str, lang: str | None) -> Spans:
     """Spans of ``find_person_names`` (the name finders alone)."""
-    from spcl.extract.names import find_person_names
 
     return find_person_names(text, lang)
 

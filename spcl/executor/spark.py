@@ -22,6 +22,8 @@ from typing import Any, TypeVar
 from spcl.executor.lock import stage_lock
 from spcl.executor.stage import Plan, RunInfo, SparkReader, Stage, UnitReport
 from spcl.executor.units import Unit
+from spcl.spark.files import with_absolute_paths
+from spcl.spark.progress import SparkProgress
 
 C = TypeVar("C")
 W = TypeVar("W")
@@ -56,7 +58,6 @@ def run_spark(stage: Stage[C, W], cfg: C, master: str | None = None, submitted: 
     master is kept unless ``master`` is given. A :class:`~spcl.executor.stage.SparkReader` stage has Spark
     read its input (its own tasks, e.g. ``mapInArrow``); any other stage gets one task per unit.
     """
-    from spcl.spark.files import with_absolute_paths
 
     started = time.perf_counter()
     reader = stage if isinstance(stage, SparkReader) else None
@@ -109,7 +110,6 @@ def _per_unit(stage: Stage[C, W], spark: Any, cfg: C, plan: Plan) -> list[UnitRe
 def _read_with_spark(reader: SparkReader[C], name: str, spark: Any, cfg: C, plan: Plan) -> list[Any]:
     """Run the reader's Spark jobs (``mapInArrow`` or ``mapPartitions`` bodies), collect their reports, then
     the units Spark did not read; a progress line on a TTY counts the rows the bodies report."""
-    from spcl.spark.progress import SparkProgress
 
     reports: list[Any] = []
     with SparkProgress(spark, name) as progress:

@@ -19,10 +19,12 @@ import numpy as np
 import pyarrow as pa
 
 from spcl.config import Settings
+from spcl.detect import build_detectors
 from spcl.detect.base import Hit
 from spcl.filter.route import decide, reported_hits, rule_reasons, screen_reasons
 from spcl.io.schema import SCORES_TYPE, output_schema, row_key, scores_type
 from spcl.labels import CATEGORIES
+from spcl.resources import resolve_path
 from spcl.text import guess_langs, normalize
 
 if TYPE_CHECKING:
@@ -83,7 +85,6 @@ class FilterContext:
 
 def resolve_model_path(model: str) -> Path:
     """The screen model folder: as given, or the shipped copy of that relative path (source tree or wheel)."""
-    from spcl.resources import resolve_path
 
     return resolve_path(model)
 
@@ -104,7 +105,6 @@ def model_identity(model: str) -> dict[str, str | None]:
 
 def build_context(settings: Settings) -> FilterContext:
     """Load detectors and (when enabled) the screen model for ``settings``."""
-    from spcl.detect import build_detectors
 
     screen = None
     if settings.screen.enabled:

@@ -29,6 +29,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from spcl.entity_types import DEFAULT_TYPES  # noqa: F401 - re-exported; the vocabulary lives there
+from spcl.mask.words import is_whole_word
 from spcl.text import normalize
 
 # When one value is predicted with several types, the first type here wins (no semantic guessing).
@@ -469,7 +470,6 @@ def required_occurrences(type_: str, value: str, text: str) -> list[tuple[int, i
     occ = find_occurrences(type_, value, text)
     if normalize_type(type_) not in WHOLE_WORD_TYPES:
         return occ
-    from spcl.mask.words import is_whole_word
 
     whole = [(s, e) for s, e in occ if is_whole_word(text, s, e)]
     return whole or occ

@@ -28,6 +28,7 @@ import re
 from collections.abc import Iterator
 from pathlib import Path
 
+from spcl.manifest import write_manifest
 from spcl.screen.passages import passages
 
 MAN_ROOTS = {"en": Path("/usr/share/man"), "ja": Path("/usr/share/man/ja"), "ko": Path("/usr/share/man/ko")}
@@ -191,7 +192,6 @@ MESSAGES_TRAIN = 600
 
 def write_technical(out: Path) -> tuple[Path, Path]:
     """Write ``out/train.jsonl``, ``out/eval.jsonl`` (en, ja, ko) and the manifest; returns both paths."""
-    from spcl.manifest import write_manifest
 
     out.mkdir(parents=True, exist_ok=True)
     paths = (out / "train.jsonl", out / "eval.jsonl")

@@ -15,7 +15,9 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from spcl.cache import cache_dir
 from spcl.config import Settings, SparkSettings, load_settings
+from spcl.spark.class_sharing import sharing_options
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -76,8 +78,6 @@ def driver_class_archive(sp: SparkSettings, submitted: bool) -> tuple[str, tuple
 
     if not sp.class_sharing or submitted or SparkContext._gateway is not None:
         return "", None
-    from spcl.cache import cache_dir
-    from spcl.spark.class_sharing import sharing_options
 
     return sharing_options(cache_dir(), sp.driver_java_options)
 
