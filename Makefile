@@ -5,7 +5,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test test-fast lint bench clean check-java vllm-env models docs
+.PHONY: demo test test-fast lint typecheck bench clean check-java vllm-env models docs
 
 BASE := $(VENV)/.base
 DEMO_STAMP := $(VENV)/.installed-demo
@@ -66,6 +66,10 @@ models: $(STAMP)
 # the documentation site, built as CI builds it (--strict: a broken link or reference fails); site/ is the output
 docs: $(STAMP)
 	NO_MKDOCS_2_WARNING=1 $(BIN)/python -m mkdocs build --strict
+
+# the type checker over spcl/ (settings and strictness: [tool.mypy] in pyproject.toml)
+typecheck: $(STAMP)
+	$(BIN)/mypy
 
 lint: $(STAMP)
 	$(BIN)/ruff check spcl jobs tests

@@ -84,7 +84,10 @@ def parser_for(argv: Sequence[str]) -> argparse.ArgumentParser:
     if named not in COMMANDS:
         parser, sub = _base_parser()
         for name, command in COMMANDS.items():
-            sub.add_parser(name, add_help=False, **({"help": command.help} if command.help else {}))
+            if command.help:
+                sub.add_parser(name, add_help=False, help=command.help)
+            else:
+                sub.add_parser(name, add_help=False)
         return parser
     wanted = COMMANDS[named].module
     parser, sub = _base_parser()

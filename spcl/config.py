@@ -23,7 +23,9 @@ from pydantic import (
     field_validator,
 )
 
+from spcl.entity_types import DEFAULT_TYPES
 from spcl.errors import InvalidConfig
+from spcl.operator_types import check_operators
 from spcl.resources import shipped_locations, shipped_path
 from spcl.rule_types import BY_NAME, DEFAULT_CONTEXT, LANGUAGES
 from spcl.rule_types import PII_TYPES as RULE_PII_TYPES
@@ -145,8 +147,9 @@ class _PolicyBase(_Section):
         return getattr(self, pii_type)
 
 
+_POLICY_FIELDS: dict[str, Any] = {t: (Action, "flag") for t in PII_TYPES}
 PolicySettings = create_model(  # one ``TYPE: flag`` field per registered rule type (spcl.rule_types)
-    "PolicySettings", __base__=_PolicyBase, __module__=__name__, **{t: (Action, "flag") for t in PII_TYPES}
+    "PolicySettings", __base__=_PolicyBase, __module__=__name__, **_POLICY_FIELDS
 )
 PolicySettings.__doc__ = _PolicyBase.__doc__
 
@@ -255,8 +258,6 @@ class MaskSection(_Section):
     @field_validator("operators")
     @classmethod
     def _known_operators(cls, value: dict[str, str]) -> dict[str, str]:
-        from spcl.entity_types import DEFAULT_TYPES
-        from spcl.operator_types import check_operators
 
         return check_operators(value, DEFAULT_TYPES)
 

@@ -17,6 +17,7 @@ from typing import Any
 
 import pyarrow as pa
 
+from spcl.detect import find_pii
 from spcl.io.jsonl import read_jsonl_objects
 from spcl.review.sample import SamplePlan, SampleSpec, draw, stratum_name
 from spcl.screen import CATEGORIES
@@ -40,7 +41,6 @@ def _top_category(votes: list[dict[str, Any]]) -> str | None:
 def rejected_sample(annotated: str | Path, spec: SampleSpec) -> tuple[SamplePlan, pa.Table]:
     """The sample plan and the review table of an annotate output's rejected texts (all of them when they
     fit ``spec.n``); raises ``ValueError`` when the folder has no ``rejected.jsonl``."""
-    from spcl.detect import find_pii
 
     path = Path(annotated) / REJECTED_FILE
     if not path.is_file():

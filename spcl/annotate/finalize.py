@@ -28,6 +28,7 @@ from spcl.annotate.config import (
 )
 from spcl.annotate.prompt import PROMPT_VERSION
 from spcl.annotate.summary import pair_agreement, plot_agreement, teacher_report
+from spcl.manifest import manifest_ref, record_counts, write_manifest
 from spcl.screen import CATEGORIES
 
 log = logging.getLogger("spcl.annotate")
@@ -167,7 +168,6 @@ def _report(cfg: AnnotateConfig, merged: _Merged, pairs: dict[str, Any], run: di
 def _write_manifests(cfg: AnnotateConfig, files_done: int, report: dict[str, Any], n_kept: int,
                      pairs: dict[str, Any]) -> None:
     """The checkpoints' manifest and the annotated set's (readable by the owner only)."""
-    from spcl.manifest import manifest_ref, record_counts, write_manifest
 
     out = Path(cfg.out)
     write_manifest(out / WORK, kind="annotate-checkpoints", files_done=files_done, parts_hash=cfg.parts_hash())

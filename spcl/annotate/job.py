@@ -61,7 +61,7 @@ from spcl.annotate.finalize import finalize
 from spcl.annotate.prompt import PROMPT_VERSION, build_messages
 from spcl.annotate.teachers import make_client, teacher_request
 from spcl.config import InputSettings
-from spcl.executor import Plan, RunInfo, run_local, run_spark
+from spcl.executor import JobError, Plan, RunInfo, run_local, run_spark
 from spcl.executor.filejob import FileJob, UnitPass
 from spcl.executor.state import write_json_atomic
 from spcl.extract.backends.chat import ChatClient, ChatRequest
@@ -285,7 +285,7 @@ class AnnotateStage(FileJob):
     ref: ClassVar[str] = "spcl.annotate.job:STAGE"
     path_fields: ClassVar[tuple[str, ...]] = ("input", "out")
     lock_field: ClassVar[str | None] = "out"
-    error: ClassVar[type[AnnotateError]] = AnnotateError
+    error: ClassVar[type[JobError]] = AnnotateError
     setup_when_idle: ClassVar[bool] = False  # a rerun with nothing to ask only re-balances: no model loaded
     done_folder: ClassVar[str] = f"{WORK}/done"
     staging_folders: ClassVar[tuple[str, ...]] = (f"{WORK}/tmp",)

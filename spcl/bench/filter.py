@@ -91,7 +91,7 @@ def stage_profile(batches: list[Any], ctx: Any) -> dict[str, float]:
         process_batch(batch, ctx)
     prof.disable()
     totals: dict[str, float] = {}
-    for (filename, _line, func), (_cc, _nc, tottime, _ct, _callers) in pstats.Stats(prof).stats.items():  # type: ignore[attr-defined]
+    for (filename, _line, func), (_cc, _nc, tottime, _ct, _callers) in pstats.Stats(prof).stats.items():  # type: ignore[attr-defined]  # untyped in typeshed
         where = f"{filename}:{func}"
         group = next((name for key, name in _STAGE_GROUPS if key in where), "other (builtins, regex, ...)")
         totals[group] = totals.get(group, 0.0) + tottime
@@ -342,7 +342,7 @@ def run_cluster_bench(root: Path, inputs: list[str], small_inputs: list[str], sc
             for _ in range(repeat):
                 small.append(_cluster_run(c, small_inputs, str(root / f"out-cluster{workers}-small"), screen, peaks))
                 large.append(_cluster_run(c, inputs, str(root / f"out-cluster{workers}-large"), screen, peaks))
-        m = marginal(small, large, workers)
+        m: dict[str, Any] = dict(marginal(small, large, workers))
         m.update(peak_worker_python_mb=peaks["python"], peak_worker_executor_mb=peaks["executor"],
                  startup_split=_startup_split(small))
         out[f"{workers} worker(s)"] = m

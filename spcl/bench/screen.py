@@ -14,7 +14,7 @@ from __future__ import annotations
 import resource
 import statistics
 import time
-from typing import Any
+from typing import Any, TypedDict
 
 from spcl.bench import ANCHOR_SCREEN_DOCS_PER_CORE
 
@@ -31,10 +31,18 @@ def _corpus(docs: int, seed: int, corpus: str) -> list[dict[str, Any]]:
     return list(itertools.islice(generate_corpus(docs, seed), docs))
 
 
-def _time_model(screen: Any, find: Any, texts: list[str], langs: list[str], batch: int) -> dict[str, float]:
-    """CPU seconds of one pass: rules (when ``find``) and the screen, per batch."""
+class _Timing(TypedDict):
+    """One timed pass over one language's texts: CPU seconds of the rules and the screen, the screen's flags."""
+
+    rules: float
+    screen: float
+    flags: list[bool]
+
+
+def _time_model(screen: Any, find: Any, texts: list[str], langs: list[str], batch: int) -> _Timing:
+    """CPU seconds of one pass: rules (when ``find``) and the screen, per batch; and the screen's flags."""
     rules = model = 0.0
-    flags = []
+    flags: list[bool] = []
     for start in range(0, len(texts), batch):
         chunk, chunk_langs = texts[start : start + batch], langs[start : start + batch]
         t0 = time.process_time()
@@ -47,7 +55,7 @@ def _time_model(screen: Any, find: Any, texts: list[str], langs: list[str], batc
         flags.extend(res.flag.tolist())
         rules += t1 - t0
         model += t2 - t1
-    return {"rules": rules, "screen": model, "flags": flags}  # type: ignore[dict-item]
+    return {"rules": rules, "screen": model, "flags": flags}
 
 
 def bench_screen(docs: int, batch: int, model: str | None, seed: int, rules: bool = True, corpus: str = "mixed",
@@ -83,7 +91,7 @@ def bench_screen(docs: int, batch: int, model: str | None, seed: int, rules: boo
         by_lang.setdefault(lang, []).append(i)
     for s in screens.values():
         s.predict(texts[:200], langs[:200])  # warm-up (MeCab dictionary pages, LightGBM buffers)
-    runs: dict[str, dict[str, list[dict[str, float]]]] = {k: {} for k in screens}
+    runs: dict[str, dict[str, list[_Timing]]] = {k: {} for k in screens}
     for _ in range(max(repeats, 1)):
         for key, s in screens.items():  # interleaved: a slow episode of the machine hits both models
             for lang, idx in sorted(by_lang.items()):
@@ -106,7 +114,7 @@ def bench_screen(docs: int, batch: int, model: str | None, seed: int, rules: boo
     return out
 
 
-def _summary(version: str, runs: dict[str, list[dict[str, Any]]], by_lang: dict[str, list[int]], texts: list[str],
+def _summary(version: str, runs: dict[str, list[_Timing]], by_lang: dict[str, list[int]], texts: list[str],
              prep_per_doc: float) -> dict[str, Any]:
     """Median per-language rates of one model: the screen alone and rules + screen + normalize/lang."""
     per_lang: dict[str, Any] = {}

@@ -13,13 +13,13 @@ from pathlib import Path
 from typing import Any
 
 from spcl.io.jsonl import read_jsonl_objects
+from spcl.tier import load_tier
 
 
 def bench_tier(model: str, data: list[str], docs: int, chars: int, backend: str | None = None,
                encoder_dir: str | None = None, device: str = "auto") -> dict[str, Any]:
     """Time ``load_tier(model).passes`` on ``docs`` documents of about ``chars`` characters made of the labelled
     passages in ``data`` (one language per document, passages joined in file order)."""
-    from spcl.tier import load_tier
 
     recs: list[dict[str, Any]] = []
     for path in data:

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import cast
 
 from spcl.extract.prompt import FEW_SHOT, system_prompt
 
@@ -59,7 +60,8 @@ def write_tiny_model(
     )
     fast.chat_template = CHAT_TEMPLATE
     fast.save_pretrained(out)
-    eos_ids = [fast.convert_tokens_to_ids(t) for t in ("<|endoftext|>", "<|im_end|>")]
+    # one token string gives one id
+    eos_ids = [cast(int, fast.convert_tokens_to_ids(t)) for t in ("<|endoftext|>", "<|im_end|>")]
     config = LlamaConfig(
         vocab_size=len(fast),
         hidden_size=hidden_size,

@@ -194,8 +194,8 @@ class DetectorSet:
                 for d in self.numeric:
                     if e - s >= d.min_len:
                         hits += d.find_in(text, s, e)
-        for d in self.other:  # each gates itself on one-character searches for its cue words
-            hits += d.find(text)
+        for other in self.other:  # each gates itself on one-character searches for its cue words
+            hits += other.find(text)
         return resolve_overlaps(hits)
 
 

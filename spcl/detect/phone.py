@@ -163,6 +163,7 @@ def _classify_intl(raw: str, digits: str, plus: bool = True) -> tuple[str, Kind]
         if not rest:
             return None
         first = rest[0].removeprefix("0")
+        prefix: str | None
         if region == "kr" and _COMPANY_KR.fullmatch(first):
             national, prefix = "".join(rest), first
         else:

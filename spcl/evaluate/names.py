@@ -29,6 +29,8 @@ from pathlib import Path
 from typing import Any
 
 from spcl.extract.backends.registry import RULES_BACKEND
+from spcl.extract.backends.rules_backend import rules_rows
+from spcl.extract.names import find_person_names
 from spcl.extract.names.tally import MentionTally, Spans
 from spcl.io.jsonl import read_jsonl_objects
 
@@ -48,7 +50,6 @@ def value_spans(text: str, values: Iterable[str]) -> Spans:
 
 def rules_predictor(text: str, lang: str | None) -> Spans:
     """Spans the masker replaces in ``text`` for the rules extractor's PERSON rows."""
-    from spcl.extract.backends.rules_backend import rules_rows
     from spcl.mask import mask_text
 
     rows = [(t, v) for t, v in rules_rows(text, ("PERSON",)) if t == "PERSON"]
@@ -57,7 +58,6 @@ def rules_predictor(text: str, lang: str | None) -> Spans:
 
 def finder_predictor(text: str, lang: str | None) -> Spans:
     """Spans of ``find_person_names`` (the name finders alone)."""
-    from spcl.extract.names import find_person_names
 
     return find_person_names(text, lang)
 
@@ -96,8 +96,8 @@ def evaluate_names(records: list[dict], predictor: str = RULES_BACKEND) -> dict[
         pred = predict(record["text"], record["lang"])
         seconds = time.process_time() - started
         gold = [tuple(p) for p in record["persons"]]
-        by_lang[record["lang"]].add(gold, pred, seconds, record["text"])  # type: ignore[arg-type]
-        by_source[f"{record['lang']}/{record['source'].split(':')[0]}"].add(  # type: ignore[arg-type]
+        by_lang[record["lang"]].add(gold, pred, seconds, record["text"])
+        by_source[f"{record['lang']}/{record['source'].split(':')[0]}"].add(
             gold, pred, seconds, record["text"])
     return {
         "predictor": predictor,

@@ -14,6 +14,7 @@ import pyarrow.parquet as pq
 
 from spcl.executor.errors import JobError
 from spcl.executor.units import file_key, list_unit_files
+from spcl.io.schema import row_key
 
 __all__ = ["batch_row_keys", "count_rows", "derived_row_key", "file_key", "list_input_files", "open_input"]
 
@@ -29,7 +30,6 @@ def list_input_files(input_path: str | Path) -> list[Path]:
 
 def derived_row_key(doc_id: Any, source: Any, position: Any) -> str:
     """The filter's row key (``spcl.io.schema.row_key``) for input that lacks the ``row_key`` column."""
-    from spcl.io.schema import row_key
 
     return row_key("" if doc_id is None else str(doc_id), "" if source is None else str(source),
                    -1 if position is None else int(position))

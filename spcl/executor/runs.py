@@ -36,4 +36,4 @@ def with_run_id(cfg: C) -> C:
         return cfg
     if isinstance(cfg, BaseModel):  # a job config (spcl.config.JobConfig)
         return cfg.model_copy(update={"run_id": new_run_id()})
-    return dataclasses.replace(cfg, run_id=new_run_id())  # type: ignore[type-var]
+    return dataclasses.replace(cfg, run_id=new_run_id())  # type: ignore[type-var]  # C: a dataclass

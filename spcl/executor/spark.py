@@ -22,6 +22,8 @@ from typing import Any, TypeVar
 from spcl.executor.lock import stage_lock
 from spcl.executor.stage import Plan, RunInfo, SparkReader, Stage, UnitReport
 from spcl.executor.units import Unit
+from spcl.spark.files import with_absolute_paths
+from spcl.spark.progress import SparkProgress
 
 C = TypeVar("C")
 W = TypeVar("W")
@@ -32,7 +34,7 @@ _WORKERS: dict[tuple[str, str], Any] = {}
 def resolve_stage(ref: str) -> Stage[Any, Any]:
     """The stage object named ``module:attribute``."""
     module, _, attr = ref.partition(":")
-    return getattr(importlib.import_module(module), attr)  # type: ignore[no-any-return]
+    return getattr(importlib.import_module(module), attr)
 
 
 def process_partition(ref: str, cfg_json: str, items: Iterable[tuple[str, str]]) -> Iterator[str]:
@@ -56,7 +58,6 @@ def run_spark(stage: Stage[C, W], cfg: C, master: str | None = None, submitted: 
     master is kept unless ``master`` is given. A :class:`~spcl.executor.stage.SparkReader` stage has Spark
     read its input (its own tasks, e.g. ``mapInArrow``); any other stage gets one task per unit.
     """
-    from spcl.spark.files import with_absolute_paths
 
     started = time.perf_counter()
     reader = stage if isinstance(stage, SparkReader) else None
@@ -99,7 +100,7 @@ def _per_unit(stage: Stage[C, W], spark: Any, cfg: C, plan: Plan) -> list[UnitRe
         return []
     try:
         lines = run_per_file(spark, [(u.path, u.key) for u in plan.todo], partial(process_partition, stage.ref),
-                             cfg.to_json())  # type: ignore[attr-defined]
+                             cfg.to_json())  # type: ignore[attr-defined]  # C: a job config, all have to_json
     except Exception as err:  # a task failed for good (backend gone, …): only its type, never its text
         raise stage.error(f"the Spark job stopped ({type(err).__name__}); files committed so far are kept, "
                           "rerun the same command to resume (the executors' logs say why)") from None
@@ -109,7 +110,6 @@ def _per_unit(stage: Stage[C, W], spark: Any, cfg: C, plan: Plan) -> list[UnitRe
 def _read_with_spark(reader: SparkReader[C], name: str, spark: Any, cfg: C, plan: Plan) -> list[Any]:
     """Run the reader's Spark jobs (``mapInArrow`` or ``mapPartitions`` bodies), collect their reports, then
     the units Spark did not read; a progress line on a TTY counts the rows the bodies report."""
-    from spcl.spark.progress import SparkProgress
 
     reports: list[Any] = []
     with SparkProgress(spark, name) as progress:

@@ -31,6 +31,7 @@ from spcl.progress import Progress
 
 C = TypeVar("C")
 W = TypeVar("W")
+C_contra = TypeVar("C_contra", contravariant=True)  # a reader only takes the configuration
 
 
 @dataclass(slots=True)
@@ -135,8 +136,9 @@ class Stage(Protocol, Generic[C, W]):
         """The work (e.g. input bytes) the plan's units hold, for the bar's ETA when records are unknown."""
         ...
 
-    def process(self, worker: W, unit: Unit, progress: Progress | None = None) -> UnitReport:
-        """Process one unit end to end and commit it, advancing ``progress`` (counts only) when given."""
+    def process(self, worker: W, unit: Unit, progress: Progress | None = None) -> UnitReport | Any:
+        """Process one unit end to end and commit it, advancing ``progress`` (counts only) when given; its
+        report is a :class:`UnitReport` or, for a :class:`SparkReader`, the stage's own report type."""
         ...
 
     def teardown(self, worker: W) -> None:
@@ -160,26 +162,26 @@ class SparkTasks:
 
 
 @runtime_checkable
-class SparkReader(Protocol[C]):
+class SparkReader(Protocol[C_contra]):
     """A stage whose input Spark reads itself (the filter's fast path); the Spark executor asks it, in order,
     for the session's settings and the modules its workers import, the plan completed with what Spark lists,
     the jobs to run, and the units Spark did not read. A failed task is not wrapped: the worker's exception
     reaches the caller (the CLI shows it as one line)."""
 
-    def spark_settings(self, cfg: C) -> Any:
+    def spark_settings(self, cfg: C_contra) -> Any:
         """The settings the session is built with (``spcl.spark.build_session``)."""
         ...
 
-    def spark_preload(self, cfg: C) -> tuple[str, ...]:
+    def spark_preload(self, cfg: C_contra) -> tuple[str, ...]:
         """The modules the stage's Python workers import, imported once per executor by the daemon they fork
         from (``build_session(preload=...)``; empty: none)."""
         ...
 
-    def spark_plan(self, spark: Any, cfg: C, plan: Plan) -> Plan:
+    def spark_plan(self, spark: Any, cfg: C_contra, plan: Plan) -> Plan:
         """``plan`` completed with the inputs only Spark can list (URLs), checked; the output prepared."""
         ...
 
-    def spark_tasks(self, spark: Any, cfg: C, plan: Plan, rows: Any) -> list[SparkTasks]:
+    def spark_tasks(self, spark: Any, cfg: C_contra, plan: Plan, rows: Any) -> list[SparkTasks]:
         """The Spark jobs that process ``plan`` (``rows``: an accumulator the bodies add record counts to)."""
         ...
 
@@ -187,7 +189,7 @@ class SparkReader(Protocol[C]):
         """One unit's report back from the line a body yielded."""
         ...
 
-    def spark_leftovers(self, cfg: C, plan: Plan, reports: list[Any]) -> list[Any]:
+    def spark_leftovers(self, cfg: C_contra, plan: Plan, reports: list[Any]) -> list[Any]:
         """The reports of planned units that Spark did not read, processed on the driver."""
         ...
 

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from spcl.executor.errors import JobError
+from spcl.io.writers import file_key as path_hash
 
 _KEY_UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
 
@@ -85,7 +86,6 @@ def record_file_key(path: Path, root: str | Path) -> str:
     >>> record_file_key(Path("/in/a.jsonl.gz"), "/in").startswith("a-")
     True
     """
-    from spcl.io.writers import file_key as path_hash
 
     stem = "".join(c if c.isalnum() or c in "-_." else "_" for c in path.name.split(".")[0])[:60]
     return f"{stem}-{path_hash(_relative(path, root))}"

@@ -284,7 +284,8 @@ def _glued_row(line: str, allowed: frozenset[str]) -> tuple[str, str] | None:
     >>> _glued_row("PERSON田中 直人", frozenset({"PERSON"})), _glued_row("IDENTITY x", frozenset({"ID"}))
     (('PERSON', '田中 直人'), None)
     """
-    rest = line[_ROW_LEAD.match(line).end():]  # type: ignore[union-attr]  # the pattern matches any line
+    lead = _ROW_LEAD.match(line)
+    rest = line[lead.end():] if lead else line  # the pattern matches any line (``lead`` is never None)
     for name in _GLUED_NAMES:
         if not rest.startswith(name):
             continue

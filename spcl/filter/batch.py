@@ -19,10 +19,12 @@ import numpy as np
 import pyarrow as pa
 
 from spcl.config import Settings
+from spcl.detect import build_detectors
 from spcl.detect.base import Hit
 from spcl.filter.route import decide, reported_hits, rule_reasons, screen_reasons
 from spcl.io.schema import SCORES_TYPE, output_schema, row_key, scores_type
 from spcl.labels import CATEGORIES
+from spcl.resources import resolve_path
 from spcl.text import guess_langs, normalize
 
 if TYPE_CHECKING:
@@ -83,7 +85,6 @@ class FilterContext:
 
 def resolve_model_path(model: str) -> Path:
     """The screen model folder: as given, or the shipped copy of that relative path (source tree or wheel)."""
-    from spcl.resources import resolve_path
 
     return resolve_path(model)
 
@@ -104,7 +105,6 @@ def model_identity(model: str) -> dict[str, str | None]:
 
 def build_context(settings: Settings) -> FilterContext:
     """Load detectors and (when enabled) the screen model for ``settings``."""
-    from spcl.detect import build_detectors
 
     screen = None
     if settings.screen.enabled:
@@ -215,7 +215,7 @@ def process_batch(batch: pa.RecordBatch, ctx: FilterContext) -> pa.RecordBatch:
         try:
             text = normalize(original)
             hits = ctx.detectors.find(text)
-            reported, reasons = reported_hits(hits, policy), rule_reasons(hits, policy)
+            reported, rule_hits = reported_hits(hits, policy), rule_reasons(hits, policy)
         except Exception as err:  # never crash the job on one record; never log the value
             log.warning("record %s at %s:%s failed in the screen: %s", ids[i], sources[i], positions[i],
                         type(err).__name__)
@@ -226,7 +226,7 @@ def process_batch(batch: pa.RecordBatch, ctx: FilterContext) -> pa.RecordBatch:
         kept.texts.append(text)
         kept.originals.append(original)
         kept.hits.append(reported)
-        kept.reasons.append(reasons)
+        kept.reasons.append(rule_hits)
     langs = guess_langs(kept.texts)
     struct = ctx.scores_type
     scores: pa.Array = pa.nulls(len(kept.base), struct)

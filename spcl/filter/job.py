@@ -33,6 +33,7 @@ import pyarrow.fs as pafs
 from spcl import __version__
 from spcl.config import Settings
 from spcl.executor import Plan, RunInfo, Unit, run_local, run_spark
+from spcl.executor.errors import JobError as ExecutorJobError
 from spcl.executor.stage import SparkTasks
 from spcl.filter.batch import FilterContext, model_identity
 from spcl.filter.driver import (
@@ -124,8 +125,9 @@ class FilterStage:
     name: ClassVar[str] = "filter"
     ref: ClassVar[str] = "spcl.filter.job:STAGE"
     path_fields: ClassVar[tuple[str, ...]] = ("output",)
-    error: ClassVar[type[JobError]] = JobError
+    error: ClassVar[type[ExecutorJobError]] = JobError  # the filter's own subclass
     setup_when_idle: ClassVar[bool] = False
+    lock_field: ClassVar[str | None] = None  # no executor lock (as before: the executors read it with getattr)
 
     def config_from_json(self, text: str) -> FilterJob:
         """Not used: the filter's Spark bodies receive the settings, never the job."""

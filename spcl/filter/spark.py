@@ -108,6 +108,7 @@ def duplicate_ids(spark: SparkSession, output: str, relative_paths: list[str]) -
     paths = [hadoop_literal(join(output, p)) if is_local(output) else join(output, p)
              for p in sorted(set(relative_paths))]
     row = spark.read.parquet(*paths).agg(F.count("*").alias("n"), F.countDistinct("id").alias("d")).first()
+    assert row is not None  # a global aggregate has exactly one row
     return int(row["n"]) - int(row["d"])
 
 

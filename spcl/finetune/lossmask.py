@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from spcl.errors import RunFailed
+from spcl.extract.backends.transformers_backend import chat_prompt_ids
 from spcl.finetune.records import ChatRecord
 
 IGNORE = -100
@@ -59,7 +60,6 @@ def _render(tokenizer: Any, messages: list[dict[str, str]], generation_prompt: b
 
 def encode_record(tokenizer: Any, record: ChatRecord, *, max_length: int, eos_ids: Collection[int]) -> Example:
     """The :class:`Example` for ``record``, verified (see the module text); raises :class:`LossMaskError`."""
-    from spcl.extract.backends.transformers_backend import chat_prompt_ids
 
     prompt_ids = chat_prompt_ids(tokenizer, list(record.prompt))
     rendered_prompt = _render(tokenizer, list(record.prompt), True)

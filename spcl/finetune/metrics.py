@@ -17,6 +17,8 @@ from collections.abc import Collection
 from pathlib import Path
 from typing import Any
 
+from spcl.evaluate.masking import evaluate_masking
+from spcl.extract.backends.transformers_backend import TransformersExtractor
 from spcl.finetune.collate import collate
 from spcl.finetune.loss import completion_loss_sum
 from spcl.finetune.lossmask import Example
@@ -57,8 +59,6 @@ def is_gold_file(path: str | Path) -> bool:
 def masking_metrics(gold_path: str | Path, out_dir: str | Path, *, base: str | Path, adapter: str | Path | None,
                     limit: int, seed: int, device: str, max_new_tokens: int, batch_size: int) -> dict[str, Any]:
     """Serve the artifact on (a hashed sample of ``limit``) gold documents and score them; returns the metrics."""
-    from spcl.evaluate.masking import evaluate_masking
-    from spcl.extract.backends.transformers_backend import TransformersExtractor
 
     with open(gold_path, encoding="utf-8") as fh:
         lines = [line for line in fh if line.strip()]  # copied verbatim into gold.jsonl below

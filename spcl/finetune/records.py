@@ -90,7 +90,7 @@ def iter_records(path: str | Path) -> Iterator[ChatRecord | RecordProblem]:
             yield RecordProblem(where, item.error)
             continue
         obj = item.value
-        rid = obj.get("id") if isinstance(obj, dict) and isinstance(obj.get("id"), str) else where
+        rid = obj["id"] if isinstance(obj, dict) and isinstance(obj.get("id"), str) else where
         try:
             rec = chat_from_json(obj)
         except ValueError as err:
@@ -108,5 +108,8 @@ def read_records(path: str | Path) -> tuple[list[ChatRecord], list[RecordProblem
     good: list[ChatRecord] = []
     bad: list[RecordProblem] = []
     for item in iter_records(path):
-        (good if isinstance(item, ChatRecord) else bad).append(item)  # type: ignore[arg-type]
+        if isinstance(item, ChatRecord):
+            good.append(item)
+        else:
+            bad.append(item)
     return good, bad

@@ -28,6 +28,8 @@ from typing import Any
 
 from spcl.errors import RunFailed
 from spcl.extract.adapter import base_fingerprint, pickle_files, write_model_card
+from spcl.extract.backends.transformers_backend import eos_token_ids, load_model
+from spcl.extract.prompt import PROMPT_VERSION
 from spcl.finetune.checkpoint import STATE_NAME, latest_checkpoint, load_checkpoint, save_checkpoint
 from spcl.finetune.collate import collate
 from spcl.finetune.loss import completion_loss_sum
@@ -35,6 +37,7 @@ from spcl.finetune.lossmask import EncodeReport, encode_records
 from spcl.finetune.metrics import eval_loss, hashed_order, is_gold_file, masking_metrics
 from spcl.finetune.records import read_records
 from spcl.finetune.tracking import Tracker
+from spcl.manifest import manifest_ref, sha256_file
 
 log = logging.getLogger("spcl.finetune")
 
@@ -143,8 +146,6 @@ def train_extractor(cfg: TrainConfig, on_step: Callable[[int, dict[str, float]],
     """
     import torch  # noqa: F401  (without torch, fail here: before the output folder is made)
 
-    from spcl.extract.backends.transformers_backend import eos_token_ids, load_model
-    from spcl.manifest import sha256_file
 
     out = _prepare_out(cfg)
     records, record_problems = read_records(cfg.data)
@@ -313,7 +314,6 @@ def _model_card(cfg: TrainConfig, loop: _Loop, report: EncodeReport, problems: l
     """The artifact's model card (before evaluation): method, base, settings, data, loss mask, training."""
     import torch
 
-    from spcl.manifest import manifest_ref
 
     return {
         "method": "full" if cfg.full else "lora",
@@ -335,7 +335,6 @@ def _model_card(cfg: TrainConfig, loop: _Loop, report: EncodeReport, problems: l
 
 
 def _prompt_version() -> str:
-    from spcl.extract.prompt import PROMPT_VERSION
 
     return PROMPT_VERSION
 
@@ -353,7 +352,6 @@ def _peak_memory(device: Any) -> int:
 def _evaluate(cfg: TrainConfig, net: Any, tokenizer: Any, eos_ids: frozenset[int], pad_id: int, device: Any,
               out: Path) -> dict[str, Any]:
     """Eval loss (verified batches) and, for a gold split, ``spcl eval masking`` metrics of the served artifact."""
-    from spcl.manifest import sha256_file
 
     assert cfg.eval is not None
     records, problems = read_records(cfg.eval)

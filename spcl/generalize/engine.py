@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from spcl.config import GeneralizeSettings
-from spcl.extract.backends.chat import ChatClient, ChatRequest
+from spcl.extract.backends.chat import ChatClient, ChatReply, ChatRequest
 from spcl.generalize.ladders import LABEL_TYPES, ladder
 from spcl.generalize.prompts import attack_messages, candidate_messages, mark, read_items, sentence_around
 from spcl.generalize.select import choose
@@ -108,7 +108,7 @@ class _State:
     k: int = 0  # candidate index under attack for pending[0]
 
 
-class _LRU(OrderedDict):  # type: ignore[type-arg]
+class _LRU(OrderedDict[Any, Any]):
     def __init__(self, size: int):
         super().__init__()
         self.size = size
@@ -182,8 +182,8 @@ class Generalizer:
             if self.chat is None:
                 rung = self.settings.rules_rungs.get(ent.type, "label")
                 idx = lad.rung(rung) if lad is not None else None
-                if idx is not None and _usable(lad.candidates[idx], forbidden):  # type: ignore[union-attr]
-                    dec.replacement, dec.kind, dec.rank, dec.source = lad.candidates[idx], "generalized", idx, "rules"  # type: ignore[union-attr]
+                if lad is not None and idx is not None and _usable(lad.candidates[idx], forbidden):
+                    dec.replacement, dec.kind, dec.rank, dec.source = lad.candidates[idx], "generalized", idx, "rules"
                 else:
                     dec.source = "fallback" if lad is not None else "label_type"
                 continue
@@ -209,7 +209,10 @@ class Generalizer:
         for _, _, key, req in jobs:
             if key not in cache and key not in todo:
                 todo[key] = req
-        replies = self.chat.complete(list(todo.values())) if todo else []  # type: ignore[union-attr]
+        replies: list[ChatReply] = []
+        if todo:
+            assert self.chat is not None  # only the model path (a chat client) builds jobs to ask
+            replies = self.chat.complete(list(todo.values()))
         fresh = dict(zip(todo, replies, strict=True))
         out = []
         for si, tag, key, _ in jobs:

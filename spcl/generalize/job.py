@@ -95,7 +95,7 @@ def build_clients(cfg: GeneralizeJobConfig) -> tuple[Extractor, ChatClient | Non
             cfg.backend, model=cfg.model, endpoint=cfg.endpoint, options=cfg.options)
     if takes_option(cfg.backend, "chat", "loaded"):  # the chat client shares the extractor's weights
         extractor = make_extractor(cfg.backend, model=cfg.model, types=cfg.types, options=cfg.extract_options)
-        loaded = (extractor.net, extractor.tokenizer)  # type: ignore[attr-defined]
+        loaded = (extractor.net, extractor.tokenizer)  # type: ignore[attr-defined]  # a loaded model
         return extractor, make_chat(cfg.backend, model=cfg.model, options={"loaded": loaded, **cfg.options})
     extractor = make_extractor(cfg.backend, model=cfg.model, endpoint=cfg.endpoint, types=cfg.types,
                                options=cfg.extract_options)
@@ -227,7 +227,11 @@ class GeneralizeRunner:
                     if res is not None:
                         stats.add(res)
                     stats.token_documents += i in counted or (res is not None and res.counted)
-                    reason = item if isinstance(item, str) else res.reason  # type: ignore[union-attr]
+                    if isinstance(item, str):
+                        reason: str | None = item
+                    else:
+                        assert res is not None  # an item that is not a reason is a document: it has a result
+                        reason = res.reason
                     shown = release_id(ids[i], self._ids)  # an id that holds a value: released as its keyed hash
                     if ids[i] is None or reason is not None or res is None or res.text is None:
                         reason = "no_id" if ids[i] is None else (reason or "unknown")
@@ -262,7 +266,7 @@ class GeneralizeRunner:
     def close(self) -> None:
         """Release the clients."""
         self.extractor.close()
-        if self.chat is not None and self.chat is not self.extractor:
+        if self.chat is not None and id(self.chat) != id(self.extractor):  # one client may serve both
             self.chat.close()
 
 

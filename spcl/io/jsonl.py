@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import gzip
 import json
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
@@ -138,7 +138,7 @@ def load_jsonl(source: str | Path | IO[bytes], *,
     return list(read_jsonl_objects(source, max_record_bytes=max_record_bytes))
 
 
-def json_line(record: dict[str, Any], *, sort_keys: bool = False) -> str:
+def json_line(record: Mapping[str, Any], *, sort_keys: bool = False) -> str:
     """``record`` as one JSONL line (UTF-8 characters kept, a newline at the end).
 
     >>> json_line({"b": 1, "a": "서울"}, sort_keys=True)
@@ -147,18 +147,18 @@ def json_line(record: dict[str, Any], *, sort_keys: bool = False) -> str:
     return json.dumps(record, ensure_ascii=False, sort_keys=sort_keys) + "\n"
 
 
-def jsonl_text(records: Iterable[dict[str, Any]], *, sort_keys: bool = False) -> str:
+def jsonl_text(records: Iterable[Mapping[str, Any]], *, sort_keys: bool = False) -> str:
     """Every record as a JSONL line, joined (for writers that take text, e.g. ``write_private_atomic``)."""
     return "".join(json_line(r, sort_keys=sort_keys) for r in records)
 
 
 def _opened(raw: IO[bytes], name: str) -> IO[bytes]:
     if name.endswith(".gz"):
-        return gzip.GzipFile(filename=name, mode="wb", fileobj=raw, mtime=0)  # type: ignore[return-value]
+        return gzip.GzipFile(filename=name, mode="wb", fileobj=raw, mtime=0)  # type: ignore[return-value]  # GzipFile is a binary IO
     if name.endswith(".zst"):
         import zstandard
 
-        return zstandard.ZstdCompressor().stream_writer(raw, closefd=False)  # type: ignore[return-value]
+        return zstandard.ZstdCompressor().stream_writer(raw, closefd=False)
     return raw
 
 

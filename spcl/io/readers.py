@@ -30,6 +30,7 @@ from spcl.config import InputSettings
 from spcl.errors import UsageError
 from spcl.io.jsonl import decode_line
 from spcl.io.schema import RECORD_SCHEMA
+from spcl.io.splits import range_lines
 from spcl.io.streams import (
     BOM,
     StreamError,
@@ -229,7 +230,6 @@ def read_jsonl_range(fh: IO[bytes], source: str, settings: InputSettings, start:
                      batch_rows: int = 2000) -> Iterator[pa.RecordBatch]:
     """Arrow batches of the records of a plain JSONL file whose lines begin in ``[start, end)``
     (``spcl.io.splits``): positions are file offsets, so ids and row keys equal a whole-file read's."""
-    from spcl.io.splits import range_lines
 
     builder = _BatchBuilder(source, batch_rows)
     for position, line in range_lines(fh, start, end, settings.max_record_bytes):
@@ -246,7 +246,6 @@ def read_jsonl_range(fh: IO[bytes], source: str, settings: InputSettings, start:
 def count_range_records(fh: IO[bytes], start: int, end: int, max_bytes: int | None = None) -> int:
     """Records ``read_jsonl_range`` must emit for ``[start, end)``, counted without parsing them (pass the
     same ``max_bytes``: an oversized line is still one record)."""
-    from spcl.io.splits import range_lines
 
     return sum(1 for _ in range_lines(fh, start, end, max_bytes))
 

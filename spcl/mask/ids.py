@@ -16,6 +16,7 @@ from __future__ import annotations
 from typing import Any
 from urllib.parse import unquote_plus
 
+from spcl.detect import find_pii
 from spcl.text import normalize
 
 
@@ -25,7 +26,6 @@ def id_holds_value(doc_id: str) -> bool:
     >>> id_holds_value("https://example.org/u?mail=kim%40mailbox.com"), id_holds_value("crawl-00017")
     (True, False)
     """
-    from spcl.detect import find_pii
 
     nfc = normalize(doc_id)
     forms = {nfc}

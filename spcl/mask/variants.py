@@ -79,6 +79,7 @@ from spcl.mask.variant_forms import (
 from spcl.mask.variant_forms import (
     type_rank as type_rank,
 )
+from spcl.mask.words import is_whole_word
 
 INDEXED_SCAN_FROM = 32
 """From this many alternatives on, :func:`match_positions` indexes them by their first characters instead
@@ -337,7 +338,6 @@ def required_occurrences(type_: str, value: str, text: str) -> list[tuple[int, i
     occ = find_occurrences(type_, value, text)
     if normalize_type(type_) not in WHOLE_WORD_TYPES:
         return occ
-    from spcl.mask.words import is_whole_word
 
     whole = [(s, e) for s, e in occ if is_whole_word(text, s, e)]
     return whole or occ

@@ -87,7 +87,7 @@ class MaskStage(FileJob):
 
             with make_extractor(cfg.backend, model=cfg.model, endpoint=cfg.endpoint, types=cfg.types,
                                 options=cfg.options) as probe:
-                probe.check()  # type: ignore[attr-defined]
+                probe.check()  # type: ignore[attr-defined]  # a server extractor has check(); Extractor does not
 
     def before_units(self, cfg: MaskJobConfig, plan: Plan) -> None:
         """The name finder configured must be there (never a silent fallback to another one)."""

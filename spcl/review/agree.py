@@ -266,7 +266,7 @@ def adjudicate(reviews: Mapping[str, Mapping[str, Review]], policy: str = "blank
             f"{n}: {reviews[n][doc_id].note}" for n in names if doc_id in reviews[n] and reviews[n][doc_id].note
         )
         if agreed or (policy == "sensitive" and votes):
-            label = min(labels, key=LABELS.index)  # type: ignore[arg-type]
+            label = min(labels, key=LABELS.index)
             union = sorted(set().union(*cats)) if label != "NONE" else []
             row["label"], row["categories"] = label, ",".join(union)
         else:

@@ -226,9 +226,10 @@ class _Estimator:
                 out.append((self.scan.populations[s] / self.reviewed_in[s], hit(r)))
         return out
 
-    def rate(self, pred: Callable[[str, str, str], bool], total: int,
-             hit: Callable[[Review], bool] | None = None) -> dict[str, Any]:
-        """The weighted rate of positives among matching documents, scaled to ``total``."""
+    def rate(self, pred: Callable[..., bool], total: int,
+             hit: Callable[..., bool] | None = None) -> dict[str, Any]:
+        """The weighted rate of positives among matching documents, scaled to ``total``; ``pred(decision,
+        lang, category)``, ``hit(review)`` (typed ``...``: callers' lambdas bind loop values as defaults)."""
         return _rate_json(weighted_rate(self.items(pred, hit or self.is_positive), total))
 
     def unanswered_rule_flags(self) -> int:

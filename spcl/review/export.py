@@ -150,7 +150,7 @@ def to_csv(records: Iterable[Mapping[str, Any]]) -> str:
 
 def to_jsonl(records: Iterable[Mapping[str, Any]]) -> str:
     """One JSON object a line, ``label``/``categories``/``note`` left empty for the reviewer."""
-    return jsonl_text(records)  # type: ignore[arg-type]
+    return jsonl_text(records)
 
 
 def labelstudio_config(pii_types: Sequence[str] = PII_TYPES) -> str:

@@ -276,7 +276,7 @@ def bottom_k(rows: Iterable[tuple[str, str]], sizes: Mapping[str, int], seed: in
 
     ``rows`` yields ``(stratum, id)``; the result is independent of their order.
     """
-    heaps: dict[str, list[tuple[str, str]]] = {s: [] for s in sizes}
+    heaps: dict[str, list[_Neg]] = {s: [] for s in sizes}
     for stratum, doc_id in rows:
         k = sizes.get(stratum, 0)
         if k <= 0:
@@ -285,10 +285,10 @@ def bottom_k(rows: Iterable[tuple[str, str]], sizes: Mapping[str, int], seed: in
         heap = heaps[stratum]  # a max-heap of the k smallest, via negated order
         neg = _Neg(item)
         if len(heap) < k:
-            heapq.heappush(heap, neg)  # type: ignore[arg-type]
-        elif item < heap[0].item:  # type: ignore[attr-defined]
-            heapq.heapreplace(heap, neg)  # type: ignore[arg-type]
-    return {s: sorted(n.item for n in h) for s, h in heaps.items()}  # type: ignore[attr-defined]
+            heapq.heappush(heap, neg)
+        elif item < heap[0].item:
+            heapq.heapreplace(heap, neg)
+    return {s: sorted(n.item for n in h) for s, h in heaps.items()}
 
 
 class _Neg:

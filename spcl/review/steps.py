@@ -12,6 +12,7 @@ import csv
 import io
 import json
 import os
+from collections import Counter
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -107,13 +108,13 @@ def adjudicate_pii(rows: list[dict[str, Any]], reviews: dict[str, Any], policy: 
     from spcl.review.labels import parse_pii
 
     for row in rows:
-        answers = {parse_pii(r[row["id"]].row.get("pii"), row_id=row["id"]) for r in reviews.values() if row["id"] in r}
-        answers.discard(None)
+        answers = {a for r in reviews.values() if row["id"] in r
+                   if (a := parse_pii(r[row["id"]].row.get("pii"), row_id=row["id"])) is not None}
         if len(answers) > 1:
             row["pii"] = "yes" if policy == "sensitive" else ""
             row["agreed"] = "no"
         elif answers or "pii" in row:
-            row["pii"] = {True: "yes", False: "no"}.get(next(iter(answers), None), "")
+            row["pii"] = ({True: "yes", False: "no"}[next(iter(answers))]) if answers else ""
 
 
 def adjudicate_files(paths: Sequence[str], policy: str = "blank") -> list[dict[str, Any]]:
@@ -147,8 +148,8 @@ def by_document_id(reviews: dict[str, Any]) -> dict[str, Any]:
     ids, which an id-keyed estimate cannot tell apart."""
     by_id = {r.id: r for r in reviews.values()}
     if len(by_id) != len(reviews):
-        seen: set[str] = set()
-        repeated = sorted({r.id for r in reviews.values() if r.id in seen or seen.add(r.id)})
+        counts = Counter(r.id for r in reviews.values())
+        repeated = sorted(i for i, n in counts.items() if n > 1)
         raise ReviewError(f"document ids repeat in the reviews ({', '.join(repeated[:10])}); estimates match "
                           "reviews to the output by id and cannot tell those records apart")
     return by_id

@@ -50,8 +50,8 @@ def write_cv_outputs(cv: CVResult, report: dict[str, Any], out: str | Path) -> l
     y = np.isin(cv.labels, ("SCPI", "RELATED"))
     fig, ax = plt.subplots(figsize=(6, 5))
     for name, s in (("LightGBM", cv.lgbm_score), ("LinearSVC", cv.svc_score), ("baseline char SVC", cv.baseline_score)):
-        p, r = pr_curve(s, y)
-        ax.plot(r, p, label=name)
+        precision, recall = pr_curve(s, y)
+        ax.plot(recall, precision, label=name)
     m = report["overall"]["union"]
     ax.scatter([m["recall"]], [m["precision"]], color="black", zorder=5, label="union at thresholds")
     ax.set_xlabel("recall (SCPI ∪ RELATED)")

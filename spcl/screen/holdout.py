@@ -27,8 +27,19 @@ from sklearn.model_selection import StratifiedGroupKFold
 
 from spcl.io.jsonl import read_jsonl_objects
 from spcl.screen.crossval import flag_metrics
+from spcl.screen.features import FeatureSettings
 from spcl.screen.model import Screen
-from spcl.screen.train import Record, TrainSettings, fit_screen, near_duplicate_groups, source_group
+from spcl.screen.train import (
+    Record,
+    TrainSettings,
+    fit_screen,
+    lang_values,
+    near_duplicate_groups,
+    read_records,
+    record_from_dict,
+    source_group,
+)
+from spcl.synth.screen_data import generate
 
 log = logging.getLogger(__name__)
 
@@ -159,9 +170,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     (the real labelled files, the training-only extras, the shipped settings), as JSON."""
     import argparse
 
-    from spcl.screen.features import FeatureSettings
-    from spcl.screen.train import lang_values, read_records, record_from_dict
-    from spcl.synth.screen_data import generate
 
     parser = argparse.ArgumentParser(description=main.__doc__)
     parser.add_argument("--real", action="append", required=True, help="real labelled JSONL (repeatable)")

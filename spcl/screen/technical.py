@@ -29,6 +29,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from spcl.io.jsonl import read_jsonl_objects
+from spcl.manifest import write_manifest
 from spcl.screen.passages import passages
 
 MAN_ROOTS = {"en": Path("/usr/share/man"), "ja": Path("/usr/share/man/ja"), "ko": Path("/usr/share/man/ko")}
@@ -116,7 +117,8 @@ def technical_records(lang: str, max_pages: int = 400, n_train: int = 800, n_eva
             key = hashlib.sha256(f"{lang}:{name}:{i}".encode()).hexdigest()
             is_hard = bool(hard.search(text))
             if side == "train":
-                rec = {"id": f"weak-man-{lang}-{key[:12]}", "lang": lang, "source": f"weak:man-{lang}",
+                rec: dict[str, object] = {
+                    "id": f"weak-man-{lang}-{key[:12]}", "lang": lang, "source": f"weak:man-{lang}",
                        "origin": f"{name}#{i}", "text": text, "label": "NONE", "categories": []}
                 train.append((0 if is_hard else 1, key, rec))
             else:
@@ -156,7 +158,7 @@ def message_records(lang: str, n: int = 400, max_chars: int = 400, side: str = "
             continue
         try:
             with open(mo, "rb") as fh:
-                catalog = gettext.GNUTranslations(fh)._catalog  # type: ignore[attr-defined]
+                catalog = gettext.GNUTranslations(fh)._catalog  # type: ignore[attr-defined]  # gettext: no public API
         except (OSError, ValueError, UnicodeDecodeError):
             continue
         texts = []
@@ -190,7 +192,6 @@ MESSAGES_TRAIN = 600
 
 def write_technical(out: Path) -> tuple[Path, Path]:
     """Write ``out/train.jsonl``, ``out/eval.jsonl`` (en, ja, ko) and the manifest; returns both paths."""
-    from spcl.manifest import write_manifest
 
     out.mkdir(parents=True, exist_ok=True)
     paths = (out / "train.jsonl", out / "eval.jsonl")

@@ -44,7 +44,7 @@ def with_absolute_paths(cfg: C, paths: Iterable[str]) -> C:
         return cfg
     if isinstance(cfg, BaseModel):  # a job config (spcl.config.JobConfig)
         return cfg.model_copy(update=changes)
-    return dataclasses.replace(cfg, **changes)  # type: ignore[type-var]
+    return dataclasses.replace(cfg, **changes)  # type: ignore[type-var]  # C: a dataclass
 
 
 def run_per_file(spark: Any, items: list[tuple[str, str]], body: Callable[[str, Iterable[tuple[str, str]]],

@@ -16,6 +16,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from spcl.io.outputs import check_complete
+from spcl.io.schema import OUTPUT_SCHEMA
 from spcl.review.sample import (
     NULL,
     SamplePlan,
@@ -146,13 +147,11 @@ def sample_spark(spark: Any, path: str | Path, spec: SampleSpec, *,
 
 
 def _sample_schema_type(name: str) -> pa.DataType:
-    from spcl.io.schema import OUTPUT_SCHEMA
 
     return pa.string() if name == "stratum" else OUTPUT_SCHEMA.field(name).type
 
 
 def _sample_schema(found: pa.Schema) -> pa.Schema:
     """``SAMPLE_COLUMNS`` typed as in ``OUTPUT_SCHEMA`` (Spark returns nullable, partition as string)."""
-    from spcl.io.schema import OUTPUT_SCHEMA
 
     return pa.schema([pa.field(n, OUTPUT_SCHEMA.field(n).type) for n in found.names])

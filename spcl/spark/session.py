@@ -15,8 +15,10 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from spcl.cache import cache_dir
 from spcl.config import Settings, SparkSettings, load_settings
 from spcl.errors import RunFailed
+from spcl.spark.class_sharing import sharing_options
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -77,8 +79,6 @@ def driver_class_archive(sp: SparkSettings, submitted: bool) -> tuple[str, tuple
 
     if not sp.class_sharing or submitted or SparkContext._gateway is not None:
         return "", None
-    from spcl.cache import cache_dir
-    from spcl.spark.class_sharing import sharing_options
 
     return sharing_options(cache_dir(), sp.driver_java_options)
 
@@ -143,6 +143,8 @@ def quiet_task_failures(spark: SparkSession) -> None:
     (``spcl.spark.errors``); ``-v`` keeps them. Does nothing where log4j 2 cannot be reached."""
     try:
         jvm = spark.sparkContext._jvm
+        if jvm is None:  # not connected to a JVM: nothing to quiet
+            return
         off = jvm.org.apache.logging.log4j.Level.OFF
         for name in TASK_FAILURE_LOGGERS:
             jvm.org.apache.logging.log4j.core.config.Configurator.setLevel(name, off)

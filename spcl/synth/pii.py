@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from spcl.detect.validators import luhn_check_digit, rrn_check_digit
+from spcl.extract.prompt import PROMPT_VERSION, build_messages
 from spcl.io.jsonl import iter_jsonl, load_jsonl
 from spcl.manifest import sha256_file, write_manifest
 
@@ -279,7 +280,6 @@ def chat_record(rec: dict[str, Any]) -> dict[str, Any]:
     The format is the conversational prompt-completion one (TRL ``SFTTrainer`` trains on the completion
     only): ``{"id", "prompt_version", "prompt": [system, user], "completion": [assistant]}``.
     """
-    from spcl.extract.prompt import PROMPT_VERSION, build_messages
 
     return {
         "id": rec["id"],

@@ -36,7 +36,7 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, Protocol, cast
 
 from spcl.extract.backends.deadline import deadline, deadline_client
 from spcl.extract.backends.engines import chat_prompt_ids, eos_token_ids, generate_padded, load_model
@@ -175,7 +175,8 @@ class OpenAIChat:
             with deadline(self.timeout_s):
                 reply = self._client.chat.completions.create(
                     model=self.model,
-                    messages=req.message_dicts(),  # type: ignore[arg-type]
+                    # the SDK types messages as a union of per-role TypedDicts; these are such dicts
+                    messages=cast(Any, req.message_dicts()),
                     temperature=req.temperature,
                     max_tokens=req.max_tokens,
                     seed=req.seed,

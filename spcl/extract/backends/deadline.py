@@ -68,14 +68,16 @@ def deadline_client(timeout_s: float, max_connections: int) -> Any:
     Proxies from the environment are not used (a custom transport turns them off); the endpoint is reached
     directly.
     """
-    httpx, httpcore = _httpx(), _httpcore()
+    # Any: the SDK's HTTP library is picked at run time (httpx or its fork), so its classes are values here
+    httpx: Any = _httpx()
+    httpcore: Any = _httpcore()
 
-    class DeadlineStream(httpcore.NetworkStream):  # type: ignore[misc, name-defined]
+    class DeadlineStream(httpcore.NetworkStream):
         def __init__(self, inner: Any) -> None:
             self._inner = inner
 
         def read(self, max_bytes: int, timeout: float | None = None) -> bytes:
-            return self._inner.read(max_bytes, _left(timeout, httpcore.ReadTimeout))  # type: ignore[no-any-return]
+            return self._inner.read(max_bytes, _left(timeout, httpcore.ReadTimeout))
 
         def write(self, buffer: bytes, timeout: float | None = None) -> None:
             self._inner.write(buffer, _left(timeout, httpcore.WriteTimeout))
@@ -91,7 +93,7 @@ def deadline_client(timeout_s: float, max_connections: int) -> Any:
         def get_extra_info(self, info: str) -> Any:
             return self._inner.get_extra_info(info)
 
-    class DeadlineBackend(httpcore.NetworkBackend):  # type: ignore[misc, name-defined]
+    class DeadlineBackend(httpcore.NetworkBackend):
         def __init__(self) -> None:
             self._inner = httpcore.SyncBackend()
 
@@ -108,7 +110,7 @@ def deadline_client(timeout_s: float, max_connections: int) -> Any:
         def sleep(self, seconds: float) -> None:
             self._inner.sleep(seconds)
 
-    class DeadlineTransport(httpx.HTTPTransport):  # type: ignore[misc, name-defined]
+    class DeadlineTransport(httpx.HTTPTransport):
         def __init__(self) -> None:
             super().__init__()
             self._pool = httpcore.ConnectionPool(

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from spcl.extract.backends.errors import BackendUnavailable
 
@@ -46,7 +46,7 @@ def load_model(model: str | Path, device: str = "auto", dtype: str = "auto") -> 
         net = AutoModelForCausalLM.from_pretrained(source, dtype=torch_dtype, **kwargs)
     except (OSError, ValueError) as err:
         raise BackendUnavailable(f"cannot load the model at {path}: {type(err).__name__}") from None
-    net.to(device)
+    cast(Any, net).to(device)  # transformers' wrapper of ``to`` is typed for a model argument, not a device
     net.eval()
     if tokenizer.pad_token is None:
         tokenizer.pad_token = tokenizer.eos_token

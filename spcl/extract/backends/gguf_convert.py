@@ -17,6 +17,7 @@ import secrets
 import shutil
 from pathlib import Path
 
+from spcl.extract.backends.engines import load_model
 from spcl.manifest import sha256_file
 
 SOURCE_FILE = "spcl_source.json"
@@ -30,7 +31,6 @@ def gguf_to_folder(gguf: str | Path, out: str | Path, dtype: str = "bfloat16") -
     import torch
     from transformers import AutoModelForCausalLM
 
-    from spcl.extract.backends.engines import load_model
 
     src, dest = Path(gguf), Path(out)
     if dest.exists():

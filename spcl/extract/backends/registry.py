@@ -27,7 +27,7 @@ from __future__ import annotations
 import warnings
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, cast
 
 from spcl.entity_types import DEFAULT_TYPES
 
@@ -194,10 +194,10 @@ def make_client(kind: Kind, backend: str, *, model: str | None = None, endpoint:
         raise ValueError(f"the {backend} backend needs --endpoint (e.g. http://gpu-node:8000/v1)")
     opts = check_options(backend, kind, options)
     if kind == "chat":
-        assert spec.chat is not None  # it is ``builder``
+        assert spec.chat is not None  # the builder checked above
         return spec.chat(model, endpoint, opts)
-    assert spec.extractor is not None  # it is ``builder``
-    extractor = spec.extractor(model, endpoint, types, opts)
+    assert spec.extractor is not None  # the builder checked above
+    extractor: Extractor = spec.extractor(model, endpoint, types, opts)
     if chunk_chars <= 0 or not spec.chunked:
         return extractor
     from spcl.extract.backends.chunking import ChunkingExtractor
@@ -301,7 +301,7 @@ def make_extractor(backend: str, *, model: str | None = None, endpoint: str | No
     client = make_client("extractor", backend, model=model, endpoint=endpoint, types=types, options=options,
                          chunk_chars=chunk_chars)
     assert client is not None  # an extractor builder never returns None
-    return client  # type: ignore[return-value]
+    return cast("Extractor", client)  # kind "extractor" builds an Extractor
 
 
 def make_chat(backend: str, *, model: str | None = None, endpoint: str | None = None,
@@ -313,4 +313,5 @@ def make_chat(backend: str, *, model: str | None = None, endpoint: str | None = 
     >>> make_chat("rules") is None
     True
     """
-    return make_client("chat", backend, model=model, endpoint=endpoint, options=options)  # type: ignore[return-value]
+    client = make_client("chat", backend, model=model, endpoint=endpoint, options=options)
+    return cast("ChatClient | None", client)  # kind "chat" builds a ChatClient (or None: no model)

@@ -21,6 +21,7 @@ import logging
 import re
 import time
 
+from spcl.detect import find_pii
 from spcl.entity_types import DEFAULT_TYPES, RULE_HIT_TYPES
 from spcl.extract.backends.base import Extraction, Extractor
 from spcl.extract.names import find_person_names
@@ -108,7 +109,6 @@ def _overlaps(spans: list[tuple[int, int]], start: int, end: int) -> bool:
 
 def rules_rows(text: str, types: tuple[str, ...] = DEFAULT_TYPES) -> list[tuple[str, str]]:
     """The ``(TYPE, value)`` rows the rules backend prints for one NFC text, in order of first appearance."""
-    from spcl.detect import find_pii
 
     text = normalize(text)
     allowed = set(types)

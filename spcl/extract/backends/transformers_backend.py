@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from spcl.entity_types import DEFAULT_TYPES
+from spcl.extract.adapter import AdapterError, check_adapter
 from spcl.extract.backends.base import BackendUnavailable, BatchedExtractor, Extraction, timed_batch
 from spcl.extract.backends.engines import chat_prompt_ids, eos_token_ids, generate_padded, load_model
 from spcl.extract.prompt import PROMPT_VERSION, build_messages
@@ -33,7 +34,6 @@ __all__ = ["TransformersExtractor", "apply_adapter", "chat_prompt_ids", "eos_tok
 
 def apply_adapter(net: Any, base: str | Path, adapter: str | Path) -> Any:
     """``net`` with the checked LoRA adapter at ``adapter`` merged in (raises ``BackendUnavailable``)."""
-    from spcl.extract.adapter import AdapterError, check_adapter
 
     try:
         check_adapter(adapter, base)

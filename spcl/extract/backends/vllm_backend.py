@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from spcl.entity_types import DEFAULT_TYPES
+from spcl.extract.adapter import AdapterError, check_adapter
 from spcl.extract.backends.base import BackendUnavailable, BatchedExtractor, Extraction, timed_batch
 from spcl.extract.backends.chat import finish_error
 from spcl.extract.backends.engines import CPU_ENV_DEFAULTS, build_llm, engine_kwargs, on_cpu
@@ -103,7 +104,6 @@ class VLLMExtractor(BatchedExtractor):
 
     def _lora_settings(self, adapter: str | Path) -> dict[str, Any]:
         """Check the adapter (``spcl.extract.adapter.check_adapter``) and prepare its ``LoRARequest``."""
-        from spcl.extract.adapter import AdapterError, check_adapter
 
         try:
             card = check_adapter(adapter, self.model)

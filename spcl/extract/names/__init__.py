@@ -19,9 +19,12 @@ import re
 
 from spcl.errors import RunFailed
 from spcl.extract.names.en import en_name_spans
+from spcl.extract.names.en_crf import en_scored_spans
 from spcl.extract.names.ja import ja_name_spans
-from spcl.extract.names.ko import ko_name_spans, longest_per_overlap
+from spcl.extract.names.ko import cued, ko_name_spans, longest_per_overlap, native_name_shaped, widen_glued, with_title
+from spcl.extract.names.ner import ner_enabled, ner_person_spans
 from spcl.mask.words import is_whole_word
+from spcl.resources import resolve_path
 from spcl.text import normalize
 
 __all__ = ["crf_pipeline_spans", "english_spans", "find_person_names", "merge_japanese", "merge_korean"]
@@ -87,7 +90,6 @@ def merge_korean(text: str, scored: list[tuple[int, int, float]], found: list[tu
     its eojeol becomes the whole eojeol (``최영장군을``: :func:`spcl.extract.names.ko.widen_glued`) unless a rule
     span overlaps it; a one-character span counts only with its title (``김씨``); the rule spans overlapping a
     kept CRF span or cued are added."""
-    from spcl.extract.names.ko import cued, widen_glued, with_title
 
     def supported(s: int, e: int) -> bool:
         return any(r[0] < e and s < r[1] for r in found) or cued(text, s, e)
@@ -116,7 +118,6 @@ def _consistent(text: str, spans: list[tuple[int, int]], found: list[tuple[int, 
     ``인명``) lies on it — a name the CRF tags in fewer than half of its uses is then kept, and the masker masks
     its other uses too (it masks every occurrence of a value). A text of one sentence rarely repeats a word, so
     this reads documents, not sentences."""
-    from spcl.extract.names.ko import cued, native_name_shaped
 
     if not spans:
         return spans
@@ -146,7 +147,6 @@ def english_spans(text: str, model_dir: str | None = None, cut: float | None = N
     threshold or ``cut``) with the rule finder's title and cue spans, longest per overlap, whole words only; the
     rule finder alone where the CRF cannot run (python-crfsuite or ``en.crfsuite`` missing, or
     ``SPCL_NAMES_TAGGER=off``)."""
-    from spcl.extract.names.en_crf import en_scored_spans
 
     scored = en_scored_spans(text, model_dir, cut) if tagger_enabled() else None
     spans = en_name_spans(text) if scored is None else [(s, e) for s, e, _ in scored[0]] + scored[1]
@@ -162,7 +162,6 @@ def find_person_names(text: str, lang: str | None = None) -> list[tuple[int, int
     """
     text = normalize(text)
     spans = _ja_ko_spans(text) + english_spans(text)
-    from spcl.extract.names.ner import ner_person_spans
 
     spans += ner_person_spans(text, lang)
     return [(s, e) for s, e in longest_per_overlap(spans) if is_whole_word(text, s, e)]
@@ -191,8 +190,6 @@ def finder_info() -> dict[str, object]:
     import json
 
     from spcl.extract.names import tagger
-    from spcl.extract.names.ner import ner_enabled
-    from spcl.resources import resolve_path
 
     try:
         card = json.loads(resolve_path(tagger.MODEL_DIR / "model_card.json").read_text(encoding="utf-8"))

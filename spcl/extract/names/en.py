@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import re
 
+from spcl.extract.names.ko import longest_per_overlap
+
 
 def _words(text: str) -> frozenset[str]:
     return frozenset(text.split())
@@ -55,7 +57,6 @@ def en_name_spans(text: str) -> list[tuple[int, int]]:
     >>> [t[s:e] for s, e in en_name_spans(t)]
     ['Jane Roe', 'Sam Lee']
     """
-    from spcl.extract.names.ko import longest_per_overlap
 
     if not re.search(r"[A-Z]", text):
         return []

@@ -22,6 +22,9 @@ from pathlib import Path
 from typing import Any
 
 from spcl.extract.names.en import en_name_spans
+from spcl.extract.names.tagger import _model as load
+from spcl.extract.names.tagger import decode, threshold, threshold_tags
+from spcl.resources import resolve_path
 
 log = logging.getLogger("spcl.extract.names")
 
@@ -73,7 +76,6 @@ def _shape(w: str) -> str:
 def en_gazetteer(model_dir: str | None = None) -> tuple[frozenset[str], frozenset[str]]:
     """(given names, surnames) of ``en.gazetteer.json`` beside the model, lower-cased; empty where missing."""
     from spcl.extract.names.tagger import MODEL_DIR
-    from spcl.resources import resolve_path
 
     try:
         table = json.loads(resolve_path(Path(model_dir or MODEL_DIR) / EN_GAZETTEER).read_text(encoding="utf-8"))
@@ -144,7 +146,6 @@ def labels(toks: list[tuple[int, int]], gold: list[tuple[int, int]]) -> list[str
 
 @lru_cache(maxsize=4)
 def _model(model_dir: str | None = None) -> Any | None:
-    from spcl.extract.names.tagger import _model as load
 
     return load("en", model_dir)
 
@@ -158,7 +159,6 @@ def en_scored_spans(text: str, model_dir: str | None = None, floor: float | None
     """``(CRF spans with their score, rule-finder spans)`` of NFC ``text``, or None where the English model or
     python-crfsuite is missing. A span is a run of tokens whose marginal P(B) + P(I) reaches ``floor`` (default:
     the card's ``en`` threshold); its score is the lowest marginal in it. Lines are tagged one by one."""
-    from spcl.extract.names.tagger import decode, threshold, threshold_tags
 
     model = _model(model_dir)
     if model is None:

@@ -197,8 +197,8 @@ def ja_name_spans(text: str, words: list[Any] | None = None) -> list[tuple[int, 
         cue = nxt is not None and (nxt.surface in HONORIFICS or nxt.surface in ROLE_WORDS)
         glued_noun = nxt is not None and not cue and _glued(text, offsets, words, last) and (
             nxt.feature.pos1 in ("名詞", "接尾辞"))
-        ends_word = not glued_noun or not any(nxt.surface.startswith(w) for w in NOT_PERSON_NOUNS)
-        in_org = (glued_noun and any(nxt.surface.startswith(w) for w in FULL_NAME_NOT_PERSON)) or (
+        ends_word = nxt is None or not glued_noun or not any(nxt.surface.startswith(w) for w in NOT_PERSON_NOUNS)
+        in_org = (glued_noun and nxt is not None and any(nxt.surface.startswith(w) for w in FULL_NAME_NOT_PERSON)) or (
             first > 0 and words[first - 1].surface in COMPANY_WORDS and _glued(text, offsets, words, first - 1))
         before_cue = nxt is None or cue or nxt.feature.pos1 in ("助詞", "補助記号")
         # a foreign-looking name glued to a following noun is part of a company or place (ハーマン社)

@@ -34,8 +34,10 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
+from spcl.extract.names import ko, ko_chars
 from spcl.extract.names.crf_features import Morph as Morph
 from spcl.extract.names.crf_features import features
+from spcl.resources import resolve_path
 
 log = logging.getLogger("spcl.extract.names")
 
@@ -80,7 +82,6 @@ def analyse(text: str, lang: str) -> tuple[list[Morph], list[tuple[int, int]]] |
             out.append((found, found + len(w.surface), w.surface, tag))
             pos = found + len(w.surface)
         return out, ja.ja_name_spans(text, words)
-    from spcl.extract.names import ko
 
     parsed = ko.parse(text)
     if parsed is None:
@@ -139,7 +140,6 @@ def _model(lang: str, model_dir: str | None = None) -> Any | None:
     except ImportError:
         log.info("python-crfsuite is not installed: person names come from the rule finders")
         return None
-    from spcl.resources import resolve_path
 
     path = resolve_path(Path(model_dir or MODEL_DIR) / f"{lang}.crfsuite")
     if not path.is_file():
@@ -155,7 +155,6 @@ def threshold(lang: str, model_dir: str | None = None) -> float:
     """The marginal threshold of ``lang`` in the model card (``thresholds``), 0.5 when the card has none."""
     import json
 
-    from spcl.resources import resolve_path
 
     card = resolve_path(Path(model_dir or MODEL_DIR) / "model_card.json")
     try:
@@ -170,7 +169,6 @@ def agree_threshold(lang: str, model_dir: str | None = None) -> float:
     the card's threshold: the two sources agreeing on a name need less of the CRF's confidence."""
     import json
 
-    from spcl.resources import resolve_path
 
     card = resolve_path(Path(model_dir or MODEL_DIR) / "model_card.json")
     try:
@@ -233,7 +231,7 @@ def scored_spans(text: str, lang: str, model_dir: str | None = None, floor: floa
             tags = model.tag(ko_chars.features(text, idx, morphs, rules, gaz))
         else:
             tags = model.tag(features(text, chunk, rules, gaz_ja))
-        probs = None
+        probs: list[float] | None = None
         if cut < 0.5 or any(t != "O" for t in tags):  # from 0.5 up only Viterbi's names can pass
             probs = []
             tags = threshold_tags(model, tags, cut, probs)
@@ -257,8 +255,6 @@ def ko_gazetteer(model_dir: str | None = None) -> tuple[dict[str, tuple[str, str
     the person-free training passages: never a name); empty when the file is missing."""
     import json
 
-    from spcl.extract.names import ko_chars
-    from spcl.resources import resolve_path
 
     path = resolve_path(Path(model_dir or MODEL_DIR) / "ko.gazetteer.json")
     try:
@@ -287,7 +283,6 @@ def load_ja_gazetteer(path: Path) -> dict[str, str]:
     the file is missing or unreadable (logged, without its content)."""
     import json
 
-    from spcl.resources import resolve_path
 
     try:
         classes = json.loads(resolve_path(path).read_text(encoding="utf-8"))["classes"]

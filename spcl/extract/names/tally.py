@@ -6,13 +6,28 @@ the trainer never imports the evaluation package.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import NotRequired, TypedDict
 
 Spans = list[tuple[int, int]]
 
 
+class MentionMetrics(TypedDict):
+    """The numbers of one :class:`MentionTally` (ratios are ``None`` on 0/0); the trainer adds ``f1``."""
+
+    sentences: int
+    mentions: int
+    recall: float | None
+    recall_overlap: float | None
+    sentences_without_person: int
+    false_row_rate: float | None
+    span_precision: float | None
+    row_precision: float | None
+    docs_per_s: float | None
+    f1: NotRequired[float]
+
+
 def _covered(gold: tuple[int, int], spans: Spans) -> bool:
-    chars = set()
+    chars: set[int] = set()
     for s, e in spans:
         if s < gold[1] and gold[0] < e:
             chars.update(range(max(s, gold[0]), min(e, gold[1])))
@@ -50,7 +65,7 @@ class MentionTally:
         self.rows += len(rows)
         self.rows_true += sum(rows.values())
 
-    def metrics(self) -> dict[str, Any]:
+    def metrics(self) -> MentionMetrics:
         """Recall (covered, overlapping), false-row rate, span and row precision, docs/s (``None`` on 0/0)."""
         def ratio(a: int, b: int) -> float | None:
             return round(a / b, 4) if b else None

@@ -21,19 +21,28 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from spcl.extract.names import ko_chars
+from spcl.extract.names import crf_pipeline_spans, en_crf, english_spans, ko_chars, merge_japanese, merge_korean
+from spcl.extract.names.en import en_name_spans
+from spcl.extract.names.ko import longest_per_overlap
 from spcl.extract.names.tagger import (
     JA_GAZETTEER,
     LANGS,
     MODEL_DIR,
+    _model,
+    agree_threshold,
     analyse,
     features,
+    ja_gazetteer,
+    ko_gazetteer,
     labels,
     load_ja_gazetteer,
     split_of,
     tagger_spans,
+    threshold,
 )
+from spcl.extract.names.tally import MentionMetrics, MentionTally
 from spcl.io.jsonl import load_jsonl, read_jsonl_objects
+from spcl.mask.words import is_whole_word
 from spcl.text import normalize
 
 DEFAULT_DATA = Path("data/names-gold-v1/names.jsonl")
@@ -51,14 +60,14 @@ def read_gold(path: Path) -> list[dict[str, Any]]:
     return records
 
 
-def _metrics(records: list[dict[str, Any]], predict: Callable[[str], list[tuple[int, int]]]) -> dict[str, Any]:
-    from spcl.extract.names.tally import MentionTally
+def _metrics(records: list[dict[str, Any]], predict: Callable[..., list[tuple[int, int]]]) -> MentionMetrics:
+    """Mention metrics of ``predict(text)`` over ``records`` (``...``: its lambdas bind loop values as defaults)."""
 
     tally = MentionTally()
     for r in records:
         started = time.process_time()  # CPU seconds: docs/s per core, whatever else the machine runs
         pred = predict(r["text"])
-        tally.add([tuple(p) for p in r["persons"]], pred, time.process_time() - started)  # type: ignore[misc]
+        tally.add([tuple(p) for p in r["persons"]], pred, time.process_time() - started)
     m = tally.metrics()
     p, rc = m["span_precision"] or 0.0, m["recall"] or 0.0
     m["f1"] = round(2 * p * rc / (p + rc), 4) if p + rc else 0.0
@@ -68,14 +77,11 @@ def _metrics(records: list[dict[str, Any]], predict: Callable[[str], list[tuple[
 THRESHOLDS = (0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9)
 
 
-def _pairs(records: list[dict[str, Any]], lang: str, model_dir: str) -> dict[tuple[float, float], dict[str, Any]]:
+def _pairs(records: list[dict[str, Any]], lang: str, model_dir: str) -> dict[tuple[float, float], MentionMetrics]:
     """Pipeline metrics of each (threshold alone, threshold where a rule span or cue agrees) pair of ``THRESHOLDS``
     on ``records`` for the ``lang`` CRF in ``model_dir`` (one tagging pass per floor, then the merge alone:
     :func:`spcl.extract.names.merge_japanese` / :func:`~spcl.extract.names.merge_korean`)."""
-    from spcl.extract.names import merge_japanese, merge_korean
-    from spcl.extract.names.ko import longest_per_overlap
     from spcl.extract.names.tagger import scored_spans
-    from spcl.mask.words import is_whole_word
 
     merge = merge_japanese if lang == "ja" else merge_korean
     by_floor = {f: [scored_spans(r["text"], lang, model_dir, f) or ([], []) for r in records] for f in THRESHOLDS}
@@ -156,8 +162,6 @@ def train_names(data: Path = DEFAULT_DATA, out: Path = Path("models/names-crf"),
     ``ja_gazetteer_file``: the katakana name gazetteer of the Japanese CRF (``tools/datasets/ja_names_gazetteer.py``),
     copied beside the model; None or a missing file trains without one.
     """
-    from spcl.extract.names import crf_pipeline_spans
-    from spcl.extract.names.tagger import _model, agree_threshold, ja_gazetteer, ko_gazetteer, threshold
 
     records = read_gold(data)
     out.mkdir(parents=True, exist_ok=True)
@@ -272,8 +276,6 @@ def _fit_en(records: list[dict[str, Any]], path: Path, params: dict[str, Any],
     """Train the English CRF on ``records`` into ``path``; returns the training seconds."""
     import pycrfsuite
 
-    from spcl.extract.names import en_crf
-    from spcl.extract.names.en import en_name_spans
 
     trainer = pycrfsuite.Trainer(verbose=False)
     for r in records:
@@ -284,7 +286,7 @@ def _fit_en(records: list[dict[str, Any]], path: Path, params: dict[str, Any],
             pos += len(line) + 1
             if toks:
                 trainer.append(en_crf.features(text, toks, en_name_spans(text), gaz),
-                               en_crf.labels(toks, gold))  # type: ignore[arg-type]
+                               en_crf.labels(toks, gold))
     trainer.set_params(params)
     started = time.perf_counter()
     trainer.train(str(path))
@@ -294,7 +296,6 @@ def _fit_en(records: list[dict[str, Any]], path: Path, params: dict[str, Any],
 def en_pipeline(text: str, model_dir: str | None = None, cut: float | None = None) -> list[tuple[int, int]]:
     """What the finder gives English ``text`` for the CRF in ``model_dir`` at ``cut``: the CRF's spans with the
     rule finder's title/cue spans, longest per overlap, whole words only."""
-    from spcl.extract.names import english_spans
 
     return english_spans(text, model_dir, cut)
 
@@ -312,9 +313,6 @@ def train_english(data: Path = DEFAULT_EN_DATA, out: Path = Path("models/names-c
     ``held_out_sources``: sources never trained on (a cross-source check; the card then records it).
     ``gazetteer``: the name gazetteer (``tools/datasets/en_names_gazetteer.py``), copied beside the model.
     """
-    from spcl.extract.names import en_crf
-    from spcl.extract.names.en import en_name_spans
-    from spcl.extract.names.tagger import _model, threshold
 
     records = [r for r in read_gold(data) if r["lang"] == "en"]
     out.mkdir(parents=True, exist_ok=True)
@@ -347,7 +345,7 @@ def train_english(data: Path = DEFAULT_EN_DATA, out: Path = Path("models/names-c
     _model.cache_clear()
     en_crf._model.cache_clear()
     card_path = out / "model_card.json"
-    card = json.loads(card_path.read_text(encoding="utf-8")) if card_path.is_file() else {
+    card: dict[str, Any] = json.loads(card_path.read_text(encoding="utf-8")) if card_path.is_file() else {
         "version": VERSION, "kind": "person-name-crf", "format": "crfsuite binary (python-crfsuite)",
         "labels": ["B", "I", "O"], "thresholds": {}, "files": {}}
     sources = sorted({r["source"] for r in held})

@@ -1,0 +1,230 @@
+"""Rewrap comment and docstring paragraphs that hold a line longer than the limit (100 characters).
+
+Meant to run once over the tree together with ``ruff format --line-length 100`` (which wraps code but never
+comments or docstrings)::
+
+    python -m tools.wrap_long_lines spcl jobs tests tools          # rewrite in place
+    python -m tools.wrap_long_lines --check spcl                    # list what it would change
+
+Deterministic and idempotent: a paragraph is rewrapped (``textwrap``, words never broken, so a URL stays whole)
+only when one of its lines is too long, and a rewrapped paragraph is left alone on the next run. The program's
+meaning does not change: only whitespace inside docstrings and the layout of ``#`` comments.
+
+What it leaves as it is: doctest lines (``>>>``, ``...``) and their outputs, indented code blocks, tables
+(``|``, ``+--``, ``===``), lists (``-``, ``*``, ``1.``), reST directives and literal blocks (``::``), lines
+ending in a backslash, ``#!``, ``# type:``, ``# noqa``, ``# fmt:``, ``# pragma`` and ``# ruff:`` comments.
+A comment after code that makes the line too long moves, rewrapped, onto its own lines above that line.
+"""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import io
+import re
+import textwrap
+import tokenize
+from pathlib import Path
+
+LIMIT = 100
+_KEEP_COMMENT = re.compile(r"#\s*(type:|noqa|fmt:|pragma|ruff:|!|-\*-)")
+_LIST = re.compile(r"\s*([-*+•]|\d+[.)]|[a-z][.)])\s")
+_SPECIAL = re.compile(r"^\s*(>>>|\.\.\.|\.\. |:\w+:|\||\+[-=]|={3,}|-{3,})")
+
+
+def _wrap(words: str, first: str, rest: str, width: int) -> list[str]:
+    """``words`` filled to ``width`` with ``first`` before the first line and ``rest`` before the others."""
+    return textwrap.wrap(words, width=width, initial_indent=first, subsequent_indent=rest,
+                         break_long_words=False, break_on_hyphens=False)
+
+
+def _plain(text: str) -> bool:
+    """True for prose that may be reflowed (no list item, table, doctest, directive, code, URL-only line)."""
+    return bool(text.strip()) and not _LIST.match(text) and not _SPECIAL.match(text) and not (
+        text.rstrip().endswith("::") or text.rstrip().endswith("\\"))
+
+
+# --- comments ---------------------------------------------------------------------------------------------
+
+
+def _comment_lines(source: str) -> tuple[set[int], dict[int, int]]:
+    """Lines (0-based) that hold only a comment, and ``line -> column`` of comments that follow code."""
+    whole: set[int] = set()
+    trailing: dict[int, int] = {}
+    code_lines: set[int] = set()
+    inside_token: set[int] = set()  # rows that start inside a multi-line token (a string): nothing goes above
+    for tok in tokenize.generate_tokens(io.StringIO(source).readline):
+        if tok.type == tokenize.COMMENT:
+            row = tok.start[0] - 1
+            if row in inside_token:
+                continue
+            if row in code_lines:
+                trailing[row] = tok.start[1]
+            else:
+                whole.add(row)
+        elif tok.type not in (tokenize.NL, tokenize.NEWLINE, tokenize.INDENT, tokenize.DEDENT,
+                              tokenize.ENDMARKER):
+            for row in range(tok.start[0] - 1, tok.end[0]):
+                code_lines.add(row)
+            inside_token.update(range(tok.start[0], tok.end[0]))
+    return whole - set(trailing), trailing
+
+
+def wrap_comments(source: str, limit: int = LIMIT) -> str:
+    """``source`` with each over-long comment paragraph rewrapped to ``limit`` characters."""
+    lines = source.split("\n")
+    whole, trailing = _comment_lines(source)
+    out: list[str] = []
+    i = 0
+    while i < len(lines):
+        line = lines[i]
+        if i in trailing and len(line) > limit:
+            col = trailing[i]
+            code, comment = line[:col].rstrip(), line[col:]
+            if not _KEEP_COMMENT.match(comment) and len(code) <= limit and comment.strip("# "):
+                indent = code[: len(code) - len(code.lstrip())]
+                out.extend(_wrap(comment.lstrip("#").strip(), indent + "# ", indent + "# ", limit))
+                out.append(code)
+                i += 1
+                continue
+        if i in whole:
+            indent = line[: len(line) - len(line.lstrip())]
+            j = i
+            block: list[str] = []
+            while (j in whole and lines[j].startswith(indent + "#")
+                   and lines[j][: len(indent)].strip() == "" and not lines[j][len(indent):][:1].isspace()):
+                block.append(lines[j])
+                j += 1
+            if not block:
+                out.append(line)
+                i += 1
+                continue
+            out.extend(_comment_block(block, indent, limit))
+            i = j
+            continue
+        out.append(line)
+        i += 1
+    return "\n".join(out)
+
+
+def _comment_block(block: list[str], indent: str, limit: int) -> list[str]:
+    """One run of full-line comments at one indentation: over-long prose paragraphs rewrapped."""
+    result: list[str] = []
+    para: list[str] = []
+
+    def flush() -> None:
+        texts = [p[len(indent) + 1:] for p in para]
+        if any(len(p) > limit for p in para) and all(t.startswith(" ") and _plain(t[1:]) for t in texts):
+            result.extend(_wrap(" ".join(t.strip() for t in texts), indent + "# ", indent + "# ", limit))
+        else:
+            result.extend(para)
+        para.clear()
+
+    for line in block:
+        text = line[len(indent) + 1:]
+        if _KEEP_COMMENT.match(line.lstrip()) or not text.strip() or not text.startswith(" ") or \
+                text.startswith("  ") or not _plain(text[1:]):
+            flush()
+            result.append(line)
+        else:
+            para.append(line)
+    flush()
+    return result
+
+
+# --- docstrings -------------------------------------------------------------------------------------------
+
+
+def _docstring_nodes(tree: ast.AST) -> list[ast.Constant]:
+    """The docstring constants of the module, its classes and functions."""
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)) and node.body:
+            first = node.body[0]
+            if isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant) and isinstance(
+                    first.value.value, str):
+                found.append(first.value)
+    return found
+
+
+def wrap_docstrings(source: str, limit: int = LIMIT) -> str:
+    """``source`` with each over-long prose paragraph of a docstring rewrapped to ``limit`` characters."""
+    lines = source.split("\n")
+    spans = sorted(((n.lineno - 1, (n.end_lineno or n.lineno) - 1) for n in _docstring_nodes(ast.parse(source))),
+                   reverse=True)
+    for start, end in spans:
+        if start == end or not any(len(lines[k]) > limit for k in range(start, end + 1)):
+            continue
+        lines[start:end + 1] = _docstring_lines(lines[start:end + 1], limit)
+    return "\n".join(lines)
+
+
+_OPEN = re.compile(r'^(\s*)([rRuU]?("""|\'\'\'))')
+
+
+def _docstring_lines(doc: list[str], limit: int) -> list[str]:
+    """The source lines of one triple-quoted docstring with its over-long prose paragraphs rewrapped."""
+    opened = _OPEN.match(doc[0])
+    if opened is None or doc[-1].strip() == "" or "\t" in "".join(doc):
+        return doc
+    quote = opened.group(3)
+    if doc[0].count(quote) > 1 or doc[-1].count(quote) != 1 or any(quote in d for d in doc[1:-1]):
+        return doc
+    indent = opened.group(1)
+    out: list[str] = []
+    para: list[int] = []
+
+    def flush() -> None:
+        if not para:
+            return
+        texts = [doc[k] for k in para]
+        first_prefix = opened.group(0) if para[0] == 0 else indent
+        bodies = [t[len(opened.group(0)):] if k == 0 else t for k, t in zip(para, texts, strict=True)]
+        ok = all(k == 0 or (t[: len(indent)].strip() == "" and not t[len(indent):][:1].isspace())
+                 for k, t in zip(para, texts, strict=True))
+        if ok and any(len(t) > limit for t in texts) and all(_plain(b) for b in bodies):
+            words = " ".join(b.strip() for b in bodies)
+            wrapped = _wrap(words, first_prefix, indent, limit)
+            out.extend(wrapped if wrapped else texts)
+        else:
+            out.extend(texts)
+        para.clear()
+
+    for k, line in enumerate(doc):
+        body = line[len(opened.group(0)):] if k == 0 else line
+        if not body.strip() or (k > 0 and not _plain(body)) or (k == 0 and body.strip() and not _plain(body)):
+            flush()
+            out.append(line)
+            continue
+        para.append(k)
+    flush()
+    return out
+
+
+def wrap_source(source: str, limit: int = LIMIT) -> str:
+    """``source`` with its over-long comment and docstring paragraphs rewrapped (docstrings first)."""
+    return wrap_comments(wrap_docstrings(source, limit), limit)
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Rewrap the ``.py`` files under the given paths in place (``--check``: only list them; 1 if any)."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("paths", nargs="+", type=Path)
+    parser.add_argument("--check", action="store_true", help="list the files it would change; change none")
+    parser.add_argument("--limit", type=int, default=LIMIT)
+    args = parser.parse_args(argv)
+    files = sorted(f for p in args.paths for f in ([p] if p.is_file() else p.rglob("*.py")))
+    changed = []
+    for path in files:
+        old = path.read_text(encoding="utf-8")
+        new = wrap_source(old, args.limit)
+        if new != old:
+            changed.append(path)
+            if not args.check:
+                path.write_text(new, encoding="utf-8")
+    print("\n".join(str(p) for p in changed))
+    return 1 if args.check and changed else 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
