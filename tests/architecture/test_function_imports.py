@@ -16,9 +16,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 SPCL = ROOT / "spcl"
 
-MAX_FUNCTION_LEVEL_SHARE = 0.25
-"""The ceiling on function-level internal imports / all internal imports in spcl/: 201 of 811 (24.8 %)
-when the rule was added (33.0 % before the CLI's moved up); lowered as other modules move theirs up."""
+MAX_FUNCTION_LEVEL_SHARE = 0.15
+"""The ceiling on function-level internal imports / all internal imports in spcl/: 128 of 904 (14.2 %)
+after the CLI and most library modules moved theirs up (35.6 % before); lowered as the rest move up."""
 
 NO_FUNCTION_LEVEL = ("spcl/cli.py", "spcl/commands/")
 """Where no internal import may sit inside a function."""
