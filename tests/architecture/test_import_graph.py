@@ -8,13 +8,11 @@ dependency), with relative imports resolved. A package is ``spcl.<first name>`` 
 
 from __future__ import annotations
 
-import ast
 from collections import defaultdict
-from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[2]
+from tests.support.import_graph import library_imports, package_of
 
 ALLOWED_EDGES: frozenset[tuple[str, str]] = frozenset()
 """Package edges left out of the cycle check, each with the reason and when it goes."""
@@ -22,48 +20,6 @@ ALLOWED_EDGES: frozenset[tuple[str, str]] = frozenset()
 ENTRY_PACKAGES = ("spcl.cli", "spcl.commands")
 """The CLI: the only place that may import the commands and the benchmarks."""
 FORBIDDEN_FOR_LIBRARY = ("tools", "spcl.bench", "spcl.commands", "spcl.cli")
-
-
-def module_name(path: Path, root: Path) -> str:
-    """Dotted name of the module at ``path`` (a package's ``__init__.py`` is the package)."""
-    parts = list(path.relative_to(root).with_suffix("").parts)
-    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
-
-
-def imported_modules(source: str, module: str, is_package: bool) -> set[str]:
-    """Every module ``source`` imports, anywhere in it (functions and ``if`` blocks too), relative ones resolved.
-
-    >>> sorted(imported_modules("import a.b\\ndef f():\\n    from .c import d\\n", "spcl.x.y", False))
-    ['a.b', 'spcl.x.c']
-    >>> sorted(imported_modules("from . import z\\nfrom .. import w", "spcl.x", True))
-    ['spcl', 'spcl.x']
-    """
-    found: set[str] = set()
-    for node in ast.walk(ast.parse(source)):
-        if isinstance(node, ast.Import):
-            found.update(alias.name for alias in node.names)
-        elif isinstance(node, ast.ImportFrom):
-            if node.level:
-                base = module.split(".") if is_package else module.split(".")[:-1]
-                base = base[: len(base) - (node.level - 1)]
-                found.add(".".join(base + ([node.module] if node.module else [])))
-            elif node.module:
-                found.add(node.module)
-    return found
-
-
-def package_of(module: str) -> str:
-    """``spcl.<first name>`` of a spcl module (``spcl`` itself for the top package)."""
-    return ".".join(module.split(".")[:2])
-
-
-def library_imports(root: Path = ROOT) -> dict[str, set[str]]:
-    """For each module under ``root/spcl``: the modules it imports."""
-    out = {}
-    for path in sorted((root / "spcl").rglob("*.py")):
-        name = module_name(path, root)
-        out[name] = imported_modules(path.read_text(encoding="utf-8"), name, path.name == "__init__.py")
-    return out
 
 
 def package_edges(imports: dict[str, set[str]]) -> dict[tuple[str, str], list[str]]:
@@ -169,8 +125,11 @@ def test_the_helpers_examples() -> None:
     import doctest
     import sys
 
+    import tests.support.import_graph as reader
+
     result = doctest.testmod(sys.modules[__name__])
-    assert result.attempted >= 4 and result.failed == 0
+    read = doctest.testmod(reader)
+    assert result.attempted + read.attempted >= 4 and result.failed == read.failed == 0
 
 
 CHAT_SIDE = ("spcl.extract.backends.chat", "spcl.extract.backends.engines")

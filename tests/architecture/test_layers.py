@@ -7,7 +7,7 @@ packages of one layer import each other without a cycle.
 
 from __future__ import annotations
 
-from tests.architecture.test_import_graph import library_imports, package_of
+from tests.support.import_graph import library_imports, package_of
 
 LAYERS: dict[int, tuple[str, ...]] = {
     0: ("spcl", "spcl.errors", "spcl.artifacts", "spcl.cache", "spcl.labels", "spcl.messages",
