@@ -52,7 +52,7 @@ def finalize(cfg: AnnotateConfig, run: dict[str, Any]) -> dict[str, Any]:
     """Write labelled / rejected / dropped, ``report.json``, ``agreement.png`` and both manifests; returns the
     report. ``report["reconciliation"]["ok"]`` is False when some input record is in no output;
     ``report["counts"]["pending"]`` counts the records left for a rerun (transient backend failures)."""
-    out, work = Path(cfg.out), Path(cfg.out) / WORK
+    out, work = Path(cfg.output), Path(cfg.output) / WORK
     work.mkdir(parents=True, exist_ok=True)
     done = load_done(out)
     stats, parts = _merge_parts(work, done)
@@ -169,7 +169,7 @@ def _write_manifests(cfg: AnnotateConfig, files_done: int, report: dict[str, Any
                      pairs: dict[str, Any]) -> None:
     """The checkpoints' manifest and the annotated set's (readable by the owner only)."""
 
-    out = Path(cfg.out)
+    out = Path(cfg.output)
     write_manifest(out / WORK, kind="annotate-checkpoints", files_done=files_done, parts_hash=cfg.parts_hash())
     write_manifest(
         out,

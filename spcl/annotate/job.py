@@ -114,7 +114,7 @@ class AnnotateRunner:
         for s in specs:
             if s.name not in self.clients:
                 self.clients[s.name] = make_client(s, opts)
-        self.output = Path(cfg.out)
+        self.output = Path(cfg.output)
         self.work = self.output / WORK
         for sub in ("parts", "done"):
             (self.work / sub).mkdir(parents=True, exist_ok=True)
@@ -283,8 +283,8 @@ class AnnotateStage(FileJob):
     config_type: ClassVar[type[AnnotateConfig]] = AnnotateConfig
     name: ClassVar[str] = "annotate"
     ref: ClassVar[str] = "spcl.annotate.job:STAGE"
-    path_fields: ClassVar[tuple[str, ...]] = ("input", "out")
-    lock_field: ClassVar[str | None] = "out"
+    path_fields: ClassVar[tuple[str, ...]] = ("input", "output")
+    lock_field: ClassVar[str | None] = "output"
     error: ClassVar[type[JobError]] = AnnotateError
     setup_when_idle: ClassVar[bool] = False  # a rerun with nothing to ask only re-balances: no model loaded
     done_folder: ClassVar[str] = f"{WORK}/done"
@@ -294,7 +294,6 @@ class AnnotateStage(FileJob):
     check_all_markers: ClassVar[bool] = True
     settings_what: ClassVar[str] = "annotated with other teachers, prompt or thresholds"
     results_what: ClassVar[str] = "labels"
-    output_flag: ClassVar[str] = "--out"
 
     def list_units(self, cfg: AnnotateConfig) -> list[tuple[Path, str]]:
         """The JSONL / Parquet input files and their keys."""
