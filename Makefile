@@ -52,7 +52,7 @@ demo: $(DEMO_STAMP) check-java
 	@echo "outputs under demo-out/ (stats: demo-out/stats.json)"
 
 test: $(STAMP) check-java
-	$(BIN)/ruff check spcl jobs tests
+	$(BIN)/ruff check spcl jobs tests tools
 	$(BIN)/pytest -n 2 --dist loadfile  # two workers; a file's tests (and its module fixtures) stay on one
 
 test-fast: $(STAMP)
@@ -72,7 +72,7 @@ typecheck: $(STAMP)
 	$(BIN)/mypy
 
 lint: $(STAMP)
-	$(BIN)/ruff check spcl jobs tests
+	$(BIN)/ruff check spcl jobs tests tools
 
 clean:
 	rm -rf $(VENV) $(VLLM_VENV) demo-out build site *.egg-info
