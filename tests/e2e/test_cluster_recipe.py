@@ -35,6 +35,12 @@ PROBE = ("import os, sys; d = os.environ.get('SPCL_PROBE_DIR'); "
 INPUTS = ("crawl-0002.parquet", "crawl-0003-bad.jsonl", "crawl-0004-truncated.jsonl.gz")
 
 
+@pytest.fixture(autouse=True)
+def _installed_code_only(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The installed wheel must be what runs: a PYTHONPATH pointing at a source tree would shadow it."""
+    monkeypatch.delenv("PYTHONPATH", raising=False)
+
+
 def _packed_env(work: Path) -> tuple[Path, Path]:
     """The README's steps: a venv holding spcl's wheel with the ``cluster`` extra, packed by venv-pack.
 

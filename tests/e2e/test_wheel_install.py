@@ -14,6 +14,12 @@ import pytest
 from tests.support.wheel import ROOT, build_wheel
 
 
+@pytest.fixture(autouse=True)
+def _installed_code_only(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The installed wheel must be what runs: a PYTHONPATH pointing at a source tree would shadow it."""
+    monkeypatch.delenv("PYTHONPATH", raising=False)
+
+
 @pytest.mark.slow
 def test_wheel_installs_and_filters_from_another_folder(tmp_path: Path) -> None:
     wheel = build_wheel(tmp_path)
