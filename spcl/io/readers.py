@@ -294,16 +294,9 @@ def _json_array(fh: IO[bytes], kind: str, max_record_bytes: int) -> tuple[list[A
         return None, "truncated_or_corrupt_stream"
     data = b"".join(parts)
     del parts
-    try:
-        value = json.loads(data.removeprefix(BOM).decode("utf-8"))
-    except UnicodeDecodeError:
-        return None, "invalid_utf8"
-    except RecursionError:
-        return None, "too_deep"
-    except json.JSONDecodeError:
-        return None, "malformed_json"
-    except ValueError:  # a number Python refuses to convert (over 4,300 digits)
-        return None, "undecodable_value"
+    value, error = decode_line(data.removeprefix(BOM))
+    if error is not None:
+        return None, error
     return (value, None) if isinstance(value, list) else (None, "not_an_array")
 
 
