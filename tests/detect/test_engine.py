@@ -103,6 +103,15 @@ def test_prefiltered_fast_path_equals_running_every_detector(text: str) -> None:
         assert missed == []
 
 
+def test_fast_path_keeps_both_phones_around_a_wide_dash_in_decoded_text() -> None:
+    """The one known case where the fast path finds more than the reference: after ``%40`` decodes, two phones
+    joined by a long dash are read on the view as written as well as joined, and both are real values."""
+    text = "%40010-1234-5678ー010-1234-5678"
+    spans = [text[h.start:h.end] for h in build_detectors().find(text)]
+    assert spans == ["010-1234-5678", "010-1234-5678"]
+    assert len(reference_find(text, DetectSettings())) == 1
+
+
 @FAST
 @given(texts)
 def test_default_hits_are_never_shown_invalid(text: str) -> None:
