@@ -8,12 +8,16 @@ comments or docstrings)::
 
 Deterministic and idempotent: a paragraph is rewrapped (``textwrap``, words never broken, so a URL stays whole)
 only when one of its lines is too long, and a rewrapped paragraph is left alone on the next run. The program's
-meaning does not change: only whitespace inside docstrings and the layout of ``#`` comments.
+meaning does not change: only whitespace inside docstrings (each rewrapped docstring is parsed back and must
+hold the same words) and the layout of ``#`` comments.
 
+What it rewraps: prose paragraphs of comments and docstrings (module, class, function and attribute
+docstrings), list items of docstrings (later lines hang under the item's text), one-line docstrings (filled,
+the closing quotes on the last line); section banners (``# --- name -----``) lose dashes until they fit.
 What it leaves as it is: doctest lines (``>>>``, ``...``) and their outputs, indented code blocks, tables
-(``|``, ``+--``, ``===``), lists (``-``, ``*``, ``1.``), reST directives and literal blocks (``::``), lines
-ending in a backslash, ``#!``, ``# type:``, ``# noqa``, ``# fmt:``, ``# pragma`` and ``# ruff:`` comments.
-A comment after code that makes the line too long moves, rewrapped, onto its own lines above that line.
+(``|``, ``+--``, ``===``), reST directives and literal blocks (``::``), lines ending in a backslash, ``#!``,
+``# type:``, ``# noqa``, ``# fmt:``, ``# pragma`` and ``# ruff:`` comments. A comment after code that makes
+the line too long moves, rewrapped, onto its own lines above that line.
 """
 
 from __future__ import annotations
@@ -136,34 +140,66 @@ def _comment_block(block: list[str], indent: str, limit: int) -> list[str]:
 
 
 def _docstring_nodes(tree: ast.AST) -> list[ast.Constant]:
-    """The docstring constants of the module, its classes and functions."""
+    """The docstring constants: of the module, its classes and functions, and every other bare string
+    statement (the attribute docstrings that follow an assignment)."""
     found = []
     for node in ast.walk(tree):
-        if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)) and node.body:
-            first = node.body[0]
-            if isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant) and isinstance(
-                    first.value.value, str):
-                found.append(first.value)
+        if isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant) and isinstance(
+                node.value.value, str):
+            found.append(node.value)
     return found
 
 
 def wrap_docstrings(source: str, limit: int = LIMIT) -> str:
-    """``source`` with each over-long prose paragraph of a docstring rewrapped to ``limit`` characters."""
+    """``source`` with each over-long prose paragraph or list item of a docstring rewrapped to ``limit``
+    characters (a one-line docstring becomes a paragraph closed on its last line)."""
     lines = source.split("\n")
-    spans = sorted(((n.lineno - 1, (n.end_lineno or n.lineno) - 1) for n in _docstring_nodes(ast.parse(source))),
-                   reverse=True)
-    for start, end in spans:
-        if start == end or not any(len(lines[k]) > limit for k in range(start, end + 1)):
+    nodes = sorted(_docstring_nodes(ast.parse(source)), key=lambda n: n.lineno, reverse=True)
+    for node in nodes:
+        start, end = node.lineno - 1, (node.end_lineno or node.lineno) - 1
+        if not any(len(lines[k]) > limit for k in range(start, end + 1)):
             continue
-        lines[start:end + 1] = _docstring_lines(lines[start:end + 1], limit)
+        doc = lines[start:end + 1]
+        new = _one_line_docstring(doc[0], limit) if start == end else _docstring_lines(doc, limit)
+        if new != doc and _same_words(doc, new, node.value):
+            lines[start:end + 1] = new
     return "\n".join(lines)
+
+
+def _same_words(old: list[str], new: list[str], value: object) -> bool:
+    """True when ``new`` (the rewrapped lines of a docstring) still parses to the same words as ``value``."""
+    try:
+        tree = ast.parse(textwrap.dedent("\n".join(new)).strip())
+    except SyntaxError:
+        return False
+    body = tree.body[0] if len(tree.body) == 1 else None
+    ok = isinstance(body, ast.Expr) and isinstance(body.value, ast.Constant)
+    return ok and isinstance(value, str) and " ".join(str(body.value.value).split()) == " ".join(value.split())
+
+
+_ONE_LINE = re.compile(r'^(\s*)([rRuU]?)("""|\'\'\')(.*)\3$')
+
+
+def _one_line_docstring(line: str, limit: int) -> list[str]:
+    """An over-long one-line docstring (a statement alone on its line) filled to ``limit``: the opening quotes
+    before the first line, the closing ones after the last."""
+    m = _ONE_LINE.match(line)
+    if m is None or not m.group(4).strip() or m.group(4).endswith(("\\", '"', "'")) or m.group(3) in m.group(4):
+        return [line]
+    indent, opening = m.group(1), m.group(1) + m.group(2) + m.group(3)
+    wrapped = _wrap(m.group(4).strip(), opening, indent, limit - len(m.group(3)))
+    if len(wrapped) < 2:
+        return [line]
+    wrapped[-1] += m.group(3)
+    return wrapped
 
 
 _OPEN = re.compile(r'^(\s*)([rRuU]?("""|\'\'\'))')
 
 
 def _docstring_lines(doc: list[str], limit: int) -> list[str]:
-    """The source lines of one triple-quoted docstring with its over-long prose paragraphs rewrapped."""
+    """The source lines of one triple-quoted docstring with its over-long prose paragraphs and list items
+    rewrapped (a list item's later lines hang under its text)."""
     opened = _OPEN.match(doc[0])
     if opened is None or doc[-1].strip() == "" or "\t" in "".join(doc):
         return doc
@@ -173,25 +209,46 @@ def _docstring_lines(doc: list[str], limit: int) -> list[str]:
     indent = opened.group(1)
     out: list[str] = []
     para: list[int] = []
+    hang: list[str] = []  # the list item's marker while ``para`` is one
 
     def flush() -> None:
         if not para:
             return
         texts = [doc[k] for k in para]
-        first_prefix = opened.group(0) if para[0] == 0 else indent
-        bodies = [t[len(opened.group(0)):] if k == 0 else t for k, t in zip(para, texts, strict=True)]
-        ok = all(k == 0 or (t[: len(indent)].strip() == "" and not t[len(indent):][:1].isspace())
+        if hang:
+            first_prefix, rest = indent + hang[0], indent + " " * len(hang[0])
+            bodies = [texts[0][len(first_prefix):], *(t[len(rest):] for t in texts[1:])]
+        else:
+            first_prefix = opened.group(0) if para[0] == 0 else indent
+            rest = indent
+            bodies = [t[len(opened.group(0)):] if k == 0 else t for k, t in zip(para, texts, strict=True)]
+        ok = all(k == 0 or hang or (t[: len(indent)].strip() == "" and not t[len(indent):][:1].isspace())
                  for k, t in zip(para, texts, strict=True))
         if ok and any(len(t) > limit for t in texts) and all(_plain(b) for b in bodies):
             words = " ".join(b.strip() for b in bodies)
-            wrapped = _wrap(words, first_prefix, indent, limit)
+            wrapped = _wrap(words, first_prefix, rest, limit)
             out.extend(wrapped if wrapped else texts)
         else:
             out.extend(texts)
         para.clear()
+        hang.clear()
 
     for k, line in enumerate(doc):
         body = line[len(opened.group(0)):] if k == 0 else line
+        item = _LIST.match(body) if k > 0 and body[: len(indent)].strip() == "" else None
+        if item is not None and body.startswith(indent) and not body[len(indent):][:1].isspace():
+            flush()
+            marker = _LIST.match(body[len(indent):])
+            if marker is not None:
+                para.append(k)
+                hang.append(marker.group(0))
+                continue
+        if hang and body.startswith(indent + " " * len(hang[0])) and _plain(body[len(indent) + len(hang[0]):]) \
+                and not body[len(indent) + len(hang[0]):][:1].isspace():
+            para.append(k)
+            continue
+        if hang:
+            flush()
         if not body.strip() or (k > 0 and not _plain(body)) or (k == 0 and body.strip() and not _plain(body)):
             flush()
             out.append(line)
@@ -201,9 +258,24 @@ def _docstring_lines(doc: list[str], limit: int) -> list[str]:
     return out
 
 
+def trim_banners(source: str, limit: int = LIMIT) -> str:
+    """``source`` with section-banner comments (``# --- name -----``) cut to ``limit`` characters by dropping
+    dashes from their right-hand run."""
+    out = []
+    for line in source.split("\n"):
+        stripped = line.rstrip()
+        if len(stripped) > limit and stripped.lstrip().startswith("#") and stripped.endswith("----"):
+            head = stripped.rstrip("-").rstrip()
+            if len(head) + 5 <= limit:
+                line = head + " " + "-" * (limit - len(head) - 1)
+        out.append(line)
+    return "\n".join(out)
+
+
 def wrap_source(source: str, limit: int = LIMIT) -> str:
-    """``source`` with its over-long comment and docstring paragraphs rewrapped (docstrings first)."""
-    return wrap_comments(wrap_docstrings(source, limit), limit)
+    """``source`` with its over-long comment and docstring paragraphs rewrapped (docstrings first) and its
+    section banners trimmed."""
+    return trim_banners(wrap_comments(wrap_docstrings(source, limit), limit), limit)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -1,6 +1,6 @@
 """``tools/wrap_long_lines.py``, the rewrapper of over-long comments and docstrings the lead runs with
 ``ruff format --line-length 100``: it shortens what it touches, never changes the program (the AST is the same
-up to whitespace inside docstrings), keeps doctests, lists and URLs as they are, and is idempotent."""
+up to whitespace inside docstrings), keeps doctests, code and URLs as they are, and is idempotent."""
 
 from __future__ import annotations
 
@@ -66,20 +66,48 @@ def test_a_long_comment_paragraph_is_rewrapped_and_shorter() -> None:
     assert " ".join(line.removeprefix("# ") for line in lines[:-1]) == words
 
 
-def test_doctests_lists_urls_and_code_blocks_stay_as_they_are() -> None:
-    """Doctest lines, list items, indented code, and a long URL are never reflowed or broken."""
+def test_doctests_urls_and_code_blocks_stay_as_they_are() -> None:
+    """Doctest lines, indented code, and a long URL are never reflowed or broken."""
     url = "https://example.org/" + "a" * 110
     source = (
         'def f():\n'
-        f'    """Summary.\n\n    >>> f()  # {"x" * 100}\n    - item {"y " * 60}\n\n        code = {"z" * 100}\n'
+        f'    """Summary.\n\n    >>> f()  # {"x" * 100}\n\n        code = {"z" * 100}\n'
         f'    see {url}\n    """\n'
         f'# {url}\n'
     )
     out = wrap_source(source)
-    assert f"    >>> f()  # {'x' * 100}" in out and f"    - item {'y ' * 60}" in out
+    assert f"    >>> f()  # {'x' * 100}" in out
     assert f"        code = {'z' * 100}" in out and url in out.splitlines()[-1]
-    assert all(url in line or len(line) <= 100 or ">>>" in line or "- item" in line or "code =" in line
+    assert all(url in line or len(line) <= 100 or ">>>" in line or "code =" in line
                for line in out.splitlines())
+
+
+def test_a_long_list_item_hangs_under_its_text() -> None:
+    """A list item over the limit is filled with its later lines indented under the item's first word."""
+    words = " ".join(f"w{i}" for i in range(40))
+    source = f'def f():\n    """Summary.\n\n    - {words}\n    - short\n    """\n'
+    lines = wrap_source(source).splitlines()
+    item = lines[lines.index(next(line for line in lines if line.startswith("    - w0"))):]
+    assert all(len(line) <= 100 for line in lines)
+    assert item[1].startswith("      w") and "    - short" in lines
+    assert _normal(wrap_source(source)) == _normal(source)
+
+
+def test_a_long_one_line_docstring_becomes_a_closed_paragraph() -> None:
+    """A one-line docstring (function or attribute) over the limit is filled, quotes closed on the last line."""
+    words = " ".join(f"word{i}" for i in range(25))
+    source = f'def f():\n    """{words}."""\n\n\nX = 1\n"""{words}."""\n'
+    out = wrap_source(source)
+    assert all(len(line) <= 100 for line in out.splitlines())
+    assert out.splitlines()[1].startswith('    """word0') and out.count('."""') == 2
+    assert _normal(out) == _normal(source) and wrap_source(out) == out
+
+
+def test_a_section_banner_is_cut_to_the_limit() -> None:
+    """``# --- name ----…`` comments lose dashes on the right until they fit."""
+    source = "# --- batches " + "-" * 120 + "\nx = 1\n"
+    first = wrap_source(source).splitlines()[0]
+    assert len(first) == 100 and first.startswith("# --- batches -")
 
 
 def test_a_trailing_comment_moves_above_its_line() -> None:
