@@ -6,8 +6,9 @@ comments or docstrings)::
     python -m tools.wrap_long_lines spcl jobs tests tools          # rewrite in place
     python -m tools.wrap_long_lines --check spcl                    # list what it would change
 
-Deterministic and idempotent: a paragraph is rewrapped (``textwrap``, words never broken, so a URL stays whole)
-only when one of its lines is too long, and a rewrapped paragraph is left alone on the next run. The program's
+Deterministic and idempotent: a paragraph is rewrapped (greedy fill by display width as ruff counts it: East
+Asian wide characters take two columns; words never broken, so a URL stays whole) only when one of its lines is
+too long, and a rewrapped paragraph is left alone on the next run. The program's
 meaning does not change: only whitespace inside docstrings (each rewrapped docstring is parsed back and must
 hold the same words) and the layout of ``#`` comments.
 
@@ -28,6 +29,7 @@ import io
 import re
 import textwrap
 import tokenize
+import unicodedata
 from pathlib import Path
 
 LIMIT = 100
@@ -36,10 +38,30 @@ _LIST = re.compile(r"\s*([-*+•]|\d+[.)]|[a-z][.)])\s")
 _SPECIAL = re.compile(r"^\s*(>>>|\.\.\.|\.\. |:\w+:|\||\+[-=]|={3,}|-{3,})")
 
 
-def _wrap(words: str, first: str, rest: str, width: int) -> list[str]:
-    """``words`` filled to ``width`` with ``first`` before the first line and ``rest`` before the others."""
-    return textwrap.wrap(words, width=width, initial_indent=first, subsequent_indent=rest,
-                         break_long_words=False, break_on_hyphens=False)
+def width(text: str) -> int:
+    """Columns ``text`` takes as ruff measures a line: East Asian wide and full-width characters count two.
+
+    >>> width("abc"), width("日本語")
+    (3, 6)
+    """
+    return sum(2 if unicodedata.east_asian_width(c) in "WF" else 1 for c in text)
+
+
+def _wrap(words: str, first: str, rest: str, limit: int) -> list[str]:
+    """``words`` filled greedily to ``limit`` columns (:func:`width`) with ``first`` before the first line and
+    ``rest`` before the others; a word is never broken (one longer than a line stays whole on its own)."""
+    lines: list[str] = []
+    line = first
+    bare = True  # nothing but the prefix on ``line`` yet
+    for word in words.split():
+        if not bare and width(line) + 1 + width(word) > limit:
+            lines.append(line)
+            line, bare = rest + word, False
+        else:
+            line, bare = (line + word, False) if bare else (line + " " + word, False)
+    if not bare:
+        lines.append(line)
+    return lines
 
 
 def _plain(text: str) -> bool:
@@ -82,10 +104,10 @@ def wrap_comments(source: str, limit: int = LIMIT) -> str:
     i = 0
     while i < len(lines):
         line = lines[i]
-        if i in trailing and len(line) > limit:
+        if i in trailing and width(line) > limit:
             col = trailing[i]
             code, comment = line[:col].rstrip(), line[col:]
-            if not _KEEP_COMMENT.match(comment) and len(code) <= limit and comment.strip("# "):
+            if not _KEEP_COMMENT.match(comment) and width(code) <= limit and comment.strip("# "):
                 indent = code[: len(code) - len(code.lstrip())]
                 out.extend(_wrap(comment.lstrip("#").strip(), indent + "# ", indent + "# ", limit))
                 out.append(code)
@@ -118,7 +140,7 @@ def _comment_block(block: list[str], indent: str, limit: int) -> list[str]:
 
     def flush() -> None:
         texts = [p[len(indent) + 1:] for p in para]
-        if any(len(p) > limit for p in para) and all(t.startswith(" ") and _plain(t[1:]) for t in texts):
+        if any(width(p) > limit for p in para) and all(t.startswith(" ") and _plain(t[1:]) for t in texts):
             result.extend(_wrap(" ".join(t.strip() for t in texts), indent + "# ", indent + "# ", limit))
         else:
             result.extend(para)
@@ -157,7 +179,7 @@ def wrap_docstrings(source: str, limit: int = LIMIT) -> str:
     nodes = sorted(_docstring_nodes(ast.parse(source)), key=lambda n: n.lineno, reverse=True)
     for node in nodes:
         start, end = node.lineno - 1, (node.end_lineno or node.lineno) - 1
-        if not any(len(lines[k]) > limit for k in range(start, end + 1)):
+        if not any(width(lines[k]) > limit for k in range(start, end + 1)):
             continue
         doc = lines[start:end + 1]
         new = _one_line_docstring(doc[0], limit) if start == end else _docstring_lines(doc, limit)
@@ -224,7 +246,7 @@ def _docstring_lines(doc: list[str], limit: int) -> list[str]:
             bodies = [t[len(opened.group(0)):] if k == 0 else t for k, t in zip(para, texts, strict=True)]
         ok = all(k == 0 or hang or (t[: len(indent)].strip() == "" and not t[len(indent):][:1].isspace())
                  for k, t in zip(para, texts, strict=True))
-        if ok and any(len(t) > limit for t in texts) and all(_plain(b) for b in bodies):
+        if ok and any(width(t) > limit for t in texts) and all(_plain(b) for b in bodies):
             words = " ".join(b.strip() for b in bodies)
             wrapped = _wrap(words, first_prefix, rest, limit)
             out.extend(wrapped if wrapped else texts)
@@ -258,16 +280,22 @@ def _docstring_lines(doc: list[str], limit: int) -> list[str]:
     return out
 
 
+_LEFT_BANNER = re.compile(r"^(\s*# )-{4,} ")
+
+
 def trim_banners(source: str, limit: int = LIMIT) -> str:
-    """``source`` with section-banner comments (``# --- name -----``) cut to ``limit`` characters by dropping
-    dashes from their right-hand run."""
+    """``source`` with section-banner comments (``# --- name -----`` or ``# ----- name``) cut to ``limit``
+    columns by dropping dashes from their long run."""
     out = []
     for line in source.split("\n"):
         stripped = line.rstrip()
-        if len(stripped) > limit and stripped.lstrip().startswith("#") and stripped.endswith("----"):
+        if width(stripped) > limit and stripped.lstrip().startswith("#") and stripped.endswith("----"):
             head = stripped.rstrip("-").rstrip()
-            if len(head) + 5 <= limit:
-                line = head + " " + "-" * (limit - len(head) - 1)
+            if width(head) + 5 <= limit:
+                line = head + " " + "-" * (limit - width(head) - 1)
+        elif width(stripped) > limit and (lead := _LEFT_BANNER.match(stripped)) is not None:
+            tail = stripped[lead.end():]
+            line = lead.group(1) + "-" * max(4, limit - width(lead.group(1)) - width(tail) - 1) + " " + tail
         out.append(line)
     return "\n".join(out)
 

@@ -11,7 +11,7 @@ from pathlib import Path
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tools.wrap_long_lines import wrap_source
+from tools.wrap_long_lines import width, wrap_source
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -132,3 +132,11 @@ def test_whole_package_keeps_its_program() -> None:
         if once != source:
             assert _normal(once) == _normal(source), path
             assert wrap_source(once) == once, path
+
+
+def test_wide_characters_count_two_columns() -> None:
+    """A Japanese comment fits ruff's measure: its wrapped lines are at most 100 columns, CJK counted two."""
+    words = " ".join(["東京都千代田区"] * 20)
+    out = wrap_source(f"# {words}\nx = 1\n")
+    assert all(width(line) <= 100 for line in out.splitlines()) and len(out.splitlines()) > 3
+
