@@ -1,5 +1,7 @@
 """spark-submit entry point of the filter job (the same code as ``spcl filter``).
 
+On a cluster (options as for ``spcl filter``)::
+
     spark-submit jobs/filter.py --input s3a://bucket/crawl/ --output s3a://bucket/out/ --conf conf/cluster.yaml
 """
 

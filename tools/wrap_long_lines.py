@@ -271,7 +271,8 @@ def _docstring_lines(doc: list[str], limit: int) -> list[str]:
             continue
         if hang:
             flush()
-        if not body.strip() or (k > 0 and not _plain(body)) or (k == 0 and body.strip() and not _plain(body)):
+        closing = k > 0 and body.strip() == quote  # the closing quotes alone on their line stay there
+        if not body.strip() or closing or (k > 0 and not _plain(body)) or (k == 0 and not _plain(body)):
             flush()
             out.append(line)
             continue
