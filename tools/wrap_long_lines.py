@@ -35,7 +35,7 @@ from pathlib import Path
 LIMIT = 100
 _KEEP_COMMENT = re.compile(r"#\s*(type:|noqa|fmt:|pragma|ruff:|!|-\*-)")
 _LIST = re.compile(r"\s*([-*+•]|\d+[.)]|[a-z][.)])\s")
-_SPECIAL = re.compile(r"^\s*(>>>|\.\.\.|\.\. |:\w+:|\||\+[-=]|={3,}|-{3,})")
+_SPECIAL = re.compile(r"^\s*(>>>|\.\.\.|\.\. |:\w+:(?!`)|\||\+[-=]|={3,}|-{3,})")
 
 
 def width(text: str) -> int:

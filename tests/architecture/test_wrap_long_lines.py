@@ -140,3 +140,11 @@ def test_wide_characters_count_two_columns() -> None:
     out = wrap_source(f"# {words}\nx = 1\n")
     assert all(width(line) <= 100 for line in out.splitlines()) and len(out.splitlines()) > 3
 
+
+
+def test_a_line_opening_with_a_role_is_prose() -> None:
+    """``:func:`x` does …`` starts a sentence (a role), not a field list: its paragraph is rewrapped."""
+    words = " ".join(f"w{i}" for i in range(40))
+    source = f'def f():\n    """Summary.\n\n    :func:`g` {words}\n    """\n'
+    out = wrap_source(source)
+    assert all(len(line) <= 100 for line in out.splitlines()) and _normal(out) == _normal(source)
