@@ -6,7 +6,8 @@ their model card.
 
 Deterministic for the same data, settings and package versions (L-BFGS, no sampling); the held-out fifth of
 the data (by id hash) is never trained on and its numbers go to ``model_card.json``. See
-``spcl.extract.names.train``. Exit status: 0 trained; 2 bad usage or unreadable data.
+``spcl.extract.names.train`` (ja, ko) and ``spcl.extract.names.train_english``. Exit status: 0 trained; 2 bad
+usage or unreadable data.
 """
 
 from __future__ import annotations
@@ -16,7 +17,8 @@ import json
 from pathlib import Path
 
 from spcl.errors import UsageError
-from spcl.extract.names.train import train_english, train_names
+from spcl.extract.names.train import train_names
+from spcl.extract.names.train_english import train_english
 
 
 def _run(args: argparse.Namespace) -> int:

@@ -7,7 +7,8 @@ before the first tab, value = the rest), keeps allowed types with non-empty valu
 the source (``spcl.mask.variants``, the same digit-boundary rule as the masker).
 
 What a model prints is not always what the prompt asked for, and a row dropped for its form would release its
-value in clear as soon as another row of the answer matched. So the parser also reads:
+value in clear as soon as another row of the answer matched. So the parser also reads (the readings of a
+value: ``spcl.extract.printed_values``):
 
 - a value in another compatibility form, case or spacing, or without the source's invisible characters
   (``spcl.mask.loose``): kept as the source's own surface(s) of it, so the masker replaces what the document
@@ -48,9 +49,9 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from spcl.entity_types import DEFAULT_TYPES, RULE_HIT_TYPES
+from spcl.extract.printed_values import near_source, relocate
 from spcl.mask.loose import loose_surfaces
 from spcl.mask.variants import (
-    NUMERIC_TYPES,
     WHOLE_WORD_TYPES,
     normalize_type,
     normalize_value,
@@ -166,7 +167,7 @@ def check_candidates(
                 others = [o for o in others if any(c.isupper() for c in o)]
             located = [pair, *((pair[0], s) for s in others)]
         else:
-            located = _relocate(pair[0], pair[1], text)
+            located = relocate(pair[0], pair[1], text)
         if not located:
             res.hallucinated_rows.append(pair)
             rejected["not_in_source"] += 1
@@ -205,50 +206,9 @@ def _known_type(type_: str, allowed: frozenset[str]) -> str | None:
 
 def _in_source(value: str, text: str) -> bool:
     """True when ``value`` (or a reading of it the parser accepts) occurs in ``text``."""
-    return occurs(GENERIC_TYPE, value, text) or bool(_relocate(GENERIC_TYPE, value, text))
+    return occurs(GENERIC_TYPE, value, text) or bool(relocate(GENERIC_TYPE, value, text))
 
 
-_CJK_RUN = re.compile(
-    r"[\u3040-\u30fa\u30fc-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff\uff66-\uff9f]{2,}")
-_HAN_HANGUL_PAIR = re.compile(r"(?=([\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff]{2}))")
-_LETTERS = re.compile(r"[^\W\d_]+")
-_FUNCTION_WORDS = frozenset({"the", "an", "and", "or", "of", "in", "on", "at", "to", "for", "by", "with", "from",
-                             "this", "that", "these", "those", "it", "its", "we", "our", "you", "he", "she", "they",
-                             "his", "her", "their", "my", "is", "are", "was", "be", "as", "if", "but", "not", "no"})
-"""Capitalised at a sentence start in almost any English text: shared, they point at nothing."""
-
-
-def near_source(type_: str, value: str, text: str) -> bool:
-    """Whether a hallucinated ``value`` plausibly refers to text of ``text``: for a non-numeric type, it shares
-    with it a capitalised whole word of two or more letters (not a function word: ``The``), two adjacent
-    Han/Hangul characters, or a whole kana word of two or more characters (``・`` separates words; kana pairs
-    alone are too common).
-
-    >>> near_source("PERSON", "Jonathan A. Smithers", "Jonathan Smithers wrote."), near_source("PERSON", "Ann", "Bo")
-    (True, False)
-    >>> near_source("PERSON", "김가산", "김가상 씨"), near_source("PHONE", "Smith 1", "Smith 2")
-    (True, False)
-    >>> near_source("PERSON", "ジョン・スミザース", "ジョン・スミス"), near_source("PERSON", "ジョージ", "ジョン")
-    (True, False)
-    """
-    if normalize_type(type_) in NUMERIC_TYPES:
-        return False
-    for run in _CJK_RUN.findall(value):
-        if run in text or any(pair in text for pair in _HAN_HANGUL_PAIR.findall(run)):
-            return True
-    for word in _LETTERS.findall(_CJK_RUN.sub(" ", value)):
-        if len(word) < 2 or not word[0].isupper() or word.casefold() in _FUNCTION_WORDS:
-            continue
-        if re.search(rf"(?<![^\W\d_]){re.escape(word)}(?![^\W\d_])", text):
-            return True
-    return False
-
-
-_QUOTES = {'"': '"', "'": "'", "`": "`", "“": "”", "‘": "’", "「": "」", "『": "』", "«": "»", "**": "**", "*": "*"}
-_LIST_SEPARATORS = re.compile(r"\s*[,;、，；]\s*")
-_EDGE_PUNCTUATION = " .,;:!?。、，．！？"
-_TITLES = frozenset({"mr", "mrs", "ms", "miss", "mx", "dr", "prof", "professor", "sir", "dame", "madam", "mister"})
-_SUFFIXES = frozenset({"jr", "sr", "ii", "iii", "iv", "phd", "md"})
 _TYPE_DECORATION = re.compile(r"^(?:[-*•·]\s+|\d{1,3}[.)]\s*)?[\s*_`\"']*(.*?)[\s*_`\"':]*$")
 
 
@@ -306,53 +266,6 @@ def _type_name(raw: str) -> str:
     """A printed type read through decoration and common synonyms (``**Phone number**:`` → ``PHONE``)."""
     name = re.sub(r"[\s-]+", "_", normalize_type(_TYPE_DECORATION.sub(r"\1", raw.strip())))
     return _TYPE_ALIASES.get(name, name)
-
-
-def _unquote(value: str) -> str:
-    """``value`` without one pair of quotes, backticks or markdown emphasis around it (as is when it has none)."""
-    for left, right in _QUOTES.items():
-        if len(value) > len(left) + len(right) and value.startswith(left) and value.endswith(right):
-            return value[len(left):-len(right)].strip()
-    return value
-
-
-def _relocate(type_: str, value: str, text: str) -> list[tuple[str, str]]:
-    """Rows for a value not in ``text`` as printed, from the first reading of it that occurs: the value (its
-    first tab column) and its loose forms (``spcl.mask.loose``); it unquoted and without punctuation around it;
-    each item of it read as a list (``A, B``; not for numeric types); for PERSON, it without a title or suffix
-    the model added (``Mr. A B``, ``A B Jr``; whole words only). ``[]``: a hallucination."""
-    printed = value
-    if "\t" in value:  # a further column the model added (a score, a note): the value is the first one
-        value = value.split("\t", 1)[0].strip()
-    bare = _unquote(value).strip(_EDGE_PUNCTUATION)
-    # a list of names or addresses; never of numbers (``March 5, 1990`` is no list of ``1990``)
-    items = [_unquote(v).strip(_EDGE_PUNCTUATION) for v in _LIST_SEPARATORS.split(bare)] \
-        if type_ not in NUMERIC_TYPES else []
-    words = bare.split()
-    # (values, whole words only, spaces optional); spaces are made optional last, so that ``A B.`` finds every
-    # ``A B`` before ``A B .`` alone
-    readings: list[tuple[list[str], bool, bool]] = [
-        ([value], False, False), ([bare], False, False),
-        ([v for v in items if len(v) >= 2] if len(items) > 1 else [], False, False)]
-    if type_ == "PERSON" and len(words) >= 2:
-        if words[0].rstrip(".").casefold() in _TITLES:
-            readings.append(([" ".join(words[1:])], True, False))
-        if words[-1].rstrip(".").casefold() in _SUFFIXES:
-            readings.append(([" ".join(words[:-1])], True, False))
-    readings.append(([value], False, True))
-    tried: list[tuple[list[str], bool]] = []
-    for reading, whole, unspaced in readings:
-        if not reading or (reading, unspaced) in tried:
-            continue
-        tried.append((reading, unspaced))
-        rows: list[tuple[str, str]] = []
-        for v in reading:
-            if v != printed and not whole and occurs(type_, v, text):
-                rows.append((type_, v))
-            rows += [(type_, surface) for surface in loose_surfaces(v, text, whole_words=whole, unspaced=unspaced)]
-        if rows:
-            return rows
-    return []
 
 
 def parse_extraction(raw: str, source: str, allowed_types: Iterable[str] = DEFAULT_TYPES) -> ParseResult:

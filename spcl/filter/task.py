@@ -17,7 +17,8 @@ from typing import IO, Any
 
 from spcl.filter.batch import FilterContext, process_batch
 from spcl.filter.stats import batch_stats, merge_stats
-from spcl.io.readers import count_range_records, count_records, read_jsonl_range, read_records, unopenable_file
+from spcl.io.readers import count_range_records, count_records, read_jsonl_range, read_records
+from spcl.io.record_rows import unopenable_file
 from spcl.io.splits import Split
 from spcl.io.writers import PartitionWriter, WrittenFile, file_key
 

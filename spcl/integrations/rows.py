@@ -4,7 +4,7 @@ Every entry point turns its rows into one ``RECORD_SCHEMA`` batch and hands it t
 (``spcl.filter.batch.process_batch``) — the same function ``spcl filter`` runs, so the decision is the same — and
 gets back the screen's columns (:data:`SCREEN_SCHEMA`) in input order. A row that cannot be screened (text
 missing, not a string, empty, over ``input.max_text_chars``, containing NUL) is checked by the reader's own
-``spcl.io.readers.text_problem`` and comes back as ``quarantine`` with that reason; it is never dropped. The
+``spcl.io.record_rows.text_problem`` and comes back as ``quarantine`` with that reason; it is never dropped. The
 row's own value stays where it was (the caller's column, document or list), so nothing is lost.
 """
 
@@ -20,7 +20,7 @@ import pyarrow.compute as pc
 from spcl.config import Settings, load_settings
 from spcl.detect.base import Hit
 from spcl.filter.batch import FilterContext, context_for, process_batch
-from spcl.io.readers import derive_id, doc_id_of, text_problem
+from spcl.io.record_rows import derive_id, doc_id_of, text_problem
 from spcl.io.schema import OUTPUT_SCHEMA, RECORD_SCHEMA
 
 SCREEN_COLUMNS: tuple[str, ...] = ("row_key", "decision", "lang", "hits", "reasons", "scores", "top_category",

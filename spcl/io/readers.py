@@ -3,7 +3,8 @@
 Every input record yields exactly one row. A record that cannot be used (malformed JSON, JSON nested too
 deep, invalid UTF-8, a missing or non-string text field, empty text, NUL characters, a text over the size
 limit, the unreadable tail of a truncated compressed file, an unreadable Parquet file) yields a row whose
-``error`` names the reason and whose ``raw`` keeps the bytes it stands for, so that nothing is lost.
+``error`` names the reason and whose ``raw`` keeps the bytes it stands for, so that nothing is lost (one
+record's row: ``spcl.io.record_rows``).
 Blank JSONL lines are not records; a UTF-8 byte order mark at the start of a file is not part of a record.
 
 The file name only says which files to read; what a file *is* comes from its first bytes: gzip and zstd
@@ -17,10 +18,8 @@ the ``content`` bytes that Spark's ``binaryFile`` source hands to a worker.
 
 from __future__ import annotations
 
-import hashlib
 import json
 from collections.abc import Iterator
-from dataclasses import dataclass, field
 from typing import IO, Any
 
 import pyarrow as pa
@@ -29,14 +28,13 @@ import pyarrow.parquet as pq
 from spcl.config import InputSettings
 from spcl.errors import UsageError
 from spcl.io.jsonl import decode_line
-from spcl.io.schema import RECORD_SCHEMA
+from spcl.io.record_rows import BatchBuilder, add_parquet_row, add_record, unreadable_file
 from spcl.io.splits import range_lines
 from spcl.io.streams import (
     BOM,
     StreamError,
     decompressed_chunks,
     iter_lines,
-    kept_bytes,
     sniff,
 )
 from spcl.io.streams import (
@@ -80,141 +78,18 @@ def _base_name(source: str) -> str:
     return name
 
 
-def derive_id(source: str, position: int) -> str:
-    """A stable document id from the source path and the record's position in it.
-
-    >>> derive_id("crawl/a.jsonl", 0) == derive_id("crawl/a.jsonl", 0)
-    True
-    """
-    return "d" + hashlib.sha256(f"{source}#{position}".encode()).hexdigest()[:23]
-
-
-@dataclass
-class _BatchBuilder:
-    """Collects rows column by column and emits ``RECORD_SCHEMA`` batches."""
-
-    source: str
-    batch_rows: int
-    columns: dict[str, list[Any]] = field(
-        default_factory=lambda: {name: [] for name in RECORD_SCHEMA.names}
-    )
-
-    def add(self, position: int, *, doc_id: str | None = None, text: str | None = None,
-            meta: str | None = None, error: str | None = None, raw: bytes | None = None,
-            id_note: str | None = None) -> None:
-        cols = self.columns
-        cols["id"].append(doc_id if doc_id is not None else derive_id(self.source, position))
-        cols["id_note"].append(id_note if doc_id is not None else "derived")
-        cols["text"].append(text)
-        cols["source"].append(self.source)
-        cols["position"].append(position)
-        cols["meta"].append(meta)
-        cols["error"].append(error)
-        cols["raw"].append(raw)
-
-    def full(self) -> bool:
-        return len(self.columns["position"]) >= self.batch_rows
-
-    def flush(self) -> pa.RecordBatch | None:
-        if not self.columns["position"]:
-            return None
-        batch = pa.RecordBatch.from_pydict(self.columns, schema=RECORD_SCHEMA)
-        self.columns = {name: [] for name in RECORD_SCHEMA.names}
-        return batch
-
-
-def doc_id_of(value: Any) -> tuple[str | None, str | None]:
-    """``(id, note)`` for a record's id value: a non-blank string as is (note None); any other value kept
-    as its compact JSON text (``7`` → ``"7"``, note ``non_string``); missing, null or blank → ``(None,
-    "derived")`` (the reader derives one from source and position).
-
-    >>> doc_id_of(7), doc_id_of("a"), doc_id_of(None)
-    (('7', 'non_string'), ('a', None), (None, 'derived'))
-    """
-    if isinstance(value, str):
-        return (value, None) if value.strip() and _encodable(value) else (None, "derived")
-    if value is None:
-        return None, "derived"
-    try:
-        if isinstance(value, bool | int | float | list | dict):
-            text = json.dumps(value, ensure_ascii=False, sort_keys=True, separators=(",", ":"))
-        else:
-            text = str(value)
-    except (RecursionError, ValueError, TypeError):
-        return None, "derived"
-    return (text, "non_string") if _encodable(text) else (None, "derived")
-
-
-def _encodable(value: str) -> bool:
-    try:
-        value.encode("utf-8")
-    except UnicodeEncodeError:
-        return False
-    return True
-
-
-def _meta_json(record: dict[str, Any], settings: InputSettings) -> str | None:
-    if not settings.keep_meta:
-        return None
-    rest = {k: v for k, v in record.items() if k not in (settings.text_field, settings.id_field)}
-    if not rest:
-        return None
-    dumped = json.dumps(rest, ensure_ascii=False, default=str)
-    return dumped if _encodable(dumped) else json.dumps(rest, ensure_ascii=True, default=str)
-
-
-def text_problem(text: Any, settings: InputSettings) -> str | None:
-    """The quarantine reason for a record's text value, or None when the text is usable."""
-    if text is None:
-        return "missing_text_field"
-    if not isinstance(text, str):
-        return "text_not_string"
-    if not text.strip():
-        return "empty_text"
-    if len(text) > settings.max_text_chars:
-        return "text_too_long"
-    if "\x00" in text:
-        return "text_contains_nul"
-    if not _encodable(text):
-        return "invalid_unicode_surrogate"
-    return None
-
-
-def _add_json_line(builder: _BatchBuilder, line: bytes, position: int, settings: InputSettings) -> None:
+def _add_json_line(builder: BatchBuilder, line: bytes, position: int, settings: InputSettings) -> None:
     record, problem = decode_line(line)
     if problem:
         builder.add(position, error=problem, raw=line)
         return
-    _add_record(builder, record, position, settings, line)
-
-
-def _add_record(builder: _BatchBuilder, record: Any, position: int, settings: InputSettings,
-                raw: bytes) -> None:
-    """One parsed JSON value as one row (a usable record, or quarantine with its reason and ``raw``)."""
-    if not isinstance(record, dict):
-        builder.add(position, error="not_an_object", raw=raw)
-        return
-    doc_id, note = doc_id_of(record.get(settings.id_field)) if settings.id_field else (None, "derived")
-    text = record.get(settings.text_field)
-    problem = text_problem(text, settings)
-    if problem:
-        builder.add(position, doc_id=doc_id, id_note=note, error=problem, raw=raw)
-        return
-    try:
-        meta = _meta_json(record, settings)
-    except RecursionError:
-        builder.add(position, doc_id=doc_id, id_note=note, error="too_deep", raw=raw)
-        return
-    except ValueError:  # a value that cannot be written back as JSON text (an integer over 4,300 digits)
-        builder.add(position, doc_id=doc_id, id_note=note, error="undecodable_value", raw=raw)
-        return
-    builder.add(position, doc_id=doc_id, id_note=note, text=text, meta=meta)
+    add_record(builder, record, position, settings, line)
 
 
 def read_jsonl(fh: IO[bytes], source: str, settings: InputSettings,
                batch_rows: int = 2000) -> Iterator[pa.RecordBatch]:
     """Arrow batches of the records of one JSONL file (plain, .gz or .zst)."""
-    builder = _BatchBuilder(source, batch_rows)
+    builder = BatchBuilder(source, batch_rows)
     for position, line, stream_error in iter_lines(fh, source, settings.max_record_bytes):
         if stream_error or line is None:
             builder.add(position, error=stream_error, raw=line)
@@ -231,7 +106,7 @@ def read_jsonl_range(fh: IO[bytes], source: str, settings: InputSettings, start:
     """Arrow batches of the records of a plain JSONL file whose lines begin in ``[start, end)``
     (``spcl.io.splits``): positions are file offsets, so ids and row keys equal a whole-file read's."""
 
-    builder = _BatchBuilder(source, batch_rows)
+    builder = BatchBuilder(source, batch_rows)
     for position, line in range_lines(fh, start, end, settings.max_record_bytes):
         if line is None:
             builder.add(position, error="record_too_large")
@@ -253,25 +128,6 @@ def count_range_records(fh: IO[bytes], start: int, end: int, max_bytes: int | No
 def is_splittable(fh: IO[bytes], source: str, settings: InputSettings) -> bool:
     """True for a plain (uncompressed) JSONL file: its lines can be read in byte ranges."""
     return sniff(fh) == "plain" and content_format(fh, source, settings) == "jsonl"
-
-
-def _unreadable_file(fh: IO[bytes], source: str, reason: str, batch_rows: int) -> Iterator[pa.RecordBatch]:
-    builder = _BatchBuilder(source, batch_rows)
-    raw, reason = kept_bytes(fh, 0, reason)
-    builder.add(0, error=reason, raw=raw)
-    batch = builder.flush()
-    assert batch is not None
-    yield batch
-
-
-def unopenable_file(source: str, reason: str) -> pa.RecordBatch:
-    """The one quarantine row for a file that could not be opened or listed (``raw`` is null:
-    ``source`` points to the file)."""
-    builder = _BatchBuilder(source, 1)
-    builder.add(0, error=reason)
-    batch = builder.flush()
-    assert batch is not None
-    return batch
 
 
 JSON_ARRAY_RECORDS = 16
@@ -325,12 +181,12 @@ def read_json_array(fh: IO[bytes], source: str, settings: InputSettings, kind: s
     """
     elements, problem = _json_array(fh, kind, settings.max_record_bytes)
     if elements is None:
-        yield from _unreadable_file(fh, source, problem or "malformed_json", batch_rows)
+        yield from unreadable_file(fh, source, problem or "malformed_json", batch_rows)
         return
-    builder = _BatchBuilder(source, batch_rows)
+    builder = BatchBuilder(source, batch_rows)
     for position, element in enumerate(elements):
         raw = json.dumps(element, ensure_ascii=False, default=str).encode("utf-8", "surrogatepass")
-        _add_record(builder, element, position, settings, raw)
+        add_record(builder, element, position, settings, raw)
         if builder.full() and (batch := builder.flush()) is not None:
             yield batch
     if (batch := builder.flush()) is not None:
@@ -349,10 +205,10 @@ def read_parquet(fh: IO[bytes], source: str, settings: InputSettings,
         pfile = pq.ParquetFile(fh)
         names = set(pfile.schema_arrow.names)
     except (pa.ArrowException, OSError, ValueError):
-        yield from _unreadable_file(fh, source, "unreadable_parquet_file", batch_rows)
+        yield from unreadable_file(fh, source, "unreadable_parquet_file", batch_rows)
         return
     position = 0
-    builder = _BatchBuilder(source, batch_rows)
+    builder = BatchBuilder(source, batch_rows)
     for group in range(pfile.num_row_groups):
         declared = pfile.metadata.row_group(group).num_rows
         try:
@@ -363,24 +219,12 @@ def read_parquet(fh: IO[bytes], source: str, settings: InputSettings,
             if rows is None or offset >= len(rows):
                 builder.add(position, error="corrupt_parquet_row_group")
             else:
-                _add_parquet_row(builder, rows[offset], position, names, settings)
+                add_parquet_row(builder, rows[offset], position, names, settings)
             position += 1
             if builder.full() and (batch := builder.flush()) is not None:
                 yield batch
     if (batch := builder.flush()) is not None:
         yield batch
-
-
-def _add_parquet_row(builder: _BatchBuilder, row: dict[str, Any], position: int, names: set[str],
-                     settings: InputSettings) -> None:
-    text = row.get(settings.text_field) if settings.text_field in names else None
-    doc_id, note = doc_id_of(row.get(settings.id_field)) if settings.id_field else (None, "derived")
-    problem = text_problem(text, settings)
-    if problem:
-        raw = json.dumps(row, ensure_ascii=True, default=str).encode()
-        builder.add(position, doc_id=doc_id, id_note=note, error=problem, raw=raw)
-    else:
-        builder.add(position, doc_id=doc_id, id_note=note, text=text, meta=_meta_json(row, settings))
 
 
 def content_format(fh: IO[bytes], source: str, settings: InputSettings) -> str:

@@ -132,16 +132,19 @@ def test_the_helpers_examples() -> None:
     assert result.attempted + read.attempted >= 4 and result.failed == read.failed == 0
 
 
-CHAT_SIDE = ("spcl.extract.backends.chat", "spcl.extract.backends.engines")
-"""The shared chat clients and the model loaders they use (every stage that talks to an LLM goes through them)."""
-CHAT_MAY_IMPORT = frozenset({f"spcl.extract.backends.{m}" for m in ("errors", "engines", "transient", "deadline")})
+CHAT_SIDE = tuple(f"spcl.extract.backends.{m}"
+                  for m in ("chat", "openai_chat", "transformers_chat", "vllm_chat", "engines"))
+"""The shared chat interface, its clients and the model loaders they use (every stage that talks to an LLM goes
+through them)."""
+CHAT_MAY_IMPORT = frozenset({f"spcl.extract.backends.{m}"
+                             for m in ("chat", "errors", "engines", "transient", "deadline")})
 
 
 def test_the_chat_client_imports_no_extractor_module(imports: dict[str, set[str]]) -> None:
     """``spcl annotate`` and ``spcl generalize`` use the chat clients without the extractor side: the chat and
-    engine modules import (anywhere in them) only the shared error, the loaders, the transient-failure rules and
-    the request deadline, never the extractor interface, an extractor backend, the extract contract or the factory
-    (which builds them: ``spcl.extract.backends.registry``)."""
+    engine modules import (anywhere in them) only the chat interface, the shared error, the loaders, the
+    transient-failure rules and the request deadline, never the extractor interface, an extractor backend, the
+    extract contract or the factory (which builds them: ``spcl.extract.backends.registry``)."""
     for module in CHAT_SIDE:
         spcl_imports = {t for t in imports[module] if t.startswith("spcl.")}
         assert spcl_imports <= CHAT_MAY_IMPORT, f"{module} imports {sorted(spcl_imports - CHAT_MAY_IMPORT)}"

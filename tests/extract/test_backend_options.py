@@ -12,11 +12,13 @@ import pytest
 from spcl.commands.generalize import add_generalize_arguments, config_from_args
 from spcl.commands.mask import add_mask_arguments, backend_options
 from spcl.extract.backends import registry
-from spcl.extract.backends.chat import OpenAIChat, TransformersChat, VLLMChat
 from spcl.extract.backends.openai_backend import OpenAIExtractor
+from spcl.extract.backends.openai_chat import OpenAIChat
 from spcl.extract.backends.rules_backend import RulesExtractor
 from spcl.extract.backends.transformers_backend import TransformersExtractor
+from spcl.extract.backends.transformers_chat import TransformersChat
 from spcl.extract.backends.vllm_backend import VLLMExtractor
+from spcl.extract.backends.vllm_chat import VLLMChat
 
 CLASSES = {
     ("rules", "extractor"): RulesExtractor, ("openai", "extractor"): OpenAIExtractor,

@@ -7,7 +7,8 @@ import pytest
 
 from spcl.annotate.teachers import make_client, parse_teacher, teacher_request
 from spcl.extract.backends import BackendUnavailable
-from spcl.extract.backends.chat import ChatReply, ChatRequest, OpenAIChat
+from spcl.extract.backends.chat import ChatReply, ChatRequest
+from spcl.extract.backends.openai_chat import OpenAIChat
 from spcl.extract.backends.registry import make_chat
 from tests.support.scripted_llm import MODEL_NAME, scripted_server
 

@@ -12,7 +12,7 @@ from types import SimpleNamespace as NS
 
 import pytest
 
-from spcl.extract.backends.chat import _read_reply
+from spcl.extract.backends.openai_chat import _read_reply
 
 
 def _reply(finish: str | None) -> NS:

@@ -98,4 +98,5 @@ def test_the_chat_client_imports_no_extractor_module() -> None:
     extractors = {"spcl.extract.backends.transformers_backend", "spcl.extract.backends.vllm_backend",
                   "spcl.extract.backends.openai_backend", "spcl.extract.backends.rules_backend",
                   "spcl.extract.backends.chunking", "spcl.extract.prompt"}
-    assert not _spcl_imports(ROOT / "spcl/extract/backends/chat.py") & extractors
+    for module in ("chat", "openai_chat", "transformers_chat", "vllm_chat"):
+        assert not _spcl_imports(ROOT / f"spcl/extract/backends/{module}.py") & extractors

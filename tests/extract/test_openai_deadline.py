@@ -11,7 +11,8 @@ from collections.abc import Iterator
 
 import pytest
 
-from spcl.extract.backends.chat import ChatRequest, OpenAIChat
+from spcl.extract.backends.chat import ChatRequest
+from spcl.extract.backends.openai_chat import OpenAIChat
 
 REPLY = json.dumps({"id": "x", "object": "chat.completion", "created": 0, "model": "m", "choices": [
     {"index": 0, "finish_reason": "stop", "message": {"role": "assistant", "content": "PERSON\tA"}}]}).encode()

@@ -20,7 +20,7 @@ from spcl.cli import main as cli_main
 from spcl.config import Settings, load_settings
 from spcl.filter.job import FilterJob, JobError, UsageError, run_filter
 from spcl.io.outputs import output_dataset
-from spcl.io.readers import derive_id
+from spcl.io.record_rows import derive_id
 from spcl.manifest import verify_manifest
 from tests.support.records import doc_line, write_lines
 

@@ -21,7 +21,8 @@ import pytest
 from spcl.detect import find_pii
 from spcl.entity_types import DEFAULT_TYPES
 from spcl.extract.backends import make_extractor
-from spcl.extract.backends.chat import ChatReply, ChatRequest, OpenAIChat
+from spcl.extract.backends.chat import ChatReply, ChatRequest
+from spcl.extract.backends.openai_chat import OpenAIChat
 from spcl.generalize.engine import DocInput, Generalizer, release_check, restore
 from spcl.generalize.job import GENERALIZED_SCHEMA, GeneralizeJobConfig, iter_generalized, run_generalize_job
 from spcl.generalize.spans import collect_spans

@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 
 from spcl.integrations import SCREEN_COLUMNS, screen_texts
 from spcl.integrations import rows as rows_module
-from spcl.io.readers import text_problem
+from spcl.io.record_rows import text_problem
 from tests.support.integration_corpus import BAD, BAD_REASONS, filter_verdicts, records, verdict
 from tests.support.integration_corpus import settings as corpus_settings
 

@@ -11,7 +11,8 @@ import pytest
 import zstandard
 
 from spcl.config import InputSettings
-from spcl.io.readers import count_records, derive_id, iter_lines, read_records
+from spcl.io.readers import count_records, iter_lines, read_records
+from spcl.io.record_rows import derive_id
 from spcl.synth.corpus import BAD_LINES
 from tests.support.records import doc_line
 

@@ -7,7 +7,8 @@ backend, ...)``, for both kinds of client; ``make_extractor(backend, ...)`` is i
 without them.
 
 Free-form chat with the same models (any prompt, per-request temperature and seed) is
-``spcl.extract.backends.chat``: the one ``ChatClient`` interface and its openai / transformers / vllm clients,
+``spcl.extract.backends.chat``: the one ``ChatClient`` interface, with its openai / transformers / vllm clients
+(``openai_chat``, ``transformers_chat``, ``vllm_chat`` beside it),
 used by ``spcl annotate``, ``spcl generalize``, ``spcl eval reidentify`` and the ``openai`` extractor itself.
 """
 

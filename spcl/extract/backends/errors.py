@@ -1,6 +1,6 @@
 """The error every LLM client raises when it cannot serve at all, chat and extractor alike.
 
-Its own module so that the chat clients (``spcl.extract.backends.chat``) and the engine loaders
+Its own module so that the chat clients (``spcl.extract.backends.chat`` and its client modules) and the engine loaders
 (``spcl.extract.backends.engines``) share it without importing the extractor interface.
 """
 

@@ -1,6 +1,6 @@
 """The ``openai`` backend: any OpenAI-compatible chat-completions endpoint (vLLM serve, SGLang, llama.cpp
 server, ``transformers serve`` …), through the one OpenAI-compatible chat client
-(``spcl.extract.backends.chat.OpenAIChat``, the ``openai`` SDK) that annotate and generalize use too.
+(``spcl.extract.backends.openai_chat.OpenAIChat``, the ``openai`` SDK) that annotate and generalize use too.
 
 Requests run on a bounded thread pool (``concurrency``) over one SDK client (one pooled HTTP connection set),
 each with a timeout. The client retries what ``spcl.extract.backends.transient`` calls transient (connection
@@ -22,7 +22,8 @@ from typing import Any
 
 from spcl.entity_types import DEFAULT_TYPES
 from spcl.extract.backends.base import Extraction, Extractor
-from spcl.extract.backends.chat import ChatRequest, OpenAIChat
+from spcl.extract.backends.chat import ChatRequest
+from spcl.extract.backends.openai_chat import OpenAIChat
 from spcl.extract.prompt import PROMPT_VERSION, build_messages
 
 

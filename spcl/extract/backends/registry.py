@@ -220,7 +220,7 @@ def _openai_extractor(model: str | None, endpoint: str | None, types: tuple[str,
 
 
 def _openai_chat(model: str | None, endpoint: str | None, options: dict[str, Any]) -> ChatClient:
-    from spcl.extract.backends.chat import OpenAIChat
+    from spcl.extract.backends.openai_chat import OpenAIChat
 
     return OpenAIChat(str(endpoint), str(model), **options)
 
@@ -233,7 +233,7 @@ def _transformers_extractor(model: str | None, endpoint: str | None, types: tupl
 
 
 def _transformers_chat(model: str | None, endpoint: str | None, options: dict[str, Any]) -> ChatClient:
-    from spcl.extract.backends.chat import TransformersChat
+    from spcl.extract.backends.transformers_chat import TransformersChat
 
     return TransformersChat(str(model), **options)
 
@@ -246,7 +246,7 @@ def _vllm_extractor(model: str | None, endpoint: str | None, types: tuple[str, .
 
 
 def _vllm_chat(model: str | None, endpoint: str | None, options: dict[str, Any]) -> ChatClient:
-    from spcl.extract.backends.chat import VLLMChat
+    from spcl.extract.backends.vllm_chat import VLLMChat
 
     return VLLMChat(str(model), **options)
 

@@ -2,7 +2,7 @@
 
 A transient failure says nothing about the document: the server or engine was unwell (a timeout, a refused
 or reset connection, HTTP 408/409/425/429/5xx, a malformed reply, an engine error for a whole batch). The
-chat client (``spcl.extract.backends.chat.OpenAIChat``) retries exactly these, ``retries`` times with
+chat client (``spcl.extract.backends.openai_chat.OpenAIChat``) retries exactly these, ``retries`` times with
 exponential back-off and jitter, honouring ``Retry-After``; what is still failing after the last try is
 left *retryable* by the jobs (``spcl mask``, ``spcl annotate``, ``spcl generalize``): the record is kept
 out of the permanent outputs, the run exits :data:`EXIT_TRANSIENT`, and a rerun asks again for exactly

@@ -8,7 +8,8 @@ language with L-BFGS
 the data's SHA-256, the settings, and per language on the held-out split — P/R/F1 of name spans (precision:
 predicted spans touching a gold mention; recall: gold mentions fully covered), the false-row rate (sentences
 without a person given a span) and sentences per second of the tagger alone. The same numbers for the rule
-finders alone are recorded beside them (``baseline_rules``).
+finders alone are recorded beside them (``baseline_rules``). The English CRF has its own trainer
+(``spcl.extract.names.train_english``); what both share is ``spcl.extract.names.train_gold``.
 """
 
 from __future__ import annotations
@@ -17,13 +18,11 @@ import hashlib
 import json
 import shutil
 import time
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from spcl.extract.names import crf_pipeline_spans, en_crf, english_spans, ko_chars, merge_japanese, merge_korean
-from spcl.extract.names.en import en_name_spans
-from spcl.extract.names.ko import longest_per_overlap
+from spcl.extract.names import crf_pipeline_spans, ko_chars, merge_japanese, merge_korean
+from spcl.extract.names.ko import longest_per_overlap, parse
 from spcl.extract.names.tagger import (
     JA_GAZETTEER,
     LANGS,
@@ -36,44 +35,18 @@ from spcl.extract.names.tagger import (
     ko_gazetteer,
     labels,
     load_ja_gazetteer,
+    scored_spans,
     split_of,
     tagger_spans,
     threshold,
 )
-from spcl.extract.names.tally import MentionMetrics, MentionTally
-from spcl.io.jsonl import load_jsonl, read_jsonl_objects
+from spcl.extract.names.tally import MentionMetrics
+from spcl.extract.names.train_gold import VERSION, dev_of, mention_metrics, person_free, read_gold
 from spcl.mask.words import is_whole_word
-from spcl.text import normalize
 
 DEFAULT_DATA = Path("data/names-gold-v1/names.jsonl")
 DEFAULT_NEGATIVES = Path("data/weak-none/libreoffice-help.jsonl")
 DEFAULT_JA_GAZETTEER = MODEL_DIR / JA_GAZETTEER
-VERSION = "names-crf-v2"
-
-
-def read_gold(path: Path) -> list[dict[str, Any]]:
-    """Records of a names-gold JSONL (text NFC-checked: spans index the NFC text)."""
-    records = []
-    for r in read_jsonl_objects(path):
-        if normalize(r["text"]) == r["text"]:
-            records.append(r)
-    return records
-
-
-def _metrics(records: list[dict[str, Any]], predict: Callable[..., list[tuple[int, int]]]) -> MentionMetrics:
-    """Mention metrics of ``predict(text)`` over ``records`` (``...``: its lambdas bind loop values as defaults)."""
-
-    tally = MentionTally()
-    for r in records:
-        started = time.process_time()  # CPU seconds: docs/s per core, whatever else the machine runs
-        pred = predict(r["text"])
-        tally.add([tuple(p) for p in r["persons"]], pred, time.process_time() - started)
-    m = tally.metrics()
-    p, rc = m["span_precision"] or 0.0, m["recall"] or 0.0
-    m["f1"] = round(2 * p * rc / (p + rc), 4) if p + rc else 0.0
-    return m
-
-
 THRESHOLDS = (0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9)
 
 
@@ -81,8 +54,6 @@ def _pairs(records: list[dict[str, Any]], lang: str, model_dir: str) -> dict[tup
     """Pipeline metrics of each (threshold alone, threshold where a rule span or cue agrees) pair of ``THRESHOLDS``
     on ``records`` for the ``lang`` CRF in ``model_dir`` (one tagging pass per floor, then the merge alone:
     :func:`spcl.extract.names.merge_japanese` / :func:`~spcl.extract.names.merge_korean`)."""
-    from spcl.extract.names.tagger import scored_spans
-
     merge = merge_japanese if lang == "ja" else merge_korean
     by_floor = {f: [scored_spans(r["text"], lang, model_dir, f) or ([], []) for r in records] for f in THRESHOLDS}
     out = {}
@@ -95,13 +66,8 @@ def _pairs(records: list[dict[str, Any]], lang: str, model_dir: str) -> dict[tup
                 spans = longest_per_overlap(merge(text, scored, found, a, b))
                 return [(s, e) for s, e in spans if is_whole_word(text, s, e)]
 
-            out[(a, b)] = _metrics(records, predict)
+            out[(a, b)] = mention_metrics(records, predict)
     return out
-
-
-def _dev_of(record_id: str) -> bool:
-    """One training id in five (a second byte of the SHA-256) tunes the threshold."""
-    return hashlib.sha256(record_id.encode()).digest()[1] % 5 == 0
 
 
 def _fit(records: list[dict[str, Any]], lang: str, path: Path, params: dict[str, Any],
@@ -113,8 +79,6 @@ def _fit(records: list[dict[str, Any]], lang: str, path: Path, params: dict[str,
     trainer = pycrfsuite.Trainer(verbose=False)
     gaz: dict[str, tuple[str, str]] = {}
     if lang == "ko":  # the Korean CRF labels characters, with a syllable gazetteer of these records only
-        from spcl.extract.names.ko import parse
-
         table: dict[str, Any] = ko_chars.build_gazetteer(r for r in records if not r["id"].startswith("weak-"))
         table["technical"] = ko_chars.technical_words((r["text"] for r in records if r["id"].startswith("weak-")),
                                                       parse)  # the person-free training passages only
@@ -136,16 +100,6 @@ def _fit(records: list[dict[str, Any]], lang: str, path: Path, params: dict[str,
     started = time.perf_counter()
     trainer.train(str(path))
     return time.perf_counter() - started
-
-
-def person_free(path: Path | None, lang: str, limit: int) -> list[dict[str, Any]]:
-    """Up to ``limit`` person-free passages of ``lang`` (``data/weak-none``: LibreOffice help), chosen by hashed
-    id, as training records without persons: technical text, which the gold sentences lack."""
-    if path is None or limit <= 0 or not path.is_file():
-        return []
-    rows = load_jsonl(path)
-    rows = sorted((r for r in rows if r.get("lang") == lang), key=lambda r: hashlib.sha256(r["id"].encode()).digest())
-    return [{"id": r["id"], "lang": lang, "text": normalize(r["text"]), "persons": []} for r in rows[:limit]]
 
 
 def train_names(data: Path = DEFAULT_DATA, out: Path = Path("models/names-crf"), *, c1: float = 0.05,
@@ -183,7 +137,7 @@ def train_names(data: Path = DEFAULT_DATA, out: Path = Path("models/names-crf"),
     for lang in langs:
         train = [r for r in records if r["lang"] == lang and split_of(r["id"]) == "train"]
         held = [r for r in records if r["lang"] == lang and split_of(r["id"]) == "heldout"]
-        fit, dev = [r for r in train if not _dev_of(r["id"])], [r for r in train if _dev_of(r["id"])]
+        fit, dev = [r for r in train if not dev_of(r["id"])], [r for r in train if dev_of(r["id"])]
         extra = person_free(negatives, lang, negatives_per_lang)  # training only, never scored
         fit, train = fit + extra, train + extra
         dev_dir = out / ".dev"
@@ -197,7 +151,7 @@ def train_names(data: Path = DEFAULT_DATA, out: Path = Path("models/names-crf"),
         _fit(fit, lang, dev_dir / f"{lang}.crfsuite", params, gaz)
         _model.cache_clear()
         ko_gazetteer.cache_clear()
-        grid = {t: _metrics(dev, lambda x, lang=lang, t=t, d=str(dev_dir): crf_pipeline_spans(x, lang, d, cut=t))
+        grid = {t: mention_metrics(dev, lambda x, lang=lang, t=t, d=str(dev_dir): crf_pipeline_spans(x, lang, d, cut=t))
                 for t in THRESHOLDS}  # scored as the finder uses the CRF: merged with the rule finders
         agree_grid = _pairs(dev, lang, str(dev_dir))
         _model.cache_clear()
@@ -238,12 +192,12 @@ def train_names(data: Path = DEFAULT_DATA, out: Path = Path("models/names-crf"),
                 "licence": json.loads(gaz_path.read_text(encoding="utf-8")).get("licence")}
         _model.cache_clear()
         ko_gazetteer.cache_clear()
-        card["heldout"][lang] = _metrics(held, lambda x, lang=lang, t=chosen: tagger_spans(x, lang, str(out), cut=t)
-                                         or [])
+        card["heldout"][lang] = mention_metrics(
+            held, lambda x, lang=lang, t=chosen: tagger_spans(x, lang, str(out), cut=t) or [])
         agree = card.get("thresholds_agree", {}).get(lang)
-        card["heldout_pipeline"][lang] = _metrics(
+        card["heldout_pipeline"][lang] = mention_metrics(
             held, lambda x, lang=lang, t=chosen, a=agree: crf_pipeline_spans(x, lang, str(out), cut=t, cut_agree=a))
-        card["baseline_rules"][lang] = _metrics(held, lambda x, lang=lang: (analyse(x, lang) or ([], []))[1])
+        card["baseline_rules"][lang] = mention_metrics(held, lambda x, lang=lang: (analyse(x, lang) or ([], []))[1])
     _keep_other_languages(out / "model_card.json", card, langs)
     (out / "model_card.json").write_text(json.dumps(card, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
     threshold.cache_clear()
@@ -252,8 +206,9 @@ def train_names(data: Path = DEFAULT_DATA, out: Path = Path("models/names-crf"),
 
 
 def _keep_other_languages(path: Path, card: dict[str, Any], langs: tuple[str, ...]) -> None:
-    """Carry the entries of languages not trained now (the English CRF's, trained by :func:`train_english`)
-    from the card at ``path`` into ``card``, so that retraining ja/ko keeps the shipped English model's card."""
+    """Carry the entries of languages not trained now (the English CRF's, trained by
+    :func:`spcl.extract.names.train_english.train_english`) from the card at ``path`` into ``card``, so that
+    retraining ja/ko keeps the shipped English model's card."""
     try:
         old = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError):
@@ -265,120 +220,3 @@ def _keep_other_languages(path: Path, card: dict[str, Any], langs: tuple[str, ..
             kept = {k: v for k, v in value.items() if k in ("en",) and k not in langs}
             if kept:
                 card.setdefault(key, {}).update(kept)
-
-
-DEFAULT_EN_DATA = Path("data/names-gold-v2/names.jsonl")
-EN_THRESHOLDS = (0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9)
-
-
-def _fit_en(records: list[dict[str, Any]], path: Path, params: dict[str, Any],
-            gaz: tuple[frozenset[str], frozenset[str]]) -> float:
-    """Train the English CRF on ``records`` into ``path``; returns the training seconds."""
-    import pycrfsuite
-
-
-    trainer = pycrfsuite.Trainer(verbose=False)
-    for r in records:
-        text, gold = r["text"], [tuple(p) for p in r["persons"]]
-        pos = 0
-        for line in text.split("\n"):
-            toks = [(s + pos, e + pos) for s, e in en_crf.tokens(line)]
-            pos += len(line) + 1
-            if toks:
-                trainer.append(en_crf.features(text, toks, en_name_spans(text), gaz),
-                               en_crf.labels(toks, gold))
-    trainer.set_params(params)
-    started = time.perf_counter()
-    trainer.train(str(path))
-    return time.perf_counter() - started
-
-
-def en_pipeline(text: str, model_dir: str | None = None, cut: float | None = None) -> list[tuple[int, int]]:
-    """What the finder gives English ``text`` for the CRF in ``model_dir`` at ``cut``: the CRF's spans with the
-    rule finder's title/cue spans, longest per overlap, whole words only."""
-
-    return english_spans(text, model_dir, cut)
-
-
-def train_english(data: Path = DEFAULT_EN_DATA, out: Path = Path("models/names-crf"), *, c1: float = 0.05,
-                  c2: float = 0.01, max_iterations: int = 200, min_freq: int = 1,
-                  max_false_rows: float = 0.03, gazetteer: Path | None = None,
-                  held_out_sources: tuple[str, ...] = ()) -> dict[str, Any]:
-    """Train the English CRF (``spcl.extract.names.en_crf``) on names-gold-v2 and add it to ``out``'s card.
-
-    The held-out fifth by id hash (:func:`spcl.extract.names.tagger.split_of`) is never trained on; the
-    threshold is the lowest of ``EN_THRESHOLDS`` whose false-row rate on a dev fifth of the training split (a
-    model fitted on the other four fifths) is at most ``max_false_rows``. Numbers per source of the held-out
-    split go to the card (``heldout_pipeline_by_source``) beside the rule finder's (``baseline_rules``).
-    ``held_out_sources``: sources never trained on (a cross-source check; the card then records it).
-    ``gazetteer``: the name gazetteer (``tools/datasets/en_names_gazetteer.py``), copied beside the model.
-    """
-
-    records = [r for r in read_gold(data) if r["lang"] == "en"]
-    out.mkdir(parents=True, exist_ok=True)
-    gaz_file = gazetteer if gazetteer is not None else out / en_crf.EN_GAZETTEER
-    if gaz_file.is_file() and gaz_file.resolve() != (out / en_crf.EN_GAZETTEER).resolve():
-        shutil.copyfile(gaz_file, out / en_crf.EN_GAZETTEER)
-    en_crf.en_gazetteer.cache_clear()
-    gaz = en_crf.en_gazetteer(str(out))
-    params = {"c1": c1, "c2": c2, "max_iterations": max_iterations, "feature.minfreq": min_freq,
-              "feature.possible_transitions": True}
-    train = [r for r in records if split_of(r["id"]) == "train" and r["source"] not in held_out_sources]
-    held = [r for r in records if split_of(r["id"]) == "heldout" or r["source"] in held_out_sources]
-    fit, dev = [r for r in train if not _dev_of(r["id"])], [r for r in train if _dev_of(r["id"])]
-    dev_dir = out / ".dev-en"
-    dev_dir.mkdir(exist_ok=True)
-    if gaz:
-        shutil.copyfile(out / en_crf.EN_GAZETTEER, dev_dir / en_crf.EN_GAZETTEER)
-    _fit_en(fit, dev_dir / "en.crfsuite", params, gaz)
-    _model.cache_clear()
-    en_crf._model.cache_clear()
-    grid = {t: _metrics(dev, lambda x, t=t, d=str(dev_dir): en_pipeline(x, d, t)) for t in EN_THRESHOLDS}
-    _model.cache_clear()
-    en_crf._model.cache_clear()
-    shutil.rmtree(dev_dir)
-    ok = [t for t in EN_THRESHOLDS if (grid[t]["false_row_rate"] or 0.0) <= max_false_rows]
-    chosen = ok[0] if ok else max(EN_THRESHOLDS, key=lambda t: (grid[t]["recall"] or 0.0)
-                                  - 3 * (grid[t]["false_row_rate"] or 0.0))
-    path = out / "en.crfsuite"
-    seconds = _fit_en(train, path, params, gaz)
-    _model.cache_clear()
-    en_crf._model.cache_clear()
-    card_path = out / "model_card.json"
-    card: dict[str, Any] = json.loads(card_path.read_text(encoding="utf-8")) if card_path.is_file() else {
-        "version": VERSION, "kind": "person-name-crf", "format": "crfsuite binary (python-crfsuite)",
-        "labels": ["B", "I", "O"], "thresholds": {}, "files": {}}
-    sources = sorted({r["source"] for r in held})
-    by_source: dict[str, Any] = {}
-    rules_by_source: dict[str, Any] = {}
-    for src in sources:
-        part = [r for r in held if r["source"] == src]
-        by_source[src] = _metrics(part, lambda x, t=chosen: en_pipeline(x, str(out), t))
-        rules_by_source[src] = _metrics(part, en_name_spans)
-    card["thresholds"]["en"] = chosen
-    card.setdefault("data_en", {}).update({
-        "path": data.name, "sha256": hashlib.sha256(data.read_bytes()).hexdigest(), "records": len(records),
-        "held_out_sources": list(held_out_sources)})
-    card.setdefault("settings_en", {}).update({"algorithm": "lbfgs", **params,
-                                               "max_false_rows_on_dev": max_false_rows})
-    card.setdefault("dev", {})["en"] = {str(t): {k: grid[t][k] for k in ("recall", "false_row_rate",
-                                                                          "span_precision")}
-                                        for t in EN_THRESHOLDS}
-    card.setdefault("train_seconds", {})["en"] = round(seconds, 1)
-    card["files"]["en"] = {"file": path.name, "sha256": hashlib.sha256(path.read_bytes()).hexdigest(),
-                           "bytes": path.stat().st_size, "train_sentences": len(train),
-                           "heldout_sentences": len(held)}
-    if gaz:
-        g = out / en_crf.EN_GAZETTEER
-        meta = json.loads(g.read_text(encoding="utf-8"))
-        card["files"]["en"]["gazetteer"] = {
-            "file": g.name, "sha256": hashlib.sha256(g.read_bytes()).hexdigest(), "bytes": g.stat().st_size,
-            "given": len(meta.get("given", ())), "surname": len(meta.get("surname", ())),
-            "source": meta.get("source"), "licence": meta.get("licence")}
-    card.setdefault("heldout_pipeline", {})["en"] = _metrics(held, lambda x, t=chosen: en_pipeline(x, str(out), t))
-    card.setdefault("heldout_pipeline_by_source", {})["en"] = by_source
-    card.setdefault("baseline_rules", {})["en"] = _metrics(held, en_name_spans)
-    card.setdefault("baseline_rules_by_source", {})["en"] = rules_by_source
-    card_path.write_text(json.dumps(card, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
-    threshold.cache_clear()
-    return card
