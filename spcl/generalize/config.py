@@ -1,4 +1,4 @@
-"""The generalize job's configuration (a :class:`spcl.config.JobConfig`); the method's parameters are the
+"""The generalize job's configuration (a :class:`spcl.config_models.JobConfig`); the method's parameters are the
 ``generalize:`` section of the YAML config (:class:`spcl.config.GeneralizeSettings`)."""
 
 from __future__ import annotations
@@ -9,7 +9,8 @@ from typing import Any, ClassVar
 
 from pydantic import Field, ValidationError, field_validator
 
-from spcl.config import GeneralizeSettings, JobConfig
+from spcl.config import GeneralizeSettings
+from spcl.config_models import JobConfig
 from spcl.entity_types import DEFAULT_TYPES
 from spcl.extract.backends.registry import DEFAULT_BACKEND
 

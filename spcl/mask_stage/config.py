@@ -8,7 +8,7 @@ from typing import Any, ClassVar, Literal
 
 from pydantic import Field, ValidationInfo, field_validator, model_validator
 
-from spcl.config import JobConfig
+from spcl.config_models import JobConfig
 from spcl.entity_types import DEFAULT_TYPES, check_known_types
 from spcl.executor.runs import new_run_id
 from spcl.extract.backends.registry import DEFAULT_BACKEND

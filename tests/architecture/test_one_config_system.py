@@ -14,7 +14,7 @@ from pathlib import Path
 
 from pydantic import BaseModel
 
-from spcl.config import JobConfig
+from spcl.config_models import JobConfig
 from spcl.job_configs import JOB_CONFIGS
 
 ROOT = Path(__file__).resolve().parents[2] / "spcl"
@@ -80,7 +80,7 @@ def test_every_job_config_is_a_registered_pydantic_model() -> None:
 def test_job_configs_validate_with_the_key_named_and_no_value() -> None:
     import pytest
 
-    from spcl.config import ConfigError
+    from spcl.config_models import ConfigError
 
     secret = "s3cr3t-value-9931"
     for model in (m for m in JOB_CONFIGS.values() if issubclass(m, JobConfig)):
