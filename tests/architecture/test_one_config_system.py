@@ -1,6 +1,7 @@
 """One configuration system, read from the source with ``ast``: a job's settings are a pydantic model in the
-registry of job configs (``spcl.job_configs.JOB_CONFIGS``), never a ``@dataclass`` fed from argparse
-(trainer hyperparameters stored in model cards excepted: :data:`TRAINER_SETTINGS`).
+registry of job configs (``spcl.job_configs.JOB_CONFIGS``), never a ``@dataclass`` fed from argparse;
+a trainer's hyperparameters stored in model cards are pydantic models too
+(``spcl.config_models.TrainerSettings``).
 
 A class counts as a config when its name ends in ``Config``, ``Settings`` or ``Section`` (the
 spelling of every configuration class spcl has); such a class may not be a dataclass, and every one that
@@ -19,13 +20,9 @@ from spcl.job_configs import JOB_CONFIGS
 
 ROOT = Path(__file__).resolve().parents[2] / "spcl"
 CONFIG_SUFFIXES = ("Config", "Settings", "Section")
-TRAINER_SETTINGS = {
-    "spcl/finetune/train.py:TrainConfig",
-    "spcl/screen/features.py:FeatureSettings",
-    "spcl/screen/train_data.py:TrainSettings",
-}
-"""Not job configurations: a trainer's hyperparameters, written into the model card of what it trains (their
-dataclass form is part of that artifact format). The list may only shrink."""
+TRAINER_SETTINGS: set[str] = set()
+"""Dataclass configuration classes still allowed (none: trainers' settings written into model cards are
+pydantic models too, :class:`spcl.config_models.TrainerSettings`). The set may only shrink."""
 
 
 def _is_dataclass_decorator(node: ast.expr) -> bool:

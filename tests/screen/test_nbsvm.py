@@ -3,7 +3,6 @@ the ratio into the stored weights, and a trained artifact that round-trips."""
 
 from __future__ import annotations
 
-from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -43,7 +42,7 @@ def test_log_ratio_signs_follow_the_class_a_column_occurs_in() -> None:
 @pytest.mark.parametrize("seed", [0, 1, 2])
 def test_folded_weights_score_exactly_as_the_svc_on_scaled_columns(seed: int) -> None:
     x, y, w = _random_problem(seed)
-    settings = replace(SMALL, svc_nb_alpha=0.5)
+    settings = SMALL.replace(svc_nb_alpha=0.5)
     coef, intercept = _fit_svc(x, y, w, settings)
     r = nb_log_ratio(x, y, w, 0.5)
     svc = LinearSVC(C=settings.svc_c, class_weight="balanced", random_state=settings.seed, max_iter=5000)
@@ -66,7 +65,7 @@ def test_default_is_the_plain_svc() -> None:
 
 def test_nb_svm_screen_records_the_setting_and_round_trips(tmp_path: Path) -> None:
     recs = [record_from_dict(r) for r in generate(20, seed=4)]
-    screen = fit_screen(recs, replace(SMALL, svc_nb_alpha=1.0))
+    screen = fit_screen(recs, SMALL.replace(svc_nb_alpha=1.0))
     assert screen.card["train_settings"]["svc_nb_alpha"] == 1.0
     assert "NB-SVM" in screen.card["models"]["svc"]
     texts, langs = [r.text for r in recs[:40]], [r.lang for r in recs[:40]]
