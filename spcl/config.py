@@ -12,14 +12,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 import yaml
-from pydantic import (
-    BaseModel,
-    ConfigDict,
-    Field,
-    ValidationError,
-    create_model,
-    field_validator,
-)
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model, field_validator
 
 from spcl.config_models import ConfigError, format_errors
 from spcl.entity_types import DEFAULT_TYPES
