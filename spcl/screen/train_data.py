@@ -91,7 +91,7 @@ class TrainSettings(TrainerSettings):
     svc_c: float = 0.5
     svc_nb_alpha: float = 0.0
     """0: the LinearSVC trains on the TF-IDF columns. > 0: NB-SVM — it trains on the columns scaled by their
-    log-count ratio (:func:`nb_log_ratio`, smoothing ``svc_nb_alpha``) and stores ``r · w``, so the artifact and
+    log-count ratio (``fit_models.nb_log_ratio``, smoothing ``svc_nb_alpha``) and stores ``r · w``, so the artifact and
     inference are unchanged (fewer NONE flags at the same SCPI recall on the held-out quarter)."""
     lgbm_top_k: int = 3000
     lgbm_trees: int = 200
