@@ -14,7 +14,7 @@ from typing import Any, Literal
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model, field_validator
 
-from spcl.config_models import ConfigError, format_errors
+from spcl.config_models import ConfigError, config_error
 from spcl.entity_types import DEFAULT_TYPES
 from spcl.operator_types import check_operators
 from spcl.resources import shipped_locations, shipped_path
@@ -275,7 +275,7 @@ def settings_from_dict(data: dict[str, Any] | None, origin: str = "<dict>") -> S
     try:
         return Settings.model_validate(data)
     except ValidationError as err:
-        raise ConfigError(format_errors(err, origin)) from None
+        raise config_error(err, origin) from None
 
 
 def load_settings(path: str | Path | None = None, overrides: dict[str, Any] | None = None) -> Settings:

@@ -21,17 +21,31 @@ from spcl.errors import InvalidConfig
 class ConfigError(InvalidConfig, ValueError):
     """A configuration file is missing, unreadable or invalid; the message names the key."""
 
+    def __init__(self, message: str, keys: tuple[tuple[str, str], ...] = ()) -> None:
+        super().__init__(message)
+        self.keys = keys
+        """``(key, problem)`` of each bad key when the error comes from validating a model (else empty)."""
 
-def format_errors(err: ValidationError, origin: str) -> str:
-    """The message of a :class:`ConfigError`: ``origin``, then one line per bad key (never its value)."""
-    lines = []
+
+def _bad_keys(err: ValidationError) -> list[tuple[str, str]]:
+    """``(dotted key, problem)`` per error; a nested model's own :class:`ConfigError` (a model whose
+    ``__init__`` validates, met as a field's value) is unfolded into its keys under the field's."""
+    out: list[tuple[str, str]] = []
     for e in err.errors():
-        key = ".".join(str(p) for p in e["loc"]) or "<root>"
-        msg = e["msg"]
-        if e["type"] == "extra_forbidden":
-            msg = "unknown key"
-        lines.append(f"  {key}: {msg}")
-    return f"invalid configuration in {origin}:\n" + "\n".join(lines)
+        key = ".".join(str(p) for p in e["loc"])
+        inner = (e.get("ctx") or {}).get("error")
+        if isinstance(inner, ConfigError) and inner.keys:
+            out += [(f"{key}.{k}" if key else k, problem) for k, problem in inner.keys]
+        else:
+            out.append((key or "<root>", "unknown key" if e["type"] == "extra_forbidden" else e["msg"]))
+    return out
+
+
+def config_error(err: ValidationError, origin: str) -> ConfigError:
+    """The :class:`ConfigError` of a failed validation: ``origin``, then one line per bad key (never its value)."""
+    keys = _bad_keys(err)
+    lines = "\n".join(f"  {key}: {problem}" for key, problem in keys)
+    return ConfigError(f"invalid configuration in {origin}:\n{lines}", tuple(keys))
 
 
 class TrainerSettings(BaseModel):
@@ -44,7 +58,7 @@ class TrainerSettings(BaseModel):
         try:
             super().__init__(**data)
         except ValidationError as err:
-            raise ConfigError(format_errors(err, f"the {type(self).__name__}")) from None
+            raise config_error(err, f"the {type(self).__name__}") from None
 
     def replace(self, **changes: Any) -> Self:
         """A copy with ``changes`` applied, validated like a new instance (what ``dataclasses.replace`` did)."""
@@ -75,7 +89,7 @@ class JobConfig(BaseModel):
         try:
             super().__init__(**_renamed(cls, data))
         except ValidationError as err:
-            raise ConfigError(format_errors(err, f"the {cls.__name__}")) from None
+            raise config_error(err, f"the {cls.__name__}") from None
 
     def to_json(self) -> str:
         """The config as JSON (for Spark workers)."""
@@ -120,4 +134,4 @@ def job_config(model: type[J], *, yaml_section: BaseModel | Mapping[str, Any] | 
     try:
         return model.model_validate(merged)
     except ValidationError as err:
-        raise ConfigError(format_errors(err, f"the {model.__name__}")) from None
+        raise config_error(err, f"the {model.__name__}") from None

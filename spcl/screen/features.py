@@ -82,7 +82,7 @@ class FeatureSettings(TrainerSettings):
     @classmethod
     def _known_dictionary(cls, value: str) -> str:
         if value not in MECAB_DICTIONARIES:
-            raise ValueError(f"mecab_dic must be one of {', '.join(MECAB_DICTIONARIES)}")
+            raise ValueError(f"must be one of {', '.join(MECAB_DICTIONARIES)}")
         return value
 
     def to_json(self) -> dict[str, Any]:
