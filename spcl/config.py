@@ -8,23 +8,14 @@ from __future__ import annotations
 
 import hashlib
 import json
-import warnings
-from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, ClassVar, Literal, TypeVar
+from typing import Any, Literal
 
 import yaml
-from pydantic import (
-    BaseModel,
-    ConfigDict,
-    Field,
-    ValidationError,
-    create_model,
-    field_validator,
-)
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model, field_validator
 
+from spcl.config_models import ConfigError, config_error
 from spcl.entity_types import DEFAULT_TYPES
-from spcl.errors import InvalidConfig
 from spcl.operator_types import check_operators
 from spcl.resources import shipped_locations, shipped_path
 from spcl.rule_types import BY_NAME, DEFAULT_CONTEXT, LANGUAGES
@@ -50,10 +41,6 @@ IP_DNS_RESOLVERS: tuple[str, ...] = (
 Action = Literal["flag", "count", "ignore"]
 # the source tree's conf/default.yaml, or the copy a wheel installs under <prefix>/share/spcl/conf/
 DEFAULT_CONF = shipped_path("conf/default.yaml") or shipped_locations("conf/default.yaml")[0]
-
-
-class ConfigError(InvalidConfig, ValueError):
-    """A configuration file is missing, unreadable or invalid; the message names the key."""
 
 
 class _Section(BaseModel):
@@ -281,17 +268,6 @@ class Settings(_Section):
         return hashlib.sha256(canonical.encode()).hexdigest()[:16]
 
 
-def _format_errors(err: ValidationError, origin: str) -> str:
-    lines = []
-    for e in err.errors():
-        key = ".".join(str(p) for p in e["loc"]) or "<root>"
-        msg = e["msg"]
-        if e["type"] == "extra_forbidden":
-            msg = "unknown key"
-        lines.append(f"  {key}: {msg}")
-    return f"invalid configuration in {origin}:\n" + "\n".join(lines)
-
-
 def settings_from_dict(data: dict[str, Any] | None, origin: str = "<dict>") -> Settings:
     """Validate a plain dict into :class:`Settings`; raise :class:`ConfigError` naming each bad key.
     An empty section (``screen:`` with nothing under it) means that section's defaults."""
@@ -299,7 +275,7 @@ def settings_from_dict(data: dict[str, Any] | None, origin: str = "<dict>") -> S
     try:
         return Settings.model_validate(data)
     except ValidationError as err:
-        raise ConfigError(_format_errors(err, origin)) from None
+        raise config_error(err, origin) from None
 
 
 def load_settings(path: str | Path | None = None, overrides: dict[str, Any] | None = None) -> Settings:
@@ -342,74 +318,3 @@ def load_settings(path: str | Path | None = None, overrides: dict[str, Any] | No
                 raise ConfigError(f"invalid configuration in {origin}:\n  {key}: must be a mapping of settings")
         node[leaf] = value
     return settings_from_dict(data, origin)
-
-
-class JobConfig(BaseModel):
-    """Base of every job's configuration (``spcl mask``, ``spcl generalize``, ``spcl annotate``).
-
-    A pydantic model like the YAML sections: an unknown key or a bad value raises :class:`ConfigError` naming
-    the key (never the value). The fields named in ``positional`` may also be given by position
-    (``MaskJobConfig("in", "out", "vault")``). Jobs may set ``run_id`` and paths after construction.
-    """
-
-    model_config = ConfigDict(extra="forbid")
-    positional: ClassVar[tuple[str, ...]] = ()
-    deprecated_keys: ClassVar[dict[str, str]] = {}
-    """Old spelling -> the key that replaced it; the old one is accepted with a :class:`DeprecationWarning`."""
-
-    def __init__(self, *args: Any, **data: Any) -> None:
-        cls = type(self)
-        if len(args) > len(cls.positional):
-            raise TypeError(f"{cls.__name__} takes at most {len(cls.positional)} positional arguments")
-        for name, value in zip(cls.positional, args, strict=False):
-            if name in data:
-                raise TypeError(f"{cls.__name__} got {name!r} twice")
-            data[name] = value
-        try:
-            super().__init__(**_renamed(cls, data))
-        except ValidationError as err:
-            raise ConfigError(_format_errors(err, f"the {cls.__name__}")) from None
-
-    def to_json(self) -> str:
-        """The config as JSON (for Spark workers)."""
-        return json.dumps(self.model_dump(mode="json"))
-
-    @classmethod
-    def from_json(cls, text: str) -> Any:
-        """The config back from :meth:`to_json`."""
-        return cls(**json.loads(text))
-
-
-def _renamed(cls: type[JobConfig], data: dict[str, Any]) -> dict[str, Any]:
-    """``data`` with deprecated keys renamed to their current spelling (a warning names both keys)."""
-    for old, new in cls.deprecated_keys.items():
-        if old in data:
-            if new in data:
-                raise ConfigError(f"invalid configuration in the {cls.__name__}:\n  {old}: give {new} only "
-                                  f"({old} is its deprecated spelling)")
-            warnings.warn(f"{cls.__name__}: {old!r} is deprecated; use {new!r}", DeprecationWarning,
-                          stacklevel=4)
-            data[new] = data.pop(old)
-    return data
-
-
-J = TypeVar("J", bound=BaseModel)
-
-
-def job_config(model: type[J], *, yaml_section: BaseModel | Mapping[str, Any] | None = None,
-               cli: Mapping[str, Any] | None = None) -> J:
-    """The one way a job's configuration is assembled: the model's defaults, then the config file's section
-    (``yaml_section``: keys the model has), then the CLI flags that were given (``cli``: a value of ``None``
-    means "not given" and keeps what is below it). Raises :class:`ConfigError` naming a bad key.
-
-    >>> job_config(GeneralizeSettings, yaml_section={"guesses": 3}, cli={"guesses": None, "seed": 7}).seed
-    7
-    """
-    base = yaml_section.model_dump() if isinstance(yaml_section, BaseModel) else dict(yaml_section or {})
-    merged = base | {k: v for k, v in (cli or {}).items() if v is not None}
-    if issubclass(model, JobConfig):
-        return model(**merged)
-    try:
-        return model.model_validate(merged)
-    except ValidationError as err:
-        raise ConfigError(_format_errors(err, f"the {model.__name__}")) from None

@@ -41,7 +41,8 @@ def main(argv: list[str] | None = None) -> int:
 
     import torch
 
-    from spcl.finetune.train import TrainConfig, train_extractor
+    from spcl.finetune.config import TrainConfig
+    from spcl.finetune.train import train_extractor
     from spcl.synth.pii import generate, write_chat
 
     started = time.perf_counter()

@@ -19,7 +19,6 @@ from __future__ import annotations
 import argparse
 import json
 from collections import defaultdict
-from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -45,7 +44,7 @@ def settings_of(card: dict[str, Any]) -> TrainSettings:
         kw[k] = tuple(sorted((t.get(k) or {}).items()))
     for k in ("target_recall", "threshold_mode"):
         kw[k] = t[k]
-    return replace(TrainSettings(), features=FeatureSettings(), **kw)
+    return TrainSettings(features=FeatureSettings(), **kw)
 
 
 def crossfit_flags(rows: list[dict[str, Any]], settings: TrainSettings) -> np.ndarray:

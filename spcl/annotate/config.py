@@ -13,7 +13,8 @@ from pydantic import Field, field_validator, model_validator
 from spcl.annotate.candidates import CANDIDATE_MODES
 from spcl.annotate.prompt import PROMPT_VERSION
 from spcl.annotate.teachers import TeacherSpec, name_teachers
-from spcl.config import InputSettings, JobConfig
+from spcl.config import InputSettings
+from spcl.config_models import JobConfig
 from spcl.executor.errors import JobError
 from spcl.executor.state import load_json_markers, read_json_marker, read_jsonl, write_json_atomic
 from spcl.executor.units import list_unit_files, record_file_key

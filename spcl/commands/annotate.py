@@ -22,7 +22,7 @@ from spcl.annotate import job as annotate_job
 from spcl.annotate.candidates import CANDIDATE_MODES
 from spcl.annotate.job import AnnotateConfig
 from spcl.annotate.teachers import parse_teacher
-from spcl.config import job_config
+from spcl.config_models import job_config
 from spcl.errors import Pending, RunFailed, UsageError
 
 

@@ -18,7 +18,8 @@ import argparse
 import json
 from typing import Any
 
-from spcl.config import GeneralizeSection, job_config, load_settings
+from spcl.config import GeneralizeSection, load_settings
+from spcl.config_models import job_config
 from spcl.entity_types import DEFAULT_TYPES
 from spcl.errors import Pending, RunFailed, UsageError
 from spcl.extract.backends import DEFAULT_BACKEND, GENERALIZE_BACKENDS, RULES_BACKEND, select_options

@@ -24,7 +24,8 @@ import logging
 from typing import Any
 
 from spcl import mask_stage
-from spcl.config import job_config, load_settings
+from spcl.config import load_settings
+from spcl.config_models import job_config
 from spcl.entity_types import DEFAULT_TYPES
 from spcl.errors import Pending, RunFailed, UsageError
 from spcl.extract.backends import (
@@ -127,7 +128,7 @@ def backend_options(args: argparse.Namespace) -> dict[str, Any]:
 
 def operators_from_args(args: argparse.Namespace) -> dict[str, str]:
     """Operators per type: the config's ``mask.operators``, then each ``--operator TYPE=OP`` over it;
-    ``ValueError`` (a :class:`spcl.config.ConfigError`) naming a bad entry."""
+    ``ValueError`` (a :class:`spcl.config_models.ConfigError`) naming a bad entry."""
     config = getattr(args, "conf", None)
     ops = dict(load_settings(config).mask.operators)
     given = getattr(args, "operator", None) or []

@@ -9,12 +9,12 @@ import sys
 import time
 from pathlib import Path
 
+from spcl.config_models import job_config
 from spcl.errors import UsageError
 from spcl.manifest import MANIFEST_NAME, manifest_ref, sha256_file
 from spcl.progress import Progress
 from spcl.screen.crossval import cross_validate, cv_report
 from spcl.screen.cv_files import write_cv_outputs
-from spcl.screen.features import FeatureSettings
 from spcl.screen.train import (
     Record,
     TrainSettings,
@@ -100,46 +100,34 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def run_train(args: argparse.Namespace) -> int:
     """Train, cross-validate and save; prints a short JSON summary (metrics only, no text)."""
-    from dataclasses import replace
-
-
     missing = [d for d in args.data if not Path(d).is_file()]
     if missing:
         raise UsageError(f"data file not found: {', '.join(missing)} (the labelled sets that ship are under "
                          f"data/, e.g. data/scpi-real-v1/labelled.jsonl; a quick example on them: "
                          f"{CLONE_EXAMPLE})")
     try:
-        lang_targets = lang_values(args.lang_target_recall, "--lang-target-recall")
-        none_budgets = lang_values(args.lang_none_budget, "--lang-none-budget")
-    except ValueError as exc:
-        raise UsageError(str(exc)) from exc
-    try:
-        features = replace(FeatureSettings(), mecab_dic=args.mecab_dic,
-                           person_cues=bool(getattr(args, "person_cues", False)))
-    except ValueError as exc:
+        settings = job_config(TrainSettings, cli={
+            "seed": args.seed,
+            "target_recall": args.target_recall,
+            "positive_labels": _names(args.positive),
+            "threshold_labels": _names(args.threshold_labels),
+            "num_threads": args.threads,
+            "weak_weight": args.weak_weight,
+            "per_lang_thresholds": _names(args.per_lang_thresholds),
+            "global_threshold_langs": _names(args.global_threshold_langs),
+            "lang_target_recall": lang_values(args.lang_target_recall, "--lang-target-recall"),
+            "lang_none_budget": lang_values(args.lang_none_budget, "--lang-none-budget"),
+            "fewest_none_langs": _names(args.fewest_none_langs),
+            **kind_settings(args),
+            "threshold_split": getattr(args, "threshold_split", "cv"),
+            "features": {"mecab_dic": args.mecab_dic, "person_cues": bool(getattr(args, "person_cues", False))},
+        })
+    except ValueError as exc:  # a bad --lang-* value, or a ConfigError naming the setting
         raise UsageError(str(exc)) from exc
     records: list[Record] = read_records(args.data)
     extra: list[Record] = []
     if args.synthetic > 0:
         extra = [record_from_dict(r) for r in generate(args.synthetic, seed=args.seed)]
-    positive = tuple(x.strip() for x in args.positive.split(",") if x.strip())
-    settings = replace(
-        TrainSettings(),
-        seed=args.seed,
-        target_recall=args.target_recall,
-        positive_labels=positive,
-        threshold_labels=tuple(x.strip() for x in args.threshold_labels.split(",") if x.strip()),
-        num_threads=args.threads,
-        weak_weight=args.weak_weight,
-        per_lang_thresholds=tuple(x.strip() for x in args.per_lang_thresholds.split(",") if x.strip()),
-        global_threshold_langs=tuple(x.strip() for x in args.global_threshold_langs.split(",") if x.strip()),
-        lang_target_recall=lang_targets,
-        lang_none_budget=none_budgets,
-        fewest_none_langs=_names(args.fewest_none_langs),
-        **kind_settings(args),
-        threshold_split=getattr(args, "threshold_split", "cv"),
-        features=features,
-    )
     real = [r for r in records if not r.synthetic]
     extra = [r for r in records if r.synthetic] + extra
     warnings = too_few_positives(real, settings)

@@ -19,11 +19,13 @@ from __future__ import annotations
 import argparse
 import json
 
+from spcl.config_models import job_config
 from spcl.errors import RunFailed, UsageError
 from spcl.extract.adapter import AdapterError
 from spcl.extract.backends import BackendUnavailable
+from spcl.finetune.config import TrainConfig
 from spcl.finetune.lossmask import LossMaskError
-from spcl.finetune.train import TrainConfig, TrainError, train_extractor
+from spcl.finetune.train import TrainError, train_extractor
 
 
 def run_from_args(args: argparse.Namespace) -> int:
@@ -33,16 +35,7 @@ def run_from_args(args: argparse.Namespace) -> int:
             raise UsageError(f"--{name.replace('_', '-')} must be at least 1")
     if args.max_steps < 0 or args.eval_limit < 0:
         raise UsageError("--max-steps and --eval-limit must be >= 0")
-    cfg = TrainConfig(
-        data=args.data, base=args.base, out=args.out, eval=args.eval, full=args.full, lora_rank=args.lora_rank,
-        lora_alpha=args.lora_alpha, lora_dropout=args.lora_dropout, target_modules=args.target_modules,
-        epochs=args.epochs, max_steps=args.max_steps, batch_size=args.batch_size, grad_accum=args.grad_accum,
-        lr=args.lr, weight_decay=args.weight_decay, warmup_steps=args.warmup_steps, max_grad_norm=args.max_grad_norm,
-        max_length=args.max_length, drop_bad_records=args.drop_bad_records, seed=args.seed, device=args.device,
-        dtype=args.dtype, save_every=args.save_every, resume=args.resume, eval_limit=args.eval_limit,
-        eval_max_new_tokens=args.eval_max_new_tokens, eval_batch_size=args.eval_batch_size,
-        eval_generate=args.eval_generate, mlflow=args.mlflow,
-    )
+    cfg = job_config(TrainConfig, cli={k: v for k, v in vars(args).items() if k in TrainConfig.model_fields})
     try:
         card = train_extractor(cfg)
     except (LossMaskError, AdapterError, BackendUnavailable, TrainError):

@@ -10,7 +10,9 @@ One idea per module:
   are built, for training and for evaluation).
 - ``loss``: the summed cross-entropy over a batch's trained tokens (logits only where they are needed).
 - ``checkpoint``: trainable weights and optimizer state in safetensors (no pickle), for resuming.
-- ``train``: the seeded training loop (LoRA via PEFT, or full fine-tuning).
+- ``config``: the run's settings (``TrainConfig``), whose weight-changing part the model card records.
+- ``loop``: the optimizer loop (schedule, seeded order and dropout, accumulation, clipping).
+- ``train``: a training run (LoRA via PEFT, or full fine-tuning): checks, resume, model card, evaluation.
 - ``metrics``: the eval loss and the ``spcl eval masking`` metrics of the trained extractor.
 - the artifact (model card, the checks a loader runs before using an adapter) is ``spcl.extract.adapter``:
   the backends that load an adapter read it, and nothing in ``spcl.extract`` imports this package.

@@ -18,11 +18,9 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
-import math
 import time
 from collections import Counter
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -31,8 +29,8 @@ from spcl.extract.adapter import base_fingerprint, pickle_files, write_model_car
 from spcl.extract.backends.transformers_backend import eos_token_ids, load_model
 from spcl.extract.prompt import PROMPT_VERSION
 from spcl.finetune.checkpoint import STATE_NAME, latest_checkpoint, load_checkpoint, save_checkpoint
-from spcl.finetune.collate import collate
-from spcl.finetune.loss import completion_loss_sum
+from spcl.finetune.config import TrainConfig
+from spcl.finetune.loop import TrainLoop
 from spcl.finetune.lossmask import EncodeReport, encode_records
 from spcl.finetune.metrics import eval_loss, hashed_order, is_gold_file, masking_metrics
 from spcl.finetune.records import read_records
@@ -46,67 +44,8 @@ class TrainError(RunFailed, RuntimeError):
     """The run cannot go on (bad records, a checkpoint from other settings); names ids and reasons only."""
 
 
-@dataclass(frozen=True)
-class TrainConfig:
-    """Everything a run depends on (paths, model, LoRA and optimizer settings, evaluation)."""
-
-    data: str
-    base: str
-    out: str
-    eval: str | None = None
-    full: bool = False
-    lora_rank: int = 16
-    lora_alpha: int | None = None
-    lora_dropout: float = 0.05
-    target_modules: str = "all-linear"
-    epochs: int = 1
-    max_steps: int = 0
-    batch_size: int = 1
-    grad_accum: int = 8
-    lr: float | None = None
-    weight_decay: float = 0.0
-    warmup_steps: int = 0
-    max_grad_norm: float = 1.0
-    max_length: int = 2048
-    drop_bad_records: bool = False
-    seed: int = 0
-    device: str = "auto"
-    dtype: str = "auto"
-    save_every: int = 100
-    resume: bool = False
-    eval_limit: int = 0
-    eval_max_new_tokens: int = 256
-    eval_batch_size: int = 8
-    eval_generate: bool = True
-    mlflow: str | None = None
-
-    @property
-    def learning_rate(self) -> float:
-        """``lr``, or the default: 2e-4 for LoRA, 1e-5 for full fine-tuning."""
-        return self.lr if self.lr is not None else (1e-5 if self.full else 2e-4)
-
-    def hyper_parameters(self) -> dict[str, Any]:
-        """The settings that change the trained weights (what the model card and the tracker record)."""
-        keys = ("full", "lora_rank", "lora_dropout", "target_modules", "epochs", "max_steps", "batch_size",
-                "grad_accum", "weight_decay", "warmup_steps", "max_grad_norm", "max_length", "seed", "dtype")
-        hp = {k: getattr(self, k) for k in keys}
-        hp["lora_alpha"] = self.lora_alpha if self.lora_alpha is not None else 2 * self.lora_rank
-        hp["lr"] = self.learning_rate
-        if self.full:
-            for k in ("lora_rank", "lora_alpha", "lora_dropout", "target_modules"):
-                hp.pop(k)
-        return hp
-
-
 def _sha(text: str) -> str:
     return hashlib.sha256(text.encode()).hexdigest()
-
-
-def lr_at(step: int, total: int, peak: float, warmup: int) -> float:
-    """Linear warm-up over ``warmup`` steps to ``peak``, then linear decay to 0 at ``total``."""
-    if warmup > 0 and step < warmup:
-        return peak * (step + 1) / warmup
-    return peak * max(0.0, (total - step) / max(1, total - warmup))
 
 
 def _problem_summary(problems: list[tuple[str, str]]) -> dict[str, Any]:
@@ -153,7 +92,7 @@ def train_extractor(cfg: TrainConfig, on_step: Callable[[int, dict[str, float]],
     eos_ids = eos_token_ids(net, tokenizer)
     report, problems = _encode_checked(cfg, tokenizer, records, [(p.id, p.reason) for p in record_problems],
                                        eos_ids)
-    loop = _Loop.start(cfg, _wrap(net, cfg), report.examples, int(tokenizer.pad_token_id), eos_ids)
+    loop = TrainLoop.start(cfg, _wrap(net, cfg), report.examples, int(tokenizer.pad_token_id), eos_ids)
     data_sha = sha256_file(cfg.data)
     settings = _sha(json.dumps({"hp": cfg.hyper_parameters(), "data": data_sha, "total": loop.total,
                                 "base": base_fingerprint(cfg.base)}, sort_keys=True))
@@ -205,75 +144,7 @@ def _encode_checked(cfg: TrainConfig, tokenizer: Any, records: list[Any], record
     return report, problems
 
 
-@dataclass
-class _Loop:
-    """The optimizer loop's state: the wrapped model, its optimizer, the examples and the step plan."""
-
-    cfg: TrainConfig
-    net: Any
-    optimizer: Any
-    trainable: list[Any]
-    examples: list[Any]
-    pad_id: int
-    eos_ids: frozenset[int]
-    device: Any
-    per_step: int
-    steps_per_epoch: int
-    total: int
-    orders: dict[int, list[int]] = field(default_factory=dict)
-    tokens_seen: int = 0
-
-    @classmethod
-    def start(cls, cfg: TrainConfig, net: Any, examples: list[Any], pad_id: int, eos_ids: frozenset[int]) -> _Loop:
-        """Put ``net`` in training mode with AdamW over its trainable weights; plan ``total`` optimizer steps."""
-        import torch
-
-        net.train()
-        trainable = [p for p in net.parameters() if p.requires_grad]
-        optimizer = torch.optim.AdamW(trainable, lr=cfg.learning_rate, weight_decay=cfg.weight_decay)
-        per_step = cfg.batch_size * cfg.grad_accum
-        steps_per_epoch = math.ceil(len(examples) / per_step)
-        total = cfg.max_steps if cfg.max_steps > 0 else cfg.epochs * steps_per_epoch
-        return cls(cfg, net, optimizer, trainable, examples, pad_id, eos_ids, next(net.parameters()).device,
-                   per_step, steps_per_epoch, total)
-
-    def _chosen(self, step: int) -> tuple[int, list[Any]]:
-        """``(epoch, examples)`` of optimizer step ``step``: its slice of the epoch's hashed order."""
-        epoch, j = divmod(step, self.steps_per_epoch)
-        if epoch not in self.orders:
-            self.orders = {epoch: hashed_order([e.id for e in self.examples], self.cfg.seed, f"epoch{epoch}")}
-        return epoch, [self.examples[i] for i in self.orders[epoch][j * self.per_step : (j + 1) * self.per_step]]
-
-    def step(self, step: int, elapsed: Callable[[], float]) -> dict[str, float]:
-        """One optimizer step (scheduled learning rate, reseeded dropout, accumulated micro-batches, clipped
-        gradients); its metrics. ``elapsed()`` gives the seconds since training began, for tokens/s."""
-        import torch
-
-        cfg = self.cfg
-        epoch, chosen = self._chosen(step)
-        lr = lr_at(step, self.total, cfg.learning_rate, cfg.warmup_steps)
-        for group in self.optimizer.param_groups:
-            group["lr"] = lr
-        torch.manual_seed(int.from_bytes(hashlib.sha256(f"{cfg.seed}:step:{step}".encode()).digest()[:7], "big"))
-        step_trained = sum(e.completion_tokens for e in chosen)
-        loss_sum, step_tokens = 0.0, 0
-        for k in range(0, len(chosen), cfg.batch_size):
-            batch = collate(chosen[k : k + cfg.batch_size], self.pad_id, self.eos_ids).to(self.device)
-            loss = completion_loss_sum(self.net, batch)
-            (loss / step_trained).backward()
-            loss_sum += float(loss.detach())
-            step_tokens += batch.masked_tokens + batch.trained_tokens
-        grad_norm = float(torch.nn.utils.clip_grad_norm_(self.trainable, cfg.max_grad_norm))
-        self.optimizer.step()
-        self.optimizer.zero_grad(set_to_none=True)
-        self.tokens_seen += step_tokens
-        seconds = elapsed()
-        return {"loss": loss_sum / step_trained, "lr": lr, "grad_norm": grad_norm, "epoch": epoch,
-                "trained_tokens": step_trained, "tokens": step_tokens,
-                "tokens_per_s": self.tokens_seen / seconds if seconds > 0 else 0.0}
-
-
-def _resume(cfg: TrainConfig, ckpt_dir: Path, settings: str, loop: _Loop) -> int:
+def _resume(cfg: TrainConfig, ckpt_dir: Path, settings: str, loop: TrainLoop) -> int:
     """The step to start at: 0, or with ``cfg.resume`` the latest checkpoint's (weights and optimizer restored);
     a checkpoint of other settings, data or base model is refused."""
     ckpt = latest_checkpoint(ckpt_dir) if cfg.resume else None
@@ -289,7 +160,7 @@ def _resume(cfg: TrainConfig, ckpt_dir: Path, settings: str, loop: _Loop) -> int
     return first
 
 
-def _run_steps(loop: _Loop, first: int, tracker: Tracker, ckpt_dir: Path, settings: str,
+def _run_steps(loop: TrainLoop, first: int, tracker: Tracker, ckpt_dir: Path, settings: str,
                on_step: Callable[[int, dict[str, float]], None] | None) -> tuple[list[dict[str, float]], float]:
     """Steps ``first`` … ``total - 1``: each logged, tracked and reported, a checkpoint every ``save_every``
     steps and after the last; ``(metrics per step, seconds)``."""
@@ -308,7 +179,7 @@ def _run_steps(loop: _Loop, first: int, tracker: Tracker, ckpt_dir: Path, settin
     return history, time.perf_counter() - started
 
 
-def _model_card(cfg: TrainConfig, loop: _Loop, report: EncodeReport, problems: list[tuple[str, str]], *,
+def _model_card(cfg: TrainConfig, loop: TrainLoop, report: EncodeReport, problems: list[tuple[str, str]], *,
                 n_records: int, data_sha: str, first: int, history: list[dict[str, float]],
                 train_seconds: float) -> dict[str, Any]:
     """The artifact's model card (before evaluation): method, base, settings, data, loss mask, training."""

@@ -1,40 +1,31 @@
-"""The generalize job's configuration (a :class:`spcl.config.JobConfig`); the method's parameters are the
-``generalize:`` section of the YAML config (:class:`spcl.config.GeneralizeSettings`)."""
+"""The generalize job's configuration (a :class:`spcl.mask_stage.config.ExtractionJobConfig`); the method's
+parameters are the ``generalize:`` section of the YAML config (:class:`spcl.config.GeneralizeSettings`)."""
 
 from __future__ import annotations
 
 import hashlib
 import json
-from typing import Any, ClassVar
+from typing import Any
 
 from pydantic import Field, ValidationError, field_validator
 
-from spcl.config import GeneralizeSettings, JobConfig
+from spcl.config import GeneralizeSettings
 from spcl.entity_types import DEFAULT_TYPES
-from spcl.extract.backends.registry import DEFAULT_BACKEND
+from spcl.mask_stage.config import BackendOptions, EntityTypes, ExtractionJobConfig, RunId
 
 __all__ = ["GeneralizeJobConfig"]
 
 
-class GeneralizeJobConfig(JobConfig):
+class GeneralizeJobConfig(ExtractionJobConfig):
     """Everything a generalize run needs; ``options`` go to the chat client and the extractor.
 
     ``settings``: keys of the ``generalize:`` section (``spcl.config.GeneralizeSettings``); a key not given
     takes its default."""
 
-    positional: ClassVar[tuple[str, ...]] = ("input", "output", "vault")
-
-    input: str = Field(description='flagged Parquet: a file or a folder (recursive)')
-    output: str = Field(description='output folder')
-    vault: str = Field(description='vault folder for the encrypted originals')
-    backend: str = Field(
-        DEFAULT_BACKEND, description='extractor backend (registry name: rules, openai, transformers, …)')
-    model: str | None = Field(None, description='served model name, or a model folder / file')
-    endpoint: str | None = Field(None, description='OpenAI-compatible base URL')
-    batch_size: int = Field(32, description='documents per batch')
-    types: tuple[str, ...] = Field(DEFAULT_TYPES, description='entity types to find (default: all)')
-    options: dict[str, Any] = Field(default_factory=dict,
-        description='backend options (timeouts, concurrency, device, …)')
+    input: str = Field(description="flagged Parquet: a file or a folder (recursive)")
+    batch_size: int = Field(32, description="documents per batch")
+    types: EntityTypes = DEFAULT_TYPES
+    options: BackendOptions
     extract_options: dict[str, Any] = Field(default_factory=dict,
         description="options of the span extractor's backend")
     settings: dict[str, Any] = Field(default_factory=dict,
@@ -43,7 +34,7 @@ class GeneralizeJobConfig(JobConfig):
         None, description='null: the same backend finds the spans; rules: the rules extractor')
     names: bool = Field(
         True, description="add the CPU person-name finders' candidates (as spcl mask does)")
-    run_id: str = Field("", description="names this run's files; a fresh one is made when empty")
+    run_id: RunId = ""
 
     @field_validator("settings")
     @classmethod

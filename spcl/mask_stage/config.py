@@ -1,21 +1,22 @@
-"""The mask job's configuration: what to read, where to write, which backend, which types."""
+"""The mask job's configuration: what to read, where to write, which backend, which types; and the fields every
+extraction job shares (:class:`ExtractionJobConfig`, the base of the generalize job's config too)."""
 
 from __future__ import annotations
 
 import hashlib
 import json
-from typing import Any, ClassVar, Literal
+from typing import Annotated, Any, ClassVar, Literal
 
 from pydantic import Field, ValidationInfo, field_validator, model_validator
 
-from spcl.config import JobConfig
+from spcl.config_models import JobConfig
 from spcl.entity_types import DEFAULT_TYPES, check_known_types
 from spcl.executor.runs import new_run_id
 from spcl.extract.backends.registry import DEFAULT_BACKEND
 from spcl.mask_stage.name_lists import check_disjoint, validate_names
 from spcl.operator_types import check_operators
 
-__all__ = ["MaskJobConfig", "new_run_id"]
+__all__ = ["BackendOptions", "EntityTypes", "ExtractionJobConfig", "MaskJobConfig", "RunId", "new_run_id"]
 
 # what makes two runs produce different outputs (paths and the run's own id do not)
 _RELEASE_FIELDS = ("backend", "model", "fallback", "types", "chunk_chars", "names", "allow_names", "deny_names")
@@ -23,7 +24,33 @@ _HASHED_FIELDS = ("backend", "model", "endpoint", "fallback", "types", "options"
                   "allow_names", "deny_names")
 
 
-class MaskJobConfig(JobConfig):
+EntityTypes = Annotated[tuple[str, ...], Field(description="entity types to find (default: all)")]
+"""The ``types`` field of an extraction job (default :data:`spcl.entity_types.DEFAULT_TYPES`)."""
+BackendOptions = Annotated[dict[str, Any], Field(
+    default_factory=dict, description="backend options (timeouts, concurrency, device, …)")]
+"""The ``options`` field of an extraction job: what the backend's constructor gets."""
+RunId = Annotated[str, Field(description="names this run's files; a fresh one is made when empty")]
+"""The ``run_id`` field of an extraction job (default empty)."""
+
+
+class ExtractionJobConfig(JobConfig):
+    """The fields that begin every extraction job's config (``spcl mask``, ``spcl generalize``): the three
+    folders (also positional) and the backend that finds the entities. A subclass declares its other fields, the
+    shared ones typed :data:`EntityTypes`, :data:`BackendOptions` and :data:`RunId`; the field order (what
+    ``to_json`` writes) is these six first, then the subclass's own."""
+
+    positional: ClassVar[tuple[str, ...]] = ("input", "output", "vault")
+
+    input: str = Field(description="input: a file or a folder (recursive)")
+    output: str = Field(description="output folder")
+    vault: str = Field(description="vault folder for the encrypted originals")
+    backend: str = Field(
+        DEFAULT_BACKEND, description="extractor backend (registry name: rules, openai, transformers, …)")
+    model: str | None = Field(None, description="served model name, or a model folder / file")
+    endpoint: str | None = Field(None, description="OpenAI-compatible base URL")
+
+
+class MaskJobConfig(ExtractionJobConfig):
     """Everything a mask run needs; ``options`` go to the backend's constructor.
 
     ``operators``: the masking operator per entity type (``spcl.mask.operators``; a type not named gets
@@ -35,21 +62,11 @@ class MaskJobConfig(JobConfig):
     words (``spcl.mask_stage.name_lists``).
     """
 
-    positional: ClassVar[tuple[str, ...]] = ("input", "output", "vault")
-
-    input: str = Field(description='input: a file or a folder (recursive)')
-    output: str = Field(description='output folder')
-    vault: str = Field(description='vault folder for the encrypted originals')
-    backend: str = Field(
-        DEFAULT_BACKEND, description='extractor backend (registry name: rules, openai, transformers, …)')
-    model: str | None = Field(None, description='served model name, or a model folder / file')
-    endpoint: str | None = Field(None, description='OpenAI-compatible base URL')
     fallback: str | None = Field(
         None, description="null or rules: documents the model fails on get the rules extractor's spans")
     batch_size: int = Field(64, description="documents per backend call")
-    types: tuple[str, ...] = Field(DEFAULT_TYPES, description='entity types to find (default: all)')
-    options: dict[str, Any] = Field(default_factory=dict,
-        description='backend options (timeouts, concurrency, device, …)')
+    types: EntityTypes = DEFAULT_TYPES
+    options: BackendOptions
     chunk_chars: int = Field(
         0, description='> 0: model backends see long documents in overlapping windows of this size')
     names: bool = Field(
@@ -59,7 +76,7 @@ class MaskJobConfig(JobConfig):
         (), description='names always masked wherever they stand as whole words')
     retry_failed: bool = Field(
         False, description='also retry permanently failed documents of finished files')
-    run_id: str = Field("", description="names this run's files; a fresh one is made when empty")
+    run_id: RunId = ""
     operators: dict[str, str] = Field(default_factory=dict,
         description='TYPE: replace | surrogate | hash | redact | keep (the mask: section, then --operator)')
     tier: str | None = Field(

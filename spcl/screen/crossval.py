@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -119,7 +119,7 @@ def cross_validate(
     splitter = StratifiedGroupKFold(n_splits=folds, shuffle=True, random_state=settings.seed)
     for k, (tr, te) in enumerate(splitter.split(np.zeros(n), strata, groups)):
         train = [real[i] for i in tr] + list(extra)
-        screen = fit_screen(train, replace(settings), on_fit=on_fit)
+        screen = fit_screen(train, settings, on_fit=on_fit)
         test_texts = [real[i].text for i in te]
         res = screen.predict(test_texts, [real[i].lang for i in te])
         out["fold"][te] = k

@@ -16,13 +16,14 @@ vocabulary. Columns: ``[0, 2**bits)`` hashed tokens, then one dense column per l
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import asdict, dataclass
 from itertools import chain
 from typing import Any
 
 import numpy as np
 import scipy.sparse as sp
+from pydantic import field_validator
 
+from spcl.config_models import TrainerSettings
 from spcl.screen.lexicon import LEXICON_KINDS
 from spcl.screen.person_cue import CUE_COLUMNS, PersonCues
 from spcl.screen.token_keys import (
@@ -51,8 +52,7 @@ _BLOOM_BITS = 20
 _FIB = _U64(0x9E3779B97F4A7C15)
 
 
-@dataclass(frozen=True)
-class FeatureSettings:
+class FeatureSettings(TrainerSettings):
     """How texts become columns; stored in the model card and checked when a model loads."""
 
     bits: int = 18
@@ -78,14 +78,17 @@ class FeatureSettings:
     """Append the person-cue columns (:mod:`spcl.screen.person_cue`: a topic word and a first-person, named or
     family cue in one sentence) to the lexicon block; recorded in the card only when on."""
 
-    def __post_init__(self) -> None:
-        if self.mecab_dic not in MECAB_DICTIONARIES:
-            raise ValueError(f"mecab_dic must be one of {', '.join(MECAB_DICTIONARIES)}, not {self.mecab_dic!r}")
+    @field_validator("mecab_dic")
+    @classmethod
+    def _known_dictionary(cls, value: str) -> str:
+        if value not in MECAB_DICTIONARIES:
+            raise ValueError(f"must be one of {', '.join(MECAB_DICTIONARIES)}")
+        return value
 
     def to_json(self) -> dict[str, Any]:
         """Plain-JSON form for the model card (``mecab_dic`` only when not the default, so cards of
         unidic-lite models read as before)."""
-        d = asdict(self)
+        d = self.model_dump()
         d["char_ngrams"] = list(self.char_ngrams)
         if self.mecab_dic == "unidic-lite":
             del d["mecab_dic"]
@@ -95,9 +98,8 @@ class FeatureSettings:
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> FeatureSettings:
-        """Inverse of :meth:`to_json`; unknown keys raise ``TypeError``."""
-        data = dict(data)
-        data["char_ngrams"] = tuple(data.get("char_ngrams", ()))
+        """Inverse of :meth:`to_json`; an unknown key or a bad value raises
+        :class:`~spcl.config_models.ConfigError` naming the key."""
         return cls(**data)
 
 

@@ -18,7 +18,6 @@ from __future__ import annotations
 import json
 import logging
 from collections.abc import Callable, Sequence
-from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -141,7 +140,7 @@ def leave_one_source_out(real: Sequence[Record], extra: Sequence[Record], settin
         if m.sum() < min_records:
             continue
         train = [r for r, keep in zip(real, ~m, strict=True) if keep] + list(extra)
-        screen = fit_screen(train, replace(settings))
+        screen = fit_screen(train, settings)
         test = [r for r, keep in zip(real, m, strict=True) if keep]
         for mode in modes:
             flags[mode][m] = predict_flags(screen, [r.text for r in test], [r.lang for r in test],
@@ -198,18 +197,17 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     real = read_records(args.real)
     extra = read_records(args.extra) + [record_from_dict(r) for r in generate(args.synthetic, seed=0)]
-    settings = replace(TrainSettings(), target_recall=args.target_recall,
-                       per_lang_thresholds=tuple(x for x in args.per_lang_thresholds.split(",") if x),
-                       threshold_folds=args.threshold_folds, threshold_split=args.threshold_split,
-                       weak_weight=args.weak_weight,
-                       global_threshold_langs=tuple(x for x in args.global_threshold_langs.split(",") if x),
-                       lang_target_recall=lang_values(args.lang_target_recall, "--lang-target-recall"),
-                       lang_none_budget=lang_values(args.lang_none_budget, "--lang-none-budget"),
-                       fewest_none_langs=tuple(x for x in args.fewest_none_langs.split(",") if x),
-                       lang_svc_only=tuple(x for x in args.lang_svc_only.split(",") if x),
-                       svc_nb_alpha=args.svc_nb_alpha,
-                       features=replace(FeatureSettings(), mecab_dic=args.mecab_dic,
-                                        person_cues=args.person_cues))
+    settings = TrainSettings(target_recall=args.target_recall,
+                             per_lang_thresholds=tuple(x for x in args.per_lang_thresholds.split(",") if x),
+                             threshold_folds=args.threshold_folds, threshold_split=args.threshold_split,
+                             weak_weight=args.weak_weight,
+                             global_threshold_langs=tuple(x for x in args.global_threshold_langs.split(",") if x),
+                             lang_target_recall=lang_values(args.lang_target_recall, "--lang-target-recall"),
+                             lang_none_budget=lang_values(args.lang_none_budget, "--lang-none-budget"),
+                             fewest_none_langs=tuple(x for x in args.fewest_none_langs.split(",") if x),
+                             lang_svc_only=tuple(x for x in args.lang_svc_only.split(",") if x),
+                             svc_nb_alpha=args.svc_nb_alpha,
+                             features=FeatureSettings(mecab_dic=args.mecab_dic, person_cues=args.person_cues))
     report: dict[str, Any] = {"settings": settings.to_json()}
     if not args.skip_held_out:
         train, test = holdout_split(real)

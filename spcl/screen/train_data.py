@@ -4,13 +4,15 @@ near-duplicates and sources in one fold."""
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 import scipy.sparse as sp
+from pydantic import Field
 
+from spcl.config_models import TrainerSettings
 from spcl.io.jsonl import iter_jsonl
 from spcl.labels import CATEGORIES, LABELS
 from spcl.screen.features import FeatureSettings
@@ -40,18 +42,17 @@ class Record:
         return self.source.startswith("weak:")
 
 
-@dataclass(frozen=True)
-class TrainSettings:
+class TrainSettings(TrainerSettings):
     """Everything that decides a trained screen (stored in the model card)."""
 
-    features: FeatureSettings = field(default_factory=FeatureSettings)
+    features: FeatureSettings = Field(default_factory=FeatureSettings)
     positive_labels: tuple[str, ...] = ("SCPI", "RELATED")
     target_recall: float = 0.95
     """Recall the thresholds must reach on real documents of ``threshold_labels`` (out-of-fold)."""
     threshold_labels: tuple[str, ...] = ("SCPI",)
     """Labels whose recall the thresholds target: SCPI by default (the screen's promise is SCPI recall;
     RELATED documents are flagged as far as the same thresholds reach them)."""
-    threshold_mode: str = "union"
+    threshold_mode: Literal["union", "each"] = "union"
     """``union``: both models at one common per-model recall level, the lowest at which their union
     reaches ``target_recall`` (fewest flags); ``each``: every model alone reaches ``target_recall``."""
     synthetic_weight: float = 0.2
@@ -82,7 +83,7 @@ class TrainSettings:
     threshold is :data:`LGBM_OFF`): on English the LightGBM added no SCPI passage out-of-fold (20 of 26 with or
     without it) but flagged more NONE."""
     threshold_folds: int = 5
-    threshold_split: str = "cv"
+    threshold_split: Literal["cv", "source"] = "cv"
     """How the out-of-fold scores that choose the thresholds are split: ``cv`` — grouped (near-duplicate)
     stratified folds, every source in every fold; ``source`` — whole source groups (:func:`source_group`) per
     fold, so a threshold is chosen on scores of models that never saw that kind of text (what transfers to a
@@ -90,7 +91,7 @@ class TrainSettings:
     svc_c: float = 0.5
     svc_nb_alpha: float = 0.0
     """0: the LinearSVC trains on the TF-IDF columns. > 0: NB-SVM — it trains on the columns scaled by their
-    log-count ratio (:func:`nb_log_ratio`, smoothing ``svc_nb_alpha``) and stores ``r · w``, so the artifact and
+    log-count ratio (``fit_models.nb_log_ratio``, smoothing ``svc_nb_alpha``) and stores ``r · w``, so the artifact and
     inference are unchanged (fewer NONE flags at the same SCPI recall on the held-out quarter)."""
     lgbm_top_k: int = 3000
     lgbm_trees: int = 200
@@ -105,7 +106,7 @@ class TrainSettings:
 
     def to_json(self) -> dict[str, Any]:
         """Plain-JSON form for the model card."""
-        d = asdict(self)
+        d = self.model_dump()
         d["features"] = self.features.to_json()
         d["positive_labels"] = list(self.positive_labels)
         d["threshold_labels"] = list(self.threshold_labels)

@@ -42,7 +42,7 @@ def with_absolute_paths(cfg: C, paths: Iterable[str]) -> C:
             changes[name] = os.path.abspath(local_path(value))
     if not changes:
         return cfg
-    if isinstance(cfg, BaseModel):  # a job config (spcl.config.JobConfig)
+    if isinstance(cfg, BaseModel):  # a job config (spcl.config_models.JobConfig)
         return cfg.model_copy(update=changes)
     return dataclasses.replace(cfg, **changes)  # type: ignore[type-var]  # C: a dataclass
 

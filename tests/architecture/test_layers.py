@@ -12,7 +12,7 @@ from tests.support.import_graph import library_imports, package_of
 LAYERS: dict[int, tuple[str, ...]] = {
     0: ("spcl", "spcl.errors", "spcl.artifacts", "spcl.cache", "spcl.labels", "spcl.messages",
         "spcl.operator_types", "spcl.progress", "spcl.resources", "spcl.rule_types", "spcl.text",
-        "spcl.entity_types", "spcl.config"),
+        "spcl.entity_types", "spcl.config", "spcl.config_models"),
     1: ("spcl.io", "spcl.manifest"),
     2: ("spcl.detect", "spcl.mask", "spcl.extract", "spcl.synth", "spcl.screen", "spcl.tier"),
     3: ("spcl.evaluate", "spcl.review", "spcl.report", "spcl.finetune"),

@@ -1,4 +1,4 @@
-"""``spcl.config.job_config``: defaults ← YAML section ← CLI flags, one validation path for every job."""
+"""``spcl.config_models.job_config``: defaults ← YAML section ← CLI flags, one validation path for every job."""
 
 from __future__ import annotations
 
@@ -12,7 +12,8 @@ from hypothesis import strategies as st
 
 from spcl.annotate.config import AnnotateConfig
 from spcl.annotate.teachers import TeacherSpec
-from spcl.config import ConfigError, GeneralizeSection, GeneralizeSettings, job_config, load_settings
+from spcl.config import GeneralizeSection, GeneralizeSettings, load_settings
+from spcl.config_models import ConfigError, job_config
 from spcl.generalize.config import GeneralizeJobConfig
 from spcl.mask_stage.config import MaskJobConfig
 

@@ -19,10 +19,10 @@ pytest.importorskip("transformers")
 from spcl.extract.adapter import AdapterError, base_fingerprint, check_adapter, write_model_card
 from spcl.extract.prompt import PROMPT_VERSION, build_messages
 from spcl.finetune.collate import collate, verify_batch
+from spcl.finetune.loop import lr_at
 from spcl.finetune.lossmask import IGNORE, Example, LossMaskError, encode_record, encode_records, verify_example
 from spcl.finetune.records import ChatRecord, chat_from_json, read_records
 from spcl.finetune.tracking import Tracker
-from spcl.finetune.train import lr_at
 from spcl.synth.pii import chat_record, generate_records
 
 

@@ -25,7 +25,8 @@ pytest.importorskip("peft")
 from spcl.cli import main
 from spcl.extract.adapter import pickle_files
 from spcl.extract.backends import BackendUnavailable
-from spcl.finetune.train import TrainConfig, TrainError, train_extractor
+from spcl.finetune.config import TrainConfig
+from spcl.finetune.train import TrainError, train_extractor
 from spcl.manifest import sha256_file
 from spcl.synth.pii import chat_record, generate_records
 

@@ -3,7 +3,6 @@ the ratio into the stored weights, and a trained artifact that round-trips."""
 
 from __future__ import annotations
 
-from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -13,7 +12,8 @@ from sklearn.svm import LinearSVC
 
 from spcl.screen import load_screen
 from spcl.screen.features import FeatureSettings
-from spcl.screen.train import TrainSettings, _fit_svc, fit_screen, nb_log_ratio, record_from_dict
+from spcl.screen.fit_models import fit_svc, nb_log_ratio
+from spcl.screen.train import TrainSettings, fit_screen, record_from_dict
 from spcl.synth.screen_data import generate
 
 SMALL = TrainSettings(features=FeatureSettings(bits=16, sp_vocab_size=1000), threshold_folds=3, lgbm_trees=30,
@@ -43,21 +43,21 @@ def test_log_ratio_signs_follow_the_class_a_column_occurs_in() -> None:
 @pytest.mark.parametrize("seed", [0, 1, 2])
 def test_folded_weights_score_exactly_as_the_svc_on_scaled_columns(seed: int) -> None:
     x, y, w = _random_problem(seed)
-    settings = replace(SMALL, svc_nb_alpha=0.5)
-    coef, intercept = _fit_svc(x, y, w, settings)
+    settings = SMALL.replace(svc_nb_alpha=0.5)
+    coef, intercept = fit_svc(x, y, w, settings)
     r = nb_log_ratio(x, y, w, 0.5)
     svc = LinearSVC(C=settings.svc_c, class_weight="balanced", random_state=settings.seed, max_iter=5000)
     svc.fit(x.multiply(r).tocsr(), y, sample_weight=w)
     expected = svc.decision_function(x.multiply(r).tocsr())
     np.testing.assert_allclose(x @ coef + intercept, expected, rtol=1e-4, atol=1e-4)
     # and it is not the plain SVC: the option changes the weights
-    plain, _ = _fit_svc(x, y, w, SMALL)
+    plain, _ = fit_svc(x, y, w, SMALL)
     assert not np.allclose(plain, coef)
 
 
 def test_default_is_the_plain_svc() -> None:
     x, y, w = _random_problem(3)
-    coef, intercept = _fit_svc(x, y, w, SMALL)
+    coef, intercept = fit_svc(x, y, w, SMALL)
     svc = LinearSVC(C=SMALL.svc_c, class_weight="balanced", random_state=SMALL.seed, max_iter=5000)
     svc.fit(x, y, sample_weight=w)
     np.testing.assert_array_equal(coef, svc.coef_.ravel().astype(np.float32))
@@ -66,7 +66,7 @@ def test_default_is_the_plain_svc() -> None:
 
 def test_nb_svm_screen_records_the_setting_and_round_trips(tmp_path: Path) -> None:
     recs = [record_from_dict(r) for r in generate(20, seed=4)]
-    screen = fit_screen(recs, replace(SMALL, svc_nb_alpha=1.0))
+    screen = fit_screen(recs, SMALL.replace(svc_nb_alpha=1.0))
     assert screen.card["train_settings"]["svc_nb_alpha"] == 1.0
     assert "NB-SVM" in screen.card["models"]["svc"]
     texts, langs = [r.text for r in recs[:40]], [r.lang for r in recs[:40]]

@@ -198,7 +198,7 @@ def test_fewest_none_thresholds_reach_the_target_with_no_more_negatives_than_any
 
 def test_fewest_none_languages_and_svc_only_languages() -> None:
     recs = [replace(r, source="user") for r in small_records(25, seed=7)]  # counted as real labelled data
-    settings = replace(SMALL, per_lang_thresholds=("ja", "ko"), target_recall=0.9, threshold_labels=("SCPI", "RELATED"),
+    settings = SMALL.replace(per_lang_thresholds=("ja", "ko"), target_recall=0.9, threshold_labels=("SCPI", "RELATED"),
                        fewest_none_langs=("ko",), lang_svc_only=("en", "ja"))
     screen = fit_screen(recs, settings)
     oof, langs = screen.oof_scores, np.array([r.lang for r in recs])
@@ -393,7 +393,7 @@ def test_fit_screen_gives_own_thresholds_only_to_languages_with_enough_positives
     recs = [r for r in small_records(25, seed=5) if r.lang != "en" or r.label == "NONE" or r.id.endswith("1")]
     en_pos = sum(r.lang == "en" and r.label != "NONE" for r in recs)
     assert 0 < en_pos < min_positives(0.9)
-    screen = fit_screen(recs, replace(SMALL, per_lang_thresholds=("en", "ja"), target_recall=0.9,
+    screen = fit_screen(recs, SMALL.replace(per_lang_thresholds=("en", "ja"), target_recall=0.9,
                                       threshold_labels=("SCPI", "RELATED")))
     assert set(screen.lang_thresholds) == {"ja"}  # ko was not asked for, en has too few positives
     oof, langs = screen.oof_scores, np.array([r.lang for r in recs])
@@ -407,7 +407,7 @@ def test_fit_screen_gives_own_thresholds_only_to_languages_with_enough_positives
 
 def test_global_thresholds_can_be_tuned_on_some_languages_only() -> None:
     recs = small_records(20, seed=6)
-    settings = replace(SMALL, global_threshold_langs=("ko",), target_recall=0.9, threshold_labels=("SCPI", "RELATED"))
+    settings = SMALL.replace(global_threshold_langs=("ko",), target_recall=0.9, threshold_labels=("SCPI", "RELATED"))
     screen = fit_screen(recs, settings)
     oof, ko = screen.oof_scores, np.array([r.lang == "ko" for r in recs])
     pos = np.array([r.label != "NONE" for r in recs])
@@ -418,7 +418,7 @@ def test_global_thresholds_can_be_tuned_on_some_languages_only() -> None:
 
 def test_languages_get_own_recall_targets_and_none_budgets() -> None:
     recs = [replace(r, source="user") for r in small_records(25, seed=7)]  # counted as real labelled data
-    settings = replace(SMALL, per_lang_thresholds=("ja", "ko"), target_recall=0.9, threshold_labels=("SCPI", "RELATED"),
+    settings = SMALL.replace(per_lang_thresholds=("ja", "ko"), target_recall=0.9, threshold_labels=("SCPI", "RELATED"),
                        lang_target_recall=(("ko", 0.8),), lang_none_budget=(("en", 0.1),))
     screen = fit_screen(recs, settings)
     oof, langs = screen.oof_scores, np.array([r.lang for r in recs])
@@ -437,11 +437,11 @@ def test_min_positives_and_too_few_positives_warning() -> None:
     assert [min_positives(t) for t in (0.96, 0.95, 0.9, 0.5)] == [50, 40, 20, 20]
     real = [Record(id=str(i), text="x", lang="ja" if i < 30 else "ko", label="SCPI", source="user")
             for i in range(45)]
-    assert too_few_positives(real, replace(SMALL, target_recall=0.95)) == []
-    (warning,) = too_few_positives(real, replace(SMALL, target_recall=0.96))
+    assert too_few_positives(real, SMALL.replace(target_recall=0.95)) == []
+    (warning,) = too_few_positives(real, SMALL.replace(target_recall=0.96))
     assert "only 45 real SCPI documents" in warning and "at least 50" in warning
-    per_lang = too_few_positives(real, replace(SMALL, target_recall=0.95, per_lang_thresholds=("ja", "ko")))
+    per_lang = too_few_positives(real, SMALL.replace(target_recall=0.95, per_lang_thresholds=("ja", "ko")))
     assert per_lang == ["per-language thresholds: ja has 30, ko has 15 real SCPI documents (< 40); those "
                         "languages use the global thresholds"]
     synthetic = [replace(r, source="synth:x") for r in real]
-    assert "only 0 real" in too_few_positives(synthetic, replace(SMALL, target_recall=0.95))[0]
+    assert "only 0 real" in too_few_positives(synthetic, SMALL.replace(target_recall=0.95))[0]

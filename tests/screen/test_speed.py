@@ -4,7 +4,6 @@ the regex-extracted words, and the MeCab dictionary is a recorded, validated tra
 from __future__ import annotations
 
 import json
-from dataclasses import replace
 from functools import lru_cache
 from pathlib import Path
 
@@ -42,7 +41,7 @@ def test_latin_word_keys_equal_the_regex_words(texts: list[str]) -> None:
 
 def test_mecab_dictionary_is_a_validated_training_setting() -> None:
     assert "mecab_dic" not in FeatureSettings().to_json()  # cards of unidic-lite models read as before
-    fs = replace(FeatureSettings(), mecab_dic="ipadic")
+    fs = FeatureSettings(mecab_dic="ipadic")
     assert FeatureSettings.from_json(json.loads(json.dumps(fs.to_json()))) == fs
     with pytest.raises(ValueError, match="mecab_dic"):
         FeatureSettings(mecab_dic="jumandic")
@@ -53,7 +52,7 @@ def test_mecab_dictionary_is_a_validated_training_setting() -> None:
 def test_featurizer_tokenizes_japanese_with_the_models_dictionary() -> None:
     screen = load_screen("models/screen-default")
     uni = Tokenizers(screen.sp_model)
-    feat = Featurizer(replace(screen.settings, mecab_dic="ipadic"), uni)
+    feat = Featurizer(screen.settings.replace(mecab_dic="ipadic"), uni)
     assert feat.tokenizers.mecab_dic == "ipadic" and uni.mecab_dic == "unidic-lite"
     text = ["外国人参政権について、東京都に住む田中さんは病院で治療を受けた。"]
     ipa, _ = feat.featurize(text, ["ja"])
@@ -67,7 +66,7 @@ def test_a_model_without_mecab_routes_japanese_to_sentencepiece() -> None:
     assert tok.mecab is None
     with pytest.raises(ValueError, match="no MeCab"):
         tok.wakati(["東京"])
-    feat = Featurizer(replace(screen.settings, mecab_dic="none"), tok, screen.lexicon)
+    feat = Featurizer(screen.settings.replace(mecab_dic="none"), tok, screen.lexicon)
     counts, lex = feat.featurize(["田中さんは病院で治療を受けた。", "경찰은 사기 혐의로 조사했다"], ["ja", "ko"])
     assert counts.shape[0] == 2 and np.diff(counts.indptr).min() > 0 and lex.shape[0] == 2
 
@@ -87,9 +86,9 @@ def _real_mixed(per_lang: int = 40) -> tuple[list[str], list[str]]:
 def test_japanese_char_tokens_leave_korean_and_english_features_unchanged() -> None:
     screen = load_screen("models/screen-default")
     texts, langs = _real_mixed()
-    words = Featurizer(replace(screen.settings, mecab_dic="unidic-lite"), Tokenizers(screen.sp_model), screen.lexicon)
+    words = Featurizer(screen.settings.replace(mecab_dic="unidic-lite"), Tokenizers(screen.sp_model), screen.lexicon)
     base, base_lex = words.featurize(texts, langs)  # MeCab words (the shipped model itself is on chars)
-    chars = Featurizer(replace(screen.settings, mecab_dic="chars"), Tokenizers(screen.sp_model, "chars"),
+    chars = Featurizer(screen.settings.replace(mecab_dic="chars"), Tokenizers(screen.sp_model, "chars"),
                        screen.lexicon)
     assert chars.tokenizers.mecab is None  # no MeCab loaded at all
     got, got_lex = chars.featurize(texts, langs)
@@ -100,7 +99,7 @@ def test_japanese_char_tokens_leave_korean_and_english_features_unchanged() -> N
         else:  # byte-identical columns, counts and lexicon hits
             assert np.array_equal(row.indices, ref.indices) and np.array_equal(row.data, ref.data)
             assert np.array_equal(got_lex[i], base_lex[i])
-    assert FeatureSettings.from_json(replace(screen.settings, mecab_dic="chars").to_json()).mecab_dic == "chars"
+    assert FeatureSettings.from_json(screen.settings.replace(mecab_dic="chars").to_json()).mecab_dic == "chars"
 
 
 def test_japanese_char_keys_are_a_key_space_of_their_own() -> None:
@@ -109,7 +108,7 @@ def test_japanese_char_keys_are_a_key_space_of_their_own() -> None:
     assert ja.size == plain.size == 11 and not set(ja.tolist()) & set(plain.tolist())
     lex = {"ja": {"MEDICAL": ["病"]}}
     screen = load_screen("models/screen-default")
-    feat = Featurizer(replace(screen.settings, mecab_dic="chars"), screen.featurizer.tokenizers, lex)
+    feat = Featurizer(screen.settings.replace(mecab_dic="chars"), screen.featurizer.tokenizers, lex)
     _, hits = feat.featurize(["病院で病気", "東京"], ["ja", "ja"])  # one-character term: a unigram key
     assert hits[:, 0].tolist() == [2.0, 0.0]
 

@@ -30,7 +30,7 @@ def _sourced(n: int = 12) -> list:
 
 def test_source_split_keeps_each_kind_of_text_in_one_fold() -> None:
     recs = _sourced()
-    screen = fit_screen(recs, replace(SMALL, threshold_split="source"))
+    screen = fit_screen(recs, SMALL.replace(threshold_split="source"))
     fold = screen.oof_scores["fold"]
     by_group: dict[str, set[int]] = {}
     for r, k in zip(recs, fold.tolist(), strict=True):
@@ -44,12 +44,12 @@ def test_source_split_keeps_each_kind_of_text_in_one_fold() -> None:
     assert any(len(ks) > 1 for ks in spread.values())
     assert "whole source groups" in screen.card["threshold_rule"]
     with pytest.raises(ValueError, match="threshold_split"):
-        fit_screen(recs, replace(SMALL, threshold_split="bogus"))
+        fit_screen(recs, SMALL.replace(threshold_split="bogus"))
 
 
 def test_choose_thresholds_is_the_rule_the_training_used() -> None:
     recs = _sourced()
-    st_ = replace(SMALL, threshold_split="source", per_lang_thresholds=("ja", "ko"), target_recall=0.9)
+    st_ = SMALL.replace(threshold_split="source", per_lang_thresholds=("ja", "ko"), target_recall=0.9)
     screen = fit_screen(recs, st_)
     labels = np.array([r.label for r in recs])
     lg, sv, per_lang = choose_thresholds(screen.oof_scores["lgbm"], screen.oof_scores["svc"], labels == "SCPI",
@@ -107,7 +107,7 @@ def test_person_cue_columns_join_the_lexicon_block_only_when_on(tmp_path: Path) 
 
 def test_a_person_cue_model_saves_and_loads(tmp_path: Path) -> None:
     recs = small_records(10, seed=3)
-    screen = fit_screen(recs, replace(SMALL, features=replace(SMALL.features, person_cues=True)))
+    screen = fit_screen(recs, SMALL.replace(features=SMALL.features.replace(person_cues=True)))
     path = screen.save(tmp_path / "cue-screen")
     loaded = load_screen(path)
     texts = [r.text for r in recs]
