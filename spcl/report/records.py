@@ -67,6 +67,18 @@ class TokenBlock(TypedDict, total=False):
     completion_per_document: float
 
 
+class MaskRun(TypedDict, total=False):
+    """The run that wrote a mask output's ``metrics.json`` (``spcl.mask_stage.run``; ``engine`` on Spark only)."""
+
+    engine: str
+    run_id: str
+    files_processed: int
+    files_skipped: int
+    documents: int
+    elapsed_seconds: float
+    docs_per_second: float
+
+
 class MaskMetrics(TypedDict, total=False):
     """What the report reads of a mask output's ``metrics.json`` (``spcl.mask_stage.metrics``)."""
 
@@ -88,7 +100,7 @@ class MaskMetrics(TypedDict, total=False):
     generated_tokens_per_second: float
     tokens: TokenBlock
     docs_per_second: float
-    run: dict[str, Any]
+    run: MaskRun
 
 ScoreFacts = dict[str, Any]
 """The ``scores`` block: ``documents_scored``, thresholds and, per screen head ``h``, ``h_edges`` and
@@ -188,7 +200,7 @@ class MaskThroughput(TypedDict):
 
     docs_per_second: float | None
     generated_tokens_per_second: float | None
-    run: dict[str, Any]
+    run: MaskRun
 
 
 class MaskIdentity(TypedDict):
