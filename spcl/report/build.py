@@ -15,26 +15,14 @@ from __future__ import annotations
 import json
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from spcl.io.storage import write_atomic
 from spcl.manifest import write_manifest
-from spcl.report import charts
+from spcl.report import charts, records
 from spcl.report.facts import filter_facts, mask_facts, output_kind
 from spcl.report.llm_cost import token_section
 from spcl.report.page import cards, counts_table, document, esc, image, number, status, table
-from spcl.report.records import (
-    FilterFacts,
-    FilterIdentity,
-    FilterThroughput,
-    LlmShare,
-    MaskFacts,
-    ReportFacts,
-    ScoreFacts,
-)
-
-if TYPE_CHECKING:  # the screen evaluation loads the model stack: imported where its section is drawn
-    from spcl.evaluate.screen import ScreenEvalReport
 
 REPORT_HTML = "report.html"
 REPORT_DIR = "report"
@@ -44,14 +32,14 @@ def _seconds(value: Any) -> str:
     return "-" if value is None else f"{value:,.1f} s"
 
 
-def filter_sections(f: FilterFacts, add: Callable[[str, bytes], str]) -> list[str]:
+def filter_sections(f: records.FilterFacts, add: Callable[[str, bytes], str]) -> list[str]:
     """HTML sections of a filter output's facts; ``add(name, png)`` stores a chart and returns its ``<img>``."""
     return [*_filter_overview(f, add), *_filter_languages(f, add), *_filter_reasons(f, add),
             *_filter_scores(f["scores"], add), *_filter_outcomes(f, add), *_filter_throughput(f["throughput"]),
             *_filter_identity(f["identity"])]
 
 
-def _filter_overview(f: FilterFacts, add: Callable[[str, bytes], str]) -> list[str]:
+def _filter_overview(f: records.FilterFacts, add: Callable[[str, bytes], str]) -> list[str]:
     """The headline cards, the reconciliation line and the decisions chart."""
     counts, rec = f["counts"], f["reconciliation"]
     return [
@@ -73,7 +61,7 @@ def _filter_overview(f: FilterFacts, add: Callable[[str, bytes], str]) -> list[s
     ]
 
 
-def _llm_share_line(llm: LlmShare | None) -> list[str]:
+def _llm_share_line(llm: records.LlmShare | None) -> list[str]:
     if llm is None or llm["share"] is None:
         return []
     return [f"<p>sent to the LLM stage (flagged): {number(llm['documents'])} of {number(llm['screened'])} "
@@ -81,7 +69,7 @@ def _llm_share_line(llm: LlmShare | None) -> list[str]:
             "tokens and GPU-hours for them.</p>"]
 
 
-def _filter_languages(f: FilterFacts, add: Callable[[str, bytes], str]) -> list[str]:
+def _filter_languages(f: records.FilterFacts, add: Callable[[str, bytes], str]) -> list[str]:
     """Documents and flag rate per language (table, then charts when there is a language)."""
     out = [
         "<h2>Languages</h2>",
@@ -100,7 +88,7 @@ def _filter_languages(f: FilterFacts, add: Callable[[str, bytes], str]) -> list[
     return out
 
 
-def _filter_reasons(f: FilterFacts, add: Callable[[str, bytes], str]) -> list[str]:
+def _filter_reasons(f: records.FilterFacts, add: Callable[[str, bytes], str]) -> list[str]:
     """Why documents were flagged, and which personal data types the rules hit."""
     out = ["<h2>Why documents were flagged</h2>", counts_table(f["flag_reasons"], "reason")]
     split = f.get("flagged_by_lang_cause") or {}
@@ -122,7 +110,7 @@ def _filter_reasons(f: FilterFacts, add: Callable[[str, bytes], str]) -> list[st
     return out
 
 
-def _filter_scores(sc: ScoreFacts, add: Callable[[str, bytes], str]) -> list[str]:
+def _filter_scores(sc: records.ScoreFacts, add: Callable[[str, bytes], str]) -> list[str]:
     """The screen's score histograms and thresholds (or a note that the run used rules only)."""
     out = ["<h2>Screen scores</h2>"]
     if sc["documents_scored"]:
@@ -142,7 +130,7 @@ def _filter_scores(sc: ScoreFacts, add: Callable[[str, bytes], str]) -> list[str
     return out
 
 
-def _filter_outcomes(f: FilterFacts, add: Callable[[str, bytes], str]) -> list[str]:
+def _filter_outcomes(f: records.FilterFacts, add: Callable[[str, bytes], str]) -> list[str]:
     """Top categories of the flagged documents and the quarantine reasons."""
     out = ["<h2>Top categories of flagged documents</h2>", counts_table(f["top_categories"], "category")]
     if f["top_categories"]:
@@ -154,7 +142,7 @@ def _filter_outcomes(f: FilterFacts, add: Callable[[str, bytes], str]) -> list[s
     return out
 
 
-def _filter_throughput(tp: FilterThroughput) -> list[str]:
+def _filter_throughput(tp: records.FilterThroughput) -> list[str]:
     """Engine, files, elapsed and per-stage seconds, documents per second."""
     stages = tp.get("stage_seconds") or {}
     return [
@@ -175,7 +163,7 @@ def _filter_throughput(tp: FilterThroughput) -> list[str]:
     ]
 
 
-def _filter_identity(ident: FilterIdentity) -> list[str]:
+def _filter_identity(ident: records.FilterIdentity) -> list[str]:
     """What produced the output: spcl version, config hashes, screen model, manifest kind."""
     return [
         "<h2>Identity</h2>",
@@ -193,7 +181,7 @@ def _filter_identity(ident: FilterIdentity) -> list[str]:
     ]
 
 
-def mask_sections(m: MaskFacts, add: Callable[[str, bytes], str]) -> list[str]:
+def mask_sections(m: records.MaskFacts, add: Callable[[str, bytes], str]) -> list[str]:
     """HTML sections of a mask output's facts."""
     rec = m["reconciliation"]
     ident = m["identity"]
@@ -243,7 +231,7 @@ def mask_sections(m: MaskFacts, add: Callable[[str, bytes], str]) -> list[str]:
     return out
 
 
-def screen_eval_sections(report: ScreenEvalReport) -> list[str]:
+def screen_eval_sections(report: records.ScreenEvalReport) -> list[str]:
     """The section of a ``spcl eval screen --output`` report: the per language × source table of the labelled
     records (the table ``spcl eval screen`` prints) and the flag rates of the unlabelled ones."""
     from spcl.evaluate.screen import LLM_TOKENS_PER_DOC, SOURCE_TABLE_HEADER, source_table
@@ -261,10 +249,10 @@ def screen_eval_sections(report: ScreenEvalReport) -> list[str]:
     return out
 
 
-def read_screen_eval(path: str | Path) -> ScreenEvalReport:
+def read_screen_eval(path: str | Path) -> records.ScreenEvalReport:
     """A ``spcl eval screen --output`` JSON report; ``ValueError`` when the file is not one."""
     try:
-        report: ScreenEvalReport = json.loads(Path(path).read_text(encoding="utf-8"))
+        report: records.ScreenEvalReport = json.loads(Path(path).read_text(encoding="utf-8"))
     except (OSError, ValueError) as err:
         raise ValueError(f"{path}: not a readable spcl eval screen report ({type(err).__name__})") from None
     if not isinstance(report, dict) or "records" not in report or "model" not in report:
@@ -282,7 +270,7 @@ def write_report(output: str | Path, *, mask: str | Path | None = None, dest: st
     --output`` report. ``output`` may itself be such a report (a ``.json`` file): the page then holds that table
     alone, written beside it unless ``dest`` is given. Returns the path of the page.
     """
-    facts: ReportFacts = {}
+    facts: records.ReportFacts = {}
     if Path(output).is_file() and Path(output).suffix == ".json":
         out_dir = Path(dest) if dest is not None else Path(output).parent
         facts["screen_eval"] = read_screen_eval(output)

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Literal, NotRequired, TypedDict
 
-if TYPE_CHECKING:  # the screen evaluation loads the model stack; its report's shape alone is needed here
+if TYPE_CHECKING:  # the screen evaluation loads the model stack; annotations name its report records.ScreenEvalReport
     from spcl.evaluate.screen import ScreenEvalReport
 
 

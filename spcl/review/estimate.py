@@ -214,9 +214,8 @@ def _round6(v: float | None) -> float | None:
 
 def _rate_json(r: Rate) -> RateJson:
     return {"rate": _round6(r.rate), "low": _round6(r.low), "high": _round6(r.high), "reviewed": r.reviewed,
-            "positives": r.positives, "effective_n": round(r.effective_n, 6) if isinstance(r.effective_n, float)
-            else r.effective_n, "population": r.population, "count": _round6(r.count),
-            "count_low": _round6(r.count_low), "count_high": _round6(r.count_high)}
+            "positives": r.positives, "effective_n": round(r.effective_n, 6), "population": r.population,
+            "count": _round6(r.count), "count_low": _round6(r.count_low), "count_high": _round6(r.count_high)}
 
 
 AUTO = "auto"

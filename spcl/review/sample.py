@@ -95,18 +95,11 @@ class SpecJson(TypedDict):
     bucket_by: str
 
 
-class StratumJson(TypedDict):
-    """One stratum in ``plan.json``: its population and sample size."""
-
-    population: int
-    sample: int
-
-
 class PlanJson(TypedDict):
-    """``plan.json``: the spec and every stratum, sorted by name."""
+    """``plan.json``: the spec and every stratum's ``population`` and ``sample`` size, sorted by name."""
 
     spec: SpecJson
-    strata: dict[str, StratumJson]
+    strata: dict[str, dict[str, int]]
 
 
 @dataclass
