@@ -11,7 +11,7 @@ import os
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, NotRequired, TypedDict
 
 from spcl import __version__
 from spcl.io.hashing import sha256_file
@@ -21,6 +21,26 @@ MANIFEST_NAME = "manifest.json"
 
 DERIVED_FILES: frozenset[str] = frozenset({"report.html"})
 """Top-level views regenerated from a dataset (``spcl report``), not part of it: not hashed, not verified."""
+
+
+class FileEntry(TypedDict):
+    """One file of a manifest's ``files``: its SHA-256, size and (where the writer counted them) records."""
+
+    sha256: str
+    bytes: int
+    records: NotRequired[int]
+
+
+class ManifestRef(TypedDict):
+    """How a derived dataset cites a source (:func:`manifest_ref`); the last four only when its manifest
+    has them."""
+
+    path: str
+    manifest_sha256: str | None
+    kind: NotRequired[str]
+    records: NotRequired[int | dict[str, int]]
+    licence: NotRequired[str]
+    config_hash: NotRequired[str]
 
 
 def _dataset_files(root: Path) -> list[Path]:
@@ -45,7 +65,7 @@ def write_manifest(root: str | Path, **provenance: Any) -> dict[str, Any]:
     own manifest (nested datasets, such as a review batch's ``report/``) are left out.
     """
     root_path = Path(root)
-    entries = {
+    entries: dict[str, FileEntry] = {
         p.relative_to(root_path).as_posix(): {"sha256": sha256_file(p), "bytes": p.stat().st_size}
         for p in _dataset_files(root_path)
     }
@@ -54,7 +74,7 @@ def write_manifest(root: str | Path, **provenance: Any) -> dict[str, Any]:
     return manifest
 
 
-def manifest_document(entries: dict[str, dict[str, Any]], **provenance: Any) -> dict[str, Any]:
+def manifest_document(entries: dict[str, FileEntry], **provenance: Any) -> dict[str, Any]:
     """The manifest for already-hashed files (``{relative path: {"sha256", "bytes", ...}}``).
 
     Used where the writers hashed their own files (the filter job's tasks), so nothing is read twice.
@@ -85,7 +105,7 @@ def verify_manifest(root: str | Path) -> VerifyReport:
     """Re-hash the files under ``root`` and compare them with ``root/manifest.json``."""
     root_path = Path(root)
     manifest = json.loads((root_path / MANIFEST_NAME).read_text())
-    listed: dict[str, dict[str, Any]] = manifest.get("files", {})
+    listed: dict[str, FileEntry] = manifest.get("files", {})
     present = {p.relative_to(root_path).as_posix(): p for p in _dataset_files(root_path)}
     report = VerifyReport()
     for rel, entry in sorted(listed.items()):
@@ -135,20 +155,25 @@ def record_counts(root: str | Path) -> dict[str, int]:
     return counts
 
 
-def manifest_ref(root: str | Path) -> dict[str, Any]:
+def manifest_ref(root: str | Path) -> ManifestRef:
     """How a derived dataset cites a source: its path, the SHA-256 of its manifest, kind, records and
     licence (``manifest_sha256`` is ``None`` when the source has no manifest).
     """
     root_path = Path(root)
     path = root_path / MANIFEST_NAME if root_path.is_dir() else root_path
-    ref: dict[str, Any] = {"path": str(root), "manifest_sha256": None}
+    ref: ManifestRef = {"path": str(root), "manifest_sha256": None}
     if path.is_file():
         ref["manifest_sha256"] = sha256_file(path)
         try:
             data = json.loads(path.read_text())
         except (OSError, ValueError):
             return ref
-        for key in ("kind", "records", "licence", "config_hash"):
-            if key in data:
-                ref[key] = data[key]
+        if "kind" in data:
+            ref["kind"] = data["kind"]
+        if "records" in data:
+            ref["records"] = data["records"]
+        if "licence" in data:
+            ref["licence"] = data["licence"]
+        if "config_hash" in data:
+            ref["config_hash"] = data["config_hash"]
     return ref

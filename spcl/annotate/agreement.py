@@ -19,13 +19,26 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TypedDict
 
 from spcl.annotate.contract import Vote, VoteParseError, parse_vote
 from spcl.annotate.prompt import CODES
 
 REJECTION_REASONS: tuple[str, ...] = ("backend_error:<teacher>", "unparseable:<teacher>", "label_disagreement",
                                       "category_disagreement", "low_confidence", "verifier_disagreement")
+
+
+class VoteJson(TypedDict):
+    """A :class:`TeacherVote` in the output rows: label, codes, categories and confidence (``None`` / empty
+    without a parsed vote), the backend error and the parse failure code."""
+
+    teacher: str
+    label: str | None
+    codes: list[str]
+    categories: list[str]
+    confidence: float | None
+    error: str | None
+    parse_failure: str | None
 
 
 @dataclass(frozen=True, slots=True)
@@ -56,7 +69,7 @@ class TeacherVote:
             return f"unparseable:{self.teacher}"
         return None
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> VoteJson:
         """A plain dict for the output rows (labels, codes and reason codes only; never model text)."""
         v = self.vote
         return {
@@ -70,11 +83,14 @@ class TeacherVote:
         }
 
     @classmethod
-    def from_json(cls, data: dict[str, Any]) -> TeacherVote:
+    def from_json(cls, data: VoteJson) -> TeacherVote:
         """Inverse of :meth:`to_json`."""
         vote = None
-        if data.get("label") is not None:
-            vote = Vote(data["label"], tuple(data.get("codes") or ()), float(data["confidence"]))
+        label, confidence = data.get("label"), data.get("confidence")
+        if label is not None:
+            if confidence is None:  # a malformed row: the TypeError float(None) raised
+                raise TypeError("a teacher vote with a label needs a confidence")
+            vote = Vote(label, tuple(data.get("codes") or ()), float(confidence))
         return cls(data["teacher"], vote=vote, error=data.get("error"), parse_failure=data.get("parse_failure"))
 
 

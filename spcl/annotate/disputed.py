@@ -17,6 +17,7 @@ from typing import Any
 
 import pyarrow as pa
 
+from spcl.annotate.agreement import VoteJson
 from spcl.detect import find_pii
 from spcl.io.jsonl import read_jsonl_objects
 from spcl.review.sample import SamplePlan, SampleSpec, draw, stratum_name
@@ -25,13 +26,14 @@ from spcl.screen import CATEGORIES
 REJECTED_FILE = "rejected.jsonl"
 
 
-def _vote_text(v: dict[str, Any]) -> str:
-    if v.get("label") is None:
-        return f"vote:{v['teacher']}={'error:' + v['error'] if v.get('error') else 'unparseable'}"
-    return f"vote:{v['teacher']}={v['label']}:{','.join(v.get('categories') or []) or '-'}:{v['confidence']}"
+def _vote_text(v: VoteJson) -> str:
+    label, error = v.get("label"), v.get("error")
+    if label is None:
+        return f"vote:{v['teacher']}={'error:' + error if error else 'unparseable'}"
+    return f"vote:{v['teacher']}={label}:{','.join(v.get('categories') or []) or '-'}:{v['confidence']}"
 
 
-def _top_category(votes: list[dict[str, Any]]) -> str | None:
+def _top_category(votes: list[VoteJson]) -> str | None:
     counts = Counter(c for v in votes for c in v.get("categories") or [])
     if not counts:
         return None

@@ -12,7 +12,7 @@ import logging
 import os
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypedDict
 
 from spcl.annotate.agreement import TeacherVote
 from spcl.annotate.balance import Balance, balance
@@ -27,13 +27,69 @@ from spcl.annotate.config import (
     write_private_atomic,
 )
 from spcl.annotate.prompt import PROMPT_VERSION
-from spcl.annotate.summary import pair_agreement, plot_agreement, teacher_report
+from spcl.annotate.summary import PairAgreement, TeacherRates, pair_agreement, plot_agreement, teacher_report
+from spcl.annotate.teachers import TeacherJson
 from spcl.manifest import manifest_ref, record_counts, write_manifest
 from spcl.screen import CATEGORIES
 
 log = logging.getLogger("spcl.annotate")
 REPORT = "report.json"
 CHART = "agreement.png"
+
+
+class AnnotateRun(TypedDict):
+    """The run that finalized (``report.json``'s ``run``): engine, files processed and skipped, records, seconds."""
+
+    engine: str
+    files_processed: int
+    files_skipped: int
+    records: int
+    elapsed_seconds: float
+
+
+class AnnotateThresholds(TypedDict):
+    """The settings that decide what is labelled, balanced and dropped."""
+
+    min_confidence: float
+    candidates: str
+    positive_share: float | None
+    max_chars: int
+
+
+class AnnotateReconciliation(TypedDict):
+    """``input_records == labelled + rejected + dropped + pending``."""
+
+    input_records: int
+    labelled: int
+    rejected: int
+    dropped: int
+    pending: int
+    ok: bool
+
+
+class AnnotateReport(TypedDict):
+    """``report.json`` of an annotate run (:func:`finalize`): counts, rates and names only, no text."""
+
+    prompt_version: str
+    teachers: list[TeacherJson]
+    verifier: TeacherJson | None
+    thresholds: AnnotateThresholds
+    seed: int
+    parts_hash: str
+    counts: dict[str, int]
+    candidates_by_lang: dict[str, int]
+    rejected_reasons: dict[str, int]
+    dropped_reasons: dict[str, int]
+    pending_reasons: dict[str, int]
+    labels: dict[str, int]
+    categories: dict[str, int]
+    balance: dict[str, object]
+    reconciliation: AnnotateReconciliation
+    kappa: dict[str, PairAgreement]
+    teacher_stats: dict[str, TeacherRates]
+    verifier_stats: TeacherRates | None
+    seconds_per_candidate: float
+    run: AnnotateRun
 
 
 @dataclass(frozen=True)
@@ -48,7 +104,7 @@ class _Merged:
     bal: Balance
 
 
-def finalize(cfg: AnnotateConfig, run: dict[str, Any]) -> dict[str, Any]:
+def finalize(cfg: AnnotateConfig, run: AnnotateRun) -> dict[str, Any]:
     """Write labelled / rejected / dropped, ``report.json``, ``agreement.png`` and both manifests; returns the
     report. ``report["reconciliation"]["ok"]`` is False when some input record is in no output;
     ``report["counts"]["pending"]`` counts the records left for a rerun (transient backend failures)."""
@@ -67,7 +123,7 @@ def finalize(cfg: AnnotateConfig, run: dict[str, Any]) -> dict[str, Any]:
     write_private_atomic(out / REPORT, json.dumps(report, indent=2, ensure_ascii=False) + "\n")
     plot_agreement(pairs, out / CHART)
     _write_manifests(cfg, len(done), report, len(kept), pairs)
-    return report
+    return dict(report)  # the executor's stages hand back plain JSON dicts
 
 
 def _merge_parts(work: Path, done: dict[str, dict[str, Any]]) -> tuple[dict[str, Any], dict[str, list[dict[str, Any]]]]:
@@ -130,7 +186,7 @@ def _dropped_reasons(stats: dict[str, Any], bal: Balance) -> dict[str, int]:
     return reasons
 
 
-def _report(cfg: AnnotateConfig, merged: _Merged, pairs: dict[str, Any], run: dict[str, Any]) -> dict[str, Any]:
+def _report(cfg: AnnotateConfig, merged: _Merged, pairs: dict[str, PairAgreement], run: AnnotateRun) -> AnnotateReport:
     """``report.json``: settings, counts, reasons, labels and categories kept, reconciliation, kappa, teacher
     statistics and the run (counts, names and rates only: no text)."""
     stats, parts, kept, dropped, bal = merged.stats, merged.parts, merged.kept, merged.dropped, merged.bal
@@ -165,8 +221,8 @@ def _report(cfg: AnnotateConfig, merged: _Merged, pairs: dict[str, Any], run: di
     }
 
 
-def _write_manifests(cfg: AnnotateConfig, files_done: int, report: dict[str, Any], n_kept: int,
-                     pairs: dict[str, Any]) -> None:
+def _write_manifests(cfg: AnnotateConfig, files_done: int, report: AnnotateReport, n_kept: int,
+                     pairs: dict[str, PairAgreement]) -> None:
     """The checkpoints' manifest and the annotated set's (readable by the owner only)."""
 
     out = Path(cfg.output)

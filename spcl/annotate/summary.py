@@ -13,7 +13,7 @@ import itertools
 import math
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, TypedDict
 
 from spcl.annotate.agreement import TeacherVote
 from spcl.review.agree import cohen_kappa
@@ -21,20 +21,56 @@ from spcl.review.labels import LABELS
 from spcl.screen import CATEGORIES
 
 
+class CategoryAgreement(TypedDict):
+    """One screen category for a teacher pair: kappa and agreement of its presence, and how often each
+    teacher voted it."""
+
+    kappa: float | None
+    agreement: float | None
+    present_a: int
+    present_b: int
+
+
+class PairAgreement(TypedDict):
+    """One teacher pair (``report.json``'s ``kappa["a|b"]``): documents both voted on, label kappa and
+    observed agreement, and per screen category the same for its presence."""
+
+    documents: int
+    label_kappa: float | None
+    label_agreement: float | None
+    per_category: dict[str, CategoryAgreement]
+
+
+class TeacherRates(TypedDict):
+    """One teacher's rates (``report.json``'s ``teacher_stats``): parse failures, backend errors, tokens and
+    seconds per document (``None`` where a rate is 0/0)."""
+
+    documents: int
+    parsed: int
+    parse_failure_rate: float | None
+    parse_failures: dict[str, int]
+    backend_error_rate: float | None
+    backend_errors: dict[str, int]
+    generated_tokens: int
+    tokens_per_document: float | None
+    seconds_per_document: float | None
+    mean_latency_seconds: float | None
+
+
 def _num(x: float) -> float | None:
     return None if math.isnan(x) else round(float(x), 6)
 
 
-def pair_agreement(votes: Sequence[Sequence[TeacherVote]], teachers: Sequence[str]) -> dict[str, dict[str, Any]]:
+def pair_agreement(votes: Sequence[Sequence[TeacherVote]], teachers: Sequence[str]) -> dict[str, PairAgreement]:
     """For every teacher pair ``"a|b"``: documents both voted on, label kappa and observed agreement, and
     per screen category the kappa and agreement of presence. ``votes[i]`` are document ``i``'s votes, in
     ``teachers`` order."""
-    out: dict[str, dict[str, Any]] = {}
+    out: dict[str, PairAgreement] = {}
     for (i, a), (j, b) in itertools.combinations(enumerate(teachers), 2):
         both = [(row[i].vote, row[j].vote) for row in votes if row[i].vote is not None and row[j].vote is not None]
         la = [va.label for va, _ in both if va]
         lb = [vb.label for _, vb in both if vb]
-        entry: dict[str, Any] = {
+        entry: PairAgreement = {
             "documents": len(both),
             "label_kappa": _num(cohen_kappa(la, lb, LABELS)) if both else None,
             "label_agreement": _num(sum(x == y for x, y in zip(la, lb, strict=True)) / len(both)) if both else None,
@@ -53,7 +89,7 @@ def pair_agreement(votes: Sequence[Sequence[TeacherVote]], teachers: Sequence[st
     return out
 
 
-def teacher_report(stats: Mapping[str, Any]) -> dict[str, Any]:
+def teacher_report(stats: Mapping[str, Any]) -> TeacherRates:
     """Rates from one teacher's summed counts: parse-failure rate (of the outputs it returned), backend-error
     rate (of the documents sent), tokens and seconds per document."""
     docs = stats.get("documents", 0)
@@ -73,7 +109,7 @@ def teacher_report(stats: Mapping[str, Any]) -> dict[str, Any]:
     }
 
 
-def plot_agreement(pairs: Mapping[str, Mapping[str, Any]], path: str | Path) -> Path:
+def plot_agreement(pairs: Mapping[str, PairAgreement], path: str | Path) -> Path:
     """A bar chart of label and per-category kappa for every teacher pair (undefined kappa drawn as 0, hatched)."""
     import matplotlib
 
@@ -84,7 +120,7 @@ def plot_agreement(pairs: Mapping[str, Mapping[str, Any]], path: str | Path) -> 
     fig, ax = plt.subplots(figsize=(1.6 + 1.4 * len(groups), 3.6), dpi=110)
     width = 0.8 / max(1, len(pairs))
     for k, (name, entry) in enumerate(pairs.items()):
-        values = [entry.get("label_kappa")] + [entry["per_category"][c]["kappa"] for c in CATEGORIES]
+        values = [entry["label_kappa"]] + [entry["per_category"][c]["kappa"] for c in CATEGORIES]
         xs = [g + (k - (len(pairs) - 1) / 2) * width for g in range(len(groups))]
         heights = [v if v is not None else 0.0 for v in values]
         bars = ax.bar(xs, heights, width, label=f"{name} (n={entry['documents']})")

@@ -17,9 +17,9 @@ Errors and logs name hosts, models and reason codes, never document text.
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypedDict
 
 from spcl.extract.backends.chat import ChatClient, ChatRequest
 from spcl.extract.backends.registry import (
@@ -38,6 +38,15 @@ TEACHER_MAX_INPUT_TOKENS = 4096
 """In-process teachers: a longer prompt fails ``input_too_long`` (longer documents were dropped at ``--max-chars``)."""
 
 
+class TeacherJson(TypedDict):
+    """A :class:`TeacherSpec` in configs, reports and manifests."""
+
+    name: str
+    backend: str
+    model: str
+    endpoint: str | None
+
+
 @dataclass(frozen=True, slots=True)
 class TeacherSpec:
     """A parsed ``--teacher``/``--verifier`` value; ``name`` labels its votes and rejection reasons."""
@@ -47,9 +56,9 @@ class TeacherSpec:
     model: str
     endpoint: str | None = None
 
-    def to_json(self) -> dict[str, Any]:
-        """A plain dict (for configs, reports and manifests)."""
-        return asdict(self)
+    def to_json(self) -> TeacherJson:
+        """A plain dict (for configs, reports and manifests), in field order."""
+        return {"name": self.name, "backend": self.backend, "model": self.model, "endpoint": self.endpoint}
 
 
 def parse_teacher(spec: str, name: str | None = None) -> TeacherSpec:

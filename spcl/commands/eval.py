@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import argparse
 import json
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 
 from spcl.config import DetectSettings
@@ -130,7 +130,7 @@ def _detect(args: argparse.Namespace) -> int:
     return 0
 
 
-def _print_and_write(report: dict, summary: str, args: argparse.Namespace) -> None:
+def _print_and_write(report: Mapping[str, object], summary: str, args: argparse.Namespace) -> None:
     """Print the summary (the full JSON report with ``--json``) and write the JSON report to ``--output``."""
     text = json.dumps(report, indent=2, ensure_ascii=False)
     print(text if args.json else summary)

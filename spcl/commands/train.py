@@ -174,7 +174,7 @@ def run_train(args: argparse.Namespace) -> int:
         "version": screen.version,
         "thresholds": screen.thresholds,
         "training_seconds": screen.card["training_seconds"],
-        "cv_overall": (cv_card or {}).get("overall"),
+        "cv_overall": cv_card["overall"] if cv_card else None,
     }
     print(json.dumps(summary, indent=2))
     return 0

@@ -20,7 +20,7 @@ from collections import Counter, defaultdict
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TypedDict
 
 from spcl.config import PII_TYPES, DetectSettings
 from spcl.detect import build_detectors
@@ -32,6 +32,79 @@ KINDS = ("gold", "negative", "prose")
 
 GOALS = {"recall_overall": 0.99, "recall_per_type": 0.95, "negatives_hit_max": 0.02, "prose_hits_per_mb_max": 1.0}
 """The detectors' bar: typed recall overall and per type, share of hard negatives hit, non-e-mail hits/MB."""
+
+
+Rates = dict[str, dict[str, int | float | None]]
+"""``{key: {"n", "ok", <rate name>: rate or None}}`` of a :class:`_Tally` (the rate's name varies by table)."""
+
+
+class RecallBlock(TypedDict):
+    """Typed recall of the gold spans overall and by type, language, type/language and tag."""
+
+    overall: float | None
+    overall_any_type: float | None
+    n: int
+    by_type: Rates
+    by_lang: Rates
+    by_type_lang: Rates
+    by_tag: Rates
+
+
+class PrecisionBlock(TypedDict):
+    """Share of the hits on gold records that match a gold span, overall, by hit type and by language."""
+
+    overall: float | None
+    hits: int
+    by_type: Rates
+    by_lang: Rates
+
+
+class NegativesBlock(TypedDict):
+    """Hard-negative records hit: share, by language and tag, the hit types and (the first 200) ids."""
+
+    n: int
+    hit: int
+    rate: float | None
+    by_lang: Rates
+    by_tag: Rates
+    hit_types: dict[str, int]
+    ids_hit: list[str]
+
+
+class ProseRow(TypedDict):
+    """Hits in real prose: MB read, hits by type, non-e-mail hits and their count per MB."""
+
+    mb: float
+    hits: dict[str, int]
+    non_email_hits: int
+    non_email_hits_per_mb: float | None
+
+
+class ProseBlock(ProseRow):
+    """:class:`ProseRow` of all prose, and one per language."""
+
+    by_lang: dict[str, ProseRow]
+
+
+class DetectGoal(TypedDict):
+    """One bar of :data:`GOALS`: the value (``None``: no data), the bar, its direction and whether it holds."""
+
+    value: float | None
+    goal: float
+    at_least: bool
+    met: bool | None
+
+
+class DetectReport(TypedDict):
+    """The report of :func:`evaluate_detect` (``spcl eval detect``)."""
+
+    records: dict[str, int]
+    recall: RecallBlock
+    precision: PrecisionBlock
+    negatives: NegativesBlock
+    prose: ProseBlock
+    misses: list[dict[str, str]]
+    goals: dict[str, DetectGoal]
 
 
 class DetectEvalError(UsageError, ValueError):
@@ -111,7 +184,7 @@ class _Tally:
     def rate(self, key: str) -> float | None:
         return _ratio(self.ok[key], self.n[key])
 
-    def table(self, prefix: str, rate: str) -> dict[str, dict[str, Any]]:
+    def table(self, prefix: str, rate: str) -> Rates:
         """``{key without prefix: {n, <ok count>, <rate>}}`` for the keys starting with ``prefix``."""
         return {k.removeprefix(prefix): {"n": self.n[k], "ok": self.ok[k], rate: self.rate(k)}
                 for k in sorted(self.n) if k.startswith(prefix)}  # fmt: skip
@@ -124,7 +197,7 @@ def _keys(type_: str | None, lang: str, tags: tuple[str, ...]) -> list[str]:
     return keys
 
 
-def evaluate_detect(records: Iterable[GoldRecord], settings: DetectSettings | None = None) -> dict[str, Any]:
+def evaluate_detect(records: Iterable[GoldRecord], settings: DetectSettings | None = None) -> DetectReport:
     """Score the rule detectors (``settings``, defaults when ``None``) on ``records``; a JSON-able report.
 
     Keys: ``recall`` (overall and by type, language, type/language and tag; ``recall_any_type`` counts
@@ -166,43 +239,45 @@ def evaluate_detect(records: Iterable[GoldRecord], settings: DetectSettings | No
     by_type = recall.table("type:", "recall")
     for t, row in by_type.items():
         row["recall_any_type"] = recall_any.rate(f"type:{t}")
-    report = {
+    recall_block: RecallBlock = {
+        "overall": recall.rate("all"),
+        "overall_any_type": recall_any.rate("all"),
+        "n": recall.n["all"],
+        "by_type": by_type,
+        "by_lang": recall.table("lang:", "recall"),
+        "by_type_lang": recall.table("type_lang:", "recall"),
+        "by_tag": recall.table("tag:", "recall"),
+    }
+    negatives_block: NegativesBlock = {
+        "n": negatives.n["all"],
+        "hit": negatives.ok["all"],
+        "rate": negatives.rate("all"),
+        "by_lang": negatives.table("lang:", "rate"),
+        "by_tag": negatives.table("tag:", "rate"),
+        "hit_types": dict(sorted(neg_types.items())),
+        "ids_hit": neg_ids[:200],
+    }
+    prose = _prose(prose_bytes, prose_hits)
+    return {
         "records": dict(sorted(counts.items())),
-        "recall": {
-            "overall": recall.rate("all"),
-            "overall_any_type": recall_any.rate("all"),
-            "n": recall.n["all"],
-            "by_type": by_type,
-            "by_lang": recall.table("lang:", "recall"),
-            "by_type_lang": recall.table("type_lang:", "recall"),
-            "by_tag": recall.table("tag:", "recall"),
-        },
+        "recall": recall_block,
         "precision": {
             "overall": precision.rate("all"),
             "hits": precision.n["all"],
             "by_type": precision.table("type:", "precision"),
             "by_lang": precision.table("lang:", "precision"),
         },
-        "negatives": {
-            "n": negatives.n["all"],
-            "hit": negatives.ok["all"],
-            "rate": negatives.rate("all"),
-            "by_lang": negatives.table("lang:", "rate"),
-            "by_tag": negatives.table("tag:", "rate"),
-            "hit_types": dict(sorted(neg_types.items())),
-            "ids_hit": neg_ids[:200],
-        },
-        "prose": _prose(prose_bytes, prose_hits),
+        "negatives": negatives_block,
+        "prose": prose,
         "misses": misses[:500],
+        "goals": _goals(recall_block, negatives_block, prose),
     }
-    report["goals"] = _goals(report)
-    return report
 
 
-def _prose(nbytes: Counter[str], hits: dict[str, Counter[str]]) -> dict[str, Any]:
+def _prose(nbytes: Counter[str], hits: dict[str, Counter[str]]) -> ProseBlock:
     """Hits per MB of real prose, overall and by language (e-mail addresses counted apart)."""
 
-    def row(size: int, found: Counter[str]) -> dict[str, Any]:
+    def row(size: int, found: Counter[str]) -> ProseRow:
         mb = size / 1e6
         non_email = sum(n for t, n in found.items() if t != "EMAIL")
         return {"mb": round(mb, 3), "hits": dict(sorted(found.items())), "non_email_hits": non_email,
@@ -212,27 +287,28 @@ def _prose(nbytes: Counter[str], hits: dict[str, Counter[str]]) -> dict[str, Any
     for found in hits.values():
         total.update(found)
     by_lang = {lang: row(nbytes[lang], hits[lang]) for lang in sorted(nbytes)}
-    return {**row(sum(nbytes.values()), total), "by_lang": by_lang}
+    overall = row(sum(nbytes.values()), total)
+    return {"mb": overall["mb"], "hits": overall["hits"], "non_email_hits": overall["non_email_hits"],
+            "non_email_hits_per_mb": overall["non_email_hits_per_mb"], "by_lang": by_lang}
 
 
-def _goals(report: dict[str, Any]) -> dict[str, dict[str, Any]]:
+def _goals(recall: RecallBlock, negatives: NegativesBlock, prose: ProseBlock) -> dict[str, DetectGoal]:
     """Each bar of :data:`GOALS` with the report's value and whether it is met (``None``: no data)."""
-    per_type = [r["recall"] for r in report["recall"]["by_type"].values() if r["recall"] is not None]
-    prose = report["prose"]["non_email_hits_per_mb"]
-    values = {
-        "recall_overall": (report["recall"]["overall"], GOALS["recall_overall"], True),
+    per_type = [rate for r in recall["by_type"].values() if (rate := r["recall"]) is not None]
+    values: dict[str, tuple[float | None, float, bool]] = {
+        "recall_overall": (recall["overall"], GOALS["recall_overall"], True),
         "recall_per_type_min": (min(per_type, default=None), GOALS["recall_per_type"], True),
-        "negatives_hit": (report["negatives"]["rate"], GOALS["negatives_hit_max"], False),
-        "prose_non_email_hits_per_mb": (prose, GOALS["prose_hits_per_mb_max"], False),
+        "negatives_hit": (negatives["rate"], GOALS["negatives_hit_max"], False),
+        "prose_non_email_hits_per_mb": (prose["non_email_hits_per_mb"], GOALS["prose_hits_per_mb_max"], False),
     }
-    out = {}
+    out: dict[str, DetectGoal] = {}
     for name, (value, bar, at_least) in values.items():
         met = None if value is None else (value >= bar if at_least else value <= bar)
         out[name] = {"value": value, "goal": bar, "at_least": at_least, "met": met}
     return out
 
 
-def format_summary(report: dict[str, Any]) -> str:
+def format_summary(report: DetectReport) -> str:
     """A short plain-text table of a report: recall by type and language, precision, negatives, prose."""
     lines = [f"records: {report['records']}"]
     r = report["recall"]
@@ -245,10 +321,10 @@ def format_summary(report: dict[str, Any]) -> str:
         lines.append(f"  lang {lang:<4} n={row['n']:<5} recall={row['recall']}  precision={p}")
     n = report["negatives"]
     lines.append(f"hard negatives hit: {n['hit']}/{n['n']} = {n['rate']}  types {n['hit_types']}")
-    p = report["prose"]
-    lines.append(f"prose: {p['mb']} MB, non-e-mail hits {p['non_email_hits']} = {p['non_email_hits_per_mb']}/MB")
-    for lang, row in p["by_lang"].items():
-        lines.append(f"  prose {lang:<4} {row['mb']} MB  {row['hits']}  {row['non_email_hits_per_mb']}/MB")
+    pr = report["prose"]
+    lines.append(f"prose: {pr['mb']} MB, non-e-mail hits {pr['non_email_hits']} = {pr['non_email_hits_per_mb']}/MB")
+    for lang, prow in pr["by_lang"].items():
+        lines.append(f"  prose {lang:<4} {prow['mb']} MB  {prow['hits']}  {prow['non_email_hits_per_mb']}/MB")
     met = {k: g["met"] for k, g in report["goals"].items()}
     lines.append(f"goals met: {met}")
     return "\n".join(lines)

@@ -49,7 +49,7 @@ from collections import Counter
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, NotRequired, TypedDict
 
 from spcl.errors import UsageError
 from spcl.extract.contract import ParseResult, check_candidates, parse_extraction
@@ -59,6 +59,74 @@ from spcl.mask.variants import DEFAULT_TYPES, normalize_type, normalize_value, o
 from spcl.text import normalize
 
 Pair = tuple[str, str]
+
+
+class PRF(TypedDict):
+    """True and false positives, false negatives, precision, recall and F1 of ``(TYPE, VALUE)`` pairs."""
+
+    tp: int
+    fp: int
+    fn: int
+    precision: float
+    recall: float
+    f1: float
+
+
+class DocumentLeaks(TypedDict):
+    """Documents, those with gold pairs, those with a gold value left unmasked, and their rates."""
+
+    total: int
+    with_gold: int
+    leaked: int
+    leak_rate: float
+    leak_rate_with_gold: float
+    missing_predictions: int
+
+
+class EntityLeaks(TypedDict):
+    """Gold pairs left unmasked, predicted pairs not in gold (over-redaction) and hallucinated rows."""
+
+    gold: int
+    leaked: int
+    leak_rate: float
+    predicted: int
+    false_positives: int
+    over_redaction_rate: float
+    rows_checked: int
+    hallucinated: int
+    hallucination_rate: float
+
+
+class ParseRate(TypedDict):
+    """Predictions that parsed, of all documents."""
+
+    documents: int
+    success: int
+    success_rate: float
+
+
+class TokenizationRate(TypedDict):
+    """Masks that do not depend on candidate order, and masked texts that reassemble to the source."""
+
+    deterministic: int
+    deterministic_rate: float
+    round_trip: int
+    round_trip_rate: float
+
+
+class MaskingReport(TypedDict):
+    """Every masking metric (:func:`evaluate_documents`); ``spcl.finetune.metrics.masking_metrics`` adds the
+    backend failures and the documents it evaluated."""
+
+    allowed_types: list[str]
+    entity: PRF
+    per_type: dict[str, PRF]
+    documents: DocumentLeaks
+    entities: EntityLeaks
+    parse: ParseRate
+    tokenization: TokenizationRate
+    backend_failures: NotRequired[dict[str, int]]
+    documents_evaluated: NotRequired[int]
 
 
 class EvalError(UsageError, ValueError):
@@ -159,7 +227,7 @@ def parse_prediction(rec: dict[str, Any] | None, source: str, allowed_types: Ite
     return res
 
 
-def _prf(tp: int, fp: int, fn: int) -> dict[str, float | int]:
+def _prf(tp: int, fp: int, fn: int) -> PRF:
     precision = tp / (tp + fp) if tp + fp else 0.0
     recall = tp / (tp + fn) if tp + fn else 0.0
     f1 = 2 * precision * recall / (precision + recall) if precision + recall else 0.0
@@ -177,7 +245,7 @@ def _covered(intervals: list[tuple[int, int]], start: int, end: int) -> bool:
 
 def evaluate_documents(
     gold: dict[str, GoldDoc], preds: dict[str, dict[str, Any]], allowed_types: Iterable[str] = DEFAULT_TYPES
-) -> dict[str, Any]:
+) -> MaskingReport:
     """All masking metrics over ``gold`` with ``preds`` (see the module docstring)."""
     allowed = tuple(allowed_types)
     counts: Counter[str] = Counter()
@@ -230,7 +298,7 @@ def _count_masking(counts: Counter[str], doc: GoldDoc, candidates: list[Pair]) -
     counts["documents_leaked"] += leaked_pairs > 0
 
 
-def _summary(allowed: tuple[str, ...], counts: Counter[str], per_type: dict[str, Counter[str]]) -> dict[str, Any]:
+def _summary(allowed: tuple[str, ...], counts: Counter[str], per_type: dict[str, Counter[str]]) -> MaskingReport:
     """The metrics from the summed counts: entity P/R/F1 (overall and per type), leak, over-redaction,
     hallucination, parse and tokenization rates."""
     tp = sum(c["tp"] for c in per_type.values())
@@ -276,7 +344,7 @@ def _summary(allowed: tuple[str, ...], counts: Counter[str], per_type: dict[str,
 
 def evaluate_masking(
     gold_path: str | Path, pred_path: str | Path, allowed_types: Iterable[str] = DEFAULT_TYPES
-) -> dict[str, Any]:
+) -> MaskingReport:
     """Load GOLD.jsonl and PRED.jsonl, validate them, and compute every masking metric."""
     gold = load_gold(gold_path)
     preds = load_predictions(pred_path, gold)

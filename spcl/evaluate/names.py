@@ -26,12 +26,12 @@ import time
 from collections import defaultdict
 from collections.abc import Callable, Iterable
 from pathlib import Path
-from typing import Any
+from typing import TypedDict
 
 from spcl.extract.backends.registry import RULES_BACKEND
 from spcl.extract.backends.rules_backend import rules_rows
 from spcl.extract.names import find_person_names
-from spcl.extract.names.tally import MentionTally, Spans
+from spcl.extract.names.tally import MentionMetrics, MentionTally, Spans
 from spcl.io.jsonl import read_jsonl_objects
 
 
@@ -66,6 +66,14 @@ PREDICTORS: dict[str, Callable[[str, str | None], Spans]] = {
     RULES_BACKEND: rules_predictor, "finder": finder_predictor}
 
 
+class NamesEval(TypedDict):
+    """Metrics of one predictor by language and by language × source (``spcl eval names``)."""
+
+    predictor: str
+    by_lang: dict[str, MentionMetrics]
+    by_source: dict[str, MentionMetrics]
+
+
 def read_names_set(path: str | Path, split: str | None = None, langs: Iterable[str] | None = None) -> list[dict]:
     """Records of a names-eval JSONL, optionally only one split (``dev``/``test``) and some languages."""
     keep = set(langs) if langs else None
@@ -81,7 +89,7 @@ def read_names_set(path: str | Path, split: str | None = None, langs: Iterable[s
     return records
 
 
-def evaluate_names(records: list[dict], predictor: str = RULES_BACKEND) -> dict[str, Any]:
+def evaluate_names(records: list[dict], predictor: str = RULES_BACKEND) -> NamesEval:
     """Metrics by language (``by_lang``) and by language × source (``by_source``) for one predictor.
 
     The first record's prediction is made once before timing, so model loading is not counted in docs/s.
@@ -106,13 +114,14 @@ def evaluate_names(records: list[dict], predictor: str = RULES_BACKEND) -> dict[
     }
 
 
-def format_table(metrics: dict[str, Any]) -> str:
+def format_table(metrics: NamesEval) -> str:
     """A plain-text table of ``evaluate_names`` output (one row per language, then per source); docs_per_s is
     per CPU second of one process, so it is docs/s per core."""
     cols = ("sentences", "mentions", "recall", "recall_overlap", "false_row_rate", "row_precision", "span_precision",
             "docs_per_s")
     lines = [f"predictor={metrics['predictor']}", f"{'group':<22}" + "".join(f"{c:>16}" for c in cols)]
-    for section in ("by_lang", "by_source"):
-        for group, row in metrics[section].items():
-            lines.append(f"{group:<22}" + "".join(f"{'-' if row[c] is None else row[c]!s:>16}" for c in cols))
+    for section in (metrics["by_lang"], metrics["by_source"]):
+        for group, row in section.items():
+            cells = dict(row)
+            lines.append(f"{group:<22}" + "".join(f"{'-' if cells[c] is None else cells[c]!s:>16}" for c in cols))
     return "\n".join(lines)

@@ -19,14 +19,14 @@ import math
 from collections import defaultdict
 from collections.abc import Iterable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, NotRequired, TypedDict, cast
 
 import numpy as np
 
 from spcl.errors import UsageError
 from spcl.io.jsonl import iter_jsonl
 from spcl.labels import LABELS
-from spcl.screen.crossval import flag_metrics
+from spcl.screen.crossval import FlagMetrics, flag_metrics
 from spcl.screen.model import Screen
 from spcl.text import LANGS, guess_lang
 
@@ -43,6 +43,45 @@ English."""
 SCPI_LANGS = ("ja", "ko")
 """Languages whose SCPI recall is a goal of its own."""
 BATCH = 512
+
+SourceCell = dict[str, "FlagMetrics | dict[str, int]"]
+"""One language × source of the labelled records: each system's :class:`FlagMetrics` and, beside the union's,
+``counts`` (documents, flagged, SCPI and NONE documents and how many of them were flagged)."""
+
+
+class LabelledScreenMetrics(TypedDict):
+    """Each system's metrics (``union`` and every head) overall, per language and per language × source."""
+
+    overall: dict[str, FlagMetrics]
+    per_lang: dict[str, dict[str, FlagMetrics]]
+    per_source: dict[str, dict[str, SourceCell]]
+
+
+class Goal(TypedDict):
+    """One goal of :data:`GOALS`: the measured value and whether it meets the bar."""
+
+    value: float
+    met: bool
+
+
+class GroupRate(TypedDict):
+    """Unlabelled documents of one language and origin, and the share flagged."""
+
+    n: int
+    flagged: int
+    flag_rate: float
+
+
+class ScreenEvalReport(TypedDict):
+    """The JSON report of :func:`evaluate_screen` (``spcl eval screen --output``)."""
+
+    model: str
+    thresholds: dict[str, float]
+    records: int
+    labelled: int
+    labelled_metrics: NotRequired[LabelledScreenMetrics]
+    goals: NotRequired[dict[str, Goal]]
+    unlabelled_flag_rate: NotRequired[dict[str, dict[str, GroupRate]]]
 
 
 class ScreenEvalError(UsageError, ValueError):
@@ -67,7 +106,7 @@ def read_eval_records(path: str | Path) -> Iterator[dict[str, str]]:
         yield {"text": row["text"], "lang": lang, "label": label, "group": group}
 
 
-def evaluate_screen(screen: Screen, rows: Iterable[dict[str, str]]) -> dict[str, Any]:
+def evaluate_screen(screen: Screen, rows: Iterable[dict[str, str]]) -> ScreenEvalReport:
     """Score every row (see the module docstring); returns the JSON report."""
     rows = list(rows)
     heads = list(screen.outputs.flags)
@@ -83,7 +122,7 @@ def evaluate_screen(screen: Screen, rows: Iterable[dict[str, str]]) -> dict[str,
     labels = np.array([r["label"] for r in rows], dtype=object)
     langs = np.array([r["lang"] for r in rows], dtype=object)
     labelled = labels != ""
-    report: dict[str, Any] = {"model": screen.version, "thresholds": screen.thresholds,
+    report: ScreenEvalReport = {"model": screen.version, "thresholds": screen.thresholds,
                               "records": len(rows), "labelled": int(labelled.sum())}
     if labelled.any():
         groups = np.array([r["group"] for r in rows], dtype=object)
@@ -98,8 +137,8 @@ def evaluate_screen(screen: Screen, rows: Iterable[dict[str, str]]) -> dict[str,
 
 
 def _labelled(labels: np.ndarray, langs: np.ndarray, groups: np.ndarray,
-              systems: dict[str, np.ndarray]) -> dict[str, Any]:
-    out: dict[str, Any] = {"overall": {}, "per_lang": {}, "per_source": {}}
+              systems: dict[str, np.ndarray]) -> LabelledScreenMetrics:
+    out: LabelledScreenMetrics = {"overall": {}, "per_lang": {}, "per_source": {}}
     for name, f in systems.items():
         out["overall"][name] = flag_metrics(f, labels.astype(str))
         for lang in sorted(set(langs.tolist())):
@@ -121,20 +160,22 @@ def _counts(flag: np.ndarray, labels: np.ndarray) -> dict[str, int]:
             "none_flagged": int((flag & none).sum())}
 
 
-def source_table(report: dict[str, Any]) -> list[tuple[Any, ...]]:
+def source_table(report: ScreenEvalReport) -> list[tuple[Any, ...]]:
     """Rows of :data:`SOURCE_TABLE_HEADER`, one per language × source of the labelled records of an
     :func:`evaluate_screen` report (union flags), then one ``*`` row per language; empty without labels.
     ``sent to LLM`` is the share of that source's documents the screen flags (the labelled mix, which
     is usually richer in topic passages than a crawl)."""
-    metrics = report.get("labelled_metrics") or {}
+    metrics = report.get("labelled_metrics")
+    if metrics is None:
+        return []
     rows: list[tuple[Any, ...]] = []
-    for lang, groups in sorted((metrics.get("per_source") or {}).items()):
+    for lang, groups in sorted(metrics["per_source"].items()):
         total = dict.fromkeys(("n", "flagged", "scpi", "scpi_flagged", "none", "none_flagged"), 0)
         for group, v in sorted(groups.items()):
-            c = v.get("counts")
-            if c is None:
+            if "counts" not in v:
                 continue
-            rows.append(_source_row(lang, group, c, v["union"]["f1"]))
+            c = cast("dict[str, int]", v["counts"])  # the cell's one entry that is not a system's metrics
+            rows.append(_source_row(lang, group, c, cast(FlagMetrics, v["union"])["f1"]))
             for k in total:
                 total[k] += c[k]
         if len(groups) > 1 and total["n"]:
@@ -151,7 +192,7 @@ def _source_row(lang: str, group: str, c: dict[str, int], f1: float) -> tuple[An
             c["none_flagged"], _rate(c["none_flagged"], c["none"]), f1, _rate(c["flagged"], c["n"]))
 
 
-def _goals(metrics: dict[str, Any]) -> dict[str, Any]:
+def _goals(metrics: LabelledScreenMetrics) -> dict[str, Goal]:
     union = metrics["overall"]["union"]
     checks = {
         "f1": (union["f1"], union["f1"] >= GOALS["f1_min"]),
@@ -159,22 +200,24 @@ def _goals(metrics: dict[str, Any]) -> dict[str, Any]:
         "none_flagged": (union["none_flag_rate"], union["none_flag_rate"] <= GOALS["none_flagged_max"]),
     }
     for lang in SCPI_LANGS:  # only when that language's SCPI documents were scored
-        scpi = metrics["per_lang"].get(lang, {}).get("union", {}).get("scpi_recall")
+        lang_union = metrics["per_lang"].get(lang, {}).get("union")
+        scpi = lang_union["scpi_recall"] if lang_union is not None else None
         if scpi is not None and not math.isnan(scpi):
             checks[f"{lang}_scpi_recall"] = (scpi, scpi >= GOALS["lang_scpi_recall_min"])
-    en_none = metrics["per_lang"].get("en", {}).get("union", {}).get("none_flag_rate")
+    en_union = metrics["per_lang"].get("en", {}).get("union")
+    en_none = en_union["none_flag_rate"] if en_union is not None else None
     if en_none is not None and not math.isnan(en_none):
         checks["en_none_flagged"] = (en_none, en_none <= GOALS["none_flagged_max"])
     return {k: {"value": v, "met": bool(ok)} for k, (v, ok) in checks.items()}
 
 
-def _flag_rates(rows: list[dict[str, str]], flag: np.ndarray) -> dict[str, Any]:
+def _flag_rates(rows: list[dict[str, str]], flag: np.ndarray) -> dict[str, dict[str, GroupRate]]:
     counts: dict[tuple[str, str], list[int]] = defaultdict(lambda: [0, 0])
     for r, f in zip(rows, flag.tolist(), strict=True):
         for key in ((r["lang"], "*"), (r["lang"], r["group"])):
             counts[key][0] += 1
             counts[key][1] += int(f)
-    out: dict[str, Any] = {}
+    out: dict[str, dict[str, GroupRate]] = {}
     for (lang, group), (n, k) in sorted(counts.items()):
         out.setdefault(lang, {})[group] = {"n": n, "flagged": k, "flag_rate": round(k / n, 4)}
     return out
@@ -187,7 +230,7 @@ def _text_table(header: tuple[str, ...], rows: list[tuple[Any, ...]]) -> list[st
             for r in cells]
 
 
-def format_summary(report: dict[str, Any]) -> str:
+def format_summary(report: ScreenEvalReport) -> str:
     """A short human-readable summary of :func:`evaluate_screen`'s report."""
     lines = [f"model {report['model']}: {report['records']} records, {report['labelled']} labelled"]
     metrics = report.get("labelled_metrics")

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal, NotRequired, TypedDict
 
 from spcl.errors import RunFailed
 from spcl.extract.prompt import PROMPT_VERSION
@@ -30,7 +30,17 @@ class AdapterError(RunFailed, ValueError):
     """An artifact that must not be loaded; the message names files and fields, never data."""
 
 
-def base_fingerprint(base: str | Path) -> dict[str, Any]:
+class BaseFingerprint(TypedDict):
+    """What identifies a base model (the card's ``base.fingerprint``): a file's SHA-256 (``kind`` ``gguf`` or
+    ``file``), or a folder's ``config.json`` SHA-256 (``None`` without one)."""
+
+    name: str
+    kind: Literal["gguf", "file", "folder"]
+    sha256: NotRequired[str]
+    config_sha256: NotRequired[str | None]
+
+
+def base_fingerprint(base: str | Path) -> BaseFingerprint:
     """What identifies a base model: a GGUF file's SHA-256, or a folder's ``config.json`` SHA-256."""
     path = Path(base)
     if path.is_file():

@@ -17,7 +17,7 @@ from collections.abc import Collection
 from pathlib import Path
 from typing import Any
 
-from spcl.evaluate.masking import evaluate_masking
+from spcl.evaluate.masking import MaskingReport, evaluate_masking
 from spcl.extract.backends.transformers_backend import TransformersExtractor
 from spcl.finetune.collate import collate
 from spcl.finetune.loss import completion_loss_sum
@@ -57,7 +57,7 @@ def is_gold_file(path: str | Path) -> bool:
 
 
 def masking_metrics(gold_path: str | Path, out_dir: str | Path, *, base: str | Path, adapter: str | Path | None,
-                    limit: int, seed: int, device: str, max_new_tokens: int, batch_size: int) -> dict[str, Any]:
+                    limit: int, seed: int, device: str, max_new_tokens: int, batch_size: int) -> MaskingReport:
     """Serve the artifact on (a hashed sample of ``limit``) gold documents and score them; returns the metrics."""
 
     with open(gold_path, encoding="utf-8") as fh:

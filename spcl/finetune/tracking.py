@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import math
 import os
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -18,7 +19,7 @@ Scalar = int | float | bool | str
 MAX_PARAM_CHARS = 64
 
 
-def _check_params(params: dict[str, Any]) -> dict[str, Scalar]:
+def _check_params(params: Mapping[str, object]) -> dict[str, Scalar]:
     out: dict[str, Scalar] = {}
     for key, value in params.items():
         if value is None:
@@ -31,7 +32,7 @@ def _check_params(params: dict[str, Any]) -> dict[str, Scalar]:
     return out
 
 
-def _check_metrics(metrics: dict[str, Any]) -> dict[str, float]:
+def _check_metrics(metrics: Mapping[str, object]) -> dict[str, float]:
     out: dict[str, float] = {}
     for key, value in metrics.items():
         if isinstance(value, bool) or not isinstance(value, int | float):
@@ -60,19 +61,20 @@ class Tracker:
             mlflow.start_run(run_name=run_name)
             self._mlflow = mlflow
 
-    def _write(self, event: dict[str, Any]) -> None:
+    def _write(self, event: dict[str, Scalar]) -> None:
         with open(self.log_path, "a", encoding="utf-8") as fh:
             fh.write(json.dumps(event) + "\n")
 
-    def log_params(self, params: dict[str, Any]) -> None:
-        """Record hyper-parameters (scalars and short settings only)."""
+    def log_params(self, params: Mapping[str, object]) -> None:
+        """Record hyper-parameters (scalars and short settings only; ``None`` values are left out; anything
+        else raises ``ValueError``)."""
         clean = _check_params(params)
         self._write({"event": "params", **clean})
         if self._mlflow is not None:
             self._mlflow.log_params(clean)
 
-    def log_metrics(self, metrics: dict[str, Any], step: int) -> None:
-        """Record numeric metrics at ``step``."""
+    def log_metrics(self, metrics: Mapping[str, object], step: int) -> None:
+        """Record numeric metrics at ``step`` (non-finite ones are left out; a non-number raises ``ValueError``)."""
         clean = _check_metrics(metrics)
         self._write({"event": "metrics", "step": step, **clean})
         if self._mlflow is not None:

@@ -11,12 +11,23 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypedDict
 
 from spcl.extract.backends.chat import ChatClient, ChatRequest
 from spcl.generalize.engine import restore
 from spcl.generalize.match import matches
 from spcl.generalize.prompts import attack_messages, mark, read_items
+
+
+class ReidentifyJson(TypedDict):
+    """A :class:`ReidentifyReport` as JSON: spans attacked and re-identified, the rate overall and per type."""
+
+    documents: int
+    spans: int
+    reidentified: int
+    rate: float | None
+    failed_calls: int
+    rate_by_type: dict[str, float | None]
 
 
 @dataclass(slots=True)
@@ -29,7 +40,7 @@ class ReidentifyReport:
     failed_calls: int = 0
     by_type: dict[str, list[int]] = field(default_factory=dict)  # type -> [attacked, re-identified]
 
-    def as_dict(self) -> dict[str, Any]:
+    def as_dict(self) -> ReidentifyJson:
         """The report as JSON-ready numbers."""
         def rate(n: int, k: int) -> float | None:
             return round(k / n, 4) if n else None

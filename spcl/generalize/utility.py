@@ -20,7 +20,7 @@ import math
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TypedDict
 
 import numpy as np
 
@@ -76,6 +76,16 @@ def similarity(a: np.ndarray, b: np.ndarray) -> float:
     return float(min(1.0, max(0.0, float(a @ b) / (na * nb))))
 
 
+class UtilityJson(TypedDict):
+    """A :class:`UtilityReport` as JSON: documents, spans, kept share (``tps``) overall and per type, bits."""
+
+    documents: int
+    spans: int
+    tps: float | None
+    info_bits: float
+    tps_by_type: dict[str, float | None]
+
+
 @dataclass(slots=True)
 class UtilityReport:
     """Totals over documents: information-weighted kept share overall and per type, in bits (no values)."""
@@ -95,7 +105,7 @@ class UtilityReport:
         acc[0] += info
         acc[1] += info * sim
 
-    def as_dict(self) -> dict[str, Any]:
+    def as_dict(self) -> UtilityJson:
         """The report as JSON-ready numbers."""
         def tps(info: float, kept: float) -> float | None:
             return round(kept / info, 4) if info > 0 else None

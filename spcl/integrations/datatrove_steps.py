@@ -23,7 +23,7 @@ travel to datatrove's workers as JSON; each worker process loads detectors and t
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import Any
+from typing import Any, TypedDict
 
 from datatrove.data import Document, DocumentsPipeline
 from datatrove.pipeline.base import PipelineStep
@@ -41,6 +41,23 @@ _KEPT = ("decision", "reasons", "hits", "scores", "lang", "top_category", "quara
          "model_version")
 
 
+class Verdict(TypedDict):
+    """The verdict of one document: the ``_KEPT`` columns of its ``OUTPUT_SCHEMA`` row (``spcl.io.schema``), in
+    that order; ``hits`` are the rule hits (type, start, end, validated, detector) and ``scores`` the screen's
+    (named by its kind), both ``None`` where nothing ran."""
+
+    decision: str
+    reasons: list[str] | None
+    hits: list[dict[str, str | int | bool | None]] | None
+    scores: dict[str, float | bool | None] | None
+    lang: str | None
+    top_category: str | None
+    quarantine_reason: str | None
+    row_key: str
+    config_hash: str
+    model_version: str | None
+
+
 class _Screening:
     """What both steps share: settings JSON, a per-rank position counter, the verdict of a batch of documents."""
 
@@ -52,16 +69,17 @@ class _Screening:
         self._source = f"datatrove/rank-{rank:05d}"
         self._position = 0
 
-    def verdicts(self, docs: list[Document]) -> list[dict[str, Any]]:
+    def verdicts(self, docs: list[Document]) -> list[Verdict]:
         """One ``OUTPUT_SCHEMA`` row (as a dict, without the text) per document, in order."""
         if not hasattr(self, "_source"):
             self._start(0)
         out = screen_batch([d.text for d in docs], [d.id for d in docs], context(self.settings_js), self._source,
                            self._position)
         self._position += len(docs)
-        return out.select(list(_KEPT)).to_pylist()
+        rows: list[Verdict] = out.select(list(_KEPT)).to_pylist()
+        return rows
 
-    def count(self, step: PipelineStep, row: dict[str, Any]) -> None:
+    def count(self, step: PipelineStep, row: Verdict) -> None:
         """Stats by decision and by reason (names only)."""
         decision = row["decision"]
         step.stat_update(f"spcl_{decision}")
@@ -71,10 +89,10 @@ class _Screening:
             step.stat_update(f"quarantine_{row['quarantine_reason']}")
 
 
-def annotate(doc: Document, row: dict[str, Any]) -> None:
-    """Write a verdict into ``doc.metadata`` under ``spcl_*`` keys (the text is not touched)."""
-    for key in _KEPT:
-        doc.metadata[METADATA_PREFIX + key] = row[key]
+def annotate(doc: Document, row: Verdict) -> None:
+    """Write a verdict into ``doc.metadata`` under ``spcl_*`` keys, in ``_KEPT`` order (the text is not touched)."""
+    for key, value in row.items():
+        doc.metadata[METADATA_PREFIX + key] = value
 
 
 def writable(doc: Document) -> Document:

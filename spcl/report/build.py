@@ -19,7 +19,7 @@ from typing import Any
 
 from spcl.io.storage import write_atomic
 from spcl.manifest import write_manifest
-from spcl.report import charts
+from spcl.report import charts, records
 from spcl.report.facts import filter_facts, mask_facts, output_kind
 from spcl.report.llm_cost import token_section
 from spcl.report.page import cards, counts_table, document, esc, image, number, status, table
@@ -32,14 +32,14 @@ def _seconds(value: Any) -> str:
     return "-" if value is None else f"{value:,.1f} s"
 
 
-def filter_sections(f: dict[str, Any], add: Callable[[str, bytes], str]) -> list[str]:
+def filter_sections(f: records.FilterFacts, add: Callable[[str, bytes], str]) -> list[str]:
     """HTML sections of a filter output's facts; ``add(name, png)`` stores a chart and returns its ``<img>``."""
     return [*_filter_overview(f, add), *_filter_languages(f, add), *_filter_reasons(f, add),
             *_filter_scores(f["scores"], add), *_filter_outcomes(f, add), *_filter_throughput(f["throughput"]),
             *_filter_identity(f["identity"])]
 
 
-def _filter_overview(f: dict[str, Any], add: Callable[[str, bytes], str]) -> list[str]:
+def _filter_overview(f: records.FilterFacts, add: Callable[[str, bytes], str]) -> list[str]:
     """The headline cards, the reconciliation line and the decisions chart."""
     counts, rec = f["counts"], f["reconciliation"]
     return [
@@ -56,20 +56,20 @@ def _filter_overview(f: dict[str, Any], add: Callable[[str, bytes], str]) -> lis
         ),
         f"<p>input = clean + flagged + quarantine: {number(rec.get('input_records'))} = "
         f"{number(rec.get('output_records'))} {status(rec.get('ok'))}</p>",
-        *_llm_share_line(f.get("llm_stage") or {}),
+        *_llm_share_line(f.get("llm_stage")),
         add("decisions", charts.bar_chart(counts, "documents by decision")),
     ]
 
 
-def _llm_share_line(llm: dict[str, Any]) -> list[str]:
-    if llm.get("share") is None:
+def _llm_share_line(llm: records.LlmShare | None) -> list[str]:
+    if llm is None or llm["share"] is None:
         return []
     return [f"<p>sent to the LLM stage (flagged): {number(llm['documents'])} of {number(llm['screened'])} "
             f"screened documents ({llm['share'] * 100:.2f} %); the mask output's section estimates the LLM "
             "tokens and GPU-hours for them.</p>"]
 
 
-def _filter_languages(f: dict[str, Any], add: Callable[[str, bytes], str]) -> list[str]:
+def _filter_languages(f: records.FilterFacts, add: Callable[[str, bytes], str]) -> list[str]:
     """Documents and flag rate per language (table, then charts when there is a language)."""
     out = [
         "<h2>Languages</h2>",
@@ -88,7 +88,7 @@ def _filter_languages(f: dict[str, Any], add: Callable[[str, bytes], str]) -> li
     return out
 
 
-def _filter_reasons(f: dict[str, Any], add: Callable[[str, bytes], str]) -> list[str]:
+def _filter_reasons(f: records.FilterFacts, add: Callable[[str, bytes], str]) -> list[str]:
     """Why documents were flagged, and which personal data types the rules hit."""
     out = ["<h2>Why documents were flagged</h2>", counts_table(f["flag_reasons"], "reason")]
     split = f.get("flagged_by_lang_cause") or {}
@@ -110,7 +110,7 @@ def _filter_reasons(f: dict[str, Any], add: Callable[[str, bytes], str]) -> list
     return out
 
 
-def _filter_scores(sc: dict[str, Any], add: Callable[[str, bytes], str]) -> list[str]:
+def _filter_scores(sc: records.ScoreFacts, add: Callable[[str, bytes], str]) -> list[str]:
     """The screen's score histograms and thresholds (or a note that the run used rules only)."""
     out = ["<h2>Screen scores</h2>"]
     if sc["documents_scored"]:
@@ -130,7 +130,7 @@ def _filter_scores(sc: dict[str, Any], add: Callable[[str, bytes], str]) -> list
     return out
 
 
-def _filter_outcomes(f: dict[str, Any], add: Callable[[str, bytes], str]) -> list[str]:
+def _filter_outcomes(f: records.FilterFacts, add: Callable[[str, bytes], str]) -> list[str]:
     """Top categories of the flagged documents and the quarantine reasons."""
     out = ["<h2>Top categories of flagged documents</h2>", counts_table(f["top_categories"], "category")]
     if f["top_categories"]:
@@ -142,7 +142,7 @@ def _filter_outcomes(f: dict[str, Any], add: Callable[[str, bytes], str]) -> lis
     return out
 
 
-def _filter_throughput(tp: dict[str, Any]) -> list[str]:
+def _filter_throughput(tp: records.FilterThroughput) -> list[str]:
     """Engine, files, elapsed and per-stage seconds, documents per second."""
     stages = tp.get("stage_seconds") or {}
     return [
@@ -163,7 +163,7 @@ def _filter_throughput(tp: dict[str, Any]) -> list[str]:
     ]
 
 
-def _filter_identity(ident: dict[str, Any]) -> list[str]:
+def _filter_identity(ident: records.FilterIdentity) -> list[str]:
     """What produced the output: spcl version, config hashes, screen model, manifest kind."""
     return [
         "<h2>Identity</h2>",
@@ -181,7 +181,7 @@ def _filter_identity(ident: dict[str, Any]) -> list[str]:
     ]
 
 
-def mask_sections(m: dict[str, Any], add: Callable[[str, bytes], str]) -> list[str]:
+def mask_sections(m: records.MaskFacts, add: Callable[[str, bytes], str]) -> list[str]:
     """HTML sections of a mask output's facts."""
     rec = m["reconciliation"]
     ident = m["identity"]
@@ -231,7 +231,7 @@ def mask_sections(m: dict[str, Any], add: Callable[[str, bytes], str]) -> list[s
     return out
 
 
-def screen_eval_sections(report: dict[str, Any]) -> list[str]:
+def screen_eval_sections(report: records.ScreenEvalReport) -> list[str]:
     """The section of a ``spcl eval screen --output`` report: the per language × source table of the labelled
     records (the table ``spcl eval screen`` prints) and the flag rates of the unlabelled ones."""
     from spcl.evaluate.screen import LLM_TOKENS_PER_DOC, SOURCE_TABLE_HEADER, source_table
@@ -249,10 +249,10 @@ def screen_eval_sections(report: dict[str, Any]) -> list[str]:
     return out
 
 
-def read_screen_eval(path: str | Path) -> dict[str, Any]:
+def read_screen_eval(path: str | Path) -> records.ScreenEvalReport:
     """A ``spcl eval screen --output`` JSON report; ``ValueError`` when the file is not one."""
     try:
-        report = json.loads(Path(path).read_text(encoding="utf-8"))
+        report: records.ScreenEvalReport = json.loads(Path(path).read_text(encoding="utf-8"))
     except (OSError, ValueError) as err:
         raise ValueError(f"{path}: not a readable spcl eval screen report ({type(err).__name__})") from None
     if not isinstance(report, dict) or "records" not in report or "model" not in report:
@@ -270,7 +270,7 @@ def write_report(output: str | Path, *, mask: str | Path | None = None, dest: st
     --output`` report. ``output`` may itself be such a report (a ``.json`` file): the page then holds that table
     alone, written beside it unless ``dest`` is given. Returns the path of the page.
     """
-    facts: dict[str, Any] = {}
+    facts: records.ReportFacts = {}
     if Path(output).is_file() and Path(output).suffix == ".json":
         out_dir = Path(dest) if dest is not None else Path(output).parent
         facts["screen_eval"] = read_screen_eval(output)

@@ -12,7 +12,6 @@ import math
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 import pyarrow as pa
@@ -21,6 +20,17 @@ import pyarrow.parquet as pq
 
 from spcl.io.outputs import output_dataset
 from spcl.report.llm_cost import token_facts
+from spcl.report.records import (
+    FilterFacts,
+    FilterIdentity,
+    FilterStats,
+    FilterThroughput,
+    LlmShare,
+    MaskFacts,
+    MaskMetrics,
+    ScoreFacts,
+    ScreenCardView,
+)
 from spcl.screen.heads import DEFAULT_OUTPUTS, head_view, heads_in
 
 log = logging.getLogger(__name__)
@@ -60,7 +70,7 @@ def _histogram(values: np.ndarray, edges: tuple[float, ...]) -> np.ndarray:
     return counts
 
 
-def _model_card(stats: dict[str, Any], base: Path) -> dict[str, Any] | None:
+def _model_card(stats: FilterStats, base: Path) -> ScreenCardView | None:
     """The screen's ``model_card.json`` named by ``stats["model"]`` — the resolved absolute folder the run loaded
     (older outputs: a path relative to the working folder, the output, or the shipped models) — if it can be
     found; a model named but not found is logged (the thresholds then come from the output itself)."""
@@ -73,7 +83,8 @@ def _model_card(stats: dict[str, Any], base: Path) -> dict[str, Any] | None:
         card = root / "model_card.json"
         if card.is_file():
             try:
-                return json.loads(card.read_text(encoding="utf-8"))
+                view: ScreenCardView = json.loads(card.read_text(encoding="utf-8"))
+                return view
             except (OSError, ValueError):
                 break
     log.warning("model card of %s not found or unreadable: thresholds shown are the lowest score each model "
@@ -165,7 +176,7 @@ def _scan(root: Path) -> _ColumnScan:
     return scan
 
 
-def _thresholds(card: dict[str, Any] | None, lowest_flagged: dict[str, float]) -> tuple[dict[str, float], str]:
+def _thresholds(card: ScreenCardView | None, lowest_flagged: dict[str, float]) -> tuple[dict[str, float], str]:
     """``(thresholds, source)``: the model card's, else the lowest score each model flagged in the output (the
     source says so, and that the card was not found)."""
     if card and "thresholds" in card:
@@ -174,10 +185,10 @@ def _thresholds(card: dict[str, Any] | None, lowest_flagged: dict[str, float]) -
             "lowest flagged score in this output (model card not found)")
 
 
-def _score_facts(scan: _ColumnScan, card: dict[str, Any] | None) -> dict[str, Any]:
+def _score_facts(scan: _ColumnScan, card: ScreenCardView | None) -> ScoreFacts:
     """The ``scores`` block: histogram edges and counts, documents scored, thresholds and their source."""
     thresholds, threshold_source = _thresholds(card, scan.lowest_flagged)
-    facts: dict[str, Any] = {"documents_scored": scan.scored}
+    facts: ScoreFacts = {"documents_scored": scan.scored}
     for n, head in enumerate(scan.heads):
         edges = head_edges(head)
         facts[f"{head}_edges"] = list(edges)
@@ -196,7 +207,7 @@ def _score_facts(scan: _ColumnScan, card: dict[str, Any] | None) -> dict[str, An
     }
 
 
-def _throughput_facts(stats: dict[str, Any]) -> dict[str, Any]:
+def _throughput_facts(stats: FilterStats) -> FilterThroughput:
     """The ``throughput`` block, from ``stats.json``."""
     return {
         "elapsed_seconds": stats.get("elapsed_seconds"),
@@ -210,8 +221,8 @@ def _throughput_facts(stats: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def _identity_facts(stats: dict[str, Any], scan: _ColumnScan, card: dict[str, Any] | None,
-                    manifest: dict[str, Any]) -> dict[str, Any]:
+def _identity_facts(stats: FilterStats, scan: _ColumnScan, card: ScreenCardView | None,
+                    manifest_kind: str | None) -> FilterIdentity:
     """The ``identity`` block: versions and hashes from ``stats.json``, the rows, the model card, the manifest."""
     return {
         "spcl_version": stats.get("spcl_version"),
@@ -221,11 +232,11 @@ def _identity_facts(stats: dict[str, Any], scan: _ColumnScan, card: dict[str, An
         "model_version": stats.get("model_version"),
         "model_versions_in_output": sorted(scan.models),
         "model_card_version": (card or {}).get("version") or (card or {}).get("name"),
-        "manifest_kind": manifest.get("kind"),
+        "manifest_kind": manifest_kind,
     }
 
 
-def _llm_share(stats: dict[str, Any]) -> dict[str, Any]:
+def _llm_share(stats: FilterStats) -> LlmShare:
     """The flagged documents (what the LLM stage is sent) and their share of the readable input."""
     counts = stats.get("counts", {})
     flagged = int(counts.get("flagged", 0) or 0)
@@ -233,14 +244,14 @@ def _llm_share(stats: dict[str, Any]) -> dict[str, Any]:
     return {"documents": flagged, "screened": screened, "share": round(flagged / screened, 6) if screened else None}
 
 
-def filter_facts(path: str | Path) -> dict[str, Any]:
+def filter_facts(path: str | Path) -> FilterFacts:
     """Counts and score histograms of a filter output (``stats.json`` plus one pass over the score columns).
 
     Thresholds come from the model card when it is found, else from the output itself: the lowest score
     each model flagged (``threshold_source`` says which).
     """
     root = Path(path)
-    stats = json.loads((root / "stats.json").read_text(encoding="utf-8"))
+    stats: FilterStats = json.loads((root / "stats.json").read_text(encoding="utf-8"))
     manifest_path = root / "manifest.json"
     manifest = json.loads(manifest_path.read_text(encoding="utf-8")) if manifest_path.is_file() else {}
     scan = _scan(root)
@@ -266,7 +277,7 @@ def filter_facts(path: str | Path) -> dict[str, Any]:
         "llm_stage": _llm_share(stats),
         "scores": _score_facts(scan, card),
         "throughput": _throughput_facts(stats),
-        "identity": _identity_facts(stats, scan, card, manifest),
+        "identity": _identity_facts(stats, scan, card, manifest.get("kind")),
     }
 
 
@@ -274,11 +285,11 @@ def _parquet_rows(folder: Path) -> int:
     return sum(pq.ParquetFile(p).metadata.num_rows for p in sorted(folder.glob("*.parquet")))
 
 
-def mask_facts(path: str | Path, flagged: int | None = None, gpu_tokens_per_s: float | None = None) -> dict[str, Any]:
+def mask_facts(path: str | Path, flagged: int | None = None, gpu_tokens_per_s: float | None = None) -> MaskFacts:
     """Counts of a mask output: ``metrics.json`` checked against the rows in ``masked/`` and ``failed/``; its
     tokens and the GPU-hours ``flagged`` documents need (``spcl.report.llm_cost.token_facts``)."""
     root = Path(path)
-    metrics = json.loads((root / "metrics.json").read_text(encoding="utf-8"))
+    metrics: MaskMetrics = json.loads((root / "metrics.json").read_text(encoding="utf-8"))
     masked_rows = _parquet_rows(root / "masked") if (root / "masked").is_dir() else 0
     failed_rows = _parquet_rows(root / "failed") if (root / "failed").is_dir() else 0
     failed_reasons: Counter[str] = Counter()
@@ -302,9 +313,11 @@ def mask_facts(path: str | Path, flagged: int | None = None, gpu_tokens_per_s: f
         "entities_per_type": metrics.get("entities_per_type", {}),
         "entities": metrics.get("entities"),
         "rates": {
-            k: metrics.get(k)
-            for k in ("parse_success_rate", "extraction_success_rate", "hallucination_rate")
-            if metrics.get(k) is not None
+            k: v
+            for k, v in (("parse_success_rate", metrics.get("parse_success_rate")),
+                         ("extraction_success_rate", metrics.get("extraction_success_rate")),
+                         ("hallucination_rate", metrics.get("hallucination_rate")))
+            if v is not None
         },
         "latency_seconds": metrics.get("latency_seconds", {}),
         "tokens": token_facts(metrics, flagged, gpu_tokens_per_s),

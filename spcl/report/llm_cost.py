@@ -13,13 +13,14 @@ generation dominates the time. Only counts and rates here, never text.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Literal
 
 from spcl.report.page import number, table
+from spcl.report.records import MaskMetrics, TokenFacts
 
 
-def token_facts(metrics: dict[str, Any], flagged: int | None = None,
-                gpu_tokens_per_s: float | None = None) -> dict[str, Any]:
+def token_facts(metrics: MaskMetrics, flagged: int | None = None,
+                gpu_tokens_per_s: float | None = None) -> TokenFacts:
     """The ``tokens`` block of a mask output's facts: per-document counts and the GPU-hours estimate.
 
     ``flagged`` defaults to the mask output's documents; ``rate_source`` says where the rate came from
@@ -41,6 +42,7 @@ def token_facts(metrics: dict[str, Any], flagged: int | None = None,
         completion_per_doc, counted = float(metrics["generated_tokens"]) / documents, documents
     n = documents if flagged is None else int(flagged)
     measured = float(metrics.get("generated_tokens_per_second") or 0.0)
+    source: Literal["given", "measured", "none"]
     if gpu_tokens_per_s is not None and gpu_tokens_per_s > 0:
         rate, source = float(gpu_tokens_per_s), "given"
     elif measured > 0:
@@ -67,7 +69,7 @@ def token_facts(metrics: dict[str, Any], flagged: int | None = None,
     }
 
 
-def token_section(t: dict[str, Any]) -> list[str]:
+def token_section(t: TokenFacts) -> list[str]:
     """HTML of the tokens block: per-document counts, the flagged subset's tokens and its GPU-hours."""
     if not t["documents_counted"]:
         return ["<h3>Tokens and GPU cost</h3>",

@@ -8,8 +8,8 @@ import itertools
 import math
 import warnings
 from collections.abc import Hashable, Mapping, Sequence
-from dataclasses import asdict, dataclass, field
-from typing import Any
+from dataclasses import dataclass, field
+from typing import Any, TypedDict
 
 import numpy as np
 from sklearn.metrics import cohen_kappa_score
@@ -122,6 +122,24 @@ def _nan_to_none(x: float) -> float | None:
     return None if math.isnan(x) else round(x, 6)
 
 
+class AgreementJson(TypedDict):
+    """``agreement.json``: an :class:`Agreement` as written, in field order."""
+
+    raters: list[str]
+    items: int
+    method: str
+    kappa: float | None
+    verdict: str
+    kappa_scpi_vs_rest: float | None
+    per_category: dict[str, float | None]
+    labels: list[str]
+    confusion: list[list[int]]
+    pairwise: dict[str, float | None]
+    label_disagreements: list[str]
+    category_disagreements: list[str]
+    not_rated_by_all: list[str]
+
+
 @dataclass
 class Agreement:
     """Everything ``agreement`` measured (ids only, no text)."""
@@ -140,9 +158,15 @@ class Agreement:
     category_disagreements: list[str]
     not_rated_by_all: list[str] = field(default_factory=list)
 
-    def to_json(self) -> dict[str, Any]:
-        """A plain dict for ``agreement.json``."""
-        return asdict(self)
+    def to_json(self) -> AgreementJson:
+        """A plain dict for ``agreement.json`` (copies: later changes to this object do not show in it)."""
+        return {"raters": list(self.raters), "items": self.items, "method": self.method, "kappa": self.kappa,
+                "verdict": self.verdict, "kappa_scpi_vs_rest": self.kappa_scpi_vs_rest,
+                "per_category": dict(self.per_category), "labels": list(self.labels),
+                "confusion": [list(row) for row in self.confusion], "pairwise": dict(self.pairwise),
+                "label_disagreements": list(self.label_disagreements),
+                "category_disagreements": list(self.category_disagreements),
+                "not_rated_by_all": list(self.not_rated_by_all)}
 
 
 def agreement(reviews: Mapping[str, Mapping[str, Review]]) -> Agreement:

@@ -11,9 +11,9 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TypedDict
 
 import pyarrow.compute as pc
 
@@ -176,8 +176,46 @@ def scan_with_plan(path: str | Path, plan: SamplePlan, ids: set[str]) -> Scan:
     return Scan(dict(plan.populations), domains, docs, by)
 
 
-def _rate_json(r: Rate) -> dict[str, Any]:
-    return {k: (round(v, 6) if isinstance(v, float) else v) for k, v in asdict(r).items()}
+class RateJson(TypedDict):
+    """A :class:`Rate` as written to ``estimates.json`` (floats rounded to 6 places)."""
+
+    rate: float | None
+    low: float | None
+    high: float | None
+    reviewed: int
+    positives: int
+    effective_n: float
+    population: int
+    count: float | None
+    count_low: float | None
+    count_high: float | None
+
+
+class DecisionBlock(TypedDict):
+    """Rates of one decision (precision of flagged, miss rate of clean): overall, per language, per category."""
+
+    overall: RateJson
+    by_lang: dict[str, RateJson]
+    by_category: dict[str, RateJson]
+
+
+class RecallEstimate(TypedDict):
+    """Recall from the two decisions' counts, with conservative bounds (``None`` where a bound is 0/0)."""
+
+    rate: float
+    low: float | None
+    high: float | None
+    note: str
+
+
+def _round6(v: float | None) -> float | None:
+    return round(v, 6) if isinstance(v, float) else v
+
+
+def _rate_json(r: Rate) -> RateJson:
+    return {"rate": _round6(r.rate), "low": _round6(r.low), "high": _round6(r.high), "reviewed": r.reviewed,
+            "positives": r.positives, "effective_n": round(r.effective_n, 6), "population": r.population,
+            "count": _round6(r.count), "count_low": _round6(r.count_low), "count_high": _round6(r.count_high)}
 
 
 AUTO = "auto"
@@ -227,7 +265,7 @@ class _Estimator:
         return out
 
     def rate(self, pred: Callable[..., bool], total: int,
-             hit: Callable[..., bool] | None = None) -> dict[str, Any]:
+             hit: Callable[..., bool] | None = None) -> RateJson:
         """The weighted rate of positives among matching documents, scaled to ``total``; ``pred(decision,
         lang, category)``, ``hit(review)`` (typed ``...``: callers' lambdas bind loop values as defaults)."""
         return _rate_json(weighted_rate(self.items(pred, hit or self.is_positive), total))
@@ -237,36 +275,37 @@ class _Estimator:
         return sum(1 for i, r in self.labelled.items() if i in self.scan.docs and self._rule_flagged(i)
                    and r.label not in self.positive and self.confirmed.get(i) is None)
 
-    def decision_block(self, dec: str, total: int) -> dict[str, Any]:
+    def decision_block(self, dec: str, total: int) -> DecisionBlock:
         """Overall, per-language and per-category rates for one decision (precision or miss rate)."""
         domains = self.scan.domains
-        block: dict[str, Any] = {"overall": self.rate(lambda d, lang, c: d == dec, total)}
+        overall = self.rate(lambda d, lang, c: d == dec, total)
         langs = sorted(k[2] for k in domains if k[0] == dec and k[1] == "lang")
-        block["by_lang"] = {lg: self.rate(lambda d, lang, c, lg=lg: d == dec and lang == lg,
-                                          domains[(dec, "lang", lg)]) for lg in langs}
+        by_lang = {lg: self.rate(lambda d, lang, c, lg=lg: d == dec and lang == lg,
+                                 domains[(dec, "lang", lg)]) for lg in langs}
         if dec == "flagged":
             cats = sorted(k[2] for k in domains if k[0] == dec and k[1] == "category")
-            block["by_category"] = {cg: self.rate(lambda d, lang, c, cg=cg: d == "flagged" and c == cg,
-                                                  domains[("flagged", "category", cg)]) for cg in cats}
+            by_category = {cg: self.rate(lambda d, lang, c, cg=cg: d == "flagged" and c == cg,
+                                         domains[("flagged", "category", cg)]) for cg in cats}
         else:
-            block["by_category"] = {
+            by_category = {
                 cg: self.rate(lambda d, lang, c: d == "clean", total,
                               lambda r, cg=cg: self.is_positive(r) and cg in r.categories)
                 for cg in CATEGORIES
             }
-        return block
+        return {"overall": overall, "by_lang": by_lang, "by_category": by_category}
 
 
-def _recall_estimate(p: Mapping[str, Any], m: Mapping[str, Any]) -> dict[str, Any] | None:
+def _recall_estimate(p: RateJson, m: RateJson) -> RecallEstimate | None:
     """Recall from the precision of flagged and the miss rate of clean (counts), with conservative bounds."""
     if p["count"] is None or m["count"] is None or p["count"] + m["count"] <= 0:
         return None
+    # a Rate with a count has its bounds' counts too (weighted_rate sets the three together)
+    p_low, p_high = p["count_low"] or 0.0, p["count_high"] or 0.0
+    m_low, m_high = m["count_low"] or 0.0, m["count_high"] or 0.0
     return {
         "rate": round(p["count"] / (p["count"] + m["count"]), 6),
-        "low": round(p["count_low"] / (p["count_low"] + m["count_high"]), 6)
-        if p["count_low"] + m["count_high"] > 0 else None,
-        "high": round(p["count_high"] / (p["count_high"] + m["count_low"]), 6)
-        if p["count_high"] + m["count_low"] > 0 else None,
+        "low": round(p_low / (p_low + m_high), 6) if p_low + m_high > 0 else None,
+        "high": round(p_high / (p_high + m_low), 6) if p_high + m_low > 0 else None,
         "note": "bounds combine the two Wilson intervals (conservative, approximate)",
     }
 

@@ -291,7 +291,7 @@ def export_sample(
         redacted=redacted,
         sample_sha256=key,
         formats=list(formats),
-        licence=licence or (src or {}).get("licence"),
+        licence=licence or (src.get("licence") if src else None),
         sources=[src] if src else [],
         config_hash=sorted({h for h in table.column("config_hash").to_pylist() if h}),
         model_version=sorted({v for v in table.column("model_version").to_pylist() if v}),

@@ -18,9 +18,9 @@ import heapq
 import itertools
 import math
 from collections.abc import Iterable, Iterator, Mapping, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TypedDict
 
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -81,6 +81,27 @@ class SampleSpec:
             raise ValueError(f"bucket_by must be one of {', '.join(BUCKET_SCHEMES)}")
 
 
+class SpecJson(TypedDict):
+    """A :class:`SampleSpec` in ``plan.json``, in field order."""
+
+    n: int
+    seed: int
+    dimensions: tuple[str, ...]
+    decisions: tuple[str, ...]
+    clean_share: float
+    min_per_stratum: int
+    per_stratum: int | None
+    bucket_edges: tuple[float, ...]
+    bucket_by: str
+
+
+class PlanJson(TypedDict):
+    """``plan.json``: the spec and every stratum's ``population`` and ``sample`` size, sorted by name."""
+
+    spec: SpecJson
+    strata: dict[str, dict[str, int]]
+
+
 @dataclass
 class SamplePlan:
     """The spec, every stratum's population and its sample size (JSON-serialisable, no text)."""
@@ -89,10 +110,13 @@ class SamplePlan:
     populations: dict[str, int]
     sizes: dict[str, int] = field(default_factory=dict)
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> PlanJson:
         """A plain dict for ``plan.json``."""
+        sp = self.spec
         return {
-            "spec": asdict(self.spec),
+            "spec": {"n": sp.n, "seed": sp.seed, "dimensions": sp.dimensions, "decisions": sp.decisions,
+                     "clean_share": sp.clean_share, "min_per_stratum": sp.min_per_stratum,
+                     "per_stratum": sp.per_stratum, "bucket_edges": sp.bucket_edges, "bucket_by": sp.bucket_by},
             "strata": {
                 s: {"population": self.populations[s], "sample": self.sizes.get(s, 0)} for s in sorted(self.populations)
             },

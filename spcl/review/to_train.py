@@ -8,7 +8,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from spcl.manifest import MANIFEST_NAME, manifest_ref, record_counts, sha256_file, write_manifest
+from spcl.manifest import MANIFEST_NAME, ManifestRef, manifest_ref, record_counts, sha256_file, write_manifest
 from spcl.review.export import private_dir, write_private
 from spcl.review.labels import ReviewError
 from spcl.review.reviews import read_reviews
@@ -79,7 +79,7 @@ def to_train(
             "provenance": {
                 "review_file": path.name,
                 "review_sha256": review_sha,
-                "export_manifest_sha256": (export_manifest or {}).get("manifest_sha256"),
+                "export_manifest_sha256": export_manifest["manifest_sha256"] if export_manifest else None,
                 "decision": r.row.get("decision") or None,
                 "stratum": r.row.get("stratum") or None,
                 "agreed": r.row.get("agreed") or None,
@@ -89,7 +89,7 @@ def to_train(
         lines.append(json.dumps(record, ensure_ascii=False) + "\n")
     out_dir = private_dir(out)
     write_private(out_dir / TRAIN_FILE, "".join(lines))
-    sources = [{"path": str(path), "sha256": review_sha}]
+    sources: list[dict[str, str] | ManifestRef] = [{"path": str(path), "sha256": review_sha}]
     if export_manifest:
         sources.append(export_manifest)
     if input_dir:
@@ -101,7 +101,7 @@ def to_train(
         record_counts=record_counts(out_dir),
         skipped_unlabelled=len(reviews) - len(labelled),
         labels={lab: sum(1 for r in labelled if r.label == lab) for lab in ("SCPI", "RELATED", "NONE")},
-        licence=licence or (export_manifest or {}).get("licence"),
+        licence=licence or (export_manifest.get("licence") if export_manifest else None),
         sources=sources,
         iaa={"kappa": kappa, "method": agreement.get("method"), "raters": agreement.get("raters")}
         if agreement

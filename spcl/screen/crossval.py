@@ -10,7 +10,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import NotRequired, TypedDict
 
 import numpy as np
 from sklearn.feature_extraction.text import TfidfVectorizer
@@ -51,9 +51,19 @@ class CVResult:
         return np.array([r.lang for r in self.records])
 
 
-def flag_metrics(flag: np.ndarray, labels: np.ndarray, positive: Sequence[str] = ("SCPI", "RELATED")) -> dict[
-    str, float
-]:
+class FlagMetrics(TypedDict):
+    """Quality of a set of flags against labels (:func:`flag_metrics`); NaN where no such label was scored."""
+
+    precision: float
+    recall: float
+    f1: float
+    scpi_recall: float
+    related_recall: float
+    none_flag_rate: float
+    n: int
+
+
+def flag_metrics(flag: np.ndarray, labels: np.ndarray, positive: Sequence[str] = ("SCPI", "RELATED")) -> FlagMetrics:
     """Topic precision/recall/F1 (positive labels vs NONE), SCPI recall, NONE flag rate."""
     flag = np.asarray(flag, bool)
     y = np.isin(labels, positive)
@@ -105,7 +115,7 @@ def cross_validate(
     n = len(real)
     strata = np.array([f"{r.lang}:{r.label}" for r in real])
     groups = near_duplicate_groups([r.text for r in real])
-    out: dict[str, Any] = {
+    out: dict[str, np.ndarray] = {
         "fold": np.zeros(n, np.int64),
         "lgbm_score": np.zeros(n, np.float32),
         "lgbm_flag": np.zeros(n, bool),
@@ -151,7 +161,31 @@ def cross_validate(
     )
 
 
-def cv_report(cv: CVResult) -> dict[str, Any]:
+class CategoryRecall(TypedDict):
+    """Documents of one screen category, the union's recall on them and how well the category score ranks
+    them (``score_auc``: only when some documents lack the category)."""
+
+    n: int
+    union_recall: float
+    score_auc: NotRequired[float]
+
+
+class CVReport(TypedDict):
+    """``cv_report.json`` and the model card's ``cv_metrics`` (:func:`cv_report`; ``spcl train`` adds
+    ``folds`` and ``seconds``)."""
+
+    overall: dict[str, FlagMetrics]
+    per_lang: dict[str, dict[str, FlagMetrics]]
+    union_recall_gain: float
+    union_scpi_recall_gain: float
+    per_category: dict[str, CategoryRecall]
+    confusion_union: dict[str, dict[str, int]]
+    positives: int
+    folds: NotRequired[int]
+    seconds: NotRequired[float]
+
+
+def cv_report(cv: CVResult) -> CVReport:
     """Metrics of a :class:`CVResult`: overall and per language for LightGBM, SVC, union and baseline."""
     labels, langs = cv.labels, cv.langs
     systems = {
@@ -161,17 +195,16 @@ def cv_report(cv: CVResult) -> dict[str, Any]:
         "baseline_char_svc": cv.baseline_flag,
         "baseline_char_svc_at_scpi_recall_0.93": cv.baseline_flag_at_recall,
     }
-    report: dict[str, Any] = {"overall": {}, "per_lang": {}}
+    overall: dict[str, FlagMetrics] = {}
+    per_lang: dict[str, dict[str, FlagMetrics]] = {}
     for name, flag in systems.items():
-        report["overall"][name] = flag_metrics(flag, labels)
+        overall[name] = flag_metrics(flag, labels)
         for lang in sorted(set(langs.tolist())):
             m = langs == lang
-            report["per_lang"].setdefault(lang, {})[name] = flag_metrics(flag[m], labels[m])
-    best_single = max(report["overall"]["lgbm"]["recall"], report["overall"]["svc"]["recall"])
-    report["union_recall_gain"] = round(report["overall"]["union"]["recall"] - best_single, 4)
-    best_single_scpi = max(report["overall"]["lgbm"]["scpi_recall"], report["overall"]["svc"]["scpi_recall"])
-    report["union_scpi_recall_gain"] = round(report["overall"]["union"]["scpi_recall"] - best_single_scpi, 4)
-    per_cat = {}
+            per_lang.setdefault(lang, {})[name] = flag_metrics(flag[m], labels[m])
+    best_single = max(overall["lgbm"]["recall"], overall["svc"]["recall"])
+    best_single_scpi = max(overall["lgbm"]["scpi_recall"], overall["svc"]["scpi_recall"])
+    per_cat: dict[str, CategoryRecall] = {}
     for c in CATEGORIES:
         m = np.array([c in r.categories for r in cv.records])
         if m.any():
@@ -179,11 +212,16 @@ def cv_report(cv: CVResult) -> dict[str, Any]:
             if (~m).any():
                 # How well the category score ranks this category's documents above all others.
                 per_cat[c]["score_auc"] = round(float(roc_auc_score(m, cv.categories[c])), 4)
-    report["per_category"] = per_cat
     y = np.isin(labels, ("SCPI", "RELATED"))
-    report["confusion_union"] = {
-        lab: {"flagged": int((cv.flag & (labels == lab)).sum()), "clean": int((~cv.flag & (labels == lab)).sum())}
-        for lab in ("SCPI", "RELATED", "NONE")
+    return {
+        "overall": overall,
+        "per_lang": per_lang,
+        "union_recall_gain": round(overall["union"]["recall"] - best_single, 4),
+        "union_scpi_recall_gain": round(overall["union"]["scpi_recall"] - best_single_scpi, 4),
+        "per_category": per_cat,
+        "confusion_union": {
+            lab: {"flagged": int((cv.flag & (labels == lab)).sum()), "clean": int((~cv.flag & (labels == lab)).sum())}
+            for lab in ("SCPI", "RELATED", "NONE")
+        },
+        "positives": int(y.sum()),
     }
-    report["positives"] = int(y.sum())
-    return report

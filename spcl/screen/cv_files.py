@@ -5,11 +5,10 @@ from __future__ import annotations
 import csv
 import json
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 
-from spcl.screen.crossval import CVResult
+from spcl.screen.crossval import CVReport, CVResult
 
 
 def pr_curve(scores: np.ndarray, positive: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -26,7 +25,7 @@ def pr_curve(scores: np.ndarray, positive: np.ndarray) -> tuple[np.ndarray, np.n
     return tp / k, tp / max(int(pos.sum()), 1)
 
 
-def write_cv_outputs(cv: CVResult, report: dict[str, Any], out: str | Path) -> list[Path]:
+def write_cv_outputs(cv: CVResult, report: CVReport, out: str | Path) -> list[Path]:
     """Write ``cv_report.json``, ``cv_predictions.csv`` (ids, labels, out-of-fold scores; no text),
     ``cv_pr_curves.png`` and ``cv_confusion.png`` into ``out``."""
     import matplotlib

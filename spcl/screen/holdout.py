@@ -19,13 +19,13 @@ import json
 import logging
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import NotRequired, TypedDict
 
 import numpy as np
 from sklearn.model_selection import StratifiedGroupKFold
 
 from spcl.io.jsonl import read_jsonl_objects
-from spcl.screen.crossval import flag_metrics
+from spcl.screen.crossval import FlagMetrics, flag_metrics
 from spcl.screen.features import FeatureSettings
 from spcl.screen.model import Screen
 from spcl.screen.train import (
@@ -42,6 +42,38 @@ from spcl.synth.screen_data import generate
 
 log = logging.getLogger(__name__)
 
+
+class LabelledMetrics(TypedDict):
+    """Union metrics of labelled records overall, per language and per source group."""
+
+    overall: FlagMetrics
+    per_lang: dict[str, FlagMetrics]
+    per_source: dict[str, FlagMetrics]
+
+
+class RecipeEval(TypedDict):
+    """One threshold mode of :func:`evaluate_recipe`: the held-out metrics and the ordinary text flag rates."""
+
+    test: LabelledMetrics
+    ordinary_text_flag_rate: dict[str, dict[str, float]]
+
+
+class PooledEval(TypedDict):
+    """One threshold mode of :func:`leave_one_source_out`: each left-out group, and all of them pooled."""
+
+    per_source: dict[str, FlagMetrics]
+    pooled_per_lang: dict[str, FlagMetrics]
+    pooled_overall: FlagMetrics
+
+
+class HoldoutReport(TypedDict):
+    """The JSON ``python -m spcl.screen.holdout`` writes (threshold modes: ``per_lang``, ``global``)."""
+
+    settings: dict[str, object]
+    lang_head: NotRequired[str]
+    held_out: NotRequired[dict[str, RecipeEval]]
+    leave_one_source_out: NotRequired[dict[str, PooledEval]]
+
 def holdout_split(real: Sequence[Record], parts: int = 4, seed: int = 0) -> tuple[list[Record], list[Record]]:
     """(train, test): the test part is one of ``parts`` grouped (near-duplicate) folds stratified by
     language, source and label; a pure function of the records and ``seed``."""
@@ -54,12 +86,12 @@ def holdout_split(real: Sequence[Record], parts: int = 4, seed: int = 0) -> tupl
     return [r for i, r in enumerate(real) if i not in test], [real[i] for i in sorted(test)]
 
 
-def labelled_metrics(flag: np.ndarray, records: Sequence[Record]) -> dict[str, Any]:
+def labelled_metrics(flag: np.ndarray, records: Sequence[Record]) -> LabelledMetrics:
     """Union metrics overall, per language and per source group (see :func:`flag_metrics`)."""
     labels = np.array([r.label for r in records])
     langs = np.array([r.lang for r in records])
     groups = np.array([source_group(r) for r in records])
-    out: dict[str, Any] = {"overall": flag_metrics(flag, labels), "per_lang": {}, "per_source": {}}
+    out: LabelledMetrics = {"overall": flag_metrics(flag, labels), "per_lang": {}, "per_source": {}}
     for lang in sorted(set(langs.tolist())):
         out["per_lang"][lang] = flag_metrics(flag[langs == lang], labels[langs == lang])
     for g in sorted(set(groups.tolist())):
@@ -105,9 +137,9 @@ def flag_rates(flag: np.ndarray, rows: Sequence[dict[str, str]]) -> dict[str, di
 
 
 def evaluate_recipe(screen: Screen, test: Sequence[Record], unlabelled: Sequence[dict[str, str]]
-                    ) -> dict[str, Any]:
+                    ) -> dict[str, RecipeEval]:
     """Held-out metrics of one trained screen, with and (when it has them) without per-language thresholds."""
-    out: dict[str, Any] = {}
+    out: dict[str, RecipeEval] = {}
     for mode in ("per_lang", "global") if screen.lang_thresholds else ("global",):
         per_lang = mode == "per_lang"
         flag = predict_flags(screen, [r.text for r in test], [r.lang for r in test], per_lang)
@@ -124,7 +156,8 @@ def lang_head_records(records: Sequence[Record], lang: str) -> list[Record]:
 
 def leave_one_source_out(real: Sequence[Record], extra: Sequence[Record], settings: TrainSettings,
                          min_records: int = 30, only: Sequence[str] = (),
-                         on_group: Callable[[dict[str, Any]], None] | None = None) -> dict[str, Any]:
+                         on_group: Callable[[dict[str, PooledEval]], None] | None = None
+                         ) -> dict[str, PooledEval]:
     """Train without each source group of ≥ ``min_records`` real records and score that group (union flags
     with the recipe's own thresholds); also the pooled metrics per language over all held-out groups. With
     per-language thresholds, the same models are also scored with the global thresholds (``global``).
@@ -134,7 +167,7 @@ def leave_one_source_out(real: Sequence[Record], extra: Sequence[Record], settin
     modes = ("per_lang", "global") if settings.per_lang_thresholds else ("global",)
     flags = {mode: np.zeros(len(real), bool) for mode in modes}
     scored = np.zeros(len(real), bool)
-    per_source: dict[str, Any] = {mode: {} for mode in modes}
+    per_source: dict[str, dict[str, FlagMetrics]] = {mode: {} for mode in modes}
     for g in list(only) or sorted(set(groups.tolist())):
         m = groups == g
         if m.sum() < min_records:
@@ -154,9 +187,9 @@ def leave_one_source_out(real: Sequence[Record], extra: Sequence[Record], settin
 
 
 def _pooled(real: list[Record], scored: np.ndarray, flags: dict[str, np.ndarray],
-            per_source: dict[str, Any]) -> dict[str, Any]:
+            per_source: dict[str, dict[str, FlagMetrics]]) -> dict[str, PooledEval]:
     scored_recs = [r for r, s in zip(real, scored, strict=True) if s]
-    out: dict[str, Any] = {}
+    out: dict[str, PooledEval] = {}
     for mode, flag in flags.items():
         pooled = labelled_metrics(flag[scored], scored_recs)
         out[mode] = {"per_source": per_source[mode], "pooled_per_lang": pooled["per_lang"],
@@ -208,7 +241,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                              lang_svc_only=tuple(x for x in args.lang_svc_only.split(",") if x),
                              svc_nb_alpha=args.svc_nb_alpha,
                              features=FeatureSettings(mecab_dic=args.mecab_dic, person_cues=args.person_cues))
-    report: dict[str, Any] = {"settings": settings.to_json()}
+    report: HoldoutReport = {"settings": settings.to_json()}
     if not args.skip_held_out:
         train, test = holdout_split(real)
         if args.lang_head:
@@ -217,7 +250,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             report["lang_head"] = args.lang_head
         unlabelled = [r for r in read_unlabelled(args.unlabelled) if r["lang"] == args.lang_head or not args.lang_head]
         report["held_out"] = evaluate_recipe(fit_screen(train + extra, settings), test, unlabelled)
-    def write(loso: dict[str, Any]) -> None:
+    def write(loso: dict[str, PooledEval]) -> None:
         report["leave_one_source_out"] = loso
         Path(args.out).write_text(json.dumps(report, indent=1, sort_keys=True) + "\n")
 

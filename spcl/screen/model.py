@@ -29,7 +29,7 @@ import zipfile
 from collections.abc import Mapping, Sequence
 from functools import cached_property
 from pathlib import Path
-from typing import Any
+from typing import Any, TypedDict
 
 import numpy as np
 import scipy.sparse as sp
@@ -69,6 +69,17 @@ DECISION_ENTRY = "model_card.json#decisions"
 """The name under which the card's decision fields enter :func:`model_digest`."""
 _ZIP_DATE = (1980, 1, 1, 0, 0, 0)
 _NPZ_KEYS = ("idf", "svc_coef", "svc_intercept", "lgbm_columns", "cat_coef", "cat_intercept")
+
+
+class DecisionCard(TypedDict):
+    """The card fields that change a screen's decisions (:data:`DECISION_FIELDS`), hashed into its version."""
+
+    categories: list[str]
+    features: dict[str, object]
+    format_version: int
+    kind: str
+    lang_thresholds: dict[str, dict[str, float]]
+    thresholds: dict[str, float]
 
 
 class Screen:
@@ -133,7 +144,7 @@ class Screen:
         digest = self._files_digest or model_digest(self.file_bytes(), self.decision_card())
         return f"{self.name}@{digest[:12]}"
 
-    def decision_card(self) -> dict[str, Any]:
+    def decision_card(self) -> DecisionCard:
         """The card fields that change decisions (:data:`DECISION_FIELDS`), as :meth:`save` writes them."""
         return {
             "categories": list(CATEGORIES),

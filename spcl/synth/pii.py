@@ -20,8 +20,9 @@ import json
 import random
 import re
 from collections import Counter
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, TypedDict
 
 from spcl.detect.validators import luhn_check_digit, rrn_check_digit
 from spcl.extract.prompt import PROMPT_VERSION, build_messages
@@ -201,6 +202,36 @@ def _fill(fragments: list[str], values: dict[str, str]) -> tuple[str, list[dict[
     return "".join(text_parts), entities
 
 
+class PiiRecord(TypedDict):
+    """One synthetic document of a split: its gold entities and the extraction target (one ``TYPE\tVALUE``
+    line per entity)."""
+
+    id: str
+    lang: str
+    source_text: str
+    entities: list[dict[str, str]]
+    target_tsv: str
+
+
+class SplitSummary(TypedDict):
+    """One split in the manifest: its file, records, records per language, negatives and SHA-256."""
+
+    file: str
+    records: int
+    langs: dict[str, int]
+    negatives: int
+    sha256: str
+
+
+class ChatTrainingRecord(TypedDict):
+    """A fine-tuning record in the conversational prompt-completion form (:func:`chat_record`)."""
+
+    id: str
+    prompt_version: str
+    prompt: list[dict[str, str]]
+    completion: list[dict[str, str]]
+
+
 def make_document(rng: random.Random, lang: str, negative: bool) -> tuple[str, list[dict[str, str]]]:
     """One document's ``(source_text, entities)`` drawn from ``rng``."""
     values = _persona(rng, lang)
@@ -215,10 +246,10 @@ def make_document(rng: random.Random, lang: str, negative: bool) -> tuple[str, l
     return _fill(chosen, values)
 
 
-def _split_records(rng: random.Random, split: str, n_ko: int, n_en: int, seen: set[str]) -> list[dict[str, Any]]:
+def _split_records(rng: random.Random, split: str, n_ko: int, n_en: int, seen: set[str]) -> list[PiiRecord]:
     langs = ["ko"] * n_ko + ["en"] * n_en
     rng.shuffle(langs)
-    records = []
+    records: list[PiiRecord] = []
     for i, lang in enumerate(langs, 1):
         negative = rng.random() < NEGATIVE_SHARE
         while True:
@@ -238,7 +269,7 @@ def _split_records(rng: random.Random, split: str, n_ko: int, n_en: int, seen: s
     return records
 
 
-def generate_records(seed: int = 42) -> dict[str, list[dict[str, Any]]]:
+def generate_records(seed: int = 42) -> dict[str, list[PiiRecord]]:
     """All three splits as record lists, a pure function of ``seed``."""
     rng = random.Random(seed)
     seen: set[str] = set()
@@ -249,7 +280,7 @@ def generate(out: str | Path, seed: int = 42) -> dict[str, Any]:
     """Write the three splits and ``manifest.json`` under ``out``; returns the manifest."""
     root = Path(out)
     root.mkdir(parents=True, exist_ok=True)
-    splits: dict[str, Any] = {}
+    splits: dict[str, SplitSummary] = {}
     for name, records in generate_records(seed).items():
         path = root / f"{name}.jsonl"
         with open(path, "w", encoding="utf-8", newline="\n") as fh:
@@ -274,8 +305,9 @@ def generate(out: str | Path, seed: int = 42) -> dict[str, Any]:
     )
 
 
-def chat_record(rec: dict[str, Any]) -> dict[str, Any]:
-    """One fine-tuning record: the extraction prompt as ``prompt``, ``target_tsv`` as the completion.
+def chat_record(rec: Mapping[str, Any]) -> ChatTrainingRecord:
+    """One fine-tuning record: the extraction prompt as ``prompt``, ``target_tsv`` as the completion (``rec``:
+    a parsed :class:`PiiRecord`; ``KeyError`` when it lacks ``id``, ``source_text`` or ``target_tsv``).
 
     The format is the conversational prompt-completion one (TRL ``SFTTrainer`` trains on the completion
     only): ``{"id", "prompt_version", "prompt": [system, user], "completion": [assistant]}``.

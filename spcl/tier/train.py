@@ -19,7 +19,7 @@ from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, NotRequired, TypedDict
 
 import numpy as np
 
@@ -77,20 +77,44 @@ def pick_threshold(scores: np.ndarray, keep: float) -> float:
     return float(s[drop]) if drop < len(s) else float(s[-1])
 
 
+class PassRates(TypedDict):
+    """One language's flagged documents the tier passes on, by label (``None``: no such document), and
+    the threshold used (left out of the transfer estimate, whose thresholds vary by group)."""
+
+    threshold: NotRequired[float]
+    scpi_kept: float | None
+    flagged_scpi: int
+    none_passed: float | None
+    flagged_none: int
+    related_passed: float | None
+    flagged_related: int
+
+
+class TierEval(TypedDict):
+    """Per-language thresholds and the pass rates in sample and in transfer (:func:`evaluate`)."""
+
+    thresholds: dict[str, float]
+    in_sample_threshold: dict[str, PassRates]
+    transfer: dict[str, PassRates]
+
+
 def pass_rates(scores: np.ndarray, labels: np.ndarray, flagged: np.ndarray, langs: np.ndarray,
-               thresholds: dict[str, float]) -> dict[str, Any]:
+               thresholds: dict[str, float]) -> dict[str, PassRates]:
     """Per language: flagged SCPI kept, flagged NONE / RELATED passed, counts."""
-    out: dict[str, Any] = {}
+    out: dict[str, PassRates] = {}
     for lang in LANGS:
         m = (langs == lang) & flagged
         t = thresholds.get(lang, min(thresholds.values()))
         passed = scores >= t
-        row: dict[str, Any] = {"threshold": round(t, 4)}
-        for lab, key in (("SCPI", "scpi_kept"), ("NONE", "none_passed"), ("RELATED", "related_passed")):
-            mm = m & (labels == lab)
-            row[key] = round(float(passed[mm].mean()), 4) if mm.any() else None
-            row[f"flagged_{lab.lower()}"] = int(mm.sum())
-        out[lang] = row
+        scpi, none, related = m & (labels == "SCPI"), m & (labels == "NONE"), m & (labels == "RELATED")
+
+        def share(mm: np.ndarray, passed: np.ndarray = passed) -> float | None:
+            return round(float(passed[mm].mean()), 4) if mm.any() else None
+
+        out[lang] = {"threshold": round(t, 4),
+                     "scpi_kept": share(scpi), "flagged_scpi": int(scpi.sum()),
+                     "none_passed": share(none), "flagged_none": int(none.sum()),
+                     "related_passed": share(related), "flagged_related": int(related.sum())}
     return out
 
 
@@ -125,7 +149,7 @@ def heldout_scores(x: np.ndarray, y: np.ndarray, folds: np.ndarray, kind: str, s
 
 
 def evaluate(scores: np.ndarray, data: Labelled, flagged: np.ndarray, folds: np.ndarray,
-             keep: float) -> dict[str, Any]:
+             keep: float) -> TierEval:
     """In-sample thresholds (chosen on all held-out scores) and the honest transfer estimate (each group's
     thresholds chosen on the other groups' held-out scores)."""
     labels, langs = np.array(data.labels), np.array(data.langs)
