@@ -40,9 +40,13 @@ import json
 import logging
 import time
 from collections import Counter
+from collections.abc import Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar
+
+import pyarrow as pa
 
 from spcl.annotate.agreement import Decision, TeacherVote, decide, verify
 from spcl.annotate.candidates import is_candidate
@@ -62,8 +66,7 @@ from spcl.annotate.prompt import PROMPT_VERSION, build_messages
 from spcl.annotate.teachers import make_client, teacher_request
 from spcl.config import InputSettings
 from spcl.executor import JobError, Plan, RunInfo, run_local, run_spark
-from spcl.executor.filejob import FileJob, UnitPass
-from spcl.executor.state import write_json_atomic
+from spcl.executor.filejob import SETTLED, FileJob, UnitPass, UnitRun
 from spcl.extract.backends.chat import ChatClient, ChatRequest
 from spcl.extract.backends.registry import is_server_backend, takes_option
 from spcl.extract.backends.transient import is_transient
@@ -74,6 +77,18 @@ __all__ = ["STAGE", "AnnotateConfig", "AnnotateError", "AnnotateRunner", "Annota
            "run_annotate_spark", "transient_failure"]
 
 log = logging.getLogger("spcl.annotate")
+
+@dataclass(slots=True, kw_only=True)
+class AnnotatePass(UnitRun):
+    """One pass over one input file (``spcl.executor.filejob.UnitRun``; ``rows``: the part rows by part,
+    ``settled``: the positions the kept parts hold): the file's name in the output, the candidates per
+    language, the pending records of a retry pass's prior run, and the positions it asked about."""
+
+    source_file: str
+    langs: Counter[str]
+    prior_pending: list[dict[str, Any]]
+    asked: set[int] = field(default_factory=set)
+
 
 def _teacher_stats() -> dict[str, Any]:
     return {"documents": 0, "outputs": 0, "parsed": 0, "parse_failures": {}, "backend_errors": {},
@@ -172,101 +187,53 @@ class AnnotateRunner:
                     decisions[i] = verify(decisions[i], tv)
         return list(zip(decisions, per_doc, checks, strict=True))
 
-    def _kept(self, unit: UnitPass) -> dict[str, list[dict[str, Any]]]:
-        """The committed part rows of the unit when this pass only retries its pending records (a prior
-        marker), else empty parts: the file is done from scratch."""
-        rows: dict[str, list[dict[str, Any]]] = {p: [] for p in PARTS}
-        if unit.prior is None:
-            return rows
-        for part in PARTS:
-            part_path = self.work / "parts" / f"{unit.key}.{part}.jsonl"
-            rows[part] = list(read_jsonl(part_path)) if part_path.exists() else []
-        return rows
-
-    def annotate_file(self, unit: UnitPass) -> int:
-        """Annotate one input file end to end and commit it (parts moved into place, then the done-marker);
-        given a prior marker (unchanged, with pending records), ask again for exactly those. The records
-        this run asked about."""
-        started = time.perf_counter()
-        cfg = self.cfg
-        path, key, marker = unit.path, unit.key, unit.prior
-        root = Path(cfg.input)
-        source_file = path.relative_to(root).as_posix() if root.is_dir() else path.name
-        rows = self._kept(unit)
-        prior_pending, rows["pending"] = rows["pending"], []
-        # a retry pass asks about every record no committed part settles: the pending ones, and any a run
-        # killed between its part writes left in none (so a record is never lost nor written twice)
-        settled = ({int(r["position"]) for part in ("labelled", "rejected", "dropped") for r in rows[part]}
-                   if marker is not None else None)
-        asked: set[int] = set()
-        stats: dict[str, Any] = marker["stats"] if marker is not None else {
-            "files": 1, "input_records": 0, "candidates": 0, "candidates_by_lang": {}, "dropped_reasons": {},
-            "rejected_reasons": {}, "labelled": 0, "teachers": {}, "verifier": {}, "seconds": 0.0}
-        langs: Counter[str] = Counter(stats["candidates_by_lang"])
+    def take(self, run: AnnotatePass, batch: pa.RecordBatch, picked: list[str]) -> None:
+        """Ask about one batch of records (``picked``: ``UnitRun.pick`` of their positions) and route each to
+        the pass's labelled / rejected / dropped / pending rows; a retry pass asks about the unsettled
+        readable records only (counted already)."""
+        cfg, stats, rows, source_file = self.cfg, run.stats, run.rows, run.source_file
 
         def drop(doc_id: str, position: int, reason: str) -> None:
             rows["dropped"].append({"id": doc_id, "reason": reason, "source_file": source_file, "position": position})
 
-        with open(path, "rb") as fh:
-            for batch in read_records(fh, str(path), InputSettings(), batch_rows=cfg.batch_size):
-                docs: list[dict[str, Any]] = []
-                for doc_id, text, meta, error, position in zip(
-                        *(batch.column(c).to_pylist() for c in ("id", "text", "meta", "error", "position")),
-                        strict=True):
-                    if settled is not None:  # a retry pass: only the unsettled records, counted already
-                        if position not in settled and isinstance(text, str) and error is None:
-                            text = normalize(text)
-                            asked.add(position)
-                            docs.append({"id": doc_id, "text": text, "lang": _lang(meta, text), "position": position})
-                        continue
-                    stats["input_records"] += 1
-                    if error is not None or not isinstance(text, str):
-                        drop(doc_id, position, f"unreadable:{error or 'no_text'}")
-                        continue
+        docs: list[dict[str, Any]] = []
+        for (doc_id, text, meta, error, position), verdict in zip(
+                zip(*(batch.column(c).to_pylist() for c in ("id", "text", "meta", "error", "position")), strict=True),
+                picked, strict=True):
+            if run.settled is not None:  # a retry pass: only the unsettled records, counted already
+                if verdict != SETTLED and isinstance(text, str) and error is None:
                     text = normalize(text)
-                    if len(text) > cfg.max_chars:
-                        drop(doc_id, position, "too_long")
-                        continue
-                    lang = _lang(meta, text)
-                    if not is_candidate(text, cfg.candidates, lang):
-                        drop(doc_id, position, "no_person_mention")
-                        continue
-                    langs[lang] += 1
-                    docs.append({"id": doc_id, "text": text, "lang": lang, "position": position})
-                for doc, (decision, votes, check) in zip(docs, self.annotate(docs, stats), strict=True):
-                    base = {"id": doc["id"], "text": doc["text"], "lang": doc["lang"]}
-                    tail = {"votes": [v.to_json() for v in votes], "verifier": check.to_json() if check else None,
-                            "source_file": source_file, "position": doc["position"]}
-                    if (failed := transient_failure(votes, check)) is not None:  # retryable, never rejected
-                        rows["pending"].append({"id": doc["id"], "reason": failed.failure, "error": failed.error,
-                                                "source_file": source_file, "position": doc["position"]})
-                    elif decision.kept:
-                        rows["labelled"].append({**base, "label": decision.label,
-                                                 "categories": list(decision.categories),
-                                                 "source": f"annotate:{PROMPT_VERSION}", "codes": list(decision.codes),
-                                                 "confidence": decision.confidence, **tail})
-                    else:
-                        assert decision.reason is not None
-                        rows["rejected"].append({**base, "reason": decision.reason, **tail})
-        if settled is not None:  # a pending record this pass did not ask about stays pending (never lost)
-            rows["pending"] += [r for r in prior_pending if int(r["position"]) not in asked | settled]
-        stats["candidates"] = sum(langs.values())
-        stats["candidates_by_lang"] = dict(langs)
-        for part, name in (("dropped", "dropped_reasons"), ("rejected", "rejected_reasons"),
-                           ("pending", "pending_reasons")):
-            stats[name] = dict(Counter(r["reason"] for r in rows[part]))
-        stats["labelled"] = len(rows["labelled"])
-        stats["pending"] = len(rows["pending"])
-        stats["seconds"] = round(stats.get("seconds", 0.0) + time.perf_counter() - started, 6)
-        for part in PARTS:  # commit: parts first, the done-marker last
-            write_private_atomic(self.work / "parts" / f"{key}.{part}.jsonl", jsonl_text(rows[part]))
-        write_json_atomic(self.work / "done" / f"{key}.json",
-                          {**unit.marker, "source_file": source_file, "pending": stats["pending"], "stats": stats},
-                          private=True)
-        log.info("%s (%s): %d records, %d candidates, %d labelled, %d rejected, %d pending", source_file,
-                 "retry" if marker is not None else "full", stats["input_records"], stats["candidates"],
-                 stats["labelled"], len(rows["rejected"]), stats["pending"])
-        return len(asked) if settled is not None else int(stats["input_records"])
+                    run.asked.add(position)
+                    docs.append({"id": doc_id, "text": text, "lang": _lang(meta, text), "position": position})
+                continue
+            stats["input_records"] += 1
+            if error is not None or not isinstance(text, str):
+                drop(doc_id, position, f"unreadable:{error or 'no_text'}")
+                continue
+            text = normalize(text)
+            if len(text) > cfg.max_chars:
+                drop(doc_id, position, "too_long")
+                continue
+            lang = _lang(meta, text)
+            if not is_candidate(text, cfg.candidates, lang):
+                drop(doc_id, position, "no_person_mention")
+                continue
+            run.langs[lang] += 1
+            docs.append({"id": doc_id, "text": text, "lang": lang, "position": position})
+        for doc, (decision, votes, check) in zip(docs, self.annotate(docs, stats), strict=True):
+            base = {"id": doc["id"], "text": doc["text"], "lang": doc["lang"]}
+            tail = {"votes": [v.to_json() for v in votes], "verifier": check.to_json() if check else None,
+                    "source_file": source_file, "position": doc["position"]}
+            if (failed := transient_failure(votes, check)) is not None:  # retryable, never rejected
+                rows["pending"].append({"id": doc["id"], "reason": failed.failure, "error": failed.error,
+                                        "source_file": source_file, "position": doc["position"]})
+            elif decision.kept:
+                rows["labelled"].append({**base, "label": decision.label, "categories": list(decision.categories),
+                                         "source": f"annotate:{PROMPT_VERSION}", "codes": list(decision.codes),
+                                         "confidence": decision.confidence, **tail})
+            else:
+                assert decision.reason is not None
+                rows["rejected"].append({**base, "reason": decision.reason, **tail})
 
     def close(self) -> None:
         """Close every client."""
@@ -294,6 +261,7 @@ class AnnotateStage(FileJob):
     check_all_markers: ClassVar[bool] = True
     settings_what: ClassVar[str] = "annotated with other teachers, prompt or thresholds"
     results_what: ClassVar[str] = "labels"
+    private_markers: ClassVar[bool] = True
 
     def list_units(self, cfg: AnnotateConfig) -> list[tuple[Path, str]]:
         """The JSONL / Parquet input files and their keys."""
@@ -325,9 +293,62 @@ class AnnotateStage(FileJob):
         """Ask every client whether it can serve."""
         worker.check()
 
-    def run_unit(self, worker: AnnotateRunner, unit: UnitPass) -> int:
-        """Annotate one file (or ask again about its pending records) and commit it."""
-        return worker.annotate_file(unit)
+    def begin(self, worker: AnnotateRunner, unit: UnitPass) -> AnnotatePass:
+        """A pass over one file; given a prior marker (unchanged, with pending records), it keeps the
+        committed parts and asks again for exactly the pending records."""
+        root = Path(worker.cfg.input)
+        source_file = unit.path.relative_to(root).as_posix() if root.is_dir() else unit.path.name
+        rows: dict[str, list[dict[str, Any]]] = {p: [] for p in PARTS}
+        for part in PARTS if unit.prior is not None else ():
+            path = worker.work / "parts" / f"{unit.key}.{part}.jsonl"
+            rows[part] = list(read_jsonl(path)) if path.exists() else []
+        prior_pending, rows["pending"] = rows["pending"], []
+        # a retry pass asks about every record no committed part settles: the pending ones, and any a run
+        # killed between its part writes left in none (so a record is never lost nor written twice)
+        settled = ({int(r["position"]) for part in ("labelled", "rejected", "dropped") for r in rows[part]}
+                   if unit.prior is not None else None)
+        stats: dict[str, Any] = unit.prior["stats"] if unit.prior is not None else {
+            "files": 1, "input_records": 0, "candidates": 0, "candidates_by_lang": {}, "dropped_reasons": {},
+            "rejected_reasons": {}, "labelled": 0, "teachers": {}, "verifier": {}, "seconds": 0.0}
+        return AnnotatePass(unit=unit, settled=settled, stats=stats, rows=rows, source_file=source_file,
+                            langs=Counter(stats["candidates_by_lang"]), prior_pending=prior_pending)
+
+    def read_unit(self, worker: AnnotateRunner, run: AnnotatePass) -> Iterator[tuple[list[Any], pa.RecordBatch]]:
+        """The file's records in batches (``spcl.io.readers.read_records``) and their positions."""
+        with open(run.unit.path, "rb") as fh:
+            for batch in read_records(fh, str(run.unit.path), InputSettings(), batch_rows=worker.cfg.batch_size):
+                yield batch.column("position").to_pylist(), batch
+
+    def take(self, worker: AnnotateRunner, run: AnnotatePass, keys: Sequence[Any], batch: pa.RecordBatch,
+             picked: list[str]) -> None:
+        """:meth:`AnnotateRunner.take`."""
+        worker.take(run, batch, picked)
+
+    def commit(self, worker: AnnotateRunner, run: AnnotatePass) -> dict[str, Any]:
+        """The file's counts, its parts moved into place; its done-marker. The unit reports the records a
+        retry asked about, or all the file's records."""
+        rows, stats = run.rows, run.stats
+        if run.settled is not None:  # a pending record this pass did not ask about stays pending (never lost)
+            rows["pending"] += [r for r in run.prior_pending if int(r["position"]) not in run.asked | run.settled]
+        stats["candidates"] = sum(run.langs.values())
+        stats["candidates_by_lang"] = dict(run.langs)
+        for part, name in (("dropped", "dropped_reasons"), ("rejected", "rejected_reasons"),
+                           ("pending", "pending_reasons")):
+            stats[name] = dict(Counter(r["reason"] for r in rows[part]))
+        stats["labelled"] = len(rows["labelled"])
+        stats["pending"] = len(rows["pending"])
+        stats["seconds"] = round(stats.get("seconds", 0.0) + time.perf_counter() - run.started, 6)
+        for part in PARTS:  # commit: parts first, the done-marker last
+            write_private_atomic(worker.work / "parts" / f"{run.unit.key}.{part}.jsonl", jsonl_text(rows[part]))
+        run.records = len(run.asked) if run.settled is not None else int(stats["input_records"])
+        return {**run.unit.marker, "source_file": run.source_file, "pending": stats["pending"], "stats": stats}
+
+    def log_unit(self, run: AnnotatePass) -> None:
+        """The file's counts."""
+        stats = run.stats
+        log.info("%s (%s): %d records, %d candidates, %d labelled, %d rejected, %d pending", run.source_file,
+                 run.mode, stats["input_records"], stats["candidates"], stats["labelled"], len(run.rows["rejected"]),
+                 stats["pending"])
 
     def finish(self, cfg: AnnotateConfig, plan: Plan, run: RunInfo, worker: AnnotateRunner | None) -> dict[str, Any]:
         """Merge the parts, balance, write the outputs and the report (``spcl.annotate.finalize``)."""

@@ -10,8 +10,14 @@ class of hooks, as datatrove's ``PipelineStep`` is:
 - :meth:`FileJob.list_units` — its input files and their keys;
 - :meth:`FileJob.release_hash` — the hash of the settings that decide what a committed unit holds;
 - :meth:`FileJob.needs_retry` — whether a committed, unchanged unit still has records to ask again about;
-- :meth:`FileJob.run_unit` — read one unit, process its records, write and commit its outputs, given a
-  :class:`UnitPass` (the prior done-marker of a retry pass, the common fields of the marker to write).
+- the per-unit loop (:meth:`FileJob.run_unit`, once for every job): :meth:`FileJob.begin` a
+  :class:`UnitRun` over a :class:`UnitPass` (what a retry pass keeps and settles, the job's counters and
+  row buffers), open what the pass writes through (:meth:`FileJob.writing`: a vault writer), then for each
+  batch :meth:`FileJob.read_unit` yields, :meth:`UnitRun.pick` sorts its rows (settled by a retry pass,
+  a duplicate key, or new) and :meth:`FileJob.take` routes them; :meth:`FileJob.commit` moves the outputs
+  into place and gives the done-marker, which the skeleton writes last (:meth:`FileJob.log_unit` then
+  says what the pass did). ``spcl.executor.vaultjob`` adds the commit of the jobs that write Parquet parts
+  and a vault file (mask, generalize).
 
 One name for each idea: the output folder is the config's ``output`` field (``lock_field`` names it where a
 config still calls it otherwise), the settings hash is the **release hash**. A done-marker stores it as
@@ -23,9 +29,10 @@ from __future__ import annotations
 import os
 import secrets
 import shutil
-from collections.abc import Iterable, Iterator
-from contextlib import contextmanager
-from dataclasses import dataclass
+import time
+from collections.abc import Iterable, Iterator, Sequence
+from contextlib import AbstractContextManager, contextmanager, nullcontext
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -35,7 +42,7 @@ import pyarrow.parquet as pq
 
 from spcl.executor.errors import JobError
 from spcl.executor.stage import FileStage, Plan, UnitReport
-from spcl.executor.state import marker_file, marker_unreadable, read_json_marker, remove_staging
+from spcl.executor.state import marker_file, marker_unreadable, read_json_marker, remove_staging, write_json_atomic
 from spcl.executor.units import Unit, foreign_input, other_settings, part_path
 from spcl.io.inputs import check_job_output
 from spcl.manifest import sha256_file
@@ -68,6 +75,56 @@ class UnitPass:
     input_sha: str
     prior: dict[str, Any] | None
     marker: dict[str, Any]
+
+
+SETTLED, DUPLICATE, NEW = "settled", "duplicate", "new"
+"""What :meth:`UnitRun.pick` says of a row: a retry pass keeps its committed output (skip it), an earlier
+row of this pass has its key (a ``duplicate_row_key`` failure where the job keys rows), or new (to process)."""
+
+
+@dataclass(slots=True, kw_only=True)
+class UnitRun:
+    """One pass of the skeleton's loop over one unit (:meth:`FileJob.run_unit`); a job subclasses it for its
+    own fields. ``settled``: the row keys a retry pass keeps (``None``: from scratch); ``kept``: the
+    committed rows it keeps, by part; ``rows``: the pass's new rows, by part; ``records``: what the unit
+    reports (the records asked about, unless the job says); ``writer``, ``vault`` and ``staged``: the vault
+    file being written and the staging folders, where the job has them."""
+
+    unit: UnitPass
+    settled: set[Any] | None
+    stats: Any
+    kept: dict[str, Any] = field(default_factory=dict)
+    rows: dict[str, Any] = field(default_factory=dict)
+    seen: set[Any] = field(default_factory=set)
+    records: int = 0
+    writer: str = ""
+    vault: Any = None
+    staged: tuple[Path, Path] | None = None
+    started: float = field(default_factory=time.perf_counter)
+
+    @property
+    def mode(self) -> str:
+        """``retry`` for a pass that only asks again about what the committed unit left open, else ``full``."""
+        return "full" if self.settled is None else "retry"
+
+    def pick(self, keys: Sequence[Any]) -> list[str]:
+        """Per row key: :data:`SETTLED` when a retry pass keeps its row, :data:`DUPLICATE` when an earlier
+        row of this pass has the key, else :data:`NEW` (and the key is seen).
+
+        >>> run = UnitRun(unit=UnitPass(Path("f"), "k", "", None, {}), settled={"a"}, stats=None)
+        >>> run.pick(["a", "b", "b", "c"])
+        ['settled', 'new', 'duplicate', 'new']
+        """
+        out = []
+        for key in keys:
+            if self.settled is not None and key in self.settled:
+                out.append(SETTLED)
+            elif key in self.seen:
+                out.append(DUPLICATE)
+            else:
+                self.seen.add(key)
+                out.append(NEW)
+        return out
 
 
 def keep_settled(released: pa.Table, failed: pa.Table, retry: pa.Array) -> tuple[pa.Table, pa.Table, set[str]]:
@@ -153,10 +210,48 @@ class FileJob(FileStage):
             raise marker_unreadable(path)
         return marker
 
-    def run_unit(self, worker: Any, unit: UnitPass) -> int:
-        """Read one unit, process its records, write its outputs and commit them (the done-marker last,
-        holding ``unit.marker`` and the job's own fields); the records this run asked about."""
+    def begin(self, worker: Any, unit: UnitPass) -> UnitRun:
+        """The pass's :class:`UnitRun` (the job's subclass, which the other hooks get as ``run``): for a
+        retry pass (``unit.prior``) the committed rows it keeps and the keys they settle, the job's counters
+        and its empty row buffers."""
         raise NotImplementedError
+
+    def writing(self, worker: Any, run: Any) -> AbstractContextManager[Any]:
+        """What the pass writes through while it runs (a staged vault file); nothing unless the job says."""
+        return nullcontext()
+
+    def read_unit(self, worker: Any, run: Any) -> Iterator[tuple[Sequence[Any], Any]]:
+        """``(row keys, batch)`` for each batch of the unit's records, read through ``spcl.io``."""
+        raise NotImplementedError
+
+    def take(self, worker: Any, run: Any, keys: Sequence[Any], batch: Any, picked: list[str]) -> None:
+        """Process one batch (``picked``: :meth:`UnitRun.pick` of its keys) and route each row it asks about
+        to the pass's buffers (an output, a failure, a vault record), counting it."""
+        raise NotImplementedError
+
+    def commit(self, worker: Any, run: Any) -> dict[str, Any]:
+        """Move the pass's outputs into place (the kept rows with the new ones); the done-marker to write:
+        ``run.unit.marker`` with the job's own fields."""
+        raise NotImplementedError
+
+    def log_unit(self, run: Any) -> None:
+        """Say what the pass did (counts, never values); nothing unless the job says."""
+
+    private_markers: ClassVar[bool] = False
+    """Done-markers created with mode 0600."""
+
+    def run_unit(self, worker: Any, unit: UnitPass) -> int:
+        """The per-unit loop: :meth:`begin`, then within :meth:`writing` every batch of :meth:`read_unit`
+        picked and given to :meth:`take`, :meth:`commit`, the done-marker written last, :meth:`log_unit`.
+        The records the unit reports (``run.records``)."""
+        run = self.begin(worker, unit)
+        with self.writing(worker, run):
+            for keys, batch in self.read_unit(worker, run):
+                self.take(worker, run, keys, batch, run.pick(keys))
+            marker = self.commit(worker, run)
+            write_json_atomic(self.marker_path(worker.cfg, unit.key), marker, private=self.private_markers)
+            self.log_unit(run)
+        return run.records
 
     # --- the skeleton ------------------------------------------------------------------------------------
     def output(self, cfg: Any) -> Path:
@@ -313,5 +408,5 @@ class FileJob(FileStage):
         return {"input_rows": input_rows, **counts, "ok": ok, "uncommitted_files": sorted(uncommitted)}
 
 
-__all__ = ["MARKER_HASH_FIELDS", "FileJob", "JobError", "UnitPass", "footer_rows", "keep_settled", "marker_hash",
-           "staging_area"]
+__all__ = ["DUPLICATE", "MARKER_HASH_FIELDS", "NEW", "SETTLED", "FileJob", "JobError", "UnitPass", "UnitRun",
+           "footer_rows", "keep_settled", "marker_hash", "staging_area"]

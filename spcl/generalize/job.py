@@ -28,11 +28,9 @@ A rerun skips files that are finished without transient failures, and redoes a c
 from __future__ import annotations
 
 import logging
-import secrets
 import time
 from collections import Counter
-from collections.abc import Iterable, Iterator
-from contextlib import closing
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import asdict
 from pathlib import Path
 from typing import Any, ClassVar
@@ -43,10 +41,10 @@ import pyarrow.parquet as pq
 from spcl.config import GeneralizeSettings
 from spcl.executor import JobError, Plan, RunInfo, new_run_id, run_local, run_spark
 from spcl.executor.counts import rate
-from spcl.executor.filejob import FileJob, UnitPass, keep_settled, staging_area
+from spcl.executor.filejob import DUPLICATE, NEW, UnitPass, UnitRun
 from spcl.executor.flagged import batch_row_keys, count_rows, file_key, list_input_files, open_input
-from spcl.executor.state import commit_unit, marker_file, write_json_atomic
-from spcl.executor.units import part_path
+from spcl.executor.state import write_json_atomic
+from spcl.executor.vaultjob import PartRows, VaultJob
 from spcl.extract.backends import Extractor, make_extractor
 from spcl.extract.backends.chat import ChatClient
 from spcl.extract.backends.registry import (
@@ -127,10 +125,6 @@ class GeneralizeRunner:
             return RULES_BACKEND, self.extractor.model, "rules-ladders-v1"
         return self.cfg.backend, self.chat.model, PROMPT_VERSION
 
-    def _batches(self, path: Path) -> Iterator[pa.RecordBatch]:
-        pf, columns = open_input(path, ("id", "text", "lang", "hits", "row_key", "source", "position"))
-        yield from pf.iter_batches(batch_size=self.cfg.batch_size, columns=columns)
-
     def prepare(self, batch: pa.RecordBatch, stats: GenStats
                 ) -> tuple[list[str | None], list[DocInput | str], list[str | None], set[int]]:
         """Ids, and per row a :class:`DocInput` or the reason it cannot be generalized; the langs; and the rows
@@ -167,101 +161,47 @@ class GeneralizeRunner:
             out[i] = DocInput(str(ids[i]), text, langs[i] or guess_lang(text), entities, kept)
         return ids, out, langs, counted
 
-    def _kept(self, unit: UnitPass) -> tuple[pa.Table, pa.Table, set[str] | None]:
-        """``(generalized, permanently failed, settled row keys)`` kept when this pass only retries the
-        transient failures of an unchanged, committed file; else ``(empty, empty, None)`` (from scratch).
-
-        A retry asks about every row the kept parts do not settle: the transient failures, and any row a run
-        killed between its part writes left in neither part (so a row is never lost nor written twice)."""
-        if unit.prior is None:
-            return GENERALIZED_SCHEMA.empty_table(), FAILED_SCHEMA.empty_table(), None
-        gen, failed = (read_generalize_part(part_path(self.output / name, unit.key), schema)
-                       for name, schema in (("generalized", GENERALIZED_SCHEMA), ("failed", FAILED_SCHEMA)))
-        return keep_settled(gen, failed, failed.column("transient"))
-
-    def generalize_file(self, unit: UnitPass) -> int:
-        """Generalize one input file end to end and commit it (outputs moved into place, then the marker);
-        given a prior marker, exactly the transient failures are asked for again. The rows asked about."""
-        started = time.perf_counter()
-        path, key, marker = unit.path, unit.key, unit.prior
-        prior_gen, prior_failed, settled = self._kept(unit)
-        stats = GenStats(**marker["stats"]) if marker is not None else GenStats(files=1)
+    def take(self, run: UnitRun, keys: Sequence[str], batch: pa.RecordBatch, picked: list[str]) -> None:
+        """Generalize one batch of rows (``picked``: ``UnitRun.pick`` of their ``keys``) into the pass's
+        ``generalized`` / ``failed`` rows (and its vault)."""
+        stats, failed_rows, name = run.stats, run.rows["failed"], run.unit.path.name
         backend, model, prompt_version = self.identity
-        writer = f"gen-{key}-{self.run_id}-{secrets.token_hex(2)}"  # new per run and attempt: never overwritten
-        gen_rows: dict[str, list[Any]] = {n: [] for n in GENERALIZED_SCHEMA.names}
-        failed_rows: dict[str, list[Any]] = {n: [] for n in FAILED_SCHEMA.names}
-        index = asked = 0
-        seen: set[str] = set()  # row keys of this pass: a later row with the same key is a duplicate
-        with (staging_area(self.output, self.cfg.vault, key) as (tmp, vault_stage),
-              closing(open_vault(vault_stage, self.key, writer=writer)) as vault):
-            for batch in self._batches(path):
-                cols = {c: batch.column(c).to_pylist() for c in ("id", "row_key", "source", "position")
-                        if c in batch.schema.names}
-                all_keys = batch_row_keys(cols, batch.num_rows, key, index)
-                index += batch.num_rows
-                keep: list[bool] = []
-                for j, rk in enumerate(all_keys):
-                    if settled is not None and rk in settled:  # a retry pass: only the unsettled rows
-                        keep.append(False)
-                    elif rk in seen:
-                        keep.append(False)
-                        stats.documents += settled is None
-                        for n, v in zip(FAILED_SCHEMA.names, (cols["id"][j], rk, "duplicate_row_key", False, backend,
-                                                              model, prompt_version, path.name), strict=True):
-                            failed_rows[n].append(v)
-                    else:
-                        seen.add(rk)
-                        keep.append(True)
-                batch = batch.filter(pa.array(keep, pa.bool_()))
-                row_keys = [rk for rk, k in zip(all_keys, keep, strict=True) if k]
-                if not batch.num_rows:
-                    continue
-                asked += batch.num_rows
-                ids, prepared, langs, counted = self.prepare(batch, stats)
-                docs = [p for p in prepared if isinstance(p, DocInput)]
-                results = iter(self.generalizer.run(docs)) if docs else iter(())
-                for i, item in enumerate(prepared):
-                    if settled is None:
-                        stats.documents += 1
-                    res = next(results) if isinstance(item, DocInput) else None
-                    if res is not None:
-                        stats.add(res)
-                    stats.token_documents += i in counted or (res is not None and res.counted)
-                    if isinstance(item, str):
-                        reason: str | None = item
-                    else:
-                        assert res is not None  # an item that is not a reason is a document: it has a result
-                        reason = res.reason
-                    shown = release_id(ids[i], self._ids)  # an id that holds a value: released as its keyed hash
-                    if ids[i] is None or reason is not None or res is None or res.text is None:
-                        reason = "no_id" if ids[i] is None else (reason or "unknown")
-                        for n, v in zip(FAILED_SCHEMA.names, (shown, row_keys[i], reason, is_transient_reason(reason),
-                                                              backend, model, prompt_version, path.name), strict=True):
-                            failed_rows[n].append(v)
-                        continue
-                    vault.put(row_keys[i], res.mapping, row_id=str(shown), source_id=ids[i])
-                    row = (shown, row_keys[i], langs[i], res.text, res.spans, len(res.spans), backend, model,
-                           prompt_version, path.name, writer)
-                    for n, v in zip(GENERALIZED_SCHEMA.names, row, strict=True):
-                        gen_rows[n].append(v)
-            vault.close()
-            gen = pa.concat_tables([prior_gen, pa.table(gen_rows, schema=GENERALIZED_SCHEMA)])
-            failed = pa.concat_tables([prior_failed, pa.table(failed_rows, schema=FAILED_SCHEMA)])
-            stats.generalized = gen.num_rows
-            stats.failed = failed.num_rows
-            stats.failed_transient = sum(bool(v) for v in failed.column("transient").to_pylist())
-            stats.failed_reasons = dict(sorted(Counter(failed.column("reason").to_pylist()).items()))
-            commit_unit(vault_stage / f"{writer}.jsonl", Path(self.cfg.vault) / f"{writer}.jsonl",
-                        [(part_path(self.output / name, key), table)
-                         for name, table in (("failed", failed), ("generalized", gen))], tmp)
-            stats.seconds += time.perf_counter() - started
-            write_json_atomic(marker_file(self.output / "_done", key),
-                              {**unit.marker, "backend": backend, "model": model, "prompt_version": prompt_version,
-                               "stats": asdict(stats)})
-            log.info("%s (%s): %d documents, %d asked, %d generalized, %d failed (%d transient)", path.name,
-                     "retry" if marker is not None else "full", stats.documents, asked, stats.generalized,
-                     stats.failed, stats.failed_transient)
-            return asked
+        if DUPLICATE in picked:
+            raw_ids = batch.column("id").to_pylist()
+            for j, verdict in enumerate(picked):
+                if verdict == DUPLICATE:
+                    stats.documents += run.settled is None
+                    failed_rows.add(raw_ids[j], keys[j], "duplicate_row_key", False, backend, model, prompt_version,
+                                    name)
+        batch = batch.filter(pa.array([v == NEW for v in picked], pa.bool_()))
+        row_keys = [rk for rk, v in zip(keys, picked, strict=True) if v == NEW]
+        if not batch.num_rows:
+            return
+        run.records += batch.num_rows
+        ids, prepared, langs, counted = self.prepare(batch, stats)
+        docs = [p for p in prepared if isinstance(p, DocInput)]
+        results = iter(self.generalizer.run(docs)) if docs else iter(())
+        for i, item in enumerate(prepared):
+            if run.settled is None:
+                stats.documents += 1
+            res = next(results) if isinstance(item, DocInput) else None
+            if res is not None:
+                stats.add(res)
+            stats.token_documents += i in counted or (res is not None and res.counted)
+            if isinstance(item, str):
+                reason: str | None = item
+            else:
+                assert res is not None  # an item that is not a reason is a document: it has a result
+                reason = res.reason
+            shown = release_id(ids[i], self._ids)  # an id that holds a value: released as its keyed hash
+            if ids[i] is None or reason is not None or res is None or res.text is None:
+                reason = "no_id" if ids[i] is None else (reason or "unknown")
+                failed_rows.add(shown, row_keys[i], reason, is_transient_reason(reason), backend, model,
+                                prompt_version, name)
+                continue
+            run.vault.put(row_keys[i], res.mapping, row_id=str(shown), source_id=ids[i])
+            run.rows["generalized"].add(shown, row_keys[i], langs[i], res.text, res.spans, len(res.spans), backend,
+                                        model, prompt_version, name, run.writer)
 
     def close(self) -> None:
         """Release the clients."""
@@ -270,8 +210,8 @@ class GeneralizeRunner:
             self.chat.close()
 
 
-class GeneralizeStage(FileJob):
-    """The generalize job on the job skeleton (``spcl.executor.filejob``): a unit is one flagged Parquet file,
+class GeneralizeStage(VaultJob):
+    """The generalize job on the job skeleton (``spcl.executor.vaultjob``): a unit is one flagged Parquet file,
     its worker a :class:`GeneralizeRunner` (extractor and chat client built once per process)."""
 
     config_type: ClassVar[type[GeneralizeJobConfig]] = GeneralizeJobConfig
@@ -281,6 +221,9 @@ class GeneralizeStage(FileJob):
     error: ClassVar[type[JobError]] = JobError
     settings_what: ClassVar[str] = ("generalized with other generalize settings (backend, model, types, method "
                                     "settings, span extractor, name finders or adapters)")
+    parts: ClassVar[tuple[str, str]] = ("failed", "generalized")
+    schemas: ClassVar[dict[str, pa.Schema]] = {"failed": FAILED_SCHEMA, "generalized": GENERALIZED_SCHEMA}
+    writer_prefix: ClassVar[str] = "gen"
 
     def list_units(self, cfg: GeneralizeJobConfig) -> list[tuple[Path, str]]:
         """The flagged Parquet files and their keys."""
@@ -307,9 +250,49 @@ class GeneralizeStage(FileJob):
         if worker.chat is not None:
             worker.chat.check()
 
-    def run_unit(self, worker: GeneralizeRunner, unit: UnitPass) -> int:
-        """Generalize one file (or retry its transient failures) and commit it; the rows asked about."""
-        return worker.generalize_file(unit)
+    def read_part(self, path: Path, part: str) -> pa.Table:
+        """A committed part (``spcl.generalize.records.read_generalize_part``)."""
+        return read_generalize_part(path, self.schemas[part])
+
+    def new_run(self, worker: GeneralizeRunner, unit: UnitPass, settled: set[Any] | None) -> UnitRun:
+        """A pass with the file's counters (a retry carries them over)."""
+        stats = GenStats(**unit.prior["stats"]) if unit.prior is not None else GenStats(files=1)
+        return UnitRun(unit=unit, settled=settled, stats=stats,
+                       rows={name: PartRows(schema) for name, schema in self.schemas.items()})
+
+    def read_unit(self, worker: GeneralizeRunner, run: UnitRun) -> Iterator[tuple[Sequence[str], pa.RecordBatch]]:
+        """The file's rows in batches and their row keys (``spcl.executor.flagged.batch_row_keys``)."""
+        pf, columns = open_input(run.unit.path, ("id", "text", "lang", "hits", "row_key", "source", "position"))
+        index = 0
+        for batch in pf.iter_batches(batch_size=worker.cfg.batch_size, columns=columns):
+            cols = {c: batch.column(c).to_pylist() for c in ("id", "row_key", "source", "position")
+                    if c in batch.schema.names}
+            keys = batch_row_keys(cols, batch.num_rows, run.unit.key, index)
+            index += batch.num_rows
+            yield keys, batch
+
+    def take(self, worker: GeneralizeRunner, run: UnitRun, keys: Sequence[str], batch: pa.RecordBatch,
+             picked: list[str]) -> None:
+        """:meth:`GeneralizeRunner.take`."""
+        worker.take(run, keys, batch, picked)
+
+    def settle(self, worker: GeneralizeRunner, run: UnitRun, tables: dict[str, pa.Table]) -> dict[str, Any]:
+        """The file's counts from its committed parts, and its done-marker."""
+        stats, failed = run.stats, tables["failed"]
+        stats.generalized = tables["generalized"].num_rows
+        stats.failed = failed.num_rows
+        stats.failed_transient = sum(bool(v) for v in failed.column("transient").to_pylist())
+        stats.failed_reasons = dict(sorted(Counter(failed.column("reason").to_pylist()).items()))
+        stats.seconds += time.perf_counter() - run.started
+        backend, model, prompt_version = worker.identity
+        return {**run.unit.marker, "backend": backend, "model": model, "prompt_version": prompt_version,
+                "stats": asdict(stats)}
+
+    def log_unit(self, run: UnitRun) -> None:
+        """The file's counts and the rows asked about."""
+        stats = run.stats
+        log.info("%s (%s): %d documents, %d asked, %d generalized, %d failed (%d transient)", run.unit.path.name,
+                 run.mode, stats.documents, run.records, stats.generalized, stats.failed, stats.failed_transient)
 
     def finish(self, cfg: GeneralizeJobConfig, plan: Plan, run: RunInfo,
                worker: GeneralizeRunner | None) -> dict[str, Any]:

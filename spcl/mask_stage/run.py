@@ -10,22 +10,55 @@ exits 3 so that a scheduler reruns it: the same command retries exactly those do
 from __future__ import annotations
 
 import logging
+import time
+from collections import Counter
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any, ClassVar
 
+import pyarrow as pa
+
 from spcl.executor import JobError, Plan, RunInfo, run_local, run_spark
-from spcl.executor.filejob import FileJob, UnitPass
+from spcl.executor.filejob import UnitPass
+from spcl.executor.vaultjob import VaultJob
 from spcl.extract.backends import FALLBACK_BACKENDS, Extractor, is_model_backend, is_server_backend
 from spcl.manifest import write_manifest
 from spcl.mask.operators import DEFAULT_OPERATOR
 from spcl.mask.vault import open_vault
 from spcl.mask_stage.config import MaskJobConfig
-from spcl.mask_stage.inputs import MaskJobError, count_rows, file_key, list_input_files
+from spcl.mask_stage.inputs import InputRows, MaskJobError, count_rows, file_key, list_input_files, read_rows
 from spcl.mask_stage.metrics import build_metrics, rate
-from spcl.mask_stage.state import checked_marker, load_markers, write_json_atomic
-from spcl.mask_stage.task import MaskRunner
+from spcl.mask_stage.outputs import FailedRows, MaskedRows
+from spcl.mask_stage.schema import FAILED_SCHEMA, MASKED_SCHEMA
+from spcl.mask_stage.state import FileStats, Marker, checked_marker, load_markers, write_json_atomic
+from spcl.mask_stage.task import MaskPass, MaskRunner
 
 log = logging.getLogger("spcl.mask_stage")
+
+CARRIED_STATS = ("generated_tokens", "prompt_tokens", "token_documents", "extract_seconds", "seconds", "outputs",
+                 "parsed", "checked_rows", "hallucinated_rows", "tier_checked", "tier_errors", "tier_seconds")
+"""What a retry pass carries over from the file's counters (the rest is counted from the committed parts)."""
+
+
+def _count_column(values: list[Any]) -> dict[str, int]:
+    return dict(sorted(Counter(values).items()))
+
+
+def count_outputs(stats: FileStats, input_rows: int, masked: pa.Table, failed: pa.Table) -> None:
+    """Counts of the file's committed outputs (not of this pass): what metrics and reconciliation read."""
+    stats.documents = input_rows
+    stats.masked = masked.num_rows
+    stats.failed = failed.num_rows
+    stats.failed_transient = sum(bool(v) for v in failed.column("transient").to_pylist())
+    stats.failed_reasons = _count_column(failed.column("reason").to_pylist())
+    stats.fallback = sum(bool(v) for v in masked.column("fallback").to_pylist())
+    by_tier = [lang or "other" for lang, by in zip(masked.column("lang").to_pylist(),
+                                                   masked.column("extracted_by").to_pylist(), strict=True)
+               if by == "tier"]
+    stats.tier_cleared = _count_column(by_tier)
+    spans = [s for row in masked.column("spans").to_pylist() for s in (row or [])]
+    stats.entities = _count_column([s["type"] for s in spans])
+    stats.found_by = _count_column([src for s in spans for src in (s["found_by"] or [])])
 
 
 def finish(cfg: MaskJobConfig, keyed: list[tuple[Path, str]], hashes: dict[str, str],
@@ -48,8 +81,8 @@ def finish(cfg: MaskJobConfig, keyed: list[tuple[Path, str]], hashes: dict[str, 
     return metrics
 
 
-class MaskStage(FileJob):
-    """The mask job on the job skeleton (``spcl.executor.filejob``): a unit is one flagged Parquet file, its
+class MaskStage(VaultJob):
+    """The mask job on the job skeleton (``spcl.executor.vaultjob``): a unit is one flagged Parquet file, its
     worker a :class:`MaskRunner` (the extractor and its model loaded once per process). The output or the
     vault inside the input, or inside a filter output folder, is refused (``spcl.io.inputs.UnsafeOutput``),
     and so is an output holding files masked with other release settings (``MaskJobConfig.release_hash``)."""
@@ -61,6 +94,9 @@ class MaskStage(FileJob):
     error: ClassVar[type[JobError]] = MaskJobError
     settings_what: ClassVar[str] = ("masked with other mask settings (backend, model, adapter, fallback, types, "
                                     "chunk size, name finders or operators)")
+    parts: ClassVar[tuple[str, str]] = ("failed", "masked")
+    schemas: ClassVar[dict[str, pa.Schema]] = {"failed": FAILED_SCHEMA, "masked": MASKED_SCHEMA}
+    writer_prefix: ClassVar[str] = "mask"
 
     def list_units(self, cfg: MaskJobConfig) -> list[tuple[Path, str]]:
         """The flagged Parquet files and their keys."""
@@ -108,9 +144,46 @@ class MaskStage(FileJob):
         if worker.check is not None:
             worker.check()
 
-    def run_unit(self, worker: MaskRunner, unit: UnitPass) -> int:
-        """Mask one file (or retry its failed rows) and commit it; its input rows."""
-        return worker.mask_file(unit).documents
+    def retry_rows(self, cfg: MaskJobConfig, failed: pa.Table) -> pa.Array:
+        """The transient failures; every failure with ``retry_failed``."""
+        return pa.array([True] * failed.num_rows, pa.bool_()) if cfg.retry_failed else failed.column("transient")
+
+    def new_run(self, worker: MaskRunner, unit: UnitPass, settled: set[Any] | None) -> MaskPass:
+        """A pass with the counters a retry carries over (:data:`CARRIED_STATS`, the latencies)."""
+        stats = FileStats(files=1)
+        if unit.prior is not None:
+            prior = Marker.from_dict(unit.prior).stats
+            for name in CARRIED_STATS:
+                setattr(stats, name, getattr(prior, name))
+            stats.latencies = list(prior.latencies)
+        return MaskPass(unit=unit, settled=settled, stats=stats, rows={"failed": FailedRows(), "masked": MaskedRows()},
+                        who=worker.identity(unit.path.name))
+
+    def read_unit(self, worker: MaskRunner, run: MaskPass) -> Iterator[tuple[Sequence[Any], InputRows]]:
+        """The file's rows in batches (``spcl.mask_stage.inputs.read_rows``) and their row keys."""
+        for rows in read_rows(run.unit.path, run.unit.key, worker.cfg.batch_size):
+            yield rows.row_keys, rows
+
+    def take(self, worker: MaskRunner, run: MaskPass, keys: Sequence[Any], batch: InputRows,
+             picked: list[str]) -> None:
+        """:meth:`MaskRunner.take`."""
+        worker.take(run, batch, picked)
+
+    def settle(self, worker: MaskRunner, run: MaskPass, tables: dict[str, pa.Table]) -> dict[str, Any]:
+        """The file's counts (:func:`count_outputs`) and its done-marker; the unit reports its input rows."""
+        stats = run.stats
+        count_outputs(stats, count_rows(run.unit.path), tables["masked"], tables["failed"])
+        stats.seconds += time.perf_counter() - run.started
+        run.records = stats.documents
+        ex = worker.extractor
+        return Marker(**run.unit.marker, backend=ex.name, model=ex.model, prompt_version=ex.prompt_version,
+                      config_hash=worker.config_hash, stats=stats).to_dict()
+
+    def log_unit(self, run: MaskPass) -> None:
+        """The file's counts."""
+        stats = run.stats
+        log.info("%s (%s): %d documents, %d masked, %d failed (%d transient)", run.unit.path.name, run.mode,
+                 stats.documents, stats.masked, stats.failed, stats.failed_transient)
 
     def finish(self, cfg: MaskJobConfig, plan: Plan, run: RunInfo, worker: MaskRunner | None) -> dict[str, Any]:
         """:func:`finish` with this run's counts and speed."""

@@ -1,30 +1,25 @@
-"""The mask job's unit of work: one input file, masked end to end and committed atomically.
+"""The mask job's work on one batch of an input file's rows, run by the job skeleton's per-unit loop.
 
-``MaskRunner.mask_file`` reads the file's rows, asks the backend (in batches), masks what passes the
-release check, and commits: the vault file first (a new, uniquely named file per run and attempt: nothing
-ever overwrites or deletes a mapping), then ``failed/part-<key>.parquet``, then ``masked/part-<key>.parquet``
-(each written under a temporary name and moved into place), then the done-marker. A rerun of a file whose
-failures include transient ones (or all failures, with ``retry_failed``) re-asks the backend for exactly those
-rows (all rows sharing their row keys, and any row a killed run left in neither part) and rewrites the two part
-files with the other earlier rows kept; a file whose content changed is redone.
+``MaskRunner.take`` asks the backend about a batch of the file's rows, masks what passes the release check
+and routes every row to ``masked`` (its mapping to the vault) or ``failed``. The skeleton
+(``spcl.executor.filejob``, ``spcl.executor.vaultjob``) reads the rows and commits: the vault file first (a
+new, uniquely named file per run and attempt: nothing ever overwrites or deletes a mapping), then
+``failed/part-<key>.parquet``, then ``masked/part-<key>.parquet`` (each written under a temporary name and
+moved into place), then the done-marker. A rerun of a file whose failures include transient ones (or all
+failures, with ``retry_failed``) re-asks the backend for exactly those rows (all rows sharing their row keys,
+and any row a killed run left in neither part) and rewrites the two part files with the other earlier rows
+kept; a file whose content changed is redone.
 """
 
 from __future__ import annotations
 
 import logging
-import secrets
 import time
-from collections import Counter
-from contextlib import closing
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import pyarrow as pa
-
-from spcl.executor.filejob import UnitPass, keep_settled, staging_area
-from spcl.executor.state import commit_unit, read_part
-from spcl.executor.units import part_path
+from spcl.executor.filejob import DUPLICATE, SETTLED, UnitRun
 from spcl.extract.backends import (
     FALLBACK_BACKENDS,
     BackendUnavailable,
@@ -38,11 +33,10 @@ from spcl.mask.ids import release_id
 from spcl.mask_stage.candidates import RuleHit, rule_hits
 from spcl.mask_stage.config import MaskJobConfig
 from spcl.mask_stage.document import Outcome, mask_document
-from spcl.mask_stage.inputs import InputRows, MaskJobError, count_rows, read_rows
-from spcl.mask_stage.outputs import FailedRows, MaskedRows, RowIdentity
+from spcl.mask_stage.inputs import InputRows, MaskJobError
+from spcl.mask_stage.outputs import RowIdentity
 from spcl.mask_stage.release import Released, check_release
-from spcl.mask_stage.schema import FAILED_SCHEMA, MASKED_SCHEMA
-from spcl.mask_stage.state import FileStats, Marker, marker_path, write_json_atomic
+from spcl.mask_stage.state import FileStats
 from spcl.text import normalize
 
 log = logging.getLogger("spcl.mask_stage")
@@ -78,24 +72,13 @@ def screen_only(reasons: list[str] | None, hits: list[RuleHit]) -> bool:
     return bool(reasons) and not hits and all(isinstance(r, str) and r.startswith("screen:") for r in reasons or ())
 
 
-@dataclass(slots=True)
-class _FilePass:
-    """One pass over one input file: what not to ask about (``settled``: the row keys the kept parts hold, for a
-    retry pass; ``None`` for all), the row keys seen in this pass, the vault file being written (its ``writer``
-    name), the rows collected, who writes them, and the file's counters."""
+@dataclass(slots=True, kw_only=True)
+class MaskPass(UnitRun):
+    """One pass over one input file (``spcl.executor.filejob.UnitRun``): its rows go to ``rows["masked"]``
+    (a :class:`MaskedRows`) and ``rows["failed"]`` (a :class:`FailedRows`), written by ``who``; ``stats``
+    is the file's :class:`FileStats`."""
 
-    settled: set[str] | None
-    seen: set[str]
-    vault: Any
-    writer: str
-    masked: MaskedRows
-    failed: FailedRows
     who: RowIdentity
-    stats: FileStats
-
-
-def _count_column(values: list[Any]) -> dict[str, int]:
-    return dict(sorted(Counter(values).items()))
 
 
 class MaskRunner:
@@ -107,6 +90,7 @@ class MaskRunner:
         from spcl.mask.vault import open_vault, resolve_key
 
         self.cfg = cfg
+        self.run_id = cfg.run_id  # names this run's vault files (one per input file and attempt)
         self.key = vault_key if vault_key is not None else resolve_key()
         self._ids = open_vault(cfg.vault, self.key)  # creates the header, or checks the key against it
         self._ids.close()  # kept for its keyed id hash only
@@ -135,7 +119,8 @@ class MaskRunner:
 
     advances_progress = True  # the job skeleton hands it the progress bar: it advances per batch
 
-    def _identity(self, source_file: str) -> RowIdentity:
+    def identity(self, source_file: str) -> RowIdentity:
+        """Who writes the rows of ``source_file`` (the backend asked for, its model and prompt, the config)."""
         ex = self.extractor
         return RowIdentity(ex.name, ex.model, ex.prompt_version, source_file, self.config_hash)
 
@@ -214,18 +199,18 @@ class MaskRunner:
                     outcomes[doc.index] = (outcome, self.fallback)
         return outcomes
 
-    def _batch(self, rows: InputRows, fp: _FilePass) -> None:
-        """Process one batch of input rows into the pass's ``masked`` / ``failed`` rows (and its vault)."""
-        settled, seen, failed, who = fp.settled, fp.seen, fp.failed, fp.who
+    def take(self, fp: MaskPass, rows: InputRows, picked: list[str]) -> None:
+        """Process one batch of input rows (``picked``: ``UnitRun.pick`` of their keys) into the pass's
+        ``masked`` / ``failed`` rows (and its vault)."""
+        failed, who = fp.rows["failed"], fp.who
         docs: list[_Doc] = []
         early: dict[int, str] = {}
-        for i, row_key in enumerate(rows.row_keys):
-            if settled is not None and row_key in settled:
+        for i, verdict in enumerate(picked):
+            if verdict == SETTLED:
                 continue
-            if row_key in seen:
+            if verdict == DUPLICATE:
                 early[i] = "duplicate_row_key"
                 continue
-            seen.add(row_key)
             text = rows.texts[i]
             if rows.errors is not None and rows.errors[i]:
                 early[i] = f"input:{rows.errors[i]}"
@@ -262,75 +247,8 @@ class MaskRunner:
             # give back the exact original
             fp.vault.put(row_key, released.mapping, source=nfc_texts[i], masked=released.masked_text,
                          original=rows.texts[i], row_id=str(shown), source_id=rows.ids[i])
-            fp.masked.add(str(shown), row_key, rows.langs[i], released, who, extracted_by=by.name,
-                          model=by.model, prompt_version=by.prompt_version, vault_file=fp.writer)
-
-    def mask_file(self, unit: UnitPass) -> FileStats:
-        """Mask one input file (or, given a prior marker, retry its failed rows) and commit it."""
-        from spcl.mask.vault import open_vault
-
-        started = time.perf_counter()
-        cfg = self.cfg
-        path, key = unit.path, unit.key
-        marker = None if unit.prior is None else Marker.from_dict(unit.prior)
-        mode = "full" if marker is None else "retry"
-        masked_part = part_path(self.output / "masked", key)
-        failed_part = part_path(self.output / "failed", key)
-        prior_masked, prior_failed = MASKED_SCHEMA.empty_table(), FAILED_SCHEMA.empty_table()
-        settled: set[str] | None = None
-        stats = FileStats(files=1)
-        if mode == "retry" and marker is not None:
-            prior_masked = read_part(masked_part, MASKED_SCHEMA)
-            prior_failed = read_part(failed_part, FAILED_SCHEMA)
-            retry_mask = (pa.array([True] * prior_failed.num_rows, pa.bool_()) if cfg.retry_failed
-                          else prior_failed.column("transient"))
-            prior_masked, prior_failed, settled = keep_settled(prior_masked, prior_failed, retry_mask)
-            for name in ("generated_tokens", "prompt_tokens", "token_documents", "extract_seconds", "seconds",
-                         "outputs", "parsed", "checked_rows", "hallucinated_rows", "tier_checked", "tier_errors",
-                         "tier_seconds"):
-                setattr(stats, name, getattr(marker.stats, name))
-            stats.latencies = list(marker.stats.latencies)
-        writer = f"mask-{key}-{cfg.run_id}-{secrets.token_hex(2)}"
-        masked, failed = MaskedRows(), FailedRows()
-        who = self._identity(path.name)
-        seen: set[str] = set()
-        with (staging_area(self.output, cfg.vault, key) as (tmp, vault_stage),
-              closing(open_vault(vault_stage, self.key, writer=writer)) as vault):
-            file_pass = _FilePass(settled, seen, vault, writer, masked, failed, who, stats)
-            for rows in read_rows(path, key, cfg.batch_size):
-                self._batch(rows, file_pass)
-            vault.close()
-            masked_table = pa.concat_tables([prior_masked, masked.table()])
-            failed_table = pa.concat_tables([prior_failed, failed.table()])
-            # the vault file, then failed/, then masked/ (masked rows never lack their mapping)
-            commit_unit(vault_stage / f"{writer}.jsonl", Path(cfg.vault) / f"{writer}.jsonl",
-                        [(failed_part, failed_table), (masked_part, masked_table)], tmp)
-            self._count(stats, count_rows(path), masked_table, failed_table)
-            stats.seconds += time.perf_counter() - started
-            ex = self.extractor
-            new_marker = Marker(**unit.marker, backend=ex.name, model=ex.model, prompt_version=ex.prompt_version,
-                                config_hash=self.config_hash, stats=stats)
-            write_json_atomic(marker_path(self.output, key), new_marker.to_dict())
-            log.info("%s (%s): %d documents, %d masked, %d failed (%d transient)", path.name, mode,
-                     stats.documents, stats.masked, stats.failed, stats.failed_transient)
-            return stats
-
-    @staticmethod
-    def _count(stats: FileStats, input_rows: int, masked: pa.Table, failed: pa.Table) -> None:
-        """Counts of the file's committed outputs (not of this pass): what metrics and reconciliation read."""
-        stats.documents = input_rows
-        stats.masked = masked.num_rows
-        stats.failed = failed.num_rows
-        stats.failed_transient = sum(bool(v) for v in failed.column("transient").to_pylist())
-        stats.failed_reasons = _count_column(failed.column("reason").to_pylist())
-        stats.fallback = sum(bool(v) for v in masked.column("fallback").to_pylist())
-        by_tier = [lang or "other" for lang, by in zip(masked.column("lang").to_pylist(),
-                                                       masked.column("extracted_by").to_pylist(), strict=True)
-                   if by == "tier"]
-        stats.tier_cleared = _count_column(by_tier)
-        spans = [s for row in masked.column("spans").to_pylist() for s in (row or [])]
-        stats.entities = _count_column([s["type"] for s in spans])
-        stats.found_by = _count_column([src for s in spans for src in (s["found_by"] or [])])
+            fp.rows["masked"].add(str(shown), row_key, rows.langs[i], released, who, extracted_by=by.name,
+                                  model=by.model, prompt_version=by.prompt_version, vault_file=fp.writer)
 
     def close(self) -> None:
         """Release the extractors."""
