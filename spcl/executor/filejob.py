@@ -3,7 +3,7 @@
 A :class:`FileJob` is a :class:`~spcl.executor.stage.FileStage` that holds the control flow of a resumable,
 fail-closed file job once — the plan (output checks, a foreign input's results refused, results made under
 other settings refused, what is done by content, what has failures to retry), staging cleanup, the
-done-marker's common fields, the committed check of a retried Spark task, the per-unit call, and the
+done-marker's common fields, the committed check of a retried Spark task, the per-unit record loop, and the
 reconciliation of Parquet parts against the input footers. A job (mask, generalize, annotate) is a small
 class of hooks, as datatrove's ``PipelineStep`` is:
 
@@ -11,13 +11,14 @@ class of hooks, as datatrove's ``PipelineStep`` is:
 - :meth:`FileJob.release_hash` — the hash of the settings that decide what a committed unit holds;
 - :meth:`FileJob.needs_retry` — whether a committed, unchanged unit still has records to ask again about;
 - the per-unit loop (:meth:`FileJob.run_unit`, once for every job): :meth:`FileJob.begin` a
-  :class:`UnitRun` over a :class:`UnitPass` (what a retry pass keeps and settles, the job's counters and
-  row buffers), open what the pass writes through (:meth:`FileJob.writing`: a vault writer), then for each
-  batch :meth:`FileJob.read_unit` yields, :meth:`UnitRun.pick` sorts its rows (settled by a retry pass,
-  a duplicate key, or new) and :meth:`FileJob.take` routes them; :meth:`FileJob.commit` moves the outputs
-  into place and gives the done-marker, which the skeleton writes last (:meth:`FileJob.log_unit` then
-  says what the pass did). ``spcl.executor.vaultjob`` adds the commit of the jobs that write Parquet parts
-  and a vault file (mask, generalize).
+  :class:`~spcl.executor.unitpass.UnitRun` over a :class:`~spcl.executor.unitpass.UnitPass` (what a retry
+  pass keeps and settles, the job's counters and row buffers), open what the pass writes through
+  (:meth:`FileJob.writing`: a vault writer), then for each batch :meth:`FileJob.read_unit` yields,
+  ``UnitRun.pick`` sorts its rows (settled by a retry pass, a duplicate key, or new) and
+  :meth:`FileJob.take` routes them; :meth:`FileJob.commit` moves the outputs into place and gives the
+  done-marker, which the skeleton writes last (:meth:`FileJob.log_unit` then says what the pass did).
+  ``spcl.executor.vaultjob`` adds the commit of the jobs that write Parquet parts and a vault file (mask,
+  generalize).
 
 One name for each idea: the output folder is the config's ``output`` field (``lock_field`` names it where a
 config still calls it otherwise), the settings hash is the **release hash**. A done-marker stores it as
@@ -26,23 +27,17 @@ config still calls it otherwise), the settings hash is the **release hash**. A d
 
 from __future__ import annotations
 
-import os
-import secrets
-import shutil
-import time
 from collections.abc import Iterable, Iterator, Sequence
-from contextlib import AbstractContextManager, contextmanager, nullcontext
-from dataclasses import dataclass, field
+from contextlib import AbstractContextManager, nullcontext
 from pathlib import Path
 from typing import Any, ClassVar
 
-import pyarrow as pa
-import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from spcl.executor.errors import JobError
 from spcl.executor.stage import FileStage, Plan, UnitReport
 from spcl.executor.state import marker_file, marker_unreadable, read_json_marker, remove_staging, write_json_atomic
+from spcl.executor.unitpass import UnitPass, UnitRun
 from spcl.executor.units import Unit, foreign_input, other_settings, part_path
 from spcl.io.inputs import check_job_output
 from spcl.manifest import sha256_file
@@ -63,105 +58,6 @@ def marker_hash(marker: dict[str, Any]) -> str:
         if marker.get(name):
             return str(marker[name])
     return ""
-
-
-@dataclass(frozen=True, slots=True)
-class UnitPass:
-    """One pass over one unit (:meth:`FileJob.start`): the file, its key and content hash, the prior
-    done-marker of a retry pass (``None``: from scratch), and the done-marker's common fields."""
-
-    path: Path
-    key: str
-    input_sha: str
-    prior: dict[str, Any] | None
-    marker: dict[str, Any]
-
-
-SETTLED, DUPLICATE, NEW = "settled", "duplicate", "new"
-"""What :meth:`UnitRun.pick` says of a row: a retry pass keeps its committed output (skip it), an earlier
-row of this pass has its key (a ``duplicate_row_key`` failure where the job keys rows), or new (to process)."""
-
-
-@dataclass(slots=True, kw_only=True)
-class UnitRun:
-    """One pass of the skeleton's loop over one unit (:meth:`FileJob.run_unit`); a job subclasses it for its
-    own fields. ``settled``: the row keys a retry pass keeps (``None``: from scratch); ``kept``: the
-    committed rows it keeps, by part; ``rows``: the pass's new rows, by part; ``records``: what the unit
-    reports (the records asked about, unless the job says); ``writer``, ``vault`` and ``staged``: the vault
-    file being written and the staging folders, where the job has them."""
-
-    unit: UnitPass
-    settled: set[Any] | None
-    stats: Any
-    kept: dict[str, Any] = field(default_factory=dict)
-    rows: dict[str, Any] = field(default_factory=dict)
-    seen: set[Any] = field(default_factory=set)
-    records: int = 0
-    writer: str = ""
-    vault: Any = None
-    staged: tuple[Path, Path] | None = None
-    started: float = field(default_factory=time.perf_counter)
-
-    @property
-    def mode(self) -> str:
-        """``retry`` for a pass that only asks again about what the committed unit left open, else ``full``."""
-        return "full" if self.settled is None else "retry"
-
-    def pick(self, keys: Sequence[Any]) -> list[str]:
-        """Per row key: :data:`SETTLED` when a retry pass keeps its row, :data:`DUPLICATE` when an earlier
-        row of this pass has the key, else :data:`NEW` (and the key is seen).
-
-        >>> run = UnitRun(unit=UnitPass(Path("f"), "k", "", None, {}), settled={"a"}, stats=None)
-        >>> run.pick(["a", "b", "b", "c"])
-        ['settled', 'new', 'duplicate', 'new']
-        """
-        out = []
-        for key in keys:
-            if self.settled is not None and key in self.settled:
-                out.append(SETTLED)
-            elif key in self.seen:
-                out.append(DUPLICATE)
-            else:
-                self.seen.add(key)
-                out.append(NEW)
-        return out
-
-
-def keep_settled(released: pa.Table, failed: pa.Table, retry: pa.Array) -> tuple[pa.Table, pa.Table, set[str]]:
-    """The committed rows a retry pass keeps, and the row keys they settle. ``released`` and ``failed`` are
-    a unit's two Parquet parts (each with a ``row_key`` column), ``retry`` flags the failed rows to ask about
-    again. Every earlier row of a retried key goes (released or failed), so the pass redoes all the rows that
-    share it (the first processed, the rest ``duplicate_row_key``): each input row keeps exactly one output.
-    The pass then asks about every row the kept parts do not settle: the retried ones, and any a run killed
-    between its part moves left in neither part (so a row is never lost nor written twice).
-
-    >>> ok = pa.table({"row_key": ["a", "b"]})
-    >>> bad = pa.table({"row_key": ["b", "c", "d"]})
-    >>> kept_ok, kept_bad, settled = keep_settled(ok, bad, pa.array([True, False, False]))
-    >>> kept_ok.column("row_key").to_pylist(), kept_bad.column("row_key").to_pylist(), sorted(settled)
-    (['a'], ['c', 'd'], ['a', 'c', 'd'])
-    """
-    redo = pa.array(sorted(set(failed.filter(retry).column("row_key").to_pylist())), pa.string())
-    released = released.filter(pc.invert(pc.is_in(released.column("row_key"), value_set=redo)))
-    failed = failed.filter(pc.invert(pc.is_in(failed.column("row_key"), value_set=redo)))
-    settled = set(released.column("row_key").to_pylist()) | set(failed.column("row_key").to_pylist())
-    return released, failed, settled
-
-
-@contextmanager
-def staging_area(output: str | Path, vault: str | Path, key: str) -> Iterator[tuple[Path, Path]]:
-    """``(tmp, vault_stage)``: a new folder under ``<output>/_tmp`` for one pass over unit ``key`` (named by
-    the key, the process and 32 random bits, so concurrent attempts never share it) and its twin under
-    ``<vault>/_staging`` for the vault file being written; both are removed when the pass ends, committed
-    or not (what a killed process leaves, the next run's cleanup removes)."""
-    tmp = Path(output) / "_tmp" / f"{key}.{os.getpid()}.{secrets.token_hex(4)}"
-    tmp.mkdir(parents=True)
-    vault_stage = Path(vault) / "_staging" / tmp.name
-    try:
-        yield tmp, vault_stage
-    finally:
-        shutil.rmtree(tmp, ignore_errors=True)
-        shutil.rmtree(vault_stage, ignore_errors=True)
 
 
 def footer_rows(path: Path) -> int:
@@ -408,5 +304,4 @@ class FileJob(FileStage):
         return {"input_rows": input_rows, **counts, "ok": ok, "uncommitted_files": sorted(uncommitted)}
 
 
-__all__ = ["DUPLICATE", "MARKER_HASH_FIELDS", "NEW", "SETTLED", "FileJob", "JobError", "UnitPass", "UnitRun",
-           "footer_rows", "keep_settled", "marker_hash", "staging_area"]
+__all__ = ["MARKER_HASH_FIELDS", "FileJob", "JobError", "footer_rows", "marker_hash"]

@@ -2,7 +2,7 @@
 
 A :class:`VaultJob` is a :class:`~spcl.executor.filejob.FileJob` that also does the same way what those jobs
 share: a retry pass keeps the committed rows its failures to retry do not touch
-(:func:`~spcl.executor.filejob.keep_settled`), every pass writes a new vault file (named by the job, the unit,
+(:func:`~spcl.executor.unitpass.keep_settled`), every pass writes a new vault file (named by the job, the unit,
 the run and 16 random bits: a mapping is never overwritten) staged beside the output, and the commit moves
 the vault file, then the failed part, then the released part into place (the kept rows with the new ones:
 ``spcl.executor.state.commit_unit``). The job supplies its part schemas and the hooks :meth:`VaultJob.new_run`
@@ -20,8 +20,9 @@ from typing import Any, ClassVar
 
 import pyarrow as pa
 
-from spcl.executor.filejob import FileJob, UnitPass, UnitRun, keep_settled, staging_area
+from spcl.executor.filejob import FileJob
 from spcl.executor.state import commit_unit, read_part
+from spcl.executor.unitpass import UnitPass, UnitRun, keep_settled, staging_area
 from spcl.executor.units import part_path
 from spcl.mask.vault import open_vault
 
@@ -63,7 +64,7 @@ class VaultJob(FileJob):
         return failed.column("transient")
 
     def new_run(self, worker: Any, unit: UnitPass, settled: set[Any] | None) -> UnitRun:
-        """The pass's :class:`~spcl.executor.filejob.UnitRun` with the job's counters (those of ``unit.prior``
+        """The pass's :class:`~spcl.executor.unitpass.UnitRun` with the job's counters (those of ``unit.prior``
         it carries over) and a row buffer (with ``table()``) for each part."""
         raise NotImplementedError
 

@@ -14,28 +14,25 @@ under ``output``:
   flag and quarantine reason; the reconciliation ``input_records == clean + flagged + quarantine``;
   version, config hash, stage timings
 - ``manifest.json`` — SHA-256, size and rows of every output file (``spcl.manifest``)
+
+``stats.json`` and ``manifest.json`` are written by ``spcl.filter.results``.
 """
 
 from __future__ import annotations
 
-import hashlib
-import json
 import logging
 import os
 import time
 from collections import Counter
 from collections.abc import Callable
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from typing import Any, ClassVar
 
-import pyarrow.fs as pafs
-
-from spcl import __version__
 from spcl.config import Settings
 from spcl.executor import Plan, RunInfo, Unit, run_local, run_spark
 from spcl.executor.errors import JobError as ExecutorJobError
 from spcl.executor.stage import SparkTasks
-from spcl.filter.batch import FilterContext, model_identity
+from spcl.filter.batch import FilterContext
 from spcl.filter.driver import (
     FilterJob,
     JobError,
@@ -53,14 +50,14 @@ from spcl.filter.driver import (
     split_supported,
     stage,
 )
+from spcl.filter.plan import FilterPlan
+from spcl.filter.results import write_stats, written_counts
 from spcl.filter.spark import duplicate_ids, filter_tasks, list_files, startup_split
 from spcl.filter.spark_tasks import WORKER_MODULES
-from spcl.filter.stats import merge_stats, summarize
+from spcl.filter.stats import merge_stats
 from spcl.filter.task import DEFAULT_BATCH_ROWS, TaskReport, screen_unopenable
 from spcl.io.inputs import Listing
-from spcl.io.storage import filesystem, is_local, join, local_path, write_text
-from spcl.io.writers import footer_rows
-from spcl.manifest import MANIFEST_NAME, manifest_document
+from spcl.io.storage import is_local, local_path
 from spcl.progress import Progress
 
 __all__ = ["ENGINES", "STAGE", "FilterJob", "FilterStage", "JobError", "UsageError", "run_filter"]
@@ -70,20 +67,6 @@ log = logging.getLogger(__name__)
 ARROW_ID_COUNT_ROWS = 5_000_000
 """Up to this many output rows (local output) duplicate ids are counted on the driver with pyarrow (one id
 column in memory) instead of by the engine (a Spark job); above it, or for URLs, the engine counts."""
-
-
-@dataclass
-class FilterPlan:
-    """The driver's listing of one run (``Plan.context``): files to read, files skipped with a reason, the
-    URLs Spark still has to list, and the driver's timings."""
-
-    listing: Listing
-    files: list[str]
-    skipped: dict[str, str]
-    remote: list[str]
-    started: float = field(default_factory=time.time)
-    timings: dict[str, float] = field(default_factory=dict)
-    listed_at: float = 0.0
 
 
 @dataclass
@@ -262,13 +245,13 @@ class FilterStage:
         with stage(timings, "count_ids"):
             duplicates = _duplicate_ids(run, cfg, reports)
         with stage(timings, "reconcile"):
-            written, entries = _written_counts(cfg.output, reports)
+            written, entries = written_counts(cfg.output, reports)
             counters = merge_stats(r.stats for r in reports)
             counters["decision"] = Counter(written)  # what is on storage, not what the tasks meant to write
             input_records = sum(r.input_records for r in reports)
-        return _write_stats(cfg, fp, reports, engine=run.engine, master=master, counters=counters,
-                            input_records=input_records, duplicate_ids=duplicates, timings=timings, startup=startup,
-                            entries=entries)
+        return write_stats(cfg, fp, reports, engine=run.engine, master=master, counters=counters,
+                           input_records=input_records, duplicate_ids=duplicates, timings=timings, startup=startup,
+                           entries=entries)
 
 
 STAGE = FilterStage()
@@ -287,32 +270,6 @@ def _duplicate_ids(run: RunInfo, job: FilterJob, reports: list[TaskReport]) -> i
     if run.session is None or (is_local(job.output) and rows <= ARROW_ID_COUNT_ROWS):  # no Spark job for small
         return duplicate_ids_arrow(job.output, paths)
     return duplicate_ids(run.session, job.output, paths)
-
-
-def _output_parquet_files(output: str) -> list[str]:
-    """Every visible ``decision=*/*.parquet`` file now under ``output`` (relative paths)."""
-    fs, base = filesystem(output)
-    found = []
-    for info in fs.get_file_info(pafs.FileSelector(base, recursive=True)):
-        rel = info.path[len(base.rstrip("/")) + 1:]
-        parts = rel.split("/")
-        if (info.type == pafs.FileType.File and parts[0].startswith("decision=") and rel.endswith(".parquet")
-                and not any(p.startswith((".", "_")) for p in parts)):
-            found.append(rel)
-    return sorted(found)
-
-
-def _written_counts(output: str, reports: list[TaskReport]) -> tuple[dict[str, int], dict[str, Any]]:
-    """Rows per decision in the footers of the Parquet files actually on storage (each file once, stray
-    files included), and the manifest entries of the files the tasks wrote."""
-    entries: dict[str, Any] = {}
-    for report in reports:
-        for f in report.files:
-            entries[f.path] = {"sha256": f.sha256, "bytes": f.bytes, "records": f.rows}
-    counts: Counter[str] = Counter()
-    for rel in _output_parquet_files(output):
-        counts[rel.split("/", 1)[0].removeprefix("decision=")] += footer_rows(output, rel)
-    return dict(counts), dict(sorted(entries.items()))
 
 
 def with_absolute_output(job: FilterJob) -> FilterJob:
@@ -337,59 +294,3 @@ def run_filter(job: FilterJob) -> dict[str, Any]:
     except KeyError:
         raise UsageError(f"unknown engine {job.engine!r}; choose one of {', '.join(sorted(ENGINES))}") from None
     return execute(job)
-
-
-def _write_stats(job: FilterJob, fp: FilterPlan, reports: list[TaskReport], *, engine: str, master: str | None,
-                 counters: dict[str, Counter[str]], input_records: int, duplicate_ids: int,
-                 timings: dict[str, float], startup: dict[str, float], entries: dict[str, Any]) -> dict[str, Any]:
-    """Summarize the tasks' ``reports`` and what ``finish`` counted into ``stats.json`` (and
-    ``manifest.json`` with the output files' ``entries``), then raise when the run does not hold."""
-    settings = job.settings
-    elapsed = time.time() - fp.started
-    stats = summarize(
-        counters,
-        input_records,
-        spcl_version=__version__,
-        config_hash=settings.config_hash(),
-        **(model_identity(settings.screen.model) if settings.screen.enabled
-           else {"model": None, "model_version": None}),
-        engine=engine,
-        master=master,
-        input_files=fp.files,
-        skipped_files=sorted(fp.skipped),
-        skipped_file_reasons=dict(sorted(Counter(fp.skipped.values()).items())),
-        duplicate_input_files=fp.listing.duplicates,
-        duplicate_ids=duplicate_ids,
-        manifest=settings.output.manifest,
-        elapsed_seconds=round(elapsed, 3),
-        docs_per_second=round(input_records / elapsed, 1) if elapsed > 0 else None,
-        stage_seconds=timings,
-        **({"startup_seconds": startup} if startup else {}),
-        task_seconds=round(sum(r.seconds for r in reports), 3),
-    )
-    stats_bytes = (json.dumps(stats, indent=2, ensure_ascii=False) + "\n").encode()
-    write_text(join(job.output, "stats.json"), stats_bytes.decode())
-    if settings.output.manifest:
-        entries["stats.json"] = {"sha256": hashlib.sha256(stats_bytes).hexdigest(), "bytes": len(stats_bytes)}
-        manifest = manifest_document(entries, kind="spcl-filter-output", config_hash=stats["config_hash"],
-                                     records=stats["counts"], input_files=fp.files)
-        write_text(join(job.output, MANIFEST_NAME), json.dumps(manifest, indent=2, ensure_ascii=False) + "\n")
-    if not stats["reconciliation"]["ok"]:
-        rec = stats["reconciliation"]
-        raise JobError(f"reconciliation failed: {rec['input_records']} input records but "
-                       f"{rec['output_records']} output records (see stats.json)")
-    if input_records and stats["counts"]["quarantine"] == input_records:
-        raise JobError(_all_quarantined_hint(stats, settings))
-    return stats
-
-
-def _all_quarantined_hint(stats: dict[str, Any], settings: Settings) -> str:
-    """The message for a run that quarantined every record: the top reasons and what to check."""
-    reasons = sorted(stats["quarantine_reasons"].items(), key=lambda kv: -kv[1])
-    top = ", ".join(f"{r}: {n}" for r, n in reasons[:3])
-    hint = ""
-    if stats["quarantine_reasons"].get("missing_text_field"):
-        hint = (f"; the text field is input.text_field={settings.input.text_field!r} — set the field your "
-                "records use in the config")
-    return f"every one of {stats['reconciliation']['input_records']} records was quarantined ({top}){hint}"
-

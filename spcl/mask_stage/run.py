@@ -19,7 +19,7 @@ from typing import Any, ClassVar
 import pyarrow as pa
 
 from spcl.executor import JobError, Plan, RunInfo, run_local, run_spark
-from spcl.executor.filejob import UnitPass
+from spcl.executor.unitpass import UnitPass
 from spcl.executor.vaultjob import VaultJob
 from spcl.extract.backends import FALLBACK_BACKENDS, Extractor, is_model_backend, is_server_backend
 from spcl.manifest import write_manifest

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from spcl.executor.filejob import DUPLICATE, SETTLED, UnitRun
+from spcl.executor.unitpass import DUPLICATE, SETTLED, UnitRun
 from spcl.extract.backends import (
     FALLBACK_BACKENDS,
     BackendUnavailable,
@@ -74,7 +74,7 @@ def screen_only(reasons: list[str] | None, hits: list[RuleHit]) -> bool:
 
 @dataclass(slots=True, kw_only=True)
 class MaskPass(UnitRun):
-    """One pass over one input file (``spcl.executor.filejob.UnitRun``): its rows go to ``rows["masked"]``
+    """One pass over one input file (``spcl.executor.unitpass.UnitRun``): its rows go to ``rows["masked"]``
     (a :class:`MaskedRows`) and ``rows["failed"]`` (a :class:`FailedRows`), written by ``who``; ``stats``
     is the file's :class:`FileStats`."""
 

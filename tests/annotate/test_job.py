@@ -399,7 +399,7 @@ def test_a_503_outage_leaves_records_pending_exit_3_and_a_rerun_asks_for_exactly
 
 def test_a_transient_verifier_failure_is_pending_a_permanent_one_is_rejected() -> None:
     from spcl.annotate.agreement import TeacherVote
-    from spcl.annotate.job import transient_failure
+    from spcl.annotate.runner import transient_failure
 
     ok = TeacherVote.from_output(A, "SCPI\tMEDICAL\t0.9", None)
     assert transient_failure([ok, ok], TeacherVote(V, error="timeout")) == TeacherVote(V, error="timeout")

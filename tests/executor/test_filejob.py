@@ -11,8 +11,9 @@ from typing import Any, ClassVar
 import pytest
 
 from spcl.executor import JobError, run_local
-from spcl.executor.filejob import FileJob, UnitPass, marker_hash
+from spcl.executor.filejob import FileJob, marker_hash
 from spcl.executor.state import MarkerError, write_json_atomic
+from spcl.executor.unitpass import UnitPass
 from spcl.executor.units import file_key, list_unit_files
 
 

@@ -301,7 +301,8 @@ def test_gpu_check_script_cpu_smoke(tmp_path: Path) -> None:
 @pytest.mark.slow
 def test_spark_job_matches_python_engine_and_resumes(tmp_path: Path) -> None:
     """jobs/generalize.py (Spark local[2]) finishes a half-done output; its rows equal the plain engine's."""
-    from spcl.generalize.job import STAGE, GeneralizeRunner
+    from spcl.generalize.job import STAGE
+    from spcl.generalize.runner import GeneralizeRunner
     from spcl.synth.pii import generate_records
 
     recs = generate_records(seed=42)["validation"][:30]
