@@ -4,6 +4,7 @@ foreign or other-settings results (old ``parts_hash`` markers read too), staging
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ClassVar
@@ -12,8 +13,8 @@ import pytest
 
 from spcl.executor import JobError, run_local
 from spcl.executor.filejob import FileJob, marker_hash
-from spcl.executor.state import MarkerError, write_json_atomic
-from spcl.executor.unitpass import UnitPass
+from spcl.executor.state import MarkerError
+from spcl.executor.unitpass import DUPLICATE, NEW, UnitPass, UnitRun
 from spcl.executor.units import file_key, list_unit_files
 
 
@@ -68,14 +69,27 @@ class ToyJob(FileJob):
     def check(self, worker: ToyWorker) -> None:
         pass
 
-    def run_unit(self, worker: ToyWorker, unit: UnitPass) -> int:
-        lines = unit.path.read_text().splitlines()
+    def begin(self, worker: ToyWorker, unit: UnitPass) -> UnitRun:
         worker.seen.append((unit.key, unit.prior is not None))
+        return UnitRun(unit=unit, settled=None, stats={"pending": 0, "duplicates": 0}, rows={"out": []})
+
+    def read_unit(self, worker: ToyWorker, run: UnitRun) -> Iterator[tuple[list[str], list[str]]]:
+        lines = run.unit.path.read_text().splitlines()
+        for i in range(0, len(lines), 2):  # batches of two lines, each line its own key
+            yield lines[i:i + 2], lines[i:i + 2]
+
+    def take(self, worker: ToyWorker, run: UnitRun, keys: Sequence[str], batch: list[str],
+             picked: list[str]) -> None:
+        run.stats["duplicates"] += picked.count(DUPLICATE)
+        new = [x for x, verdict in zip(batch, picked, strict=True) if verdict == NEW]
+        run.rows["out"] += [x.upper() for x in new]
+        run.stats["pending"] += new.count("FAIL")
+        run.records += len(batch)
+
+    def commit(self, worker: ToyWorker, run: UnitRun) -> dict[str, Any]:
         (self.output(worker.cfg) / "parts").mkdir(parents=True, exist_ok=True)
-        (self.output(worker.cfg) / "parts" / f"{unit.key}.txt").write_text("\n".join(x.upper() for x in lines))
-        write_json_atomic(self.marker_path(worker.cfg, unit.key),
-                          {**unit.marker, "stats": {"pending": lines.count("FAIL")}})
-        return len(lines)
+        (self.output(worker.cfg) / "parts" / f"{run.unit.key}.txt").write_text("\n".join(run.rows["out"]))
+        return {**run.unit.marker, "stats": run.stats}
 
     def finish(self, cfg: ToyConfig, plan: Any, run: Any, worker: ToyWorker | None) -> dict[str, Any]:
         return {"processed": run.files_processed, "skipped": run.files_skipped, "records": run.records}
@@ -102,6 +116,16 @@ def test_a_rerun_skips_done_files_retries_pending_and_redoes_changed(tmp_path: P
     start = JOB.start(cfg, Path(plan.todo[0].path), plan.todo[0].key)
     assert start.prior is None and len(start.marker["runs"]) == 1
     assert run_local(JOB, cfg, {})["processed"] == 1 and JOB.plan(cfg).todo == []
+
+
+def test_the_skeletons_loop_reads_picks_routes_and_commits(tmp_path: Path) -> None:
+    """The per-unit loop is the skeleton's: the toy job writes only its hooks; a repeated key is a duplicate."""
+    cfg = _setup(tmp_path)
+    (tmp_path / "in" / "c.txt").write_text("q\nr\nq\n")
+    assert run_local(JOB, cfg, {})["records"] == 7
+    key = file_key(tmp_path / "in" / "c.txt", cfg.input)
+    assert (tmp_path / "out" / "parts" / f"{key}.txt").read_text() == "Q\nR"
+    assert json.loads(JOB.marker_path(cfg, key).read_text())["stats"] == {"pending": 0, "duplicates": 1}
 
 
 def test_other_settings_and_another_input_are_refused(tmp_path: Path) -> None:
