@@ -86,6 +86,8 @@ class FileJob(FileStage):
     """Check the release hash of every marker in the output (not only of the current input's files)."""
     output_flag: ClassVar[str] = "--output"
     """The flag the refusals tell the user to change."""
+    private_markers: ClassVar[bool] = False
+    """Done-markers created with mode 0600."""
 
     # --- hooks -----------------------------------------------------------------------------------------
     def list_units(self, cfg: Any) -> list[tuple[Path, str]]:
@@ -132,9 +134,6 @@ class FileJob(FileStage):
 
     def log_unit(self, run: Any) -> None:
         """Say what the pass did (counts, never values); nothing unless the job says."""
-
-    private_markers: ClassVar[bool] = False
-    """Done-markers created with mode 0600."""
 
     def run_unit(self, worker: Any, unit: UnitPass) -> int:
         """The per-unit loop: :meth:`begin`, then within :meth:`writing` every batch of :meth:`read_unit`
