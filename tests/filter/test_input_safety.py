@@ -383,21 +383,21 @@ def test_7_review_sample_counts_records_not_ids(tmp_path: Path, engine: str,
 @pytest.mark.parametrize("engine", ENGINES)
 def test_8_incomplete_output_is_refused(tmp_path: Path, engine: str, monkeypatch: pytest.MonkeyPatch,
                                         capsys: pytest.CaptureFixture[str]) -> None:
-    import spcl.filter.job as fj
+    import spcl.filter.results as results
     from spcl.io.outputs import IncompleteOutput
 
     src = tmp_path / "in"
     n = corpus(src)
     out = tmp_path / "out"
-    real_summarize = fj.summarize
+    real_summarize = results.summarize
 
     def killed(*args: object, **kw: object) -> dict:  # the run dies after writing every Parquet file
         raise KeyboardInterrupt
 
-    monkeypatch.setattr(fj, "summarize", killed)
+    monkeypatch.setattr(results, "summarize", killed)
     with pytest.raises(KeyboardInterrupt):
         run("python", [src], out)
-    monkeypatch.setattr(fj, "summarize", real_summarize)
+    monkeypatch.setattr(results, "summarize", real_summarize)
     assert not (out / "stats.json").exists()
     before = snapshot(out)
     with pytest.raises(IncompleteOutput, match=r"no stats\.json"):
