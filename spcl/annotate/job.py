@@ -39,7 +39,7 @@ from __future__ import annotations
 import logging
 import time
 from collections import Counter
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -148,11 +148,6 @@ class AnnotateStage(FileJob):
         with open(run.unit.path, "rb") as fh:
             for batch in read_records(fh, str(run.unit.path), InputSettings(), batch_rows=worker.cfg.batch_size):
                 yield batch.column("position").to_pylist(), batch
-
-    def take(self, worker: AnnotateRunner, run: AnnotatePass, keys: Sequence[Any], batch: pa.RecordBatch,
-             picked: list[str]) -> None:
-        """:meth:`AnnotateRunner.take`."""
-        worker.take(run, batch, picked)
 
     def commit(self, worker: AnnotateRunner, run: AnnotatePass) -> dict[str, Any]:
         """The file's counts, its parts moved into place; its done-marker. The unit reports the records a

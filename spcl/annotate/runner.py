@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import time
 from collections import Counter
+from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -139,10 +140,10 @@ class AnnotateRunner:
                     decisions[i] = verify(decisions[i], tv)
         return list(zip(decisions, per_doc, checks, strict=True))
 
-    def take(self, run: AnnotatePass, batch: pa.RecordBatch, picked: list[str]) -> None:
-        """Ask about one batch of records (``picked``: ``UnitRun.pick`` of their positions) and route each to
-        the pass's labelled / rejected / dropped / pending rows; a retry pass asks about the unsettled
-        readable records only (counted already)."""
+    def take(self, run: AnnotatePass, keys: Sequence[int], batch: pa.RecordBatch, picked: list[str]) -> None:
+        """Ask about one batch of records (``picked``: ``UnitRun.pick`` of their positions, ``keys``) and
+        route each to the pass's labelled / rejected / dropped / pending rows; a retry pass asks about the
+        unsettled readable records only (counted already)."""
         cfg, stats, rows, source_file = self.cfg, run.stats, run.rows, run.source_file
 
         def drop(doc_id: str, position: int, reason: str) -> None:

@@ -124,8 +124,9 @@ class FileJob(FileStage):
 
     def take(self, worker: Any, run: Any, keys: Sequence[Any], batch: Any, picked: list[str]) -> None:
         """Process one batch (``picked``: :meth:`UnitRun.pick` of its keys) and route each row it asks about
-        to the pass's buffers (an output, a failure, a vault record), counting it."""
-        raise NotImplementedError
+        to the pass's buffers (an output, a failure, a vault record), counting it: the worker's
+        ``take(run, keys, batch, picked)`` unless the job says."""
+        worker.take(run, keys, batch, picked)
 
     def commit(self, worker: Any, run: Any) -> dict[str, Any]:
         """Move the pass's outputs into place (the kept rows with the new ones); the done-marker to write:

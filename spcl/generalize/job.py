@@ -128,11 +128,6 @@ class GeneralizeStage(VaultJob):
             index += batch.num_rows
             yield keys, batch
 
-    def take(self, worker: GeneralizeRunner, run: UnitRun, keys: Sequence[str], batch: pa.RecordBatch,
-             picked: list[str]) -> None:
-        """:meth:`GeneralizeRunner.take`."""
-        worker.take(run, keys, batch, picked)
-
     def settle(self, worker: GeneralizeRunner, run: UnitRun, tables: dict[str, pa.Table]) -> dict[str, Any]:
         """The file's counts from its committed parts, and its done-marker."""
         stats, failed = run.stats, tables["failed"]

@@ -164,11 +164,6 @@ class MaskStage(VaultJob):
         for rows in read_rows(run.unit.path, run.unit.key, worker.cfg.batch_size):
             yield rows.row_keys, rows
 
-    def take(self, worker: MaskRunner, run: MaskPass, keys: Sequence[Any], batch: InputRows,
-             picked: list[str]) -> None:
-        """:meth:`MaskRunner.take`."""
-        worker.take(run, batch, picked)
-
     def settle(self, worker: MaskRunner, run: MaskPass, tables: dict[str, pa.Table]) -> dict[str, Any]:
         """The file's counts (:func:`count_outputs`) and its done-marker; the unit reports its input rows."""
         stats = run.stats

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import logging
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -199,9 +200,9 @@ class MaskRunner:
                     outcomes[doc.index] = (outcome, self.fallback)
         return outcomes
 
-    def take(self, fp: MaskPass, rows: InputRows, picked: list[str]) -> None:
-        """Process one batch of input rows (``picked``: ``UnitRun.pick`` of their keys) into the pass's
-        ``masked`` / ``failed`` rows (and its vault)."""
+    def take(self, fp: MaskPass, keys: Sequence[str], rows: InputRows, picked: list[str]) -> None:
+        """Process one batch of input rows (``picked``: ``UnitRun.pick`` of their ``keys``, the rows' row keys)
+        into the pass's ``masked`` / ``failed`` rows (and its vault)."""
         failed, who = fp.rows["failed"], fp.who
         docs: list[_Doc] = []
         early: dict[int, str] = {}
