@@ -128,10 +128,9 @@ class AnnotateStage(FileJob):
         committed parts and asks again for exactly the pending records."""
         root = Path(worker.cfg.input)
         source_file = unit.path.relative_to(root).as_posix() if root.is_dir() else unit.path.name
-        rows: dict[str, list[dict[str, Any]]] = {p: [] for p in PARTS}
-        for part in PARTS if unit.prior is not None else ():
-            path = worker.work / "parts" / f"{unit.key}.{part}.jsonl"
-            rows[part] = list(read_jsonl(path)) if path.exists() else []
+        parts = [worker.work / "parts" / f"{unit.key}.{part}.jsonl" for part in PARTS]
+        rows = {part: list(read_jsonl(path)) if unit.prior is not None and path.exists() else []
+                for part, path in zip(PARTS, parts, strict=True)}
         prior_pending, rows["pending"] = rows["pending"], []
         # a retry pass asks about every record no committed part settles: the pending ones, and any a run
         # killed between its part writes left in none (so a record is never lost nor written twice)
@@ -149,7 +148,7 @@ class AnnotateStage(FileJob):
             for batch in read_records(fh, str(run.unit.path), InputSettings(), batch_rows=worker.cfg.batch_size):
                 yield batch.column("position").to_pylist(), batch
 
-    def commit(self, worker: AnnotateRunner, run: AnnotatePass) -> dict[str, Any]:
+    def commit(self, worker: AnnotateRunner, run: AnnotatePass) -> dict[str, object]:
         """The file's counts, its parts moved into place; its done-marker. The unit reports the records a
         retry asked about, or all the file's records."""
         rows, stats = run.rows, run.stats

@@ -33,10 +33,12 @@ __all__ = ["AnnotatePass", "AnnotateRunner", "transient_failure"]
 
 @dataclass(slots=True, kw_only=True)
 class AnnotatePass(UnitRun):
-    """One pass over one input file (``spcl.executor.unitpass.UnitRun``; ``rows``: the part rows by part,
-    ``settled``: the positions the kept parts hold): the file's name in the output, the candidates per
-    language, the pending records of a retry pass's prior run, and the positions it asked about."""
+    """One pass over one input file (``spcl.executor.unitpass.UnitRun``; ``settled``: the positions the kept
+    parts hold): the part rows by part (the kept ones of a retry pass and the new ones), the file's name in
+    the output, the candidates per language, the pending records of a retry pass's prior run, and the
+    positions it asked about."""
 
+    rows: dict[str, list[dict[str, Any]]]
     source_file: str
     langs: Counter[str]
     prior_pending: list[dict[str, Any]]

@@ -128,7 +128,7 @@ class FileJob(FileStage):
         ``take(run, keys, batch, picked)`` unless the job says."""
         worker.take(run, keys, batch, picked)
 
-    def commit(self, worker: Any, run: Any) -> dict[str, Any]:
+    def commit(self, worker: Any, run: Any) -> dict[str, object]:
         """Move the pass's outputs into place (the kept rows with the new ones); the done-marker to write:
         ``run.unit.marker`` with the job's own fields."""
         raise NotImplementedError

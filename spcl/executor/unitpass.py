@@ -41,21 +41,16 @@ row of this pass has its key (a ``duplicate_row_key`` failure where the job keys
 @dataclass(slots=True, kw_only=True)
 class UnitRun:
     """One pass of the skeleton's loop over one unit (:meth:`FileJob.run_unit`); a job subclasses it for its
-    own fields. ``settled``: the row keys a retry pass keeps (``None``: from scratch); ``kept``: the
-    committed rows it keeps, by part; ``rows``: the pass's new rows, by part; ``records``: what the unit
-    reports (the records asked about, unless the job says); ``writer``, ``vault`` and ``staged``: the vault
-    file being written and the staging folders, where the job has them."""
+    own fields (its row buffers; ``spcl.executor.vaultjob.VaultRun`` for the jobs with a vault file).
+    ``settled``: the row keys a retry pass keeps (``None``: from scratch); ``stats``: the job's counters;
+    ``seen``: the keys this pass met; ``records``: what the unit reports (the records asked about, unless
+    the job says)."""
 
     unit: UnitPass
     settled: set[Any] | None
     stats: Any
-    kept: dict[str, Any] = field(default_factory=dict)
-    rows: dict[str, Any] = field(default_factory=dict)
     seen: set[Any] = field(default_factory=set)
     records: int = 0
-    writer: str = ""
-    vault: Any = None
-    staged: tuple[Path, Path] | None = None
     started: float = field(default_factory=time.perf_counter)
 
     @property

@@ -15,8 +15,9 @@ from __future__ import annotations
 import secrets
 from collections.abc import Iterator
 from contextlib import closing, contextmanager
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Protocol
 
 import pyarrow as pa
 
@@ -25,6 +26,33 @@ from spcl.executor.state import commit_unit, read_part
 from spcl.executor.unitpass import UnitPass, UnitRun, keep_settled, staging_area
 from spcl.executor.units import part_path
 from spcl.mask.vault import open_vault
+
+
+class PartBuffer(Protocol):
+    """The new rows of one Parquet part in one pass (:class:`PartRows`, or a job's own buffer, whose
+    ``add`` takes the job's row)."""
+
+    def add(self, *args: Any, **kwargs: Any) -> None:
+        """Append one row."""
+        ...
+
+    def table(self) -> pa.Table:
+        """The rows as a table of the part's schema."""
+        ...
+
+
+@dataclass(slots=True, kw_only=True)
+class VaultRun(UnitRun):
+    """One pass of a :class:`VaultJob` (a :class:`~spcl.executor.unitpass.UnitRun`): ``kept``: the committed
+    rows a retry pass keeps, by part; ``rows``: the pass's new rows, by part; ``writer``: the vault file's
+    name; ``vault``: the vault file open for writing and ``staged``: the staging folders (``(tmp, vault
+    stage)``) while the pass runs."""
+
+    rows: dict[str, PartBuffer]
+    kept: dict[str, pa.Table] = field(default_factory=dict)
+    writer: str = ""
+    vault: Any = None
+    staged: tuple[Path, Path] = (Path(), Path())
 
 
 class PartRows:
@@ -63,17 +91,17 @@ class VaultJob(FileJob):
         """Which committed failures a retry pass asks about again: the transient ones unless the job says."""
         return failed.column("transient")
 
-    def new_run(self, worker: Any, unit: UnitPass, settled: set[Any] | None) -> UnitRun:
-        """The pass's :class:`~spcl.executor.unitpass.UnitRun` with the job's counters (those of ``unit.prior``
-        it carries over) and a row buffer (with ``table()``) for each part."""
+    def new_run(self, worker: Any, unit: UnitPass, settled: set[Any] | None) -> VaultRun:
+        """The pass's :class:`VaultRun` with the job's counters (those of ``unit.prior`` it carries over) and
+        a row buffer for each part."""
         raise NotImplementedError
 
-    def settle(self, worker: Any, run: Any, tables: dict[str, pa.Table]) -> dict[str, Any]:
+    def settle(self, worker: Any, run: Any, tables: dict[str, pa.Table]) -> dict[str, object]:
         """Count the committed ``tables`` of each part into the pass's counters; the done-marker."""
         raise NotImplementedError
 
     # --- the skeleton ------------------------------------------------------------------------------------
-    def begin(self, worker: Any, unit: UnitPass) -> UnitRun:
+    def begin(self, worker: Any, unit: UnitPass) -> VaultRun:
         """The job's run, keeping (for a retry pass) the committed rows its retried failures do not touch,
         with a new vault file's name."""
         failed_part, released_part = self.parts
@@ -99,7 +127,7 @@ class VaultJob(FileJob):
             run.staged, run.vault = staged, vault
             yield vault
 
-    def commit(self, worker: Any, run: Any) -> dict[str, Any]:
+    def commit(self, worker: Any, run: Any) -> dict[str, object]:
         """The vault file, then each part (kept rows and new ones) moved into place; :meth:`settle`."""
         cfg = worker.cfg
         run.vault.close()
@@ -110,4 +138,4 @@ class VaultJob(FileJob):
         return self.settle(worker, run, tables)
 
 
-__all__ = ["PartRows", "VaultJob"]
+__all__ = ["PartBuffer", "PartRows", "VaultJob", "VaultRun"]

@@ -42,8 +42,8 @@ from spcl.executor import JobError, Plan, RunInfo, run_local, run_spark
 from spcl.executor.counts import rate
 from spcl.executor.flagged import batch_row_keys, count_rows, file_key, list_input_files, open_input
 from spcl.executor.state import write_json_atomic
-from spcl.executor.unitpass import UnitPass, UnitRun
-from spcl.executor.vaultjob import PartRows, VaultJob
+from spcl.executor.unitpass import UnitPass
+from spcl.executor.vaultjob import PartRows, VaultJob, VaultRun
 from spcl.extract.backends import Extractor
 from spcl.extract.backends.chat import ChatClient
 from spcl.generalize.config import GeneralizeJobConfig
@@ -111,13 +111,13 @@ class GeneralizeStage(VaultJob):
         """A committed part (``spcl.generalize.records.read_generalize_part``)."""
         return read_generalize_part(path, self.schemas[part])
 
-    def new_run(self, worker: GeneralizeRunner, unit: UnitPass, settled: set[Any] | None) -> UnitRun:
+    def new_run(self, worker: GeneralizeRunner, unit: UnitPass, settled: set[Any] | None) -> VaultRun:
         """A pass with the file's counters (a retry carries them over)."""
         stats = GenStats(**unit.prior["stats"]) if unit.prior is not None else GenStats(files=1)
-        return UnitRun(unit=unit, settled=settled, stats=stats,
+        return VaultRun(unit=unit, settled=settled, stats=stats,
                        rows={name: PartRows(schema) for name, schema in self.schemas.items()})
 
-    def read_unit(self, worker: GeneralizeRunner, run: UnitRun) -> Iterator[tuple[Sequence[str], pa.RecordBatch]]:
+    def read_unit(self, worker: GeneralizeRunner, run: VaultRun) -> Iterator[tuple[Sequence[str], pa.RecordBatch]]:
         """The file's rows in batches and their row keys (``spcl.executor.flagged.batch_row_keys``)."""
         pf, columns = open_input(run.unit.path, ("id", "text", "lang", "hits", "row_key", "source", "position"))
         index = 0
@@ -128,7 +128,7 @@ class GeneralizeStage(VaultJob):
             index += batch.num_rows
             yield keys, batch
 
-    def settle(self, worker: GeneralizeRunner, run: UnitRun, tables: dict[str, pa.Table]) -> dict[str, Any]:
+    def settle(self, worker: GeneralizeRunner, run: VaultRun, tables: dict[str, pa.Table]) -> dict[str, object]:
         """The file's counts from its committed parts, and its done-marker."""
         stats, failed = run.stats, tables["failed"]
         stats.generalized = tables["generalized"].num_rows
@@ -140,7 +140,7 @@ class GeneralizeStage(VaultJob):
         return {**run.unit.marker, "backend": backend, "model": model, "prompt_version": prompt_version,
                 "stats": asdict(stats)}
 
-    def log_unit(self, run: UnitRun) -> None:
+    def log_unit(self, run: VaultRun) -> None:
         """The file's counts and the rows asked about."""
         stats = run.stats
         log.info("%s (%s): %d documents, %d asked, %d generalized, %d failed (%d transient)", run.unit.path.name,

@@ -14,7 +14,8 @@ import pyarrow as pa
 
 from spcl.config import GeneralizeSettings
 from spcl.executor import new_run_id
-from spcl.executor.unitpass import DUPLICATE, NEW, UnitRun
+from spcl.executor.unitpass import DUPLICATE, NEW
+from spcl.executor.vaultjob import VaultRun
 from spcl.extract.backends import Extractor, make_extractor
 from spcl.extract.backends.chat import ChatClient
 from spcl.extract.backends.registry import (
@@ -118,7 +119,7 @@ class GeneralizeRunner:
             out[i] = DocInput(str(ids[i]), text, langs[i] or guess_lang(text), entities, kept)
         return ids, out, langs, counted
 
-    def take(self, run: UnitRun, keys: Sequence[str], batch: pa.RecordBatch, picked: list[str]) -> None:
+    def take(self, run: VaultRun, keys: Sequence[str], batch: pa.RecordBatch, picked: list[str]) -> None:
         """Generalize one batch of rows (``picked``: ``UnitRun.pick`` of their ``keys``) into the pass's
         ``generalized`` / ``failed`` rows (and its vault)."""
         stats, failed_rows, name = run.stats, run.rows["failed"], run.unit.path.name

@@ -164,7 +164,7 @@ class MaskStage(VaultJob):
         for rows in read_rows(run.unit.path, run.unit.key, worker.cfg.batch_size):
             yield rows.row_keys, rows
 
-    def settle(self, worker: MaskRunner, run: MaskPass, tables: dict[str, pa.Table]) -> dict[str, Any]:
+    def settle(self, worker: MaskRunner, run: MaskPass, tables: dict[str, pa.Table]) -> dict[str, object]:
         """The file's counts (:func:`count_outputs`) and its done-marker; the unit reports its input rows."""
         stats = run.stats
         count_outputs(stats, count_rows(run.unit.path), tables["masked"], tables["failed"])

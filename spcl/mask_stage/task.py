@@ -20,7 +20,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from spcl.executor.unitpass import DUPLICATE, SETTLED, UnitRun
+from spcl.executor.unitpass import DUPLICATE, SETTLED
+from spcl.executor.vaultjob import VaultRun
 from spcl.extract.backends import (
     FALLBACK_BACKENDS,
     BackendUnavailable,
@@ -74,8 +75,8 @@ def screen_only(reasons: list[str] | None, hits: list[RuleHit]) -> bool:
 
 
 @dataclass(slots=True, kw_only=True)
-class MaskPass(UnitRun):
-    """One pass over one input file (``spcl.executor.unitpass.UnitRun``): its rows go to ``rows["masked"]``
+class MaskPass(VaultRun):
+    """One pass over one input file (``spcl.executor.vaultjob.VaultRun``): its rows go to ``rows["masked"]``
     (a :class:`MaskedRows`) and ``rows["failed"]`` (a :class:`FailedRows`), written by ``who``; ``stats``
     is the file's :class:`FileStats`."""
 

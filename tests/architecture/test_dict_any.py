@@ -18,7 +18,7 @@ from __future__ import annotations
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
-MAX_DICT_ANY = 260
+MAX_DICT_ANY = 259
 """Lines of spcl/*.py naming ``dict[str, Any]`` (362 before the typed records of "House, step 4")."""
 
 

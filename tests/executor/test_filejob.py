@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -45,6 +45,11 @@ class ToyWorker:
         pass
 
 
+@dataclass(slots=True, kw_only=True)
+class ToyRun(UnitRun):
+    out: list[str] = field(default_factory=list)
+
+
 class ToyJob(FileJob):
     """Upper-cases each line of each ``.txt`` file; a line ``FAIL`` is pending until the file changes."""
 
@@ -69,26 +74,26 @@ class ToyJob(FileJob):
     def check(self, worker: ToyWorker) -> None:
         pass
 
-    def begin(self, worker: ToyWorker, unit: UnitPass) -> UnitRun:
+    def begin(self, worker: ToyWorker, unit: UnitPass) -> ToyRun:
         worker.seen.append((unit.key, unit.prior is not None))
-        return UnitRun(unit=unit, settled=None, stats={"pending": 0, "duplicates": 0}, rows={"out": []})
+        return ToyRun(unit=unit, settled=None, stats={"pending": 0, "duplicates": 0})
 
-    def read_unit(self, worker: ToyWorker, run: UnitRun) -> Iterator[tuple[list[str], list[str]]]:
+    def read_unit(self, worker: ToyWorker, run: ToyRun) -> Iterator[tuple[list[str], list[str]]]:
         lines = run.unit.path.read_text().splitlines()
         for i in range(0, len(lines), 2):  # batches of two lines, each line its own key
             yield lines[i:i + 2], lines[i:i + 2]
 
-    def take(self, worker: ToyWorker, run: UnitRun, keys: Sequence[str], batch: list[str],
+    def take(self, worker: ToyWorker, run: ToyRun, keys: Sequence[str], batch: list[str],
              picked: list[str]) -> None:
         run.stats["duplicates"] += picked.count(DUPLICATE)
         new = [x for x, verdict in zip(batch, picked, strict=True) if verdict == NEW]
-        run.rows["out"] += [x.upper() for x in new]
+        run.out += [x.upper() for x in new]
         run.stats["pending"] += new.count("FAIL")
         run.records += len(batch)
 
-    def commit(self, worker: ToyWorker, run: UnitRun) -> dict[str, Any]:
+    def commit(self, worker: ToyWorker, run: ToyRun) -> dict[str, object]:
         (self.output(worker.cfg) / "parts").mkdir(parents=True, exist_ok=True)
-        (self.output(worker.cfg) / "parts" / f"{run.unit.key}.txt").write_text("\n".join(run.rows["out"]))
+        (self.output(worker.cfg) / "parts" / f"{run.unit.key}.txt").write_text("\n".join(run.out))
         return {**run.unit.marker, "stats": run.stats}
 
     def finish(self, cfg: ToyConfig, plan: Any, run: Any, worker: ToyWorker | None) -> dict[str, Any]:
