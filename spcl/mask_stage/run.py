@@ -156,8 +156,9 @@ class MaskStage(VaultJob):
             for name in CARRIED_STATS:
                 setattr(stats, name, getattr(prior, name))
             stats.latencies = list(prior.latencies)
-        return MaskPass(unit=unit, settled=settled, stats=stats, rows={"failed": FailedRows(), "masked": MaskedRows()},
-                        who=worker.identity(unit.path.name))
+        masked, failed = MaskedRows(), FailedRows()
+        return MaskPass(unit=unit, settled=settled, stats=stats, rows={"failed": failed, "masked": masked},
+                        who=worker.identity(unit.path.name), masked=masked, failed=failed)
 
     def read_unit(self, worker: MaskRunner, run: MaskPass) -> Iterator[tuple[Sequence[Any], InputRows]]:
         """The file's rows in batches (``spcl.mask_stage.inputs.read_rows``) and their row keys."""

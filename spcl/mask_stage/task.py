@@ -36,7 +36,7 @@ from spcl.mask_stage.candidates import RuleHit, rule_hits
 from spcl.mask_stage.config import MaskJobConfig
 from spcl.mask_stage.document import Outcome, mask_document
 from spcl.mask_stage.inputs import InputRows, MaskJobError
-from spcl.mask_stage.outputs import RowIdentity
+from spcl.mask_stage.outputs import FailedRows, MaskedRows, RowIdentity
 from spcl.mask_stage.release import Released, check_release
 from spcl.mask_stage.state import FileStats
 from spcl.text import normalize
@@ -76,11 +76,13 @@ def screen_only(reasons: list[str] | None, hits: list[RuleHit]) -> bool:
 
 @dataclass(slots=True, kw_only=True)
 class MaskPass(VaultRun):
-    """One pass over one input file (``spcl.executor.vaultjob.VaultRun``): its rows go to ``rows["masked"]``
-    (a :class:`MaskedRows`) and ``rows["failed"]`` (a :class:`FailedRows`), written by ``who``; ``stats``
-    is the file's :class:`FileStats`."""
+    """One pass over one input file (``spcl.executor.vaultjob.VaultRun``): its rows go to ``masked`` and
+    ``failed`` (the same buffers as ``rows["masked"]`` and ``rows["failed"]``, typed), written by ``who``;
+    ``stats`` is the file's :class:`FileStats`."""
 
     who: RowIdentity
+    masked: MaskedRows
+    failed: FailedRows
 
 
 class MaskRunner:
@@ -204,7 +206,7 @@ class MaskRunner:
     def take(self, fp: MaskPass, keys: Sequence[str], rows: InputRows, picked: list[str]) -> None:
         """Process one batch of input rows (``picked``: ``UnitRun.pick`` of their ``keys``, the rows' row keys)
         into the pass's ``masked`` / ``failed`` rows (and its vault)."""
-        failed, who = fp.rows["failed"], fp.who
+        failed, who = fp.failed, fp.who
         docs: list[_Doc] = []
         early: dict[int, str] = {}
         for i, verdict in enumerate(picked):
@@ -249,8 +251,8 @@ class MaskRunner:
             # give back the exact original
             fp.vault.put(row_key, released.mapping, source=nfc_texts[i], masked=released.masked_text,
                          original=rows.texts[i], row_id=str(shown), source_id=rows.ids[i])
-            fp.rows["masked"].add(str(shown), row_key, rows.langs[i], released, who, extracted_by=by.name,
-                                  model=by.model, prompt_version=by.prompt_version, vault_file=fp.writer)
+            fp.masked.add(str(shown), row_key, rows.langs[i], released, who, extracted_by=by.name,
+                          model=by.model, prompt_version=by.prompt_version, vault_file=fp.writer)
 
     def close(self) -> None:
         """Release the extractors."""
