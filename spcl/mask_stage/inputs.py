@@ -82,7 +82,6 @@ def count_rows(path: Path) -> int:
     """Rows of an input file: the Parquet footer, or the records the filter's reader counts in it."""
     if is_parquet(path):
         return flagged.count_rows(path)
-
     try:
         with open(path, "rb") as fh:
             return count_records(fh, str(path), _reader_settings())

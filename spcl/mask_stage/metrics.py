@@ -53,7 +53,6 @@ def _names_finder(cfg: MaskJobConfig) -> dict[str, Any] | None:
     """The person-name finder of the run and its version (None when no finder reads the documents)."""
     if not (cfg.names or not is_model_backend(cfg.backend) or cfg.fallback in FALLBACK_BACKENDS):
         return None
-
     return finder_info()
 
 
