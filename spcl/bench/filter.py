@@ -24,8 +24,15 @@ from pathlib import Path
 from typing import Any
 
 from spcl.bench import ANCHOR_SCREEN_DOCS_PER_CORE
+from spcl.bench.cluster import standalone_cluster
 from spcl.bench.processes import ClusterMemory, tree_cpu_split
+from spcl.bench.realtext import real_documents
+from spcl.config import load_settings
+from spcl.filter.batch import build_context, process_batch
+from spcl.filter.job import FilterJob, run_filter
+from spcl.filter.spark_tasks import process_started_at
 from spcl.io.jsonl import write_jsonl
+from spcl.io.readers import read_records
 from spcl.synth.corpus import generate_corpus
 
 GOAL_PYTHON_DOCS_PER_CORE = 5000.0
@@ -44,12 +51,7 @@ def make_bench_corpus(workdir: Path, docs: int, seed: int, files: int = 4, corpu
     workdir.mkdir(parents=True, exist_ok=True)
     paths = []
     per_file = -(-docs // files)
-    if corpus == "real":
-        from spcl.bench.realtext import real_documents
-
-        stream = real_documents(docs, seed)
-    else:
-        stream = generate_corpus(docs, seed)
+    stream = real_documents(docs, seed) if corpus == "real" else generate_corpus(docs, seed)
     for i in range(files):
         path = workdir / f"bench-{i:03d}.jsonl.gz"
         chunk = [doc for _, doc in zip(range(per_file), stream, strict=False)]
@@ -83,8 +85,6 @@ def stage_profile(batches: list[Any], ctx: Any) -> dict[str, float]:
     import cProfile
     import pstats
 
-    from spcl.filter.batch import process_batch
-
     prof = cProfile.Profile()
     prof.enable()
     for batch in batches:
@@ -103,11 +103,6 @@ def _python_engine_child(inputs: list[str], output: str, screen: bool) -> dict[s
     """Run in a child process: the plain-Python engine end to end; returns timings and peak RSS."""
     import pyarrow as pa
     import pyarrow.compute as pc
-
-    from spcl.config import load_settings
-    from spcl.filter.batch import build_context, process_batch
-    from spcl.filter.job import FilterJob, run_filter
-    from spcl.io.readers import read_records
 
     settings = load_settings(overrides={"screen.enabled": screen})
     ctx = build_context(settings)
@@ -154,10 +149,6 @@ def _python_engine_child(inputs: list[str], output: str, screen: bool) -> dict[s
 
 def _cold_run_child(inputs: list[str], output: str, screen: bool, engine: str, master: str | None) -> dict[str, Any]:
     """Run in a fresh process: one whole filter run; its wall time counted from this process's start."""
-    from spcl.config import load_settings
-    from spcl.filter.job import FilterJob, run_filter
-    from spcl.filter.spark_tasks import process_started_at
-
     born = process_started_at() or time.time()
     imported, imported_cpu = time.time(), time.process_time()
     settings = load_settings(overrides={"screen.enabled": screen})
@@ -331,8 +322,6 @@ def run_cluster_bench(root: Path, inputs: list[str], small_inputs: list[str], sc
                       repeat: int) -> dict[str, Any]:
     """A standalone cluster (``spcl.bench.cluster``) of 1 and then 2 single-core workers: marginal throughput,
     fixed start-up per run, the scale-out ratio and the peak memory of a worker's executor."""
-    from spcl.bench.cluster import standalone_cluster
-
     print("\nstandalone cluster on 127.0.0.1 (Master + N Workers of 1 core, 1 GB; spcl filter --master spark://…):")
     out: dict[str, Any] = {}
     for workers in (1, 2):
