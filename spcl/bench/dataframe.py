@@ -57,7 +57,9 @@ def _timed(run: Any) -> tuple[float, float]:
 
 def run_dataframe_bench(docs: int, seed: int, workdir: str | None, cores: int = 2) -> dict[str, Any]:
     """Write the corpus, time both paths in one local[cores] session, print the report; returns the numbers."""
+    # optional heavy dependency: importing spcl.integrations.spark imports pyspark (and sets PYSPARK_PYTHON)
     from spcl.integrations.spark import screen_dataframe
+
     root = Path(workdir or tempfile.mkdtemp(prefix="spcl-bench-df-"))
     inputs = write_parquet_corpus(root / "input", docs, seed)
     settings = load_settings(None)
