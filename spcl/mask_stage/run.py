@@ -15,7 +15,8 @@ from typing import Any, ClassVar
 
 from spcl.executor import JobError, Plan, RunInfo, run_local, run_spark
 from spcl.executor.filejob import FileJob, UnitPass
-from spcl.extract.backends import FALLBACK_BACKENDS, Extractor, is_model_backend, is_server_backend
+from spcl.extract.backends import FALLBACK_BACKENDS, Extractor, is_model_backend, is_server_backend, make_extractor
+from spcl.extract.names import NamesFinderMissing, check_finder
 from spcl.manifest import write_manifest
 from spcl.mask.operators import DEFAULT_OPERATOR
 from spcl.mask.vault import open_vault
@@ -83,8 +84,6 @@ class MaskStage(FileJob):
         """Fail fast on the driver on a missing or wrong vault key and an unreachable endpoint."""
         open_vault(cfg.vault).close()
         if plan.todo and is_server_backend(cfg.backend):
-            from spcl.extract.backends import make_extractor
-
             with make_extractor(cfg.backend, model=cfg.model, endpoint=cfg.endpoint, types=cfg.types,
                                 options=cfg.options) as probe:
                 probe.check()  # type: ignore[attr-defined]  # a server extractor has check(); Extractor does not
@@ -92,8 +91,6 @@ class MaskStage(FileJob):
     def before_units(self, cfg: MaskJobConfig, plan: Plan) -> None:
         """The name finder configured must be there (never a silent fallback to another one)."""
         if cfg.names or not is_model_backend(cfg.backend) or cfg.fallback in FALLBACK_BACKENDS:
-            from spcl.extract.names import NamesFinderMissing, check_finder
-
             try:
                 check_finder()
             except NamesFinderMissing as err:

@@ -35,6 +35,8 @@ from spcl.extract.backends import (
 )
 from spcl.mask import mask_text
 from spcl.mask.ids import release_id
+from spcl.mask.operators import operator_key
+from spcl.mask.vault import open_vault, resolve_key
 from spcl.mask_stage.candidates import RuleHit, rule_hits
 from spcl.mask_stage.config import MaskJobConfig
 from spcl.mask_stage.document import Outcome, mask_document
@@ -44,6 +46,7 @@ from spcl.mask_stage.release import Released, check_release
 from spcl.mask_stage.schema import FAILED_SCHEMA, MASKED_SCHEMA
 from spcl.mask_stage.state import FileStats, Marker, marker_path, write_json_atomic
 from spcl.text import normalize
+from spcl.tier import load_tier
 
 log = logging.getLogger("spcl.mask_stage")
 
@@ -103,9 +106,6 @@ class MaskRunner:
 
     def __init__(self, cfg: MaskJobConfig, extractor: Extractor | None = None, fallback: Extractor | None = None,
                  vault_key: bytes | None = None):
-        from spcl.mask.operators import operator_key
-        from spcl.mask.vault import open_vault, resolve_key
-
         self.cfg = cfg
         self.key = vault_key if vault_key is not None else resolve_key()
         self._ids = open_vault(cfg.vault, self.key)  # creates the header, or checks the key against it
@@ -128,8 +128,6 @@ class MaskRunner:
         self.config_hash = cfg.config_hash()
         self.tier: Any = None
         if cfg.tier:
-            from spcl.tier import load_tier
-
             self.tier = load_tier(cfg.tier, backend=cfg.tier_backend, encoder_dir=cfg.tier_encoder_dir)
         self.progress: Any = None  # a spcl.progress.Progress while the python engine runs (counts only)
 
@@ -267,8 +265,6 @@ class MaskRunner:
 
     def mask_file(self, unit: UnitPass) -> FileStats:
         """Mask one input file (or, given a prior marker, retry its failed rows) and commit it."""
-        from spcl.mask.vault import open_vault
-
         started = time.perf_counter()
         cfg = self.cfg
         path, key = unit.path, unit.key
