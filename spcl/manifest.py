@@ -14,8 +14,8 @@ from pathlib import Path
 from typing import Any, NotRequired, TypedDict
 
 from spcl import __version__
+from spcl.io.atomic import write_atomic
 from spcl.io.hashing import sha256_file
-from spcl.io.storage import write_atomic
 
 MANIFEST_NAME = "manifest.json"
 

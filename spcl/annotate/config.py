@@ -18,9 +18,9 @@ from spcl.config_models import JobConfig
 from spcl.executor.errors import JobError
 from spcl.executor.state import load_json_markers, read_json_marker, read_jsonl, write_json_atomic
 from spcl.executor.units import list_unit_files, record_file_key
+from spcl.io.atomic import write_atomic
 from spcl.io.jsonl import jsonl_text
 from spcl.io.readers import is_supported
-from spcl.io.storage import write_atomic
 
 __all__ = ["METADATA_FILES", "OUTPUT_FILES", "PARTS", "WORK", "AnnotateConfig", "AnnotateError", "input_key",
            "jsonl_text", "list_input_files", "load_done", "merge_counts", "read_jsonl", "read_marker",
@@ -130,7 +130,7 @@ def input_key(path: Path, root: str | Path) -> str:
 
 def write_private_atomic(path: Path, data: str) -> None:
     """Write ``data`` to ``path`` (mode 0600) under a temporary name, then move it into place
-    (``spcl.io.storage.write_atomic``)."""
+    (``spcl.io.atomic.write_atomic``)."""
     write_atomic(path, data, private=True)
 
 

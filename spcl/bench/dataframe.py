@@ -20,12 +20,14 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from spcl.bench.processes import WorkerMemory
+from spcl.bench.realtext import real_documents
+from spcl.config import load_settings
+from spcl.filter.job import FilterJob, run_filter
+from spcl.spark import build_session
 
 
 def write_parquet_corpus(folder: Path, docs: int, seed: int, files: int = 8) -> list[str]:
     """``docs`` real ~1.5 KB documents (``spcl.bench.realtext``) in ``files`` Parquet files (id, text, lang)."""
-    from spcl.bench.realtext import real_documents
-
     folder.mkdir(parents=True, exist_ok=True)
     rows = list(real_documents(docs, seed))
     per_file = -(-len(rows) // files)
@@ -55,10 +57,8 @@ def _timed(run: Any) -> tuple[float, float]:
 
 def run_dataframe_bench(docs: int, seed: int, workdir: str | None, cores: int = 2) -> dict[str, Any]:
     """Write the corpus, time both paths in one local[cores] session, print the report; returns the numbers."""
-    from spcl.config import load_settings
-    from spcl.filter.job import FilterJob, run_filter
+    # optional heavy dependency: importing spcl.integrations.spark imports pyspark (and sets PYSPARK_PYTHON)
     from spcl.integrations.spark import screen_dataframe
-    from spcl.spark import build_session
 
     root = Path(workdir or tempfile.mkdtemp(prefix="spcl-bench-df-"))
     inputs = write_parquet_corpus(root / "input", docs, seed)

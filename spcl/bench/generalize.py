@@ -10,7 +10,12 @@ import json
 import time
 from typing import TYPE_CHECKING
 
+from spcl.extract.contract import parse_extraction
+from spcl.generalize.engine import DocInput, Generalizer, GeneralizeSettings
+from spcl.generalize.job import build_clients
+from spcl.generalize.spans import collect_spans, document_hits
 from spcl.messages import shown
+from spcl.synth.pii import generate_records
 
 if TYPE_CHECKING:
     from spcl.generalize.job import GeneralizeJobConfig
@@ -19,12 +24,6 @@ if TYPE_CHECKING:
 def bench_generalize(cfg: GeneralizeJobConfig, docs: int, seed: int | None) -> int:
     """Generalize synthetic documents in memory and print, per document, every entity's candidates, guesses
     and choice, then LLM calls per entity (values in clear: synthetic data only)."""
-    from spcl.extract.contract import parse_extraction
-    from spcl.generalize.engine import DocInput, Generalizer, GeneralizeSettings
-    from spcl.generalize.job import build_clients
-    from spcl.generalize.spans import collect_spans, document_hits
-    from spcl.synth.pii import generate_records
-
     records = generate_records(seed if seed is not None else 42)["test"]
     records = (records * (1 + docs // max(1, len(records))))[:docs]
     extractor, chat = build_clients(cfg)

@@ -22,15 +22,16 @@ import sys
 import time
 from pathlib import Path
 
+from spcl.bench.tiny_model import write_tiny_model
 from spcl.extract.backends.registry import FALLBACK_BACKENDS, backend_names, backends_taking
+from spcl.mask_stage import MaskJobConfig, run_mask_job
+from spcl.synth.pii import generate_records
 
 
 def write_docs(folder: Path, n_docs: int, seed: int = 42, n_files: int = 4) -> int:
     """Write ``n_docs`` synthetic documents (all splits, cycled with new ids) as flagged Parquet files."""
     import pyarrow as pa
     import pyarrow.parquet as pq
-
-    from spcl.synth.pii import generate_records
 
     pool = [r for split in generate_records(seed).values() for r in split]
     docs = [dict(pool[i % len(pool)], id=f"gpu-{i:06d}") for i in range(n_docs)]
@@ -58,9 +59,6 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--backend", choices=in_process, default=gpu_engine)
     parser.add_argument("--fallback", choices=FALLBACK_BACKENDS, default=None)
     args = parser.parse_args(argv)
-
-    from spcl.bench.tiny_model import write_tiny_model
-    from spcl.mask_stage import MaskJobConfig, run_mask_job
 
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)

@@ -17,17 +17,20 @@ import time
 from typing import Any, TypedDict
 
 from spcl.bench import ANCHOR_SCREEN_DOCS_PER_CORE
+from spcl.bench.realtext import real_documents
+from spcl.config import load_settings
+from spcl.detect import build_detectors
+from spcl.filter.batch import resolve_model_path
+from spcl.screen.kinds import load_any
+from spcl.synth.corpus import generate_corpus
+from spcl.text import guess_langs, normalize
 
 
 def _corpus(docs: int, seed: int, corpus: str) -> list[dict[str, Any]]:
     import itertools
 
     if corpus == "mixed":
-        from spcl.bench.realtext import real_documents
-
         return list(real_documents(docs, seed))
-    from spcl.synth.corpus import generate_corpus
-
     return list(itertools.islice(generate_corpus(docs, seed), docs))
 
 
@@ -63,11 +66,6 @@ def bench_screen(docs: int, batch: int, model: str | None, seed: int, rules: boo
     """Time the full screen over ``docs`` ~1.5 KB documents (``corpus``: ``mixed`` real en/ja/ko, or
     ``synthetic`` templates), per language; with ``compare`` also a second model, interleaved; returns the
     numbers (docs per CPU second, MB/s, peak RSS, flag rates and, with ``compare``, flag disagreements)."""
-    from spcl.config import load_settings
-    from spcl.filter.batch import resolve_model_path
-    from spcl.screen import load_screen
-    from spcl.text import guess_langs, normalize
-
     settings = load_settings()
     records = _corpus(docs, seed, corpus)
     rss_before = _peak_rss_mb()
@@ -75,12 +73,10 @@ def bench_screen(docs: int, batch: int, model: str | None, seed: int, rules: boo
     paths = {"model": resolve_model_path(model or settings.screen.model)}
     if compare:
         paths["compare"] = resolve_model_path(compare)
-    screens = {k: load_screen(p) for k, p in paths.items()}
+    screens = {k: load_any(p) for k, p in paths.items()}
     load_s = time.perf_counter() - t_load
     find = None
     if rules:
-        from spcl.detect import build_detectors
-
         find = build_detectors(settings.detect).find
     t0 = time.process_time()
     texts = [normalize(r["text"]) for r in records]

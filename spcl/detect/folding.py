@@ -31,6 +31,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from spcl.cache import cache_dir as spcl_cache_dir
+from spcl.io.atomic import write_atomic
 
 
 def _ranges(codepoints: list[int]) -> str:
@@ -144,8 +145,6 @@ def cached_tables(cache_dir: Path | None = None) -> tuple[frozenset[str], frozen
     doc = {"version": TABLES_VERSION, "key": key, "unidata_version": unicodedata.unidata_version,
            "drop": sorted(map(ord, drop)), "marks": sorted(map(ord, marks)),
            "mapped": {str(ord(k)): v for k, v in sorted(mapped.items())}}
-    from spcl.io.storage import write_atomic  # only on a cache miss: spcl.io.storage imports pyarrow
-
     with suppress(OSError):  # a cache that cannot be written is skipped
         path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
         write_atomic(path, json.dumps(doc, separators=(",", ":")))

@@ -22,7 +22,8 @@ from typing import Any, TypeVar
 from spcl.executor.lock import stage_lock
 from spcl.executor.stage import Plan, RunInfo, SparkReader, Stage, UnitReport
 from spcl.executor.units import Unit
-from spcl.spark.files import with_absolute_paths
+from spcl.spark import build_session
+from spcl.spark.files import run_per_file, with_absolute_paths
 from spcl.spark.progress import SparkProgress
 
 C = TypeVar("C")
@@ -69,8 +70,6 @@ def run_spark(stage: Stage[C, W], cfg: C, master: str | None = None, submitted: 
 def _run(stage: Stage[C, W], reader: SparkReader[C] | None, cfg: C, master: str | None, submitted: bool,
          started: float) -> dict[str, Any]:
     """:func:`run_spark` once the output's run lock is held."""
-    from spcl.spark import build_session
-
     plan = stage.plan(cfg)
     stage.before(cfg, plan, "spark")
     reports: list[Any] = []
@@ -94,8 +93,6 @@ def _run(stage: Stage[C, W], reader: SparkReader[C] | None, cfg: C, master: str 
 
 def _per_unit(stage: Stage[C, W], spark: Any, cfg: C, plan: Plan) -> list[UnitReport]:
     """One Spark task per unit to do (``process_partition``); a task that failed for good is the stage's error."""
-    from spcl.spark.files import run_per_file
-
     if not plan.todo:
         return []
     try:

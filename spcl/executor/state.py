@@ -2,7 +2,7 @@
 committed part files read back for a retry pass.
 
 Every file is written under a temporary name beside it and moved into place
-(:func:`spcl.io.storage.write_atomic`): a reader sees the old file or the whole new one. A unit is
+(:func:`spcl.io.atomic.write_atomic`): a reader sees the old file or the whole new one. A unit is
 committed when its done-marker exists; its parts are moved into place before the marker is written.
 """
 
@@ -19,13 +19,13 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from spcl.executor.errors import JobError
+from spcl.io.atomic import write_atomic
 from spcl.io.jsonl import read_jsonl_objects
-from spcl.io.storage import write_atomic
 
 
 def write_json_atomic(path: Path, data: dict[str, Any], *, private: bool = False) -> None:
     """Write ``data`` as JSON (indent 1, sorted keys, final newline) to ``path`` under a temporary name, then
-    move it into place (``spcl.io.storage.write_atomic``); ``private`` creates it with mode 0600."""
+    move it into place (``spcl.io.atomic.write_atomic``); ``private`` creates it with mode 0600."""
     write_atomic(path, json.dumps(data, indent=1, sort_keys=True) + "\n", private=private)
 
 

@@ -25,6 +25,8 @@ from spcl.filter.route import decide, reported_hits, rule_reasons, screen_reason
 from spcl.io.schema import SCORES_TYPE, output_schema, row_key, scores_type
 from spcl.labels import CATEGORIES
 from spcl.resources import resolve_path
+from spcl.screen.heads import DEFAULT_OUTPUTS
+from spcl.screen.kinds import load_any
 from spcl.text import guess_langs, normalize
 
 if TYPE_CHECKING:
@@ -108,9 +110,7 @@ def build_context(settings: Settings) -> FilterContext:
 
     screen = None
     if settings.screen.enabled:
-        from spcl.screen import load_screen
-
-        screen = load_screen(resolve_model_path(settings.screen.model))
+        screen = load_any(resolve_model_path(settings.screen.model))  # the model's stack loads here, not at import
     return FilterContext(settings, build_detectors(settings.detect), screen, settings.config_hash())
 
 
@@ -167,8 +167,6 @@ def _screen_columns(screen: ScreenModel, texts: list[str], langs: list[str], str
     result = screen.predict(texts, langs)
     out = getattr(screen, "outputs", None)
     if out is None:  # a model that names no outputs has the shipped kind's heads
-        from spcl.screen.heads import DEFAULT_OUTPUTS
-
         out = DEFAULT_OUTPUTS
     score_names, flag_names = out.scores, out.flags
     n = len(texts)

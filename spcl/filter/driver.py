@@ -17,7 +17,7 @@ from typing import IO
 from spcl import errors
 from spcl.config import Settings
 from spcl.executor.errors import JobError as ExecutorJobError
-from spcl.filter.batch import FilterContext, build_context
+from spcl.filter.batch import FilterContext, build_context, resolve_model_path
 from spcl.filter.task import DEFAULT_BATCH_ROWS, TaskReport, screen_split, screen_unopenable
 from spcl.io.inputs import Listing, UnsafeOutput, check_output, list_local_inputs
 from spcl.io.outputs import clear_filter_output, foreign_entries
@@ -26,6 +26,8 @@ from spcl.io.splits import Split, plan_splits
 from spcl.io.storage import filesystem, is_existing_file, is_nonempty_dir, join
 from spcl.messages import shown
 from spcl.progress import Progress
+from spcl.resources import shipped_locations
+from spcl.screen.artifact import read_artifact
 
 log = logging.getLogger("spcl.filter.job")
 
@@ -125,15 +127,11 @@ def list_local_inputs_or_fail(inputs: tuple[str, ...]) -> Listing:
 def model_problem(settings: Settings) -> str | None:
     """Why the configured screen model cannot be loaded (one line, on the driver), or ``None`` when it can.
 
-    The artifact's card, format and file digests are checked (``spcl.screen.model.read_artifact``); the model
+    The artifact's card, format and file digests are checked (``spcl.screen.artifact.read_artifact``); the model
     itself is built once, where it runs (the python engine's worker, or each Spark Python worker).
     """
     if not settings.screen.enabled:
         return None
-    from spcl.filter.batch import resolve_model_path
-    from spcl.resources import shipped_locations
-    from spcl.screen.model import read_artifact
-
     path = resolve_model_path(settings.screen.model)
     if not path.exists():
         tried = ", ".join(str(p) for p in [path, *shipped_locations(settings.screen.model)[:2]])

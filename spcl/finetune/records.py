@@ -20,6 +20,7 @@ from typing import Any
 
 from spcl.extract.prompt import PROMPT_VERSION, build_messages
 from spcl.io.jsonl import iter_jsonl
+from spcl.synth.pii import chat_record
 
 
 @dataclass(frozen=True, slots=True)
@@ -53,8 +54,6 @@ def chat_from_json(obj: Any) -> ChatRecord:
     if not isinstance(obj, dict):
         raise ValueError("not_an_object")
     if "source_text" in obj and "prompt" not in obj:
-        from spcl.synth.pii import chat_record
-
         try:
             obj = chat_record(obj)
         except (KeyError, TypeError):

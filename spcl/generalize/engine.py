@@ -30,6 +30,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from spcl.config import GeneralizeSettings
+from spcl.detect import find_pii
 from spcl.extract.backends.chat import ChatClient, ChatReply, ChatRequest
 from spcl.generalize.ladders import LABEL_TYPES, ladder
 from spcl.generalize.prompts import attack_messages, candidate_messages, mark, read_items, sentence_around
@@ -144,8 +145,6 @@ def release_check(source: str, output: str, entities: list[Entity], hits: list[t
     Every hit must lie inside a replaced mention; no entity or hit value may occur in ``output``; the rule
     detectors must find nothing in ``output``.
     """
-    from spcl.detect import find_pii
-
     covered = sorted(m for e in entities for m in e.mentions)
     for type_, start, end in hits:
         if not any(s <= start and end <= e for s, e in covered):

@@ -24,13 +24,15 @@ from typing import Any, TypedDict
 
 import numpy as np
 
+from spcl.extract.backends.transformers_backend import load_model
+from spcl.generalize.engine import restore
+from spcl.generalize.job import iter_generalized
+
 
 class LMScorer:
     """Surprisal and embeddings from one local causal LM (``spcl.extract.backends.transformers_backend``)."""
 
     def __init__(self, model: str | Path, device: str = "cpu", max_context_tokens: int = 512) -> None:
-        from spcl.extract.backends.transformers_backend import load_model
-
         self.net, self.tokenizer = load_model(model, device)
         self.net.eval()
         self.max_context_tokens = max_context_tokens
@@ -131,9 +133,6 @@ def score_document(source: str, spans: Iterable[dict[str, Any]], scorer: LMScore
 def score_output(generalized: str | Path, vault: Any, scorer: LMScorer, limit: int = 0) -> UtilityReport:
     """The utility report of an ``spcl generalize`` output: each document's source restored from ``vault``
     and its replaced spans scored (the first ``limit`` documents; all when ``limit`` is 0)."""
-    from spcl.generalize.engine import restore
-    from spcl.generalize.job import iter_generalized
-
     report = UtilityReport()
     for n, row in enumerate(iter_generalized(generalized)):
         if limit and n >= limit:

@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING, Any
 
 from spcl.config import Settings, load_settings
 from spcl.extract.backends.registry import DEFAULT_BACKEND
+from spcl.filter.batch import context_for, model_identity, resolve_model_path
 from spcl.integrations.masking import MASK_COLUMNS, mask_options, masker_for
 from spcl.integrations.rows import (
     SCREEN_COLUMNS,
@@ -36,6 +37,7 @@ from spcl.integrations.rows import (
     screen_columns,
     settings_json,
 )
+from spcl.mask_stage.schema import SPAN_TYPE
 
 if TYPE_CHECKING:
     import datasets
@@ -47,8 +49,6 @@ _LOADED: dict[str, str] = {}  # settings JSON -> the model key its cached contex
 def model_key(settings_js: str) -> str:
     """The screen model's identity for ``settings_js``: its version (``NAME@SHA12``) and a hash of its model
     card (thresholds included); ``"none"`` without a screen."""
-    from spcl.filter.batch import model_identity, resolve_model_path
-
     st = Settings.model_validate_json(settings_js)
     if not st.screen.enabled:
         return "none"
@@ -62,8 +62,6 @@ def model_key(settings_js: str) -> str:
 
 def fresh_context(settings_js: str, key: str) -> Any:
     """The process's context for ``settings_js``, rebuilt when it was built for another model key."""
-    from spcl.filter.batch import context_for
-
     if _LOADED.get(settings_js, key) != key:
         context_for.cache_clear()
     _LOADED[settings_js] = key
@@ -133,8 +131,6 @@ def mask_features(features: datasets.Features) -> datasets.Features:
     """``features`` with the screen's and the mask's columns added (their Arrow types)."""
     import datasets
     import pyarrow as pa
-
-    from spcl.mask_stage.schema import SPAN_TYPE
 
     added = pa.schema([pa.field("mask_status", pa.string()), pa.field("mask_reason", pa.string()),
                        pa.field("mask_spans", pa.list_(SPAN_TYPE)), pa.field("vault_file", pa.string())])

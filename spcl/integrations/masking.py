@@ -26,10 +26,17 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any
 
-from spcl.config import Settings
+from spcl.config import Settings, load_settings
 from spcl.entity_types import DEFAULT_TYPES, check_known_types
+from spcl.executor.runs import new_run_id
+from spcl.extract.backends import Extraction, make_extractor
 from spcl.extract.backends.registry import DEFAULT_BACKEND, is_model_backend
 from spcl.integrations.rows import context, screen_batch, settings_json
+from spcl.mask.operators import operator_key
+from spcl.mask.vault import open_vault, resolve_key
+from spcl.mask_stage.candidates import rule_hits
+from spcl.mask_stage.document import mask_document
+from spcl.operator_types import check_operators
 from spcl.text import normalize
 
 MASK_COLUMNS: tuple[str, ...] = ("mask_status", "mask_reason", "mask_spans", "vault_file")
@@ -78,10 +85,6 @@ def mask_options(
 ) -> MaskOptions:
     """Validated :class:`MaskOptions` (unknown types or operators raise ``ValueError``); the operators default
     to the settings' ``mask.operators``."""
-    from spcl.config import load_settings
-    from spcl.executor.runs import new_run_id
-    from spcl.operator_types import check_operators
-
     st = settings if settings is not None else load_settings(None)
     ops = check_operators(operators if operators is not None else st.mask.operators, DEFAULT_TYPES)
     return MaskOptions(
@@ -114,10 +117,6 @@ class InMemoryMasker:
     """The mask stage over in-memory texts: one extractor and one vault writer per process (see the module)."""
 
     def __init__(self, opts: MaskOptions, vault_key: bytes | None = None) -> None:
-        from spcl.extract.backends import make_extractor
-        from spcl.mask.operators import operator_key
-        from spcl.mask.vault import open_vault, resolve_key
-
         self.opts = opts
         key = vault_key if vault_key is not None else resolve_key()
         self.operator_key = operator_key(key)
@@ -137,10 +136,6 @@ class InMemoryMasker:
         self, texts: Sequence[Any], ids: Sequence[Any] | None, source: str, first_position: int = 0
     ) -> list[MaskedRow]:
         """One :class:`MaskedRow` per text, in order; mappings are in the vault (flushed) before this returns."""
-        from spcl.extract.backends import Extraction
-        from spcl.mask_stage.candidates import rule_hits
-        from spcl.mask_stage.document import mask_document
-
         rows = screen_batch(
             texts, ids, context(self.opts.settings_js), source, first_position
         ).to_pylist()

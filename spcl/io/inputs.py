@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from spcl.errors import UsageError
+from spcl.io.outputs import is_filter_output
 from spcl.io.storage import is_local, local_path
 
 SIDE_FILES: frozenset[str] = frozenset({"stats.json", "manifest.json", "metrics.json"})
@@ -105,8 +106,6 @@ def check_outside_filter_outputs(location: str, role: str = "output") -> None:
     (``spcl.io.outputs.is_filter_output``): what another job keeps there (a mask output, a vault) is not the
     filter's, and a later ``spcl filter --overwrite`` of that folder would have to remove it. URLs are not checked.
     """
-    from spcl.io.outputs import is_filter_output
-
     if not is_local(location):
         return
     resolved = os.path.realpath(local_path(location))

@@ -31,7 +31,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from spcl.errors import UsageError
-from spcl.io.storage import atomic_local_file
+from spcl.io.atomic import atomic_local_file
 from spcl.io.streams import iter_numbered_lines
 
 DEFAULT_MAX_RECORD_BYTES = 16 << 20

@@ -17,13 +17,16 @@ import json
 import re
 from collections.abc import Iterable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-import pyarrow.dataset as pads
 import pyarrow.fs as pafs
 
 from spcl.errors import UsageError
 from spcl.io.schema import DECISIONS
 from spcl.io.storage import filesystem, join
+
+if TYPE_CHECKING:
+    import pyarrow.dataset as pads
 
 FILTER_SIDE_FILES: tuple[str, ...] = ("stats.json", "manifest.json")
 """The JSON files a filter run writes at the top of its output folder."""
@@ -176,4 +179,6 @@ def output_dataset(out: str | Path, decisions: Iterable[str] = DECISIONS, *,
     files = output_files(out, decisions)
     if not files:
         raise FileNotFoundError(f"no decision=*/*.parquet files under {out}")
+    import pyarrow.dataset as pads  # heavy: loads pandas; only where a dataset is read
+
     return pads.dataset(files, format="parquet", partitioning="hive", partition_base_dir=str(out))

@@ -22,6 +22,8 @@ from __future__ import annotations
 import unicodedata
 from functools import lru_cache
 
+from spcl.mask.words import is_whole_word
+
 _DASHES = str.maketrans(dict.fromkeys("\u2010\u2011\u2012\u2013\u2014\u2015\u2212\uff0d", "-"))
 
 
@@ -92,8 +94,6 @@ def loose_surfaces(value: str, text: str, whole_words: bool = False, unspaced: b
     if not spans and unspaced:
         spans = _spans(value, text, keep_spaces=False)
     if whole_words and spans:
-        from spcl.mask.words import is_whole_word
-
         spans = [(s, e) for s, e in spans if is_whole_word(text, s, e)]
     out: list[str] = []
     for start, end in spans:

@@ -79,7 +79,7 @@ from spcl.mask.variant_forms import (
 from spcl.mask.variant_forms import (
     type_rank as type_rank,
 )
-from spcl.mask.words import is_whole_word
+from spcl.mask.words import is_whole_word, starts_korean_word
 
 INDEXED_SCAN_FROM = 32
 """From this many alternatives on, :func:`match_positions` indexes them by their first characters instead
@@ -268,8 +268,6 @@ def scan(text: str, alts: list[Alternative], whole_words: bool = False,
     hits = match_positions(text, alts, work_budget)
     restricted = {i for i, a in enumerate(alts) if a.type in WHOLE_WORD_TYPES} if whole_words else set()
     if restricted:
-        from spcl.mask.words import is_whole_word, starts_korean_word
-
         whole = {(start, i, end) for start, ends in hits for i, end in ends
                  if i in restricted and (is_whole_word(text, start, end) or (
                      alts[i].pattern in eojeol_start and starts_korean_word(text, start, end)))}

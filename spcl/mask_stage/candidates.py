@@ -20,7 +20,10 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from spcl.config import PolicySettings
+from spcl.detect import find_pii
 from spcl.entity_types import RULE_HIT_TYPES
+from spcl.extract.names import find_person_names
 from spcl.mask.variants import (
     alternatives,
     canonical_alternatives,
@@ -28,6 +31,7 @@ from spcl.mask.variants import (
     normalize_value,
     scan_all,
 )
+from spcl.mask_stage.name_lists import apply_name_lists
 
 SOURCES: tuple[str, ...] = ("extractor", "rules", "names")
 
@@ -56,9 +60,6 @@ def rule_hits(text: str, column_hits: Sequence[dict[str, Any]] | None = None,
     row's ``rule:TYPE`` ``reasons`` or, for hits found again here (and rows without reasons), when the default
     policy flags its type. Sorted by ``(start, end, type)``, one entry per ``(start, end, type)``.
     """
-    from spcl.config import PolicySettings
-    from spcl.detect import find_pii
-
     policy = PolicySettings()
     flag_types = _flag_types(reasons)
     found: dict[tuple[int, int, str], bool] = {}
@@ -91,8 +92,6 @@ def _policy_flags(policy: Any, det_type: str) -> bool:
 
 def person_name_rows(text: str, lang: str | None = None) -> list[tuple[str, str]]:
     """``("PERSON", name)`` rows of the CPU name finders (``spcl.extract.names``) for NFC ``text``."""
-    from spcl.extract.names import find_person_names
-
     return [("PERSON", text[s:e].strip()) for s, e in find_person_names(text, lang) if text[s:e].strip()]
 
 
@@ -150,8 +149,6 @@ def collect_candidates(text: str, extractor_rows: Iterable[tuple[str, str]], hit
         "names": person_name_rows(text, lang) if names and "PERSON" in allowed else [],
     }
     if (allow_names or deny_names) and "PERSON" in allowed:
-        from spcl.mask_stage.name_lists import apply_name_lists
-
         by_source["extractor"], denied = apply_name_lists(text, by_source["extractor"], allow_names, deny_names)
         by_source["names"] = apply_name_lists(text, by_source["names"], allow_names, ())[0] + denied
     return Candidates(by_source)

@@ -15,11 +15,12 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from spcl.config import InputSettings
 from spcl.executor import flagged
 from spcl.executor.errors import JobError
 from spcl.executor.flagged import batch_row_keys, derived_row_key, file_key
 from spcl.executor.units import list_unit_files
-from spcl.io.readers import JSONL_SUFFIXES, PARQUET_MAGIC
+from spcl.io.readers import JSONL_SUFFIXES, PARQUET_MAGIC, count_records, read_records
 
 __all__ = [
     "READ_COLUMNS",
@@ -74,8 +75,6 @@ def list_input_files(input_path: str | Path) -> list[Path]:
 
 
 def _reader_settings() -> Any:
-    from spcl.config import InputSettings
-
     return InputSettings()
 
 
@@ -83,8 +82,6 @@ def count_rows(path: Path) -> int:
     """Rows of an input file: the Parquet footer, or the records the filter's reader counts in it."""
     if is_parquet(path):
         return flagged.count_rows(path)
-    from spcl.io.readers import count_records
-
     try:
         with open(path, "rb") as fh:
             return count_records(fh, str(path), _reader_settings())
@@ -94,8 +91,6 @@ def count_rows(path: Path) -> int:
 
 def _read_records(path: Path, batch_size: int) -> Iterator[InputRows]:
     """The rows of a non-Parquet input file through the filter's reader, row keys as the filter derives them."""
-    from spcl.io.readers import read_records
-
     with open(path, "rb") as fh:
         for batch in read_records(fh, str(path), _reader_settings(), batch_size):
             col = {c: batch.column(c).to_pylist() for c in ("id", "text", "error", "source", "position")}

@@ -6,6 +6,7 @@ from typing import Any
 
 from spcl.executor.counts import rate, token_block
 from spcl.extract.backends.registry import FALLBACK_BACKENDS, is_model_backend
+from spcl.extract.names import finder_info
 from spcl.mask_stage.config import MaskJobConfig
 from spcl.mask_stage.name_lists import name_lists_record
 from spcl.mask_stage.state import FileStats, Marker
@@ -52,8 +53,6 @@ def _names_finder(cfg: MaskJobConfig) -> dict[str, Any] | None:
     """The person-name finder of the run and its version (None when no finder reads the documents)."""
     if not (cfg.names or not is_model_backend(cfg.backend) or cfg.fallback in FALLBACK_BACKENDS):
         return None
-    from spcl.extract.names import finder_info
-
     return finder_info()
 
 

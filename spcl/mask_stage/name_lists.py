@@ -22,6 +22,7 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 
 from spcl.errors import UsageError
+from spcl.mask.words import is_whole_word
 from spcl.text import normalize
 
 __all__ = ["NameListError", "apply_name_lists", "load_name_lists", "name_lists_record", "validate_names"]
@@ -86,8 +87,6 @@ def apply_name_lists(text: str, rows: list[tuple[str, str]], allow: Sequence[str
     >>> apply_name_lists("Ask Apple or Kim Minji.", [("PERSON", "Apple")], ["apple"], ["Kim Minji"])
     ([], [('PERSON', 'Kim Minji')])
     """
-    from spcl.mask.words import is_whole_word
-
     allowed = {_key(v) for v in allow}
     kept = [(t, v) for t, v in rows if not (t == "PERSON" and _key(v) in allowed)]
     denied: list[tuple[str, str]] = []

@@ -11,6 +11,9 @@ from typing import Any
 
 import pyarrow.parquet as pq
 
+from spcl.mask.tokens import TOKEN_RE
+from spcl.mask.vault import open_vault
+
 _VARIANT_NOISE = re.compile(r"[\s\-./()\u3000]")
 
 
@@ -52,9 +55,6 @@ def export_predictions(output: str | Path, vault_dir: str | Path, pred_path: str
     gold data, never on a production corpus; it is created readable by its owner only (0600). Returns the
     number of records written.
     """
-    from spcl.mask.tokens import TOKEN_RE
-    from spcl.mask.vault import open_vault
-
     vault = open_vault(vault_dir, key)
     n = 0
     # values in clear: created readable by the owner only (as review samples and restored text are)

@@ -21,7 +21,8 @@ import pyarrow as pa
 from spcl.executor import JobError, Plan, RunInfo, run_local, run_spark
 from spcl.executor.unitpass import UnitPass
 from spcl.executor.vaultjob import VaultJob
-from spcl.extract.backends import FALLBACK_BACKENDS, Extractor, is_model_backend, is_server_backend
+from spcl.extract.backends import FALLBACK_BACKENDS, Extractor, is_model_backend, is_server_backend, make_extractor
+from spcl.extract.names import NamesFinderMissing, check_finder
 from spcl.manifest import write_manifest
 from spcl.mask.operators import DEFAULT_OPERATOR
 from spcl.mask.vault import open_vault
@@ -119,8 +120,6 @@ class MaskStage(VaultJob):
         """Fail fast on the driver on a missing or wrong vault key and an unreachable endpoint."""
         open_vault(cfg.vault).close()
         if plan.todo and is_server_backend(cfg.backend):
-            from spcl.extract.backends import make_extractor
-
             with make_extractor(cfg.backend, model=cfg.model, endpoint=cfg.endpoint, types=cfg.types,
                                 options=cfg.options) as probe:
                 probe.check()  # type: ignore[attr-defined]  # a server extractor has check(); Extractor does not
@@ -128,8 +127,6 @@ class MaskStage(VaultJob):
     def before_units(self, cfg: MaskJobConfig, plan: Plan) -> None:
         """The name finder configured must be there (never a silent fallback to another one)."""
         if cfg.names or not is_model_backend(cfg.backend) or cfg.fallback in FALLBACK_BACKENDS:
-            from spcl.extract.names import NamesFinderMissing, check_finder
-
             try:
                 check_finder()
             except NamesFinderMissing as err:

@@ -32,6 +32,8 @@ from spcl.extract.backends import (
 )
 from spcl.mask import mask_text
 from spcl.mask.ids import release_id
+from spcl.mask.operators import operator_key
+from spcl.mask.vault import open_vault, resolve_key
 from spcl.mask_stage.candidates import RuleHit, rule_hits
 from spcl.mask_stage.config import MaskJobConfig
 from spcl.mask_stage.document import Outcome, mask_document
@@ -40,6 +42,7 @@ from spcl.mask_stage.outputs import FailedRows, MaskedRows, RowIdentity
 from spcl.mask_stage.release import Released, check_release
 from spcl.mask_stage.state import FileStats
 from spcl.text import normalize
+from spcl.tier import load_tier
 
 log = logging.getLogger("spcl.mask_stage")
 
@@ -90,9 +93,6 @@ class MaskRunner:
 
     def __init__(self, cfg: MaskJobConfig, extractor: Extractor | None = None, fallback: Extractor | None = None,
                  vault_key: bytes | None = None):
-        from spcl.mask.operators import operator_key
-        from spcl.mask.vault import open_vault, resolve_key
-
         self.cfg = cfg
         self.run_id = cfg.run_id  # names this run's vault files (one per input file and attempt)
         self.key = vault_key if vault_key is not None else resolve_key()
@@ -116,8 +116,6 @@ class MaskRunner:
         self.config_hash = cfg.config_hash()
         self.tier: Any = None
         if cfg.tier:
-            from spcl.tier import load_tier
-
             self.tier = load_tier(cfg.tier, backend=cfg.tier_backend, encoder_dir=cfg.tier_encoder_dir)
         self.progress: Any = None  # a spcl.progress.Progress while the python engine runs (counts only)
 

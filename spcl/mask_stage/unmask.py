@@ -54,7 +54,13 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from spcl.errors import RunFailed
+from spcl.executor.errors import JobError
+from spcl.io.inputs import UnsafeOutput, check_output
+from spcl.io.outputs import is_filter_output
+from spcl.manifest import MANIFEST_NAME, sha256_file
 from spcl.mask import reassemble_text
+from spcl.mask.vault import RecordError, open_vault
+from spcl.mask_stage.state import read_marker
 from spcl.text import normalize
 
 MATCH_COLUMNS = ("id", "row_key")
@@ -94,8 +100,6 @@ class UnmaskReport:
 
 def _job_folder(folder: Path) -> str | None:
     """What spcl job folder ``folder`` is (``"vault"``, ``"mask output"``, ...), or ``None``."""
-    from spcl.io.outputs import is_filter_output
-
     try:
         if (folder / "vault.json").is_file():
             return "vault"
@@ -121,8 +125,6 @@ def check_unmask_out(masked: str | Path, vault_dir: str | Path, out: str | Path)
     """Raise :class:`spcl.io.inputs.UnsafeOutput` when ``out`` is, contains or lies inside the masked input or
     the vault, or is, contains or lies inside any vault, mask, generalize or filter output folder; or when it
     is an existing folder that is neither empty nor an earlier unmask output (a file is refused too)."""
-    from spcl.io.inputs import UnsafeOutput, check_output
-
     try:
         check_output([str(masked), str(vault_dir)], str(out))
     except UnsafeOutput as err:
@@ -179,9 +181,6 @@ def _write_private(dest: Path, write: Any) -> None:
 def _runs_of(output: Path, part: Path, cache: dict[str, tuple[str, list[str]] | None]) -> tuple[str, list[str]] | None:
     """``(key, runs)`` the done-marker of ``part``'s input file recorded, or ``None`` when the output has no
     readable marker for it (a ``masked/`` folder copied alone: the check is skipped)."""
-    from spcl.executor.errors import JobError
-    from spcl.mask_stage.state import read_marker
-
     # ``part-<key>.parquet``, or ``<key>.parquet`` for a key that starts with ``part-`` (``part_path``)
     keys = [part.stem.removeprefix("part-"), part.stem]
     if part.stem not in cache:
@@ -223,8 +222,6 @@ def restore_row_id(row: dict[str, Any], vault: Any,
     earlier formats (version 1: no hashes; version 2: not bound to its run); the third is True when the text
     is the stored original (the source was not NFC); the fourth is the row's own id when the masked row shows
     its keyed hash (an id that held a value), else ``None``."""
-    from spcl.mask.vault import RecordError
-
     masked, row_key, writer = row.get("masked_text"), row.get("row_key"), row.get("vault_file")
     if not (isinstance(masked, str) and isinstance(row_key, str) and row_key and isinstance(writer, str)):
         raise Refused("bad_row")
@@ -275,8 +272,6 @@ def read_selection(path: str | Path) -> frozenset[str]:
 
 def _check_manifest(vault_dir: Path, writers: set[str], report: UnmaskReport) -> None:
     """Name the used vault files whose bytes differ from the vault's ``manifest.json`` or that it lacks."""
-    from spcl.manifest import MANIFEST_NAME, sha256_file
-
     try:
         listed = json.loads((vault_dir / MANIFEST_NAME).read_text()).get("files", {})
     except (OSError, ValueError, AttributeError):
@@ -301,8 +296,6 @@ def unmask_output(masked: str | Path, vault_dir: str | Path, out: str | Path,
     With ``select``, only rows whose ``match`` column (``id``: every row of that id, ids need not be unique;
     ``row_key``: exactly one row) holds one of the values are restored; the others are counted as not selected.
     """
-    from spcl.mask.vault import RecordError, open_vault
-
     if match not in MATCH_COLUMNS:
         raise ValueError(f"match must be one of {', '.join(MATCH_COLUMNS)}")
     root = Path(masked)

@@ -12,8 +12,6 @@ from dataclasses import dataclass, field
 from typing import Any, TypedDict
 
 import numpy as np
-from sklearn.metrics import cohen_kappa_score
-from sklearn.metrics import confusion_matrix as sk_confusion_matrix
 
 from spcl.errors import RunFailed
 from spcl.review.labels import CATEGORIES, LABELS
@@ -36,6 +34,8 @@ def cohen_kappa(a: Sequence[Hashable], b: Sequence[Hashable], labels: Sequence[H
     keep = [(x, y) for x, y in zip(a, b, strict=True) if x in cats and y in cats]
     if not keep:
         return math.nan
+    from sklearn.metrics import cohen_kappa_score  # optional heavy dependency: only where kappa is computed
+
     xs, ys = [str(x) for x, _ in keep], [str(y) for _, y in keep]
     with warnings.catch_warnings(), np.errstate(divide="ignore", invalid="ignore"):
         warnings.simplefilter("ignore")  # sklearn warns where kappa is undefined; NaN says so
@@ -49,6 +49,8 @@ def confusion_matrix(a: Sequence[Hashable], b: Sequence[Hashable], labels: Seque
     keep = [(str(x), str(y)) for x, y in zip(a, b, strict=True) if x in labels and y in labels]
     if not keep:
         return np.zeros((len(labels), len(labels)), dtype=np.int64)
+    from sklearn.metrics import confusion_matrix as sk_confusion_matrix  # optional heavy dependency
+
     xs, ys = zip(*keep, strict=True)
     return sk_confusion_matrix(xs, ys, labels=[str(c) for c in labels]).astype(np.int64)
 

@@ -17,13 +17,17 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from spcl.review.labels import ReviewError
+from spcl.manifest import MANIFEST_NAME, manifest_ref, read_manifest, record_counts, sha256_file, write_manifest
+from spcl.review.agree import adjudicate, agreement, check_coverage
+from spcl.review.estimate import estimate, plot_estimates, scan_output, scan_with_plan
+from spcl.review.export import private_dir, write_private
+from spcl.review.labels import ReviewError, parse_pii
+from spcl.review.reviews import read_reviews
+from spcl.review.sample import SamplePlan, SampleSpec
 
 
 def read_reviewer_files(paths: Sequence[str]) -> dict[str, Any]:
     """Each reviewer file's reviews, keyed by reviewer name (``reviewer-a.csv`` → ``a``; the path on a clash)."""
-    from spcl.review.reviews import read_reviews
-
     out: dict[str, Any] = {}
     for p in paths:
         name = Path(p).stem
@@ -36,8 +40,6 @@ def read_reviewer_files(paths: Sequence[str]) -> dict[str, Any]:
 
 def same_files(paths: Sequence[str]) -> tuple[list[tuple[str, str]], list[tuple[str, str]]]:
     """``(same file given twice, different files with identical bytes)`` among reviewer files."""
-    from spcl.manifest import sha256_file
-
     by_path: dict[str, str] = {}
     by_hash: dict[str, str] = {}
     same, copies = [], []
@@ -65,8 +67,6 @@ def distinct_reviewer_files(paths: Sequence[str]) -> list[tuple[str, str]]:
 def agree_files(paths: Sequence[str], *, allow_partial: bool = False) -> tuple[Any, Any]:
     """``(Coverage, Agreement)`` of the reviewer files (every reviewer must cover every id unless
     ``allow_partial``)."""
-    from spcl.review.agree import agreement, check_coverage
-
     reviews = read_reviewer_files(paths)
     cov = check_coverage(reviews, allow_partial=allow_partial)
     return cov, agreement(reviews)
@@ -74,8 +74,6 @@ def agree_files(paths: Sequence[str], *, allow_partial: bool = False) -> tuple[A
 
 def write_agreement(result: Any, out: Path) -> Path:
     """Write the agreement (kappa, confusion, disagreeing ids; no text) to ``out``, private to the owner."""
-    from spcl.review.export import write_private
-
     return write_private(out, json.dumps(result.to_json(), indent=2) + "\n")
 
 
@@ -83,8 +81,6 @@ def update_batch_manifest(batch: Path, records: int) -> None:
     """Re-hash a review batch after adjudication: kind ``review-batch``, the IAA kappa, and the export's
     manifest (by SHA-256) as its source. Does nothing outside an exported batch folder.
     """
-    from spcl.manifest import MANIFEST_NAME, read_manifest, record_counts, sha256_file, write_manifest
-
     path = batch / MANIFEST_NAME
     if not path.is_file():
         return
@@ -105,8 +101,6 @@ def adjudicate_pii(rows: list[dict[str, Any]], reviews: dict[str, Any], policy: 
     """Fill each row's ``pii`` (are the rule hits real personal data?) from every reviewer's answer: kept
     when all who answered agree; on disagreement blank, or ``yes`` under ``policy="sensitive"``.
     """
-    from spcl.review.labels import parse_pii
-
     for row in rows:
         answers = {a for r in reviews.values() if row["id"] in r
                    if (a := parse_pii(r[row["id"]].row.get("pii"), row_id=row["id"])) is not None}
@@ -119,8 +113,6 @@ def adjudicate_pii(rows: list[dict[str, Any]], reviews: dict[str, Any], policy: 
 
 def adjudicate_files(paths: Sequence[str], policy: str = "blank") -> list[dict[str, Any]]:
     """The adjudicated rows of the reviewer files (label and ``pii``; disagreements per ``policy``)."""
-    from spcl.review.agree import adjudicate
-
     reviews = read_reviewer_files(paths)
     rows = adjudicate(reviews, policy=policy)
     adjudicate_pii(rows, reviews, policy)
@@ -129,8 +121,6 @@ def adjudicate_files(paths: Sequence[str], policy: str = "blank") -> list[dict[s
 
 def write_adjudicated(rows: list[dict[str, Any]], out: Path) -> None:
     """Write the rows as a private CSV (UTF-8 with BOM, CRLF) and re-hash the batch folder's manifest."""
-    from spcl.review.export import private_dir, write_private
-
     private_dir(out.parent)
     columns: list[str] = []
     for row in rows:
@@ -159,10 +149,6 @@ def estimate_reviews(input: str, reviews_path: Path, plan_path: Path,
                      positive: tuple[str, ...]) -> tuple[dict[str, Any], dict[str, Any]]:
     """``(estimates, reviews by id)``: precision of flagged and miss rate of clean from the adjudicated reviews,
     weighted by the sample plan at ``plan_path`` when there is one (else re-scanned with the default spec)."""
-    from spcl.review.estimate import estimate, scan_output, scan_with_plan
-    from spcl.review.reviews import read_reviews
-    from spcl.review.sample import SamplePlan, SampleSpec
-
     reviews = by_document_id(read_reviews(reviews_path))
     if plan_path.is_file():
         scan = scan_with_plan(input, SamplePlan.from_json(json.loads(plan_path.read_text())), set(reviews))
@@ -177,9 +163,6 @@ def estimate_reviews(input: str, reviews_path: Path, plan_path: Path,
 def write_estimates(result: dict[str, Any], reviews: dict[str, Any], out: Path, *, input: str, reviews_path: Path,
                     plan_path: Path) -> None:
     """Write ``estimates.json``, ``estimates.png`` and the report's manifest (its sources by SHA-256) to ``out``."""
-    from spcl.manifest import manifest_ref, sha256_file, write_manifest
-    from spcl.review.estimate import plot_estimates
-
     out.mkdir(parents=True, exist_ok=True)
     (out / "estimates.json").write_text(json.dumps(result, indent=2) + "\n")
     plot_estimates(result, out / "estimates.png")

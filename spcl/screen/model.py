@@ -1,23 +1,6 @@
-"""The screen model stack (hashed TF-IDF → LightGBM ∪ LinearSVC, plus category scores) and its artifact.
+"""The screen model stack (hashed TF-IDF → LightGBM ∪ LinearSVC, plus category scores): load, predict, save.
 
-An artifact is a folder of plain files, none of which executes code when loaded:
-
-| file | content |
-|---|---|
-| ``model_card.json`` | format version, settings, thresholds, data hashes, CV metrics, SHA-256 of every file |
-| ``lgbm.txt`` | LightGBM's own text model over the selected columns |
-| ``screen.npz`` | IDF, SVC weights, selected columns, category weights (``allow_pickle=False``) |
-| ``spm.model`` | the SentencePiece model (Korean / English / other) |
-| ``lexicon.json`` | the category lexicon the model was trained with |
-
-``model_sha256`` in the card (and so the version string ``NAME@SHA12``) covers every model file **and** the
-card's fields that change decisions (:data:`DECISION_FIELDS`: thresholds, per-language thresholds, feature
-settings, kind, format version, categories). A loader recomputes it and refuses an artifact whose card was
-edited without re-hashing, so raising a threshold can never silently weaken the screen under the old version.
-
-Every file except the card is written byte-for-byte deterministically (no timestamps; the ``.npz`` zip
-entries carry a fixed date), so the same data and seed give identical files. The card holds the only
-volatile fields: ``created`` and ``training_seconds``.
+The artifact's files, their digest and the checks a loader makes are :mod:`spcl.screen.artifact`.
 """
 
 from __future__ import annotations
@@ -35,8 +18,8 @@ import numpy as np
 import scipy.sparse as sp
 
 from spcl import __version__
-from spcl.artifacts import check_format, read_checked_files
 from spcl.labels import CATEGORIES
+from spcl.screen.artifact import FORMAT_VERSION, checked_files, model_digest
 from spcl.screen.features import FeatureSettings, Featurizer, tfidf
 from spcl.screen.kinds import (
     CARD,
@@ -45,9 +28,7 @@ from spcl.screen.kinds import (
     ScreenModelError,
     ScreenOutputs,
     ScreenResult,
-    kind_loader,
     load_any,
-    read_card,
     register_kind,
 )
 from spcl.screen.lgbm_import import import_lightgbm
@@ -56,17 +37,6 @@ from spcl.text import guess_langs
 
 lgb = import_lightgbm()
 
-FORMAT_VERSION = 2
-"""Artifact format written when the card holds per-language thresholds (``lang_thresholds``); a spcl that
-reads only version 1 refuses it instead of silently using the global thresholds for every language."""
-READABLE_FORMATS = (1, 2)
-"""Formats this loader reads; a loader refuses any other value."""
-MODEL_FILES: tuple[str, ...] = ("lexicon.json", "lgbm.txt", "screen.npz", "spm.model")
-DECISION_FIELDS: tuple[str, ...] = (
-    "categories", "features", "format_version", "kind", "lang_thresholds", "thresholds")
-"""Card fields that change what the screen flags; :func:`model_digest` covers them beside the files."""
-DECISION_ENTRY = "model_card.json#decisions"
-"""The name under which the card's decision fields enter :func:`model_digest`."""
 _ZIP_DATE = (1980, 1, 1, 0, 0, 0)
 _NPZ_KEYS = ("idf", "svc_coef", "svc_intercept", "lgbm_columns", "cat_coef", "cat_intercept")
 
@@ -145,7 +115,8 @@ class Screen:
         return f"{self.name}@{digest[:12]}"
 
     def decision_card(self) -> DecisionCard:
-        """The card fields that change decisions (:data:`DECISION_FIELDS`), as :meth:`save` writes them."""
+        """The card fields that change decisions (``spcl.screen.artifact.DECISION_FIELDS``), as :meth:`save`
+        writes them."""
         return {
             "categories": list(CATEGORIES),
             "features": self.settings.to_json(),
@@ -262,23 +233,6 @@ def _scrub(text: str) -> str:
     return text
 
 
-def decision_bytes(card: Mapping[str, Any]) -> bytes:
-    """Canonical JSON of the card's :data:`DECISION_FIELDS` (a missing field is ``null``)."""
-    fields = {k: card.get(k) for k in DECISION_FIELDS}
-    return json.dumps(fields, ensure_ascii=False, sort_keys=True, separators=(",", ":")).encode("utf-8")
-
-
-def model_digest(files: Mapping[str, bytes], card: Mapping[str, Any]) -> str:
-    """SHA-256 over the sorted (name, SHA-256) pairs of the model files and of the card's decision fields
-    (:func:`decision_bytes`, under the name :data:`DECISION_ENTRY`)."""
-    entries = dict(files)
-    entries[DECISION_ENTRY] = decision_bytes(card)
-    h = hashlib.sha256()
-    for name in sorted(entries):
-        h.update(name.encode() + b"\0" + hashlib.sha256(entries[name]).hexdigest().encode() + b"\n")
-    return h.hexdigest()
-
-
 def _json_bytes(obj: Any) -> bytes:
     return (json.dumps(obj, ensure_ascii=False, sort_keys=True, indent=1) + "\n").encode("utf-8")
 
@@ -307,44 +261,11 @@ def load_screen(path: str | Path) -> Screen:
     return load_any(path)  # type: ignore[return-value]  # another kind gives its own object
 
 
-def read_artifact(path: str | Path) -> tuple[dict[str, Any], dict[str, bytes]]:
-    """The card and the files of a screen artifact folder, after checking the card, its kind, the format version
-    and every file's SHA-256 (what :func:`load_screen` checks, without building the model: a driver's validation).
-    A kind other than ``lgbm_svc`` is checked by its loader when it loads; its files come back empty here.
-
-    Raises :class:`ScreenModelError` with a message naming the file when something is missing,
-    corrupt (hash mismatch, unreadable) or written by an incompatible format version.
-    """
-    root = Path(path)
-    card = read_card(root)
-    kind = card.get("kind", DEFAULT_KIND)
-    if not isinstance(kind, str):
-        raise ScreenModelError(f"{root / CARD}: 'kind' is not a string")
-    kind_loader(kind)  # an unknown kind is refused here, before any Spark work
-    if kind != DEFAULT_KIND:
-        return card, {}
-    return card, _checked_files(root, card)
-
-
-def _checked_files(root: Path, card: dict[str, Any]) -> dict[str, bytes]:
-    """The LightGBM ∪ LinearSVC artifact's files, after checking the card's format version and their SHA-256."""
-    card_path = root / CARD
-    check_format(card, card_path, READABLE_FORMATS, ScreenModelError, reader=f"spcl {__version__}",
-                 retrain="spcl train")
-    files = read_checked_files(root, card, MODEL_FILES, ScreenModelError)
-    if card.get("model_sha256") != model_digest(files, card):
-        raise ScreenModelError(
-            f"{card_path}: model_sha256 does not cover the card's thresholds and settings as they are "
-            "(edited without re-hashing, or written by an older spcl); retrain with `spcl train`"
-        )
-    return files
-
-
 @register_kind(DEFAULT_KIND)
 def load_lgbm_svc(root: Path, card: dict[str, Any]) -> Screen:
     """Load a LightGBM ∪ LinearSVC artifact whose card is read, checking the format version and every
     file's SHA-256."""
-    files = _checked_files(root, card)
+    files = checked_files(root, card)
     try:
         settings = FeatureSettings.from_json(card["features"])
         with np.load(io.BytesIO(files["screen.npz"]), allow_pickle=False) as npz:

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING
 from spcl.cache import cache_dir
 from spcl.config import Settings, SparkSettings, load_settings
 from spcl.errors import RunFailed
-from spcl.spark.class_sharing import sharing_options
+from spcl.spark.class_sharing import finish_at_exit, sharing_options
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -124,8 +124,6 @@ def build_session(settings: Settings | None = None, master: str | None = None,
         builder = builder.config(key, value)
     spark = builder.getOrCreate()
     if pending is not None:
-        from spcl.spark.class_sharing import finish_at_exit
-
         finish_at_exit(spark, pending)  # this driver writes the archive: rename it into place once it exits
     spark.sparkContext.setLogLevel("WARN")
     if not logging.getLogger("spcl").isEnabledFor(logging.DEBUG):

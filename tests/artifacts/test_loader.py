@@ -14,7 +14,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from spcl.artifacts import CARD, check_format, read_card, read_checked_files
-from spcl.screen.model import MODEL_FILES, ScreenModelError, read_artifact
+from spcl.screen.artifact import MODEL_FILES, read_artifact
+from spcl.screen.kinds import ScreenModelError
 from spcl.tier.model import FILES as TIER_FILES
 from spcl.tier.model import TierModelError, read_tier_files
 

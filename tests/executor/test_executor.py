@@ -144,17 +144,14 @@ def test_spark_body_sets_up_once_per_process_and_skips_committed_units(toy: ToyS
 
 
 def test_a_stopped_spark_job_is_the_stages_one_line_error(toy: ToyStage, monkeypatch) -> None:
-    import spcl.spark
-    import spcl.spark.files
-
     class TaskFailed(Exception):
         pass
 
     def fail(*args: object) -> list[str]:
         raise TaskFailed("Py4J trace with document text 010-1234-5678")
 
-    monkeypatch.setattr(spcl.spark, "build_session", lambda *a, **k: object())
-    monkeypatch.setattr(spcl.spark.files, "run_per_file", fail)
+    monkeypatch.setattr(spark_executor, "build_session", lambda *a, **k: object())
+    monkeypatch.setattr(spark_executor, "run_per_file", fail)
     with pytest.raises(JobError) as err:
         run_spark(toy, ToyConfig(["a"]))
     assert "TaskFailed" in str(err.value) and "010" not in str(err.value) and err.value.__cause__ is None
@@ -162,9 +159,6 @@ def test_a_stopped_spark_job_is_the_stages_one_line_error(toy: ToyStage, monkeyp
 
 
 def test_run_spark_hands_the_submitted_flag_to_the_session(toy: ToyStage, monkeypatch) -> None:
-    import spcl.spark
-    import spcl.spark.files
-
     seen: list[tuple[object, object, object]] = []
 
     def session(settings: object, master: object = None, app_name: object = None, submitted: bool = False,
@@ -172,8 +166,8 @@ def test_run_spark_hands_the_submitted_flag_to_the_session(toy: ToyStage, monkey
         seen.append((master, submitted, preload))
         return object()
 
-    monkeypatch.setattr(spcl.spark, "build_session", session)
-    monkeypatch.setattr(spcl.spark.files, "run_per_file", lambda *a: [])
+    monkeypatch.setattr(spark_executor, "build_session", session)
+    monkeypatch.setattr(spark_executor, "run_per_file", lambda *a: [])
     run_spark(toy, ToyConfig(["a"]))
     run_spark(toy, ToyConfig(["a"]), "local[1]", submitted=True)
     assert seen == [(None, False, ()), ("local[1]", True, ())]  # a per-unit stage preloads nothing

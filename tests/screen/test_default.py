@@ -11,7 +11,7 @@ import pytest
 
 from spcl.io.jsonl import write_jsonl
 from spcl.screen import Screen, load_screen
-from spcl.screen.model import MODEL_FILES
+from spcl.screen.artifact import MODEL_FILES
 from spcl.screen.train import LGBM_OFF
 from spcl.synth.screen_data import generate
 

@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 from spcl.filter.batch import model_identity
 from spcl.screen import ScreenModelError, load_screen
-from spcl.screen.model import DECISION_FIELDS, MODEL_FILES, model_digest, read_artifact
+from spcl.screen.artifact import DECISION_FIELDS, MODEL_FILES, model_digest, read_artifact
 
 DEFAULT = Path(__file__).resolve().parents[2] / "models" / "screen-default"
 

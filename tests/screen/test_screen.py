@@ -13,8 +13,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from spcl.screen import CATEGORIES, Screen, ScreenModelError, ScreenResult, load_screen
+from spcl.screen.artifact import MODEL_FILES
 from spcl.screen.features import bigram_keys, char_ngram_keys, word_keys
-from spcl.screen.model import MODEL_FILES
 from spcl.screen.tokenize import Tokenizers, route, train_sentencepiece
 from spcl.screen.train import (
     LGBM_OFF,

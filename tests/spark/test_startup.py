@@ -141,7 +141,7 @@ def test_process_start_is_measured_to_a_tick_not_to_a_second() -> None:
 
 
 def test_the_benchmark_splits_cpu_seconds_like_wall_time_into_marginal_and_fixed() -> None:
-    from spcl.bench.filter import marginal
+    from spcl.bench.marginal import marginal
 
     small = [{"docs": 100, "wall": 10.0, "cpu": 8.0}, {"docs": 100, "wall": 30.0, "cpu": 9.0}]
     large = [{"docs": 1100, "wall": 25.0, "cpu": 18.0}, {"docs": 1100, "wall": 45.0, "cpu": 19.0}]
@@ -152,7 +152,7 @@ def test_the_benchmark_splits_cpu_seconds_like_wall_time_into_marginal_and_fixed
 
 
 def test_a_run_s_cpu_seconds_are_split_by_process_role() -> None:
-    from spcl.bench.filter import _startup_split
+    from spcl.bench.marginal import startup_split
     from spcl.bench.processes import process_role, tree_cpu_split
 
     assert process_role("/usr/lib/jvm/bin/java -cp x org.apache.spark.executor.CoarseGrainedExecutorBackend") == "jvm"
@@ -162,6 +162,6 @@ def test_a_run_s_cpu_seconds_are_split_by_process_role() -> None:
     assert set(mine) == {"driver", "jvm", "python workers"} and mine["driver"] > 0
     run = {"driver_imports": 1.0, "stage_seconds": {"list_inputs": 5.0}, "startup_seconds": {"session": 4.0},
            "cpu_split": {"driver": 1.0, "jvm": 3.0}}
-    split = _startup_split([run, {**run, "cpu_split": {"driver": 2.0, "jvm": 5.0}}])
+    split = startup_split([run, {**run, "cpu_split": {"driver": 2.0, "jvm": 5.0}}])
     assert split["listing + output checks"] == 1.0
     assert split["CPU seconds of the whole run: jvm"] == 4.0 and split["CPU seconds of the whole run: driver"] == 1.5

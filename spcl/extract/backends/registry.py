@@ -6,8 +6,8 @@ of client it offers: an **extractor** (``spcl.extract.backends.base.Extractor``:
 any prompt, used by ``spcl annotate``, ``spcl generalize``, ``spcl eval reidentify``). The name tuples the CLI
 offers (:data:`BACKENDS`, :data:`CHAT_BACKENDS`) are read from here, so a new backend is one
 :func:`register_backend` call in its own module; :func:`make_extractor` and :func:`make_chat` are the factory's
-two sides. Builders import their heavy libraries (torch, transformers, vllm, openai) themselves,
-so ``rules`` runs without any of them.
+two sides. The backend modules import their heavy libraries (torch, transformers, vllm, openai) only
+when a client is built, so ``rules`` runs without any of them.
 
 The registry also owns each backend's **options** (the constructor keywords of its clients, one name per idea:
 ``max_tokens`` everywhere), their validation (:func:`check_options`: an unknown option is a ``ValueError``
@@ -27,17 +27,23 @@ from __future__ import annotations
 import warnings
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Literal, cast
+from typing import Any, Literal, cast
 
 from spcl.entity_types import DEFAULT_TYPES
-
-if TYPE_CHECKING:
-    from spcl.extract.backends.base import Extractor
-    from spcl.extract.backends.chat import ChatClient
+from spcl.extract.backends.base import Extractor
+from spcl.extract.backends.chat import ChatClient
+from spcl.extract.backends.chunking import ChunkingExtractor
+from spcl.extract.backends.openai_backend import OpenAIExtractor
+from spcl.extract.backends.openai_chat import OpenAIChat
+from spcl.extract.backends.rules_backend import RulesExtractor
+from spcl.extract.backends.transformers_backend import TransformersExtractor
+from spcl.extract.backends.transformers_chat import TransformersChat
+from spcl.extract.backends.vllm_backend import VLLMExtractor
+from spcl.extract.backends.vllm_chat import VLLMChat
 
 Kind = Literal["extractor", "chat"]
-ExtractorBuilder = Callable[[str | None, str | None, tuple[str, ...], dict[str, Any]], "Extractor"]
-ChatBuilder = Callable[[str | None, str | None, dict[str, Any]], "ChatClient"]
+ExtractorBuilder = Callable[[str | None, str | None, tuple[str, ...], dict[str, Any]], Extractor]
+ChatBuilder = Callable[[str | None, str | None, dict[str, Any]], ChatClient]
 
 
 @dataclass(frozen=True, slots=True)
@@ -200,54 +206,38 @@ def make_client(kind: Kind, backend: str, *, model: str | None = None, endpoint:
     extractor: Extractor = spec.extractor(model, endpoint, types, opts)
     if chunk_chars <= 0 or not spec.chunked:
         return extractor
-    from spcl.extract.backends.chunking import ChunkingExtractor
-
     return ChunkingExtractor(extractor, max_chars=chunk_chars, overlap=min(200, chunk_chars // 4))
 
 
 def _rules_extractor(model: str | None, endpoint: str | None, types: tuple[str, ...],
                      options: dict[str, Any]) -> Extractor:
-    from spcl.extract.backends.rules_backend import RulesExtractor
-
     return RulesExtractor(types)
 
 
 def _openai_extractor(model: str | None, endpoint: str | None, types: tuple[str, ...],
                       options: dict[str, Any]) -> Extractor:
-    from spcl.extract.backends.openai_backend import OpenAIExtractor
-
     return OpenAIExtractor(str(endpoint), str(model), types=types, **options)
 
 
 def _openai_chat(model: str | None, endpoint: str | None, options: dict[str, Any]) -> ChatClient:
-    from spcl.extract.backends.openai_chat import OpenAIChat
-
     return OpenAIChat(str(endpoint), str(model), **options)
 
 
 def _transformers_extractor(model: str | None, endpoint: str | None, types: tuple[str, ...],
                             options: dict[str, Any]) -> Extractor:
-    from spcl.extract.backends.transformers_backend import TransformersExtractor
-
     return TransformersExtractor(str(model), types=types, **options)
 
 
 def _transformers_chat(model: str | None, endpoint: str | None, options: dict[str, Any]) -> ChatClient:
-    from spcl.extract.backends.transformers_chat import TransformersChat
-
     return TransformersChat(str(model), **options)
 
 
 def _vllm_extractor(model: str | None, endpoint: str | None, types: tuple[str, ...],
                     options: dict[str, Any]) -> Extractor:
-    from spcl.extract.backends.vllm_backend import VLLMExtractor
-
     return VLLMExtractor(str(model), types=types, **options)
 
 
 def _vllm_chat(model: str | None, endpoint: str | None, options: dict[str, Any]) -> ChatClient:
-    from spcl.extract.backends.vllm_chat import VLLMChat
-
     return VLLMChat(str(model), **options)
 
 

@@ -18,11 +18,12 @@ import os
 import re
 
 from spcl.errors import RunFailed
+from spcl.extract.names import tagger
 from spcl.extract.names.en import en_name_spans
-from spcl.extract.names.en_crf import en_scored_spans
+from spcl.extract.names.en_crf import _model, en_scored_spans
 from spcl.extract.names.ja import ja_name_spans
 from spcl.extract.names.ko import cued, ko_name_spans, longest_per_overlap, native_name_shaped, widen_glued, with_title
-from spcl.extract.names.ner import ner_enabled, ner_person_spans
+from spcl.extract.names.ner import en_model, ja_model, ner_enabled, ner_person_spans
 from spcl.mask.words import is_whole_word
 from spcl.resources import resolve_path
 from spcl.text import normalize
@@ -50,8 +51,6 @@ def _ja_ko_spans(text: str, model_dir: str | None = None, cut: float | None = No
     feature). ``model_dir``/``cut``/``cut_agree``: another CRF and thresholds (the trainer's threshold search on
     its dev split).
     """
-    from spcl.extract.names import tagger
-
     spans: list[tuple[int, int]] = []
     for lang, script, rules in (("ja", _JA_SCRIPT, ja_name_spans), ("ko", _HANGUL, ko_name_spans)):
         if not script.search(text):
@@ -189,8 +188,6 @@ def finder_info() -> dict[str, object]:
     whether the optional statistical NER is on (``SPCL_NAMES_NER=on``)."""
     import json
 
-    from spcl.extract.names import tagger
-
     try:
         card = json.loads(resolve_path(tagger.MODEL_DIR / "model_card.json").read_text(encoding="utf-8"))
     except (OSError, ValueError):
@@ -203,11 +200,7 @@ def finder_info() -> dict[str, object]:
 
 
 def _runs(lang: str) -> bool:
-    from spcl.extract.names import tagger
-
     if lang == "en":
-        from spcl.extract.names.en_crf import _model
-
         return _model() is not None
     return tagger.available(lang)
 
@@ -217,8 +210,6 @@ def check_finder() -> None:
     default; python-crfsuite, ``models/names-crf`` and the analysers fugashi/unidic-lite and python-mecab-ko,
     all core dependencies) for every language, or the NER models when ``SPCL_NAMES_NER=on``. Nothing falls back
     silently: ``SPCL_NAMES_TAGGER=off`` asks for the rule finders alone."""
-    from spcl.extract.names.ner import en_model, ja_model, ner_enabled
-
     if tagger_enabled():
         missing = [lang for lang in ("en", "ja", "ko") if not _runs(lang)]
         if missing:

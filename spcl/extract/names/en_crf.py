@@ -22,8 +22,8 @@ from pathlib import Path
 from typing import Any
 
 from spcl.extract.names.en import en_name_spans
+from spcl.extract.names.tagger import MODEL_DIR, decode, threshold, threshold_tags
 from spcl.extract.names.tagger import _model as load
-from spcl.extract.names.tagger import decode, threshold, threshold_tags
 from spcl.resources import resolve_path
 
 log = logging.getLogger("spcl.extract.names")
@@ -75,8 +75,6 @@ def _shape(w: str) -> str:
 @lru_cache(maxsize=4)
 def en_gazetteer(model_dir: str | None = None) -> tuple[frozenset[str], frozenset[str]]:
     """(given names, surnames) of ``en.gazetteer.json`` beside the model, lower-cased; empty where missing."""
-    from spcl.extract.names.tagger import MODEL_DIR
-
     try:
         table = json.loads(resolve_path(Path(model_dir or MODEL_DIR) / EN_GAZETTEER).read_text(encoding="utf-8"))
     except (OSError, ValueError):

@@ -20,6 +20,9 @@ import re
 from functools import cache
 from typing import Any
 
+from spcl.extract.names.ja import NOT_PERSON_NOUNS, _tagger
+from spcl.text import guess_lang
+
 log = logging.getLogger("spcl.extract.names")
 
 JA_MODEL = "ja_ginza"
@@ -109,8 +112,6 @@ def ja_ner_spans(text: str) -> list[tuple[int, int]]:
     nlp = ja_model()
     if nlp is None or (not _KANA.search(text) and not re.search(r"[\u4e00-\u9fff]", text)):
         return []
-    from spcl.extract.names.ja import NOT_PERSON_NOUNS, _tagger
-
     spans = []
     for offset, piece in chunks(text):
         for ent in nlp(piece).ents:
@@ -142,8 +143,6 @@ def ner_person_spans(text: str, lang: str | None) -> list[tuple[int, int]]:
     if not ner_enabled():
         return []
     if lang is None:
-        from spcl.text import guess_lang
-
         lang = guess_lang(text)
     if lang == "ja":
         return ja_ner_spans(text)

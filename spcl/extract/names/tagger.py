@@ -34,7 +34,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-from spcl.extract.names import ko, ko_chars
+from spcl.extract.names import ja, ko, ko_chars
 from spcl.extract.names.crf_features import Morph as Morph
 from spcl.extract.names.crf_features import features
 from spcl.resources import resolve_path
@@ -64,8 +64,6 @@ def analyse(text: str, lang: str) -> tuple[list[Morph], list[tuple[int, int]]] |
     same parse, so the tagger costs one analysis, not two.
     """
     if lang == "ja":
-        from spcl.extract.names import ja
-
         try:
             words = ja.parse(text)
         except (ImportError, RuntimeError):
@@ -225,8 +223,6 @@ def scored_spans(text: str, lang: str, model_dir: str | None = None, floor: floa
         elif not (_may_name(chunk) or any(s < chunk[-1][1] and chunk[0][0] < e for s, e in rules)):
             continue  # no proper noun and no rule hit: skip tagging (most sentences of manuals and help text)
         if korean:
-            from spcl.extract.names import ko_chars
-
             idx = ko_chars.tokens(text, chunk[0][0], chunk[-1][1])
             tags = model.tag(ko_chars.features(text, idx, morphs, rules, gaz))
         else:
