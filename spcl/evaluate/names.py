@@ -31,8 +31,10 @@ from typing import TypedDict
 from spcl.extract.backends.registry import RULES_BACKEND
 from spcl.extract.backends.rules_backend import rules_rows
 from spcl.extract.names import find_person_names
+from spcl.extract.names.tagger import split_of
 from spcl.extract.names.tally import MentionMetrics, MentionTally, Spans
 from spcl.io.jsonl import read_jsonl_objects
+from spcl.mask import mask_text
 
 
 def value_spans(text: str, values: Iterable[str]) -> Spans:
@@ -50,8 +52,6 @@ def value_spans(text: str, values: Iterable[str]) -> Spans:
 
 def rules_predictor(text: str, lang: str | None) -> Spans:
     """Spans the masker replaces in ``text`` for the rules extractor's PERSON rows."""
-    from spcl.mask import mask_text
-
     rows = [(t, v) for t, v in rules_rows(text, ("PERSON",)) if t == "PERSON"]
     return [(s.start, s.end) for s in mask_text(text, rows).spans] if rows else []
 
@@ -80,8 +80,6 @@ def read_names_set(path: str | Path, split: str | None = None, langs: Iterable[s
     records = []
     for record in read_jsonl_objects(path):
         if "split" not in record:
-            from spcl.extract.names.tagger import split_of
-
             record["split"] = split_of(record["id"])
             record.setdefault("source", "names-gold")
         if (split is None or record["split"] == split) and (keep is None or record["lang"] in keep):

@@ -31,6 +31,7 @@ from spcl.report.records import (
     ScoreFacts,
     ScreenCardView,
 )
+from spcl.resources import shipped_locations
 from spcl.screen.heads import DEFAULT_OUTPUTS, head_view, heads_in
 
 log = logging.getLogger(__name__)
@@ -74,8 +75,6 @@ def _model_card(stats: FilterStats, base: Path) -> ScreenCardView | None:
     """The screen's ``model_card.json`` named by ``stats["model"]`` — the resolved absolute folder the run loaded
     (older outputs: a path relative to the working folder, the output, or the shipped models) — if it can be
     found; a model named but not found is logged (the thresholds then come from the output itself)."""
-    from spcl.resources import shipped_locations
-
     model = stats.get("model")
     if not model:
         return None

