@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 
 from spcl.extract.contract import parse_extraction
 from spcl.generalize.engine import DocInput, Generalizer, GeneralizeSettings
-from spcl.generalize.job import build_clients
+from spcl.generalize.runner import build_clients
 from spcl.generalize.spans import collect_spans, document_hits
 from spcl.messages import shown
 from spcl.synth.pii import generate_records

@@ -57,11 +57,11 @@ from spcl.generalize.records import (
     is_transient_reason,
     read_generalize_part,
 )
-from spcl.generalize.runner import GeneralizeRunner, build_clients
+from spcl.generalize.runner import GeneralizeRunner
 from spcl.mask.vault import open_vault
 
 __all__ = ["FAILED_SCHEMA", "GENERALIZED_SCHEMA", "SPAN_TYPE", "STAGE", "STAGE_PREFIXES", "GenStats",
-           "GeneralizeJobConfig", "GeneralizeStage", "build_clients", "build_metrics",
+           "GeneralizeJobConfig", "GeneralizeStage", "build_metrics",
            "is_transient_reason", "iter_generalized", "run_generalize_job", "run_generalize_job_spark"]
 
 log = logging.getLogger("spcl.generalize")
