@@ -11,7 +11,8 @@ import time
 from typing import TYPE_CHECKING
 
 from spcl.extract.contract import parse_extraction
-from spcl.generalize.engine import DocInput, Generalizer, GeneralizeSettings
+from spcl.generalize.engine import Generalizer, GeneralizeSettings
+from spcl.generalize.outcome import DocInput
 from spcl.generalize.runner import build_clients
 from spcl.generalize.spans import collect_spans, document_hits
 from spcl.messages import shown

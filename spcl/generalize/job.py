@@ -12,7 +12,7 @@ Layout under ``--output`` (``<key>`` names one input file, as in ``spcl mask``):
                                     reconciliation: input rows == generalized + failed, from the footers
 
 The originals go to the vault (``--vault``, ``gen-<key>.jsonl``, encrypted by ``spcl.mask.vault``): per
-document ``{span index: original}``, so ``spcl.generalize.engine.restore(text, spans, mapping)`` gives the
+document ``{span index: original}``, so ``spcl.generalize.outcome.restore(text, spans, mapping)`` gives the
 source back. Spans come from the extractor of ``--backend`` (``rules``: the rules extractor) ∪ the input's
 rule hits (``hits`` column; the detectors run again when it is missing). **Fail closed**: a document whose
 extraction, LLM calls or release check fails goes to ``failed/`` with the reason, never to ``generalized/``; a row

@@ -10,7 +10,7 @@ import pyarrow as pa
 
 from spcl.executor.state import read_part
 from spcl.extract.backends.transient import is_transient
-from spcl.generalize.engine import DocResult
+from spcl.generalize.outcome import DocResult
 
 SPAN_TYPE = pa.struct([
     pa.field("type", pa.string(), nullable=False),

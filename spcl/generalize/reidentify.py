@@ -14,8 +14,8 @@ from dataclasses import dataclass, field
 from typing import Any, TypedDict
 
 from spcl.extract.backends.chat import ChatClient, ChatRequest
-from spcl.generalize.engine import restore
 from spcl.generalize.match import matches
+from spcl.generalize.outcome import restore
 from spcl.generalize.prompts import attack_messages, mark, read_items
 
 

@@ -27,7 +27,8 @@ from spcl.extract.backends.registry import (
 )
 from spcl.extract.contract import parse_extraction
 from spcl.generalize.config import GeneralizeJobConfig
-from spcl.generalize.engine import DocInput, Generalizer
+from spcl.generalize.engine import Generalizer
+from spcl.generalize.outcome import DocInput
 from spcl.generalize.prompts import PROMPT_VERSION
 from spcl.generalize.records import GenStats, is_transient_reason
 from spcl.generalize.spans import collect_spans, document_hits

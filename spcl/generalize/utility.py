@@ -25,8 +25,8 @@ from typing import Any, TypedDict
 import numpy as np
 
 from spcl.extract.backends.transformers_backend import load_model
-from spcl.generalize.engine import restore
 from spcl.generalize.job import iter_generalized
+from spcl.generalize.outcome import restore
 
 
 class LMScorer:

@@ -23,8 +23,9 @@ from spcl.entity_types import DEFAULT_TYPES
 from spcl.extract.backends import make_extractor
 from spcl.extract.backends.chat import ChatReply, ChatRequest
 from spcl.extract.backends.openai_chat import OpenAIChat
-from spcl.generalize.engine import DocInput, Generalizer, release_check, restore
+from spcl.generalize.engine import Generalizer
 from spcl.generalize.job import GENERALIZED_SCHEMA, GeneralizeJobConfig, iter_generalized, run_generalize_job
+from spcl.generalize.outcome import DocInput, release_check, restore
 from spcl.generalize.spans import collect_spans
 from spcl.mask.vault import open_vault
 from tests.support.scripted_llm import MODEL_NAME, scripted_server
