@@ -18,7 +18,8 @@ the closing quotes on the last line); section banners (``# --- name -----``) los
 What it leaves as it is: doctest lines (``>>>``, ``...``) and their outputs, indented code blocks, tables
 (``|``, ``+--``, ``===``), reST directives and literal blocks (``::``), lines ending in a backslash, ``#!``,
 ``# type:``, ``# noqa``, ``# fmt:``, ``# pragma`` and ``# ruff:`` comments. A comment after code that makes
-the line too long moves, rewrapped, onto its own lines above that line.
+the line too long moves, rewrapped, onto its own lines above that line (then ``ruff format`` can wrap the
+code alone). A file whose result would not parse to the same program is left as it is.
 """
 
 from __future__ import annotations
@@ -107,7 +108,7 @@ def wrap_comments(source: str, limit: int = LIMIT) -> str:
         if i in trailing and width(line) > limit:
             col = trailing[i]
             code, comment = line[:col].rstrip(), line[col:]
-            if not _KEEP_COMMENT.match(comment) and width(code) <= limit and comment.strip("# "):
+            if not _KEEP_COMMENT.match(comment) and comment.strip("# "):
                 indent = code[: len(code) - len(code.lstrip())]
                 out.extend(_wrap(comment.lstrip("#").strip(), indent + "# ", indent + "# ", limit))
                 out.append(code)
@@ -303,8 +304,22 @@ def trim_banners(source: str, limit: int = LIMIT) -> str:
 
 def wrap_source(source: str, limit: int = LIMIT) -> str:
     """``source`` with its over-long comment and docstring paragraphs rewrapped (docstrings first) and its
-    section banners trimmed."""
-    return trim_banners(wrap_comments(wrap_docstrings(source, limit), limit), limit)
+    section banners trimmed; ``source`` itself when the result would not parse to the same program."""
+    wrapped = trim_banners(wrap_comments(wrap_docstrings(source, limit), limit), limit)
+    try:
+        same = _program(wrapped) == _program(source)
+    except SyntaxError:
+        same = False
+    return wrapped if same else source
+
+
+def _program(source: str) -> str:
+    """The AST of ``source`` with the whitespace runs of every string made one space."""
+    tree = ast.parse(source)
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Constant) and isinstance(node.value, str):
+            node.value = " ".join(node.value.split())
+    return ast.dump(tree)
 
 
 def main(argv: list[str] | None = None) -> int:
