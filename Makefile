@@ -53,6 +53,7 @@ demo: $(DEMO_STAMP) check-java
 
 test: $(STAMP) check-java
 	$(BIN)/ruff check spcl jobs tests tools
+	$(BIN)/ruff format --check spcl jobs tests tools
 	$(BIN)/pytest -n 2 --dist loadfile  # two workers; a file's tests (and its module fixtures) stay on one
 
 test-fast: $(STAMP)
@@ -73,6 +74,7 @@ typecheck: $(STAMP)
 
 lint: $(STAMP)
 	$(BIN)/ruff check spcl jobs tests tools
+	$(BIN)/ruff format --check spcl jobs tests tools
 
 clean:
 	rm -rf $(VENV) $(VLLM_VENV) demo-out build site *.egg-info

@@ -1,11 +1,12 @@
-"""spark-submit entry point of the annotate job (the same code as ``spcl annotate``, one task per input file).
+"""spark-submit entry point of the annotate job (the same code as ``spcl annotate``, one task per
+input file).
 
     spark-submit jobs/annotate.py --input /shared/sample --output /shared/annotated \\
         --teacher vllm:/models/swallow-8b --teacher vllm:/models/gemma-2-9b --positive-share 0.10
 
-Executors build their teacher clients once per Python worker (in-process vLLM engines on GPU executors, or
-HTTP clients of OpenAI-compatible servers); the driver merges the parts and writes the report. Input and
-output paths must be on a filesystem every executor sees.
+Executors build their teacher clients once per Python worker (in-process vLLM engines on GPU
+executors, or HTTP clients of OpenAI-compatible servers); the driver merges the parts and writes the
+report. Input and output paths must be on a filesystem every executor sees.
 """
 
 from __future__ import annotations

@@ -1,11 +1,12 @@
-"""spark-submit entry point of the generalize job (the same code as ``spcl generalize``, one task per input file).
+"""spark-submit entry point of the generalize job (the same code as ``spcl generalize``, one task
+per input file).
 
     spark-submit --conf spark.executorEnv.SPCL_VAULT_KEY_FILE=/secrets/vault.key \\
         jobs/generalize.py --input /shared/out/decision=flagged --output /shared/gen --vault /shared/vault \\
         --backend openai --endpoint http://gpu-node:8000/v1 --model NAME
 
-Executors build their extractor and chat client once per Python worker; input, output and vault paths must
-be on a filesystem every executor sees.
+Executors build their extractor and chat client once per Python worker; input, output and vault
+paths must be on a filesystem every executor sees.
 """
 
 from __future__ import annotations

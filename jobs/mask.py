@@ -1,11 +1,12 @@
-"""spark-submit entry point of the mask job (the same code as ``spcl mask``, one Spark task per input file).
+"""spark-submit entry point of the mask job (the same code as ``spcl mask``, one Spark task per
+input file).
 
     spark-submit --conf spark.executorEnv.SPCL_VAULT_KEY_FILE=/secrets/vault.key \\
         jobs/mask.py --input /shared/out/decision=flagged --output /shared/masked --vault /shared/vault \\
         --backend vllm --model /models/qwen3-8b --fallback rules
 
-Executors build their extractor once per Python worker (one vLLM engine per GPU executor); input, output
-and vault paths must be on a filesystem every executor sees.
+Executors build their extractor once per Python worker (one vLLM engine per GPU executor); input,
+output and vault paths must be on a filesystem every executor sees.
 """
 
 from __future__ import annotations

@@ -1,5 +1,6 @@
-"""Where spcl keeps files it derives and can always rebuild (the detectors' folding tables, the Spark driver's
-class archive): ``$SPCL_CACHE_DIR``, else ``$XDG_CACHE_HOME/spcl``, else ``~/.cache/spcl``."""
+"""Where spcl keeps files it derives and can always rebuild (the detectors' folding tables, the
+Spark driver's class archive): ``$SPCL_CACHE_DIR``, else ``$XDG_CACHE_HOME/spcl``, else
+``~/.cache/spcl``."""
 
 from __future__ import annotations
 

@@ -26,29 +26,50 @@ class Command(NamedTuple):
 
 
 COMMANDS: dict[str, Command] = {
-    "filter": Command("spcl.commands.filter", "screen a crawl: clean / flagged / quarantine outputs"),
+    "filter": Command(
+        "spcl.commands.filter", "screen a crawl: clean / flagged / quarantine outputs"
+    ),
     "bench": Command("spcl.commands.bench", "benchmarks: filter, dataframe, screen, generalize"),
-    "review": Command("spcl.commands.review", "sampled manual review: export, agree, report, to-train"),
-    "manifest": Command("spcl.commands.manifest", "write or verify dataset manifests (SHA-256 per file)"),
+    "review": Command(
+        "spcl.commands.review", "sampled manual review: export, agree, report, to-train"
+    ),
+    "manifest": Command(
+        "spcl.commands.manifest", "write or verify dataset manifests (SHA-256 per file)"
+    ),
     "synth": Command("spcl.commands.synth", "generate seeded synthetic data sets"),
     "eval": Command("spcl.commands.eval", "evaluate pipeline stages against gold data"),
     "vault": Command("spcl.commands.vault", "manage keys of the encrypted mapping vault"),
-    "mask": Command("spcl.commands.mask", "extract and mask flagged documents (fail closed, resumable)"),
-    "unmask": Command("spcl.commands.unmask",
-                      "restore masked rows' source text from the vault (round-trip proved)"),
-    "generalize": Command("spcl.commands.generalize",
-                          "truthful generalization of flagged documents (fail closed)"),
+    "mask": Command(
+        "spcl.commands.mask", "extract and mask flagged documents (fail closed, resumable)"
+    ),
+    "unmask": Command(
+        "spcl.commands.unmask",
+        "restore masked rows' source text from the vault (round-trip proved)",
+    ),
+    "generalize": Command(
+        "spcl.commands.generalize", "truthful generalization of flagged documents (fail closed)"
+    ),
     "train": Command("spcl.commands.train", TRAIN_HELP),
-    "report": Command("spcl.commands.report", "HTML report of a filter or mask output (counts, charts)"),
-    "annotate": Command("spcl.commands.annotate",
-                        "label a crawl sample with teacher LLMs (agreement filter)"),
-    "train-extractor": Command("spcl.commands.train_extractor",
-                               "fine-tune the LLM extractor (LoRA or full; completion-only loss)"),
-    "train-names": Command("spcl.commands.train_names", "train the CPU person-name CRFs (ja, ko; en)"),
-    "train-tier": Command("spcl.commands.train_tier",
-                          "train the tier (encoder + head) that rescores screen-flagged documents"),
+    "report": Command(
+        "spcl.commands.report", "HTML report of a filter or mask output (counts, charts)"
+    ),
+    "annotate": Command(
+        "spcl.commands.annotate", "label a crawl sample with teacher LLMs (agreement filter)"
+    ),
+    "train-extractor": Command(
+        "spcl.commands.train_extractor",
+        "fine-tune the LLM extractor (LoRA or full; completion-only loss)",
+    ),
+    "train-names": Command(
+        "spcl.commands.train_names", "train the CPU person-name CRFs (ja, ko; en)"
+    ),
+    "train-tier": Command(
+        "spcl.commands.train_tier",
+        "train the tier (encoder + head) that rescores screen-flagged documents",
+    ),
     "bench-screen": Command("spcl.commands.bench", None),  # deprecated alias, hidden from the list
-    "bench-generalize": Command("spcl.commands.bench", None),  # deprecated alias, hidden from the list
+    # deprecated alias, hidden from the list
+    "bench-generalize": Command("spcl.commands.bench", None),
 }
 """Command name → the module whose ``register(sub)`` adds it, and its help line. Only the module of
 the command that runs is imported, so ``spcl --help`` and every command start without the others'
@@ -124,7 +145,8 @@ def error_exit(err: BaseException, label: str) -> int | None:
         if text:
             print(f"{label}: {text}", file=sys.stderr)
         return err.exit_code
-    if isinstance(err, OSError):  # a full disk, a read-only or missing folder: the path and the cause
+    # a full disk, a read-only or missing folder: the path and the cause
+    if isinstance(err, OSError):
         print(f"{label}: {os_error_line(err)}", file=sys.stderr)
         return RunFailed.exit_code
     line = task_failure_line(err)  # a failed Spark task: the worker's exception, not the Java trace
@@ -135,12 +157,12 @@ def error_exit(err: BaseException, label: str) -> int | None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Run the CLI; returns the process exit code (see ``spcl.errors.EXIT_CODES``: 0 ok, 1 failed run,
-    2 bad usage or config, 3 transient failures pending a rerun).
+    """Run the CLI; returns the process exit code (see ``spcl.errors.EXIT_CODES``: 0 ok, 1 failed
+    run, 2 bad usage or config, 3 transient failures pending a rerun).
 
-    Errors reach the user as one line, never a traceback (``-v`` logs it): a config error (2); a file
-    that cannot be written or read — full disk, read-only folder — naming the path and the cause (1); a
-    failed Spark task, as the exception the worker raised (1).
+    Errors reach the user as one line, never a traceback (``-v`` logs it): a config error (2); a
+    file that cannot be written or read — full disk, read-only folder — naming the path and the
+    cause (1); a failed Spark task, as the exception the worker raised (1).
     """
     argv = sys.argv[1:] if argv is None else argv
     parser = parser_for(argv)

@@ -1,9 +1,11 @@
-"""The registry of job configurations: one pydantic model per job, the single schema of every setting.
+"""The registry of job configurations: one pydantic model per job, the single schema of every
+setting.
 
 ``spcl filter`` reads the whole YAML file (:class:`spcl.config.Settings`); the file jobs are
-:class:`spcl.config_models.JobConfig` models, built by :func:`spcl.config_models.job_config` (defaults ← the
-YAML sections they read ← CLI flags). The configuration reference page (``python -m tools.gen_docs``) is generated from
-this registry, and ``tests/architecture/test_one_config_system.py`` keeps every job's config in it.
+:class:`spcl.config_models.JobConfig` models, built by :func:`spcl.config_models.job_config`
+(defaults ← the YAML sections they read ← CLI flags). The configuration reference page (``python -m
+tools.gen_docs``) is generated from this registry, and
+``tests/architecture/test_one_config_system.py`` keeps every job's config in it.
 """
 
 from __future__ import annotations
@@ -31,4 +33,5 @@ YAML_SECTIONS: dict[str, tuple[str, ...]] = {
     "generalize": ("generalize",),
     "annotate": (),
 }
-"""Job name -> the sections of the YAML file (``--conf``) it reads; its other settings come from flags."""
+"""Job name -> the sections of the YAML file (``--conf``) it reads; its other settings come from
+flags."""

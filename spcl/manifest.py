@@ -1,7 +1,7 @@
 """Dataset manifests: SHA-256 and size of every file of a dataset folder, with provenance.
 
-Every dataset spcl writes gets a ``manifest.json`` beside its files, so that a later reader can check
-that nothing changed (``verify_manifest``) and cite exactly what it used.
+Every dataset spcl writes gets a ``manifest.json`` beside its files, so that a later reader can
+check that nothing changed (``verify_manifest``) and cite exactly what it used.
 """
 
 from __future__ import annotations
@@ -20,11 +20,13 @@ from spcl.io.hashing import sha256_file
 MANIFEST_NAME = "manifest.json"
 
 DERIVED_FILES: frozenset[str] = frozenset({"report.html"})
-"""Top-level views regenerated from a dataset (``spcl report``), not part of it: not hashed, not verified."""
+"""Top-level views regenerated from a dataset (``spcl report``), not part of it: not hashed, not
+verified."""
 
 
 class FileEntry(TypedDict):
-    """One file of a manifest's ``files``: its SHA-256, size and (where the writer counted them) records."""
+    """One file of a manifest's ``files``: its SHA-256, size and (where the writer counted them)
+    records."""
 
     sha256: str
     bytes: int
@@ -32,8 +34,8 @@ class FileEntry(TypedDict):
 
 
 class ManifestRef(TypedDict):
-    """How a derived dataset cites a source (:func:`manifest_ref`); the last four only when its manifest
-    has them."""
+    """How a derived dataset cites a source (:func:`manifest_ref`); the last four only when its
+    manifest has them."""
 
     path: str
     manifest_sha256: str | None
@@ -51,7 +53,12 @@ def _dataset_files(root: Path) -> list[Path]:
         for name in names:
             path = Path(dirpath) / name
             rel = path.relative_to(root).as_posix()
-            if rel == MANIFEST_NAME or rel in DERIVED_FILES or name.startswith(".") or name == "_SUCCESS":
+            if (
+                rel == MANIFEST_NAME
+                or rel in DERIVED_FILES
+                or name.startswith(".")
+                or name == "_SUCCESS"
+            ):
                 continue
             files.append(path)
     return sorted(files, key=lambda p: p.relative_to(root).as_posix())
@@ -61,8 +68,8 @@ def write_manifest(root: str | Path, **provenance: Any) -> dict[str, Any]:
     """Hash every file under ``root`` and write ``root/manifest.json``; returns the manifest.
 
     ``provenance`` is stored as given (e.g. ``kind``, ``config_hash``, ``records``, ``licence``,
-    ``sources``). Hidden files (Spark's ``.crc``), ``_SUCCESS`` markers and sub-folders holding their
-    own manifest (nested datasets, such as a review batch's ``report/``) are left out.
+    ``sources``). Hidden files (Spark's ``.crc``), ``_SUCCESS`` markers and sub-folders holding
+    their own manifest (nested datasets, such as a review batch's ``report/``) are left out.
     """
     root_path = Path(root)
     entries: dict[str, FileEntry] = {
@@ -70,14 +77,17 @@ def write_manifest(root: str | Path, **provenance: Any) -> dict[str, Any]:
         for p in _dataset_files(root_path)
     }
     manifest = manifest_document(entries, **provenance)
-    write_atomic(root_path / MANIFEST_NAME, json.dumps(manifest, indent=2, ensure_ascii=False) + "\n")
+    write_atomic(
+        root_path / MANIFEST_NAME, json.dumps(manifest, indent=2, ensure_ascii=False) + "\n"
+    )
     return manifest
 
 
 def manifest_document(entries: dict[str, FileEntry], **provenance: Any) -> dict[str, Any]:
     """The manifest for already-hashed files (``{relative path: {"sha256", "bytes", ...}}``).
 
-    Used where the writers hashed their own files (the filter job's tasks), so nothing is read twice.
+    Used where the writers hashed their own files (the filter job's tasks), so nothing is read
+    twice.
     """
     return {
         "spcl_version": __version__,
@@ -89,7 +99,8 @@ def manifest_document(entries: dict[str, FileEntry], **provenance: Any) -> dict[
 
 @dataclass
 class VerifyReport:
-    """What ``verify_manifest`` found: files whose bytes changed, files missing, files not listed."""
+    """What ``verify_manifest`` found: files whose bytes changed, files missing, files not
+    listed."""
 
     changed: list[str] = field(default_factory=list)
     missing: list[str] = field(default_factory=list)
@@ -156,8 +167,8 @@ def record_counts(root: str | Path) -> dict[str, int]:
 
 
 def manifest_ref(root: str | Path) -> ManifestRef:
-    """How a derived dataset cites a source: its path, the SHA-256 of its manifest, kind, records and
-    licence (``manifest_sha256`` is ``None`` when the source has no manifest).
+    """How a derived dataset cites a source: its path, the SHA-256 of its manifest, kind, records
+    and licence (``manifest_sha256`` is ``None`` when the source has no manifest).
     """
     root_path = Path(root)
     path = root_path / MANIFEST_NAME if root_path.is_dir() else root_path

@@ -1,7 +1,8 @@
-"""The masking operators' registry: names, reversibility, and the validation of ``{TYPE: operator}`` settings.
+"""The masking operators' registry: names, reversibility, and the validation of ``{TYPE: operator}``
+settings.
 
-A small module of its own so that the configuration can validate ``mask.operators`` without importing the
-masker; what each operator does to a span lives in ``spcl.mask.operators``.
+A small module of its own so that the configuration can validate ``mask.operators`` without
+importing the masker; what each operator does to a span lives in ``spcl.mask.operators``.
 """
 
 from __future__ import annotations
@@ -12,7 +13,8 @@ from dataclasses import dataclass
 
 @dataclass(frozen=True, slots=True)
 class Operator:
-    """One registry entry: its name, whether the vault can reverse it, and what it says about itself."""
+    """One registry entry: its name, whether the vault can reverse it, and what it says about
+    itself."""
 
     name: str
     reversible: bool
@@ -45,8 +47,9 @@ _GENERALIZE_REFUSAL = (
 def check_operators(
     operators: Mapping[str, str] | Iterable[str], known_types: Iterable[str]
 ) -> dict[str, str]:
-    """Validated ``{TYPE: operator}`` from a mapping or from ``TYPE=OP`` strings; ``ValueError`` naming the bad
-    entry (unknown type, unknown operator, ``generalize``, a type given twice with different operators).
+    """Validated ``{TYPE: operator}`` from a mapping or from ``TYPE=OP`` strings; ``ValueError``
+    naming the bad entry (unknown type, unknown operator, ``generalize``, a type given twice with
+    different operators).
 
     >>> check_operators(["person=surrogate", "EMAIL=hash"], ["PERSON", "EMAIL"])
     {'EMAIL': 'hash', 'PERSON': 'surrogate'}

@@ -1,8 +1,10 @@
-"""A progress bar for long local runs: documents done, docs/s and ETA on a terminal, silent elsewhere.
+"""A progress bar for long local runs: documents done, docs/s and ETA on a terminal, silent
+elsewhere.
 
 It prints counts and rates only — never a document, id or value (rule 3 of the house). It draws only
-when its stream is a TTY (so logs and CI stay clean) and ``SPCL_PROGRESS`` is not ``0``; ``SPCL_PROGRESS=1``
-forces it on. The ETA comes from the document total when known, else from another measure of work
+when its stream is a TTY (so logs and CI stay clean) and ``SPCL_PROGRESS`` is not ``0``;
+``SPCL_PROGRESS=1`` forces it on. The ETA comes from the document total when known, else from
+another measure of work
 (e.g. input bytes read against the total input size)::
 
     with Progress("filter", total_work=sum_of_file_sizes) as bar:
@@ -22,7 +24,8 @@ BAR_WIDTH = 24
 
 
 def progress_enabled(stream: IO[str]) -> bool:
-    """Whether a bar should be drawn on ``stream``: a TTY, unless ``SPCL_PROGRESS`` says otherwise."""
+    """Whether a bar should be drawn on ``stream``: a TTY, unless ``SPCL_PROGRESS`` says
+    otherwise."""
     forced = os.environ.get("SPCL_PROGRESS", "").strip()
     if forced in ("0", "1"):
         return forced == "1"
@@ -43,8 +46,9 @@ def format_duration(seconds: float) -> str:
 
 
 class _ClearBar(logging.Filter):
-    """Runs before a log handler on the bar's stream writes: wipes the bar, so the log line starts at the
-    line's beginning and is not overwritten; the bar is drawn again below it on the next update."""
+    """Runs before a log handler on the bar's stream writes: wipes the bar, so the log line starts
+    at the line's beginning and is not overwritten; the bar is drawn again below it on the next
+    update."""
 
     def __init__(self, bar: Progress) -> None:
         super().__init__()
@@ -59,8 +63,8 @@ class Progress:
     """Counts documents (``advance``) and, optionally, other work done and redraws at most every
     ``interval`` seconds; ``close`` draws the final line. A context manager.
 
-    While the bar is drawn, log handlers of the root logger that write to the same stream first wipe it, so a
-    log line and the bar never overwrite each other on a terminal.
+    While the bar is drawn, log handlers of the root logger that write to the same stream first wipe
+    it, so a log line and the bar never overwrite each other on a terminal.
     """
 
     def __init__(
@@ -91,28 +95,32 @@ class Progress:
         if self.enabled:
             self._guard = _ClearBar(self)
             for handler in logging.getLogger().handlers:
-                if isinstance(handler, logging.StreamHandler) and getattr(handler, "stream", None) is self.stream:
+                if (
+                    isinstance(handler, logging.StreamHandler)
+                    and getattr(handler, "stream", None) is self.stream
+                ):
                     handler.addFilter(self._guard)
                     self._guarded.append(handler)
 
     def advance(self, n: int = 1, *, work: float | None = None) -> None:
-        """Count ``n`` more documents; ``work`` sets how much of ``total_work`` is done (for the ETA when
-        the document total is unknown)."""
+        """Count ``n`` more documents; ``work`` sets how much of ``total_work`` is done (for the ETA
+        when the document total is unknown)."""
         self.done += n
         if work is not None:
             self.work_done = work
         self._maybe_draw()
 
     def update(self, done: int, *, work: float | None = None) -> None:
-        """Set the documents done so far to ``done`` (and the work done to ``work``), e.g. from counters that
-        another process keeps (Spark tasks)."""
+        """Set the documents done so far to ``done`` (and the work done to ``work``), e.g. from
+        counters that another process keeps (Spark tasks)."""
         self.done = done
         if work is not None:
             self.work_done = work
         self._maybe_draw()
 
     def fraction(self) -> float | None:
-        """Share of the run done, from the document total or else the work total; ``None`` when unknown."""
+        """Share of the run done, from the document total or else the work total; ``None`` when
+        unknown."""
         if self.total:
             return min(1.0, self.done / self.total)
         if self.total_work:

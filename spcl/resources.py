@@ -1,8 +1,10 @@
-"""Files shipped with spcl outside the Python package: the default config and the default screen model.
+"""Files shipped with spcl outside the Python package: the default config and the default screen
+model.
 
-In a source checkout they live at the project root (``conf/``, ``models/``); a wheel installs them under
-``<prefix>/share/spcl/`` (``[tool.setuptools.data-files]`` in ``pyproject.toml``), which is also where a packed
-virtual environment (``venv-pack``, ``spark-submit --archives``) carries them to cluster executors.
+In a source checkout they live at the project root (``conf/``, ``models/``); a wheel installs them
+under ``<prefix>/share/spcl/`` (``[tool.setuptools.data-files]`` in ``pyproject.toml``), which is
+also where a packed virtual environment (``venv-pack``, ``spark-submit --archives``) carries them to
+cluster executors.
 """
 
 from __future__ import annotations
@@ -15,7 +17,8 @@ SOURCE_ROOT = Path(__file__).resolve().parent.parent
 
 
 def shipped_locations(relative: str | Path) -> list[Path]:
-    """Where a shipped file may be, in the order they are tried: the source tree, then the installed copies."""
+    """Where a shipped file may be, in the order they are tried: the source tree, then the
+    installed copies."""
     rel = Path(relative)
     places = [SOURCE_ROOT / rel]
     for prefix in (sysconfig.get_path("data"), sys.prefix, sys.base_prefix):
@@ -35,7 +38,8 @@ def shipped_path(relative: str | Path) -> Path | None:
 
 
 def resolve_path(given: str | Path) -> Path:
-    """``given`` as is when it exists or is absolute; else the shipped copy of that relative path; else ``given``."""
+    """``given`` as is when it exists or is absolute; else the shipped copy of that relative
+    path; else ``given``."""
     path = Path(given)
     if path.is_absolute() or path.exists():
         return path

@@ -47,8 +47,12 @@ _OTHER, _KANA_CLASS, _HANGUL_CLASS, _HAN_CLASS, _LATIN_CLASS = range(5)
 def _script_table() -> np.ndarray:
     """Script class of every code point (the character classes of :func:`guess_lang`)."""
     table = np.full(0x110000, _OTHER, np.uint8)
-    for cls, ranges in ((_KANA_CLASS, _KANA_RANGES), (_HANGUL_CLASS, _HANGUL_RANGES),
-                        (_HAN_CLASS, _HAN_RANGES), (_LATIN_CLASS, _LATIN_RANGES)):
+    for cls, ranges in (
+        (_KANA_CLASS, _KANA_RANGES),
+        (_HANGUL_CLASS, _HANGUL_RANGES),
+        (_HAN_CLASS, _HAN_RANGES),
+        (_LATIN_CLASS, _LATIN_RANGES),
+    ):
         for lo, hi in ranges:
             table[lo : hi + 1] = cls
     return table

@@ -1,1 +1,2 @@
-"""Project tools (dataset builders, GPU checks, measurements); not part of the installed ``spcl`` package."""
+"""Project tools (dataset builders, GPU checks, measurements); not part of the installed ``spcl``
+package."""

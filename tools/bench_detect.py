@@ -1,12 +1,14 @@
-"""What the folded view costs the rule detectors: µs per document with and without it, on clean text.
+"""What the folded view costs the rule detectors: µs per document with and without it, on clean
+text.
 
     python tools/bench_detect.py [--rounds 25]
 
-Documents: the bundled sample corpus (``data/sample/crawl-0000.jsonl.gz``, synthetic) and the real prose of
-``data/detect-eval/prose.jsonl`` (ja/ko/en). ``find`` is the detector set as the filter job calls it (the
-look for characters to fold, then the detectors); ``find_folded`` runs the detectors alone on the text as it
-is. Per chunk of 100 documents the minimum CPU time over ``--rounds`` rounds is kept (the call order rotates
-each round), so a busy machine shows less in the numbers; the sums are printed per document.
+Documents: the bundled sample corpus (``data/sample/crawl-0000.jsonl.gz``, synthetic) and the real
+prose of ``data/detect-eval/prose.jsonl`` (ja/ko/en). ``find`` is the detector set as the filter job
+calls it (the look for characters to fold, then the detectors); ``find_folded`` runs the detectors
+alone on the text as it is. Per chunk of 100 documents the minimum CPU time over ``--rounds`` rounds
+is kept (the call order rotates each round), so a busy machine shows less in the numbers; the sums
+are printed per document.
 """
 
 from __future__ import annotations
@@ -52,7 +54,10 @@ def main() -> None:
     fns = {"find": detectors.find, "find_folded": detectors.find_folded}
     for label, docs in (("sample (synthetic)", sample), ("real prose ja/ko/en", prose)):
         chars = sum(map(len, docs)) // len(docs)
-        print(f"{label}: {len(docs)} docs of {chars} chars: {per_doc_us(fns, docs, args.rounds)} µs/doc")
+        print(
+            f"{label}: {len(docs)} docs of {chars} chars: {per_doc_us(fns, docs, args.rounds)}"
+            " µs/doc"
+        )
 
 
 if __name__ == "__main__":

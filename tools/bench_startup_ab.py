@@ -2,13 +2,15 @@
 
     python tools/bench_startup_ab.py --before /path/to/main --after . --docs 3000 --repeat 3
 
-Each run is a fresh interpreter with ``PYTHONPATH`` set to one tree (no bytecode written there), screening the
-same small real-text input (``spcl.bench.filter.make_bench_corpus``; start-up dominates), on Spark local[2] and
-then on a 1-worker standalone cluster on 127.0.0.1 (``spcl.bench.cluster``). Per run it prints one JSON line:
-wall seconds, CPU seconds of the driver's process tree by role (driver Python, JVM, pyspark's Python workers;
-on the cluster also the executor, sampled from the worker's process tree) and the run's ``startup_seconds``. The
-child uses only ``spcl.filter.job.run_filter``, so it runs on trees older than the start-up work too; medians
-per configuration and tree at the end. Numbers are printed, never asserted (a benchmark, not a test).
+Each run is a fresh interpreter with ``PYTHONPATH`` set to one tree (no bytecode written there),
+screening the same small real-text input (``spcl.bench.filter.make_bench_corpus``; start-up
+dominates), on Spark local[2] and then on a 1-worker standalone cluster on 127.0.0.1
+(``spcl.bench.cluster``). Per run it prints one JSON line: wall seconds, CPU seconds of the driver's
+process tree by role (driver Python, JVM, pyspark's Python workers; on the cluster also the
+executor, sampled from the worker's process tree) and the run's ``startup_seconds``. The child uses
+only ``spcl.filter.job.run_filter``, so it runs on trees older than the start-up work too; medians
+per configuration and tree at the end. Numbers are printed, never asserted (a benchmark, not a
+test).
 """
 
 from __future__ import annotations
@@ -27,7 +29,7 @@ from spcl.bench.cluster import standalone_cluster
 from spcl.bench.filter import make_bench_corpus
 from spcl.bench.processes import ClusterMemory
 
-CHILD = r'''
+CHILD = r"""
 import json, sys, time
 import psutil
 from spcl.config import load_settings
@@ -51,24 +53,39 @@ stats = run_filter(FilterJob(tuple(a[0]), a[1], load_settings(overrides={"screen
                              overwrite=True))
 print("RESULT " + json.dumps({"wall": round(time.time() - psutil.Process().create_time(), 2), "cpu": tree(),
                               "startup": stats.get("startup_seconds", {})}))
-'''
+"""
 
 
-def cold_run(tree: str, inputs: list[str], output: str, master: str, worker_pids: list[int] | None) -> dict[str, Any]:
-    """One cold run of ``tree``'s filter on ``master``; the executor's CPU sampled when ``worker_pids`` are given."""
-    env = {**os.environ, "PYTHONPATH": tree, "PYTHONDONTWRITEBYTECODE": "1", "PYSPARK_PYTHON": sys.executable}
+def cold_run(
+    tree: str, inputs: list[str], output: str, master: str, worker_pids: list[int] | None
+) -> dict[str, Any]:
+    """One cold run of ``tree``'s filter on ``master``; the executor's CPU sampled when
+    ``worker_pids`` are given."""
+    env = {
+        **os.environ,
+        "PYTHONPATH": tree,
+        "PYTHONDONTWRITEBYTECODE": "1",
+        "PYSPARK_PYTHON": sys.executable,
+    }
     monitor = ClusterMemory(worker_pids) if worker_pids else None
     if monitor:
         monitor.start()
     try:
-        proc = subprocess.run([sys.executable, "-c", CHILD, json.dumps([inputs, output, master])],
-                              capture_output=True, text=True, env=env, cwd=tempfile.gettempdir())
+        proc = subprocess.run(
+            [sys.executable, "-c", CHILD, json.dumps([inputs, output, master])],
+            capture_output=True,
+            text=True,
+            env=env,
+            cwd=tempfile.gettempdir(),
+        )
     finally:
         if monitor:
             monitor.stop()
     if proc.returncode:
         raise RuntimeError(f"run failed ({tree}, {master}): {proc.stderr[-1500:]}")
-    run = json.loads(next(x for x in proc.stdout.splitlines() if x.startswith("RESULT "))[len("RESULT "):])
+    run = json.loads(
+        next(x for x in proc.stdout.splitlines() if x.startswith("RESULT "))[len("RESULT ") :]
+    )
     if monitor:
         run["cpu"]["executor"] = round(monitor.cpu_seconds, 2)
         run["peak_executor_mb"] = round(monitor.peak_executor_mb)
@@ -79,10 +96,14 @@ def cold_run(tree: str, inputs: list[str], output: str, master: str, worker_pids
 def main() -> int:
     """Parse the arguments, run the interleaved pairs, print each run and the medians."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--before", required=True, help="source tree of the 'before' runs (its PYTHONPATH)")
+    parser.add_argument(
+        "--before", required=True, help="source tree of the 'before' runs (its PYTHONPATH)"
+    )
     parser.add_argument("--after", required=True, help="source tree of the 'after' runs")
     parser.add_argument("--docs", type=int, default=3000)
-    parser.add_argument("--repeat", type=int, default=3, help="interleaved pairs per configuration (default 3)")
+    parser.add_argument(
+        "--repeat", type=int, default=3, help="interleaved pairs per configuration (default 3)"
+    )
     parser.add_argument("--workdir", default=None)
     args = parser.parse_args()
     root = Path(args.workdir or tempfile.mkdtemp(prefix="spcl-startup-ab-"))
@@ -104,8 +125,10 @@ def main() -> int:
     for (name, version), rs in runs.items():
         cpu = {k: statistics.median(r["cpu"].get(k, 0.0) for r in rs) for k in rs[0]["cpu"]}
         parts = ", ".join(f"{k} {v:.1f}" for k, v in cpu.items())
-        print(f"  {name:9s} {version:6s}: wall {statistics.median(r['wall'] for r in rs):6.1f} s, CPU "
-              f"{statistics.median(r['cpu_total'] for r in rs):5.1f} s ({parts})")
+        print(
+            f"  {name:9s} {version:6s}: wall {statistics.median(r['wall'] for r in rs):6.1f} s, CPU"
+            f" {statistics.median(r['cpu_total'] for r in rs):5.1f} s ({parts})"
+        )
     return 0
 
 

@@ -3,10 +3,10 @@
     python -m tools.gen_docs            # rewrite docs/reference/cli.md and docs/reference/configuration.md
     python -m tools.gen_docs --check    # exit 1 when a checked-in page differs from what the code gives
 
-``cli.md`` is every command's ``--help`` as ``spcl.cli.build_parser`` prints it (80 columns); ``configuration.md``
-is every key of the YAML configuration (``spcl.config.Settings``): type, default, limits and description. The docs
-test (``tests/architecture/test_docs.py``) runs the check, so a flag or a key changed without regenerating fails
-the suite.
+``cli.md`` is every command's ``--help`` as ``spcl.cli.build_parser`` prints it (80 columns);
+``configuration.md`` is every key of the YAML configuration (``spcl.config.Settings``): type,
+default, limits and description. The docs test (``tests/architecture/test_docs.py``) runs the check,
+so a flag or a key changed without regenerating fails the suite.
 """
 
 from __future__ import annotations
@@ -44,26 +44,46 @@ def _subparsers(parser: argparse.ArgumentParser) -> list[tuple[str, argparse.Arg
 
 def _walk(parser: argparse.ArgumentParser, depth: int) -> list[str]:
     """Markdown sections of one parser's help and, below it, its subcommands'."""
-    lines = [f"{'#' * depth} `{parser.prog}`", "", "```text", parser.format_help().rstrip(), "```", ""]
+    lines = [
+        f"{'#' * depth} `{parser.prog}`",
+        "",
+        "```text",
+        parser.format_help().rstrip(),
+        "```",
+        "",
+    ]
     for _name, sub in _subparsers(parser):
         lines += _walk(sub, min(depth + 1, 4))
     return lines
 
 
 def cli_page() -> str:
-    """The CLI reference page: the help of ``spcl`` and of every subcommand, as the parser prints it."""
+    """The CLI reference page: the help of ``spcl`` and of every subcommand, as the parser prints
+    it."""
     old = os.environ.get("COLUMNS")
     os.environ["COLUMNS"] = WIDTH  # argparse wraps help to the terminal's width: fix it
     try:
         from spcl.cli import build_parser
 
         parser = build_parser()
-        lines = [GENERATED, "", "# Command-line reference", "",
-                 "Every command's `--help`, as `spcl` prints it. Exit status, for every command (the "
-                 "[security model](../security.md) lists the commands whose exit status says more):", "",
-                 "| code | name | meaning |", "|---|---|---|",
-                 *(f"| {code} | {name} | {meaning} |" for code, (name, meaning) in sorted(EXIT_CODES.items())),
-                 ""]
+        lines = [
+            GENERATED,
+            "",
+            "# Command-line reference",
+            "",
+            (
+                "Every command's `--help`, as `spcl` prints it. Exit status, for every command (the"
+                " [security model](../security.md) lists the commands whose exit status says more):"
+            ),
+            "",
+            "| code | name | meaning |",
+            "|---|---|---|",
+            *(
+                f"| {code} | {name} | {meaning} |"
+                for code, (name, meaning) in sorted(EXIT_CODES.items())
+            ),
+            "",
+        ]
         lines += _walk(parser, 2)
     finally:
         if old is None:
@@ -108,10 +128,11 @@ def _limits(field: Any) -> str:
 
 
 def yaml_comments(path: Path | None = None) -> dict[tuple[str, str], str]:
-    """The comment beside each ``section.key`` of the shipped YAML config (with its continuation lines).
+    """The comment beside each ``section.key`` of the shipped YAML config (with its continuation
+    lines).
 
-    A key commented out (``# types: [...]   # which rule types run``) counts too; a comment of its own line that
-    follows a key's comment at its column continues it.
+    A key commented out (``# types: [...] # which rule types run``) counts too; a comment of its own
+    line that follows a key's comment at its column continues it.
     """
     text = (path or ROOT / "conf" / "default.yaml").read_text("utf-8")
     out: dict[tuple[str, str], str] = {}
@@ -141,58 +162,95 @@ def config_page() -> str:
     """The configuration reference: one table per section of ``spcl.config.Settings``."""
     from spcl.config import Settings
 
-    lines = [GENERATED, "", "# Configuration reference", "",
-             "`spcl filter`, `spcl generalize` and the Spark jobs read one YAML file (`--conf FILE`; default: the "
-             "shipped `conf/default.yaml`). Every key is validated when the file is read: an unknown key or a bad "
-             "value stops the run with exit 2 and a message that names the key. Keys left out take the defaults "
-             "below. Keys marked *start-up only* tune how Spark starts; they cannot change an output and are left "
-             "out of the configuration hash.", ""]
+    lines = [
+        GENERATED,
+        "",
+        "# Configuration reference",
+        "",
+        (
+            "`spcl filter`, `spcl generalize` and the Spark jobs read one YAML file (`--conf FILE`;"
+            " default: the shipped `conf/default.yaml`). Every key is validated when the file is"
+            " read: an unknown key or a bad value stops the run with exit 2 and a message that"
+            " names the key. Keys left out take the defaults below. Keys marked *start-up only*"
+            " tune how Spark starts; they cannot change an output and are left out of the"
+            " configuration hash."
+        ),
+        "",
+    ]
     defaults = Settings()
     comments = yaml_comments()
     for section, sfield in Settings.model_fields.items():
         model = sfield.annotation
         doc = " ".join((model.__doc__ or "").split())
-        lines += [f"## `{section}`", "", doc.replace("``", "`"), "",
-                  "| key | type | default | limits | description |", "|---|---|---|---|---|"]
+        lines += [
+            f"## `{section}`",
+            "",
+            doc.replace("``", "`"),
+            "",
+            "| key | type | default | limits | description |",
+            "|---|---|---|---|---|",
+        ]
         values = getattr(defaults, section)
         for name, field in model.model_fields.items():
             default = getattr(values, name)
             desc = (field.description or comments.get((section, name), "")).replace("|", "\\|")
             if field.exclude:
                 desc = (desc + " (*start-up only*)").strip()
-            lines.append(f"| `{name}` | {_type_name(field.annotation)} | "
-                         f"{_default_text(json.loads(json.dumps(default, default=list)))} | "
-                         f"{_limits(field)} | {desc} |")
+            lines.append(
+                f"| `{name}` | {_type_name(field.annotation)} | "
+                f"{_default_text(json.loads(json.dumps(default, default=list)))} | "
+                f"{_limits(field)} | {desc} |"
+            )
         lines.append("")
     return "\n".join(lines + job_sections()).rstrip() + "\n"
 
 
 def job_sections() -> list[str]:
-    """One table per file job of ``spcl.job_configs.JOB_CONFIGS``: its settings, which YAML sections it reads."""
+    """One table per file job of ``spcl.job_configs.JOB_CONFIGS``: its settings, which YAML
+    sections it reads."""
     from pydantic_core import PydanticUndefined
 
     from spcl.job_configs import JOB_CONFIGS, YAML_SECTIONS
 
-    lines = ["# Job settings", "",
-             "`spcl mask`, `spcl generalize` and `spcl annotate` each build one validated settings object the same "
-             "way: the defaults below, then the YAML sections the job reads, then the flags given on the command "
-             "line. A bad value stops the run with exit 2 and a message that names the setting, never its value.",
-             ""]
+    lines = [
+        "# Job settings",
+        "",
+        (
+            "`spcl mask`, `spcl generalize` and `spcl annotate` each build one validated settings"
+            " object the same way: the defaults below, then the YAML sections the job reads, then"
+            " the flags given on the command line. A bad value stops the run with exit 2 and a"
+            " message that names the setting, never its value."
+        ),
+        "",
+    ]
     for job, model in JOB_CONFIGS.items():
         if job == "filter":
             continue
         sections = ", ".join(f"`{name}`" for name in YAML_SECTIONS[job]) or "none (flags only)"
         doc = " ".join((model.__doc__ or "").split()).replace("``", "`")
-        lines += [f"## `spcl {job}`", "", doc, "", f"YAML sections read: {sections}.", "",
-                  "| setting | type | default | limits | description |", "|---|---|---|---|---|"]
+        lines += [
+            f"## `spcl {job}`",
+            "",
+            doc,
+            "",
+            f"YAML sections read: {sections}.",
+            "",
+            "| setting | type | default | limits | description |",
+            "|---|---|---|---|---|",
+        ]
         for name, field in model.model_fields.items():
             if field.is_required():
                 default = "required"
             else:
-                value = field.default_factory() if field.default is PydanticUndefined else field.default
+                value = (
+                    field.default_factory() if field.default is PydanticUndefined else field.default
+                )
                 default = _default_text(json.loads(json.dumps(value, default=list)))
             desc = (field.description or "").replace("|", "\\|")
-            lines.append(f"| `{name}` | {_type_name(field.annotation)} | {default} | {_limits(field)} | {desc} |")
+            lines.append(
+                f"| `{name}` | {_type_name(field.annotation)} | {default} | {_limits(field)} |"
+                f" {desc} |"
+            )
         lines.append("")
     return lines
 
@@ -202,7 +260,11 @@ PAGES = {CLI_PAGE: cli_page, CONFIG_PAGE: config_page}
 
 def stale_pages() -> list[Path]:
     """The generated pages whose checked-in text differs from what the code gives now."""
-    return [path for path, make in PAGES.items() if not path.exists() or path.read_text("utf-8") != make()]
+    return [
+        path
+        for path, make in PAGES.items()
+        if not path.exists() or path.read_text("utf-8") != make()
+    ]
 
 
 def _shown(path: Path) -> str:
@@ -212,8 +274,12 @@ def _shown(path: Path) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     """Write (or with ``--check`` compare) the generated reference pages; 1 when a page is stale."""
-    ap = argparse.ArgumentParser(prog="python -m tools.gen_docs", description=__doc__.split("\n")[0])
-    ap.add_argument("--check", action="store_true", help="compare only; exit 1 when a page is stale")
+    ap = argparse.ArgumentParser(
+        prog="python -m tools.gen_docs", description=__doc__.split("\n")[0]
+    )
+    ap.add_argument(
+        "--check", action="store_true", help="compare only; exit 1 when a page is stale"
+    )
     args = ap.parse_args(argv)
     if args.check:
         stale = stale_pages()

@@ -3,21 +3,23 @@
     PYTHONPATH=. python tools/gpu_check_all.py --output /tmp/gpu-all                 # random-init models
     PYTHONPATH=. python tools/gpu_check_all.py --output /tmp/gpu-all --model /models/qwen3-8b
 
-Each step is a subprocess with its own time limit, so one failing or slow step never hides the others; the
-summary (``OUT/gpu_check_all.json``, also printed) holds each step's exit code, seconds and JSON result:
+Each step is a subprocess with its own time limit, so one failing or slow step never hides the
+others; the summary (``OUT/gpu_check_all.json``, also printed) holds each step's exit code, seconds
+and JSON result:
 
-1. ``vllm`` — the mask job with ``--backend vllm`` (``spcl.bench.gpu_check``): generated tokens/s, docs/s, the
-   engine's prompt and completion tokens per document. Skipped, with the reason, where vLLM is not importable
-   (the lent machine so far has no vLLM and no internet: carry a wheelhouse, ``pip install --no-index
-   --find-links WHEELS vllm``). Its tokens/s is the ``--gpu-tokens-per-s`` of ``spcl report``.
+1. ``vllm`` — the mask job with ``--backend vllm`` (``spcl.bench.gpu_check``): generated tokens/s,
+   docs/s, the engine's prompt and completion tokens per document. Skipped, with the reason, where
+   vLLM is not importable (the lent machine so far has no vLLM and no internet: carry a wheelhouse,
+   ``pip install --no-index --find-links WHEELS vllm``). Its tokens/s is the ``--gpu-tokens-per-s``
+   of ``spcl report``.
 2. ``transformers`` — the same mask check with the transformers backend on the GPU.
-3. ``generalize``, 4. ``finetune``, 5. ``annotate`` — tools/gpu_check_generalize.py, gpu_check_finetune.py,
-   annotate_gpu_check.py with small settings.
+3. ``generalize``, 4. ``finetune``, 5. ``annotate`` — tools/gpu_check_generalize.py,
+   gpu_check_finetune.py, annotate_gpu_check.py with small settings.
 
-The summary ends with ``gpu_hours_per_million_flagged``: the completion tokens per document of the vLLM
-step (else the transformers one) divided by its measured rate. With random-init models every answer runs to
-``--max-tokens``, so that is an upper bound on tokens per document; extraction quality needs a real instruct
-model (``--model``). No network is needed.
+The summary ends with ``gpu_hours_per_million_flagged``: the completion tokens per document of the
+vLLM step (else the transformers one) divided by its measured rate. With random-init models every
+answer runs to ``--max-tokens``, so that is an upper bound on tokens per document; extraction
+quality needs a real instruct model (``--model``). No network is needed.
 """
 
 from __future__ import annotations
@@ -62,37 +64,89 @@ def _gpu_hours(summary: dict[str, object]) -> dict[str, object] | None:
         rate = metrics.get("generated_tokens_per_second") or 0
         per_doc = (metrics.get("tokens") or {}).get("completion_per_document") or 0
         if rate and per_doc:
-            return {"from": step, "completion_tokens_per_document": per_doc, "generated_tokens_per_second": rate,
-                    "gpu_hours": round(1_000_000 * per_doc / rate / 3600, 2)}
+            return {
+                "from": step,
+                "completion_tokens_per_document": per_doc,
+                "generated_tokens_per_second": rate,
+                "gpu_hours": round(1_000_000 * per_doc / rate / 3600, 2),
+            }
     return None
 
 
 def main(argv: list[str] | None = None) -> int:
     """Run every check; 0 when each step that could run succeeded."""
-    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     p.add_argument("--output", "-o", dest="out", required=True, type=Path)
-    p.add_argument("--model", default=None, help="a real local model folder for every step (default: random-init)")
+    p.add_argument(
+        "--model",
+        default=None,
+        help="a real local model folder for every step (default: random-init)",
+    )
     p.add_argument("--docs", type=int, default=2000, help="documents of the mask steps")
     p.add_argument("--max-tokens", type=int, default=128)
     p.add_argument("--step-timeout", type=int, default=900, help="seconds per step")
-    p.add_argument("--only", default=None,
-                   help="comma-separated steps (vllm,transformers,generalize,finetune,annotate)")
+    p.add_argument(
+        "--only",
+        default=None,
+        help="comma-separated steps (vllm,transformers,generalize,finetune,annotate)",
+    )
     args = p.parse_args(argv)
     args.out.mkdir(parents=True, exist_ok=True)
     model = ["--model", args.model] if args.model else []
     py = sys.executable
-    mask = [py, "-m", "spcl.bench.gpu_check", "--docs", str(args.docs), "--max-tokens", str(args.max_tokens), *model]
+    mask = [
+        py,
+        "-m",
+        "spcl.bench.gpu_check",
+        "--docs",
+        str(args.docs),
+        "--max-tokens",
+        str(args.max_tokens),
+        *model,
+    ]
     steps = {
-        "vllm": ([*mask, "--output", str(args.out / "vllm"), "--backend", "vllm"],
-                  args.out / "vllm" / "gpu_check.json"),
-        "transformers": ([*mask, "--output", str(args.out / "tf"), "--backend", "transformers", "--batch-size", "64"],
-                         args.out / "tf" / "gpu_check.json"),
-        "generalize": ([py, str(ROOT / "tools" / "gpu_check_generalize.py"), "--output", str(args.out / "gen"), *model],
-                       args.out / "gen" / "gpu_check_generalize.json"),
-        "finetune": ([py, str(ROOT / "tools" / "gpu_check_finetune.py"), "--output", str(args.out / "ft"),
-                      *(["--base", args.model] if args.model else [])], args.out / "ft" / "gpu_check_finetune.json"),
-        "annotate": ([py, str(ROOT / "tools" / "annotate_gpu_check.py"), "--output", str(args.out / "ann")],
-                     args.out / "ann" / "annotate_gpu_check.json"),
+        "vllm": (
+            [*mask, "--output", str(args.out / "vllm"), "--backend", "vllm"],
+            args.out / "vllm" / "gpu_check.json",
+        ),
+        "transformers": (
+            [
+                *mask,
+                "--output",
+                str(args.out / "tf"),
+                "--backend",
+                "transformers",
+                "--batch-size",
+                "64",
+            ],
+            args.out / "tf" / "gpu_check.json",
+        ),
+        "generalize": (
+            [
+                py,
+                str(ROOT / "tools" / "gpu_check_generalize.py"),
+                "--output",
+                str(args.out / "gen"),
+                *model,
+            ],
+            args.out / "gen" / "gpu_check_generalize.json",
+        ),
+        "finetune": (
+            [
+                py,
+                str(ROOT / "tools" / "gpu_check_finetune.py"),
+                "--output",
+                str(args.out / "ft"),
+                *(["--base", args.model] if args.model else []),
+            ],
+            args.out / "ft" / "gpu_check_finetune.json",
+        ),
+        "annotate": (
+            [py, str(ROOT / "tools" / "annotate_gpu_check.py"), "--output", str(args.out / "ann")],
+            args.out / "ann" / "annotate_gpu_check.json",
+        ),
     }
     wanted = args.only.split(",") if args.only else list(steps)
     summary: dict[str, object] = {"python": sys.version.split()[0]}

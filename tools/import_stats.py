@@ -1,9 +1,9 @@
-"""How many of spcl's internal imports sit inside functions: the counter of the house rule "imports at module
-level" (the architecture test of the CLI's imports counts the same way).
+"""How many of spcl's internal imports sit inside functions: the counter of the house rule "imports
+at module level" (the architecture test of the CLI's imports counts the same way).
 
-An internal import is an ``import spcl…`` / ``from spcl… import …`` statement or a relative one, anywhere in a
-module under ``spcl/``; it is *function-level* when it sits inside a function or method body (at any depth).
-One statement counts once, however many names it imports.
+An internal import is an ``import spcl…`` / ``from spcl… import …`` statement or a relative one,
+anywhere in a module under ``spcl/``; it is *function-level* when it sits inside a function or
+method body (at any depth). One statement counts once, however many names it imports.
 
     python -m tools.import_stats            # all of spcl/
     python -m tools.import_stats --exclude spcl/commands spcl/cli.py --list
@@ -37,14 +37,17 @@ def internal_imports(source: str) -> Iterator[tuple[int, bool]]:
         for child in ast.iter_child_nodes(node):
             if isinstance(child, (ast.Import, ast.ImportFrom)) and _is_internal(child):
                 yield child.lineno, in_function
-            inner = in_function or isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda))
+            inner = in_function or isinstance(
+                child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)
+            )
             yield from walk(child, inner)
 
     yield from walk(ast.parse(source), False)
 
 
 def count(root: Path = ROOT, exclude: tuple[str, ...] = ()) -> tuple[int, int, list[str]]:
-    """``(function_level, total, where)`` over ``spcl/`` under ``root``, leaving out paths under ``exclude``."""
+    """``(function_level, total, where)`` over ``spcl/`` under ``root``, leaving out paths under
+    ``exclude``."""
     inside = total = 0
     where: list[str] = []
     for path in sorted((root / "spcl").rglob("*.py")):
@@ -68,7 +71,10 @@ def main(argv: list[str] | None = None) -> int:
     inside, total, where = count(ROOT, tuple(args.exclude))
     if args.list:
         print("\n".join(where))
-    print(f"function-level internal imports: {inside} of {total} = {100 * inside / max(total, 1):.1f} %")
+    print(
+        f"function-level internal imports: {inside} of {total} ="
+        f" {100 * inside / max(total, 1):.1f} %"
+    )
     return 0
 
 

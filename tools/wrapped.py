@@ -1,26 +1,30 @@
-"""Does the CPU masker break words? Masked real wrapped text, and the share of documents with a token inside a word.
+"""Does the CPU masker break words? Masked real wrapped text, and the share of documents with a
+token inside a word.
 
 Documents (real text that installs offline, no person planted):
 
-- ``man-ja`` / ``man-ko``: Japanese and Korean man pages of Debian ``manpages-ja`` / ``manpages-ko``, rendered by
-  groff at 80 columns exactly as ``man`` shows them — lines wrap inside words (``読み込ま\\nれた``);
-- ``help-ja`` / ``help-ko``: LibreOffice help pages (Debian ``libreoffice-help-ja``/``-ko``), their visible text;
-  where those packages are not installed, the LibreOffice help passages of ``data/weak-none`` (the names CRF trains
-  on 600 of them per language: their false rows are optimistic, their speed is not).
+- ``man-ja`` / ``man-ko``: Japanese and Korean man pages of Debian ``manpages-ja`` /
+  ``manpages-ko``, rendered by groff at 80 columns exactly as ``man`` shows them — lines wrap inside
+  words (``読み込ま\\nれた``);
+- ``help-ja`` / ``help-ko``: LibreOffice help pages (Debian ``libreoffice-help-ja``/``-ko``), their
+  visible text; where those packages are not installed, the LibreOffice help passages of
+  ``data/weak-none`` (the names CRF trains on 600 of them per language: their false rows are
+  optimistic, their speed is not).
 
-Each document goes through the CPU path of the mask stage (the ``rules`` backend's rows, then ``mask_text``).
-A masked span is **inside a word** when one of its edges cuts a word of the source, judged here on its own
-(not with the masker's predicate): Latin letters or digits on both sides of the edge; katakana on both sides
-(a katakana run is one word, whatever MeCab says); Hangul before the start (an eojeol does not start there);
-Hangul after the end unless mecab-ko reads what follows in the eojeol as particles/endings/copula/suffixes
-(the eojeol parsed with the word after it: alone, ``오디오의`` is read ``오디`` + ``오의``);
-kanji/kana edges that fall inside a unidic morpheme. Line breaks between two Japanese characters are removed
-first (wrapping is no word boundary). The checker uses nothing of ``spcl.mask`` beyond ``mask_text``, so it
-runs against an older tree too: ``PYTHONPATH=<tree> python tools/wrapped.py --limit 600``.
+Each document goes through the CPU path of the mask stage (the ``rules`` backend's rows, then
+``mask_text``). A masked span is **inside a word** when one of its edges cuts a word of the source,
+judged here on its own (not with the masker's predicate): Latin letters or digits on both sides of
+the edge; katakana on both sides (a katakana run is one word, whatever MeCab says); Hangul before
+the start (an eojeol does not start there); Hangul after the end unless mecab-ko reads what follows
+in the eojeol as particles/endings/copula/suffixes (the eojeol parsed with the word after it: alone,
+``오디오의`` is read ``오디`` + ``오의``); kanji/kana edges that fall inside a unidic morpheme. Line
+breaks between two Japanese characters are removed first (wrapping is no word boundary). The checker
+uses nothing of ``spcl.mask`` beyond ``mask_text``, so it runs against an older tree too:
+``PYTHONPATH=<tree> python tools/wrapped.py --limit 600``.
 
-Reports numbers only: documents, masked documents, documents with a PERSON span (manuals name few persons
-beyond their authors' credits: mostly over-redaction), masked documents with a token inside a word (and the
-share), masked spans, spans inside a word, documents per second of rows + masking.
+Reports numbers only: documents, masked documents, documents with a PERSON span (manuals name few
+persons beyond their authors' credits: mostly over-redaction), masked documents with a token inside
+a word (and the share), masked spans, spans inside a word, documents per second of rows + masking.
 """
 
 from __future__ import annotations
@@ -46,9 +50,11 @@ _HANGUL = re.compile(r"[\uac00-\ud7a3]")
 _JA_CHAR = re.compile(rf"[{_JA}]")
 
 
-def man_documents(root: Path = MAN_JA, limit: int = 600, lang: str = "ja") -> Iterator[tuple[str, str, str]]:
-    """``(key, lang, text)`` of up to ``limit`` man pages of ``root`` in ``lang`` (``ja`` or ``ko``) rendered by
-    groff (80 columns), by hashed name."""
+def man_documents(
+    root: Path = MAN_JA, limit: int = 600, lang: str = "ja"
+) -> Iterator[tuple[str, str, str]]:
+    """``(key, lang, text)`` of up to ``limit`` man pages of ``root`` in ``lang`` (``ja`` or ``ko``)
+    rendered by groff (80 columns), by hashed name."""
     script = _JA_CHAR if lang == "ja" else _HANGUL
     pages = sorted(root.rglob("*.gz"), key=lambda p: hashlib.sha256(p.name.encode()).hexdigest())
     count = 0
@@ -61,8 +67,14 @@ def man_documents(root: Path = MAN_JA, limit: int = 600, lang: str = "ja") -> It
             continue
         if raw.lstrip().startswith(b".so"):
             continue
-        out = subprocess.run(["groff", "-Kutf8", "-Tutf8", "-mandoc", "-P-cbou"], input=raw, capture_output=True,
-                             env={"MANWIDTH": "80", "PATH": "/usr/bin:/bin"}, timeout=60, check=False)
+        out = subprocess.run(
+            ["groff", "-Kutf8", "-Tutf8", "-mandoc", "-P-cbou"],
+            input=raw,
+            capture_output=True,
+            env={"MANWIDTH": "80", "PATH": "/usr/bin:/bin"},
+            timeout=60,
+            check=False,
+        )
         text = out.stdout.decode("utf-8", "replace")
         if script.search(text):
             count += 1
@@ -70,15 +82,18 @@ def man_documents(root: Path = MAN_JA, limit: int = 600, lang: str = "ja") -> It
 
 
 def help_documents(lang: str, limit: int = 600) -> Iterator[tuple[str, str, str]]:
-    """``(key, lang, text)`` of up to ``limit`` LibreOffice help pages of ``lang`` (visible text), by hashed key."""
+    """``(key, lang, text)`` of up to ``limit`` LibreOffice help pages of ``lang`` (visible
+    text), by hashed key."""
     from tools.datasets.detect_set import HELP, help_docs
 
     if (HELP / lang).is_dir():
         docs = sorted(help_docs(lang), key=lambda d: hashlib.sha256(d[0].encode()).hexdigest())
     else:  # the passages kept in data/weak-none (see the module docstring)
         rows = [json.loads(line) for line in HELP_JSONL.read_text("utf-8").splitlines()]
-        docs = sorted(((f"help:{r['id']}", r["text"]) for r in rows if r["lang"] == lang),
-                      key=lambda d: hashlib.sha256(d[0].encode()).hexdigest())
+        docs = sorted(
+            ((f"help:{r['id']}", r["text"]) for r in rows if r["lang"] == lang),
+            key=lambda d: hashlib.sha256(d[0].encode()).hexdigest(),
+        )
     for key, text in docs[:limit]:
         if len(text) >= 40:
             yield key, lang, text
@@ -120,7 +135,8 @@ class _Checker:
         b = end
         while b < len(s) and _HANGUL.match(s[b]):
             b += 1
-        c = b  # the next word too: alone, mecab-ko reads 릴리스의 / 오디오의 with no boundary before 의
+        # the next word too: alone, mecab-ko reads 릴리스의 / 오디오의 with no boundary before 의
+        c = b
         while c < len(s) and s[c] in " \t":
             c += 1
         while c < len(s) and not s[c].isspace():
@@ -129,8 +145,11 @@ class _Checker:
         cut, tail = end - a, b - a
         if not any(m.span.end == cut for m in morphs):
             return False
-        return all(all(p.startswith(("J", "E", "VCP", "XSN")) for p in m.feature.pos.split("+"))
-                   for m in morphs if cut <= m.span.start < tail)
+        return all(
+            all(p.startswith(("J", "E", "VCP", "XSN")) for p in m.feature.pos.split("+"))
+            for m in morphs
+            if cut <= m.span.start < tail
+        )
 
     def cuts(self, start: int, end: int) -> bool:
         """Whether the span ``[start, end)`` of the text cuts a word at either edge."""
@@ -143,7 +162,11 @@ class _Checker:
                 return True
             if _KATA.match(a) and _KATA.match(b):
                 return True
-            if _HANGUL.match(a) and _HANGUL.match(b) and (is_start or not self._ko_tail_grammatical(edge)):
+            if (
+                _HANGUL.match(a)
+                and _HANGUL.match(b)
+                and (is_start or not self._ko_tail_grammatical(edge))
+            ):
                 return True
             if _JA_CHAR.match(a) and _JA_CHAR.match(b) and edge in self.inside:
                 return True
@@ -151,8 +174,8 @@ class _Checker:
 
 
 def measure(docs: list[tuple[str, str, str]]) -> dict[str, dict[str, float | int]]:
-    """Per group (``man-ja``, ``man-ko``, ``help-ja``, ``help-ko``): how many masked documents got a token inside a
-    word."""
+    """Per group (``man-ja``, ``man-ko``, ``help-ja``, ``help-ko``): how many masked documents got a
+    token inside a word."""
     from spcl.extract.backends.rules_backend import rules_rows
     from spcl.mask import mask_text
     from spcl.text import normalize
@@ -160,8 +183,18 @@ def measure(docs: list[tuple[str, str, str]]) -> dict[str, dict[str, float | int
     out: dict[str, dict[str, float | int]] = {}
     for key, lang, raw in docs:
         group = f"{key.split(':')[0]}-{lang}"
-        row = out.setdefault(group, {"documents": 0, "masked": 0, "masked_with_token_inside_word": 0, "spans": 0,
-                                     "spans_inside_word": 0, "with_person_span": 0, "seconds": 0.0})
+        row = out.setdefault(
+            group,
+            {
+                "documents": 0,
+                "masked": 0,
+                "masked_with_token_inside_word": 0,
+                "spans": 0,
+                "spans_inside_word": 0,
+                "with_person_span": 0,
+                "seconds": 0.0,
+            },
+        )
         text = normalize(raw)
         started = time.perf_counter()
         result = mask_text(text, rules_rows(text))
@@ -178,26 +211,39 @@ def measure(docs: list[tuple[str, str, str]]) -> dict[str, dict[str, float | int
         row["masked_with_token_inside_word"] += bool(bad)
     for row in out.values():
         masked = row["masked"]
-        row["share_inside_word"] = round(row["masked_with_token_inside_word"] / masked, 4) if masked else 0.0
+        row["share_inside_word"] = (
+            round(row["masked_with_token_inside_word"] / masked, 4) if masked else 0.0
+        )
         row["docs_per_s"] = round(row["documents"] / row["seconds"], 1) if row["seconds"] else 0.0
         row["seconds"] = round(row["seconds"], 2)
     return out
 
 
 def main(argv: list[str] | None = None) -> int:
-    """``python tools/wrapped.py [--limit N] [--docs CACHE.jsonl]``: print the per-group numbers as JSON."""
+    """``python tools/wrapped.py [--limit N] [--docs CACHE.jsonl]``: print the per-group numbers
+    as JSON."""
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--limit", type=int, default=600, help="documents per group")
-    ap.add_argument("--docs", type=Path, default=None,
-                    help="cache of the rendered documents (written when missing, read when present)")
+    ap.add_argument(
+        "--docs",
+        type=Path,
+        default=None,
+        help="cache of the rendered documents (written when missing, read when present)",
+    )
     args = ap.parse_args(argv)
     if args.docs and args.docs.is_file():
         docs = [tuple(json.loads(line)) for line in args.docs.read_text("utf-8").splitlines()]
     else:
-        docs = [*man_documents(limit=args.limit), *man_documents(MAN_KO, args.limit, "ko"),
-                *help_documents("ja", args.limit), *help_documents("ko", args.limit)]
+        docs = [
+            *man_documents(limit=args.limit),
+            *man_documents(MAN_KO, args.limit, "ko"),
+            *help_documents("ja", args.limit),
+            *help_documents("ko", args.limit),
+        ]
         if args.docs:
-            args.docs.write_text("".join(json.dumps(d, ensure_ascii=False) + "\n" for d in docs), "utf-8")
+            args.docs.write_text(
+                "".join(json.dumps(d, ensure_ascii=False) + "\n" for d in docs), "utf-8"
+            )
     print(json.dumps(measure(docs), indent=1))  # type: ignore[arg-type]
     return 0
 

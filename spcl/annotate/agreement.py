@@ -1,18 +1,19 @@
-"""The agreement filter: keep a text only when every teacher parsed, agreed and was confident enough.
+"""The agreement filter: keep a text only when every teacher parsed, agreed and was confident
+enough.
 
 ``decide(votes, min_confidence)`` checks, in this order, and returns the first reason that applies:
 
-1. each teacher in turn: ``backend_error:<teacher>`` (no output: timeout, HTTP error, truncated …) or
-   ``unparseable:<teacher>`` (the output broke the contract);
+1. each teacher in turn: ``backend_error:<teacher>`` (no output: timeout, HTTP error, truncated …)
+   or ``unparseable:<teacher>`` (the output broke the contract);
 2. ``label_disagreement``: not every teacher gave the same label;
-3. ``category_disagreement``: for SCPI / RELATED, the teachers' codes map to different screen categories
-   (codes may differ inside a category: HEALTH_CHECK and MEDICAL both mean MEDICAL);
+3. ``category_disagreement``: for SCPI / RELATED, the teachers' codes map to different screen
+   categories (codes may differ inside a category: HEALTH_CHECK and MEDICAL both mean MEDICAL);
 4. ``low_confidence``: some teacher's confidence is below ``min_confidence``.
 
-A text that passes is kept with the common label and categories. ``verify`` then lets an optional verifier
-re-label a kept text: a verifier that fails gives ``backend_error:<verifier>`` / ``unparseable:<verifier>``,
-one that disagrees on the label or the categories gives ``verifier_disagreement`` (fail closed: the
-text goes to review rather than into training data).
+A text that passes is kept with the common label and categories. ``verify`` then lets an optional
+verifier re-label a kept text: a verifier that fails gives ``backend_error:<verifier>`` /
+``unparseable:<verifier>``, one that disagrees on the label or the categories gives
+``verifier_disagreement`` (fail closed: the text goes to review rather than into training data).
 """
 
 from __future__ import annotations
@@ -24,13 +25,19 @@ from typing import TypedDict
 from spcl.annotate.contract import Vote, VoteParseError, parse_vote
 from spcl.annotate.prompt import CODES
 
-REJECTION_REASONS: tuple[str, ...] = ("backend_error:<teacher>", "unparseable:<teacher>", "label_disagreement",
-                                      "category_disagreement", "low_confidence", "verifier_disagreement")
+REJECTION_REASONS: tuple[str, ...] = (
+    "backend_error:<teacher>",
+    "unparseable:<teacher>",
+    "label_disagreement",
+    "category_disagreement",
+    "low_confidence",
+    "verifier_disagreement",
+)
 
 
 class VoteJson(TypedDict):
-    """A :class:`TeacherVote` in the output rows: label, codes, categories and confidence (``None`` / empty
-    without a parsed vote), the backend error and the parse failure code."""
+    """A :class:`TeacherVote` in the output rows: label, codes, categories and confidence (``None``
+    / empty without a parsed vote), the backend error and the parse failure code."""
 
     teacher: str
     label: str | None
@@ -43,7 +50,8 @@ class VoteJson(TypedDict):
 
 @dataclass(frozen=True, slots=True)
 class TeacherVote:
-    """What one teacher (or the verifier) answered for one document: a vote, or why there is none."""
+    """What one teacher (or the verifier) answered for one document: a vote, or why there is
+    none."""
 
     teacher: str
     vote: Vote | None = None
@@ -52,7 +60,8 @@ class TeacherVote:
 
     @classmethod
     def from_output(cls, teacher: str, raw: str | None, error: str | None) -> TeacherVote:
-        """Parse a backend result: ``error`` set → no output; else ``raw`` through :func:`parse_vote`."""
+        """Parse a backend result: ``error`` set → no output; else ``raw`` through
+        :func:`parse_vote`."""
         if error is not None or raw is None:
             return cls(teacher, error=error or "no_output")
         try:
@@ -70,7 +79,8 @@ class TeacherVote:
         return None
 
     def to_json(self) -> VoteJson:
-        """A plain dict for the output rows (labels, codes and reason codes only; never model text)."""
+        """A plain dict for the output rows (labels, codes and reason codes only; never model
+        text)."""
         v = self.vote
         return {
             "teacher": self.teacher,
@@ -91,7 +101,12 @@ class TeacherVote:
             if confidence is None:  # a malformed row: the TypeError float(None) raised
                 raise TypeError("a teacher vote with a label needs a confidence")
             vote = Vote(label, tuple(data.get("codes") or ()), float(confidence))
-        return cls(data["teacher"], vote=vote, error=data.get("error"), parse_failure=data.get("parse_failure"))
+        return cls(
+            data["teacher"],
+            vote=vote,
+            error=data.get("error"),
+            parse_failure=data.get("parse_failure"),
+        )
 
 
 @dataclass(frozen=True, slots=True)
@@ -127,12 +142,18 @@ def decide(votes: Sequence[TeacherVote], min_confidence: float) -> Decision:
     if any(v.confidence < min_confidence for v in parsed):
         return Decision("low_confidence")
     used = {c for v in parsed for c in v.codes}
-    return Decision(None, label=parsed[0].label, categories=parsed[0].categories,
-                    codes=tuple(c for c in CODES if c in used), confidence=min(v.confidence for v in parsed))
+    return Decision(
+        None,
+        label=parsed[0].label,
+        categories=parsed[0].categories,
+        codes=tuple(c for c in CODES if c in used),
+        confidence=min(v.confidence for v in parsed),
+    )
 
 
 def verify(decision: Decision, verifier: TeacherVote) -> Decision:
-    """The decision after the verifier's vote: a kept text stays kept only if the verifier agrees."""
+    """The decision after the verifier's vote: a kept text stays kept only if the verifier
+    agrees."""
     if not decision.kept:
         return decision
     if (failure := verifier.failure) is not None:
@@ -146,4 +167,3 @@ def verify(decision: Decision, verifier: TeacherVote) -> Decision:
 def reason_family(reason: str) -> str:
     """The reason without its teacher name (``unparseable:gemma`` → ``unparseable``)."""
     return reason.split(":", 1)[0]
-

@@ -1,10 +1,11 @@
-"""Class balance by hashed id: down-sample NONE so that SCPI reaches a target share of the labelled set.
+"""Class balance by hashed id: down-sample NONE so that SCPI reaches a target share of the labelled
+set.
 
-With ``s`` SCPI, ``r`` RELATED and ``n`` NONE texts and a target share ``p``, at most
-``floor(s / p) - s - r`` NONE texts are kept (never more than ``n``, never fewer than 0), so the SCPI
-share is at least ``p`` when it can be reached at all. The NONE texts kept are those with the smallest
-``sha256(f"{seed}:{id}")`` (``spcl.review.sample.hash_key``): a pure function of the ids and the seed,
-independent of input order, files or engine. SCPI and RELATED texts are never dropped.
+With ``s`` SCPI, ``r`` RELATED and ``n`` NONE texts and a target share ``p``, at most ``floor(s / p)
+- s - r`` NONE texts are kept (never more than ``n``, never fewer than 0), so the SCPI share is at
+least ``p`` when it can be reached at all. The NONE texts kept are those with the smallest
+``sha256(f"{seed}:{id}")`` (``spcl.review.sample.hash_key``): a pure function of the ids and the
+seed, independent of input order, files or engine. SCPI and RELATED texts are never dropped.
 """
 
 from __future__ import annotations
@@ -27,17 +28,23 @@ class Balance:
 
     def to_json(self) -> dict[str, object]:
         """Counts and shares for ``report.json``."""
-        return {"balanced_out": len(self.dropped), "none_kept": self.none_kept,
-                "positive_share_before": self.share_before, "positive_share_after": self.share_after}
+        return {
+            "balanced_out": len(self.dropped),
+            "none_kept": self.none_kept,
+            "positive_share_before": self.share_before,
+            "positive_share_after": self.share_after,
+        }
 
 
 def _share(pos: int, total: int) -> float | None:
     return round(pos / total, 6) if total else None
 
 
-def balance(rows: Sequence[tuple[str, str]], positive_share: float | None, seed: int,
-            positive: str = "SCPI") -> Balance:
-    """Down-sample the NONE rows of ``rows`` (``(id, label)`` pairs) to reach ``positive_share`` of ``positive``.
+def balance(
+    rows: Sequence[tuple[str, str]], positive_share: float | None, seed: int, positive: str = "SCPI"
+) -> Balance:
+    """Down-sample the NONE rows of ``rows`` (``(id, label)`` pairs) to reach ``positive_share`` of
+    ``positive``.
 
     ``positive_share`` None keeps everything. Raises ``ValueError`` outside ``(0, 1]``.
 

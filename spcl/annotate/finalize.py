@@ -1,8 +1,10 @@
-"""The end of an annotate run: merge the per-file parts, balance, and write the outputs, report and manifests.
+"""The end of an annotate run: merge the per-file parts, balance, and write the outputs, report and
+manifests.
 
-Runs on one machine (the driver) after every input file is committed, and again on every rerun, so the
-final files always reflect all committed parts and the current ``--positive-share`` / ``--seed``. Labelled
-rows are held in memory to balance them (an annotation sample is thousands to a few hundred thousand texts).
+Runs on one machine (the driver) after every input file is committed, and again on every rerun, so
+the final files always reflect all committed parts and the current ``--positive-share`` /
+``--seed``. Labelled rows are held in memory to balance them (an annotation sample is thousands to a
+few hundred thousand texts).
 """
 
 from __future__ import annotations
@@ -27,7 +29,13 @@ from spcl.annotate.config import (
     write_private_atomic,
 )
 from spcl.annotate.prompt import PROMPT_VERSION
-from spcl.annotate.summary import PairAgreement, TeacherRates, pair_agreement, plot_agreement, teacher_report
+from spcl.annotate.summary import (
+    PairAgreement,
+    TeacherRates,
+    pair_agreement,
+    plot_agreement,
+    teacher_report,
+)
 from spcl.annotate.teachers import TeacherJson
 from spcl.manifest import manifest_ref, record_counts, write_manifest
 from spcl.screen import CATEGORIES
@@ -38,7 +46,8 @@ CHART = "agreement.png"
 
 
 class AnnotateRun(TypedDict):
-    """The run that finalized (``report.json``'s ``run``): engine, files processed and skipped, records, seconds."""
+    """The run that finalized (``report.json``'s ``run``): engine, files processed and skipped,
+    records, seconds."""
 
     engine: str
     files_processed: int
@@ -68,7 +77,8 @@ class AnnotateReconciliation(TypedDict):
 
 
 class AnnotateReport(TypedDict):
-    """``report.json`` of an annotate run (:func:`finalize`): counts, rates and names only, no text."""
+    """``report.json`` of an annotate run (:func:`finalize`): counts, rates and names only, no
+    text."""
 
     prompt_version: str
     teachers: list[TeacherJson]
@@ -94,8 +104,8 @@ class AnnotateReport(TypedDict):
 
 @dataclass(frozen=True)
 class _Merged:
-    """Every committed file merged: the summed counts, the part rows (``{part: rows}``), and the labelled rows
-    after balancing (``kept``; the balanced-out ones joined ``dropped``)."""
+    """Every committed file merged: the summed counts, the part rows (``{part: rows}``), and the
+    labelled rows after balancing (``kept``; the balanced-out ones joined ``dropped``)."""
 
     stats: dict[str, Any]
     parts: dict[str, list[dict[str, Any]]]
@@ -105,19 +115,25 @@ class _Merged:
 
 
 def finalize(cfg: AnnotateConfig, run: AnnotateRun) -> dict[str, Any]:
-    """Write labelled / rejected / dropped, ``report.json``, ``agreement.png`` and both manifests; returns the
-    report. ``report["reconciliation"]["ok"]`` is False when some input record is in no output;
-    ``report["counts"]["pending"]`` counts the records left for a rerun (transient backend failures)."""
+    """Write labelled / rejected / dropped, ``report.json``, ``agreement.png`` and both manifests;
+    returns the report. ``report["reconciliation"]["ok"]`` is False when some input record is in no
+    output; ``report["counts"]["pending"]`` counts the records left for a rerun (transient backend
+    failures)."""
     out, work = Path(cfg.output), Path(cfg.output) / WORK
     work.mkdir(parents=True, exist_ok=True)
     done = load_done(out)
     stats, parts = _merge_parts(work, done)
     kept, dropped, bal = _balance(cfg, parts["labelled"], parts["dropped"])
     merged = _Merged(stats, parts, kept, dropped, bal)
-    for name, rows in zip(OUTPUT_FILES, (kept, parts["rejected"], dropped, parts["pending"]), strict=True):
+    for name, rows in zip(
+        OUTPUT_FILES, (kept, parts["rejected"], dropped, parts["pending"]), strict=True
+    ):
         write_private_atomic(out / name, jsonl_text(rows))
     names = [t.name for t in cfg.teachers]
-    votes = [[TeacherVote.from_json(v) for v in r["votes"]] for r in parts["labelled"] + parts["rejected"]]
+    votes = [
+        [TeacherVote.from_json(v) for v in r["votes"]]
+        for r in parts["labelled"] + parts["rejected"]
+    ]
     pairs = pair_agreement(votes, names)
     report = _report(cfg, merged, pairs, run)
     write_private_atomic(out / REPORT, json.dumps(report, indent=2, ensure_ascii=False) + "\n")
@@ -126,40 +142,71 @@ def finalize(cfg: AnnotateConfig, run: AnnotateRun) -> dict[str, Any]:
     return dict(report)  # the executor's stages hand back plain JSON dicts
 
 
-def _merge_parts(work: Path, done: dict[str, dict[str, Any]]) -> tuple[dict[str, Any], dict[str, list[dict[str, Any]]]]:
-    """The summed counts of every committed file and its part rows, ``{part: rows}``, in key order."""
+def _merge_parts(
+    work: Path, done: dict[str, dict[str, Any]]
+) -> tuple[dict[str, Any], dict[str, list[dict[str, Any]]]]:
+    """The summed counts of every committed file and its part rows, ``{part: rows}``, in key
+    order."""
     stats: dict[str, Any] = {}
-    parts: dict[str, list[dict[str, Any]]] = {"labelled": [], "rejected": [], "dropped": [], "pending": []}
+    parts: dict[str, list[dict[str, Any]]] = {
+        "labelled": [],
+        "rejected": [],
+        "dropped": [],
+        "pending": [],
+    }
     for key in sorted(done):
         merge_counts(stats, done[key]["stats"])
         for part, rows in parts.items():
             path = work / "parts" / f"{key}.{part}.jsonl"
-            if part != "pending" or path.exists():  # outputs made before pending records existed have none
+            # outputs made before pending records existed have none
+            if part != "pending" or path.exists():
                 rows.extend(read_jsonl(path))
     return stats, parts
 
 
-def _balance(cfg: AnnotateConfig, labelled: list[dict[str, Any]],
-             dropped: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], list[dict[str, Any]], Balance]:
-    """``(kept, dropped, balance)``: the labelled rows balanced by hashed id; the balanced-out ones join
-    ``dropped`` with reason ``balanced_out`` (and their label), after the rows already there."""
+def _balance(
+    cfg: AnnotateConfig, labelled: list[dict[str, Any]], dropped: list[dict[str, Any]]
+) -> tuple[list[dict[str, Any]], list[dict[str, Any]], Balance]:
+    """``(kept, dropped, balance)``: the labelled rows balanced by hashed id; the balanced-out ones
+    join ``dropped`` with reason ``balanced_out`` (and their label), after the rows already
+    there."""
     bal = balance([(r["id"], r["label"]) for r in labelled], cfg.positive_share, cfg.seed)
     kept = [r for i, r in enumerate(labelled) if i not in bal.dropped]
     if bal.dropped and bal.none_kept == 0:
-        log.warning("--positive-share %s cannot be reached: every NONE text was balanced out", cfg.positive_share)
-    dropped = dropped + [{"id": labelled[i]["id"], "reason": "balanced_out", "label": labelled[i]["label"],
-                          "source_file": labelled[i]["source_file"], "position": labelled[i]["position"]}
-                         for i in sorted(bal.dropped)]
+        log.warning(
+            "--positive-share %s cannot be reached: every NONE text was balanced out",
+            cfg.positive_share,
+        )
+    dropped = dropped + [
+        {
+            "id": labelled[i]["id"],
+            "reason": "balanced_out",
+            "label": labelled[i]["label"],
+            "source_file": labelled[i]["source_file"],
+            "position": labelled[i]["position"],
+        }
+        for i in sorted(bal.dropped)
+    ]
     return kept, dropped, bal
 
 
 def _counts(cfg: AnnotateConfig, merged: _Merged) -> dict[str, int]:
-    """The report's ``counts``: every step from input records to labelled, with the verifier's rejections."""
-    stats, parts, kept, dropped, bal = merged.stats, merged.parts, merged.kept, merged.dropped, merged.bal
+    """The report's ``counts``: every step from input records to labelled, with the verifier's
+    rejections."""
+    stats, parts, kept, dropped, bal = (
+        merged.stats,
+        merged.parts,
+        merged.kept,
+        merged.dropped,
+        merged.bal,
+    )
     labelled, rejected = parts["labelled"], parts["rejected"]
     dropped_reasons = _dropped_reasons(stats, bal)
-    verifier_rejected = sum(v for k, v in stats.get("rejected_reasons", {}).items()
-                            if cfg.verifier and (k == "verifier_disagreement" or k.endswith(f":{cfg.verifier.name}")))
+    verifier_rejected = sum(
+        v
+        for k, v in stats.get("rejected_reasons", {}).items()
+        if cfg.verifier and (k == "verifier_disagreement" or k.endswith(f":{cfg.verifier.name}"))
+    )
     return {
         "files": stats.get("files", 0),
         "input_records": stats.get("input_records", 0),
@@ -186,10 +233,18 @@ def _dropped_reasons(stats: dict[str, Any], bal: Balance) -> dict[str, int]:
     return reasons
 
 
-def _report(cfg: AnnotateConfig, merged: _Merged, pairs: dict[str, PairAgreement], run: AnnotateRun) -> AnnotateReport:
-    """``report.json``: settings, counts, reasons, labels and categories kept, reconciliation, kappa, teacher
-    statistics and the run (counts, names and rates only: no text)."""
-    stats, parts, kept, dropped, bal = merged.stats, merged.parts, merged.kept, merged.dropped, merged.bal
+def _report(
+    cfg: AnnotateConfig, merged: _Merged, pairs: dict[str, PairAgreement], run: AnnotateRun
+) -> AnnotateReport:
+    """``report.json``: settings, counts, reasons, labels and categories kept, reconciliation,
+    kappa, teacher statistics and the run (counts, names and rates only: no text)."""
+    stats, parts, kept, dropped, bal = (
+        merged.stats,
+        merged.parts,
+        merged.kept,
+        merged.dropped,
+        merged.bal,
+    )
     names = [t.name for t in cfg.teachers]
     n_in = stats.get("input_records", 0)
     n_rejected, n_pending = len(parts["rejected"]), len(parts["pending"])
@@ -197,8 +252,12 @@ def _report(cfg: AnnotateConfig, merged: _Merged, pairs: dict[str, PairAgreement
         "prompt_version": PROMPT_VERSION,
         "teachers": [t.to_json() for t in cfg.teachers],
         "verifier": cfg.verifier.to_json() if cfg.verifier else None,
-        "thresholds": {"min_confidence": cfg.min_confidence, "candidates": cfg.candidates,
-                       "positive_share": cfg.positive_share, "max_chars": cfg.max_chars},
+        "thresholds": {
+            "min_confidence": cfg.min_confidence,
+            "candidates": cfg.candidates,
+            "positive_share": cfg.positive_share,
+            "max_chars": cfg.max_chars,
+        },
         "seed": cfg.seed,
         "parts_hash": cfg.parts_hash(),
         "counts": _counts(cfg, merged),
@@ -206,27 +265,46 @@ def _report(cfg: AnnotateConfig, merged: _Merged, pairs: dict[str, PairAgreement
         "rejected_reasons": dict(sorted(stats.get("rejected_reasons", {}).items())),
         "dropped_reasons": dict(sorted(_dropped_reasons(stats, bal).items())),
         "pending_reasons": dict(sorted(stats.get("pending_reasons", {}).items())),
-        "labels": {lab: sum(r["label"] == lab for r in kept) for lab in ("SCPI", "RELATED", "NONE")},
+        "labels": {
+            lab: sum(r["label"] == lab for r in kept) for lab in ("SCPI", "RELATED", "NONE")
+        },
         "categories": {c: sum(c in r["categories"] for r in kept) for c in CATEGORIES},
         "balance": bal.to_json(),
-        "reconciliation": {"input_records": n_in, "labelled": len(kept), "rejected": n_rejected,
-                           "dropped": len(dropped), "pending": n_pending,
-                           "ok": n_in == len(kept) + n_rejected + len(dropped) + n_pending},
+        "reconciliation": {
+            "input_records": n_in,
+            "labelled": len(kept),
+            "rejected": n_rejected,
+            "dropped": len(dropped),
+            "pending": n_pending,
+            "ok": n_in == len(kept) + n_rejected + len(dropped) + n_pending,
+        },
         "kappa": pairs,
         "teacher_stats": {n: teacher_report(stats.get("teachers", {}).get(n, {})) for n in names},
-        "verifier_stats": teacher_report(stats.get("verifier", {}).get(cfg.verifier.name, {}))
-        if cfg.verifier else None,
-        "seconds_per_candidate": round(stats.get("seconds", 0.0) / max(1, stats.get("candidates", 0)), 6),
+        "verifier_stats": (
+            teacher_report(stats.get("verifier", {}).get(cfg.verifier.name, {}))
+            if cfg.verifier
+            else None
+        ),
+        "seconds_per_candidate": round(
+            stats.get("seconds", 0.0) / max(1, stats.get("candidates", 0)), 6
+        ),
         "run": run,
     }
 
 
-def _write_manifests(cfg: AnnotateConfig, files_done: int, report: AnnotateReport, n_kept: int,
-                     pairs: dict[str, PairAgreement]) -> None:
+def _write_manifests(
+    cfg: AnnotateConfig,
+    files_done: int,
+    report: AnnotateReport,
+    n_kept: int,
+    pairs: dict[str, PairAgreement],
+) -> None:
     """The checkpoints' manifest and the annotated set's (readable by the owner only)."""
 
     out = Path(cfg.output)
-    write_manifest(out / WORK, kind="annotate-checkpoints", files_done=files_done, parts_hash=cfg.parts_hash())
+    write_manifest(
+        out / WORK, kind="annotate-checkpoints", files_done=files_done, parts_hash=cfg.parts_hash()
+    )
     write_manifest(
         out,
         kind="annotated-set",

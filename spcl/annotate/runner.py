@@ -1,7 +1,8 @@
-"""The annotate job's worker: the teacher clients of one process (built once), asking them about a batch of
-records (agreement filter, verifier), and routing each record of a batch to the labelled / rejected / dropped /
-pending rows of a pass over one input file (:class:`AnnotatePass`). The job skeleton's loop
-(``spcl.executor.filejob``) reads the records and commits the parts; ``spcl.annotate.job`` is the stage.
+"""The annotate job's worker: the teacher clients of one process (built once), asking them about a
+batch of records (agreement filter, verifier), and routing each record of a batch to the labelled /
+rejected / dropped / pending rows of a pass over one input file (:class:`AnnotatePass`). The job
+skeleton's loop (``spcl.executor.filejob``) reads the records and commits the parts;
+``spcl.annotate.job`` is the stage.
 """
 
 from __future__ import annotations
@@ -33,10 +34,10 @@ __all__ = ["AnnotatePass", "AnnotateRunner", "transient_failure"]
 
 @dataclass(slots=True, kw_only=True)
 class AnnotatePass(UnitRun):
-    """One pass over one input file (``spcl.executor.unitpass.UnitRun``; ``settled``: the positions the kept
-    parts hold): the part rows by part (the kept ones of a retry pass and the new ones), the file's name in
-    the output, the candidates per language, the pending records of a retry pass's prior run, and the
-    positions it asked about."""
+    """One pass over one input file (``spcl.executor.unitpass.UnitRun``; ``settled``: the positions
+    the kept parts hold): the part rows by part (the kept ones of a retry pass and the new ones),
+    the file's name in the output, the candidates per language, the pending records of a retry
+    pass's prior run, and the positions it asked about."""
 
     rows: dict[str, list[dict[str, Any]]]
     source_file: str
@@ -46,13 +47,21 @@ class AnnotatePass(UnitRun):
 
 
 def _teacher_stats() -> dict[str, Any]:
-    return {"documents": 0, "outputs": 0, "parsed": 0, "parse_failures": {}, "backend_errors": {},
-            "generated_tokens": 0, "wall_seconds": 0.0, "latency_seconds": 0.0}
+    return {
+        "documents": 0,
+        "outputs": 0,
+        "parsed": 0,
+        "parse_failures": {},
+        "backend_errors": {},
+        "generated_tokens": 0,
+        "wall_seconds": 0.0,
+        "latency_seconds": 0.0,
+    }
 
 
 def transient_failure(votes: list[TeacherVote], check: TeacherVote | None) -> TeacherVote | None:
-    """The first teacher (then the verifier) vote whose backend failed *transiently*, else ``None``: such a
-    record is left pending for a rerun, never rejected for good."""
+    """The first teacher (then the verifier) vote whose backend failed *transiently*, else ``None``:
+    such a record is left pending for a rerun, never rejected for good."""
     for tv in [*votes, *([check] if check is not None else [])]:
         if tv.error is not None and is_transient(tv.error):
             return tv
@@ -71,7 +80,8 @@ def _lang(meta: str | None, text: str) -> str:
 
 
 class AnnotateRunner:
-    """Runs the job's unit of work (one input file) with its teacher clients, built once per process."""
+    """Runs the job's unit of work (one input file) with its teacher clients, built once per
+    process."""
 
     def __init__(self, cfg: AnnotateConfig, clients: dict[str, ChatClient] | None = None):
         self.cfg = cfg
@@ -90,11 +100,14 @@ class AnnotateRunner:
             (self.work / sub).mkdir(parents=True, exist_ok=True)
 
     def check(self) -> None:
-        """Ask every client whether it can serve (an unreachable endpoint stops the job before any file)."""
+        """Ask every client whether it can serve (an unreachable endpoint stops the job before
+        any file)."""
         for client in self.clients.values():
             client.check()
 
-    def _ask(self, name: str, requests: list[ChatRequest], stats: dict[str, Any]) -> list[TeacherVote]:
+    def _ask(
+        self, name: str, requests: list[ChatRequest], stats: dict[str, Any]
+    ) -> list[TeacherVote]:
         t0 = time.perf_counter()
         replies = self.clients[name].complete(requests)
         st = stats.setdefault(name, _teacher_stats())
@@ -112,13 +125,17 @@ class AnnotateRunner:
                 if tv.vote is not None:
                     st["parsed"] += 1
                 else:
-                    st["parse_failures"][tv.parse_failure] = st["parse_failures"].get(tv.parse_failure, 0) + 1
+                    st["parse_failures"][tv.parse_failure] = (
+                        st["parse_failures"].get(tv.parse_failure, 0) + 1
+                    )
             votes.append(tv)
         return votes
 
-    def annotate(self, docs: list[dict[str, Any]], stats: dict[str, Any]) -> list[tuple[Decision, list[TeacherVote],
-                                                                                       TeacherVote | None]]:
-        """Ask every teacher about ``docs`` (dicts with ``text``), filter, verify; one outcome per doc."""
+    def annotate(
+        self, docs: list[dict[str, Any]], stats: dict[str, Any]
+    ) -> list[tuple[Decision, list[TeacherVote], TeacherVote | None]]:
+        """Ask every teacher about ``docs`` (dicts with ``text``), filter, verify; one outcome
+        per doc."""
         if not docs:
             return []
         requests = [teacher_request(build_messages(d["text"]), self.cfg.options) for d in docs]
@@ -126,7 +143,9 @@ class AnnotateRunner:
         for n in names:
             stats["teachers"].setdefault(n, _teacher_stats())
         if all(is_server_backend(t.backend) for t in self.cfg.teachers):  # servers: ask all at once
-            with ThreadPoolExecutor(max_workers=len(names), thread_name_prefix="spcl-teacher") as pool:
+            with ThreadPoolExecutor(
+                max_workers=len(names), thread_name_prefix="spcl-teacher"
+            ) as pool:
                 votes = list(pool.map(lambda n: self._ask(n, requests, stats["teachers"]), names))
         else:  # in-process models share the accelerator: one teacher after the other
             votes = [self._ask(n, requests, stats["teachers"]) for n in names]
@@ -136,30 +155,48 @@ class AnnotateRunner:
         if self.cfg.verifier is not None:
             kept = [i for i, d in enumerate(decisions) if d.kept]
             if kept:
-                vv = self._ask(self.cfg.verifier.name, [requests[i] for i in kept], stats["verifier"])
+                vv = self._ask(
+                    self.cfg.verifier.name, [requests[i] for i in kept], stats["verifier"]
+                )
                 for i, tv in zip(kept, vv, strict=True):
                     checks[i] = tv
                     decisions[i] = verify(decisions[i], tv)
         return list(zip(decisions, per_doc, checks, strict=True))
 
-    def take(self, run: AnnotatePass, keys: Sequence[int], batch: pa.RecordBatch, picked: list[str]) -> None:
-        """Ask about one batch of records (``picked``: ``UnitRun.pick`` of their positions, ``keys``) and
-        route each to the pass's labelled / rejected / dropped / pending rows; a retry pass asks about the
-        unsettled readable records only (counted already)."""
+    def take(
+        self, run: AnnotatePass, keys: Sequence[int], batch: pa.RecordBatch, picked: list[str]
+    ) -> None:
+        """Ask about one batch of records (``picked``: ``UnitRun.pick`` of their positions,
+        ``keys``) and route each to the pass's labelled / rejected / dropped / pending rows; a retry
+        pass asks about the unsettled readable records only (counted already)."""
         cfg, stats, rows, source_file = self.cfg, run.stats, run.rows, run.source_file
 
         def drop(doc_id: str, position: int, reason: str) -> None:
-            rows["dropped"].append({"id": doc_id, "reason": reason, "source_file": source_file, "position": position})
+            rows["dropped"].append(
+                {"id": doc_id, "reason": reason, "source_file": source_file, "position": position}
+            )
 
         docs: list[dict[str, Any]] = []
         for (doc_id, text, meta, error, position), verdict in zip(
-                zip(*(batch.column(c).to_pylist() for c in ("id", "text", "meta", "error", "position")), strict=True),
-                picked, strict=True):
+            zip(
+                *(batch.column(c).to_pylist() for c in ("id", "text", "meta", "error", "position")),
+                strict=True,
+            ),
+            picked,
+            strict=True,
+        ):
             if run.settled is not None:  # a retry pass: only the unsettled records, counted already
                 if verdict != SETTLED and isinstance(text, str) and error is None:
                     text = normalize(text)
                     run.asked.add(position)
-                    docs.append({"id": doc_id, "text": text, "lang": _lang(meta, text), "position": position})
+                    docs.append(
+                        {
+                            "id": doc_id,
+                            "text": text,
+                            "lang": _lang(meta, text),
+                            "position": position,
+                        }
+                    )
                 continue
             stats["input_records"] += 1
             if error is not None or not isinstance(text, str):
@@ -177,15 +214,34 @@ class AnnotateRunner:
             docs.append({"id": doc_id, "text": text, "lang": lang, "position": position})
         for doc, (decision, votes, check) in zip(docs, self.annotate(docs, stats), strict=True):
             base = {"id": doc["id"], "text": doc["text"], "lang": doc["lang"]}
-            tail = {"votes": [v.to_json() for v in votes], "verifier": check.to_json() if check else None,
-                    "source_file": source_file, "position": doc["position"]}
+            tail = {
+                "votes": [v.to_json() for v in votes],
+                "verifier": check.to_json() if check else None,
+                "source_file": source_file,
+                "position": doc["position"],
+            }
             if (failed := transient_failure(votes, check)) is not None:  # retryable, never rejected
-                rows["pending"].append({"id": doc["id"], "reason": failed.failure, "error": failed.error,
-                                        "source_file": source_file, "position": doc["position"]})
+                rows["pending"].append(
+                    {
+                        "id": doc["id"],
+                        "reason": failed.failure,
+                        "error": failed.error,
+                        "source_file": source_file,
+                        "position": doc["position"],
+                    }
+                )
             elif decision.kept:
-                rows["labelled"].append({**base, "label": decision.label, "categories": list(decision.categories),
-                                         "source": f"annotate:{PROMPT_VERSION}", "codes": list(decision.codes),
-                                         "confidence": decision.confidence, **tail})
+                rows["labelled"].append(
+                    {
+                        **base,
+                        "label": decision.label,
+                        "categories": list(decision.categories),
+                        "source": f"annotate:{PROMPT_VERSION}",
+                        "codes": list(decision.codes),
+                        "confidence": decision.confidence,
+                        **tail,
+                    }
+                )
             else:
                 assert decision.reason is not None
                 rows["rejected"].append({**base, "reason": decision.reason, **tail})

@@ -1,11 +1,13 @@
-"""Benchmark of ``screen_dataframe`` against ``spcl filter``'s Spark engine on the same real documents.
+"""Benchmark of ``screen_dataframe`` against ``spcl filter``'s Spark engine on the same real
+documents.
 
-Both run in one Spark local session (the filter job's own builder), over the same Parquet files (one task per
-file), with the full screen, and write Parquet partitioned by decision: the filter job through its tasks,
-the DataFrame path through ``screen_dataframe(spark.read.parquet(...)).write.partitionBy("decision")``. Each
-is warmed up first (Python workers started, detectors and model loaded) and timed separately; docs per CPU
-second of the Python workers and the JVM are printed beside wall-time docs/s per core, because the machine
-may be shared. Numbers are reported, never asserted.
+Both run in one Spark local session (the filter job's own builder), over the same Parquet files (one
+task per file), with the full screen, and write Parquet partitioned by decision: the filter job
+through its tasks, the DataFrame path through
+``screen_dataframe(spark.read.parquet(...)).write.partitionBy("decision")``. Each is warmed up first
+(Python workers started, detectors and model loaded) and timed separately; docs per CPU second of
+the Python workers and the JVM are printed beside wall-time docs/s per core, because the machine may
+be shared. Numbers are reported, never asserted.
 """
 
 from __future__ import annotations
@@ -27,13 +29,14 @@ from spcl.spark import build_session
 
 
 def write_parquet_corpus(folder: Path, docs: int, seed: int, files: int = 8) -> list[str]:
-    """``docs`` real ~1.5 KB documents (``spcl.bench.realtext``) in ``files`` Parquet files (id, text, lang)."""
+    """``docs`` real ~1.5 KB documents (``spcl.bench.realtext``) in ``files`` Parquet files (id,
+    text, lang)."""
     folder.mkdir(parents=True, exist_ok=True)
     rows = list(real_documents(docs, seed))
     per_file = -(-len(rows) // files)
     paths = []
     for i in range(files):
-        part = rows[i * per_file:(i + 1) * per_file]
+        part = rows[i * per_file : (i + 1) * per_file]
         if not part:
             break
         path = folder / f"part-{i:03d}.parquet"
@@ -55,9 +58,13 @@ def _timed(run: Any) -> tuple[float, float]:
     return seconds, monitor.cpu_seconds
 
 
-def run_dataframe_bench(docs: int, seed: int, workdir: str | None, cores: int = 2) -> dict[str, Any]:
-    """Write the corpus, time both paths in one local[cores] session, print the report; returns the numbers."""
-    # optional heavy dependency: importing spcl.integrations.spark imports pyspark (and sets PYSPARK_PYTHON)
+def run_dataframe_bench(
+    docs: int, seed: int, workdir: str | None, cores: int = 2
+) -> dict[str, Any]:
+    """Write the corpus, time both paths in one local[cores] session, print the report; returns
+    the numbers."""
+    # optional heavy dependency: importing spcl.integrations.spark imports pyspark (and sets
+    # PYSPARK_PYTHON)
     from spcl.integrations.spark import screen_dataframe
 
     root = Path(workdir or tempfile.mkdtemp(prefix="spcl-bench-df-"))
@@ -70,32 +77,53 @@ def run_dataframe_bench(docs: int, seed: int, workdir: str | None, cores: int = 
         return run_filter(FilterJob(tuple(paths), out, settings, "spark", master, True))
 
     def dataframe(paths: list[str], out: str) -> None:
-        df = spark.read.parquet(*paths).withColumnRenamed("lang", "crawl_lang")  # spcl adds its own lang
-        screen_dataframe(df, settings=settings).write.mode("overwrite").partitionBy("decision").parquet(out)
+        # spcl adds its own lang
+        df = spark.read.parquet(*paths).withColumnRenamed("lang", "crawl_lang")
+        screen_dataframe(df, settings=settings).write.mode("overwrite").partitionBy(
+            "decision"
+        ).parquet(out)
 
-    filter_job(inputs[:cores], str(root / "warm-filter"))  # one Python worker per core, models loaded
+    # one Python worker per core, models loaded
+    filter_job(inputs[:cores], str(root / "warm-filter"))
     dataframe(inputs[:cores], str(root / "warm-df"))
     load_before = os.getloadavg()[0]
     stats: dict[str, Any] = {}
     f_wall, f_cpu = _timed(lambda: stats.update(filter_job(inputs, str(root / "out-filter"))))
     d_wall, d_cpu = _timed(lambda: dataframe(inputs, str(root / "out-df")))
     load_after = os.getloadavg()[0]
-    counts_df = {r["decision"]: r["count"] for r in
-                 spark.read.parquet(str(root / "out-df")).groupBy("decision").count().collect()}
+    counts_df = {
+        r["decision"]: r["count"]
+        for r in spark.read.parquet(str(root / "out-df")).groupBy("decision").count().collect()
+    }
     n = stats["reconciliation"]["input_records"]
     result = {
-        "docs": n, "cores": cores, "load_average": [round(load_before, 2), round(load_after, 2)],
-        "filter": {"docs_per_s_per_core": n / f_wall / cores, "docs_per_cpu_s": n / max(f_cpu, 1e-9)},
-        "dataframe": {"docs_per_s_per_core": n / d_wall / cores, "docs_per_cpu_s": n / max(d_cpu, 1e-9)},
+        "docs": n,
+        "cores": cores,
+        "load_average": [round(load_before, 2), round(load_after, 2)],
+        "filter": {
+            "docs_per_s_per_core": n / f_wall / cores,
+            "docs_per_cpu_s": n / max(f_cpu, 1e-9),
+        },
+        "dataframe": {
+            "docs_per_s_per_core": n / d_wall / cores,
+            "docs_per_cpu_s": n / max(d_cpu, 1e-9),
+        },
         "same_counts": {k: v for k, v in stats["counts"].items() if v} == counts_df,
     }
     print(f"corpus: {n} real ja/ko documents (~1.5 KB) in {len(inputs)} Parquet files under {root}")
-    print(f"full screen, Spark {master}; load average {load_before:.1f} → {load_after:.1f} "
-          f"(a shared machine: compare the two lines, and the CPU-second figures)")
-    for name, label in (("filter", "spcl filter (Spark engine)"), ("dataframe", "screen_dataframe + write")):
+    print(
+        f"full screen, Spark {master}; load average {load_before:.1f} → {load_after:.1f} "
+        "(a shared machine: compare the two lines, and the CPU-second figures)"
+    )
+    for name, label in (
+        ("filter", "spcl filter (Spark engine)"),
+        ("dataframe", "screen_dataframe + write"),
+    ):
         r = result[name]
-        print(f"  {label:28}: {r['docs_per_s_per_core']:8.0f} docs/s per core, {r['docs_per_cpu_s']:8.0f} docs per "
-              "CPU second (Python workers + JVM)")
+        print(
+            f"  {label:28}: {r['docs_per_s_per_core']:8.0f} docs/s per core,"
+            f" {r['docs_per_cpu_s']:8.0f} docs per CPU second (Python workers + JVM)"
+        )
     ratio = result["dataframe"]["docs_per_s_per_core"] / result["filter"]["docs_per_s_per_core"]
     cpu_ratio = result["dataframe"]["docs_per_cpu_s"] / result["filter"]["docs_per_cpu_s"]
     result["ratio_wall"], result["ratio_cpu"] = ratio, cpu_ratio

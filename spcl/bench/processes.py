@@ -1,5 +1,6 @@
-"""Where a benchmark's CPU time and memory go: the processes of a run by role (driver, JVM, Python workers),
-their CPU seconds, and threads that sample the peak memory of the local workers or of a cluster's workers.
+"""Where a benchmark's CPU time and memory go: the processes of a run by role (driver, JVM, Python
+workers), their CPU seconds, and threads that sample the peak memory of the local workers or of a
+cluster's workers.
 """
 
 from __future__ import annotations
@@ -9,9 +10,9 @@ from typing import Any
 
 
 class WorkerMemory(threading.Thread):
-    """Samples the RSS and CPU time of pyspark Python workers and the JVM (children of this process tree)
-    until stopped. CPU seconds (user + system, counted from the first sample) do not depend on what else
-    the machine runs, unlike wall time: ``cpu_seconds`` is what the job cost."""
+    """Samples the RSS and CPU time of pyspark Python workers and the JVM (children of this process
+    tree) until stopped. CPU seconds (user + system, counted from the first sample) do not depend on
+    what else the machine runs, unlike wall time: ``cpu_seconds`` is what the job cost."""
 
     def __init__(self) -> None:
         super().__init__(daemon=True)
@@ -60,11 +61,10 @@ class WorkerMemory(threading.Thread):
         self.join()
 
 
-
-
 def process_role(cmdline: str) -> str:
-    """Which part of a Spark run a process of the driver's tree is, by its command line: ``jvm`` (a Java
-    process), ``python workers`` (pyspark's daemon or one of its workers) or ``driver`` (anything else).
+    """Which part of a Spark run a process of the driver's tree is, by its command line: ``jvm`` (a
+    Java process), ``python workers`` (pyspark's daemon or one of its workers) or ``driver``
+    (anything else).
 
     >>> process_role("/usr/bin/java -cp ... org.apache.spark.deploy.SparkSubmit pyspark-shell")
     'jvm'
@@ -79,9 +79,10 @@ def process_role(cmdline: str) -> str:
 
 
 def tree_cpu_split() -> dict[str, float]:
-    """CPU seconds (user + system) this process and its live descendants used so far, by :func:`process_role`
-    (the driver's Python, the driver JVM, pyspark's Python daemon and workers; reaped children counted with
-    their parent): unlike wall time, what a run cost whatever else the machine runs."""
+    """CPU seconds (user + system) this process and its live descendants used so far, by
+    :func:`process_role` (the driver's Python, the driver JVM, pyspark's Python daemon and workers;
+    reaped children counted with their parent): unlike wall time, what a run cost whatever else the
+    machine runs."""
     import psutil
 
     split = {"driver": 0.0, "jvm": 0.0, "python workers": 0.0}
@@ -102,8 +103,8 @@ def tree_cpu_seconds() -> float:
 
 
 class ClusterMemory(threading.Thread):
-    """Peak RSS of what each standalone worker runs (its executor JVM and Python workers, the worker daemon
-    itself excluded), sampled until stopped."""
+    """Peak RSS of what each standalone worker runs (its executor JVM and Python workers, the worker
+    daemon itself excluded), sampled until stopped."""
 
     def __init__(self, worker_pids: list[int]) -> None:
         super().__init__(daemon=True)
@@ -130,10 +131,16 @@ class ClusterMemory(threading.Thread):
                 py = jvm = 0.0
                 for kid in kids:
                     try:
-                        rss, name, t = kid.memory_info().rss / 2**20, " ".join(kid.cmdline()), kid.cpu_times()
+                        rss, name, t = (
+                            kid.memory_info().rss / 2**20,
+                            " ".join(kid.cmdline()),
+                            kid.cpu_times(),
+                        )
                     except psutil.Error:
                         continue
-                    self._cpu_last[kid.pid] = t.user + t.system + t.children_user + t.children_system
+                    self._cpu_last[kid.pid] = (
+                        t.user + t.system + t.children_user + t.children_system
+                    )
                     if "java" in name:
                         jvm += rss
                     else:

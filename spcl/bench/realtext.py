@@ -1,16 +1,19 @@
-"""A benchmark corpus of real text: ~1.5 KB documents, one language each (a third each English, Japanese, Korean).
+"""A benchmark corpus of real text: ~1.5 KB documents, one language each (a third each English,
+Japanese, Korean).
 
 Benchmarks on our own templates ran 1.5× more optimistic than on real text, so the filter and screen
 benchmarks read real passages that install offline, assembled into documents by a seeded sampler:
 
-- ``data/weak-none/libreoffice-help.jsonl`` (committed; real LibreOffice help passages, ja and ko, MPL-2.0);
-- ``data/weak-english/english.jsonl`` (committed; real English help pages and e-mails, see its README);
+- ``data/weak-none/libreoffice-help.jsonl`` (committed; real LibreOffice help passages, ja and ko,
+  MPL-2.0);
+- ``data/weak-english/english.jsonl`` (committed; real English help pages and e-mails, see its
+  README);
 - the real labelled sentences (``data/scpi-real-v1/labelled.jsonl``: news, Wikipedia,
   reviews), when present;
 - the Japanese manual pages of Debian's ``manpages-ja`` (``/usr/share/man/ja``), when installed.
 
-Passages repeat across documents (a few MB of real text make tens of thousands of documents); tokenizer and
-model costs depend on the text's shape, not on whether a sentence was seen before.
+Passages repeat across documents (a few MB of real text make tens of thousands of documents);
+tokenizer and model costs depend on the text's shape, not on whether a sentence was seen before.
 """
 
 from __future__ import annotations
@@ -66,21 +69,29 @@ def _manpage_passages(root: Path, limit: int = 4000) -> Iterator[tuple[str, str]
 
 
 def passage_pools() -> dict[str, list[str]]:
-    """Real passages by language from every source found here (sorted, so a seed fixes the corpus)."""
+    """Real passages by language from every source found here (sorted, so a seed fixes the
+    corpus)."""
     pools: dict[str, set[str]] = {lang: set() for lang in LANGS}
-    for source in (_jsonl_passages(WEAK_NONE), _jsonl_passages(WEAK_ENGLISH), _jsonl_passages(SHARED_LABELLED),
-                   _manpage_passages(MANPAGES_JA)):
+    for source in (
+        _jsonl_passages(WEAK_NONE),
+        _jsonl_passages(WEAK_ENGLISH),
+        _jsonl_passages(SHARED_LABELLED),
+        _manpage_passages(MANPAGES_JA),
+    ):
         for lang, text in source:
             pools[lang].add(text)
     return {lang: sorted(texts) for lang, texts in pools.items()}
 
 
 def real_documents(n: int, seed: int = 0, target_bytes: int = 1500) -> Iterator[dict[str, Any]]:
-    """``n`` documents ``{"id", "text", "lang"}`` of about ``target_bytes`` UTF-8 bytes, cycling en/ja/ko."""
+    """``n`` documents ``{"id", "text", "lang"}`` of about ``target_bytes`` UTF-8 bytes, cycling
+    en/ja/ko."""
     pools = passage_pools()
     missing = [lang for lang in LANGS if not pools[lang]]
     if missing:
-        raise RuntimeError(f"no real passages for {', '.join(missing)} (is data/weak-none/ present?)")
+        raise RuntimeError(
+            f"no real passages for {', '.join(missing)} (is data/weak-none/ present?)"
+        )
     rng = random.Random(seed)
     for i in range(n):
         lang = LANGS[i % len(LANGS)]
@@ -95,10 +106,13 @@ def real_documents(n: int, seed: int = 0, target_bytes: int = 1500) -> Iterator[
 
 
 def corpus_summary() -> dict[str, Any]:
-    """Passages and characters per language and which sources were found (for the benchmark's output)."""
+    """Passages and characters per language and which sources were found (for the benchmark's
+    output)."""
     pools = passage_pools()
     return {
-        "sources": [str(p) for p in (WEAK_NONE, WEAK_ENGLISH, SHARED_LABELLED, MANPAGES_JA) if p.exists()],
+        "sources": [
+            str(p) for p in (WEAK_NONE, WEAK_ENGLISH, SHARED_LABELLED, MANPAGES_JA) if p.exists()
+        ],
         "passages": {lang: len(texts) for lang, texts in pools.items()},
         "chars": {lang: sum(len(t) for t in texts) for lang, texts in pools.items()},
     }

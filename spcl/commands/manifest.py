@@ -12,7 +12,14 @@ import sys
 from pathlib import Path
 
 from spcl.errors import RunFailed
-from spcl.manifest import MANIFEST_NAME, manifest_ref, read_manifest, record_counts, verify_manifest, write_manifest
+from spcl.manifest import (
+    MANIFEST_NAME,
+    manifest_ref,
+    read_manifest,
+    record_counts,
+    verify_manifest,
+    write_manifest,
+)
 
 
 def _verify(args: argparse.Namespace) -> int:
@@ -33,7 +40,11 @@ def _verify(args: argparse.Namespace) -> int:
             print(f"{root}: OK ({listed} files)")
             continue
         failed.append(root)
-        for kind, names in (("changed", report.changed), ("missing", report.missing), ("unlisted", report.unlisted)):
+        for kind, names in (
+            ("changed", report.changed),
+            ("missing", report.missing),
+            ("unlisted", report.unlisted),
+        ):
             for name in names:
                 print(f"{root}: {kind}: {name}", file=sys.stderr)
     if failed:
@@ -54,7 +65,11 @@ def _write(args: argparse.Namespace) -> int:
     provenance["records"] = sum(counts.values())
     provenance["record_counts"] = counts
     manifest = write_manifest(args.dir, **provenance)
-    print(json.dumps({k: v for k, v in manifest.items() if k != "files"} | {"files": len(manifest["files"])}))
+    print(
+        json.dumps(
+            {k: v for k, v in manifest.items() if k != "files"} | {"files": len(manifest["files"])}
+        )
+    )
     return 0
 
 
@@ -67,7 +82,9 @@ def register(sub: argparse._SubParsersAction) -> None:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     msub = parser.add_subparsers(dest="manifest_command", required=True, metavar="ACTION")
-    p = msub.add_parser("verify", help="re-hash files; exit 1 naming changed / missing / unlisted files")
+    p = msub.add_parser(
+        "verify", help="re-hash files; exit 1 naming changed / missing / unlisted files"
+    )
     p.add_argument("dirs", nargs="+", metavar="DIR")
     p.set_defaults(func=_verify)
     p = msub.add_parser("write", help="hash every file of DIR into DIR/manifest.json")
@@ -75,6 +92,10 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--kind", default="dataset", help="what the dataset is (e.g. training-set)")
     p.add_argument("--licence", default=None)
     p.add_argument("--config-hash", default=None)
-    p.add_argument("--kappa", type=float, default=None, help="inter-annotator agreement, where known")
-    p.add_argument("--source", action="append", default=[], help="source dataset folder (repeatable)")
+    p.add_argument(
+        "--kappa", type=float, default=None, help="inter-annotator agreement, where known"
+    )
+    p.add_argument(
+        "--source", action="append", default=[], help="source dataset folder (repeatable)"
+    )
     p.set_defaults(func=_write)

@@ -1,4 +1,5 @@
-"""``spcl review``: export samples for people, measure agreement, estimate error rates, make training data.
+"""``spcl review``: export samples for people, measure agreement, estimate error rates, make
+training data.
 
 spcl review export --input out/ --output review/batch-01 --n 500 --seed 7 --reviewers a,b
 spcl review agree review/batch-01/reviewer-a.csv review/batch-01/reviewer-b.csv
@@ -50,12 +51,18 @@ def _positive_int(value: str) -> int:
     return number
 
 
-def _draw_sample(input: str, spec: Any, *, what: str = "sample", engine: str = "python", master: str | None = None,
-                allow_incomplete: bool = False) -> tuple[Any, Any]:
-    """``(SamplePlan, table)`` of ``spec`` drawn from a filter output (plain Python or Spark), or from an
-    ``spcl annotate`` output's disputed texts (``what="rejected"``)."""
+def _draw_sample(
+    input: str,
+    spec: Any,
+    *,
+    what: str = "sample",
+    engine: str = "python",
+    master: str | None = None,
+    allow_incomplete: bool = False,
+) -> tuple[Any, Any]:
+    """``(SamplePlan, table)`` of ``spec`` drawn from a filter output (plain Python or Spark), or
+    from an ``spcl annotate`` output's disputed texts (``what="rejected"``)."""
     if what == "rejected":  # an 'spcl annotate' output: the texts the teachers disputed
-
         return rejected_sample(input, spec)
     if engine == "spark":
         spark = build_session(None, master, app_name="spcl-review-export")
@@ -83,11 +90,22 @@ def _export(args: argparse.Namespace) -> int:
         )
         if set(strata) - set(DIMENSIONS):
             raise ValueError(f"--strata takes {', '.join(DIMENSIONS)}")
-        # every argument is checked before the input is read or anything is written (sample.csv holds text)
-        check_export_arguments(args.out, formats=_csv_list(args.format), reviewers=_csv_list(args.reviewers),
-                               force=args.force)
-        plan, table = _draw_sample(args.input, spec, what=args.what, engine=args.engine, master=args.master,
-                                  allow_incomplete=args.allow_incomplete)
+        # every argument is checked before the input is read or anything is written (sample.csv
+        # holds text)
+        check_export_arguments(
+            args.out,
+            formats=_csv_list(args.format),
+            reviewers=_csv_list(args.reviewers),
+            force=args.force,
+        )
+        plan, table = _draw_sample(
+            args.input,
+            spec,
+            what=args.what,
+            engine=args.engine,
+            master=args.master,
+            allow_incomplete=args.allow_incomplete,
+        )
         manifest = export_sample(
             table,
             plan,
@@ -112,8 +130,10 @@ def _export(args: argparse.Namespace) -> int:
 def _agree(args: argparse.Namespace) -> int:
     try:
         for a, b in distinct_reviewer_files(args.files):
-            print(f"warning: {a} and {b} are byte-identical: did each reviewer label their own copy?",
-                  file=sys.stderr)
+            print(
+                f"warning: {a} and {b} are byte-identical: did each reviewer label their own copy?",
+                file=sys.stderr,
+            )
         cov, result = agree_files(args.files, allow_partial=args.allow_partial)
     except (ValueError, OSError, ReviewError) as err:
         raise RunFailed(str(err)) from err
@@ -150,34 +170,47 @@ def _report(args: argparse.Namespace) -> int:
     reviews_path = Path(args.reviews)
     plan_path = Path(args.plan) if args.plan else reviews_path.parent / "plan.json"
     try:
-        result, reviews = estimate_reviews(args.input, reviews_path, plan_path, _csv_list(args.positive))
+        result, reviews = estimate_reviews(
+            args.input, reviews_path, plan_path, _csv_list(args.positive)
+        )
     except (ValueError, OSError, ReviewError) as err:
         raise RunFailed(str(err)) from err
     out = Path(args.out) if args.out else reviews_path.parent / "report"
-    write_estimates(result, reviews, out, input=args.input, reviews_path=reviews_path, plan_path=plan_path)
-    for key, name in (("precision_flagged", "precision of flagged"), ("miss_rate_clean", "miss rate of clean")):
+    write_estimates(
+        result, reviews, out, input=args.input, reviews_path=reviews_path, plan_path=plan_path
+    )
+    for key, name in (
+        ("precision_flagged", "precision of flagged"),
+        ("miss_rate_clean", "miss rate of clean"),
+    ):
         r = result[key]["overall"]
         if r["rate"] is None:
             print(f"{name}: no reviewed documents")
             continue
         print(
-            f"{name}: {r['rate']:.3f} [{r['low']:.3f}, {r['high']:.3f}] from {r['reviewed']} reviewed; "
-            f"≈ {r['count']:.0f} [{r['count_low']:.0f}, {r['count_high']:.0f}] of {r['population']} docs"
+            f"{name}: {r['rate']:.3f} [{r['low']:.3f}, {r['high']:.3f}] from {r['reviewed']}"
+            f" reviewed; ≈ {r['count']:.0f} [{r['count_low']:.0f}, {r['count_high']:.0f}] of"
+            f" {r['population']} docs"
         )
     print(f"positive: {result['positive_rule']}")
     if result.get("rule_flagged_unanswered"):
         print(
-            f"note: {result['rule_flagged_unanswered']} rule-flagged documents labelled NONE have no pii answer "
-            "and count as false positives (fill the pii column: yes/no)"
+            f"note: {result['rule_flagged_unanswered']} rule-flagged documents labelled NONE have"
+            " no pii answer and count as false positives (fill the pii column: yes/no)"
         )
     if result["ids_not_in_output"]:
-        print(f"warning: {len(result['ids_not_in_output'])} reviewed ids not in the output", file=sys.stderr)
+        print(
+            f"warning: {len(result['ids_not_in_output'])} reviewed ids not in the output",
+            file=sys.stderr,
+        )
     print(f"wrote {out / 'estimates.json'}, {out / 'estimates.png'}, {out / MANIFEST_NAME}")
     return 0
 
 
 def _to_train(args: argparse.Namespace) -> int:
-    agreement_path = Path(args.agreement) if args.agreement else Path(args.adjudicated).parent / "agreement.json"
+    agreement_path = (
+        Path(args.agreement) if args.agreement else Path(args.adjudicated).parent / "agreement.json"
+    )
     try:
         agreement = json.loads(agreement_path.read_text()) if agreement_path.is_file() else None
         manifest = to_train(
@@ -215,9 +248,19 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def _add_export(rsub: argparse._SubParsersAction) -> None:
     """``spcl review export``: draw a stratified hashed-id sample and write it for reviewers."""
-    p = rsub.add_parser("export", help="draw a stratified hashed-id sample and write it for reviewers")
-    p.add_argument("--input", "-i", required=True, help="filter output folder (decision=*/ parquet)")
-    p.add_argument("--output", "-o", dest="out", required=True, help="new folder for the review batch (mode 0700)")
+    p = rsub.add_parser(
+        "export", help="draw a stratified hashed-id sample and write it for reviewers"
+    )
+    p.add_argument(
+        "--input", "-i", required=True, help="filter output folder (decision=*/ parquet)"
+    )
+    p.add_argument(
+        "--output",
+        "-o",
+        dest="out",
+        required=True,
+        help="new folder for the review batch (mode 0700)",
+    )
     p.add_argument("--n", type=_positive_int, default=500, help="documents in total (default 500)")
     p.add_argument("--seed", type=int, default=0, help="sampling seed (default 0)")
     p.add_argument(
@@ -225,70 +268,141 @@ def _add_export(rsub: argparse._SubParsersAction) -> None:
         default="decision,lang,category,bucket",
         help="stratum dimensions from decision,lang,category,bucket (default: all)",
     )
-    p.add_argument("--decisions", default="clean,flagged", help="decisions to sample (default clean,flagged)")
-    p.add_argument("--clean-share", type=float, default=0.25, help="share of n drawn from clean (default 0.25)")
-    p.add_argument("--min-per-stratum", type=int, default=5, help="floor per stratum before proportional split")
-    p.add_argument("--per-stratum", type=_positive_int, default=None, help="fixed size per stratum (ignores --n)")
-    p.add_argument("--bucket-edges", default="0.5,0.8,0.95", help="score bucket edges of the first screen head")
-    p.add_argument("--format", default="csv,jsonl,labelstudio,html", help="any of csv,jsonl,labelstudio,html")
-    p.add_argument("--redact", action="store_true", help="export text with rule hits replaced by [TYPE]")
-    p.add_argument("--reviewers", default="", help="names: write reviewer-NAME.csv for each (e.g. a,b)")
-    p.add_argument("--licence", default=None, help="licence for the manifest (default: the input's)")
+    p.add_argument(
+        "--decisions", default="clean,flagged", help="decisions to sample (default clean,flagged)"
+    )
+    p.add_argument(
+        "--clean-share", type=float, default=0.25, help="share of n drawn from clean (default 0.25)"
+    )
+    p.add_argument(
+        "--min-per-stratum", type=int, default=5, help="floor per stratum before proportional split"
+    )
+    p.add_argument(
+        "--per-stratum",
+        type=_positive_int,
+        default=None,
+        help="fixed size per stratum (ignores --n)",
+    )
+    p.add_argument(
+        "--bucket-edges", default="0.5,0.8,0.95", help="score bucket edges of the first screen head"
+    )
+    p.add_argument(
+        "--format", default="csv,jsonl,labelstudio,html", help="any of csv,jsonl,labelstudio,html"
+    )
+    p.add_argument(
+        "--redact", action="store_true", help="export text with rule hits replaced by [TYPE]"
+    )
+    p.add_argument(
+        "--reviewers", default="", help="names: write reviewer-NAME.csv for each (e.g. a,b)"
+    )
+    p.add_argument(
+        "--licence", default=None, help="licence for the manifest (default: the input's)"
+    )
     p.add_argument(
         "--engine",
         choices=("python", "spark"),
         default="python",
         help="python (default) or spark for outputs that do not fit one machine",
     )
-    p.add_argument("--master", default=None, help="Spark master for --engine spark (default local[*])")
+    p.add_argument(
+        "--master", default=None, help="Spark master for --engine spark (default local[*])"
+    )
     p.add_argument("--force", action="store_true", help="overwrite a non-empty --output folder")
-    p.add_argument("--what", choices=("sample", "rejected"), default="sample",
-                   help="sample: a filter output (default); rejected: an 'spcl annotate' output's disputed texts")
-    p.add_argument("--allow-incomplete", action="store_true",
-                   help="read an output whose run did not finish (no stats.json/manifest.json)")
+    p.add_argument(
+        "--what",
+        choices=("sample", "rejected"),
+        default="sample",
+        help=(
+            "sample: a filter output (default); rejected: an 'spcl annotate' output's disputed"
+            " texts"
+        ),
+    )
+    p.add_argument(
+        "--allow-incomplete",
+        action="store_true",
+        help="read an output whose run did not finish (no stats.json/manifest.json)",
+    )
     p.set_defaults(func=_export)
 
 
 def _add_agree(rsub: argparse._SubParsersAction) -> None:
     """``spcl review agree``: kappa, per category, confusion and disagreements of reviewer files."""
-    p = rsub.add_parser("agree", help="Cohen's / Fleiss' kappa, per category, confusion, disagreements")
-    p.add_argument("files", nargs="+", help="two or more reviewer files (.csv, .jsonl, Label Studio .json)")
-    p.add_argument("--output", "-o", dest="out",
-                   default=None, help="agreement JSON (default: agreement.json beside the first)")
+    p = rsub.add_parser(
+        "agree", help="Cohen's / Fleiss' kappa, per category, confusion, disagreements"
+    )
+    p.add_argument(
+        "files", nargs="+", help="two or more reviewer files (.csv, .jsonl, Label Studio .json)"
+    )
+    p.add_argument(
+        "--output",
+        "-o",
+        dest="out",
+        default=None,
+        help="agreement JSON (default: agreement.json beside the first)",
+    )
     p.add_argument("--fail-under", type=float, default=None, help="exit 1 when kappa is below this")
-    p.add_argument("--allow-partial", action="store_true",
-                   help="measure on the documents every reviewer labelled when some are left out")
+    p.add_argument(
+        "--allow-partial",
+        action="store_true",
+        help="measure on the documents every reviewer labelled when some are left out",
+    )
     p.set_defaults(func=_agree)
 
 
 def _add_adjudicate(rsub: argparse._SubParsersAction) -> None:
     """``spcl review adjudicate``: merge reviewer files, disagreements left for an adjudicator."""
-    p = rsub.add_parser("adjudicate", help="merge reviewer files; disagreements left for an adjudicator")
+    p = rsub.add_parser(
+        "adjudicate", help="merge reviewer files; disagreements left for an adjudicator"
+    )
     p.add_argument("files", nargs="+", help="two or more reviewer files")
-    p.add_argument("--output", "-o", dest="out",
-                   default=None, help="output CSV (default: adjudicated.csv beside the first)")
+    p.add_argument(
+        "--output",
+        "-o",
+        dest="out",
+        default=None,
+        help="output CSV (default: adjudicated.csv beside the first)",
+    )
     p.add_argument(
         "--policy",
         choices=("blank", "sensitive"),
         default="blank",
-        help="blank: leave disagreements empty; sensitive: SCPI > RELATED > NONE, union of categories",
+        help=(
+            "blank: leave disagreements empty; sensitive: SCPI > RELATED > NONE, union of"
+            " categories"
+        ),
     )
     p.set_defaults(func=_adjudicate)
 
 
 def _add_report(rsub: argparse._SubParsersAction) -> None:
-    """``spcl review report``: precision / miss rate with Wilson intervals, scaled to ``stats.json``."""
-    p = rsub.add_parser("report", help="precision / miss rate with Wilson intervals, scaled to stats.json")
-    p.add_argument("--input", "-i", required=True, help="the filter output folder the sample came from")
+    """``spcl review report``: precision / miss rate with Wilson intervals, scaled to
+    ``stats.json``."""
+    p = rsub.add_parser(
+        "report", help="precision / miss rate with Wilson intervals, scaled to stats.json"
+    )
+    p.add_argument(
+        "--input", "-i", required=True, help="the filter output folder the sample came from"
+    )
     p.add_argument("--reviews", required=True, help="adjudicated review file")
-    p.add_argument("--plan", default=None, help="plan.json of the export (default: beside --reviews)")
+    p.add_argument(
+        "--plan", default=None, help="plan.json of the export (default: beside --reviews)"
+    )
     p.add_argument(
         "--positive",
         default="auto",
-        help="labels counted as sensitive, e.g. SCPI or SCPI,RELATED; default auto: follow what flagged the "
-        "document (SCPI/RELATED for the screen; for a rule, the reviewer's pii=yes confirms the value)",
+        help=(
+            "labels counted as sensitive, e.g. SCPI or SCPI,RELATED; default auto: follow what"
+            " flagged the document (SCPI/RELATED for the screen; for a rule, the reviewer's pii=yes"
+            " confirms the value)"
+        ),
     )
-    p.add_argument("--output", "-o", dest="out", default=None, help="report folder (default: report/ beside --reviews)")
+    p.add_argument(
+        "--output",
+        "-o",
+        dest="out",
+        default=None,
+        help="report folder (default: report/ beside --reviews)",
+    )
     p.set_defaults(func=_report)
 
 
@@ -296,9 +410,22 @@ def _add_to_train(rsub: argparse._SubParsersAction) -> None:
     """``spcl review to-train``: adjudicated reviews to training JSONL with provenance."""
     p = rsub.add_parser("to-train", help="adjudicated reviews -> training JSONL with provenance")
     p.add_argument("adjudicated", help="adjudicated review file")
-    p.add_argument("--output", "-o", dest="out", required=True, help="output folder (train.jsonl + manifest.json)")
-    p.add_argument("--input", "-i", default=None, help="filter output to take original text from (redacted exports)")
-    p.add_argument("--source", default="spcl-review", help="value of the 'source' field (default spcl-review)")
+    p.add_argument(
+        "--output",
+        "-o",
+        dest="out",
+        required=True,
+        help="output folder (train.jsonl + manifest.json)",
+    )
+    p.add_argument(
+        "--input",
+        "-i",
+        default=None,
+        help="filter output to take original text from (redacted exports)",
+    )
+    p.add_argument(
+        "--source", default="spcl-review", help="value of the 'source' field (default spcl-review)"
+    )
     p.add_argument("--licence", default=None, help="licence for the manifest")
     p.add_argument("--agreement", default=None, help="agreement.json (default: beside the file)")
     p.set_defaults(func=_to_train)

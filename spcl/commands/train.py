@@ -1,4 +1,5 @@
-"""``spcl train``: train a screen model artifact from labelled JSONL, with a cross-validation report."""
+"""``spcl train``: train a screen model artifact from labelled JSONL, with a cross-validation
+report."""
 
 from __future__ import annotations
 
@@ -36,59 +37,141 @@ from spcl.synth.screen_data import generate
 
 log = logging.getLogger(__name__)
 
-CLONE_EXAMPLE = ("spcl train --data data/weak-none/libreoffice-help.jsonl --synthetic 60 --cv-folds 0 "
-                 "--output models/try-screen")
+CLONE_EXAMPLE = (
+    "spcl train --data data/weak-none/libreoffice-help.jsonl --synthetic 60 --cv-folds 0 "
+    "--output models/try-screen"
+)
 """A quick training example on data that ships, repeated in the missing-data message."""
 
 
 def add_train_arguments(parser: argparse.ArgumentParser) -> None:
     """Arguments shared by ``spcl train`` and ``jobs/train.py``."""
-    parser.add_argument("--data", action="append", required=True, metavar="FILE.jsonl",
-                        help="labelled JSONL (id, text, lang, label, categories); repeatable")
-    parser.add_argument("--output", "-o", dest="out",
-                        required=True, metavar="models/NAME", help="artifact folder to write")
-    parser.add_argument("--seed", type=int, default=0, help="seed of every random choice (default 0)")
-    parser.add_argument("--synthetic", type=int, default=0, metavar="N",
-                        help="add the seeded synthetic ja/ko/en corpus, N records per label and language "
-                             "(NONE: 2N); used for training only, never for evaluation")
-    parser.add_argument("--cv-folds", type=int, default=5,
-                        help="grouped stratified CV folds on the real records (0 = no CV report)")
-    parser.add_argument("--target-recall", type=float, default=0.95,
-                        help="recall the union's thresholds must reach out-of-fold (default 0.95)")
-    parser.add_argument("--threshold-labels", default="SCPI",
-                        help="labels whose recall the thresholds target (default SCPI)")
-    parser.add_argument("--positive", default="SCPI,RELATED",
-                        help="labels that count as positive (default SCPI,RELATED)")
-    parser.add_argument("--weak-weight", type=float, default=0.2,
-                        help="sample weight of weakly labelled rows (source 'weak:...'; default 0.2)")
-    parser.add_argument("--per-lang-thresholds", default="", metavar="ja,ko",
-                        help="languages that get their own out-of-fold thresholds when they have enough real "
-                             "positives (default none: one set for all)")
-    parser.add_argument("--global-threshold-langs", default="", metavar="ja,ko",
-                        help="languages whose positives tune the global thresholds (default all)")
-    parser.add_argument("--lang-target-recall", default="", metavar="ko=0.97",
-                        help="own recall targets of per-language threshold languages (lang=target,...)")
-    parser.add_argument("--lang-none-budget", default="", metavar="en=0.12",
-                        help="languages whose thresholds flag at most this share of their real NONE documents "
-                             "out-of-fold, with the most topic recall (lang=share,...)")
-    parser.add_argument("--fewest-none-langs", default="", metavar="ko",
-                        help="per-language threshold languages whose pair is the one reaching their recall target "
-                             "out-of-fold with the fewest real NONE documents flagged (default: the union's "
-                             "common recall level)")
+    parser.add_argument(
+        "--data",
+        action="append",
+        required=True,
+        metavar="FILE.jsonl",
+        help="labelled JSONL (id, text, lang, label, categories); repeatable",
+    )
+    parser.add_argument(
+        "--output",
+        "-o",
+        dest="out",
+        required=True,
+        metavar="models/NAME",
+        help="artifact folder to write",
+    )
+    parser.add_argument(
+        "--seed", type=int, default=0, help="seed of every random choice (default 0)"
+    )
+    parser.add_argument(
+        "--synthetic",
+        type=int,
+        default=0,
+        metavar="N",
+        help=(
+            "add the seeded synthetic ja/ko/en corpus, N records per label and language "
+            "(NONE: 2N); used for training only, never for evaluation"
+        ),
+    )
+    parser.add_argument(
+        "--cv-folds",
+        type=int,
+        default=5,
+        help="grouped stratified CV folds on the real records (0 = no CV report)",
+    )
+    parser.add_argument(
+        "--target-recall",
+        type=float,
+        default=0.95,
+        help="recall the union's thresholds must reach out-of-fold (default 0.95)",
+    )
+    parser.add_argument(
+        "--threshold-labels",
+        default="SCPI",
+        help="labels whose recall the thresholds target (default SCPI)",
+    )
+    parser.add_argument(
+        "--positive",
+        default="SCPI,RELATED",
+        help="labels that count as positive (default SCPI,RELATED)",
+    )
+    parser.add_argument(
+        "--weak-weight",
+        type=float,
+        default=0.2,
+        help="sample weight of weakly labelled rows (source 'weak:...'; default 0.2)",
+    )
+    parser.add_argument(
+        "--per-lang-thresholds",
+        default="",
+        metavar="ja,ko",
+        help=(
+            "languages that get their own out-of-fold thresholds when they have enough real "
+            "positives (default none: one set for all)"
+        ),
+    )
+    parser.add_argument(
+        "--global-threshold-langs",
+        default="",
+        metavar="ja,ko",
+        help="languages whose positives tune the global thresholds (default all)",
+    )
+    parser.add_argument(
+        "--lang-target-recall",
+        default="",
+        metavar="ko=0.97",
+        help="own recall targets of per-language threshold languages (lang=target,...)",
+    )
+    parser.add_argument(
+        "--lang-none-budget",
+        default="",
+        metavar="en=0.12",
+        help=(
+            "languages whose thresholds flag at most this share of their real NONE documents "
+            "out-of-fold, with the most topic recall (lang=share,...)"
+        ),
+    )
+    parser.add_argument(
+        "--fewest-none-langs",
+        default="",
+        metavar="ko",
+        help=(
+            "per-language threshold languages whose pair is the one reaching their recall target "
+            "out-of-fold with the fewest real NONE documents flagged (default: the union's "
+            "common recall level)"
+        ),
+    )
     add_kind_arguments(parser)
-    parser.add_argument("--threshold-split", default="cv", choices=("cv", "source"),
-                        help="out-of-fold scores that choose the thresholds: cv (grouped stratified folds, "
-                             "default) or source (whole kinds of text held out per fold: thresholds chosen "
-                             "by what transfers to a kind of text the model has not seen)")
-    parser.add_argument("--person-cues", action="store_true",
-                        help="add the person-cue columns: a topic word and a first-person, named or family cue in "
-                             "one sentence (spcl.screen.person_cue)")
-    parser.add_argument("--oof-out", default=None, metavar="FILE.jsonl",
-                        help=OOF_HELP)
+    parser.add_argument(
+        "--threshold-split",
+        default="cv",
+        choices=("cv", "source"),
+        help=(
+            "out-of-fold scores that choose the thresholds: cv (grouped stratified folds, "
+            "default) or source (whole kinds of text held out per fold: thresholds chosen "
+            "by what transfers to a kind of text the model has not seen)"
+        ),
+    )
+    parser.add_argument(
+        "--person-cues",
+        action="store_true",
+        help=(
+            "add the person-cue columns: a topic word and a first-person, named or family cue in "
+            "one sentence (spcl.screen.person_cue)"
+        ),
+    )
+    parser.add_argument("--oof-out", default=None, metavar="FILE.jsonl", help=OOF_HELP)
     parser.add_argument("--threads", type=int, default=1, help=THREADS_HELP)
-    parser.add_argument("--mecab-dic", default="unidic-lite", metavar="DIC",
-                        help="Japanese word tokens (FeatureSettings.mecab_dic): unidic-lite (default), ipadic, "
-                             "none (SentencePiece) or chars (character uni/bigrams, no MeCab)")
+    parser.add_argument(
+        "--mecab-dic",
+        default="unidic-lite",
+        metavar="DIC",
+        help=(
+            "Japanese word tokens (FeatureSettings.mecab_dic): unidic-lite (default), ipadic, "
+            "none (SentencePiece) or chars (character uni/bigrams, no MeCab)"
+        ),
+    )
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -102,26 +185,34 @@ def run_train(args: argparse.Namespace) -> int:
     """Train, cross-validate and save; prints a short JSON summary (metrics only, no text)."""
     missing = [d for d in args.data if not Path(d).is_file()]
     if missing:
-        raise UsageError(f"data file not found: {', '.join(missing)} (the labelled sets that ship are under "
-                         f"data/, e.g. data/scpi-real-v1/labelled.jsonl; a quick example on them: "
-                         f"{CLONE_EXAMPLE})")
+        raise UsageError(
+            f"data file not found: {', '.join(missing)} (the labelled sets that ship are under "
+            "data/, e.g. data/scpi-real-v1/labelled.jsonl; a quick example on them: "
+            f"{CLONE_EXAMPLE})"
+        )
     try:
-        settings = job_config(TrainSettings, cli={
-            "seed": args.seed,
-            "target_recall": args.target_recall,
-            "positive_labels": _names(args.positive),
-            "threshold_labels": _names(args.threshold_labels),
-            "num_threads": args.threads,
-            "weak_weight": args.weak_weight,
-            "per_lang_thresholds": _names(args.per_lang_thresholds),
-            "global_threshold_langs": _names(args.global_threshold_langs),
-            "lang_target_recall": lang_values(args.lang_target_recall, "--lang-target-recall"),
-            "lang_none_budget": lang_values(args.lang_none_budget, "--lang-none-budget"),
-            "fewest_none_langs": _names(args.fewest_none_langs),
-            **kind_settings(args),
-            "threshold_split": getattr(args, "threshold_split", "cv"),
-            "features": {"mecab_dic": args.mecab_dic, "person_cues": bool(getattr(args, "person_cues", False))},
-        })
+        settings = job_config(
+            TrainSettings,
+            cli={
+                "seed": args.seed,
+                "target_recall": args.target_recall,
+                "positive_labels": _names(args.positive),
+                "threshold_labels": _names(args.threshold_labels),
+                "num_threads": args.threads,
+                "weak_weight": args.weak_weight,
+                "per_lang_thresholds": _names(args.per_lang_thresholds),
+                "global_threshold_langs": _names(args.global_threshold_langs),
+                "lang_target_recall": lang_values(args.lang_target_recall, "--lang-target-recall"),
+                "lang_none_budget": lang_values(args.lang_none_budget, "--lang-none-budget"),
+                "fewest_none_langs": _names(args.fewest_none_langs),
+                **kind_settings(args),
+                "threshold_split": getattr(args, "threshold_split", "cv"),
+                "features": {
+                    "mecab_dic": args.mecab_dic,
+                    "person_cues": bool(getattr(args, "person_cues", False)),
+                },
+            },
+        )
     except ValueError as exc:  # a bad --lang-* value, or a ConfigError naming the setting
         raise UsageError(str(exc)) from exc
     records: list[Record] = read_records(args.data)
@@ -136,12 +227,14 @@ def run_train(args: argparse.Namespace) -> int:
     cv_card = None
     out = Path(args.out)
     folds = args.cv_folds if args.cv_folds and args.cv_folds > 1 else 0
-    # documents passed through model fits: every fit_screen makes threshold_folds out-of-fold fits on
-    # ~(t-1)/t of its data and one final fit; CV runs one fit_screen per fold on ~(k-1)/k of the real
-    # records plus extra, then the final screen on all (drawn on a TTY only, from the start)
+    # documents passed through model fits: every fit_screen makes threshold_folds out-of-fold fits
+    # on ~(t-1)/t of its data and one final fit; CV runs one fit_screen per fold on ~(k-1)/k of the
+    # real records plus extra, then the final screen on all (drawn on a TTY only, from the start)
     t = settings.threshold_folds
     per_screen = (t - 1) + 1
-    cv_docs = round(((len(real) * (folds - 1)) / folds + len(extra)) * folds * per_screen) if folds else 0
+    cv_docs = (
+        round(((len(real) * (folds - 1)) / folds + len(extra)) * folds * per_screen) if folds else 0
+    )
     total = cv_docs + (len(real) + len(extra)) * per_screen
     with Progress("train", total=total, unit="docs fitted") as bar:
         bar.advance(0)
@@ -158,8 +251,13 @@ def run_train(args: argparse.Namespace) -> int:
     card_extra = {
         "training_data": sources,
         "synthetic": (
-            {"generator": "spcl.synth.screen_data.generate", "n_per_label": args.synthetic, "seed": args.seed}
-            if args.synthetic > 0 else None
+            {
+                "generator": "spcl.synth.screen_data.generate",
+                "n_per_label": args.synthetic,
+                "seed": args.seed,
+            }
+            if args.synthetic > 0
+            else None
         ),
         "trained_on": _trained_on(real, extra),
         "cv_metrics": cv_card,
@@ -184,10 +282,20 @@ def _write_oof(path: Path, real: list, oof: dict) -> None:
     """One JSON line per real training record: its out-of-fold scores and fold (never its text)."""
     with open(path, "w", encoding="utf-8") as fh:
         for i, r in enumerate(real):
-            fh.write(json.dumps({"id": r.id, "lang": r.lang, "source": r.source, "label": r.label,
-                                 "fold": int(oof["fold"][i]),
-                                 **{head: float(v[i]) for head, v in oof.items() if head != "fold"}},
-                                ensure_ascii=False) + "\n")
+            fh.write(
+                json.dumps(
+                    {
+                        "id": r.id,
+                        "lang": r.lang,
+                        "source": r.source,
+                        "label": r.label,
+                        "fold": int(oof["fold"][i]),
+                        **{head: float(v[i]) for head, v in oof.items() if head != "fold"},
+                    },
+                    ensure_ascii=False,
+                )
+                + "\n"
+            )
 
 
 def _names(text: str) -> tuple[str, ...]:
@@ -196,8 +304,8 @@ def _names(text: str) -> tuple[str, ...]:
 
 
 def _data_source(path: str) -> dict[str, object]:
-    """How the model card cites one training file: path, SHA-256, and the manifest of its dataset folder
-    (written by ``spcl review to-train``, ``spcl synth`` …) when there is one."""
+    """How the model card cites one training file: path, SHA-256, and the manifest of its dataset
+    folder (written by ``spcl review to-train``, ``spcl synth`` …) when there is one."""
     source: dict[str, object] = {"path": str(path), "sha256": sha256_file(path)}
     folder = Path(path).parent
     if (folder / MANIFEST_NAME).is_file():
@@ -214,7 +322,10 @@ def _trained_on(real: list, extra: list) -> str:
         sources = ", ".join(sorted({r.source.removeprefix("weak:") for r in weak}))
         text += f" plus {len(weak)} weakly labelled real documents ({sources}; training only)"
     if synthetic:
-        text += f" plus {synthetic} synthetic augmentation documents (spcl.synth.screen_data; training only)"
+        text += (
+            f" plus {synthetic} synthetic augmentation documents (spcl.synth.screen_data; training"
+            " only)"
+        )
     return text
 
 

@@ -1,6 +1,6 @@
 """``spcl vault``: keys for the encrypted mapping vault.
 
-spcl vault keygen --output ~/.config/spcl/vault.key     (mode 0600; then export SPCL_VAULT_KEY_FILE=...)
+spcl vault keygen --output ~/.config/spcl/vault.key (mode 0600; then export SPCL_VAULT_KEY_FILE=...)
 
 Keys are never read from the command line: set ``SPCL_VAULT_KEY`` or ``SPCL_VAULT_KEY_FILE``.
 """
@@ -31,6 +31,8 @@ def register(sub: argparse._SubParsersAction) -> None:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     vsub = parser.add_subparsers(dest="vault_command", required=True, metavar="ACTION")
-    p = vsub.add_parser("keygen", help="write a new random 256-bit key file (mode 0600, never overwrites)")
+    p = vsub.add_parser(
+        "keygen", help="write a new random 256-bit key file (mode 0600, never overwrites)"
+    )
     p.add_argument("--output", "-o", dest="out", required=True, metavar="FILE")
     p.set_defaults(func=_keygen)

@@ -1,20 +1,22 @@
 """Rule detectors: regexes plus check-digit validators for PII in NFC web text (ja/ko/en).
 
-``find_pii(text)`` is the one-call entry point; ``build_detectors(settings)`` builds the detector set
-once per worker and its ``find(text)`` is the fast path the Spark job calls per document. Both return
-hits sorted by ``(start, -end)``, with overlaps resolved so that each span is reported once.
+``find_pii(text)`` is the one-call entry point; ``build_detectors(settings)`` builds the detector
+set once per worker and its ``find(text)`` is the fast path the Spark job calls per document. Both
+return hits sorted by ``(start, -end)``, with overlaps resolved so that each span is reported once.
 
-Reporting rule: ``validated`` True or None is reported; False (a failed check digit or calendar date)
-only with ``keep_invalid``. Per type: PHONE/EMAIL/ACCOUNT/POSTAL/ADDRESS/PASSPORT/DRIVER_LICENSE are always
-None (no checksum); RRN True/None (False only for impossible dates); MYNUMBER, CARD, IBAN (mod 97), SSN and
-ITIN (issuable area/group/serial) True/False; DOB True/False (calendar); IP True (public addresses only, unless
+Reporting rule: ``validated`` True or None is reported; False (a failed check digit or calendar
+date) only with ``keep_invalid``. Per type:
+PHONE/EMAIL/ACCOUNT/POSTAL/ADDRESS/PASSPORT/DRIVER_LICENSE are always None (no checksum); RRN
+True/None (False only for impossible dates); MYNUMBER, CARD, IBAN (mod 97), SSN and ITIN (issuable
+area/group/serial) True/False; DOB True/False (calendar); IP True (public addresses only, unless
 ``ip_private``); CREDENTIAL None, True for a JWT that decodes, False for placeholders.
 
-Crawled text is read as a person reads it: markup is decoded first (:mod:`spcl.detect.markup`: tags inside a
-value, ``&#64;``/``&amp;#64;``, ``%40``, ``\\u0040``, dashes and ideographic spaces between digits, a number
-wrapped after a hyphen), then invisible and look-alike characters (zero-width spaces, soft hyphens, marks after
-digits, mathematical or full-width digits) are folded away (:mod:`spcl.detect.folding`), and hits are mapped
-back, so a span covers the whole written value in the NFC text, the markup inside it included.
+Crawled text is read as a person reads it: markup is decoded first (:mod:`spcl.detect.markup`: tags
+inside a value, ``&#64;``/``&amp;#64;``, ``%40``, ``\\u0040``, dashes and ideographic spaces between
+digits, a number wrapped after a hyphen), then invisible and look-alike characters (zero-width
+spaces, soft hyphens, marks after digits, mathematical or full-width digits) are folded away
+(:mod:`spcl.detect.folding`), and hits are mapped back, so a span covers the whole written value in
+the NFC text, the markup inside it included.
 
 Speed: the seven numeric detectors run only inside "number clusters" (one character-class scan for
 runs of >= 7 digits and separators); EMAIL, DOB, POSTAL and ADDRESS anchor on their own cue
@@ -53,13 +55,15 @@ __all__ = [
     "resolve_overlaps",
 ]
 
+
 def _detector_class(path: str) -> type:
     module, _, name = path.partition(":")
     return getattr(import_module(module), name)
 
 
 DETECTORS: dict[str, type] = {t.name: _detector_class(t.detector) for t in RULE_TYPES}
-"""The detector class of each PII type in ``spcl.config.PII_TYPES`` (registered in ``spcl.rule_types``)."""
+"""The detector class of each PII type in ``spcl.config.PII_TYPES`` (registered in
+``spcl.rule_types``)."""
 
 TYPE_PRIORITY: dict[str, int] = {t.name: t.rank for t in RULE_TYPES}
 """Last tie-breaker between overlapping hits (lower wins), after validation and span length."""
@@ -67,12 +71,14 @@ TYPE_PRIORITY: dict[str, int] = {t.name: t.rank for t in RULE_TYPES}
 # Numeric detectors run only inside "number clusters": maximal runs of digits and the separators a
 # number may hold, found by one scan. A cluster shorter than a detector's shortest form is skipped.
 # A detector is numeric when it takes clusters (``find_in``, :class:`NumericDetector`).
-_NUMERIC = frozenset(t for t, cls in DETECTORS.items() if hasattr(cls, "find_in") and hasattr(cls, "min_len"))
+_NUMERIC = frozenset(
+    t for t, cls in DETECTORS.items() if hasattr(cls, "find_in") and hasattr(cls, "min_len")
+)
 # >= 7 characters (shorter runs hold no PII); ASCII and full-width digits. A leading "+" or "(" is
 # added in Python: an optional first character would cost the scan its fast first-character search.
 _CLUSTER = re.compile(r"[0-9０-９][-0-9０-９‐‑‒–—−－.．() ー―﹣\u3000]{6,}")
-# A cluster the between-digits view changes: a dash or space the detectors' separators do not take, or a line
-# wrapped right after it ("010-1234-" + newline) or right before it.
+# A cluster the between-digits view changes: a dash or space the detectors' separators do not take,
+# or a line wrapped right after it ("010-1234-" + newline) or right before it.
 _JOINABLE = re.compile("[ー―﹣‒—\u3000]")
 _WRAP_AFTER = re.compile(r"[-ー―‐‑‒–—−－﹣]\r?\n")
 _WRAP_BEFORE = re.compile(r"[-ー―‐‑‒–—−－﹣]\r?\n[ \t]*$")
@@ -84,7 +90,8 @@ def resolve_overlaps(hits: list[Hit]) -> list[Hit]:
     """Keep one hit per overlapping group, sorted by ``(start, -end)``.
 
     Preference: ``validated=True`` over ``None`` over ``False``, then the longer span, then
-    :data:`TYPE_PRIORITY`, then the earlier start and the detector name (so the answer is deterministic).
+    :data:`TYPE_PRIORITY`, then the earlier start and the detector name (so the answer is
+    deterministic).
 
     >>> a = Hit("ACCOUNT", 0, 14, None, "account@1"); b = Hit("RRN", 0, 14, True, "rrn_kr@1")
     >>> resolve_overlaps([a, b]) == [b]
@@ -121,8 +128,8 @@ def resolve_overlaps(hits: list[Hit]) -> list[Hit]:
 class DetectorSet:
     """The detectors one settings object switches on, with prefilters and overlap resolution.
 
-    Build it once per worker (compiled regexes are module-level and shared) and call :meth:`find` per
-    document.
+    Build it once per worker (compiled regexes are module-level and shared) and call :meth:`find`
+    per document.
     """
 
     def __init__(self, settings: DetectSettings) -> None:
@@ -140,12 +147,14 @@ class DetectorSet:
     def find(self, text: str) -> list[Hit]:
         """All hits in ``text`` (NFC), overlaps resolved, sorted by ``(start, -end)``.
 
-        The detectors run on the decoded view of the text (:mod:`spcl.detect.markup`: tags dropped, character
-        references, percent-escapes and literal escapes decoded, dashes and ideographic spaces between digits
-        folded, hyphen-wrapped lines joined), folded (:mod:`spcl.detect.folding`: invisible characters dropped,
-        look-alike digits folded), and each hit is mapped back, so that its span covers the whole written value
-        in ``text``, the markup and invisible characters inside it included. When decoding changed the text, the
-        folded text as written is read as well and both views' hits are merged (decoding never loses a hit).
+        The detectors run on the decoded view of the text (:mod:`spcl.detect.markup`: tags dropped,
+        character references, percent-escapes and literal escapes decoded, dashes and ideographic
+        spaces between digits folded, hyphen-wrapped lines joined), folded
+        (:mod:`spcl.detect.folding`: invisible characters dropped, look-alike digits folded), and
+        each hit is mapped back, so that its span covers the whole written value in ``text``, the
+        markup and invisible characters inside it included. When decoding changed the text, the
+        folded text as written is read as well and both views' hits are merged (decoding never loses
+        a hit).
 
         >>> build_detectors(DetectSettings(types=("EMAIL",))).find("a@mailbox.com 010-1234-5678")
         [Hit(type='EMAIL', start=0, end=13, validated=None, detector='email@1')]
@@ -160,15 +169,18 @@ class DetectorSet:
         view = view if folded is None else folded.text
         needs_join: list[bool] = []
         hits = self.find_folded(view, needs_join)
-        if needs_join:  # a number cluster holds a wide dash or space, " - ", or is wrapped after a hyphen
+        # a number cluster holds a wide dash or space, " - ", or is wrapped after a hyphen
+        if needs_join:
             joined = join_digits(view)
-            if joined is not None:  # hits on the joined view, merged with those on the view as it was
+            # hits on the joined view, merged with those on the view as it was
+            if joined is not None:
                 hits = resolve_overlaps(_mapped(self.find_folded(joined.text), (joined,)) + hits)
         hits = _mapped(hits, (markup, folded))
         if markup is None:
             return hits
-        # Decoding may also join what belongs apart ("Tel<b>010-…" reads "Tel010-…"): the text as written is
-        # read too (folded), and the hits of both are merged, so decoding never loses a hit the text gives.
+        # Decoding may also join what belongs apart ("Tel<b>010-…" reads "Tel010-…"): the text as
+        # written is read too (folded), and the hits of both are merged, so decoding never loses a
+        # hit the text gives.
         folded = fold(text)
         written = _mapped(self.find_folded(text if folded is None else folded.text), (folded,))
         return resolve_overlaps(hits + written) if written else hits
@@ -176,17 +188,25 @@ class DetectorSet:
     def find_folded(self, text: str, needs_join: list[bool] | None = None) -> list[Hit]:
         """All hits in an already folded ``text`` (offsets into it), overlaps resolved.
 
-        ``needs_join`` (a list) gets ``True`` appended when a number cluster holds a character or a wrap that
-        :func:`spcl.detect.markup.join_digits` would fold (the detectors then read the joined view too).
+        ``needs_join`` (a list) gets ``True`` appended when a number cluster holds a character or a
+        wrap that :func:`spcl.detect.markup.join_digits` would fold (the detectors then read the
+        joined view too).
         """
         hits: list[Hit] = []
         if self.numeric:
             n = len(text)
             for m in _CLUSTER.finditer(text):
                 s, e = m.span()
-                if needs_join is not None and not needs_join and (
-                        _JOINABLE.search(text, s, e) or " - " in m.group()
-                        or _WRAP_AFTER.match(text, e - 1) or _WRAP_BEFORE.search(text, max(0, s - 12), s)):
+                if (
+                    needs_join is not None
+                    and not needs_join
+                    and (
+                        _JOINABLE.search(text, s, e)
+                        or " - " in m.group()
+                        or _WRAP_AFTER.match(text, e - 1)
+                        or _WRAP_BEFORE.search(text, max(0, s - 12), s)
+                    )
+                ):
                     needs_join.append(True)
                 if s and text[s - 1] in "+(（":
                     s -= 1
@@ -200,7 +220,8 @@ class DetectorSet:
 
 
 def _mapped(hits: list[Hit], views: tuple[Decoded | Folded | None, ...]) -> list[Hit]:
-    """``hits`` on the last of ``views`` mapped back through each view (``None``: that step changed nothing)."""
+    """``hits`` on the last of ``views`` mapped back through each view (``None``: that step
+    changed nothing)."""
     for view in reversed(views):
         if view is not None:
             hits = [Hit(h.type, *view.span(h.start, h.end), h.validated, h.detector) for h in hits]
@@ -208,7 +229,8 @@ def _mapped(hits: list[Hit], views: tuple[Decoded | Folded | None, ...]) -> list
 
 
 def build_detectors(settings: DetectSettings | None = None) -> DetectorSet:
-    """The detector set for ``settings`` (defaults when ``None``): build once, reuse over many texts."""
+    """The detector set for ``settings`` (defaults when ``None``): build once, reuse over many
+    texts."""
     return DetectorSet(settings if settings is not None else DetectSettings())
 
 
@@ -223,8 +245,8 @@ _DEFAULT = DetectSettings()
 def find_pii(text: str, settings: DetectSettings | None = None) -> list[Hit]:
     """All rule hits in the NFC ``text``, sorted by ``(start, -end)``, one hit per span.
 
-    The detector set is cached per settings object (the default settings included), so repeated calls
-    cost only the matching.
+    The detector set is cached per settings object (the default settings included), so repeated
+    calls cost only the matching.
 
     >>> find_pii("mail kim@mailbox.com")
     [Hit(type='EMAIL', start=5, end=20, validated=None, detector='email@1')]

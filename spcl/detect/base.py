@@ -1,5 +1,6 @@
 """The one small interface every rule detector shares (``Hit`` is declared beside the registry, in
-:mod:`spcl.rule_types`, so that a detector module can be registered before the configuration exists)."""
+:mod:`spcl.rule_types`, so that a detector module can be registered before the configuration
+exists)."""
 
 from __future__ import annotations
 
@@ -24,8 +25,9 @@ class Detector(Protocol):
 class NumericDetector(Detector, Protocol):
     """A detector of digit-shaped values, fed the digit clusters of a text by one shared scan.
 
-    ``min_len`` is the shortest cluster (characters) that can hold a value; ``find_in`` looks only inside
-    ``text[start:end]`` (lookarounds may read the characters around it) and returns offsets into ``text``.
+    ``min_len`` is the shortest cluster (characters) that can hold a value; ``find_in`` looks only
+    inside ``text[start:end]`` (lookarounds may read the characters around it) and returns offsets
+    into ``text``.
     """
 
     min_len: int

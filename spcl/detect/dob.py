@@ -1,12 +1,13 @@
 """DOB: calendar dates written beside a birth context word.
 
 Dates are everywhere in web text; one is a date of birth only when a birth word occurs in the
-``context_window`` characters before it (생년월일, 생일, 출생, 生年月日, 誕生日, born, DOB, date of birth,
-birthday, "(b. "), a "was born" word of running prose earlier in the same sentence (born, 태어, 출생, 生まれ,
-誕生; up to 64 characters before), or a birth word right after it (…生まれ, …生, …생, "…3일에 태어났습니다",
-"…2日に生まれた"). Dates with a two-digit year ("92.07.03", "92년 7월 3일", "920703") count only after a
-field label or right before 生/생. ``validated`` is the calendar check: ``True`` for a real
-date, ``False`` for an impossible one such as Feb 30 (reported only with ``keep_invalid``).
+``context_window`` characters before it (생년월일, 생일, 출생, 生年月日, 誕生日, born, DOB, date of
+birth, birthday, "(b. "), a "was born" word of running prose earlier in the same sentence (born,
+태어, 출생, 生まれ, 誕生; up to 64 characters before), or a birth word right after it (…生まれ, …生,
+…생, "…3일에 태어났습니다", "…2日に生まれた"). Dates with a two-digit year ("92.07.03", "92년 7월
+3일", "920703") count only after a field label or right before 生/생. ``validated`` is the calendar
+check: ``True`` for a real date, ``False`` for an impossible one such as Feb 30 (reported only with
+``keep_invalid``).
 """
 
 from __future__ import annotations
@@ -28,7 +29,13 @@ _MONTH = (
 )
 _ORD = r"(?:st|nd|rd|th)?"
 # (base year, last year number) of each Japanese era.
-_ERAS = {"明治": (1867, 45), "大正": (1911, 15), "昭和": (1925, 64), "平成": (1988, 31), "令和": (2018, 99)}
+_ERAS = {
+    "明治": (1867, 45),
+    "大正": (1911, 15),
+    "昭和": (1925, 64),
+    "平成": (1988, 31),
+    "令和": (2018, 99),
+}
 
 _DATE = re.compile(
     r"(?<!\d)(?<!\d[-./])(?:"
@@ -42,8 +49,13 @@ _DATE = re.compile(
     r"|(?P<k_y>\d{2}) ?[年년] ?(?P<k_m>\d{1,2}) ?[月월] ?(?P<k_d>\d{1,2}) ?[日일]"
     r"|(?P<s_ymd>\d{6})(?![-‐－]\d)"
     r")(?!\d)"
-    r"|(?P<e_era>明治|大正|昭和|平成|令和) ?(?P<e_y>元|\d{1,2}) ?年 ?(?P<e_m>\d{1,2}) ?月 ?(?P<e_d>\d{1,2}) ?日"
-    r"|(?<![A-Za-z])(?P<g_m>" + _MONTH + r")\.? (?P<g_d>\d{1,2})" + _ORD + r",? (?P<g_y>\d{4})(?!\d)"
+    r"|(?P<e_era>明治|大正|昭和|平成|令和) ?(?P<e_y>元|\d{1,2}) ?年 ?(?P<e_m>\d{1,2}) ?月"
+    r" ?(?P<e_d>\d{1,2}) ?日"
+    r"|(?<![A-Za-z])(?P<g_m>"
+    + _MONTH
+    + r")\.? (?P<g_d>\d{1,2})"
+    + _ORD
+    + r",? (?P<g_y>\d{4})(?!\d)"
 )
 _BEFORE = re.compile(
     r"생년월일|생일|生年月日|誕生日|birth|d\.?o\.?b(?![a-z])|\(b\. ?", re.IGNORECASE
@@ -53,12 +65,16 @@ _BEFORE = re.compile(
 _BORN = re.compile(r"born|태어|출생|生まれ|誕生|出生", re.IGNORECASE)
 _BORN_WINDOW = 64
 _SENTENCE_END = re.compile(r"[。！？\n]|[.!?](?:\s|$)")
-# Right after the date: 生まれ/生/생/출생 at once ("1990年1月2日生まれ", "1992년생"), or a birth word a few
-# characters on ("1992년 7월 3일에 태어났습니다", "1968年11月2日に生まれた", "1983-05-14, born").
-_AFTER_MARK = re.compile(r" ?(?:生まれ|生(?!産|活|命|放送|成|徒)|생(?!방송|산|활|각|명|존|중|물|선|기|계)|출생)")
+# Right after the date: 生まれ/生/생/출생 at once ("1990年1月2日生まれ", "1992년생"), or a birth
+# word a few characters on ("1992년 7월 3일에 태어났습니다", "1968年11月2日に生まれた", "1983-05-14,
+# born").
+_AFTER_MARK = re.compile(
+    r" ?(?:生まれ|生(?!産|活|命|放送|成|徒)|생(?!방송|산|활|각|명|존|중|물|선|기|계)|출생)"
+)
 _AFTER = re.compile(_AFTER_MARK.pattern + r"|.{0,10}?(?:태어|출생|出生|生まれ|誕生|(?i:born))")
-# Groups of the short forms (two-digit year: "92.07.03", "92년 7월 3일", "920703"): a date of birth only
-# after a field label (생년월일, DOB …) or right before 生/생 ("92년 7월 3일생"), never from prose words.
+# Groups of the short forms (two-digit year: "92.07.03", "92년 7월 3일", "920703"): a date of birth
+# only after a field label (생년월일, DOB …) or right before 生/생 ("92년 7월 3일생"), never from
+# prose words.
 _SHORT = ("t_y", "k_y", "s_ymd")
 _AFTER_WINDOW = 16
 # Where dates are searched: after each of these substrings (together they cover _BEFORE in the usual
@@ -113,7 +129,8 @@ def _date_ok(m: re.Match[str]) -> bool:
 
 
 class DobDetector:
-    """Dates of birth: a date (ISO, dotted, slashed, CJK, Japanese era, English) beside a birth word."""
+    """Dates of birth: a date (ISO, dotted, slashed, CJK, Japanese era, English) beside a birth
+    word."""
 
     name = "dob@1"
     type = "DOB"
@@ -129,10 +146,12 @@ class DobDetector:
         [Hit(type='DOB', start=6, end=17, validated=True, detector='dob@1')]
         """
         n = len(text)
-        windows: list[tuple[int, int]] = []  # where a date may lie, merged below so each char is scanned once
+        # where a date may lie, merged below so each char is scanned once
+        windows: list[tuple[int, int]] = []
         reach = max(self._window, _BORN_WINDOW) + _MAX_DATE_LEN
         for first, cues in _CUES_BY_FIRST.items():
-            if first not in text:  # one one-character search per first character, far cheaper than words
+            # one one-character search per first character, far cheaper than words
+            if first not in text:
                 continue
             for cue, look_after, look_before in cues:
                 pos = 0
@@ -171,7 +190,8 @@ class DobDetector:
         return hits
 
     def in_birth_context(self, text: str, m: re.Match[str]) -> bool:
-        """True when the date ``m`` of ``text`` is written as a date of birth (see the module docstring)."""
+        """True when the date ``m`` of ``text`` is written as a date of birth (see the module
+        docstring)."""
         s, e = m.span()
         if window_has(_BEFORE, text, s, self._window):
             return True
@@ -181,14 +201,17 @@ class DobDetector:
 
     @staticmethod
     def _born_before(text: str, start: int) -> bool:
-        """True when a "born" word lies within ``_BORN_WINDOW`` characters before ``start``, in its sentence."""
+        """True when a "born" word lies within ``_BORN_WINDOW`` characters before ``start``, in
+        its sentence."""
         cue_end = -1
         for m in _BORN.finditer(text, max(0, start - _BORN_WINDOW), start):
             cue_end = m.end()
         return cue_end >= 0 and _SENTENCE_END.search(text, cue_end, start) is None
 
     @staticmethod
-    def _collect(text: str, start: int, end: int, spans: dict[tuple[int, int], re.Match[str]]) -> None:
+    def _collect(
+        text: str, start: int, end: int, spans: dict[tuple[int, int], re.Match[str]]
+    ) -> None:
         """Dates in ``text[start:end]`` whose end the lookaheads could fully see."""
         for m in _DATE.finditer(text, start, end):
             if m.end() + 2 <= end or end == len(text):

@@ -1,8 +1,8 @@
 """Numbers with a check digit: Korean RRN (and foreigner number), Japanese My Number, payment cards.
 
 A candidate is found by a linear regex with digit lookarounds, its digits go to a pure validator
-(:mod:`spcl.detect.validators`), and the three-way answer decides: ``True`` and ``None`` are reported,
-``False`` only with ``keep_invalid``.
+(:mod:`spcl.detect.validators`), and the three-way answer decides: ``True`` and ``None`` are
+reported, ``False`` only with ``keep_invalid``.
 """
 
 from __future__ import annotations
@@ -33,8 +33,16 @@ _CARD_SEP = GROUP_SEP[:-1] + ".．]"
 _CARD = re.compile(
     NUM_LEFT
     + r"(?<!\d )(?:\d{13,19}"
-    + r"|\d{4}(?:" + _CARD_SEP + r"\d{4}){2,3}" + _CARD_SEP + r"\d{1,4}"  # 4-4-4-4(-3), 4-4-4-1
-    + r"|\d{4}" + _CARD_SEP + r"\d{6}" + _CARD_SEP + r"\d{4,5})"  # Amex 4-6-5, Diners 4-6-4
+    + r"|\d{4}(?:"
+    + _CARD_SEP
+    + r"\d{4}){2,3}"
+    + _CARD_SEP
+    + r"\d{1,4}"  # 4-4-4-4(-3), 4-4-4-1
+    + r"|\d{4}"
+    + _CARD_SEP
+    + r"\d{6}"
+    + _CARD_SEP
+    + r"\d{4,5})"  # Amex 4-6-5, Diners 4-6-4
     + NUM_RIGHT
     + r"(?! \d)"
 )
@@ -44,9 +52,9 @@ class RrnDetector:
     """Korean resident registration numbers ``YYMMDD-GNNNNNC`` and foreigner numbers (G 5-8).
 
     The birth date must be real; the check digit decides ``True`` vs ``None``. Thirteen plain digits
-    are also product barcodes (the JAN code 4902102072458 reads as a 1949 birth date), so without the dash
-    a number counts only when its check digit matches or an RRN context word (``detect.context.RRN``: 주민, 등록번호,
-    외국인, RRN) is in the context window."""
+    are also product barcodes (the JAN code 4902102072458 reads as a 1949 birth date), so without
+    the dash a number counts only when its check digit matches or an RRN context word
+    (``detect.context.RRN``: 주민, 등록번호, 외국인, RRN) is in the context window."""
 
     name = "rrn_kr@1"
     type = "RRN"
@@ -66,14 +74,19 @@ class RrnDetector:
         return self.find_in(text, 0, len(text))
 
     def find_in(self, text: str, start: int, end: int) -> list[Hit]:
-        """Hits whose candidate lies in ``text[start:end]`` (lookbehinds still see the text before)."""
+        """Hits whose candidate lies in ``text[start:end]`` (lookbehinds still see the text
+        before)."""
         hits: list[Hit] = []
         for m in _RRN.finditer(text, start, end):
             s = m.start()
             valid = validate_rrn(digits_of(m.group()))
             if (valid is False and not self._keep_invalid) or negative_context(text, s):
                 continue
-            if valid is None and not m.group("sep") and not window_has(self._context, text, s, self._window):
+            if (
+                valid is None
+                and not m.group("sep")
+                and not window_has(self._context, text, s, self._window)
+            ):
                 continue
             if valid is None and vetoed(text, s, m.end(), None, 0):
                 continue  # no check digit to confirm it, and the text says it is an example
@@ -82,9 +95,10 @@ class RrnDetector:
 
 
 class MyNumberDetector:
-    """Japanese individual numbers (12 digits). Twelve random digits pass the check one time in ten, so
-    a candidate must also be written 4-4-4 with one separator *or* follow a context word (``detect.context.MYNUMBER``:
-    マイナンバー, 個人番号, my number) within the context window; then the check digit decides ``True``/``False``."""
+    """Japanese individual numbers (12 digits). Twelve random digits pass the check one time in ten,
+    so a candidate must also be written 4-4-4 with one separator *or* follow a context word
+    (``detect.context.MYNUMBER``: マイナンバー, 個人番号, my number) within the context window; then
+    the check digit decides ``True``/``False``."""
 
     name = "mynumber_jp@1"
     type = "MYNUMBER"
@@ -104,7 +118,8 @@ class MyNumberDetector:
         return self.find_in(text, 0, len(text))
 
     def find_in(self, text: str, start: int, end: int) -> list[Hit]:
-        """Hits whose candidate lies in ``text[start:end]`` (lookbehinds still see the text before)."""
+        """Hits whose candidate lies in ``text[start:end]`` (lookbehinds still see the text
+        before)."""
         hits: list[Hit] = []
         for m in _MYNUMBER.finditer(text, start, end):
             s = m.start()
@@ -119,9 +134,9 @@ class MyNumberDetector:
 
 
 class CardDetector:
-    """Payment card numbers: 13-19 digits, plain or in 4-4-4-4 / 4-6-5 groups (4-4-4-4 also with dots);
-    ``True`` when Luhn and an IIN range with its length agree, else ``False`` (reported only with
-    ``keep_invalid``)."""
+    """Payment card numbers: 13-19 digits, plain or in 4-4-4-4 / 4-6-5 groups (4-4-4-4 also with
+    dots); ``True`` when Luhn and an IIN range with its length agree, else ``False`` (reported only
+    with ``keep_invalid``)."""
 
     name = "card@1"
     type = "CARD"
@@ -139,7 +154,8 @@ class CardDetector:
         return self.find_in(text, 0, len(text))
 
     def find_in(self, text: str, start: int, end: int) -> list[Hit]:
-        """Hits whose candidate lies in ``text[start:end]`` (lookbehinds still see the text before)."""
+        """Hits whose candidate lies in ``text[start:end]`` (lookbehinds still see the text
+        before)."""
         hits: list[Hit] = []
         for m in _CARD.finditer(text, start, end):
             valid = validate_card(digits_of(m.group()))

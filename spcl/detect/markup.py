@@ -1,26 +1,28 @@
 """A decoded view of crawled text for the detectors, with an offset map back to the text.
 
-A crawl is HTML turned into text, and what a reader sees at once a regex does not: "010-<b>1234</b>-5678",
-"hong&#64;naver.com", "hong&amp;#64;naver.com" (escaped twice), "hong%40naver.com", "hong\\u0040naver.com",
-"03ー1234ー5678", "010　1234　5678", a number wrapped onto the next line after a hyphen. :func:`decode` undoes these
-in one scan, before the folding layer (:mod:`spcl.detect.folding`):
+A crawl is HTML turned into text, and what a reader sees at once a regex does not:
+"010-<b>1234</b>-5678", "hong&#64;naver.com", "hong&amp;#64;naver.com" (escaped twice),
+"hong%40naver.com", "hong\\u0040naver.com", "03ー1234ー5678", "010 1234 5678", a number wrapped onto
+the next line after a hyphen. :func:`decode` undoes these in one scan, before the folding layer
+(:mod:`spcl.detect.folding`):
 
-- tags without digits, '@', '%' or '&' in them are dropped: inline ones (``<b>``, ``<span class="x">``, ``</a>``
-  …) to nothing, the others (``<br>``, ``<td>``, ``<p>`` …) to a line break, so that table cells never run
-  together into one number; a tag that holds such characters (``<a href="mailto:…">``) stays as text, so the
-  detectors still see the value inside it;
+- tags without digits, '@', '%' or '&' in them are dropped: inline ones (``<b>``, ``<span
+  class="x">``, ``</a>`` …) to nothing, the others (``<br>``, ``<td>``, ``<p>`` …) to a line break,
+  so that table cells never run together into one number; a tag that holds such characters (``<a
+  href="mailto:…">``) stays as text, so the detectors still see the value inside it;
 - character references, numeric (``&#64;``, ``&#x40;``, with or without ``;``) and named (``&amp;``,
   ``&nbsp;``), also escaped again (``&amp;#64;``), become their character;
-- percent-escapes of printable ASCII (``%40``) and literal escapes (``\\u0040``, ``\\x40``) become their
-  character;
-- between two digits, an ideographic space becomes a space and a dash (``ー``, ``－``, ``–``, ``−`` …), also one
-  written with a space on each side (``010 - 1234``), a hyphen;
-- a line break (and the indentation after it) right after "digit-hyphen" and before a digit is dropped.
+- percent-escapes of printable ASCII (``%40``) and literal escapes (``\\u0040``, ``\\x40``) become
+  their character;
+- between two digits, an ideographic space becomes a space and a dash (``ー``, ``－``, ``–``, ``−``
+  …), also one written with a space on each side (``010 - 1234``), a hyphen;
+- a line break (and the indentation after it) right after "digit-hyphen" and before a digit is
+  dropped.
 
-:meth:`Decoded.span` maps a span of the decoded text back: its start is where the first decoded character's source
-begins and its end where the last one's source ends, so the span covers every source character of the value,
-the markup inside it included, and nothing of the markup around it. A text with nothing to decode gets ``None``
-(one regex scan).
+:meth:`Decoded.span` maps a span of the decoded text back: its start is where the first decoded
+character's source begins and its end where the last one's source ends, so the span covers every
+source character of the value, the markup inside it included, and nothing of the markup around it. A
+text with nothing to decode gets ``None`` (one regex scan).
 """
 
 from __future__ import annotations
@@ -34,12 +36,44 @@ from dataclasses import dataclass
 __all__ = ["Decoded", "decode", "decode_markup", "join_digits"]
 
 # Inline tags vanish; any other tag becomes a line break (it separates what stands on either side).
-_INLINE = frozenset((
-    "a", "abbr", "b", "bdi", "bdo", "big", "cite", "code", "del", "dfn", "em", "font", "i", "ins", "kbd", "mark",
-    "q", "s", "samp", "small", "span", "strike", "strong", "sub", "sup", "tt", "u", "var", "wbr", "nobr",
-))
+_INLINE = frozenset(
+    (
+        "a",
+        "abbr",
+        "b",
+        "bdi",
+        "bdo",
+        "big",
+        "cite",
+        "code",
+        "del",
+        "dfn",
+        "em",
+        "font",
+        "i",
+        "ins",
+        "kbd",
+        "mark",
+        "q",
+        "s",
+        "samp",
+        "small",
+        "span",
+        "strike",
+        "strong",
+        "sub",
+        "sup",
+        "tt",
+        "u",
+        "var",
+        "wbr",
+        "nobr",
+    )
+)
 _NAMED: dict[str, str] = {
-    name: value for name, value in html.entities.html5.items() if name.endswith(";") and len(value) == 1
+    name: value
+    for name, value in html.entities.html5.items()
+    if name.endswith(";") and len(value) == 1
 }
 _DIGIT = "0-9０-９"
 _DASHES = "ー―‐‑‒–—−－﹣"
@@ -50,8 +84,9 @@ _TOKEN = re.compile(
     r"|(?P<esc>\\u[0-9A-Fa-f]{4}|\\x[2-7][0-9A-Fa-f])"
 )
 _TOKEN_START = re.compile(r"[<&%\\]")
-# Second pass, on the folded text (a tag, a reference or an invisible character may stand between a digit and a
-# dash). The scan starts at the wide characters themselves (not at every digit or line break) and looks behind.
+# Second pass, on the folded text (a tag, a reference or an invisible character may stand between a
+# digit and a dash). The scan starts at the wide characters themselves (not at every digit or line
+# break) and looks behind.
 _DIGITS = frozenset("0123456789０１２３４５６７８９")
 _WIDE_BETWEEN = re.compile(
     rf"[{_DASHES}\u3000](?:(?<=[{_DIGIT}].)(?=[{_DIGIT}])|(?<=[{_DIGIT}][{_DASHES}])(?=\r?\n)"
@@ -61,7 +96,8 @@ _WRAP = re.compile(rf"\r?\n[ \t]{{0,8}}(?=[{_DIGIT}])")
 
 
 def _reference(ref: str) -> str | None:
-    """The character of an HTML character reference (``&#64;``, ``&amp;#x40;``, ``&nbsp;``), or ``None``."""
+    """The character of an HTML character reference (``&#64;``, ``&amp;#x40;``, ``&nbsp;``), or
+    ``None``."""
     body = ref[1:]
     while body.startswith("amp;") and len(body) > 4:
         body = body[4:]
@@ -98,9 +134,10 @@ def _replacement(m: re.Match[str]) -> str | None:
 class Decoded:
     """The decoded ``text`` and its map back to the original.
 
-    Segment ``i`` starts at decoded offset ``seg_dec[i]`` and covers the original ``[seg_orig[i], seg_end[i])``;
-    a segment whose decoded and original lengths agree maps one for one, any other is one decoded character
-    standing for its whole source. Between two segments lie dropped characters (tags, line breaks).
+    Segment ``i`` starts at decoded offset ``seg_dec[i]`` and covers the original ``[seg_orig[i],
+    seg_end[i])``; a segment whose decoded and original lengths agree maps one for one, any other is
+    one decoded character standing for its whole source. Between two segments lie dropped characters
+    (tags, line breaks).
     """
 
     text: str
@@ -108,7 +145,8 @@ class Decoded:
     seg_orig: tuple[int, ...]
     seg_end: tuple[int, ...]
     inner: Decoded | None = None
-    """The view this one decoded further (offsets go through it back to the original), or ``None``."""
+    """The view this one decoded further (offsets go through it back to the original), or
+    ``None``."""
 
     def _seg(self, pos: int) -> int:
         return bisect_right(self.seg_dec, pos) - 1
@@ -144,8 +182,8 @@ class Decoded:
 
 
 def decode(text: str) -> Decoded | None:
-    """The decoded view of ``text`` (:func:`decode_markup`, then :func:`join_digits`), or ``None`` when there is
-    nothing to decode.
+    """The decoded view of ``text`` (:func:`decode_markup`, then :func:`join_digits`), or ``None``
+    when there is nothing to decode.
 
     >>> decode("mail hong&amp;#64;naver.com").text
     'mail hong@naver.com'
@@ -162,17 +200,20 @@ def decode(text: str) -> Decoded | None:
 
 
 def decode_markup(text: str) -> Decoded | None:
-    """``text`` with tags dropped and references and escapes decoded, or ``None`` when it holds none."""
+    """``text`` with tags dropped and references and escapes decoded, or ``None`` when it holds
+    none."""
     if "<" not in text and "&" not in text and "%" not in text and "\\" not in text:
         return None
     return _decode_pass(text, _TOKEN, None, _TOKEN_START)
 
 
 def join_digits(text: str) -> Decoded | None:
-    """``text`` with dashes and ideographic spaces between digits folded and hyphen-wrapped lines joined
-    (run it on the folded text, so that an invisible character between a digit and a dash is gone)."""
+    """``text`` with dashes and ideographic spaces between digits folded and hyphen-wrapped lines
+    joined (run it on the folded text, so that an invisible character between a digit and a dash is
+    gone)."""
     edits: list[tuple[int, int, str]] = []
-    wide = () if text.isascii() else _WIDE_BETWEEN.finditer(text)  # isascii() costs nothing on ASCII text
+    # isascii() costs nothing on ASCII text
+    wide = () if text.isascii() else _WIDE_BETWEEN.finditer(text)
     for m in wide:  # stops only at the wide characters, checks the digits around them
         i = m.start()
         if text[i] == "\u3000":
@@ -183,14 +224,15 @@ def join_digits(text: str) -> Decoded | None:
             edits.append((i, i + 1, "-"))
             if (w := _WRAP.match(text, i + 1)) is not None:
                 edits.append((i + 1, w.end(), ""))
-    for needle in (" - ", "-\n", "-\r\n") if "\r" in text else (" - ", "-\n"):  # a substring search each
+    # a substring search each
+    for needle in (" - ", "-\n", "-\r\n") if "\r" in text else (" - ", "-\n"):
         pos = 0
         while (i := text.find(needle, pos)) != -1:
             pos = i + 1
             if not (i and text[i - 1] in _DIGITS):
                 continue
             if needle == " - ":
-                if text[i + 3:i + 4] in _DIGITS:
+                if text[i + 3 : i + 4] in _DIGITS:
                     edits.append((i, i + 3, "-"))
             elif (w := _WRAP.match(text, i + 1)) is not None:
                 edits.append((i + 1, w.end(), ""))
@@ -200,10 +242,13 @@ def join_digits(text: str) -> Decoded | None:
     return _build(text, edits, None)
 
 
-def _tokens(text: str, pattern: re.Pattern[str], start: re.Pattern[str] | None) -> Iterator[re.Match[str]]:
-    """``pattern``'s matches in ``text``; with ``start`` (the class of their first characters) tried only where it
-    matches: a pattern whose alternatives start inside named groups gets no first-character scan from ``re`` and
-    would be tried at every position (about six times slower on prose)."""
+def _tokens(
+    text: str, pattern: re.Pattern[str], start: re.Pattern[str] | None
+) -> Iterator[re.Match[str]]:
+    """``pattern``'s matches in ``text``; with ``start`` (the class of their first characters) tried
+    only where it matches: a pattern whose alternatives start inside named groups gets no
+    first-character scan from ``re`` and would be tried at every position (about six times slower on
+    prose)."""
     if start is None:
         yield from pattern.finditer(text)
         return
@@ -217,9 +262,11 @@ def _tokens(text: str, pattern: re.Pattern[str], start: re.Pattern[str] | None) 
         pos = max(m.end(), c.start() + 1)
 
 
-def _decode_pass(text: str, pattern: re.Pattern[str], inner: Decoded | None,
-                 start: re.Pattern[str] | None = None) -> Decoded | None:
-    """One decoding pass of ``pattern``'s tokens over ``text`` (a view of ``inner``), ``None`` if none."""
+def _decode_pass(
+    text: str, pattern: re.Pattern[str], inner: Decoded | None, start: re.Pattern[str] | None = None
+) -> Decoded | None:
+    """One decoding pass of ``pattern``'s tokens over ``text`` (a view of ``inner``), ``None`` if
+    none."""
     edits: list[tuple[int, int, str]] = []
     for m in _tokens(text, pattern, start):
         rep = _replacement(m)
@@ -229,7 +276,8 @@ def _decode_pass(text: str, pattern: re.Pattern[str], inner: Decoded | None,
 
 
 def _build(text: str, edits: list[tuple[int, int, str]], inner: Decoded | None) -> Decoded:
-    """``text`` with each ``(start, end, replacement)`` of ``edits`` (sorted, disjoint) applied, and its map."""
+    """``text`` with each ``(start, end, replacement)`` of ``edits`` (sorted, disjoint) applied,
+    and its map."""
     pieces: list[str] = []
     seg_dec: list[int] = []
     seg_orig: list[int] = []

@@ -1,26 +1,29 @@
 """IP: IPv4 and IPv6 addresses that can point at a person (public unicast addresses).
 
-IPv4 is a dotted quad not glued to letters, digits, dots or hyphens (so version strings ``2.6.32.1-rc1``,
-OIDs ``1.3.6.1.4.1`` and section numbers ``1.2.3.4.5`` are not read as addresses), each part 0-255 without
-a leading zero. A quad of small numbers (first part below 10, each part at most two digits: ``2.6.38.6``,
-``7.21.6.2`` — a version, revision or section number as often as an address) counts only after a network
-word (IP, address, host, server, client …). Not reported: a network written with its prefix length
-(``203.0.113.0/24``, ``2001:e20:2000:40f::/64``; ``/32`` and ``/128`` are hosts), an address beside a host
-name (``gnu.org: 209.51.188.116``, ``146.82.138.7 master.debian.org``: a DNS listing or hosts file of a
-server), and a quad right after a version or configuration word (version, release, build, kernel, subnet,
-range, netmask …). IPv6 is a run of hex groups and colons that Python's ``ipaddress`` parses, starting with
-a global-unicast group (2000::/3; ``ip_private`` adds no IPv6 ranges). Private, loopback, link-local,
-documentation, multicast and reserved IPv4 ranges are not reported unless ``detect.ip_private`` is true
-(:func:`validators.ip_is_public`; made-up example quads such as ``1.2.3.4`` or ``11.22.33.44`` neither), nor
-the addresses of ``detect.ip_allow`` (default ``[dns]``: the well-known public DNS resolvers 8.8.8.8, 1.1.1.1 …).
+IPv4 is a dotted quad not glued to letters, digits, dots or hyphens (so version strings
+``2.6.32.1-rc1``, OIDs ``1.3.6.1.4.1`` and section numbers ``1.2.3.4.5`` are not read as addresses),
+each part 0-255 without a leading zero. A quad of small numbers (first part below 10, each part at
+most two digits: ``2.6.38.6``, ``7.21.6.2`` — a version, revision or section number as often as an
+address) counts only after a network word (IP, address, host, server, client …). Not reported: a
+network written with its prefix length (``203.0.113.0/24``, ``2001:e20:2000:40f::/64``; ``/32`` and
+``/128`` are hosts), an address beside a host name (``gnu.org: 209.51.188.116``, ``146.82.138.7
+master.debian.org``: a DNS listing or hosts file of a server), and a quad right after a version or
+configuration word (version, release, build, kernel, subnet, range, netmask …). IPv6 is a run of hex
+groups and colons that Python's ``ipaddress`` parses, starting with a global-unicast group
+(2000::/3; ``ip_private`` adds no IPv6 ranges). Private, loopback, link-local, documentation,
+multicast and reserved IPv4 ranges are not reported unless ``detect.ip_private`` is true
+(:func:`validators.ip_is_public`; made-up example quads such as ``1.2.3.4`` or ``11.22.33.44``
+neither), nor the addresses of ``detect.ip_allow`` (default ``[dns]``: the well-known public DNS
+resolvers 8.8.8.8, 1.1.1.1 …).
 
-Addresses of network configuration, command examples and protocol traces are not a person's either: a quad with
-a netmask within 64 characters, with another quad within 10 (a range, a list, ``A -> B``, ``who-has A tell B``),
-after a configuration word (gateway, nameserver, listen-on, allow, deny …), after a shell prompt and command
-(``$ ./a.out A``), or marked as an example (e.g., for example, 例えば, 例:, 예를 들어 … earlier in its sentence;
-…のように, …같이 right after). Such a veto holds for that occurrence only: the same address elsewhere in the
-text, in a sentence of its own, is still reported (a login address that a later firewall line allows is still a
-person's), and the masker then replaces every whole-word occurrence of it. ``validated`` is ``True``.
+Addresses of network configuration, command examples and protocol traces are not a person's either:
+a quad with a netmask within 64 characters, with another quad within 10 (a range, a list, ``A ->
+B``, ``who-has A tell B``), after a configuration word (gateway, nameserver, listen-on, allow, deny
+…), after a shell prompt and command (``$ ./a.out A``), or marked as an example (e.g., for example,
+例えば, 例:, 예를 들어 … earlier in its sentence; …のように, …같이 right after). Such a veto holds
+for that occurrence only: the same address elsewhere in the text, in a sentence of its own, is still
+reported (a login address that a later firewall line allows is still a person's), and the masker
+then replaces every whole-word occurrence of it. ``validated`` is ``True``.
 """
 
 from __future__ import annotations
@@ -33,38 +36,47 @@ from spcl.detect._common import window_has
 from spcl.detect.base import Hit
 from spcl.detect.validators import ip_is_public, validate_ipv4
 
-# The patterns start with their first character class (no lookbehind first), so the regex engine skips to
-# candidate characters at C speed; the left boundary is checked in Python on the few candidates.
+# The patterns start with their first character class (no lookbehind first), so the regex engine
+# skips to candidate characters at C speed; the left boundary is checked in Python on the few
+# candidates.
 _IPV4 = re.compile(r"\d{1,3}\.\d{1,3}\.\d{1,3}\.\d{1,3}(?![A-Za-z0-9_\-])(?!\.[A-Za-z0-9])")
 _IPV4_LEFT = re.compile(r"(?:[A-Za-z0-9_\-]|\d\.|[fF]{4}:)$")
 # a public IPv6 address lies in 2000::/3: its first group is four hex digits starting with 2 or 3
 _HEX = frozenset("0123456789abcdefABCDEF")
 _IPV6 = re.compile(r"[23][0-9A-Fa-f]{3}:[0-9A-Fa-f:]{2,35}(?:\.\d{1,3}){0,3}(?![A-Za-z0-9_:])")
 _VERSION_CONTEXT = re.compile(
-    r"version|ver\.|release|build|kernel|linux|firmware|revision|rev\.|patch|update|confirmed on|subnet|range|"
+    r"version|ver\.|release|build|kernel|linux|firmware|revision|rev\.|patch|update|confirmed"
+    r" on|subnet|range|"
     r"netmask|routers|chrome|firefox|safari|android|windows|macos|ios|python|java|node|openssl|nginx|apache|"
     r"gcc|glibc|php|perl|ruby|"
     r"버전|빌드|リビジョン|バージョン|ビルド|版",
     re.IGNORECASE,
 )
 _PREFIX = re.compile(r"/(\d{1,3})(?!\d)")
-# a host name right before or after the address: a DNS listing or hosts-file line of a server, not a person
-_HOST_BEFORE = re.compile(r"[A-Za-z0-9\-]\.(?:org|com|net|edu|gov|io|jp|kr|de|uk)[:\s]{1,3}$", re.IGNORECASE)
+# a host name right before or after the address: a DNS listing or hosts-file line of a server, not a
+# person
+_HOST_BEFORE = re.compile(
+    r"[A-Za-z0-9\-]\.(?:org|com|net|edu|gov|io|jp|kr|de|uk)[:\s]{1,3}$", re.IGNORECASE
+)
 _HOST_AFTER = re.compile(
     r"[\s:]{1,3}[A-Za-z0-9\-]{1,63}(?:\.[A-Za-z0-9\-]{1,63}){0,4}\.(?:org|com|net|edu|gov|io|jp|kr|de|uk)(?![A-Za-z])",
     re.IGNORECASE,
 )
-# Addresses of network configuration, command examples and protocol traces, not of a person. A veto holds for
-# its own occurrence only: fail closed for the same address written elsewhere.
-_NETMASK = re.compile(r"(?<![\d.])255\.(?:255|254|252|248|240|224|192|128|0)\.\d{1,3}\.\d{1,3}(?![\d.])")
+# Addresses of network configuration, command examples and protocol traces, not of a person. A veto
+# holds for its own occurrence only: fail closed for the same address written elsewhere.
+_NETMASK = re.compile(
+    r"(?<![\d.])255\.(?:255|254|252|248|240|224|192|128|0)\.\d{1,3}\.\d{1,3}(?![\d.])"
+)
 _QUAD = re.compile(r"(?<![\d.])\d{1,3}\.\d{1,3}\.\d{1,3}\.\d{1,3}(?![\d.])")
 _CONFIG_CONTEXT = re.compile(
     r"gateway|ゲートウェイ|게이트웨이|name-?servers?|nameserver|listen-on|only_from|no_access|allow|deny|route|"
     r"who-has|is-at",
     re.IGNORECASE,
 )
-_EXAMPLE_BEFORE = re.compile(r"例えば|例[:：]|[(（]例|e\.g\.|for example|for instance|such as|예를 들어|예[:：]|예시",
-                             re.IGNORECASE)
+_EXAMPLE_BEFORE = re.compile(
+    r"例えば|例[:：]|[(（]例|e\.g\.|for example|for instance|such as|예를 들어|예[:：]|예시",
+    re.IGNORECASE,
+)
 _EXAMPLE_AFTER = re.compile(r"[\s'\"`]{0,3}(?:のよう|などの|같이|와 같은|과 같은)")
 _PROMPT = re.compile(r"(?:^|\s)[$#%] \S{1,40}(?: \S{1,40}){0,3} $")  # "$ ./a.out 193.168.1.128"
 _SENTENCE_END = re.compile(r"[。！？\n]|[.!?](?:\s|$)")
@@ -97,9 +109,10 @@ class IpDetector:
     def find(self, text: str) -> list[Hit]:
         """IP hits in ``text``.
 
-        Candidates are found from the dots and colons of the text (``str.find``: a dotted quad has a digit on
-        both sides of a dot, a public IPv6 address starts with a four-hex-digit group before its first
-        colon), so ordinary prose costs a few string searches, not a regex scan over every character.
+        Candidates are found from the dots and colons of the text (``str.find``: a dotted quad has a
+        digit on both sides of a dot, a public IPv6 address starts with a four-hex-digit group
+        before its first colon), so ordinary prose costs a few string searches, not a regex scan
+        over every character.
         """
         hits: list[Hit] = []
         seen = -1
@@ -120,7 +133,12 @@ class IpDetector:
         i = text.find(":")
         while i != -1:
             s = i - 4
-            if s >= 0 and text[s] in "23" and all(c in _HEX for c in text[s + 1 : i]) and (m := _IPV6.match(text, s)):
+            if (
+                s >= 0
+                and text[s] in "23"
+                and all(c in _HEX for c in text[s + 1 : i])
+                and (m := _IPV6.match(text, s))
+            ):
                 hit = self._ipv6(text, m)
                 if hit is not None:
                     hits.append(hit)
@@ -130,13 +148,18 @@ class IpDetector:
         return hits
 
     def _ipv4(self, text: str, m: re.Match[str]) -> Hit | None:
-        """The hit of one dotted quad; ``None`` when this occurrence is no personal address (a version, a
-        network, configuration, an example or a server's address beside its host name)."""
+        """The hit of one dotted quad; ``None`` when this occurrence is no personal address (a
+        version, a network, configuration, an example or a server's address beside its host
+        name)."""
         s = m.start()
         if s and _IPV4_LEFT.search(text, max(0, s - 5), s):
             return None
         value = m.group()
-        if not validate_ipv4(value) or (not self._private and not ip_is_public(value)) or value in self._allow:
+        if (
+            not validate_ipv4(value)
+            or (not self._private and not ip_is_public(value))
+            or value in self._allow
+        ):
             return None
         if window_has(_VERSION_CONTEXT, text, s, 12):
             return None
@@ -154,10 +177,11 @@ class IpDetector:
 
     @staticmethod
     def _example(text: str, s: int, e: int) -> bool:
-        """True when the quad at ``[s, e)`` is network configuration, a command example or a protocol trace: a
-        netmask within 64 characters, another quad within 10, a configuration word (gateway, nameserver,
-        allow, who-has …) right before, a shell prompt and command before it, or an example word (e.g., for
-        example, 例えば, 예를 들어 …) earlier in its sentence or one right after it (…のように, …같이)."""
+        """True when the quad at ``[s, e)`` is network configuration, a command example or a
+        protocol trace: a netmask within 64 characters, another quad within 10, a configuration word
+        (gateway, nameserver, allow, who-has …) right before, a shell prompt and command before it,
+        or an example word (e.g., for example, 例えば, 예를 들어 …) earlier in its sentence or one
+        right after it (…のように, …같이)."""
         n = len(text)
         if _NETMASK.search(text, max(0, s - 64), min(n, e + 64)):
             return True
@@ -192,6 +216,7 @@ class IpDetector:
 
 
 def _network_prefix(text: str, end: int, bits: int) -> bool:
-    """True when ``/N`` with ``N < bits`` follows the address: a network (``2001:e20::/64``), not a host."""
+    """True when ``/N`` with ``N < bits`` follows the address: a network (``2001:e20::/64``), not
+    a host."""
     m = _PREFIX.match(text, end)
     return m is not None and int(m.group(1)) < bits

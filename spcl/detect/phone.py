@@ -1,14 +1,15 @@
-"""PHONE: Korean and Japanese domestic numbers, international forms (+CC, or after an international call
-prefix such as 001-) and North American numbers as people write them in English text: "(415) 555-2671",
-"(212)555-0147", "415-555-0132", "415.555.0132", "1-800-…", "212 555 0147" after a phone word, each with
-an optional extension ("x204", "ext. 45", also "内線"/"내선" after domestic numbers).
+"""PHONE: Korean and Japanese domestic numbers, international forms (+CC, or after an international
+call prefix such as 001-) and North American numbers as people write them in English text: "(415)
+555-2671", "(212)555-0147", "415-555-0132", "415.555.0132", "1-800-…", "212 555 0147" after a phone
+word, each with an optional extension ("x204", "ext. 45", also "内線"/"내선" after domestic
+numbers).
 
 One regex finds phone-shaped candidates; a small classifier on the digits decides what the number is
 (FACTS.md): a personal number (reported), a company representative / toll-free number (reported only
-with ``include_company_numbers``) or not a phone (dropped). Phones carry no checksum, so every hit has
-``validated=None``: the structure (prefix and length) is what made it a candidate at all, and ``True``
-would add no information. Numbers without separators are accepted only for mobile prefixes with an exact
-length (010/070/080/090 + 8 digits, …); fixed lines need separators or parentheses.
+with ``include_company_numbers``) or not a phone (dropped). Phones carry no checksum, so every hit
+has ``validated=None``: the structure (prefix and length) is what made it a candidate at all, and
+``True`` would add no information. Numbers without separators are accepted only for mobile prefixes
+with an exact length (010/070/080/090 + 8 digits, …); fixed lines need separators or parentheses.
 """
 
 from __future__ import annotations
@@ -26,45 +27,67 @@ Kind = Literal["personal", "company"]
 # "0" and "1" also in full width (０, １): the cluster scan hands full-width numbers over too.
 _DOMESTIC = re.compile(
     NUM_LEFT
-    + r"(?:\([0０]\d{1,4}\)[ ]?\d{1,4}" + SEP + r"\d{4}"  # (03) 1234-5678, (02)123-4567
+    + r"(?:\([0０]\d{1,4}\)[ ]?\d{1,4}"
+    + SEP
+    + r"\d{4}"  # (03) 1234-5678, (02)123-4567
     + r"|[0０]\d{1,4}\(\d{1,4}\)\d{4}"  # 03(1234)5678
-    + r"|[0０]\d{1,4}\)[ ]?\d{1,4}" + SEP + r"\d{4}"  # 02)123-4567
-    + r"|[0０]\d{1,4}" + SEP + r"?\d{1,4}" + SEP + r"?\d{3,4}"  # 010-1234-5678, 0120-123-456
-    + r"|[1１][568５６８]\d{2}" + SEP + r"\d{4})"  # 1588-1234 (company)
+    + r"|[0０]\d{1,4}\)[ ]?\d{1,4}"
+    + SEP
+    + r"\d{4}"  # 02)123-4567
+    + r"|[0０]\d{1,4}"
+    + SEP
+    + r"?\d{1,4}"
+    + SEP
+    + r"?\d{3,4}"  # 010-1234-5678, 0120-123-456
+    + r"|[1１][568５６８]\d{2}"
+    + SEP
+    + r"\d{4})"  # 1588-1234 (company)
     + NUM_RIGHT
 )
-# The right edge of a phone number: as NUM_RIGHT, except that an extension may follow at once ("x204").
+# The right edge of a phone number: as NUM_RIGHT, except that an extension may follow at once
+# ("x204").
 _PHONE_RIGHT = r"(?!\d)(?!(?![xX]\.? ?\d|[eE][xX][tT])[A-Za-z])(?![-‐－][\dA-Za-z])(?![.．]\d)"
 PHONE_SHAPE = _DOMESTIC
-"""The written shape of a KR/JP domestic number (groups of the right lengths), for other detectors."""
-# International numbers: "+CC …" or an international call prefix ("001-1-…", "00700 82 …", "011 1 …").
+"""The written shape of a KR/JP domestic number (groups of the right lengths), for other
+detectors."""
+# International numbers: "+CC …" or an international call prefix ("001-1-…", "00700 82 …", "011 1
+# …").
 _INTL_BODY = r"\d{1,3}[-. ]?(?:\(0?\d{1,4}\)[-. ]?)?\d{1,4}(?:[-. ]\d{1,4}){1,4}"
 _INTL = re.compile(
-    r"(?<![\dA-Za-z+])(?:\+(?P<plus>" + _INTL_BODY + r"|\d{8,15})"
-    + r"|(?<![-‐－.．])(?:00700|00[1-9]|011)[-. ]?(?P<exit>" + _INTL_BODY + r"))"
+    r"(?<![\dA-Za-z+])(?:\+(?P<plus>"
+    + _INTL_BODY
+    + r"|\d{8,15})"
+    + r"|(?<![-‐－.．])(?:00700|00[1-9]|011)[-. ]?(?P<exit>"
+    + _INTL_BODY
+    + r"))"
     + _PHONE_RIGHT
 )
-# North American numbers written the US way: (415) 555-2671, (212)555-0147, (415)-555-0132, 415-555-0132,
-# 415.555.0132, 415 555-0132, 1-800-555-0199. Without parentheses the separators agree ("-" or ".", or a
-# space then "-"), so that a run of numbers is never read as a phone; a leading "1." is a version
-# ("1.429.945.6764"), not a trunk. "212 555 0147" with spaces only (group "spaced") counts only after a
-# phone word: a table of numbers is not a phone.
+# North American numbers written the US way: (415) 555-2671, (212)555-0147, (415)-555-0132,
+# 415-555-0132, 415.555.0132, 415 555-0132, 1-800-555-0199. Without parentheses the separators agree
+# ("-" or ".", or a space then "-"), so that a run of numbers is never read as a phone; a leading
+# "1." is a version ("1.429.945.6764"), not a trunk. "212 555 0147" with spaces only (group
+# "spaced") counts only after a phone word: a table of numbers is not a phone.
 _NANP = re.compile(
     NUM_LEFT
     + r"(?:(?P<spaced>(?:1 )?[2-9]\d{2} [2-9]\d{2} \d{4})"
-    + r"|(?:1[- ]?)?(?:\([2-9]\d{2}\)[ -]?[2-9]\d{2}[-. ]\d{4}|[2-9]\d{2}(?P<s>[-.])[2-9]\d{2}(?P=s)\d{4}"
+    + r"|(?:1[- ]?)?(?:\([2-9]\d{2}\)[ -]?[2-9]\d{2}[-."
+    r" ]\d{4}|[2-9]\d{2}(?P<s>[-.])[2-9]\d{2}(?P=s)\d{4}"
     + r"|[2-9]\d{2} [2-9]\d{2}-\d{4}))"
     + _PHONE_RIGHT
 )
 _PHONE_CONTEXT = re.compile(
-    r"phone|tel\b|call|cell|mobile|fax|contact|reach|text me|전화|연락|휴대|電話|携帯|連絡", re.IGNORECASE
+    r"phone|tel\b|call|cell|mobile|fax|contact|reach|text me|전화|연락|휴대|電話|携帯|連絡",
+    re.IGNORECASE,
 )
 # An extension right after a number: "x204", " ext. 45", ", extension 12", " 内線 123", " 내선 45".
-_EXT = re.compile(r"[ ,]{0,2}(?:[xX]\.?|(?i:ext)\.?|(?i:extension)|内線|내선)[ .:#]{0,2}\d{1,6}(?!\d)")
+_EXT = re.compile(
+    r"[ ,]{0,2}(?:[xX]\.?|(?i:ext)\.?|(?i:extension)|内線|내선)[ .:#]{0,2}\d{1,6}(?!\d)"
+)
 # A bare 3-3-4 group after one of these words is an account number, not a US phone.
 _BANK_CONTEXT = re.compile(r"계좌|은행|口座|銀行|account|acct|bank", re.IGNORECASE)
 
-# Words that make a phone-shaped number something else (a phone has no check digit: context decides).
+# Words that make a phone-shaped number something else (a phone has no check digit: context
+# decides).
 _NOT_A_PHONE = re.compile(
     r"part\s?(?:no|number|#)|serial|model|room|rm\.|catalog|item\s?(?:no|number|#)|"
     r"부품\s?번호|품번|品番|部品番号",
@@ -114,7 +137,8 @@ def classify_kr(digits: str, prefix: str | None) -> Kind | None:
 
 
 def classify_jp(digits: str, prefix: str | None) -> Kind | None:
-    """What a Japanese domestic number is: ``"personal"``, ``"company"`` or ``None`` (not a JP phone).
+    """What a Japanese domestic number is: ``"personal"``, ``"company"`` or ``None`` (not a JP
+    phone).
 
     ``prefix`` as in :func:`classify_kr`; fixed lines (10 digits, area code of 2-5 digits with the
     leading 0) need separators.
@@ -147,8 +171,9 @@ def first_group(raw: str, digits: str) -> str | None:
 
 
 def _classify_intl(raw: str, digits: str, plus: bool = True) -> tuple[str, Kind] | None:
-    """(region, kind) of an international number written after '+' (``plus``) or after an international
-    call prefix such as 001 (then only the Korean, Japanese and North American plans count), or ``None``."""
+    """(region, kind) of an international number written after '+' (``plus``) or after an
+    international call prefix such as 001 (then only the Korean, Japanese and North American plans
+    count), or ``None``."""
     n = len(digits)
     if n < 8 or n > 15:
         return None
@@ -172,12 +197,20 @@ def _classify_intl(raw: str, digits: str, plus: bool = True) -> tuple[str, Kind]
         kind = classify(national, prefix)
         return (region, kind) if kind else None
     if digits[0] == "1":
-        # NANP: 1 + area code (2-9..) + exchange (2-9..) + 4 digits; toll-free area codes are companies.
+        # NANP: 1 + area code (2-9..) + exchange (2-9..) + 4 digits; toll-free area codes are
+        # companies.
         ok = n == 11 and digits[1] in "23456789" and digits[4] in "23456789"
         return ("intl", "company" if digits[1:4] in NANP_TOLL_FREE else "personal") if ok else None
-    if not plus and n == 10 and digits[0] in "23456789" and digits[3] in "23456789" and len(groups) == 3 \
-            and [len(g) for g in groups] == [3, 3, 4]:
-        # "001-212-555-0198": a US number dialled from Korea or Japan, written without the country code 1
+    if (
+        not plus
+        and n == 10
+        and digits[0] in "23456789"
+        and digits[3] in "23456789"
+        and len(groups) == 3
+        and [len(g) for g in groups] == [3, 3, 4]
+    ):
+        # "001-212-555-0198": a US number dialled from Korea or Japan, written without the country
+        # code 1
         return "intl", "company" if digits[:3] in NANP_TOLL_FREE else "personal"
     return ("intl", "personal") if n >= 9 and plus else None
 
@@ -240,7 +273,11 @@ class PhoneDetector:
                 continue  # a bare 3-3-4 group after a banking word: an account number
             if (hit := self._hit(text, s, m.end(), "intl")) is not None:
                 hits.append(hit)
-        if text.find("+", start, end) != -1 or text.find("00", start, end) != -1 or text.find("011", start, end) != -1:
+        if (
+            text.find("+", start, end) != -1
+            or text.find("00", start, end) != -1
+            or text.find("011", start, end) != -1
+        ):
             for m in _INTL.finditer(text, start, end):
                 body = m.group("plus") or m.group("exit")
                 got = _classify_intl(body, digits_of(body), plus=m.group("plus") is not None)
@@ -252,8 +289,9 @@ class PhoneDetector:
 
     @staticmethod
     def _hit(text: str, s: int, e: int, region: str) -> Hit | None:
-        """The hit for ``text[s:e]``, stretched over an extension written right after it; ``None`` when the
-        words around it say it is no person's phone (a part number, a documentation example)."""
+        """The hit for ``text[s:e]``, stretched over an extension written right after it; ``None``
+        when the words around it say it is no person's phone (a part number, a documentation
+        example)."""
         if vetoed(text, s, e, _NOT_A_PHONE, 16):
             return None
         ext = _EXT.match(text, e)

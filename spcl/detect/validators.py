@@ -1,9 +1,9 @@
 """Pure check-digit and structure validators with Presidio's three-way answer.
 
-Each validator takes the digits only (separators already removed) and answers ``True`` (the check digit
-or structure confirms the number), ``False`` (shown not to be valid) or ``None`` (cannot tell). The
-algorithms are those in ``FACTS.md``; python-stdnum is the independent oracle in the property tests.
-Nothing here logs or raises with a value in the message.
+Each validator takes the digits only (separators already removed) and answers ``True`` (the check
+digit or structure confirms the number), ``False`` (shown not to be valid) or ``None`` (cannot
+tell). The algorithms are those in ``FACTS.md``; python-stdnum is the independent oracle in the
+property tests. Nothing here logs or raises with a value in the message.
 """
 
 from __future__ import annotations
@@ -114,7 +114,8 @@ def validate_card(digits: str) -> bool:
 
 
 def rrn_birth_date_ok(digits: str) -> bool:
-    """True when the first seven digits of a Korean RRN give a real birth date (G decides the century)."""
+    """True when the first seven digits of a Korean RRN give a real birth date (G decides the
+    century)."""
     if len(digits) < 7 or not digits[:7].isdigit():
         return False
     century = _RRN_CENTURY.get(digits[6])
@@ -174,15 +175,17 @@ def validate_mynumber(digits: str) -> bool:
 
 
 # ------------------------------------------------------------------------------------ US, IBAN, IP
-_SSN_BLOCKED = frozenset({"078051120", "219099999", "457555462"})  # published (wallet cards, ads): never personal
+# published (wallet cards, ads): never personal
+_SSN_BLOCKED = frozenset({"078051120", "219099999", "457555462"})
 _ITIN_GROUPS = frozenset([*range(50, 66), *range(70, 89), *range(90, 93), *range(94, 100)])
 
 
 def validate_ssn(digits: str) -> bool:
     """US Social Security number, 9 digits: ``True`` when the area, group and serial can be issued.
 
-    ``False`` for area 000, 666 or 9xx (9xx are ITINs and advertising numbers), group 00, serial 0000 and the
-    published numbers python-stdnum also refuses (078-05-1120 …). There is no check digit.
+    ``False`` for area 000, 666 or 9xx (9xx are ITINs and advertising numbers), group 00, serial
+    0000 and the published numbers python-stdnum also refuses (078-05-1120 …). There is no check
+    digit.
 
     >>> validate_ssn("536904399"), validate_ssn("666123456"), validate_ssn("078051120")
     (True, False, False)
@@ -196,7 +199,8 @@ def validate_ssn(digits: str) -> bool:
 
 
 def validate_itin(digits: str) -> bool:
-    """US Individual Taxpayer Identification Number ``9XX-GG-NNNN``: ``True`` when G is an issued group.
+    """US Individual Taxpayer Identification Number ``9XX-GG-NNNN``: ``True`` when G is an issued
+    group.
 
     Groups 50-65, 70-88, 90-92 and 94-99 (the IRS ranges; python-stdnum knows all but 50-65).
 
@@ -219,11 +223,13 @@ IBAN_LENGTHS: dict[str, int] = {
     "SM": 27, "SO": 23, "ST": 25, "SV": 28, "TL": 23, "TN": 24, "TR": 26, "UA": 29, "VA": 22, "VG": 24, "XK": 20,
     "YE": 30,
 }  # fmt: skip
-"""IBAN length per country (the SWIFT IBAN registry, release 101; the same table python-stdnum ships)."""
+"""IBAN length per country (the SWIFT IBAN registry, release 101; the same table python-stdnum
+ships)."""
 
 
 def iban_mod97(compact: str) -> int:
-    """ISO 7064 MOD 97-10 remainder of an IBAN (country and check digits moved to the end, letters A=10 … Z=35).
+    """ISO 7064 MOD 97-10 remainder of an IBAN (country and check digits moved to the end, letters
+    A=10 … Z=35).
 
     >>> iban_mod97("DE89370400440532013000")
     1
@@ -241,7 +247,12 @@ def validate_iban(compact: str) -> bool:
     >>> validate_iban("DE89370400440532013000"), validate_iban("DE89370400440532013001")
     (True, False)
     """
-    if not compact.isascii() or not compact.isalnum() or compact.upper() != compact or len(compact) < 5:
+    if (
+        not compact.isascii()
+        or not compact.isalnum()
+        or compact.upper() != compact
+        or len(compact) < 5
+    ):
         return False
     if IBAN_LENGTHS.get(compact[:2]) != len(compact) or not compact[2:4].isdigit():
         return False
@@ -258,7 +269,12 @@ def validate_ipv4(value: str) -> bool:
     if len(parts) != 4:
         return False
     for p in parts:
-        if not (1 <= len(p) <= 3) or not p.isdigit() or not p.isascii() or (len(p) > 1 and p[0] == "0"):
+        if (
+            not (1 <= len(p) <= 3)
+            or not p.isdigit()
+            or not p.isascii()
+            or (len(p) > 1 and p[0] == "0")
+        ):
             return False
         if int(p) > 255:
             return False
@@ -266,9 +282,9 @@ def validate_ipv4(value: str) -> bool:
 
 
 def ipv4_is_placeholder(value: str) -> bool:
-    """True when the dotted quad ``value`` reads as a made-up example: its first three parts step evenly
-    (``1.2.3.4``, ``5.6.7.8``, ``11.22.33.44``, ``10.20.30.40``, ``4.3.2.1``), all four parts are equal
-    (``123.123.123.123``), or its digits count up (``12.34.56.78``, ``123.45.67.89``).
+    """True when the dotted quad ``value`` reads as a made-up example: its first three parts step
+    evenly (``1.2.3.4``, ``5.6.7.8``, ``11.22.33.44``, ``10.20.30.40``, ``4.3.2.1``), all four parts
+    are equal (``123.123.123.123``), or its digits count up (``12.34.56.78``, ``123.45.67.89``).
 
     >>> ipv4_is_placeholder("11.22.33.55"), ipv4_is_placeholder("12.34.56.78"), ipv4_is_placeholder("93.184.216.34")
     (True, True, False)
@@ -282,13 +298,14 @@ def ipv4_is_placeholder(value: str) -> bool:
 
 
 def ip_is_public(value: str) -> bool:
-    """True when ``value`` (an IPv4 or IPv6 address) is a public unicast address that can point at a person.
+    """True when ``value`` (an IPv4 or IPv6 address) is a public unicast address that can point at a
+    person.
 
-    Private, loopback, link-local, shared (CGN), documentation, benchmark, multicast, reserved and unspecified
-    ranges are not public; neither is an IPv4 address ending in .0 or .255 (a network or broadcast address in
-    examples), a made-up example address (:func:`ipv4_is_placeholder`: 1.2.3.4, 11.22.33.44 …), nor an IPv6 address
-    outside 2000::/3 (global unicast). Well-known public DNS resolvers are public: the detector's allow-list
-    (``detect.ip_allow``) leaves them out.
+    Private, loopback, link-local, shared (CGN), documentation, benchmark, multicast, reserved and
+    unspecified ranges are not public; neither is an IPv4 address ending in .0 or .255 (a network or
+    broadcast address in examples), a made-up example address (:func:`ipv4_is_placeholder`: 1.2.3.4,
+    11.22.33.44 …), nor an IPv6 address outside 2000::/3 (global unicast). Well-known public DNS
+    resolvers are public: the detector's allow-list (``detect.ip_allow``) leaves them out.
 
     >>> ip_is_public("93.184.216.34"), ip_is_public("192.168.0.1"), ip_is_public("2001:db8::1")
     (True, False, False)
@@ -319,9 +336,10 @@ _PLACEHOLDER_WORDS = re.compile(
 def secret_is_placeholder(value: str) -> bool:
     """True when a secret-shaped ``value`` is a documentation placeholder, not a secret.
 
-    Placeholders: empty or short values, words such as ``example``/``your…``/``changeme``/``password``,
-    ``<…>``/``${…}``/``{{…}}``/``%s`` templates, ``xxxx``/``***``/``...`` fillers, a value of one repeated
-    character, and values with three or fewer distinct characters.
+    Placeholders: empty or short values, words such as
+    ``example``/``your…``/``changeme``/``password``, ``<…>``/``${…}``/``{{…}}``/``%s`` templates,
+    ``xxxx``/``***``/``...`` fillers, a value of one repeated character, and values with three or
+    fewer distinct characters.
 
     >>> secret_is_placeholder("AKIAIOSFODNN7EXAMPLE"), secret_is_placeholder("<your-password>")
     (True, True)
@@ -335,23 +353,24 @@ def secret_is_placeholder(value: str) -> bool:
 
 
 def validate_key_id(value: str) -> bool | None:
-    """A cloud access-key id or service token (AWS ``AKIA…``, GitHub, GitLab, Slack): ``False`` for a
-    placeholder (``AKIAIOSFODNN7EXAMPLE``, ``ghp_xxxx…``, ``AKIA1234567890ABCDEF``, a run of one character);
-    ``None`` otherwise (the
-    format holds and nothing more can be checked offline).
+    """A cloud access-key id or service token (AWS ``AKIA…``, GitHub, GitLab, Slack): ``False`` for
+    a placeholder (``AKIAIOSFODNN7EXAMPLE``, ``ghp_xxxx…``, ``AKIA1234567890ABCDEF``, a run of one
+    character); ``None`` otherwise (the format holds and nothing more can be checked offline).
 
     >>> validate_key_id("AKIAIOSFODNN7EXAMPLE"), validate_key_id("AKIA2E0A8F3B244C9986")
     (False, None)
     """
     body = value.split("_", 1)[-1] if value.startswith(("gh", "github_pat_")) else value[4:]
-    if len(set(body)) <= 4 or re.search(r"(?i)example|sample|dummy|x{6}|0{8}|(.)\1{7}|123456|abcdef", value):
+    if len(set(body)) <= 4 or re.search(
+        r"(?i)example|sample|dummy|x{6}|0{8}|(.)\1{7}|123456|abcdef", value
+    ):
         return False
     return None
 
 
 def validate_jwt(value: str) -> bool:
-    """A JSON Web Token ``header.payload.signature``: ``True`` when the header decodes (base64url) to a JSON
-    object with an ``alg`` and the payload to a JSON object.
+    """A JSON Web Token ``header.payload.signature``: ``True`` when the header decodes (base64url)
+    to a JSON object with an ``alg`` and the payload to a JSON object.
 
     >>> validate_jwt("eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxIn0.c2lnbmF0dXJlLXNpZ25hdHVyZQ")
     True
@@ -375,8 +394,9 @@ def validate_jwt(value: str) -> bool:
 
 
 def validate_private_key_body(body: str) -> bool:
-    """The body of a PEM private-key block: ``True`` when it is base64 (optional ``Key: value`` header lines)
-    of at least 64 characters, ``False`` for a placeholder (``...``, ``<key>``, too short).
+    """The body of a PEM private-key block: ``True`` when it is base64 (optional ``Key: value``
+    header lines) of at least 64 characters, ``False`` for a placeholder (``...``, ``<key>``, too
+    short).
 
     >>> validate_private_key_body("MIIEvQIBADANBgkqhkiG9w0BAQEFAASC" * 3), validate_private_key_body("...")
     (True, False)

@@ -1,13 +1,13 @@
 """Quality of the rule detectors against gold spans: recall, precision, hard negatives, hits per MB.
 
-Input: JSONL, one record a line, ``{"id", "lang", "kind", "text", "spans": [{"type", "start", "end"}],
-"tags": [...]}`` (``tags`` optional). ``kind`` says how a record is scored:
+Input: JSONL, one record a line, ``{"id", "lang", "kind", "text", "spans": [{"type", "start",
+"end"}], "tags": [...]}`` (``tags`` optional). ``kind`` says how a record is scored:
 
-- ``"gold"`` (the default): ``spans`` are every identifier in the text (half-open offsets into the NFC
-  text). A gold span is *found* when a hit of the same type covers it (``start <= g.start`` and
+- ``"gold"`` (the default): ``spans`` are every identifier in the text (half-open offsets into the
+  NFC text). A gold span is *found* when a hit of the same type covers it (``start <= g.start`` and
   ``g.end <= end``); a hit is *correct* when it overlaps a gold span of its type.
-- ``"negative"``: a hard negative (a version, date, GUID, price, IP address … that is no identifier);
-  any hit in it counts against the detectors.
+- ``"negative"``: a hard negative (a version, date, GUID, price, IP address … that is no
+  identifier); any hit in it counts against the detectors.
 - ``"prose"``: real text with no annotation; hits are counted per MB of UTF-8 text (e-mail addresses
   apart: real man pages and mails do name their authors).
 
@@ -30,12 +30,19 @@ from spcl.text import normalize
 
 KINDS = ("gold", "negative", "prose")
 
-GOALS = {"recall_overall": 0.99, "recall_per_type": 0.95, "negatives_hit_max": 0.02, "prose_hits_per_mb_max": 1.0}
-"""The detectors' bar: typed recall overall and per type, share of hard negatives hit, non-e-mail hits/MB."""
+GOALS = {
+    "recall_overall": 0.99,
+    "recall_per_type": 0.95,
+    "negatives_hit_max": 0.02,
+    "prose_hits_per_mb_max": 1.0,
+}
+"""The detectors' bar: typed recall overall and per type, share of hard negatives hit, non-e-mail
+hits/MB."""
 
 
 Rates = dict[str, dict[str, int | float | None]]
-"""``{key: {"n", "ok", <rate name>: rate or None}}`` of a :class:`_Tally` (the rate's name varies by table)."""
+"""``{key: {"n", "ok", <rate name>: rate or None}}`` of a :class:`_Tally` (the rate's name varies
+by table)."""
 
 
 class RecallBlock(TypedDict):
@@ -51,7 +58,8 @@ class RecallBlock(TypedDict):
 
 
 class PrecisionBlock(TypedDict):
-    """Share of the hits on gold records that match a gold span, overall, by hit type and by language."""
+    """Share of the hits on gold records that match a gold span, overall, by hit type and by
+    language."""
 
     overall: float | None
     hits: int
@@ -60,7 +68,8 @@ class PrecisionBlock(TypedDict):
 
 
 class NegativesBlock(TypedDict):
-    """Hard-negative records hit: share, by language and tag, the hit types and (the first 200) ids."""
+    """Hard-negative records hit: share, by language and tag, the hit types and (the first 200)
+    ids."""
 
     n: int
     hit: int
@@ -87,7 +96,8 @@ class ProseBlock(ProseRow):
 
 
 class DetectGoal(TypedDict):
-    """One bar of :data:`GOALS`: the value (``None``: no data), the bar, its direction and whether it holds."""
+    """One bar of :data:`GOALS`: the value (``None``: no data), the bar, its direction and
+    whether it holds."""
 
     value: float | None
     goal: float
@@ -133,7 +143,8 @@ class GoldRecord:
 
 
 def read_gold(path: str | Path) -> Iterator[GoldRecord]:
-    """The records of a gold JSONL file, checked: known kind, spans inside the NFC text, known types."""
+    """The records of a gold JSONL file, checked: known kind, spans inside the NFC text, known
+    types."""
     for item in iter_jsonl(path):
         if item.error is not None:
             raise DetectEvalError(f"{path}:{item.line_no}: not JSON ({item.error})")
@@ -162,7 +173,9 @@ def parse_record(obj: Any, where: str = "record") -> GoldRecord:
     if spans and kind != "gold":
         raise DetectEvalError(f"{where}: a {kind} record has no gold spans")
     tags = tuple(str(t) for t in obj.get("tags") or [])
-    return GoldRecord(str(obj.get("id", where)), str(obj.get("lang", "other")), kind, text, tuple(spans), tags)
+    return GoldRecord(
+        str(obj.get("id", where)), str(obj.get("lang", "other")), kind, text, tuple(spans), tags
+    )
 
 
 def _ratio(num: int, den: int) -> float | None:
@@ -185,7 +198,8 @@ class _Tally:
         return _ratio(self.ok[key], self.n[key])
 
     def table(self, prefix: str, rate: str) -> Rates:
-        """``{key without prefix: {n, <ok count>, <rate>}}`` for the keys starting with ``prefix``."""
+        """``{key without prefix: {n, <ok count>, <rate>}}`` for the keys starting with
+        ``prefix``."""
         return {k.removeprefix(prefix): {"n": self.n[k], "ok": self.ok[k], rate: self.rate(k)}
                 for k in sorted(self.n) if k.startswith(prefix)}  # fmt: skip
 
@@ -197,14 +211,18 @@ def _keys(type_: str | None, lang: str, tags: tuple[str, ...]) -> list[str]:
     return keys
 
 
-def evaluate_detect(records: Iterable[GoldRecord], settings: DetectSettings | None = None) -> DetectReport:
-    """Score the rule detectors (``settings``, defaults when ``None``) on ``records``; a JSON-able report.
+def evaluate_detect(
+    records: Iterable[GoldRecord], settings: DetectSettings | None = None
+) -> DetectReport:
+    """Score the rule detectors (``settings``, defaults when ``None``) on ``records``; a JSON-able
+    report.
 
-    Keys: ``recall`` (overall and by type, language, type/language and tag; ``recall_any_type`` counts
-    a span covered by a hit of any type), ``precision`` (on gold records: overall, by hit type and language),
-    ``negatives`` (share of hard-negative records hit, by language and tag; hit types; ids hit),
-    ``prose`` (MB, hits by type, non-e-mail hits per MB, by language), ``misses`` (id, type, language and
-    tags of each missed gold span) and ``goals`` (each bar of :data:`GOALS`, its value and whether it holds).
+    Keys: ``recall`` (overall and by type, language, type/language and tag; ``recall_any_type``
+    counts a span covered by a hit of any type), ``precision`` (on gold records: overall, by hit
+    type and language), ``negatives`` (share of hard-negative records hit, by language and tag; hit
+    types; ids hit), ``prose`` (MB, hits by type, non-e-mail hits per MB, by language), ``misses``
+    (id, type, language and tags of each missed gold span) and ``goals`` (each bar of :data:`GOALS`,
+    its value and whether it holds).
     """
     detectors = build_detectors(settings)
     recall, recall_any, precision, negatives = _Tally(), _Tally(), _Tally(), _Tally()
@@ -232,9 +250,13 @@ def evaluate_detect(records: Iterable[GoldRecord], settings: DetectSettings | No
                 recall.add(keys, ok)
                 recall_any.add(keys, any(h.start < g.end and g.start < h.end for h in hits))
                 if not ok:
-                    misses.append({"id": rec.id, "type": g.type, "lang": rec.lang, "tags": ",".join(rec.tags)})
+                    misses.append(
+                        {"id": rec.id, "type": g.type, "lang": rec.lang, "tags": ",".join(rec.tags)}
+                    )
             for h in hits:
-                correct = any(h.type == g.type and h.start < g.end and g.start < h.end for g in rec.spans)
+                correct = any(
+                    h.type == g.type and h.start < g.end and g.start < h.end for g in rec.spans
+                )
                 precision.add(("all", f"type:{h.type}", f"lang:{rec.lang}"), correct)
     by_type = recall.table("type:", "recall")
     for t, row in by_type.items():
@@ -288,18 +310,30 @@ def _prose(nbytes: Counter[str], hits: dict[str, Counter[str]]) -> ProseBlock:
         total.update(found)
     by_lang = {lang: row(nbytes[lang], hits[lang]) for lang in sorted(nbytes)}
     overall = row(sum(nbytes.values()), total)
-    return {"mb": overall["mb"], "hits": overall["hits"], "non_email_hits": overall["non_email_hits"],
-            "non_email_hits_per_mb": overall["non_email_hits_per_mb"], "by_lang": by_lang}
+    return {
+        "mb": overall["mb"],
+        "hits": overall["hits"],
+        "non_email_hits": overall["non_email_hits"],
+        "non_email_hits_per_mb": overall["non_email_hits_per_mb"],
+        "by_lang": by_lang,
+    }
 
 
-def _goals(recall: RecallBlock, negatives: NegativesBlock, prose: ProseBlock) -> dict[str, DetectGoal]:
-    """Each bar of :data:`GOALS` with the report's value and whether it is met (``None``: no data)."""
+def _goals(
+    recall: RecallBlock, negatives: NegativesBlock, prose: ProseBlock
+) -> dict[str, DetectGoal]:
+    """Each bar of :data:`GOALS` with the report's value and whether it is met (``None``: no
+    data)."""
     per_type = [rate for r in recall["by_type"].values() if (rate := r["recall"]) is not None]
     values: dict[str, tuple[float | None, float, bool]] = {
         "recall_overall": (recall["overall"], GOALS["recall_overall"], True),
         "recall_per_type_min": (min(per_type, default=None), GOALS["recall_per_type"], True),
         "negatives_hit": (negatives["rate"], GOALS["negatives_hit_max"], False),
-        "prose_non_email_hits_per_mb": (prose["non_email_hits_per_mb"], GOALS["prose_hits_per_mb_max"], False),
+        "prose_non_email_hits_per_mb": (
+            prose["non_email_hits_per_mb"],
+            GOALS["prose_hits_per_mb_max"],
+            False,
+        ),
     }
     out: dict[str, DetectGoal] = {}
     for name, (value, bar, at_least) in values.items():
@@ -309,10 +343,13 @@ def _goals(recall: RecallBlock, negatives: NegativesBlock, prose: ProseBlock) ->
 
 
 def format_summary(report: DetectReport) -> str:
-    """A short plain-text table of a report: recall by type and language, precision, negatives, prose."""
+    """A short plain-text table of a report: recall by type and language, precision, negatives,
+    prose."""
     lines = [f"records: {report['records']}"]
     r = report["recall"]
-    lines.append(f"typed recall {r['overall']} (any type {r['overall_any_type']}) over {r['n']} gold spans")
+    lines.append(
+        f"typed recall {r['overall']} (any type {r['overall_any_type']}) over {r['n']} gold spans"
+    )
     for t, row in r["by_type"].items():
         p = report["precision"]["by_type"].get(t, {}).get("precision")
         lines.append(f"  {t:<9} n={row['n']:<5} recall={row['recall']}  precision={p}")
@@ -322,9 +359,14 @@ def format_summary(report: DetectReport) -> str:
     n = report["negatives"]
     lines.append(f"hard negatives hit: {n['hit']}/{n['n']} = {n['rate']}  types {n['hit_types']}")
     pr = report["prose"]
-    lines.append(f"prose: {pr['mb']} MB, non-e-mail hits {pr['non_email_hits']} = {pr['non_email_hits_per_mb']}/MB")
+    lines.append(
+        f"prose: {pr['mb']} MB, non-e-mail hits {pr['non_email_hits']} ="
+        f" {pr['non_email_hits_per_mb']}/MB"
+    )
     for lang, prow in pr["by_lang"].items():
-        lines.append(f"  prose {lang:<4} {prow['mb']} MB  {prow['hits']}  {prow['non_email_hits_per_mb']}/MB")
+        lines.append(
+            f"  prose {lang:<4} {prow['mb']} MB  {prow['hits']}  {prow['non_email_hits_per_mb']}/MB"
+        )
     met = {k: g["met"] for k, g in report["goals"].items()}
     lines.append(f"goals met: {met}")
     return "\n".join(lines)

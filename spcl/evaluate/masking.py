@@ -1,4 +1,5 @@
-"""Evaluate extraction + masking against gold: ``spcl eval masking --gold GOLD.jsonl --pred PRED.jsonl``.
+"""Evaluate extraction + masking against gold: ``spcl eval masking --gold GOLD.jsonl --pred
+PRED.jsonl``.
 
 GOLD.jsonl — one record per document (the ``spcl synth pii`` format)::
 
@@ -18,29 +19,33 @@ PRED.jsonl — one record per document, in either form (``id`` must be a gold id
    present in the source); rows not in the source count as hallucinated. ``parse_success`` is optional
    (default: the parser's rule — no rows, or at least one accepted); when given it is taken as is.
 
-A gold document with no prediction counts as a failed parse with no candidates (fail closed). Candidates of
-documents whose ``parse_success`` is False are excluded from the entity predictions and mask nothing.
+A gold document with no prediction counts as a failed parse with no candidates (fail closed).
+Candidates of documents whose ``parse_success`` is False are excluded from the entity predictions
+and mask nothing.
 
 Metrics (a zero denominator gives 0; F1 of empty sets is 0):
 
-- ``entity`` / ``per_type``: precision, recall, F1 over per-document sets of normalized ``(TYPE, ORIGINAL)``
-  (type trimmed and upper-cased, value trimmed and NFC; duplicates within a document count once).
-- ``documents.leak_rate``: documents in which some gold occurrence (every occurrence of every gold value and
-  its allowed variants, ``spcl.mask.variants``) is not fully covered by the union of masked spans, over
-  **all** documents (the seed-000 definition); ``documents.leak_rate_with_gold`` divides the same count by
-  the documents that have gold entities. Coverage is measured on spans, so token names in the masked text
-  (new or already in the source) never count as covered or leaked text.
+- ``entity`` / ``per_type``: precision, recall, F1 over per-document sets of normalized ``(TYPE,
+  ORIGINAL)`` (type trimmed and upper-cased, value trimmed and NFC; duplicates within a document
+  count once).
+- ``documents.leak_rate``: documents in which some gold occurrence (every occurrence of every gold
+  value and its allowed variants, ``spcl.mask.variants``) is not fully covered by the union of
+  masked spans, over **all** documents (the seed-000 definition); ``documents.leak_rate_with_gold``
+  divides the same count by the documents that have gold entities. Coverage is measured on spans, so
+  token names in the masked text (new or already in the source) never count as covered or leaked
+  text.
 - ``entities.leak_rate``: gold pairs with any uncovered occurrence / gold pairs.
 - ``entities.over_redaction_rate``: false-positive pairs / predicted pairs.
-- ``entities.hallucination_rate``: allowed-type, non-empty, de-duplicated rows not found in the source /
-  such rows.
+- ``entities.hallucination_rate``: allowed-type, non-empty, de-duplicated rows not found in the
+  source / such rows.
 - ``parse.success_rate``: documents whose parse succeeded / documents.
-- ``tokenization.deterministic_rate``: documents whose masked text, mapping and spans are identical with
-  the candidate order reversed; ``tokenization.round_trip_rate``: documents where
+- ``tokenization.deterministic_rate``: documents whose masked text, mapping and spans are identical
+  with the candidate order reversed; ``tokenization.round_trip_rate``: documents where
   ``reassemble_text(masked, mapping) == NFC(source)``.
 
-Malformed input is rejected with ``EvalError``: duplicate gold or prediction ids, prediction ids not in
-gold, gold values that do not occur in their source. Messages name files, lines, ids and types, never values.
+Malformed input is rejected with ``EvalError``: duplicate gold or prediction ids, prediction ids not
+in gold, gold values that do not occur in their source. Messages name files, lines, ids and types,
+never values.
 """
 
 from __future__ import annotations
@@ -62,7 +67,8 @@ Pair = tuple[str, str]
 
 
 class PRF(TypedDict):
-    """True and false positives, false negatives, precision, recall and F1 of ``(TYPE, VALUE)`` pairs."""
+    """True and false positives, false negatives, precision, recall and F1 of ``(TYPE, VALUE)``
+    pairs."""
 
     tp: int
     fp: int
@@ -84,7 +90,8 @@ class DocumentLeaks(TypedDict):
 
 
 class EntityLeaks(TypedDict):
-    """Gold pairs left unmasked, predicted pairs not in gold (over-redaction) and hallucinated rows."""
+    """Gold pairs left unmasked, predicted pairs not in gold (over-redaction) and hallucinated
+    rows."""
 
     gold: int
     leaked: int
@@ -106,7 +113,8 @@ class ParseRate(TypedDict):
 
 
 class TokenizationRate(TypedDict):
-    """Masks that do not depend on candidate order, and masked texts that reassemble to the source."""
+    """Masks that do not depend on candidate order, and masked texts that reassemble to the
+    source."""
 
     deterministic: int
     deterministic_rate: float
@@ -115,8 +123,8 @@ class TokenizationRate(TypedDict):
 
 
 class MaskingReport(TypedDict):
-    """Every masking metric (:func:`evaluate_documents`); ``spcl.finetune.metrics.masking_metrics`` adds the
-    backend failures and the documents it evaluated."""
+    """Every masking metric (:func:`evaluate_documents`); ``spcl.finetune.metrics.masking_metrics``
+    adds the backend failures and the documents it evaluated."""
 
     allowed_types: list[str]
     entity: PRF
@@ -165,7 +173,9 @@ def gold_doc(rec: dict[str, Any]) -> GoldDoc:
         try:
             pair = (normalize_type(ent["type"]), normalize_value(ent["original"]))
         except (KeyError, TypeError, AttributeError):
-            raise EvalError(f"gold id {doc_id!r} entity {i}: needs string 'type' and 'original'") from None
+            raise EvalError(
+                f"gold id {doc_id!r} entity {i}: needs string 'type' and 'original'"
+            ) from None
         if not pair[1]:
             raise EvalError(f"gold id {doc_id!r} entity {i} ({pair[0]}): empty value")
         if pair in seen:
@@ -175,7 +185,9 @@ def gold_doc(rec: dict[str, Any]) -> GoldDoc:
     found = occurrences_by_pair(pairs, text)
     for i, pair in enumerate(pairs):
         if not found[pair]:
-            raise EvalError(f"gold id {doc_id!r} entity {i} ({pair[0]}): value does not occur in source_text")
+            raise EvalError(
+                f"gold id {doc_id!r} entity {i} ({pair[0]}): value does not occur in source_text"
+            )
     return GoldDoc(doc_id, text, pairs)
 
 
@@ -199,13 +211,18 @@ def load_predictions(path: str | Path, gold: dict[str, GoldDoc]) -> dict[str, di
         if doc_id not in gold:
             raise EvalError(f"pred {Path(path).name}:{lineno}: id {doc_id!r} is not in gold")
         if "raw" not in rec and "candidates" not in rec:
-            raise EvalError(f"pred {Path(path).name}:{lineno}: id {doc_id!r} has neither 'raw' nor 'candidates'")
+            raise EvalError(
+                f"pred {Path(path).name}:{lineno}: id {doc_id!r} has neither 'raw' nor 'candidates'"
+            )
         preds[doc_id] = rec
     return preds
 
 
-def parse_prediction(rec: dict[str, Any] | None, source: str, allowed_types: Iterable[str]) -> ParseResult:
-    """A prediction record (either form) as a ``ParseResult``; ``None`` (missing) is a failed parse."""
+def parse_prediction(
+    rec: dict[str, Any] | None, source: str, allowed_types: Iterable[str]
+) -> ParseResult:
+    """A prediction record (either form) as a ``ParseResult``; ``None`` (missing) is a failed
+    parse."""
     if rec is None:
         return ParseResult(parse_success=False)
     if "raw" in rec:
@@ -215,9 +232,12 @@ def parse_prediction(rec: dict[str, Any] | None, source: str, allowed_types: Ite
         return parse_extraction(raw, source, allowed_types)
     rows = rec["candidates"]
     if not isinstance(rows, list) or not all(
-        isinstance(r, list | tuple) and len(r) == 2 and all(isinstance(x, str) for x in r) for r in rows
+        isinstance(r, list | tuple) and len(r) == 2 and all(isinstance(x, str) for x in r)
+        for r in rows
     ):
-        raise EvalError(f"pred id {rec['id']!r}: 'candidates' must be a list of [TYPE, VALUE] strings")
+        raise EvalError(
+            f"pred id {rec['id']!r}: 'candidates' must be a list of [TYPE, VALUE] strings"
+        )
     res = check_candidates([(t, v) for t, v in rows], source, allowed_types)
     res.rows_read = len(rows)
     if "parse_success" in rec:
@@ -244,7 +264,9 @@ def _covered(intervals: list[tuple[int, int]], start: int, end: int) -> bool:
 
 
 def evaluate_documents(
-    gold: dict[str, GoldDoc], preds: dict[str, dict[str, Any]], allowed_types: Iterable[str] = DEFAULT_TYPES
+    gold: dict[str, GoldDoc],
+    preds: dict[str, dict[str, Any]],
+    allowed_types: Iterable[str] = DEFAULT_TYPES,
 ) -> MaskingReport:
     """All masking metrics over ``gold`` with ``preds`` (see the module docstring)."""
     allowed = tuple(allowed_types)
@@ -265,8 +287,9 @@ def evaluate_documents(
     return _summary(allowed, counts, per_type)
 
 
-def _count_entities(per_type: dict[str, Counter[str]], gold: set[Pair],
-                    predicted: set[Pair]) -> None:
+def _count_entities(
+    per_type: dict[str, Counter[str]], gold: set[Pair], predicted: set[Pair]
+) -> None:
     """Add one document's true positives, false positives and false negatives per entity type."""
     for type_ in {t for t, _ in predicted | gold}:
         c = per_type.setdefault(type_, Counter())
@@ -278,8 +301,8 @@ def _count_entities(per_type: dict[str, Counter[str]], gold: set[Pair],
 
 
 def _count_masking(counts: Counter[str], doc: GoldDoc, candidates: list[Pair]) -> None:
-    """Mask one document with ``candidates``: count determinism (candidate order does not matter), the round
-    trip, and the gold pairs left with an occurrence outside every masked span (leaks)."""
+    """Mask one document with ``candidates``: count determinism (candidate order does not matter),
+    the round trip, and the gold pairs left with an occurrence outside every masked span (leaks)."""
     masked = mask_text(doc.source, candidates)
     again = mask_text(doc.source, list(reversed(candidates)))
     counts["deterministic"] += (masked.masked_text, masked.mapping, masked.spans) == (
@@ -298,9 +321,11 @@ def _count_masking(counts: Counter[str], doc: GoldDoc, candidates: list[Pair]) -
     counts["documents_leaked"] += leaked_pairs > 0
 
 
-def _summary(allowed: tuple[str, ...], counts: Counter[str], per_type: dict[str, Counter[str]]) -> MaskingReport:
-    """The metrics from the summed counts: entity P/R/F1 (overall and per type), leak, over-redaction,
-    hallucination, parse and tokenization rates."""
+def _summary(
+    allowed: tuple[str, ...], counts: Counter[str], per_type: dict[str, Counter[str]]
+) -> MaskingReport:
+    """The metrics from the summed counts: entity P/R/F1 (overall and per type), leak,
+    over-redaction, hallucination, parse and tokenization rates."""
     tp = sum(c["tp"] for c in per_type.values())
     fp = sum(c["fp"] for c in per_type.values())
     fn = sum(c["fn"] for c in per_type.values())

@@ -1,14 +1,15 @@
-"""Quality of a trained screen on data it was not trained on: labelled sentences and unlabelled real text.
+"""Quality of a trained screen on data it was not trained on: labelled sentences and unlabelled real
+text.
 
 Input: JSONL, one record a line, ``{"id", "text", "lang"?, "label"?, "source"?, "origin"?}``.
 
-- A record **with** a ``label`` (SCPI, RELATED or NONE) is scored: topic precision/recall/F1 (SCPI and
-  RELATED against NONE), SCPI recall and the share of NONE flagged, overall, per language and per
-  language and ``source`` (when present), for the union and for each model alone — the numbers of the
-  screen's quality bar.
-- A record **without** a label is real text of unknown content: only its flag rate is reported, per language
-  and per *origin* (``source``, or the part of ``origin`` before the first ``:``, e.g. ``sotu`` or ``man``).
-  This is what the LLM stage will be sent of ordinary text.
+- A record **with** a ``label`` (SCPI, RELATED or NONE) is scored: topic precision/recall/F1 (SCPI
+  and RELATED against NONE), SCPI recall and the share of NONE flagged, overall, per language and
+  per language and ``source`` (when present), for the union and for each model alone — the numbers
+  of the screen's quality bar.
+- A record **without** a label is real text of unknown content: only its flag rate is reported, per
+  language and per *origin* (``source``, or the part of ``origin`` before the first ``:``, e.g.
+  ``sotu`` or ``man``). This is what the LLM stage will be sent of ordinary text.
 
 ``lang`` defaults to the script guess. The report holds counts and rates only, never text or ids.
 """
@@ -31,26 +32,45 @@ from spcl.screen.model import Screen
 from spcl.text import LANGS, guess_lang
 
 LLM_TOKENS_PER_DOC = 1080
-"""Tokens the LLM stage spends on one flagged document (prompt ≈ 894 + completion ≈ 185, measured on the
-vLLM path): the cost of every document the screen sends on, sensitive or not."""
-SOURCE_TABLE_HEADER = ("language", "source", "documents", "SCPI", "SCPI found", "SCPI recall", "NONE",
-                       "NONE flagged", "NONE flag rate", "topic F1", "sent to LLM")
-"""Columns of :func:`source_table` (the same table in ``spcl eval screen`` and in ``spcl report``)."""
-GOALS = {"f1_min": 0.85, "scpi_recall_min": 0.95, "lang_scpi_recall_min": 0.95, "none_flagged_max": 0.12}
+"""Tokens the LLM stage spends on one flagged document (prompt ≈ 894 + completion ≈ 185, measured on
+the vLLM path): the cost of every document the screen sends on, sensitive or not."""
+SOURCE_TABLE_HEADER = (
+    "language",
+    "source",
+    "documents",
+    "SCPI",
+    "SCPI found",
+    "SCPI recall",
+    "NONE",
+    "NONE flagged",
+    "NONE flag rate",
+    "topic F1",
+    "sent to LLM",
+)
+"""Columns of :func:`source_table` (the same table in ``spcl eval screen`` and in ``spcl
+report``)."""
+GOALS = {
+    "f1_min": 0.85,
+    "scpi_recall_min": 0.95,
+    "lang_scpi_recall_min": 0.95,
+    "none_flagged_max": 0.12,
+}
 """The bar for the screen on real labelled text: topic F1 ≥ 0.85 (0.88 on text like the training
-sources), SCPI recall ≥ 0.95 overall and in Japanese and in Korean, NONE flagged ≤ 12 % overall and in
-English."""
+sources), SCPI recall ≥ 0.95 overall and in Japanese and in Korean, NONE flagged ≤ 12 % overall and
+in English."""
 SCPI_LANGS = ("ja", "ko")
 """Languages whose SCPI recall is a goal of its own."""
 BATCH = 512
 
 SourceCell = dict[str, "FlagMetrics | dict[str, int]"]
-"""One language × source of the labelled records: each system's :class:`FlagMetrics` and, beside the union's,
-``counts`` (documents, flagged, SCPI and NONE documents and how many of them were flagged)."""
+"""One language × source of the labelled records: each system's :class:`FlagMetrics` and, beside the
+union's, ``counts`` (documents, flagged, SCPI and NONE documents and how many of them were
+flagged)."""
 
 
 class LabelledScreenMetrics(TypedDict):
-    """Each system's metrics (``union`` and every head) overall, per language and per language × source."""
+    """Each system's metrics (``union`` and every head) overall, per language and per language ×
+    source."""
 
     overall: dict[str, FlagMetrics]
     per_lang: dict[str, dict[str, FlagMetrics]]
@@ -85,11 +105,13 @@ class ScreenEvalReport(TypedDict):
 
 
 class ScreenEvalError(UsageError, ValueError):
-    """A record that cannot be scored (the message names the file, line and field, never the text)."""
+    """A record that cannot be scored (the message names the file, line and field, never the
+    text)."""
 
 
 def read_eval_records(path: str | Path) -> Iterator[dict[str, str]]:
-    """Rows ``{"text", "lang", "label", "group"}`` of one JSONL file (``label`` is "" when absent)."""
+    """Rows ``{"text", "lang", "label", "group"}`` of one JSONL file (``label`` is "" when
+    absent)."""
     for item in iter_jsonl(path):
         where = f"{path}:{item.line_no}"
         if item.error is not None:
@@ -122,22 +144,31 @@ def evaluate_screen(screen: Screen, rows: Iterable[dict[str, str]]) -> ScreenEva
     labels = np.array([r["label"] for r in rows], dtype=object)
     langs = np.array([r["lang"] for r in rows], dtype=object)
     labelled = labels != ""
-    report: ScreenEvalReport = {"model": screen.version, "thresholds": screen.thresholds,
-                              "records": len(rows), "labelled": int(labelled.sum())}
+    report: ScreenEvalReport = {
+        "model": screen.version,
+        "thresholds": screen.thresholds,
+        "records": len(rows),
+        "labelled": int(labelled.sum()),
+    }
     if labelled.any():
         groups = np.array([r["group"] for r in rows], dtype=object)
-        report["labelled_metrics"] = _labelled(labels[labelled], langs[labelled], groups[labelled],
-                                               {"union": flag[labelled],
-                                                **{h: f[labelled] for h, f in head_flags.items()}})
+        report["labelled_metrics"] = _labelled(
+            labels[labelled],
+            langs[labelled],
+            groups[labelled],
+            {"union": flag[labelled], **{h: f[labelled] for h, f in head_flags.items()}},
+        )
         report["goals"] = _goals(report["labelled_metrics"])
     if (~labelled).any():
-        report["unlabelled_flag_rate"] = _flag_rates([r for r, lab in zip(rows, labelled, strict=True) if not lab],
-                                                     flag[~labelled])
+        report["unlabelled_flag_rate"] = _flag_rates(
+            [r for r, lab in zip(rows, labelled, strict=True) if not lab], flag[~labelled]
+        )
     return report
 
 
-def _labelled(labels: np.ndarray, langs: np.ndarray, groups: np.ndarray,
-              systems: dict[str, np.ndarray]) -> LabelledScreenMetrics:
+def _labelled(
+    labels: np.ndarray, langs: np.ndarray, groups: np.ndarray, systems: dict[str, np.ndarray]
+) -> LabelledScreenMetrics:
     out: LabelledScreenMetrics = {"overall": {}, "per_lang": {}, "per_source": {}}
     for name, f in systems.items():
         out["overall"][name] = flag_metrics(f, labels.astype(str))
@@ -147,7 +178,8 @@ def _labelled(labels: np.ndarray, langs: np.ndarray, groups: np.ndarray,
             for group in sorted(set(groups[m].tolist())):
                 g = m & (groups == group)
                 out["per_source"].setdefault(lang, {}).setdefault(group, {})[name] = flag_metrics(
-                    f[g], labels[g].astype(str))
+                    f[g], labels[g].astype(str)
+                )
                 if name == "union":
                     out["per_source"][lang][group]["counts"] = _counts(f[g], labels[g].astype(str))
     return out
@@ -155,16 +187,21 @@ def _labelled(labels: np.ndarray, langs: np.ndarray, groups: np.ndarray,
 
 def _counts(flag: np.ndarray, labels: np.ndarray) -> dict[str, int]:
     scpi, none = labels == "SCPI", labels == "NONE"
-    return {"n": int(flag.size), "flagged": int(flag.sum()), "scpi": int(scpi.sum()),
-            "scpi_flagged": int((flag & scpi).sum()), "none": int(none.sum()),
-            "none_flagged": int((flag & none).sum())}
+    return {
+        "n": int(flag.size),
+        "flagged": int(flag.sum()),
+        "scpi": int(scpi.sum()),
+        "scpi_flagged": int((flag & scpi).sum()),
+        "none": int(none.sum()),
+        "none_flagged": int((flag & none).sum()),
+    }
 
 
 def source_table(report: ScreenEvalReport) -> list[tuple[Any, ...]]:
     """Rows of :data:`SOURCE_TABLE_HEADER`, one per language × source of the labelled records of an
-    :func:`evaluate_screen` report (union flags), then one ``*`` row per language; empty without labels.
-    ``sent to LLM`` is the share of that source's documents the screen flags (the labelled mix, which
-    is usually richer in topic passages than a crawl)."""
+    :func:`evaluate_screen` report (union flags), then one ``*`` row per language; empty without
+    labels. ``sent to LLM`` is the share of that source's documents the screen flags (the labelled
+    mix, which is usually richer in topic passages than a crawl)."""
     metrics = report.get("labelled_metrics")
     if metrics is None:
         return []
@@ -174,7 +211,8 @@ def source_table(report: ScreenEvalReport) -> list[tuple[Any, ...]]:
         for group, v in sorted(groups.items()):
             if "counts" not in v:
                 continue
-            c = cast("dict[str, int]", v["counts"])  # the cell's one entry that is not a system's metrics
+            # the cell's one entry that is not a system's metrics
+            c = cast("dict[str, int]", v["counts"])
             rows.append(_source_row(lang, group, c, cast(FlagMetrics, v["union"])["f1"]))
             for k in total:
                 total[k] += c[k]
@@ -188,8 +226,19 @@ def _rate(k: int, n: int) -> float | str:
 
 
 def _source_row(lang: str, group: str, c: dict[str, int], f1: float) -> tuple[Any, ...]:
-    return (lang, group, c["n"], c["scpi"], c["scpi_flagged"], _rate(c["scpi_flagged"], c["scpi"]), c["none"],
-            c["none_flagged"], _rate(c["none_flagged"], c["none"]), f1, _rate(c["flagged"], c["n"]))
+    return (
+        lang,
+        group,
+        c["n"],
+        c["scpi"],
+        c["scpi_flagged"],
+        _rate(c["scpi_flagged"], c["scpi"]),
+        c["none"],
+        c["none_flagged"],
+        _rate(c["none_flagged"], c["none"]),
+        f1,
+        _rate(c["flagged"], c["n"]),
+    )
 
 
 def _goals(metrics: LabelledScreenMetrics) -> dict[str, Goal]:
@@ -197,7 +246,10 @@ def _goals(metrics: LabelledScreenMetrics) -> dict[str, Goal]:
     checks = {
         "f1": (union["f1"], union["f1"] >= GOALS["f1_min"]),
         "scpi_recall": (union["scpi_recall"], union["scpi_recall"] >= GOALS["scpi_recall_min"]),
-        "none_flagged": (union["none_flag_rate"], union["none_flag_rate"] <= GOALS["none_flagged_max"]),
+        "none_flagged": (
+            union["none_flag_rate"],
+            union["none_flag_rate"] <= GOALS["none_flagged_max"],
+        ),
     }
     for lang in SCPI_LANGS:  # only when that language's SCPI documents were scored
         lang_union = metrics["per_lang"].get(lang, {}).get("union")
@@ -224,10 +276,17 @@ def _flag_rates(rows: list[dict[str, str]], flag: np.ndarray) -> dict[str, dict[
 
 
 def _text_table(header: tuple[str, ...], rows: list[tuple[Any, ...]]) -> list[str]:
-    cells = [list(header)] + [[f"{c:.3f}" if isinstance(c, float) else str(c) for c in row] for row in rows]
+    cells = [list(header)] + [
+        [f"{c:.3f}" if isinstance(c, float) else str(c) for c in row] for row in rows
+    ]
     widths = [max(len(r[i]) for r in cells) for i in range(len(header))]
-    return ["  ".join(c.rjust(w) if i > 1 else c.ljust(w) for i, (c, w) in enumerate(zip(r, widths, strict=True)))
-            for r in cells]
+    return [
+        "  ".join(
+            c.rjust(w) if i > 1 else c.ljust(w)
+            for i, (c, w) in enumerate(zip(r, widths, strict=True))
+        )
+        for r in cells
+    ]
 
 
 def format_summary(report: ScreenEvalReport) -> str:
@@ -235,13 +294,21 @@ def format_summary(report: ScreenEvalReport) -> str:
     lines = [f"model {report['model']}: {report['records']} records, {report['labelled']} labelled"]
     metrics = report.get("labelled_metrics")
     if metrics:
-        for scope, values in [("all", metrics["overall"]["union"]),
-                              *((lang, v["union"]) for lang, v in metrics["per_lang"].items())]:
-            lines.append(f"  {scope:>4}: F1 {values['f1']:.3f}  P {values['precision']:.3f}  R {values['recall']:.3f}"
-                         f"  SCPI recall {values['scpi_recall']:.3f}  NONE flagged {values['none_flag_rate']:.3f}"
-                         f"  (n={values['n']})")
-        lines.append("  goals: " + ", ".join(f"{k} {'met' if g['met'] else 'NOT met'}"
-                                             for k, g in report["goals"].items()))
+        for scope, values in [
+            ("all", metrics["overall"]["union"]),
+            *((lang, v["union"]) for lang, v in metrics["per_lang"].items()),
+        ]:
+            lines.append(
+                f"  {scope:>4}: F1 {values['f1']:.3f}  P {values['precision']:.3f}  R"
+                f" {values['recall']:.3f}  SCPI recall {values['scpi_recall']:.3f}  NONE flagged"
+                f" {values['none_flag_rate']:.3f}  (n={values['n']})"
+            )
+        lines.append(
+            "  goals: "
+            + ", ".join(
+                f"{k} {'met' if g['met'] else 'NOT met'}" for k, g in report["goals"].items()
+            )
+        )
         rows = source_table(report)
         if rows:
             lines.append("  per language and source (union):")

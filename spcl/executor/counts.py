@@ -11,15 +11,20 @@ def rate(num: float, den: float) -> float:
 
 
 def token_block(prompt: int, completion: int, documents: int, counted: int) -> dict[str, Any]:
-    """What the model read and wrote: totals, and per document of the stage's input (``documents``; the cost
-    of one flagged document, the figure a GPU-hours estimate starts from, ``spcl report``). ``counted`` is how
-    many document answers the backend reported counts for (the engine's own, or the server's ``usage``; a
-    document retried by a rerun counts again, as its tokens do); 0 means there are no counts (the rules
-    backend, a server that sends no ``usage``).
+    """What the model read and wrote: totals, and per document of the stage's input (``documents``;
+    the cost of one flagged document, the figure a GPU-hours estimate starts from, ``spcl report``).
+    ``counted`` is how many document answers the backend reported counts for (the engine's own, or
+    the server's ``usage``; a document retried by a rerun counts again, as its tokens do); 0 means
+    there are no counts (the rules backend, a server that sends no ``usage``).
 
     >>> token_block(1200, 90, 3, 3)["completion_per_document"]
     30.0
     """
-    return {"documents": documents, "documents_counted": counted, "prompt": prompt, "completion": completion,
-            "prompt_per_document": round(rate(prompt, documents), 3),
-            "completion_per_document": round(rate(completion, documents), 3)}
+    return {
+        "documents": documents,
+        "documents_counted": counted,
+        "prompt": prompt,
+        "completion": completion,
+        "prompt_per_document": round(rate(prompt, documents), 3),
+        "completion_per_document": round(rate(completion, documents), 3),
+    }

@@ -7,4 +7,5 @@ from spcl.errors import RunFailed
 
 
 class JobError(RunFailed, RuntimeError):
-    """A job cannot run or stopped; the message names paths, keys and types only (never document text)."""
+    """A job cannot run or stopped; the message names paths, keys and types only (never document
+    text)."""

@@ -1,5 +1,5 @@
-"""What a job keeps on disk between runs: atomic JSON writes, done-markers (one JSON file per unit), and
-committed part files read back for a retry pass.
+"""What a job keeps on disk between runs: atomic JSON writes, done-markers (one JSON file per unit),
+and committed part files read back for a retry pass.
 
 Every file is written under a temporary name beside it and moved into place
 (:func:`spcl.io.atomic.write_atomic`): a reader sees the old file or the whole new one. A unit is
@@ -24,8 +24,9 @@ from spcl.io.jsonl import read_jsonl_objects
 
 
 def write_json_atomic(path: Path, data: dict[str, Any], *, private: bool = False) -> None:
-    """Write ``data`` as JSON (indent 1, sorted keys, final newline) to ``path`` under a temporary name, then
-    move it into place (``spcl.io.atomic.write_atomic``); ``private`` creates it with mode 0600."""
+    """Write ``data`` as JSON (indent 1, sorted keys, final newline) to ``path`` under a temporary
+    name, then move it into place (``spcl.io.atomic.write_atomic``); ``private`` creates it with
+    mode 0600."""
     write_atomic(path, json.dumps(data, indent=1, sort_keys=True) + "\n", private=private)
 
 
@@ -35,19 +36,23 @@ def marker_file(folder: str | Path, key: str) -> Path:
 
 
 class MarkerError(JobError):
-    """A done-marker exists but cannot be read (truncated, not JSON, not an object, or a field of the wrong
-    kind): the job refuses to run rather than guess whether the unit is done. The message names the file."""
+    """A done-marker exists but cannot be read (truncated, not JSON, not an object, or a field of
+    the wrong kind): the job refuses to run rather than guess whether the unit is done. The message
+    names the file."""
 
 
 def marker_unreadable(path: Path) -> MarkerError:
     """The one-line error for the damaged done-marker ``path``."""
-    return MarkerError(f"done-marker {path} is damaged (truncated or not a marker); remove it to redo that "
-                       "input file, or use a new output folder")
+    return MarkerError(
+        f"done-marker {path} is damaged (truncated or not a marker); remove it to redo that "
+        "input file, or use a new output folder"
+    )
 
 
 def read_json_marker(path: Path) -> dict[str, Any] | None:
-    """A done-marker's content, or ``None`` when the unit was never committed; :class:`MarkerError` when the
-    file exists but is not a readable JSON object (never a traceback, never taken as done)."""
+    """A done-marker's content, or ``None`` when the unit was never committed; :class:`MarkerError`
+    when the file exists but is not a readable JSON object (never a traceback, never taken as
+    done)."""
     try:
         text = path.read_text(encoding="utf-8")
     except FileNotFoundError:
@@ -64,8 +69,8 @@ def read_json_marker(path: Path) -> dict[str, Any] | None:
 
 
 def load_json_markers(folder: str | Path) -> dict[str, dict[str, Any]]:
-    """``{key: marker}`` of every done-marker in ``folder`` (by file stem, sorted; empty when absent);
-    :class:`MarkerError` for a damaged one."""
+    """``{key: marker}`` of every done-marker in ``folder`` (by file stem, sorted; empty when
+    absent); :class:`MarkerError` for a damaged one."""
     root = Path(folder)
     if not root.is_dir():
         return {}
@@ -73,10 +78,12 @@ def load_json_markers(folder: str | Path) -> dict[str, dict[str, Any]]:
     return {k: v for k, v in found.items() if v is not None}
 
 
-def read_part(path: Path, schema: pa.Schema,
-              derive: dict[str, Callable[[pa.Table], pa.Array]] | None = None) -> pa.Table:
-    """A committed Parquet part file as ``schema`` (an empty table when absent). A column of ``schema`` the
-    file lacks (a part written by an older version) is made by ``derive[name](table)`` when given."""
+def read_part(
+    path: Path, schema: pa.Schema, derive: dict[str, Callable[[pa.Table], pa.Array]] | None = None
+) -> pa.Table:
+    """A committed Parquet part file as ``schema`` (an empty table when absent). A column of
+    ``schema`` the file lacks (a part written by an older version) is made by
+    ``derive[name](table)`` when given."""
     if not path.exists():
         return schema.empty_table()
     table = pq.read_table(path)
@@ -86,12 +93,15 @@ def read_part(path: Path, schema: pa.Schema,
     return table.select(schema.names).cast(schema)
 
 
-def commit_unit(staged_vault: Path, vault_target: Path, parts: list[tuple[Path, pa.Table]], tmp: Path) -> None:
-    """Commit one unit's outputs in order: every non-empty part table is written (zstd Parquet) under ``tmp``
-    first; then the staged vault file (when there is one) moves to ``vault_target``, which must not exist
-    (a writer name is unique per run and attempt: a mapping is never replaced; :class:`JobError` naming the
-    file); then each part moves into place in the order given, and a part whose table is empty is removed
-    (a killed run's leftovers). Vault first: a released row never lacks its mapping."""
+def commit_unit(
+    staged_vault: Path, vault_target: Path, parts: list[tuple[Path, pa.Table]], tmp: Path
+) -> None:
+    """Commit one unit's outputs in order: every non-empty part table is written (zstd Parquet)
+    under ``tmp`` first; then the staged vault file (when there is one) moves to ``vault_target``,
+    which must not exist (a writer name is unique per run and attempt: a mapping is never replaced;
+    :class:`JobError` naming the file); then each part moves into place in the order given, and a
+    part whose table is empty is removed (a killed run's leftovers). Vault first: a released row
+    never lacks its mapping."""
     moves: list[tuple[Path | None, Path]] = []
     for i, (target, table) in enumerate(parts):
         staged = None
@@ -101,7 +111,9 @@ def commit_unit(staged_vault: Path, vault_target: Path, parts: list[tuple[Path, 
         moves.append((staged, target))
     if staged_vault.exists():
         if vault_target.exists():
-            raise JobError(f"vault file {vault_target.name} already exists; refusing to overwrite it")
+            raise JobError(
+                f"vault file {vault_target.name} already exists; refusing to overwrite it"
+            )
         os.replace(staged_vault, vault_target)
     for src, dst in moves:
         if src is None:
@@ -110,11 +122,9 @@ def commit_unit(staged_vault: Path, vault_target: Path, parts: list[tuple[Path, 
             os.replace(src, dst)
 
 
-
-
 def remove_staging(*folders: Path) -> None:
-    """Remove what a killed run left under temporary names in ``folders`` (a job's ``_tmp``, a vault's
-    ``_staging``; call only when no other run is active)."""
+    """Remove what a killed run left under temporary names in ``folders`` (a job's ``_tmp``, a
+    vault's ``_staging``; call only when no other run is active)."""
     for folder in folders:
         shutil.rmtree(folder, ignore_errors=True)
 

@@ -1,13 +1,15 @@
-"""The file jobs whose unit writes a vault file and two Parquet parts, failures first (mask, generalize).
+"""The file jobs whose unit writes a vault file and two Parquet parts, failures first (mask,
+generalize).
 
-A :class:`VaultJob` is a :class:`~spcl.executor.filejob.FileJob` that also does the same way what those jobs
-share: a retry pass keeps the committed rows its failures to retry do not touch
-(:func:`~spcl.executor.unitpass.keep_settled`), every pass writes a new vault file (named by the job, the unit,
-the run and 16 random bits: a mapping is never overwritten) staged beside the output, and the commit moves
-the vault file, then the failed part, then the released part into place (the kept rows with the new ones:
-``spcl.executor.state.commit_unit``). The job supplies its part schemas and the hooks :meth:`VaultJob.new_run`
-(its counters and row buffers), :meth:`VaultJob.settle` (counts from the committed parts, the done-marker)
-and the per-batch work of :meth:`~spcl.executor.filejob.FileJob.take`.
+A :class:`VaultJob` is a :class:`~spcl.executor.filejob.FileJob` that also does the same way what
+those jobs share: a retry pass keeps the committed rows its failures to retry do not touch
+(:func:`~spcl.executor.unitpass.keep_settled`), every pass writes a new vault file (named by the
+job, the unit, the run and 16 random bits: a mapping is never overwritten) staged beside the output,
+and the commit moves the vault file, then the failed part, then the released part into place (the
+kept rows with the new ones: ``spcl.executor.state.commit_unit``). The job supplies its part schemas
+and the hooks :meth:`VaultJob.new_run` (its counters and row buffers), :meth:`VaultJob.settle`
+(counts from the committed parts, the done-marker) and the per-batch work of
+:meth:`~spcl.executor.filejob.FileJob.take`.
 """
 
 from __future__ import annotations
@@ -43,10 +45,10 @@ class PartBuffer(Protocol):
 
 @dataclass(slots=True, kw_only=True)
 class VaultRun(UnitRun):
-    """One pass of a :class:`VaultJob` (a :class:`~spcl.executor.unitpass.UnitRun`): ``kept``: the committed
-    rows a retry pass keeps, by part; ``rows``: the pass's new rows, by part; ``writer``: the vault file's
-    name; ``vault``: the vault file open for writing and ``staged``: the staging folders (``(tmp, vault
-    stage)``) while the pass runs."""
+    """One pass of a :class:`VaultJob` (a :class:`~spcl.executor.unitpass.UnitRun`): ``kept``: the
+    committed rows a retry pass keeps, by part; ``rows``: the pass's new rows, by part; ``writer``:
+    the vault file's name; ``vault``: the vault file open for writing and ``staged``: the staging
+    folders (``(tmp, vault stage)``) while the pass runs."""
 
     rows: dict[str, PartBuffer]
     kept: dict[str, pa.Table] = field(default_factory=dict)
@@ -73,45 +75,52 @@ class PartRows:
 
 
 class VaultJob(FileJob):
-    """A file job whose unit writes a vault file and the Parquet parts :attr:`parts` (see the module)."""
+    """A file job whose unit writes a vault file and the Parquet parts :attr:`parts` (see the
+    module)."""
 
     parts: ClassVar[tuple[str, str]] = ("failed", "released")
-    """The folders of the failed part and of the released part under the output (committed in this order)."""
+    """The folders of the failed part and of the released part under the output (committed in
+    this order)."""
     schemas: ClassVar[dict[str, pa.Schema]] = {}
     """The schema of each part."""
     writer_prefix: ClassVar[str] = ""
     """The first word of the vault files' names (``<prefix>-<key>-<run id>-<4 hex>``)."""
 
-    # --- hooks -----------------------------------------------------------------------------------------
+    # --- hooks ------------------------------------------------------------------------------------
     def read_part(self, path: Path, part: str) -> pa.Table:
         """A committed part as its schema (empty when absent)."""
         return read_part(path, self.schemas[part])
 
     def retry_rows(self, cfg: Any, failed: pa.Table) -> pa.Array:
-        """Which committed failures a retry pass asks about again: the transient ones unless the job says."""
+        """Which committed failures a retry pass asks about again: the transient ones unless the
+        job says."""
         return failed.column("transient")
 
     def new_run(self, worker: Any, unit: UnitPass, settled: set[Any] | None) -> VaultRun:
-        """The pass's :class:`VaultRun` with the job's counters (those of ``unit.prior`` it carries over) and
-        a row buffer for each part."""
+        """The pass's :class:`VaultRun` with the job's counters (those of ``unit.prior`` it carries
+        over) and a row buffer for each part."""
         raise NotImplementedError
 
     def settle(self, worker: Any, run: Any, tables: dict[str, pa.Table]) -> dict[str, object]:
         """Count the committed ``tables`` of each part into the pass's counters; the done-marker."""
         raise NotImplementedError
 
-    # --- the skeleton ------------------------------------------------------------------------------------
+    # --- the skeleton -----------------------------------------------------------------------------
     def begin(self, worker: Any, unit: UnitPass) -> VaultRun:
-        """The job's run, keeping (for a retry pass) the committed rows its retried failures do not touch,
-        with a new vault file's name."""
+        """The job's run, keeping (for a retry pass) the committed rows its retried failures do not
+        touch, with a new vault file's name."""
         failed_part, released_part = self.parts
         kept = {name: self.schemas[name].empty_table() for name in self.parts}
         settled = None
         if unit.prior is not None:
             out = self.output(worker.cfg)
-            released, failed = (self.read_part(part_path(out / name, unit.key), name)
-                                for name in (released_part, failed_part))
-            released, failed, settled = keep_settled(released, failed, self.retry_rows(worker.cfg, failed))
+            released, failed = (
+                self.read_part(part_path(out / name, unit.key), name)
+                for name in (released_part, failed_part)
+            )
+            released, failed, settled = keep_settled(
+                released, failed, self.retry_rows(worker.cfg, failed)
+            )
             kept = {failed_part: failed, released_part: released}
         run = self.new_run(worker, unit, settled)
         run.kept = kept
@@ -122,19 +131,31 @@ class VaultJob(FileJob):
     def writing(self, worker: Any, run: Any) -> Iterator[Any]:
         """The pass's staging folders and its vault file open for writing (``run.vault``)."""
         cfg = worker.cfg
-        with (staging_area(self.output(cfg), cfg.vault, run.unit.key) as staged,
-              closing(open_vault(staged[1], worker.key, writer=run.writer)) as vault):
+        with (
+            staging_area(self.output(cfg), cfg.vault, run.unit.key) as staged,
+            closing(open_vault(staged[1], worker.key, writer=run.writer)) as vault,
+        ):
             run.staged, run.vault = staged, vault
             yield vault
 
     def commit(self, worker: Any, run: Any) -> dict[str, object]:
-        """The vault file, then each part (kept rows and new ones) moved into place; :meth:`settle`."""
+        """The vault file, then each part (kept rows and new ones) moved into place;
+        :meth:`settle`."""
         cfg = worker.cfg
         run.vault.close()
-        tables = {name: pa.concat_tables([run.kept[name], run.rows[name].table()]) for name in self.parts}
+        tables = {
+            name: pa.concat_tables([run.kept[name], run.rows[name].table()]) for name in self.parts
+        }
         tmp, vault_stage = run.staged
-        commit_unit(vault_stage / f"{run.writer}.jsonl", Path(cfg.vault) / f"{run.writer}.jsonl",
-                    [(part_path(self.output(cfg) / name, run.unit.key), tables[name]) for name in self.parts], tmp)
+        commit_unit(
+            vault_stage / f"{run.writer}.jsonl",
+            Path(cfg.vault) / f"{run.writer}.jsonl",
+            [
+                (part_path(self.output(cfg) / name, run.unit.key), tables[name])
+                for name in self.parts
+            ],
+            tmp,
+        )
         return self.settle(worker, run, tables)
 
 

@@ -1,6 +1,8 @@
-"""LLM extraction: the prompt (``spcl.extract.prompt``) and the ``TYPE<TAB>ORIGINAL`` contract parser.
+"""LLM extraction: the prompt (``spcl.extract.prompt``) and the ``TYPE<TAB>ORIGINAL`` contract
+parser.
 
-Only light modules are imported here; backends (vLLM, OpenAI-compatible servers) are imported by name.
+Only light modules are imported here; backends (vLLM, OpenAI-compatible servers) are imported by
+name.
 """
 
 from spcl.entity_types import DEFAULT_TYPES

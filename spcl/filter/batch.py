@@ -1,8 +1,9 @@
 """The screen's per-batch function: ``RECORD_SCHEMA`` batch in, ``OUTPUT_SCHEMA`` batch out.
 
-Plain Python, no Spark: the plain engine, tests, notebooks and benchmarks call it directly, and the Spark
-job distributes it with ``mapInArrow``. Each input row yields exactly one output row — a record that
-was unreadable, or that fails in an unexpected way here, becomes a quarantine row with a reason.
+Plain Python, no Spark: the plain engine, tests, notebooks and benchmarks call it directly, and the
+Spark job distributes it with ``mapInArrow``. Each input row yields exactly one output row — a
+record that was unreadable, or that fails in an unexpected way here, becomes a quarantine row with a
+reason.
 """
 
 from __future__ import annotations
@@ -77,24 +78,27 @@ class FilterContext:
 
     @property
     def scores_type(self) -> pa.StructType:
-        """The ``scores`` column's struct: the screen kind's named scores and flags (the shipped one's without a
-        screen)."""
-        outputs = getattr(self.screen, "outputs", None)  # a model that names none has the shipped kind's
+        """The ``scores`` column's struct: the screen kind's named scores and flags (the shipped
+        one's without a screen)."""
+        # a model that names none has the shipped kind's
+        outputs = getattr(self.screen, "outputs", None)
         if outputs is None:
             return SCORES_TYPE
         return scores_type(outputs.scores, outputs.flags)
 
 
 def resolve_model_path(model: str) -> Path:
-    """The screen model folder: as given, or the shipped copy of that relative path (source tree or wheel)."""
+    """The screen model folder: as given, or the shipped copy of that relative path (source tree
+    or wheel)."""
 
     return resolve_path(model)
 
 
 def model_identity(model: str) -> dict[str, str | None]:
-    """``{"model": resolved absolute folder, "model_version": NAME@SHA12}`` of the screen model ``model`` as the
-    filter loads it (``resolve_model_path``), read from its ``model_card.json`` (version ``None`` when unreadable);
-    what ``stats.json`` records, so that the card is found again from anywhere."""
+    """``{"model": resolved absolute folder, "model_version": NAME@SHA12}`` of the screen model
+    ``model`` as the filter loads it (``resolve_model_path``), read from its ``model_card.json``
+    (version ``None`` when unreadable); what ``stats.json`` records, so that the card is found again
+    from anywhere."""
     path = resolve_model_path(model).resolve()
     version = None
     try:
@@ -110,7 +114,8 @@ def build_context(settings: Settings) -> FilterContext:
 
     screen = None
     if settings.screen.enabled:
-        screen = load_any(resolve_model_path(settings.screen.model))  # the model's stack loads here, not at import
+        # the model's stack loads here, not at import
+        screen = load_any(resolve_model_path(settings.screen.model))
     return FilterContext(settings, build_detectors(settings.detect), screen, settings.config_hash())
 
 
@@ -122,7 +127,13 @@ def context_for(settings_json: str) -> FilterContext:
 
 def _hit_rows(hits: list[Hit]) -> list[dict[str, Any]]:
     return [
-        {"type": h.type, "start": h.start, "end": h.end, "validated": h.validated, "detector": h.detector}
+        {
+            "type": h.type,
+            "start": h.start,
+            "end": h.end,
+            "validated": h.validated,
+            "detector": h.detector,
+        }
         for h in hits
     ]
 
@@ -140,8 +151,8 @@ class _Kept:
 
 @dataclass(frozen=True)
 class _Rows:
-    """The input batch's columns every output row copies (by input row index), and its rows that cannot be
-    screened (``(row, reason, raw)``, input order)."""
+    """The input batch's columns every output row copies (by input row index), and its rows that
+    cannot be screened (``(row, reason, raw)``, input order)."""
 
     ids: list[Any]
     keys: list[str]
@@ -153,7 +164,8 @@ class _Rows:
 
 @dataclass(frozen=True)
 class _Screened:
-    """What the screen decided for the kept rows: languages, reasons, the ``scores`` column, top categories."""
+    """What the screen decided for the kept rows: languages, reasons, the ``scores`` column, top
+    categories."""
 
     langs: list[str]
     reasons: list[list[str]]
@@ -161,25 +173,33 @@ class _Screened:
     top: list[str | None]
 
 
-def _screen_columns(screen: ScreenModel, texts: list[str], langs: list[str], struct: pa.StructType
-                    ) -> tuple[pa.Array, list[str], list[list[str]]]:
-    """The ``scores`` struct column, the top category and the ``screen:NAME`` reasons of every text."""
+def _screen_columns(
+    screen: ScreenModel, texts: list[str], langs: list[str], struct: pa.StructType
+) -> tuple[pa.Array, list[str], list[list[str]]]:
+    """The ``scores`` struct column, the top category and the ``screen:NAME`` reasons of every
+    text."""
     result = screen.predict(texts, langs)
     out = getattr(screen, "outputs", None)
     if out is None:  # a model that names no outputs has the shipped kind's heads
         out = DEFAULT_OUTPUTS
     score_names, flag_names = out.scores, out.flags
     n = len(texts)
-    cats = np.stack([np.asarray(result.categories.get(c, np.zeros(n)), dtype=np.float32) for c in CATEGORIES],
-                    axis=1)
+    cats = np.stack(
+        [np.asarray(result.categories.get(c, np.zeros(n)), dtype=np.float32) for c in CATEGORIES],
+        axis=1,
+    )
     flags = [np.asarray(result.flags[f], bool) for f in flag_names]
-    children = [*(pa.array(np.asarray(result.scores[s], np.float32), pa.float32()) for s in score_names),
-                *(pa.array(f, pa.bool_()) for f in flags),
-                *(pa.array(np.ascontiguousarray(cats[:, j]), pa.float32()) for j in range(len(CATEGORIES)))]
+    children = [
+        *(pa.array(np.asarray(result.scores[s], np.float32), pa.float32()) for s in score_names),
+        *(pa.array(f, pa.bool_()) for f in flags),
+        *(pa.array(np.ascontiguousarray(cats[:, j]), pa.float32()) for j in range(len(CATEGORIES))),
+    ]
     scores = pa.StructArray.from_arrays(children, fields=list(struct))
     top = [CATEGORIES[j] for j in np.argmax(cats, axis=1).tolist()] if n else []
     fired = [f.tolist() for f in flags]
-    reasons = [screen_reasons(dict(zip(flag_names, row, strict=True))) for row in zip(*fired, strict=True)]
+    reasons = [
+        screen_reasons(dict(zip(flag_names, row, strict=True))) for row in zip(*fired, strict=True)
+    ]
     return scores, top, reasons if fired else [[] for _ in range(n)]
 
 
@@ -188,10 +208,11 @@ def _raw_bytes(text: str) -> bytes:
 
 
 def process_batch(batch: pa.RecordBatch, ctx: FilterContext) -> pa.RecordBatch:
-    """Screen one ``RECORD_SCHEMA`` batch: normalize, detect, score, decide; one output row per input row.
+    """Screen one ``RECORD_SCHEMA`` batch: normalize, detect, score, decide; one output row per
+    input row.
 
-    Rows that cannot be screened come first (quarantine, in input order), then the screened rows in input
-    order.
+    Rows that cannot be screened come first (quarantine, in input order), then the screened rows in
+    input order.
     """
     ids = batch.column("id").to_pylist()
     sources = batch.column("source").to_pylist()
@@ -215,8 +236,13 @@ def process_batch(batch: pa.RecordBatch, ctx: FilterContext) -> pa.RecordBatch:
             hits = ctx.detectors.find(text)
             reported, rule_hits = reported_hits(hits, policy), rule_reasons(hits, policy)
         except Exception as err:  # never crash the job on one record; never log the value
-            log.warning("record %s at %s:%s failed in the screen: %s", ids[i], sources[i], positions[i],
-                        type(err).__name__)
+            log.warning(
+                "record %s at %s:%s failed in the screen: %s",
+                ids[i],
+                sources[i],
+                positions[i],
+                type(err).__name__,
+            )
             raw = _raw_bytes(original) if isinstance(original, str) else None
             quarantined.append((i, f"screen_error:{type(err).__name__}", raw))
             continue
@@ -234,23 +260,39 @@ def process_batch(batch: pa.RecordBatch, ctx: FilterContext) -> pa.RecordBatch:
         try:
             scores, top_cats, screen_hits = _screen_columns(ctx.screen, kept.texts, langs, struct)
         except Exception as err:  # fail closed: an unscored document is not released as clean
-            log.warning("screen model failed on a batch of %d records: %s", len(kept.base), type(err).__name__)
+            log.warning(
+                "screen model failed on a batch of %d records: %s",
+                len(kept.base),
+                type(err).__name__,
+            )
             reason = f"screen_model_error:{type(err).__name__}"
-            quarantined += [(i, reason, _raw_bytes(o)) for i, o in zip(kept.base, kept.originals, strict=True)]
+            quarantined += [
+                (i, reason, _raw_bytes(o)) for i, o in zip(kept.base, kept.originals, strict=True)
+            ]
             rows = _Rows(ids, keys, sources, positions, metas, quarantined)
             return _output(ctx, rows, _Kept(), _Screened([], [], pa.nulls(0, struct), []))
         top = list(top_cats)
         reasons = [r + s for r, s in zip(reasons, screen_hits, strict=True)]
-    return _output(ctx, _Rows(ids, keys, sources, positions, metas, quarantined), kept,
-                   _Screened(langs, reasons, scores, top))
+    return _output(
+        ctx,
+        _Rows(ids, keys, sources, positions, metas, quarantined),
+        kept,
+        _Screened(langs, reasons, scores, top),
+    )
 
 
 def _output(ctx: FilterContext, rows_in: _Rows, kept: _Kept, screened: _Screened) -> pa.RecordBatch:
-    """The output batch (``OUTPUT_SCHEMA`` with the screen kind's ``scores``): the quarantined rows, then the kept
-    rows."""
+    """The output batch (``OUTPUT_SCHEMA`` with the screen kind's ``scores``): the quarantined rows,
+    then the kept rows."""
     schema = output_schema(ctx.scores_type)
-    quarantined, ids, keys, sources, positions, metas = (rows_in.quarantined, rows_in.ids, rows_in.keys,
-                                                         rows_in.sources, rows_in.positions, rows_in.metas)
+    quarantined, ids, keys, sources, positions, metas = (
+        rows_in.quarantined,
+        rows_in.ids,
+        rows_in.keys,
+        rows_in.sources,
+        rows_in.positions,
+        rows_in.metas,
+    )
     langs, reasons, scores, top = screened.langs, screened.reasons, screened.scores, screened.top
     q_rows = [i for i, _, _ in quarantined]
     rows = q_rows + kept.base
@@ -273,6 +315,8 @@ def _output(ctx: FilterContext, rows_in: _Rows, kept: _Kept, screened: _Screened
         "config_hash": [ctx.config_hash] * (nq + nk),
         "model_version": [ctx.model_version] * (nq + nk),
     }
-    arrays = [col if isinstance(col, pa.Array) else pa.array(col, type=fld.type)
-              for fld, col in ((f, columns[f.name]) for f in schema)]
+    arrays = [
+        col if isinstance(col, pa.Array) else pa.array(col, type=fld.type)
+        for fld, col in ((f, columns[f.name]) for f in schema)
+    ]
     return pa.RecordBatch.from_arrays(arrays, schema=schema)

@@ -1,7 +1,8 @@
-"""What the filter stage shares on the driver: the job, its errors, path, output and model checks, local reading.
+"""What the filter stage shares on the driver: the job, its errors, path, output and model checks,
+local reading.
 
-The stage (``spcl.filter.job.FilterStage``) lists the inputs, checks the paths and the model card once,
-prepares the output, and runs on the executor layer (``spcl.executor``); these are its pieces.
+The stage (``spcl.filter.job.FilterStage``) lists the inputs, checks the paths and the model card
+once, prepares the output, and runs on the executor layer (``spcl.executor``); these are its pieces.
 """
 
 from __future__ import annotations
@@ -33,20 +34,22 @@ log = logging.getLogger("spcl.filter.job")
 
 
 class JobError(ExecutorJobError):
-    """The filter cannot start or did not reconcile; the message says why (never with record values)."""
+    """The filter cannot start or did not reconcile; the message says why (never with record
+    values)."""
 
 
 class UsageError(errors.UsageError, JobError):
-    """The command asks for something unsafe or impossible (exit 2): an output that is a file, or one
-    that equals, contains or lies inside an input."""
+    """The command asks for something unsafe or impossible (exit 2): an output that is a file, or
+    one that equals, contains or lies inside an input."""
 
 
 @dataclass(frozen=True)
 class FilterJob:
     """One run of the filter: inputs (files, directories, globs or URLs), output folder, settings.
 
-    ``engine`` names the engine (``spark`` or ``python``); ``master`` is the Spark master (``None``: the
-    config's, or under ``spark-submit`` with ``submitted_master`` the one spark-submit was given).
+    ``engine`` names the engine (``spark`` or ``python``); ``master`` is the Spark master (``None``:
+    the config's, or under ``spark-submit`` with ``submitted_master`` the one spark-submit was
+    given).
     """
 
     inputs: tuple[str, ...]
@@ -69,7 +72,9 @@ def stage(timings: dict[str, float], name: str) -> Iterator[None]:
 
 def no_inputs(inputs: tuple[str, ...]) -> JobError:
     """The error of a run that found no readable input file."""
-    return JobError(f"no readable input files (.jsonl[.gz|.zst], .ndjson, .json, .parquet) in {list(inputs)}")
+    return JobError(
+        f"no readable input files (.jsonl[.gz|.zst], .ndjson, .json, .parquet) in {list(inputs)}"
+    )
 
 
 def split_supported(listing: Listing, settings: Settings) -> tuple[list[str], dict[str, str]]:
@@ -85,7 +90,8 @@ def split_supported(listing: Listing, settings: Settings) -> tuple[list[str], di
 
 
 def check_paths(inputs: tuple[str, ...], output: str, files: list[str]) -> None:
-    """Refuse an output that is a file, or that equals, contains or lies inside an input (exit 2)."""
+    """Refuse an output that is a file, or that equals, contains or lies inside an input (exit
+    2)."""
     if is_existing_file(output):
         raise UsageError(f"output {output} is an existing file, not a folder")
     try:
@@ -95,20 +101,26 @@ def check_paths(inputs: tuple[str, ...], output: str, files: list[str]) -> None:
 
 
 def check_output_state(output: str, overwrite: bool) -> None:
-    """Refuse (exit 2, nothing touched) an existing non-empty output without ``overwrite``, and with it one that
-    holds anything a filter run did not write (``spcl.io.outputs.foreign_entries``)."""
+    """Refuse (exit 2, nothing touched) an existing non-empty output without ``overwrite``, and with
+    it one that holds anything a filter run did not write (``spcl.io.outputs.foreign_entries``)."""
     if not is_nonempty_dir(output):
         return
     if not overwrite:
-        raise UsageError(f"output {output} already exists and is not empty; pass --overwrite to replace it")
+        raise UsageError(
+            f"output {output} already exists and is not empty; pass --overwrite to replace it"
+        )
     foreign = foreign_entries(output)
     if foreign:
-        raise UsageError(f"output {output} holds {len(foreign)} path(s) a filter run did not write (e.g. "
-                         f"{shown(foreign[0])}): refusing to --overwrite it; move them away or choose another output")
+        raise UsageError(
+            f"output {output} holds {len(foreign)} path(s) a filter run did not write (e.g."
+            f" {shown(foreign[0])}): refusing to --overwrite it; move them away or choose another"
+            " output"
+        )
 
 
 def prepare_output(output: str, overwrite: bool) -> None:
-    """Check the output again (:func:`check_output_state`) and empty it of a previous filter run's files."""
+    """Check the output again (:func:`check_output_state`) and empty it of a previous filter
+    run's files."""
     check_output_state(output, overwrite)
     try:
         clear_filter_output(output)
@@ -125,18 +137,22 @@ def list_local_inputs_or_fail(inputs: tuple[str, ...]) -> Listing:
 
 
 def model_problem(settings: Settings) -> str | None:
-    """Why the configured screen model cannot be loaded (one line, on the driver), or ``None`` when it can.
+    """Why the configured screen model cannot be loaded (one line, on the driver), or ``None`` when
+    it can.
 
-    The artifact's card, format and file digests are checked (``spcl.screen.artifact.read_artifact``); the model
-    itself is built once, where it runs (the python engine's worker, or each Spark Python worker).
+    The artifact's card, format and file digests are checked
+    (``spcl.screen.artifact.read_artifact``); the model itself is built once, where it runs (the
+    python engine's worker, or each Spark Python worker).
     """
     if not settings.screen.enabled:
         return None
     path = resolve_model_path(settings.screen.model)
     if not path.exists():
         tried = ", ".join(str(p) for p in [path, *shipped_locations(settings.screen.model)[:2]])
-        return (f"screen model {settings.screen.model!r} not found (tried {tried}); pass --model DIR, "
-                "set screen.model in the config, or --no-screen")
+        return (
+            f"screen model {settings.screen.model!r} not found (tried {tried}); pass --model DIR, "
+            "set screen.model in the config, or --no-screen"
+        )
     try:
         read_artifact(path)
     except Exception as err:  # a broken artifact: say which, never a traceback
@@ -145,11 +161,14 @@ def model_problem(settings: Settings) -> str | None:
 
 
 def load_context(job: FilterJob) -> FilterContext:
-    """Detectors and model for ``job``, loaded once; a model that cannot be loaded is a :class:`UsageError`."""
+    """Detectors and model for ``job``, loaded once; a model that cannot be loaded is a
+    :class:`UsageError`."""
     try:
         return build_context(job.settings)
     except Exception as err:  # a broken artifact: say which, never a traceback or a value
-        raise UsageError(f"the screen model cannot be loaded: {type(err).__name__}: {str(err)[:200]}") from None
+        raise UsageError(
+            f"the screen model cannot be loaded: {type(err).__name__}: {str(err)[:200]}"
+        ) from None
 
 
 def file_size(path: str) -> int:
@@ -169,8 +188,14 @@ def local_splits(fh: IO[bytes], path: str, settings: Settings) -> list[Split]:
     return plan_splits(path, size, splittable, split_bytes)
 
 
-def screen_local(path: str, output: str, ctx: FilterContext, bar: Progress | None = None, before: int = 0,
-                 batch_rows: int = DEFAULT_BATCH_ROWS) -> list[TaskReport]:
+def screen_local(
+    path: str,
+    output: str,
+    ctx: FilterContext,
+    bar: Progress | None = None,
+    before: int = 0,
+    batch_rows: int = DEFAULT_BATCH_ROWS,
+) -> list[TaskReport]:
     """Screen one local file (in byte ranges when it is a big plain JSONL file); its reports.
 
     A file that cannot be opened becomes one quarantine row naming it.
@@ -186,19 +211,27 @@ def screen_local(path: str, output: str, ctx: FilterContext, bar: Progress | Non
             if bar is not None:
                 bar.advance(rows, work=before + fh.tell())
 
-        return [screen_split(fh, split, output, ctx, on_batch, batch_rows=batch_rows)
-                for split in local_splits(fh, path, ctx.settings)]
+        return [
+            screen_split(fh, split, output, ctx, on_batch, batch_rows=batch_rows)
+            for split in local_splits(fh, path, ctx.settings)
+        ]
 
 
 def duplicate_ids_arrow(output: str, relative_paths: list[str]) -> int:
-    """Rows whose id an earlier row already had (rows minus distinct ids), over the written files (pyarrow)."""
+    """Rows whose id an earlier row already had (rows minus distinct ids), over the written files
+    (pyarrow)."""
     import pyarrow.compute as pc
-    import pyarrow.dataset as pads  # imports pandas (≈ 1 s): kept off the Spark workers' import path
+
+    # imports pandas (≈ 1 s): kept off the Spark workers' import path
+    import pyarrow.dataset as pads
 
     paths = sorted({join(output, p) for p in relative_paths})
     if not paths:
         return 0
     fs, _ = filesystem(output)
-    ids = pads.dataset([filesystem(p)[1] for p in paths], format="parquet", filesystem=fs).to_table(
-        columns=["id"]).column("id")
+    ids = (
+        pads.dataset([filesystem(p)[1] for p in paths], format="parquet", filesystem=fs)
+        .to_table(columns=["id"])
+        .column("id")
+    )
     return len(ids) - pc.count_distinct(ids).as_py()

@@ -12,8 +12,8 @@ __all__ = ["FilterPlan"]
 
 @dataclass
 class FilterPlan:
-    """The driver's listing of one run (``Plan.context``): files to read, files skipped with a reason, the
-    URLs Spark still has to list, and the driver's timings."""
+    """The driver's listing of one run (``Plan.context``): files to read, files skipped with a
+    reason, the URLs Spark still has to list, and the driver's timings."""
 
     listing: Listing
     files: list[str]

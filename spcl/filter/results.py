@@ -1,6 +1,6 @@
-"""What a filter run writes at its end: the rows per decision read back from the Parquet files on storage,
-``stats.json`` and ``manifest.json``, and the refusal of a run that does not hold (the reconciliation fails,
-or every record was quarantined)."""
+"""What a filter run writes at its end: the rows per decision read back from the Parquet files on
+storage, ``stats.json`` and ``manifest.json``, and the refusal of a run that does not hold (the
+reconciliation fails, or every record was quarantined)."""
 
 from __future__ import annotations
 
@@ -31,17 +31,21 @@ def output_parquet_files(output: str) -> list[str]:
     fs, base = filesystem(output)
     found = []
     for info in fs.get_file_info(pafs.FileSelector(base, recursive=True)):
-        rel = info.path[len(base.rstrip("/")) + 1:]
+        rel = info.path[len(base.rstrip("/")) + 1 :]
         parts = rel.split("/")
-        if (info.type == pafs.FileType.File and parts[0].startswith("decision=") and rel.endswith(".parquet")
-                and not any(p.startswith((".", "_")) for p in parts)):
+        if (
+            info.type == pafs.FileType.File
+            and parts[0].startswith("decision=")
+            and rel.endswith(".parquet")
+            and not any(p.startswith((".", "_")) for p in parts)
+        ):
             found.append(rel)
     return sorted(found)
 
 
 def written_counts(output: str, reports: list[TaskReport]) -> tuple[dict[str, int], dict[str, Any]]:
-    """Rows per decision in the footers of the Parquet files actually on storage (each file once, stray
-    files included), and the manifest entries of the files the tasks wrote."""
+    """Rows per decision in the footers of the Parquet files actually on storage (each file once,
+    stray files included), and the manifest entries of the files the tasks wrote."""
     entries: dict[str, Any] = {}
     for report in reports:
         for f in report.files:
@@ -52,9 +56,20 @@ def written_counts(output: str, reports: list[TaskReport]) -> tuple[dict[str, in
     return dict(counts), dict(sorted(entries.items()))
 
 
-def write_stats(job: FilterJob, fp: FilterPlan, reports: list[TaskReport], *, engine: str, master: str | None,
-                 counters: dict[str, Counter[str]], input_records: int, duplicate_ids: int,
-                 timings: dict[str, float], startup: dict[str, float], entries: dict[str, Any]) -> dict[str, Any]:
+def write_stats(
+    job: FilterJob,
+    fp: FilterPlan,
+    reports: list[TaskReport],
+    *,
+    engine: str,
+    master: str | None,
+    counters: dict[str, Counter[str]],
+    input_records: int,
+    duplicate_ids: int,
+    timings: dict[str, float],
+    startup: dict[str, float],
+    entries: dict[str, Any],
+) -> dict[str, Any]:
     """Summarize the tasks' ``reports`` and what ``finish`` counted into ``stats.json`` (and
     ``manifest.json`` with the output files' ``entries``), then raise when the run does not hold."""
     settings = job.settings
@@ -64,8 +79,11 @@ def write_stats(job: FilterJob, fp: FilterPlan, reports: list[TaskReport], *, en
         input_records,
         spcl_version=__version__,
         config_hash=settings.config_hash(),
-        **(model_identity(settings.screen.model) if settings.screen.enabled
-           else {"model": None, "model_version": None}),
+        **(
+            model_identity(settings.screen.model)
+            if settings.screen.enabled
+            else {"model": None, "model_version": None}
+        ),
         engine=engine,
         master=master,
         input_files=fp.files,
@@ -83,14 +101,27 @@ def write_stats(job: FilterJob, fp: FilterPlan, reports: list[TaskReport], *, en
     stats_bytes = (json.dumps(stats, indent=2, ensure_ascii=False) + "\n").encode()
     write_text(join(job.output, "stats.json"), stats_bytes.decode())
     if settings.output.manifest:
-        entries["stats.json"] = {"sha256": hashlib.sha256(stats_bytes).hexdigest(), "bytes": len(stats_bytes)}
-        manifest = manifest_document(entries, kind="spcl-filter-output", config_hash=stats["config_hash"],
-                                     records=stats["counts"], input_files=fp.files)
-        write_text(join(job.output, MANIFEST_NAME), json.dumps(manifest, indent=2, ensure_ascii=False) + "\n")
+        entries["stats.json"] = {
+            "sha256": hashlib.sha256(stats_bytes).hexdigest(),
+            "bytes": len(stats_bytes),
+        }
+        manifest = manifest_document(
+            entries,
+            kind="spcl-filter-output",
+            config_hash=stats["config_hash"],
+            records=stats["counts"],
+            input_files=fp.files,
+        )
+        write_text(
+            join(job.output, MANIFEST_NAME),
+            json.dumps(manifest, indent=2, ensure_ascii=False) + "\n",
+        )
     if not stats["reconciliation"]["ok"]:
         rec = stats["reconciliation"]
-        raise JobError(f"reconciliation failed: {rec['input_records']} input records but "
-                       f"{rec['output_records']} output records (see stats.json)")
+        raise JobError(
+            f"reconciliation failed: {rec['input_records']} input records but "
+            f"{rec['output_records']} output records (see stats.json)"
+        )
     if input_records and stats["counts"]["quarantine"] == input_records:
         raise JobError(all_quarantined_hint(stats, settings))
     return stats
@@ -102,7 +133,11 @@ def all_quarantined_hint(stats: dict[str, Any], settings: Settings) -> str:
     top = ", ".join(f"{r}: {n}" for r, n in reasons[:3])
     hint = ""
     if stats["quarantine_reasons"].get("missing_text_field"):
-        hint = (f"; the text field is input.text_field={settings.input.text_field!r} — set the field your "
-                "records use in the config")
-    return f"every one of {stats['reconciliation']['input_records']} records was quarantined ({top}){hint}"
-
+        hint = (
+            f"; the text field is input.text_field={settings.input.text_field!r} — set the field"
+            " your records use in the config"
+        )
+    return (
+        f"every one of {stats['reconciliation']['input_records']} records was quarantined"
+        f" ({top}){hint}"
+    )

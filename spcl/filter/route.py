@@ -29,7 +29,8 @@ def reported_hits(hits: Sequence[Hit], policy: PolicySettings) -> list[Hit]:
 
 
 def screen_reasons(flags: Mapping[str, bool]) -> list[str]:
-    """Reasons ``screen:NAME`` for the screen models that fired (the union), in the kind's flag order.
+    """Reasons ``screen:NAME`` for the screen models that fired (the union), in the kind's flag
+    order.
 
     >>> screen_reasons({"lgbm": True, "svc": False})
     ['screen:lgbm']

@@ -1,8 +1,9 @@
-"""Run statistics computed from one place: partial counts per Arrow batch, merged into ``stats.json``.
+"""Run statistics computed from one place: partial counts per Arrow batch, merged into
+``stats.json``.
 
 The same ``batch_stats`` runs over the written output in both engines (pyarrow in plain Python, a
-``mapInArrow`` in Spark), so the reported counts are what was actually written. Stats hold counts only —
-never text or values.
+``mapInArrow`` in Spark), so the reported counts are what was actually written. Stats hold counts
+only — never text or values.
 """
 
 from __future__ import annotations
@@ -18,15 +19,17 @@ STATS_COLUMNS: tuple[str, ...] = ("decision", "lang", "hits", "reasons", "quaran
 
 def batch_stats(batch: pa.RecordBatch | pa.Table) -> dict[str, Counter[str]]:
     """Counters over one batch of output rows (needs the columns in ``STATS_COLUMNS``)."""
-    out: dict[str, Counter[str]] = {k: Counter() for k in
-                                    ("decision", "lang", "hit_type", "doc_type", "reason", "quarantine")}
+    out: dict[str, Counter[str]] = {
+        k: Counter() for k in ("decision", "lang", "hit_type", "doc_type", "reason", "quarantine")
+    }
     decisions = batch.column("decision").to_pylist()
     langs = batch.column("lang").to_pylist()
     hits = batch.column("hits").to_pylist()
     reasons = batch.column("reasons").to_pylist()
     qreasons = batch.column("quarantine_reason").to_pylist()
-    for decision, lang, doc_hits, doc_reasons, qreason in zip(decisions, langs, hits, reasons, qreasons,
-                                                              strict=True):
+    for decision, lang, doc_hits, doc_reasons, qreason in zip(
+        decisions, langs, hits, reasons, qreasons, strict=True
+    ):
         out["decision"][decision] += 1
         if decision == "quarantine":
             out["quarantine"][(qreason or "unknown").split(":", 1)[0]] += 1
@@ -39,8 +42,9 @@ def batch_stats(batch: pa.RecordBatch | pa.Table) -> dict[str, Counter[str]]:
     return out
 
 
-def merge_stats(parts: Iterable[dict[str, Counter[str]] | dict[str, dict[str, int]]],
-                ) -> dict[str, Counter[str]]:
+def merge_stats(
+    parts: Iterable[dict[str, Counter[str]] | dict[str, dict[str, int]]],
+) -> dict[str, Counter[str]]:
     """Sum partial counters key by key."""
     total: dict[str, Counter[str]] = {}
     for part in parts:

@@ -2,9 +2,10 @@
 
 ``checkpoints/step-000040/`` holds ``trainable.safetensors`` (every parameter that trains, by name),
 ``optimizer.safetensors`` (AdamW's per-parameter tensors, keyed ``<param index>.<name>``) and
-``state.json`` (the step, the optimizer's hyper-parameter groups, the run's settings fingerprint). No pickle
-is written or read, so resuming never runs code from a file. A checkpoint is written to a temporary folder
-and renamed into place, so a crash never leaves a half-written one that looks complete.
+``state.json`` (the step, the optimizer's hyper-parameter groups, the run's settings fingerprint).
+No pickle is written or read, so resuming never runs code from a file. A checkpoint is written to a
+temporary folder and renamed into place, so a crash never leaves a half-written one that looks
+complete.
 """
 
 from __future__ import annotations
@@ -22,7 +23,9 @@ def _dense(t: Any) -> Any:
     return t.detach().contiguous().cpu()
 
 
-def save_checkpoint(folder: str | Path, step: int, net: Any, optimizer: Any, state: dict[str, Any]) -> Path:
+def save_checkpoint(
+    folder: str | Path, step: int, net: Any, optimizer: Any, state: dict[str, Any]
+) -> Path:
     """Write the checkpoint for ``step`` under ``folder`` and return its path."""
     from safetensors.torch import save_file
 
@@ -53,12 +56,17 @@ def save_checkpoint(folder: str | Path, step: int, net: Any, optimizer: Any, sta
 def latest_checkpoint(folder: str | Path) -> Path | None:
     """The complete checkpoint with the highest step under ``folder``, or ``None``."""
     root = Path(folder)
-    done = sorted(p for p in root.glob("step-*") if (p / STATE_NAME).is_file()) if root.is_dir() else []
+    done = (
+        sorted(p for p in root.glob("step-*") if (p / STATE_NAME).is_file())
+        if root.is_dir()
+        else []
+    )
     return done[-1] if done else None
 
 
 def load_checkpoint(path: str | Path, net: Any, optimizer: Any) -> dict[str, Any]:
-    """Restore the trainable weights and optimizer state from ``path``; returns its ``state.json``."""
+    """Restore the trainable weights and optimizer state from ``path``; returns its
+    ``state.json``."""
     import torch
     from safetensors.torch import load_file
 

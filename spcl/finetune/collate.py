@@ -2,7 +2,8 @@
 
 ``collate`` is the only way the trainer and the evaluator build a batch, so the check runs on every
 batch-building path: each row's labels must equal its example's verified labels, padding must carry
-``-100`` and no attention, and the counts of masked and trained tokens must add up to the batch size.
+``-100`` and no attention, and the counts of masked and trained tokens must add up to the batch
+size.
 """
 
 from __future__ import annotations
@@ -16,7 +17,8 @@ from spcl.finetune.lossmask import IGNORE, Example, LossMaskError, verify_exampl
 
 @dataclass(slots=True)
 class Batch:
-    """Padded ``input_ids``, ``attention_mask`` and ``labels`` (torch tensors) with their token counts."""
+    """Padded ``input_ids``, ``attention_mask`` and ``labels`` (torch tensors) with their token
+    counts."""
 
     ids: list[str]
     input_ids: Any
@@ -29,12 +31,21 @@ class Batch:
 
     def to(self, device: Any) -> Batch:
         """The same batch with its tensors on ``device``."""
-        return Batch(self.ids, self.input_ids.to(device), self.attention_mask.to(device), self.labels.to(device),
-                     self.masked_tokens, self.trained_tokens, self.pad_tokens, self.first_trained)
+        return Batch(
+            self.ids,
+            self.input_ids.to(device),
+            self.attention_mask.to(device),
+            self.labels.to(device),
+            self.masked_tokens,
+            self.trained_tokens,
+            self.pad_tokens,
+            self.first_trained,
+        )
 
 
 def collate(examples: Sequence[Example], pad_id: int, eos_ids: Collection[int]) -> Batch:
-    """Pad ``examples`` on the right into one verified :class:`Batch`; raises :class:`LossMaskError`."""
+    """Pad ``examples`` on the right into one verified :class:`Batch`; raises
+    :class:`LossMaskError`."""
     import torch
 
     if not examples:
@@ -53,14 +64,23 @@ def collate(examples: Sequence[Example], pad_id: int, eos_ids: Collection[int]) 
         labels[row, :n] = torch.tensor(ex.labels, dtype=torch.long)
         attention[row, :n] = 1
     pad = int((attention == 0).sum())
-    batch = Batch([ex.id for ex in examples], input_ids, attention, labels, masked, trained, pad,
-                  min(ex.prompt_tokens for ex in examples))
+    batch = Batch(
+        [ex.id for ex in examples],
+        input_ids,
+        attention,
+        labels,
+        masked,
+        trained,
+        pad,
+        min(ex.prompt_tokens for ex in examples),
+    )
     verify_batch(batch, examples)
     return batch
 
 
 def verify_batch(batch: Batch, examples: Sequence[Example]) -> None:
-    """Check a built batch against its examples (labels per row, padding, counts); raises on any mismatch."""
+    """Check a built batch against its examples (labels per row, padding, counts); raises on any
+    mismatch."""
     trained_mask = batch.labels != IGNORE
     if int(trained_mask.sum()) != batch.trained_tokens or batch.trained_tokens != sum(
         e.completion_tokens for e in examples
@@ -74,5 +94,7 @@ def verify_batch(batch: Batch, examples: Sequence[Example]) -> None:
         raise LossMaskError("prompt_token_trained", batch.ids)
     for row, ex in enumerate(examples):
         n = len(ex.input_ids)
-        if batch.labels[row, :n].tolist() != list(ex.labels) or batch.input_ids[row, :n].tolist() != list(ex.input_ids):
+        if batch.labels[row, :n].tolist() != list(ex.labels) or batch.input_ids[
+            row, :n
+        ].tolist() != list(ex.input_ids):
             raise LossMaskError("batch_row_differs_from_example", [ex.id])

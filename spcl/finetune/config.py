@@ -1,5 +1,6 @@
-"""The settings of ``spcl train-extractor`` (:class:`TrainConfig`): paths, model, LoRA and optimizer settings,
-evaluation. The settings that change the trained weights go into the model card (:meth:`hyper_parameters`)."""
+"""The settings of ``spcl train-extractor`` (:class:`TrainConfig`): paths, model, LoRA and optimizer
+settings, evaluation. The settings that change the trained weights go into the model card
+(:meth:`hyper_parameters`)."""
 
 from __future__ import annotations
 
@@ -49,9 +50,24 @@ class TrainConfig(TrainerSettings):
         return self.lr if self.lr is not None else (1e-5 if self.full else 2e-4)
 
     def hyper_parameters(self) -> dict[str, Any]:
-        """The settings that change the trained weights (what the model card and the tracker record)."""
-        keys = ("full", "lora_rank", "lora_dropout", "target_modules", "epochs", "max_steps", "batch_size",
-                "grad_accum", "weight_decay", "warmup_steps", "max_grad_norm", "max_length", "seed", "dtype")
+        """The settings that change the trained weights (what the model card and the tracker
+        record)."""
+        keys = (
+            "full",
+            "lora_rank",
+            "lora_dropout",
+            "target_modules",
+            "epochs",
+            "max_steps",
+            "batch_size",
+            "grad_accum",
+            "weight_decay",
+            "warmup_steps",
+            "max_grad_norm",
+            "max_length",
+            "seed",
+            "dtype",
+        )
         hp = {k: getattr(self, k) for k in keys}
         hp["lora_alpha"] = self.lora_alpha if self.lora_alpha is not None else 2 * self.lora_rank
         hp["lr"] = self.learning_rate

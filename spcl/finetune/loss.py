@@ -1,9 +1,9 @@
 """The completion-only loss of a verified batch: summed cross-entropy over the trained tokens.
 
-Logits are computed only from the first position whose next token is trained (``logits_to_keep``, when the
-model's ``forward`` takes it): the prompt is most of every example (the extraction prompt alone is ~800
-tokens), so projecting its hidden states onto the vocabulary would cost memory for labels that are -100 anyway.
-The result equals the loss over full logits (tested).
+Logits are computed only from the first position whose next token is trained (``logits_to_keep``,
+when the model's ``forward`` takes it): the prompt is most of every example (the extraction prompt
+alone is ~800 tokens), so projecting its hidden states onto the vocabulary would cost memory for
+labels that are -100 anyway. The result equals the loss over full logits (tested).
 """
 
 from __future__ import annotations
@@ -21,7 +21,8 @@ def _takes_logits_to_keep(net: Any) -> bool:
 
 
 def completion_loss_sum(net: Any, batch: Batch, *, slice_logits: bool = True) -> Any:
-    """Sum of the token cross-entropies over the batch's trained labels (a scalar tensor with gradient)."""
+    """Sum of the token cross-entropies over the batch's trained labels (a scalar tensor with
+    gradient)."""
     import torch
     import torch.nn.functional as F
 
@@ -35,4 +36,6 @@ def completion_loss_sum(net: Any, batch: Batch, *, slice_logits: bool = True) ->
     if not kwargs:
         logits = logits[:, :-1]
     targets = batch.labels[:, first + 1 :]
-    return F.cross_entropy(logits.flatten(0, 1).float(), targets.flatten(), ignore_index=IGNORE, reduction="sum")
+    return F.cross_entropy(
+        logits.flatten(0, 1).float(), targets.flatten(), ignore_index=IGNORE, reduction="sum"
+    )

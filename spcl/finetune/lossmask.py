@@ -1,17 +1,20 @@
 """Tokenize a chat record with the model's chat template and build its completion-only loss mask.
 
 The prompt tokens are exactly the ones the ``transformers`` backend feeds at inference
-(``spcl.extract.backends.transformers_backend.chat_prompt_ids``: the same messages, the same template, the
-generation prompt). Labels are ``-100`` for every system, user and template token and equal the token id for
-the assistant's completion text and the end-of-turn token that closes it; tokens after the end-of-turn are
-dropped (the model never needs to predict them). Checked, not assumed, for every record:
+(``spcl.extract.backends.transformers_backend.chat_prompt_ids``: the same messages, the same
+template, the generation prompt). Labels are ``-100`` for every system, user and template token and
+equal the token id for the assistant's completion text and the end-of-turn token that closes it;
+tokens after the end-of-turn are dropped (the model never needs to predict them). Checked, not
+assumed, for every record:
 
-- the template renders the prompt as a prefix of the whole conversation, and the conversation's first
-  tokens are the inference prompt's tokens (``template_not_prefix``, ``prompt_tokens_differ``);
+- the template renders the prompt as a prefix of the whole conversation, and the conversation's
+  first tokens are the inference prompt's tokens (``template_not_prefix``,
+  ``prompt_tokens_differ``);
 - the trained tokens cover the completion's characters exactly and decode back to it, with no token
   straddling the boundary (``completion_boundary_merge``, ``completion_decode_mismatch``);
 - an end-of-turn token follows the completion (``no_end_of_turn``);
-- the example fits ``max_length`` whole; it is never cut (``completion_truncated``, ``prompt_too_long``).
+- the example fits ``max_length`` whole; it is never cut (``completion_truncated``,
+  ``prompt_too_long``).
 
 A record that fails is reported by id and reason, never by its text.
 """
@@ -30,18 +33,24 @@ IGNORE = -100
 
 
 class LossMaskError(RunFailed, ValueError):
-    """A record or batch whose loss mask is wrong; the message names ids and reason codes, never text."""
+    """A record or batch whose loss mask is wrong; the message names ids and reason codes, never
+    text."""
 
     def __init__(self, reason: str, ids: Collection[str] = ()):
         self.reason = reason
         self.ids = list(ids)
-        where = f" (ids: {', '.join(self.ids[:10])}{' …' if len(self.ids) > 10 else ''})" if self.ids else ""
+        where = (
+            f" (ids: {', '.join(self.ids[:10])}{' …' if len(self.ids) > 10 else ''})"
+            if self.ids
+            else ""
+        )
         super().__init__(f"{reason}{where}")
 
 
 @dataclass(frozen=True, slots=True)
 class Example:
-    """One tokenized record: ``input_ids`` and ``labels`` (same length), with the sizes of its two parts."""
+    """One tokenized record: ``input_ids`` and ``labels`` (same length), with the sizes of its
+    two parts."""
 
     id: str
     input_ids: tuple[int, ...]
@@ -50,16 +59,25 @@ class Example:
     completion_tokens: int
 
     def __repr__(self) -> str:
-        return (f"Example(id={self.id!r}, tokens={len(self.input_ids)}, prompt_tokens={self.prompt_tokens}, "
-                f"completion_tokens={self.completion_tokens})")
+        return (
+            f"Example(id={self.id!r}, tokens={len(self.input_ids)},"
+            f" prompt_tokens={self.prompt_tokens}, completion_tokens={self.completion_tokens})"
+        )
 
 
 def _render(tokenizer: Any, messages: list[dict[str, str]], generation_prompt: bool) -> str:
-    return str(tokenizer.apply_chat_template(messages, add_generation_prompt=generation_prompt, tokenize=False))
+    return str(
+        tokenizer.apply_chat_template(
+            messages, add_generation_prompt=generation_prompt, tokenize=False
+        )
+    )
 
 
-def encode_record(tokenizer: Any, record: ChatRecord, *, max_length: int, eos_ids: Collection[int]) -> Example:
-    """The :class:`Example` for ``record``, verified (see the module text); raises :class:`LossMaskError`."""
+def encode_record(
+    tokenizer: Any, record: ChatRecord, *, max_length: int, eos_ids: Collection[int]
+) -> Example:
+    """The :class:`Example` for ``record``, verified (see the module text); raises
+    :class:`LossMaskError`."""
 
     prompt_ids = chat_prompt_ids(tokenizer, list(record.prompt))
     rendered_prompt = _render(tokenizer, list(record.prompt), True)
@@ -75,7 +93,9 @@ def encode_record(tokenizer: Any, record: ChatRecord, *, max_length: int, eos_id
     content = record.completion
     c_start = rendered.find(content, len(rendered_prompt)) if content else len(rendered_prompt)
     c_end = c_start + len(content) if c_start >= 0 else len(rendered)
-    eos_at = next((i for i in range(n_prompt, len(ids)) if ids[i] in eos_ids and offsets[i][0] >= c_end), None)
+    eos_at = next(
+        (i for i in range(n_prompt, len(ids)) if ids[i] in eos_ids and offsets[i][0] >= c_end), None
+    )
     if c_start < 0:
         raise LossMaskError("completion_not_rendered", [record.id])
     if eos_at is None:
@@ -97,18 +117,23 @@ def encode_record(tokenizer: Any, record: ChatRecord, *, max_length: int, eos_id
         if tokenizer.decode([ids[i] for i in trained], skip_special_tokens=False) != content:
             raise LossMaskError("completion_decode_mismatch", [record.id])
     if eos_at + 1 > max_length:
-        raise LossMaskError("prompt_too_long" if n_prompt >= max_length else "completion_truncated", [record.id])
-    example = Example(record.id, tuple(ids[: eos_at + 1]), tuple(labels), n_prompt, len(trained) + 1)
+        raise LossMaskError(
+            "prompt_too_long" if n_prompt >= max_length else "completion_truncated", [record.id]
+        )
+    example = Example(
+        record.id, tuple(ids[: eos_at + 1]), tuple(labels), n_prompt, len(trained) + 1
+    )
     verify_example(example, eos_ids)
     return example
 
 
 def verify_example(ex: Example, eos_ids: Collection[int]) -> tuple[int, int]:
-    """Check one example's mask; returns ``(masked, trained)`` token counts or raises :class:`LossMaskError`.
+    """Check one example's mask; returns ``(masked, trained)`` token counts or raises
+    :class:`LossMaskError`.
 
-    Promises: the prompt is all ``-100``; every other label is ``-100`` or its own input id; the trained
-    tokens are ``completion_tokens`` many and end with the end-of-turn token, which is the example's last
-    token and the only trained end-of-turn (a cut completion has none and fails).
+    Promises: the prompt is all ``-100``; every other label is ``-100`` or its own input id; the
+    trained tokens are ``completion_tokens`` many and end with the end-of-turn token, which is the
+    example's last token and the only trained end-of-turn (a cut completion has none and fails).
     """
     n = len(ex.input_ids)
     if n != len(ex.labels) or not 0 < ex.prompt_tokens < n:
@@ -120,7 +145,10 @@ def verify_example(ex: Example, eos_ids: Collection[int]) -> tuple[int, int]:
         raise LossMaskError("label_differs_from_input", [ex.id])
     if not trained or trained[-1] != n - 1 or ex.labels[-1] not in eos_ids:
         raise LossMaskError("completion_truncated", [ex.id])
-    if sum(1 for i in trained if ex.labels[i] in eos_ids) != 1 or len(trained) != ex.completion_tokens:
+    if (
+        sum(1 for i in trained if ex.labels[i] in eos_ids) != 1
+        or len(trained) != ex.completion_tokens
+    ):
         raise LossMaskError("completion_truncated", [ex.id])
     return n - len(trained), len(trained)
 
@@ -143,8 +171,9 @@ class EncodeReport:
         return sum(e.completion_tokens for e in self.examples)
 
 
-def encode_records(tokenizer: Any, records: list[ChatRecord], *, max_length: int,
-                   eos_ids: Collection[int]) -> EncodeReport:
+def encode_records(
+    tokenizer: Any, records: list[ChatRecord], *, max_length: int, eos_ids: Collection[int]
+) -> EncodeReport:
     """Encode every record; failures are collected as ``(id, reason)`` instead of raised.
 
     A tokenizer or template error fails its record only, as ``tokenize_error:<exception type>`` (the
@@ -153,7 +182,9 @@ def encode_records(tokenizer: Any, records: list[ChatRecord], *, max_length: int
     report = EncodeReport([], [])
     for rec in records:
         try:
-            report.examples.append(encode_record(tokenizer, rec, max_length=max_length, eos_ids=eos_ids))
+            report.examples.append(
+                encode_record(tokenizer, rec, max_length=max_length, eos_ids=eos_ids)
+            )
         except LossMaskError as err:
             report.problems.append((rec.id, err.reason))
         except Exception as err:  # a template or tokenizer failure fails this record only

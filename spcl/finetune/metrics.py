@@ -1,11 +1,12 @@
 """Evaluation of a fine-tuned extractor: the masked eval loss and the ``spcl eval masking`` metrics.
 
 ``eval_loss`` runs the eval examples through the same verified batches as training (``collate``).
-``masking_metrics`` serves the saved artifact exactly as ``spcl mask`` would (``TransformersExtractor``
-with ``adapter=``, or the full model folder), writes ``gold.jsonl`` and ``pred.jsonl`` (``{id, raw}``; a
-document the backend failed on has no prediction and counts as a failed parse) under ``eval/`` and scores
-them with ``spcl.evaluate.masking.evaluate_masking``. Those two files hold the eval split's text and the
-model's output in clear: use synthetic or gold data only.
+``masking_metrics`` serves the saved artifact exactly as ``spcl mask`` would
+(``TransformersExtractor`` with ``adapter=``, or the full model folder), writes ``gold.jsonl`` and
+``pred.jsonl`` (``{id, raw}``; a document the backend failed on has no prediction and counts as a
+failed parse) under ``eval/`` and scores them with ``spcl.evaluate.masking.evaluate_masking``. Those
+two files hold the eval split's text and the model's output in clear: use synthetic or gold data
+only.
 """
 
 from __future__ import annotations
@@ -27,12 +28,22 @@ from spcl.io.jsonl import iter_jsonl, load_jsonl
 
 def hashed_order(ids: list[str], seed: int, salt: str) -> list[int]:
     """Indices of ``ids`` ordered by ``sha256(seed:salt:id)`` (a pure function of ids and seed)."""
-    return sorted(range(len(ids)), key=lambda i: hashlib.sha256(f"{seed}:{salt}:{ids[i]}".encode()).digest())
+    return sorted(
+        range(len(ids)), key=lambda i: hashlib.sha256(f"{seed}:{salt}:{ids[i]}".encode()).digest()
+    )
 
 
-def eval_loss(net: Any, examples: list[Example], *, batch_size: int, pad_id: int, eos_ids: Collection[int],
-              device: Any) -> dict[str, float]:
-    """Mean cross-entropy per trained token over ``examples`` (teacher forcing, completion tokens only)."""
+def eval_loss(
+    net: Any,
+    examples: list[Example],
+    *,
+    batch_size: int,
+    pad_id: int,
+    eos_ids: Collection[int],
+    device: Any,
+) -> dict[str, float]:
+    """Mean cross-entropy per trained token over ``examples`` (teacher forcing, completion tokens
+    only)."""
     import torch
 
     total, tokens = 0.0, 0
@@ -45,20 +56,40 @@ def eval_loss(net: Any, examples: list[Example], *, batch_size: int, pad_id: int
             tokens += batch.trained_tokens
     if was_training:
         net.train()
-    return {"eval_loss": total / tokens if tokens else float("nan"), "eval_trained_tokens": float(tokens)}
+    return {
+        "eval_loss": total / tokens if tokens else float("nan"),
+        "eval_trained_tokens": float(tokens),
+    }
 
 
 def is_gold_file(path: str | Path) -> bool:
-    """True when the first record of ``path`` is a gold PII record (``source_text`` and ``entities``)."""
+    """True when the first record of ``path`` is a gold PII record (``source_text`` and
+    ``entities``)."""
     for item in iter_jsonl(path):
         rec = item.value
-        return item.error is None and isinstance(rec, dict) and "source_text" in rec and "entities" in rec
+        return (
+            item.error is None
+            and isinstance(rec, dict)
+            and "source_text" in rec
+            and "entities" in rec
+        )
     return False
 
 
-def masking_metrics(gold_path: str | Path, out_dir: str | Path, *, base: str | Path, adapter: str | Path | None,
-                    limit: int, seed: int, device: str, max_new_tokens: int, batch_size: int) -> MaskingReport:
-    """Serve the artifact on (a hashed sample of ``limit``) gold documents and score them; returns the metrics."""
+def masking_metrics(
+    gold_path: str | Path,
+    out_dir: str | Path,
+    *,
+    base: str | Path,
+    adapter: str | Path | None,
+    limit: int,
+    seed: int,
+    device: str,
+    max_new_tokens: int,
+    batch_size: int,
+) -> MaskingReport:
+    """Serve the artifact on (a hashed sample of ``limit``) gold documents and score them;
+    returns the metrics."""
 
     with open(gold_path, encoding="utf-8") as fh:
         lines = [line for line in fh if line.strip()]  # copied verbatim into gold.jsonl below
@@ -68,8 +99,9 @@ def masking_metrics(gold_path: str | Path, out_dir: str | Path, *, base: str | P
     root = Path(out_dir)
     root.mkdir(parents=True, exist_ok=True)
     gold_out, pred_out = root / "gold.jsonl", root / "pred.jsonl"
-    extractor = TransformersExtractor(base, adapter=adapter, device=device, max_tokens=max_new_tokens,
-                                      batch_size=batch_size)
+    extractor = TransformersExtractor(
+        base, adapter=adapter, device=device, max_tokens=max_new_tokens, batch_size=batch_size
+    )
     try:
         results = extractor.run([records[i]["source_text"] for i in chosen])
     finally:
@@ -81,7 +113,9 @@ def masking_metrics(gold_path: str | Path, out_dir: str | Path, *, base: str | P
     with os.fdopen(fd, "w", encoding="utf-8") as fh:
         for i, res in zip(chosen, results, strict=True):
             if res.ok:
-                fh.write(json.dumps({"id": records[i]["id"], "raw": res.raw}, ensure_ascii=False) + "\n")
+                fh.write(
+                    json.dumps({"id": records[i]["id"], "raw": res.raw}, ensure_ascii=False) + "\n"
+                )
     metrics = evaluate_masking(gold_out, pred_out)
     failures: dict[str, int] = {}
     for res in results:

@@ -1,9 +1,11 @@
-"""Experiment tracking that carries numbers, never text: a JSONL log in the run folder, optionally MLflow.
+"""Experiment tracking that carries numbers, never text: a JSONL log in the run folder, optionally
+MLflow.
 
-Only hyper-parameters (numbers, booleans and short settings such as the device) and metrics (numbers) are
-accepted; anything else is refused with ``ValueError`` before it reaches a tracker, so source text,
-completions and mappings cannot be logged as parameters or tags by mistake. MLflow is used only when a
-local store folder is given (``--mlflow DIR`` → ``file:`` URI) and the ``mlflow`` package is installed.
+Only hyper-parameters (numbers, booleans and short settings such as the device) and metrics
+(numbers) are accepted; anything else is refused with ``ValueError`` before it reaches a tracker, so
+source text, completions and mappings cannot be logged as parameters or tags by mistake. MLflow is
+used only when a local store folder is given (``--mlflow DIR`` → ``file:`` URI) and the ``mlflow``
+package is installed.
 """
 
 from __future__ import annotations
@@ -24,7 +26,9 @@ def _check_params(params: Mapping[str, object]) -> dict[str, Scalar]:
     for key, value in params.items():
         if value is None:
             continue
-        if isinstance(value, str) and (len(value) > MAX_PARAM_CHARS or "\n" in value or "\t" in value):
+        if isinstance(value, str) and (
+            len(value) > MAX_PARAM_CHARS or "\n" in value or "\t" in value
+        ):
             raise ValueError(f"parameter {key} is not a short setting")
         if not isinstance(value, int | float | bool | str):
             raise ValueError(f"parameter {key} is not a scalar")
@@ -43,9 +47,15 @@ def _check_metrics(metrics: Mapping[str, object]) -> dict[str, float]:
 
 
 class Tracker:
-    """Writes ``params`` and ``metrics`` events to ``log_path`` (JSONL) and, if configured, to MLflow."""
+    """Writes ``params`` and ``metrics`` events to ``log_path`` (JSONL) and, if configured, to
+    MLflow."""
 
-    def __init__(self, log_path: str | Path, mlflow_dir: str | Path | None = None, run_name: str = "train-extractor"):
+    def __init__(
+        self,
+        log_path: str | Path,
+        mlflow_dir: str | Path | None = None,
+        run_name: str = "train-extractor",
+    ):
         self.log_path = Path(log_path)
         self.log_path.parent.mkdir(parents=True, exist_ok=True)
         self._mlflow: Any = None
@@ -54,7 +64,8 @@ class Tracker:
                 import mlflow
             except ImportError:
                 raise ValueError("--mlflow needs the mlflow package (pip install mlflow)") from None
-            # MLflow 3 keeps the file store in maintenance mode behind this switch; a local folder is the point
+            # MLflow 3 keeps the file store in maintenance mode behind this switch; a local folder
+            # is the point
             os.environ.setdefault("MLFLOW_ALLOW_FILE_STORE", "true")
             mlflow.set_tracking_uri(Path(mlflow_dir).resolve().as_uri())
             mlflow.set_experiment("spcl-extractor")
@@ -66,15 +77,16 @@ class Tracker:
             fh.write(json.dumps(event) + "\n")
 
     def log_params(self, params: Mapping[str, object]) -> None:
-        """Record hyper-parameters (scalars and short settings only; ``None`` values are left out; anything
-        else raises ``ValueError``)."""
+        """Record hyper-parameters (scalars and short settings only; ``None`` values are left out;
+        anything else raises ``ValueError``)."""
         clean = _check_params(params)
         self._write({"event": "params", **clean})
         if self._mlflow is not None:
             self._mlflow.log_params(clean)
 
     def log_metrics(self, metrics: Mapping[str, object], step: int) -> None:
-        """Record numeric metrics at ``step`` (non-finite ones are left out; a non-number raises ``ValueError``)."""
+        """Record numeric metrics at ``step`` (non-finite ones are left out; a non-number raises
+        ``ValueError``)."""
         clean = _check_metrics(metrics)
         self._write({"event": "metrics", "step": step, **clean})
         if self._mlflow is not None:

@@ -1,5 +1,6 @@
-"""The generalize job's configuration (a :class:`spcl.mask_stage.config.ExtractionJobConfig`); the method's
-parameters are the ``generalize:`` section of the YAML config (:class:`spcl.config.GeneralizeSettings`)."""
+"""The generalize job's configuration (a :class:`spcl.mask_stage.config.ExtractionJobConfig`); the
+method's parameters are the ``generalize:`` section of the YAML config
+(:class:`spcl.config.GeneralizeSettings`)."""
 
 from __future__ import annotations
 
@@ -19,21 +20,29 @@ __all__ = ["GeneralizeJobConfig"]
 class GeneralizeJobConfig(ExtractionJobConfig):
     """Everything a generalize run needs; ``options`` go to the chat client and the extractor.
 
-    ``settings``: keys of the ``generalize:`` section (``spcl.config.GeneralizeSettings``); a key not given
-    takes its default."""
+    ``settings``: keys of the ``generalize:`` section (``spcl.config.GeneralizeSettings``); a key
+    not given takes its default."""
 
     input: str = Field(description="flagged Parquet: a file or a folder (recursive)")
     batch_size: int = Field(32, description="documents per batch")
     types: EntityTypes = DEFAULT_TYPES
     options: BackendOptions
-    extract_options: dict[str, Any] = Field(default_factory=dict,
-        description="options of the span extractor's backend")
-    settings: dict[str, Any] = Field(default_factory=dict,
-        description="the method's parameters: keys of the generalize: section (missing keys take its defaults)")
+    extract_options: dict[str, Any] = Field(
+        default_factory=dict, description="options of the span extractor's backend"
+    )
+    settings: dict[str, Any] = Field(
+        default_factory=dict,
+        description=(
+            "the method's parameters: keys of the generalize: section (missing keys take its"
+            " defaults)"
+        ),
+    )
     extract_backend: str | None = Field(
-        None, description='null: the same backend finds the spans; rules: the rules extractor')
+        None, description="null: the same backend finds the spans; rules: the rules extractor"
+    )
     names: bool = Field(
-        True, description="add the CPU person-name finders' candidates (as spcl mask does)")
+        True, description="add the CPU person-name finders' candidates (as spcl mask does)"
+    )
     run_id: RunId = ""
 
     @field_validator("settings")
@@ -47,10 +56,23 @@ class GeneralizeJobConfig(ExtractionJobConfig):
         return value
 
     def release_hash(self) -> str:
-        """SHA-256 (first 16 hex digits) of the settings that decide what a generalized document holds: backend,
-        model, types, method settings, span extractor, name finders, adapters (not timeouts or batch sizes)."""
-        settings = GeneralizeSettings(**self.settings).model_dump()  # defaults filled in: {} and the conf agree
-        body = {"backend": self.backend, "model": self.model, "types": list(self.types), "settings": settings,
-                "extract_backend": self.extract_backend, "names": self.names,
-                "adapters": [(self.options or {}).get("adapter"), (self.extract_options or {}).get("adapter")]}
-        return hashlib.sha256(json.dumps(body, sort_keys=True, default=str).encode("utf-8")).hexdigest()[:16]
+        """SHA-256 (first 16 hex digits) of the settings that decide what a generalized document
+        holds: backend, model, types, method settings, span extractor, name finders, adapters (not
+        timeouts or batch sizes)."""
+        # defaults filled in: {} and the conf agree
+        settings = GeneralizeSettings(**self.settings).model_dump()
+        body = {
+            "backend": self.backend,
+            "model": self.model,
+            "types": list(self.types),
+            "settings": settings,
+            "extract_backend": self.extract_backend,
+            "names": self.names,
+            "adapters": [
+                (self.options or {}).get("adapter"),
+                (self.extract_options or {}).get("adapter"),
+            ],
+        }
+        return hashlib.sha256(
+            json.dumps(body, sort_keys=True, default=str).encode("utf-8")
+        ).hexdigest()[:16]

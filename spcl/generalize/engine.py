@@ -1,24 +1,28 @@
-"""The two-stage loop over a batch of documents: candidates, inference attack, choice, assembly, release check.
+"""The two-stage loop over a batch of documents: candidates, inference attack, choice, assembly,
+release check.
 
-For each entity of each document (``spcl.generalize.spans.collect_spans``), in order of first mention:
+For each entity of each document (``spcl.generalize.spans.collect_spans``), in order of first
+mention:
 
 1. **Candidates.** PERSON and identifiers get a label (``[TYPE_n]``, the masker's allocator). Dates,
-   ages, addresses and kinship words take their rule ladder (``spcl.generalize.ladders``); every other
-   type asks the LLM once (one-shot prompt, ``m`` candidates, most → least specific). Candidates that
-   contain the original, another entity's value, a rule-hit value, brackets or a token-shaped string are
-   dropped before anyone sees them.
-2. **Attack.** For candidate ``k`` the LLM sees the edited document D′ (entities already decided carry their
-   choice, undecided ones their most specific candidate, the target its candidate ``k`` in ``[[…]]``) and
-   makes ``p`` guesses. The first candidate none of whose guesses MATCH the original is chosen
-   (``spcl.generalize.select.choose``); when all are guessed, or none is left, the label is used.
-3. **Release check** on the assembled text: every rule hit lies inside a replaced span, no original value
-   of an entity or a hit occurs in the output, and the detectors find nothing in the output. A document
-   that fails it, or whose LLM call failed, is not released (``reason`` says why).
+   ages, addresses and kinship words take their rule ladder (``spcl.generalize.ladders``); every
+   other type asks the LLM once (one-shot prompt, ``m`` candidates, most → least specific).
+   Candidates that contain the original, another entity's value, a rule-hit value, brackets or a
+   token-shaped string are dropped before anyone sees them.
+2. **Attack.** For candidate ``k`` the LLM sees the edited document D′ (entities already decided
+   carry their choice, undecided ones their most specific candidate, the target its candidate ``k``
+   in ``[[…]]``) and makes ``p`` guesses. The first candidate none of whose guesses MATCH the
+   original is chosen (``spcl.generalize.select.choose``); when all are guessed, or none is left,
+   the label is used.
+3. **Release check** on the assembled text: every rule hit lies inside a replaced span, no original
+   value of an entity or a hit occurs in the output, and the detectors find nothing in the output. A
+   document that fails it, or whose LLM call failed, is not released (``reason`` says why).
 
-With no chat client (``--backend rules``) there is no attack: ladders take the configured default rung
-(``rules_rungs``), everything else a label. Requests of all documents of a batch go out together (one
-stage-1 batch, then one attack round per candidate step); stage-1 answers are cached by (type, value,
-lang) and attack answers by the exact prompt, so repeated entities and duplicate documents cost no calls.
+With no chat client (``--backend rules``) there is no attack: ladders take the configured default
+rung (``rules_rungs``), everything else a label. Requests of all documents of a batch go out
+together (one stage-1 batch, then one attack round per candidate step); stage-1 answers are cached
+by (type, value, lang) and attack answers by the exact prompt, so repeated entities and duplicate
+documents cost no calls.
 """
 
 from __future__ import annotations
@@ -33,7 +37,13 @@ from spcl.config import GeneralizeSettings
 from spcl.extract.backends.chat import ChatClient, ChatReply, ChatRequest
 from spcl.generalize.ladders import LABEL_TYPES, ladder
 from spcl.generalize.outcome import Decision, DocInput, DocResult, release_check, restore
-from spcl.generalize.prompts import attack_messages, candidate_messages, mark, read_items, sentence_around
+from spcl.generalize.prompts import (
+    attack_messages,
+    candidate_messages,
+    mark,
+    read_items,
+    sentence_around,
+)
 from spcl.generalize.select import choose
 from spcl.mask.tokens import TOKEN_RE, TokenAllocator, reserved_tokens
 
@@ -41,8 +51,8 @@ DEFAULT_RULES_RUNGS: dict[str, str] = {
     "DOB": "year", "DATETIME": "year", "DATE": "year", "AGE": "band10", "QUANTITY": "band10",
     "ADDRESS": "district", "LOC": "district", "REL": "family",
 }  # fmt: skip
-"""``--backend rules``: the rung each ladder type takes (``label`` for a label); other types get labels.
-The method's parameters are :class:`spcl.config.GeneralizeSettings` (re-exported here)."""
+"""``--backend rules``: the rung each ladder type takes (``label`` for a label); other types get
+labels. The method's parameters are :class:`spcl.config.GeneralizeSettings` (re-exported here)."""
 
 
 @dataclass(slots=True)
@@ -67,15 +77,24 @@ class _LRU(OrderedDict[Any, Any]):
 
 
 def _usable(cand: str, forbidden: list[str]) -> bool:
-    """A candidate is usable when it is one short line that leaks no forbidden value and holds no markup."""
-    if not cand or len(cand) > 200 or "\n" in cand or "[[" in cand or "]]" in cand or TOKEN_RE.search(cand):
+    """A candidate is usable when it is one short line that leaks no forbidden value and holds no
+    markup."""
+    if (
+        not cand
+        or len(cand) > 200
+        or "\n" in cand
+        or "[[" in cand
+        or "]]" in cand
+        or TOKEN_RE.search(cand)
+    ):
         return False
     low = cand.casefold()
     return not any(v and v.casefold() in low for v in forbidden)
 
 
 class Generalizer:
-    """Runs the method over batches of documents with one chat client (``None``: the rules backend)."""
+    """Runs the method over batches of documents with one chat client (``None``: the rules
+    backend)."""
 
     def __init__(self, chat: ChatClient | None, settings: GeneralizeSettings | None = None):
         self.chat = chat
@@ -83,7 +102,8 @@ class Generalizer:
         self._cand_cache: _LRU = _LRU(self.settings.cache_size)
         self._attack_cache: _LRU = _LRU(self.settings.cache_size)
 
-    # -- planning -------------------------------------------------------------------------------------
+    # -- planning
+    # -------------------------------------------------------------------------------------
     def _plan(self, doc: DocInput, forbidden: list[str]) -> tuple[list[Decision], list[int]]:
         """Decisions known without a model, and the entities that need LLM candidates."""
         decisions: list[Decision] = []
@@ -98,7 +118,12 @@ class Generalizer:
                 rung = self.settings.rules_rungs.get(ent.type, "label")
                 idx = lad.rung(rung) if lad is not None else None
                 if lad is not None and idx is not None and _usable(lad.candidates[idx], forbidden):
-                    dec.replacement, dec.kind, dec.rank, dec.source = lad.candidates[idx], "generalized", idx, "rules"
+                    dec.replacement, dec.kind, dec.rank, dec.source = (
+                        lad.candidates[idx],
+                        "generalized",
+                        idx,
+                        "rules",
+                    )
                 else:
                     dec.source = "fallback" if lad is not None else "label_type"
                 continue
@@ -112,13 +137,18 @@ class Generalizer:
 
     def _request(self, messages: list[dict[str, str]], temperature: float) -> ChatRequest:
         s = self.settings
-        return ChatRequest.of(messages, temperature=temperature, max_tokens=s.max_tokens, seed=s.seed)
+        return ChatRequest.of(
+            messages, temperature=temperature, max_tokens=s.max_tokens, seed=s.seed
+        )
 
-    def _batch(self, states: list[_State], jobs: list[tuple[int, Any, str, ChatRequest]],
-               cache: _LRU) -> list[tuple[int, Any, str | None, str | None]]:
-        """Send the uncached requests of ``jobs`` (``(state, tag, cache key, request)``) as one batch.
+    def _batch(
+        self, states: list[_State], jobs: list[tuple[int, Any, str, ChatRequest]], cache: _LRU
+    ) -> list[tuple[int, Any, str | None, str | None]]:
+        """Send the uncached requests of ``jobs`` (``(state, tag, cache key, request)``) as one
+        batch.
 
-        Returns ``(state, tag, text, error)`` per job; a key seen twice is sent once (the second is a hit).
+        Returns ``(state, tag, text, error)`` per job; a key seen twice is sent once (the second is
+        a hit).
         """
         todo: dict[str, ChatRequest] = {}
         for _, _, key, req in jobs:
@@ -149,7 +179,8 @@ class Generalizer:
                 out.append((si, tag, None, "no_output"))
         return out
 
-    # -- the loop -------------------------------------------------------------------------------------
+    # -- the loop
+    # -------------------------------------------------------------------------------------
     def run(self, docs: list[DocInput]) -> list[DocResult]:
         """Generalize a batch of documents; one :class:`DocResult` per document, in order."""
         states: list[_State] = []
@@ -160,7 +191,9 @@ class Generalizer:
         if self.chat is not None:
             self._stage1(states)  # st.pending holds the stage-1 entities until here
             for st in states:
-                st.pending = [i for i, d in enumerate(st.decisions) if d.source in ("ladder", "llm")]
+                st.pending = [
+                    i for i, d in enumerate(st.decisions) if d.source in ("ladder", "llm")
+                ]
                 for i in st.pending:
                     if not st.decisions[i].candidates:
                         st.decisions[i].source = "fallback"
@@ -171,7 +204,8 @@ class Generalizer:
     def _stage1(self, states: list[_State]) -> None:
         """Ask for candidates of every entity without a ladder, all documents in one batch.
 
-        The cache key is (type, value, lang): the first context an entity is seen in decides its candidates.
+        The cache key is (type, value, lang): the first context an entity is seen in decides its
+        candidates.
         """
         s = self.settings
         jobs: list[tuple[int, Any, str, ChatRequest]] = []
@@ -179,8 +213,12 @@ class Generalizer:
             for i in st.pending:
                 ent = st.doc.entities[i]
                 sent, a, b = sentence_around(st.doc.text, *ent.mentions[0])
-                req = self._request(candidate_messages(mark(sent, [(a, b)]), ent.type, s.candidates), s.temperature)
-                key = hashlib.sha256(f"{ent.type}\x00{ent.value}\x00{st.doc.lang}".encode()).hexdigest()
+                req = self._request(
+                    candidate_messages(mark(sent, [(a, b)]), ent.type, s.candidates), s.temperature
+                )
+                key = hashlib.sha256(
+                    f"{ent.type}\x00{ent.value}\x00{st.doc.lang}".encode()
+                ).hexdigest()
                 jobs.append((si, i, key, req))
         for si, i, text, error in self._batch(states, jobs, self._cand_cache):
             st = states[si]
@@ -189,11 +227,16 @@ class Generalizer:
             if error is not None:
                 st.result.reason = st.result.reason or f"candidates:{error}"
                 continue
-            forbidden = [e.value for e in st.doc.entities] + [st.doc.text[a:b] for _, a, b in st.doc.hits]
-            dec.candidates = tuple(c for c in read_items(text or "", s.candidates) if _usable(c, forbidden))
+            forbidden = [e.value for e in st.doc.entities] + [
+                st.doc.text[a:b] for _, a, b in st.doc.hits
+            ]
+            dec.candidates = tuple(
+                c for c in read_items(text or "", s.candidates) if _usable(c, forbidden)
+            )
 
     def _edited(self, st: _State, target: int, cand: str) -> str:
-        """D′: decided entities carry their choice, undecided their most specific candidate, the target ``cand``."""
+        """D′: decided entities carry their choice, undecided their most specific candidate, the
+        target ``cand``."""
         text = st.doc.text
         pieces: list[tuple[int, int, str, bool]] = []
         for i, ent in enumerate(st.doc.entities):
@@ -220,7 +263,7 @@ class Generalizer:
         limit = self.settings.context_chars
         if len(edited) > limit and first is not None:
             lo = max(0, min(first - limit // 2, len(edited) - limit))
-            edited = edited[lo:lo + limit]
+            edited = edited[lo : lo + limit]
         return edited
 
     def _stage2(self, states: list[_State]) -> None:
@@ -232,9 +275,13 @@ class Generalizer:
                     continue
                 i = st.pending[0]
                 dec = st.decisions[i]
-                msgs = attack_messages(self._edited(st, i, dec.candidates[st.k]), st.doc.entities[i].type, s.guesses)
+                msgs = attack_messages(
+                    self._edited(st, i, dec.candidates[st.k]), st.doc.entities[i].type, s.guesses
+                )
                 req = self._request(msgs, s.attack_temperature)
-                key = hashlib.sha256(repr((req.messages, req.temperature, req.seed)).encode()).hexdigest()
+                key = hashlib.sha256(
+                    repr((req.messages, req.temperature, req.seed)).encode()
+                ).hexdigest()
                 jobs.append((si, i, key, req))
             if not jobs:
                 return
@@ -248,9 +295,15 @@ class Generalizer:
                 guesses = read_items(text or "", s.guesses)
                 st.result.guesses += len(guesses)
                 dec.guesses.append(guesses)
-                picked = choose(ent.value, ent.type, dec.candidates[: st.k + 1], dec.guesses, st.doc.lang)
+                picked = choose(
+                    ent.value, ent.type, dec.candidates[: st.k + 1], dec.guesses, st.doc.lang
+                )
                 if picked is not None:
-                    dec.replacement, dec.kind, dec.rank = dec.candidates[picked], "generalized", picked
+                    dec.replacement, dec.kind, dec.rank = (
+                        dec.candidates[picked],
+                        "generalized",
+                        picked,
+                    )
                 elif st.k + 1 < len(dec.candidates):
                     st.k += 1
                     continue
@@ -278,9 +331,18 @@ class Generalizer:
             dec = st.decisions[i]
             out.append(doc.text[pos:a])
             length += a - pos
-            res.spans.append({"type": dec.type, "start": a, "end": b, "out_start": length,
-                              "out_end": length + len(dec.replacement), "replacement": dec.replacement,
-                              "kind": dec.kind, "rank": dec.rank})
+            res.spans.append(
+                {
+                    "type": dec.type,
+                    "start": a,
+                    "end": b,
+                    "out_start": length,
+                    "out_end": length + len(dec.replacement),
+                    "replacement": dec.replacement,
+                    "kind": dec.kind,
+                    "rank": dec.rank,
+                }
+            )
             res.mapping[str(len(res.spans) - 1)] = doc.text[a:b]
             out.append(dec.replacement)
             length += len(dec.replacement)

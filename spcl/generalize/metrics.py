@@ -1,5 +1,5 @@
-"""``metrics.json`` of the generalize job: totals over every finished input file, shares by rank, label
-fallback per type, tokens and seconds (counts and rates, never values)."""
+"""``metrics.json`` of the generalize job: totals over every finished input file, shares by rank,
+label fallback per type, tokens and seconds (counts and rates, never values)."""
 
 from __future__ import annotations
 
@@ -16,11 +16,18 @@ def _rate(num: float, den: float) -> float:
     return round(rate(num, den), 6)
 
 
-def build_metrics(output: str, backend: str, settings: dict[str, Any], identity: tuple[str, str, str] | None,
-                  run: dict[str, Any], reconciliation: dict[str, Any]) -> dict[str, Any]:
-    """metrics.json of the output folder ``output``: totals over every finished file (its done-markers),
-    shares by rank and fallback per type (no values); ``backend`` and ``settings`` (GeneralizeSettings
-    fields) as configured, ``identity`` the worker's ``(backend, model, prompt version)`` when known."""
+def build_metrics(
+    output: str,
+    backend: str,
+    settings: dict[str, Any],
+    identity: tuple[str, str, str] | None,
+    run: dict[str, Any],
+    reconciliation: dict[str, Any],
+) -> dict[str, Any]:
+    """metrics.json of the output folder ``output``: totals over every finished file (its
+    done-markers), shares by rank and fallback per type (no values); ``backend`` and ``settings``
+    (GeneralizeSettings fields) as configured, ``identity`` the worker's ``(backend, model, prompt
+    version)`` when known."""
     total = GenStats()
     models, prompts = set(), set()
     done = Path(output) / "_done"
@@ -36,10 +43,22 @@ def build_metrics(output: str, backend: str, settings: dict[str, Any], identity:
     return {
         "backend": backend,
         "model": identity[1] if identity else (next(iter(models)) if len(models) == 1 else "mixed"),
-        "prompt_version": identity[2] if identity else (next(iter(prompts)) if len(prompts) == 1 else "mixed"),
+        "prompt_version": (
+            identity[2] if identity else (next(iter(prompts)) if len(prompts) == 1 else "mixed")
+        ),
         "models_in_output": sorted(models),
-        "settings": {k: settings[k] for k in ("candidates", "guesses", "temperature", "attack_temperature",
-                                              "max_tokens", "seed", "rules_rungs")},
+        "settings": {
+            k: settings[k]
+            for k in (
+                "candidates",
+                "guesses",
+                "temperature",
+                "attack_temperature",
+                "max_tokens",
+                "seed",
+                "rules_rungs",
+            )
+        },
         "files": total.files,
         "documents": total.documents,
         "generalized": total.generalized,
@@ -50,11 +69,18 @@ def build_metrics(output: str, backend: str, settings: dict[str, Any], identity:
         "entities_by_type": dict(sorted(total.entities_by_type.items())),
         "spans_by_type": dict(sorted(total.spans_by_type.items())),
         "entities_by_rank": dict(sorted(total.entities_by_rank.items())),
-        "share_by_rank": {k: _rate(v, n_entities) for k, v in sorted(total.entities_by_rank.items())},
+        "share_by_rank": {
+            k: _rate(v, n_entities) for k, v in sorted(total.entities_by_rank.items())
+        },
         "labels_by_source": dict(sorted(total.labels_by_source.items())),
-        "label_fallback_per_type": {t: {"generalizable": n, "label": total.fallback_by_type.get(t, 0),
-                                        "share": _rate(total.fallback_by_type.get(t, 0), n)}
-                                    for t, n in sorted(total.generalizable_by_type.items())},
+        "label_fallback_per_type": {
+            t: {
+                "generalizable": n,
+                "label": total.fallback_by_type.get(t, 0),
+                "share": _rate(total.fallback_by_type.get(t, 0), n),
+            }
+            for t, n in sorted(total.generalizable_by_type.items())
+        },
         "attacked_entities": total.attacked_entities,
         "llm_calls": total.llm_calls,
         "llm_calls_per_entity": _rate(total.llm_calls, total.attacked_entities),
@@ -62,8 +88,12 @@ def build_metrics(output: str, backend: str, settings: dict[str, Any], identity:
         "guesses_per_document": _rate(total.guesses, total.documents),
         "tokens_per_document": _rate(total.tokens, total.documents),
         # extractor + candidate/attack chat calls, from the engine's counts or the server's usage
-        "tokens": token_block(total.prompt_tokens + total.extract_prompt_tokens, total.tokens + total.extract_tokens,
-                              total.documents, total.token_documents),
+        "tokens": token_block(
+            total.prompt_tokens + total.extract_prompt_tokens,
+            total.tokens + total.extract_tokens,
+            total.documents,
+            total.token_documents,
+        ),
         "llm_seconds_per_document": _rate(total.llm_seconds, total.documents),
         "seconds_per_document": _rate(total.seconds, total.documents),
         "reconciliation": reconciliation,

@@ -1,10 +1,11 @@
 """The two prompts of the method (versioned) and the reader of their line-per-item answers.
 
-Stage 1 (candidates, one-shot): the sentence holding the entity with the target span in double brackets
-``[[…]]``; the model lists ``m`` replacements, most specific first, each true of the original and not
-containing it. Stage 2 (attack): the whole edited document D′ with the candidate in double brackets; the
-model lists ``p`` guesses of the original text. Both answers are one item per line; numbering, bullets and
-quotes are stripped and ``<think>`` blocks removed. The one-shot example is synthetic.
+Stage 1 (candidates, one-shot): the sentence holding the entity with the target span in double
+brackets ``[[…]]``; the model lists ``m`` replacements, most specific first, each true of the
+original and not containing it. Stage 2 (attack): the whole edited document D′ with the candidate in
+double brackets; the model lists ``p`` guesses of the original text. Both answers are one item per
+line; numbering, bullets and quotes are stripped and ``<think>`` blocks removed. The one-shot
+example is synthetic.
 """
 
 from __future__ import annotations
@@ -20,28 +21,32 @@ _BULLET = re.compile(r"^\s*(?:[-*•·]|\(?\d{1,2}[.):]|\d{1,2}\s*-)\s*")
 _SENTENCE_END = re.compile(r"(?<=[.!?。！？])\s+|(?<=[。！？])|\n+")
 
 CANDIDATE_SYSTEM = (
-    "You generalize personal information so that a text stays useful but the person cannot be identified.\n"
-    "You get a sentence with one span marked by double brackets [[like this]] and the span's type.\n"
-    "Write {m} replacements for the marked span, from the most specific to the least specific.\n"
-    "Every replacement must be TRUE of the original (it describes it correctly, only less precisely), must not "
-    "contain the original, and must read naturally in the sentence, in the sentence's language.\n"
-    "Print one replacement per line and nothing else: no numbering, no explanations."
+    "You generalize personal information so that a text stays useful but the person cannot be"
+    " identified.\nYou get a sentence with one span marked by double brackets [[like this]] and the"
+    " span's type.\nWrite {m} replacements for the marked span, from the most specific to the least"
+    " specific.\nEvery replacement must be TRUE of the original (it describes it correctly, only"
+    " less precisely), must not contain the original, and must read naturally in the sentence, in"
+    " the sentence's language.\nPrint one replacement per line and nothing else: no numbering, no"
+    " explanations."
 )
 ONE_SHOT = (
     "Type: ORG\nSentence: She was treated at [[St Elsewhere Hospital in Leeds]] last spring.",
-    "a hospital in Leeds\na hospital in West Yorkshire\na hospital in northern England\na hospital in England\n"
-    "a hospital",
+    (
+        "a hospital in Leeds\na hospital in West Yorkshire\na hospital in northern England\na"
+        " hospital in England\na hospital"
+    ),
 )
 ATTACK_SYSTEM = (
-    "Some personal information in the document below was replaced by more general text. One replaced span is "
-    "marked by double brackets [[like this]]; its type is {type}.\n"
-    "Guess the ORIGINAL text of the marked span, using everything the document tells you.\n"
-    "Print {p} different guesses, the most likely first, one per line and nothing else."
+    "Some personal information in the document below was replaced by more general text. One"
+    " replaced span is marked by double brackets [[like this]]; its type is {type}.\nGuess the"
+    " ORIGINAL text of the marked span, using everything the document tells you.\nPrint {p}"
+    " different guesses, the most likely first, one per line and nothing else."
 )
 
 
 def mark(text: str, spans: list[tuple[int, int]]) -> str:
-    """``text`` with each ``[start, end)`` of ``spans`` (sorted, disjoint) wrapped in double brackets."""
+    """``text`` with each ``[start, end)`` of ``spans`` (sorted, disjoint) wrapped in double
+    brackets."""
     out, pos = [], 0
     for start, end in sorted(spans):
         out += [text[pos:start], "[[", text[start:end], "]]"]
@@ -51,7 +56,8 @@ def mark(text: str, spans: list[tuple[int, int]]) -> str:
 
 
 def sentence_around(text: str, start: int, end: int, max_chars: int = 600) -> tuple[str, int, int]:
-    """The sentence of ``text`` holding ``[start, end)`` (at most ``max_chars``), and the span's offsets in it."""
+    """The sentence of ``text`` holding ``[start, end)`` (at most ``max_chars``), and the span's
+    offsets in it."""
     left = 0
     for m in _SENTENCE_END.finditer(text, 0, start):
         left = m.end()
@@ -81,7 +87,8 @@ def attack_messages(document_marked: str, entity_type: str, p: int) -> list[dict
 
 
 def read_items(raw: str, limit: int) -> list[str]:
-    """The first ``limit`` distinct non-empty items of a line-per-item answer (bullets, numbers, quotes removed).
+    """The first ``limit`` distinct non-empty items of a line-per-item answer (bullets, numbers,
+    quotes removed).
 
     >>> read_items("<think>hm</think>1. Seoul\\n2) \\"Korea\\"\\n- Seoul\\n", 5)
     ['Seoul', 'Korea']

@@ -1,5 +1,6 @@
-"""The generalize job's records: the schemas of its ``generalized/`` and ``failed/`` parts, which failure
-reasons a rerun retries, and the counts of one input file (the body of its done-marker; no values)."""
+"""The generalize job's records: the schemas of its ``generalized/`` and ``failed/`` parts, which
+failure reasons a rerun retries, and the counts of one input file (the body of its done-marker; no
+values)."""
 
 from __future__ import annotations
 
@@ -12,41 +13,52 @@ from spcl.executor.state import read_part
 from spcl.extract.backends.transient import is_transient
 from spcl.generalize.outcome import DocResult
 
-SPAN_TYPE = pa.struct([
-    pa.field("type", pa.string(), nullable=False),
-    pa.field("start", pa.int32(), nullable=False),
-    pa.field("end", pa.int32(), nullable=False),
-    pa.field("out_start", pa.int32(), nullable=False),
-    pa.field("out_end", pa.int32(), nullable=False),
-    pa.field("replacement", pa.string(), nullable=False),
-    pa.field("kind", pa.string(), nullable=False),
-    pa.field("rank", pa.int32()),
-])
-GENERALIZED_SCHEMA = pa.schema([
-    pa.field("id", pa.string(), nullable=False),
-    pa.field("row_key", pa.string(), nullable=False),  # unique per input row; the vault's record id
-    pa.field("lang", pa.string()),
-    pa.field("generalized_text", pa.string(), nullable=False),
-    pa.field("spans", pa.list_(SPAN_TYPE)),
-    pa.field("n_spans", pa.int32(), nullable=False),
-    pa.field("backend", pa.string(), nullable=False),
-    pa.field("model", pa.string(), nullable=False),
-    pa.field("prompt_version", pa.string(), nullable=False),
-    pa.field("source_file", pa.string(), nullable=False),
-    pa.field("vault_file", pa.string(), nullable=False),  # the vault writer holding this row's originals
-])
-FAILED_SCHEMA = pa.schema([
-    pa.field("id", pa.string()),  # null when the input row had no id
-    pa.field("row_key", pa.string(), nullable=False),
-    pa.field("reason", pa.string(), nullable=False),
-    pa.field("transient", pa.bool_(), nullable=False),  # a rerun retries it (the server, not the document)
-    pa.field("backend", pa.string(), nullable=False),
-    pa.field("model", pa.string(), nullable=False),
-    pa.field("prompt_version", pa.string(), nullable=False),
-    pa.field("source_file", pa.string(), nullable=False),
-])
+SPAN_TYPE = pa.struct(
+    [
+        pa.field("type", pa.string(), nullable=False),
+        pa.field("start", pa.int32(), nullable=False),
+        pa.field("end", pa.int32(), nullable=False),
+        pa.field("out_start", pa.int32(), nullable=False),
+        pa.field("out_end", pa.int32(), nullable=False),
+        pa.field("replacement", pa.string(), nullable=False),
+        pa.field("kind", pa.string(), nullable=False),
+        pa.field("rank", pa.int32()),
+    ]
+)
+GENERALIZED_SCHEMA = pa.schema(
+    [
+        pa.field("id", pa.string(), nullable=False),
+        pa.field(
+            "row_key", pa.string(), nullable=False
+        ),  # unique per input row; the vault's record id
+        pa.field("lang", pa.string()),
+        pa.field("generalized_text", pa.string(), nullable=False),
+        pa.field("spans", pa.list_(SPAN_TYPE)),
+        pa.field("n_spans", pa.int32(), nullable=False),
+        pa.field("backend", pa.string(), nullable=False),
+        pa.field("model", pa.string(), nullable=False),
+        pa.field("prompt_version", pa.string(), nullable=False),
+        pa.field("source_file", pa.string(), nullable=False),
+        # the vault writer holding this row's originals
+        pa.field("vault_file", pa.string(), nullable=False),
+    ]
+)
+FAILED_SCHEMA = pa.schema(
+    [
+        pa.field("id", pa.string()),  # null when the input row had no id
+        pa.field("row_key", pa.string(), nullable=False),
+        pa.field("reason", pa.string(), nullable=False),
+        # a rerun retries it (the server, not the document)
+        pa.field("transient", pa.bool_(), nullable=False),
+        pa.field("backend", pa.string(), nullable=False),
+        pa.field("model", pa.string(), nullable=False),
+        pa.field("prompt_version", pa.string(), nullable=False),
+        pa.field("source_file", pa.string(), nullable=False),
+    ]
+)
 STAGE_PREFIXES: tuple[str, ...] = ("extract:", "candidates:", "attack:")
-"""Reasons that wrap a backend reason code: ``extract:http_503`` is transient when ``http_503`` is."""
+"""Reasons that wrap a backend reason code: ``extract:http_503`` is transient when ``http_503``
+is."""
 
 
 def is_transient_reason(reason: str) -> bool:
@@ -58,7 +70,7 @@ def is_transient_reason(reason: str) -> bool:
     """
     for prefix in STAGE_PREFIXES:
         if reason.startswith(prefix):
-            return is_transient(reason[len(prefix):])
+            return is_transient(reason[len(prefix) :])
     return False
 
 
@@ -76,7 +88,8 @@ class GenStats:
     spans_by_type: dict[str, int] = field(default_factory=dict)
     entities_by_rank: dict[str, int] = field(default_factory=dict)  # "0".."m-1", "label"
     labels_by_source: dict[str, int] = field(default_factory=dict)  # label_type | fallback
-    fallback_by_type: dict[str, int] = field(default_factory=dict)  # generalizable entities that got a label
+    # generalizable entities that got a label
+    fallback_by_type: dict[str, int] = field(default_factory=dict)
     generalizable_by_type: dict[str, int] = field(default_factory=dict)
     attacked_entities: int = 0
     llm_calls: int = 0
@@ -116,7 +129,9 @@ class GenStats:
             _inc(self.entities_by_type, dec.type)
             _inc(self.entities_by_rank, "label" if dec.rank is None else str(dec.rank))
             if dec.kind == "label":
-                _inc(self.labels_by_source, dec.source if dec.source == "label_type" else "fallback")
+                _inc(
+                    self.labels_by_source, dec.source if dec.source == "label_type" else "fallback"
+                )
             if dec.source != "label_type":
                 _inc(self.generalizable_by_type, dec.type)
                 if dec.kind == "label":
@@ -126,12 +141,16 @@ class GenStats:
 
 
 def _transient_column(table: pa.Table) -> pa.Array:
-    """The ``transient`` flags of a failed/ part written before that column existed, from its reasons."""
-    return pa.array([is_transient_reason(r) for r in table.column("reason").to_pylist()], pa.bool_())
+    """The ``transient`` flags of a failed/ part written before that column existed, from its
+    reasons."""
+    return pa.array(
+        [is_transient_reason(r) for r in table.column("reason").to_pylist()], pa.bool_()
+    )
 
 
 def read_generalize_part(path: Path, schema: pa.Schema) -> pa.Table:
-    """A committed part file as ``schema`` (empty when absent; ``spcl.executor.state.read_part``)."""
+    """A committed part file as ``schema`` (empty when absent;
+    ``spcl.executor.state.read_part``)."""
     return read_part(path, schema, {"transient": _transient_column})
 
 

@@ -1,12 +1,13 @@
-"""The spans to generalize: the mask stage's candidate set, grouped into entities (one decision each).
+"""The spans to generalize: the mask stage's candidate set, grouped into entities (one decision
+each).
 
-``collect_spans`` uses the same candidates ``spcl mask`` masks (``spcl.mask_stage.candidates``): extractor
-rows ∪ the filter's rule hits (the ``hits`` column, ``validated`` not False, *and* the detectors run again)
-∪ the CPU person-name finders. Their occurrences are found exactly as the masker finds them
-(``spcl.mask.mask_text``: literal and restricted variants, longest match wins, overlaps merge), so a value is
-replaced wherever it occurs. Mentions of one value — the same type and the same characters once spaces and
-separators are removed (``김가상`` and ``김 가 상``) — form one :class:`Entity`, decided once and replaced the
-same way everywhere.
+``collect_spans`` uses the same candidates ``spcl mask`` masks (``spcl.mask_stage.candidates``):
+extractor rows ∪ the filter's rule hits (the ``hits`` column, ``validated`` not False, *and* the
+detectors run again) ∪ the CPU person-name finders. Their occurrences are found exactly as the
+masker finds them (``spcl.mask.mask_text``: literal and restricted variants, longest match wins,
+overlaps merge), so a value is replaced wherever it occurs. Mentions of one value — the same type
+and the same characters once spaces and separators are removed (``김가상`` and ``김 가 상``) — form
+one :class:`Entity`, decided once and replaced the same way everywhere.
 """
 
 from __future__ import annotations
@@ -26,7 +27,8 @@ _VARIANT_NOISE = re.compile(r"[\s\-./()\u3000]")
 
 @dataclass(slots=True)
 class Entity:
-    """One entity of a document: its ``type``, the ``value`` of its first mention and every mention's span."""
+    """One entity of a document: its ``type``, the ``value`` of its first mention and every
+    mention's span."""
 
     type: str
     value: str
@@ -36,21 +38,31 @@ class Entity:
         return f"Entity(type={self.type!r}, mentions={len(self.mentions)})"
 
 
-def document_hits(text: str, hits: Iterable[Any] | None, reasons: Sequence[str] | None = None) -> list[RuleHit]:
-    """The rule hits of NFC ``text``: ``hits`` when already :class:`RuleHit`, else the filter's ``hits`` column
-    (``None`` when the input has none) ∪ the detectors run again (``spcl.mask_stage.candidates.rule_hits``)."""
+def document_hits(
+    text: str, hits: Iterable[Any] | None, reasons: Sequence[str] | None = None
+) -> list[RuleHit]:
+    """The rule hits of NFC ``text``: ``hits`` when already :class:`RuleHit`, else the filter's
+    ``hits`` column (``None`` when the input has none) ∪ the detectors run again
+    (``spcl.mask_stage.candidates.rule_hits``)."""
     items = list(hits) if hits is not None else None
     if items is not None and all(isinstance(h, RuleHit) for h in items):
         return items
     return rule_hits(text, items, reasons)
 
 
-def collect_spans(text: str, extraction_rows: Iterable[tuple[str, str]], hits: Iterable[Any] | None, *,
-                  types: Sequence[str] = DEFAULT_TYPES, names: bool = True) -> list[Entity]:
+def collect_spans(
+    text: str,
+    extraction_rows: Iterable[tuple[str, str]],
+    hits: Iterable[Any] | None,
+    *,
+    types: Sequence[str] = DEFAULT_TYPES,
+    names: bool = True,
+) -> list[Entity]:
     """The entities of NFC ``text`` in order of first mention (see the module docstring).
 
-    ``hits``: :class:`RuleHit` values, the filter's ``hits`` column of the row, or ``None``; ``types`` the entity
-    types that may become candidates; ``names`` adds the CPU person-name finders.
+    ``hits``: :class:`RuleHit` values, the filter's ``hits`` column of the row, or ``None``;
+    ``types`` the entity types that may become candidates; ``names`` adds the CPU person-name
+    finders.
 
     >>> [(e.type, e.mentions) for e in collect_spans("김가상 / 김 가 상", [("PERSON", "김가상")], [])]
     [('PERSON', [(0, 3), (6, 11)])]
@@ -60,7 +72,7 @@ def collect_spans(text: str, extraction_rows: Iterable[tuple[str, str]], hits: I
     result = mask_text(text, cands.union())
     entities: dict[tuple[str, str], Entity] = {}
     for span in result.spans:
-        surface = text[span.start:span.end]
+        surface = text[span.start : span.end]
         key = (span.type, _VARIANT_NOISE.sub("", surface) or surface)
         ent = entities.get(key)
         if ent is None:

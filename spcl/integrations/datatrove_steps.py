@@ -1,23 +1,27 @@
-"""spcl as datatrove pipeline steps (extra ``datatrove``): a filter and an annotator over the filter's batch function.
+"""spcl as datatrove pipeline steps (extra ``datatrove``): a filter and an annotator over the
+filter's batch function.
 
-- :class:`SpclFilter` (a datatrove ``BaseFilter``) forwards ``clean`` documents unchanged and drops ``flagged``
-  and ``quarantine`` ones — to the ``exclusion_writer`` when one is given, with the verdict in
-  ``doc.metadata`` (``spcl_decision``, ``spcl_reasons``, ``spcl_hits``, ...; datatrove adds ``filter_reason``).
-- :class:`SpclMask` masks: ``clean`` documents go on unchanged, ``flagged`` ones go on with their text masked
-  (rules backend by default; mappings in the encrypted vault first), and documents that could not be masked
-  (``failed``) or screened (``quarantine``) are dropped to the ``exclusion_writer`` with the reason in
-  ``doc.metadata`` (``spcl_mask_status``, ``spcl_mask_reason``) — never forwarded unmasked.
-- :class:`SpclAnnotator` drops nothing: it writes the same verdict into every document's metadata, so a later
-  step (or the ``spcl mask`` stage) can act on it.
+- :class:`SpclFilter` (a datatrove ``BaseFilter``) forwards ``clean`` documents unchanged and drops
+  ``flagged`` and ``quarantine`` ones — to the ``exclusion_writer`` when one is given, with the
+  verdict in ``doc.metadata`` (``spcl_decision``, ``spcl_reasons``, ``spcl_hits``, ...; datatrove
+  adds ``filter_reason``).
+- :class:`SpclMask` masks: ``clean`` documents go on unchanged, ``flagged`` ones go on with their
+  text masked (rules backend by default; mappings in the encrypted vault first), and documents that
+  could not be masked (``failed``) or screened (``quarantine``) are dropped to the
+  ``exclusion_writer`` with the reason in ``doc.metadata`` (``spcl_mask_status``,
+  ``spcl_mask_reason``) — never forwarded unmasked.
+- :class:`SpclAnnotator` drops nothing: it writes the same verdict into every document's metadata,
+  so a later step (or the ``spcl mask`` stage) can act on it.
 
-Both count documents by decision (``spcl_clean``, ``spcl_flagged``, ``spcl_quarantine``) and by reason
-(``flagged_rule:EMAIL``, ``flagged_screen:lgbm``, ``quarantine_text_contains_nul``) in datatrove's stats; the
-filter's ``dropped_flagged`` / ``dropped_quarantine`` come from ``BaseFilter``. Counters hold names, never text.
-A document whose text is not a string, empty, too long or holds NUL is ``quarantine`` (dropped to the
-exclusion writer by the filter, annotated by the annotator), never an exception; before such a document is
-written to the exclusion writer its text is made writable (a non-string becomes ``""`` with its type name in
-``spcl_text_type``; lone surrogates are written as ``\\udXXX`` escapes, ``spcl_text_escaped``). Settings
-travel to datatrove's workers as JSON; each worker process loads detectors and the screen model once.
+Both count documents by decision (``spcl_clean``, ``spcl_flagged``, ``spcl_quarantine``) and by
+reason (``flagged_rule:EMAIL``, ``flagged_screen:lgbm``, ``quarantine_text_contains_nul``) in
+datatrove's stats; the filter's ``dropped_flagged`` / ``dropped_quarantine`` come from
+``BaseFilter``. Counters hold names, never text. A document whose text is not a string, empty, too
+long or holds NUL is ``quarantine`` (dropped to the exclusion writer by the filter, annotated by the
+annotator), never an exception; before such a document is written to the exclusion writer its text
+is made writable (a non-string becomes ``""`` with its type name in ``spcl_text_type``; lone
+surrogates are written as ``\\udXXX`` escapes, ``spcl_text_escaped``). Settings travel to
+datatrove's workers as JSON; each worker process loads detectors and the screen model once.
 """
 
 from __future__ import annotations
@@ -37,14 +41,24 @@ from spcl.integrations.masking import MASK_COLUMNS, MaskOptions, mask_options, m
 from spcl.integrations.rows import context, screen_batch, settings_json
 
 METADATA_PREFIX = "spcl_"
-_KEPT = ("decision", "reasons", "hits", "scores", "lang", "top_category", "quarantine_reason", "row_key", "config_hash",
-         "model_version")
+_KEPT = (
+    "decision",
+    "reasons",
+    "hits",
+    "scores",
+    "lang",
+    "top_category",
+    "quarantine_reason",
+    "row_key",
+    "config_hash",
+    "model_version",
+)
 
 
 class Verdict(TypedDict):
-    """The verdict of one document: the ``_KEPT`` columns of its ``OUTPUT_SCHEMA`` row (``spcl.io.schema``), in
-    that order; ``hits`` are the rule hits (type, start, end, validated, detector) and ``scores`` the screen's
-    (named by its kind), both ``None`` where nothing ran."""
+    """The verdict of one document: the ``_KEPT`` columns of its ``OUTPUT_SCHEMA`` row
+    (``spcl.io.schema``), in that order; ``hits`` are the rule hits (type, start, end, validated,
+    detector) and ``scores`` the screen's (named by its kind), both ``None`` where nothing ran."""
 
     decision: str
     reasons: list[str] | None
@@ -59,7 +73,8 @@ class Verdict(TypedDict):
 
 
 class _Screening:
-    """What both steps share: settings JSON, a per-rank position counter, the verdict of a batch of documents."""
+    """What both steps share: settings JSON, a per-rank position counter, the verdict of a batch
+    of documents."""
 
     settings_js: str
     _source: str
@@ -73,8 +88,13 @@ class _Screening:
         """One ``OUTPUT_SCHEMA`` row (as a dict, without the text) per document, in order."""
         if not hasattr(self, "_source"):
             self._start(0)
-        out = screen_batch([d.text for d in docs], [d.id for d in docs], context(self.settings_js), self._source,
-                           self._position)
+        out = screen_batch(
+            [d.text for d in docs],
+            [d.id for d in docs],
+            context(self.settings_js),
+            self._source,
+            self._position,
+        )
         self._position += len(docs)
         rows: list[Verdict] = out.select(list(_KEPT)).to_pylist()
         return rows
@@ -90,14 +110,16 @@ class _Screening:
 
 
 def annotate(doc: Document, row: Verdict) -> None:
-    """Write a verdict into ``doc.metadata`` under ``spcl_*`` keys, in ``_KEPT`` order (the text is not touched)."""
+    """Write a verdict into ``doc.metadata`` under ``spcl_*`` keys, in ``_KEPT`` order (the text
+    is not touched)."""
     for key, value in row.items():
         doc.metadata[METADATA_PREFIX + key] = value
 
 
 def writable(doc: Document) -> Document:
-    """``doc`` made safe for a datatrove writer (in place): a text that is not a string becomes ``""`` (its type
-    name in ``spcl_text_type``), lone surrogates become ``\\udXXX`` escapes (``spcl_text_escaped``)."""
+    """``doc`` made safe for a datatrove writer (in place): a text that is not a string becomes
+    ``""`` (its type name in ``spcl_text_type``), lone surrogates become ``\\udXXX`` escapes
+    (``spcl_text_escaped``)."""
     text = doc.text
     if not isinstance(text, str):
         doc.metadata[METADATA_PREFIX + "text_type"] = type(text).__name__
@@ -112,7 +134,8 @@ def writable(doc: Document) -> Document:
 
 
 def _run_filter(step: BaseFilter, data: DocumentsPipeline, rank: int) -> DocumentsPipeline:
-    """``BaseFilter.run``, with every dropped document made writable before the exclusion writer sees it."""
+    """``BaseFilter.run``, with every dropped document made writable before the exclusion writer
+    sees it."""
     import contextlib
 
     from datatrove.utils.typeshelper import StatHints
@@ -140,21 +163,27 @@ def _run_filter(step: BaseFilter, data: DocumentsPipeline, rank: int) -> Documen
 
 
 class SpclFilter(_Screening, BaseFilter):
-    """Keep ``clean`` documents; drop ``flagged`` and ``quarantine`` ones (to ``exclusion_writer``, annotated).
+    """Keep ``clean`` documents; drop ``flagged`` and ``quarantine`` ones (to ``exclusion_writer``,
+    annotated).
 
-    ``settings`` default to the shipped config; ``batch_size`` documents are screened per call of the batch
-    function (datatrove's ``filter_batch``).
+    ``settings`` default to the shipped config; ``batch_size`` documents are screened per call of
+    the batch function (datatrove's ``filter_batch``).
     """
 
     name = "🔏 spcl PII screen"
 
-    def __init__(self, exclusion_writer: DiskWriter | None = None, batch_size: int = 1000,
-                 settings: Settings | None = None) -> None:
+    def __init__(
+        self,
+        exclusion_writer: DiskWriter | None = None,
+        batch_size: int = 1000,
+        settings: Settings | None = None,
+    ) -> None:
         super().__init__(exclusion_writer, batch_size)
         self.settings_js = settings_json(settings)
 
     def run(self, data: DocumentsPipeline, rank: int = 0, world_size: int = 1) -> DocumentsPipeline:
-        """BaseFilter's run (dropped documents made writable for the exclusion writer), row keys per rank."""
+        """BaseFilter's run (dropped documents made writable for the exclusion writer), row keys
+        per rank."""
         self._start(rank)
         return _run_filter(self, data, rank)
 
@@ -163,7 +192,8 @@ class SpclFilter(_Screening, BaseFilter):
         return self.filter_batch([doc])[0]
 
     def filter_batch(self, batch: list[Document]) -> list[bool | tuple[bool, str]]:
-        """``True`` for each clean document; ``(False, "flagged" | "quarantine")`` otherwise, annotated."""
+        """``True`` for each clean document; ``(False, "flagged" | "quarantine")`` otherwise,
+        annotated."""
         results: list[bool | tuple[bool, str]] = []
         for doc, row in zip(batch, self.verdicts(batch), strict=True):
             self.count(self, row)
@@ -176,7 +206,8 @@ class SpclFilter(_Screening, BaseFilter):
 
 
 class SpclAnnotator(_Screening, PipelineStep):
-    """Write the verdict (decision, reasons, hits, scores, lang, row key) into every document's metadata."""
+    """Write the verdict (decision, reasons, hits, scores, lang, row key) into every document's
+    metadata."""
 
     name = "🔏 spcl PII annotate"
     type = "🏷 - ANNOTATOR"
@@ -205,41 +236,66 @@ class SpclAnnotator(_Screening, PipelineStep):
 class SpclMask(BaseFilter):
     """Mask flagged documents in the pipeline, as ``spcl mask`` does (see the module docstring).
 
-    ``vault``: the vault folder (key from ``SPCL_VAULT_KEY`` / ``SPCL_VAULT_KEY_FILE``); ``backend`` (``rules``
-    by default, or any ``spcl mask`` backend with its ``model``/``endpoint``/``options``); ``operators`` per type
-    (``{"PERSON": "surrogate"}`` or ``["PERSON=surrogate"]``; default: the settings' ``mask.operators``).
-    Stats: ``spcl_clean``, ``spcl_masked``, ``spcl_failed``, ``spcl_quarantine`` and one ``failed_<reason>`` /
+    ``vault``: the vault folder (key from ``SPCL_VAULT_KEY`` / ``SPCL_VAULT_KEY_FILE``); ``backend``
+    (``rules`` by default, or any ``spcl mask`` backend with its
+    ``model``/``endpoint``/``options``); ``operators`` per type (``{"PERSON": "surrogate"}`` or
+    ``["PERSON=surrogate"]``; default: the settings' ``mask.operators``). Stats: ``spcl_clean``,
+    ``spcl_masked``, ``spcl_failed``, ``spcl_quarantine`` and one ``failed_<reason>`` /
     ``quarantine_<reason>`` per document that did not go on.
     """
 
     name = "🔏 spcl PII mask"
 
-    def __init__(self, vault: str, exclusion_writer: DiskWriter | None = None, batch_size: int = 256, *,
-                 settings: Settings | None = None, backend: str = DEFAULT_BACKEND, model: str | None = None,
-                 endpoint: str | None = None, options: dict[str, Any] | None = None,
-                 operators: dict[str, str] | list[str] | None = None, types: list[str] | None = None,
-                 names: bool = True) -> None:
+    def __init__(
+        self,
+        vault: str,
+        exclusion_writer: DiskWriter | None = None,
+        batch_size: int = 256,
+        *,
+        settings: Settings | None = None,
+        backend: str = DEFAULT_BACKEND,
+        model: str | None = None,
+        endpoint: str | None = None,
+        options: dict[str, Any] | None = None,
+        operators: dict[str, str] | list[str] | None = None,
+        types: list[str] | None = None,
+        names: bool = True,
+    ) -> None:
         super().__init__(exclusion_writer, batch_size)
-        self.opts: MaskOptions = mask_options(vault, settings, backend=backend, model=model, endpoint=endpoint,
-                                              options=options, types=types, operators=operators, names=names)
+        self.opts: MaskOptions = mask_options(
+            vault,
+            settings,
+            backend=backend,
+            model=model,
+            endpoint=endpoint,
+            options=options,
+            types=types,
+            operators=operators,
+            names=names,
+        )
         self.opts_js = self.opts.to_json()
         self._source = "datatrove/rank-00000"
         self._position = 0
 
     def run(self, data: DocumentsPipeline, rank: int = 0, world_size: int = 1) -> DocumentsPipeline:
-        """Masked and clean documents forwarded in order; failed and quarantined ones to the exclusion writer."""
+        """Masked and clean documents forwarded in order; failed and quarantined ones to the
+        exclusion writer."""
         self._source = f"datatrove/rank-{rank:05d}"
         self._position = 0
         return _run_filter(self, data, rank)
 
     def filter(self, doc: Document) -> bool | tuple[bool, str]:
-        """The result of one document (``True`` to forward it; its text masked when it was flagged)."""
+        """The result of one document (``True`` to forward it; its text masked when it was
+        flagged)."""
         return self.filter_batch([doc])[0]
 
     def filter_batch(self, batch: list[Document]) -> list[bool | tuple[bool, str]]:
-        """Mask a batch: ``True`` for clean and masked documents, ``(False, "failed" | "quarantine")`` else."""
+        """Mask a batch: ``True`` for clean and masked documents, ``(False, "failed" |
+        "quarantine")`` else."""
         masker = masker_for(self.opts_js)
-        rows = masker.mask([d.text for d in batch], [d.id for d in batch], self._source, self._position)
+        rows = masker.mask(
+            [d.text for d in batch], [d.id for d in batch], self._source, self._position
+        )
         self._position += len(batch)
         results: list[bool | tuple[bool, str]] = []
         for doc, row in zip(batch, rows, strict=True):

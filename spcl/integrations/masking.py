@@ -1,16 +1,19 @@
-"""Mask rows that live in someone else's engine (a datatrove pipeline, a ``datasets`` map, a list of texts).
+"""Mask rows that live in someone else's engine (a datatrove pipeline, a ``datasets`` map, a list of
+texts).
 
-:class:`InMemoryMasker` runs what ``spcl mask`` runs on each document, in the same order: the filter's batch
-function screens the texts (:func:`spcl.integrations.rows.screen_batch`); each ``flagged`` text goes through
-the configured backend (``rules`` by default), the candidates, the masking operators and the release check
-(:func:`spcl.mask_stage.document.mask_document`); its mapping is written to the encrypted vault **before** the
-masked text is handed back. Every row gets exactly one status:
+:class:`InMemoryMasker` runs what ``spcl mask`` runs on each document, in the same order: the
+filter's batch function screens the texts (:func:`spcl.integrations.rows.screen_batch`); each
+``flagged`` text goes through the configured backend (``rules`` by default), the candidates, the
+masking operators and the release check (:func:`spcl.mask_stage.document.mask_document`); its
+mapping is written to the encrypted vault **before** the masked text is handed back. Every row gets
+exactly one status:
 
 - ``clean``: the screen found nothing; the text is returned unchanged;
 - ``masked``: the masked text (it passed the release check), its spans, its vault file;
-- ``failed``: the backend, the parser, the masker or the release check failed; **no text** is returned
-  (``mask_reason`` says why, as in ``spcl mask``'s ``failed/``);
-- ``quarantine``: the text cannot be screened (missing, not a string, NUL, too long…); no text is returned.
+- ``failed``: the backend, the parser, the masker or the release check failed; **no text** is
+  returned (``mask_reason`` says why, as in ``spcl mask``'s ``failed/``);
+- ``quarantine``: the text cannot be screened (missing, not a string, NUL, too long…); no text is
+  returned.
 
 Reasons, types and counts only: never a value, in a reason, a counter or a log line.
 """
@@ -40,16 +43,18 @@ from spcl.operator_types import check_operators
 from spcl.text import normalize
 
 MASK_COLUMNS: tuple[str, ...] = ("mask_status", "mask_reason", "mask_spans", "vault_file")
-"""The columns the masking integrations add beside the screen's (``spcl.integrations.rows.SCREEN_COLUMNS``)."""
+"""The columns the masking integrations add beside the screen's
+(``spcl.integrations.rows.SCREEN_COLUMNS``)."""
 
 
 @dataclass(frozen=True, slots=True)
 class MaskOptions:
     """What an in-memory mask run needs (JSON-serializable, so it travels to worker processes).
 
-    ``vault``: the vault folder (the key comes from ``SPCL_VAULT_KEY`` / ``SPCL_VAULT_KEY_FILE`` as for
-    ``spcl mask``); ``backend``/``model``/``endpoint``/``options``: the extractor (``rules`` by default);
-    ``operators``: per type (``spcl.mask.operators``); ``run_id`` names the vault files this run writes.
+    ``vault``: the vault folder (the key comes from ``SPCL_VAULT_KEY`` / ``SPCL_VAULT_KEY_FILE`` as
+    for ``spcl mask``); ``backend``/``model``/``endpoint``/``options``: the extractor (``rules`` by
+    default); ``operators``: per type (``spcl.mask.operators``); ``run_id`` names the vault files
+    this run writes.
     """
 
     vault: str
@@ -83,8 +88,8 @@ def mask_options(
     names: bool = True,
     run_id: str = "",
 ) -> MaskOptions:
-    """Validated :class:`MaskOptions` (unknown types or operators raise ``ValueError``); the operators default
-    to the settings' ``mask.operators``."""
+    """Validated :class:`MaskOptions` (unknown types or operators raise ``ValueError``); the
+    operators default to the settings' ``mask.operators``."""
     st = settings if settings is not None else load_settings(None)
     ops = check_operators(operators if operators is not None else st.mask.operators, DEFAULT_TYPES)
     return MaskOptions(
@@ -103,7 +108,8 @@ def mask_options(
 
 @dataclass(slots=True)
 class MaskedRow:
-    """One row's result: its screen verdict (``screen``: the filter's columns) and its mask status."""
+    """One row's result: its screen verdict (``screen``: the filter's columns) and its mask
+    status."""
 
     status: str  # clean | masked | failed | quarantine
     text: str | None
@@ -114,7 +120,8 @@ class MaskedRow:
 
 
 class InMemoryMasker:
-    """The mask stage over in-memory texts: one extractor and one vault writer per process (see the module)."""
+    """The mask stage over in-memory texts: one extractor and one vault writer per process (see
+    the module)."""
 
     def __init__(self, opts: MaskOptions, vault_key: bytes | None = None) -> None:
         self.opts = opts
@@ -135,7 +142,8 @@ class InMemoryMasker:
     def mask(
         self, texts: Sequence[Any], ids: Sequence[Any] | None, source: str, first_position: int = 0
     ) -> list[MaskedRow]:
-        """One :class:`MaskedRow` per text, in order; mappings are in the vault (flushed) before this returns."""
+        """One :class:`MaskedRow` per text, in order; mappings are in the vault (flushed) before
+        this returns."""
         rows = screen_batch(
             texts, ids, context(self.opts.settings_js), source, first_position
         ).to_pylist()
@@ -205,7 +213,8 @@ class InMemoryMasker:
 
 @lru_cache(maxsize=4)
 def masker_for(opts_json: str) -> InMemoryMasker:
-    """The process-wide masker for these options (built on first use: extractor and vault writer once)."""
+    """The process-wide masker for these options (built on first use: extractor and vault writer
+    once)."""
     data = json.loads(opts_json)
     data["types"] = tuple(data["types"])
     return InMemoryMasker(MaskOptions(**data))

@@ -1,12 +1,12 @@
 """Which input files a run reads, and whether its output may be written where asked.
 
-One listing for both engines (local paths): directories are walked recursively, following symbolic links
-once (a link back to a folder already walked is not followed again, so a loop cannot repeat files),
-every file is named by its canonical source (the resolved absolute path) and read once, however many
-``--input`` items, links or globs reach it. Hidden names (``.x``, ``_x``) and spcl's own side files
-(``stats.json``, ``manifest.json``, ``metrics.json``, found while walking a folder) are skipped and
-reported, never read as records. The output must not equal, contain or lie inside any input (after
-resolving links; URLs compared as given, ``s3a``/``s3n`` read as ``s3``).
+One listing for both engines (local paths): directories are walked recursively, following symbolic
+links once (a link back to a folder already walked is not followed again, so a loop cannot repeat
+files), every file is named by its canonical source (the resolved absolute path) and read once,
+however many ``--input`` items, links or globs reach it. Hidden names (``.x``, ``_x``) and spcl's
+own side files (``stats.json``, ``manifest.json``, ``metrics.json``, found while walking a folder)
+are skipped and reported, never read as records. The output must not equal, contain or lie inside
+any input (after resolving links; URLs compared as given, ``s3a``/``s3n`` read as ``s3``).
 """
 
 from __future__ import annotations
@@ -32,7 +32,8 @@ class UnsafeOutput(UsageError, ValueError):
 
 
 def canonical_source(path: str) -> str:
-    """The source name of an input file: resolved absolute path when local, the URL as given otherwise.
+    """The source name of an input file: resolved absolute path when local, the URL as given
+    otherwise.
 
     >>> canonical_source("s3a://bucket/crawl/a.jsonl")
     's3a://bucket/crawl/a.jsonl'
@@ -43,7 +44,8 @@ def canonical_source(path: str) -> str:
 
 
 def _comparable(location: str) -> str:
-    """A location for containment checks: a resolved local path, or ``scheme://rest`` without a final ``/``."""
+    """A location for containment checks: a resolved local path, or ``scheme://rest`` without a
+    final ``/``."""
     if is_local(location):
         return os.path.realpath(local_path(location)).rstrip("/") or "/"
     scheme, rest = location.split("://", 1)
@@ -85,8 +87,8 @@ def _relation(out: str, where: str) -> str | None:
 
 
 def check_output(inputs: Sequence[str], output: str, files: Sequence[str] = ()) -> None:
-    """Raise :class:`UnsafeOutput` when ``output`` equals, contains or lies inside an input location,
-    or when any input file (``files``, canonical sources) lies inside ``output``.
+    """Raise :class:`UnsafeOutput` when ``output`` equals, contains or lies inside an input
+    location, or when any input file (``files``, canonical sources) lies inside ``output``.
     """
     out = _comparable(output)
     for item in inputs:
@@ -94,17 +96,22 @@ def check_output(inputs: Sequence[str], output: str, files: Sequence[str] = ()) 
             relation = _relation(out, _comparable(location))
             if relation:
                 shown = item if location == item else f"{location} (from {item})"
-                raise UnsafeOutput(f"output {output} {relation} input {shown}: refusing to write there "
-                                   "(it would delete or re-read the input); choose an output outside every input")
+                raise UnsafeOutput(
+                    f"output {output} {relation} input {shown}: refusing to write there "
+                    "(it would delete or re-read the input); choose an output outside every input"
+                )
     for f in files:
         if _inside(_comparable(f), out):
-            raise UnsafeOutput(f"input file {f} lies inside output {output}: refusing to write there")
+            raise UnsafeOutput(
+                f"input file {f} lies inside output {output}: refusing to write there"
+            )
 
 
 def check_outside_filter_outputs(location: str, role: str = "output") -> None:
-    """Raise :class:`UnsafeOutput` when the local ``location`` is or lies inside a filter output folder
-    (``spcl.io.outputs.is_filter_output``): what another job keeps there (a mask output, a vault) is not the
-    filter's, and a later ``spcl filter --overwrite`` of that folder would have to remove it. URLs are not checked.
+    """Raise :class:`UnsafeOutput` when the local ``location`` is or lies inside a filter output
+    folder (``spcl.io.outputs.is_filter_output``): what another job keeps there (a mask output, a
+    vault) is not the filter's, and a later ``spcl filter --overwrite`` of that folder would have to
+    remove it. URLs are not checked.
     """
     if not is_local(location):
         return
@@ -112,21 +119,24 @@ def check_outside_filter_outputs(location: str, role: str = "output") -> None:
     for folder in (resolved, *[str(p) for p in Path(resolved).parents]):
         if os.path.isdir(folder) and is_filter_output(folder):
             relation = "is" if folder == resolved else "lies inside"
-            raise UnsafeOutput(f"{role} {location} {relation} filter output folder {folder}: refusing to write "
-                               "there (a later `spcl filter --overwrite` of it would delete it); choose a folder "
-                               "outside every filter output")
+            raise UnsafeOutput(
+                f"{role} {location} {relation} filter output folder {folder}: refusing to write "
+                "there (a later `spcl filter --overwrite` of it would delete it); choose a folder "
+                "outside every filter output"
+            )
 
 
 def check_job_output(inputs: Sequence[str], location: str, role: str = "output") -> None:
-    """The path checks of a job that reads ``inputs`` and writes ``location`` (an output or a vault):
-    :func:`check_output` and :func:`check_outside_filter_outputs`."""
+    """The path checks of a job that reads ``inputs`` and writes ``location`` (an output or a
+    vault): :func:`check_output` and :func:`check_outside_filter_outputs`."""
     check_output(inputs, location)
     check_outside_filter_outputs(location, role)
 
 
 @dataclass
 class Listing:
-    """Files to read (canonical sources, sorted, each once) and files left out, each with a reason."""
+    """Files to read (canonical sources, sorted, each once) and files left out, each with a
+    reason."""
 
     files: list[str] = field(default_factory=list)
     skipped: dict[str, str] = field(default_factory=dict)
@@ -167,7 +177,8 @@ def _walk(root: str, listing: Listing, seen_dirs: set[str], found: list[str]) ->
 
 
 def list_local_inputs(inputs: Sequence[str]) -> Listing:
-    """Every file reached by the local ``inputs`` (files, folders, globs), once, by canonical source.
+    """Every file reached by the local ``inputs`` (files, folders, globs), once, by canonical
+    source.
 
     Raises ``FileNotFoundError`` naming an input that matches nothing.
     """
@@ -181,7 +192,11 @@ def list_local_inputs(inputs: Sequence[str]) -> Listing:
         elif os.path.isfile(path):
             found.append(path)
         else:
-            matches = sorted(glob.glob(path, recursive=True)) if any(c in path for c in _GLOB_CHARS) else []
+            matches = (
+                sorted(glob.glob(path, recursive=True))
+                if any(c in path for c in _GLOB_CHARS)
+                else []
+            )
             if not matches:
                 raise FileNotFoundError(f"input not found: {item}")
             for m in matches:

@@ -4,21 +4,23 @@ Reading (every module reads JSONL through these; none loops over ``json.loads`` 
 
 - :func:`iter_jsonl` gives every non-blank line of a file once, as a :class:`JsonlLine`: the decoded
   ``value``, or an ``error`` reason (``invalid_utf8``, ``malformed_json``, ``too_deep``,
-  ``undecodable_value``, ``record_too_large``, ``truncated_or_corrupt_stream``) with the ``raw`` bytes it
-  stands for. Callers that quarantine (every record lands in one output) use this.
-- :func:`read_jsonl_objects` gives the decoded JSON objects of a file and raises :class:`JsonlError` at the
-  first line that is not one (the reason, the file and the line's number and byte offset; never the
-  line's content). Callers that read their own artefacts (reviews, labels, gold sets) use this.
-- :func:`decode_line` is the one decoding step both use (and the record readers of ``spcl.io.readers``).
+  ``undecodable_value``, ``record_too_large``, ``truncated_or_corrupt_stream``) with the ``raw``
+  bytes it stands for. Callers that quarantine (every record lands in one output) use this.
+- :func:`read_jsonl_objects` gives the decoded JSON objects of a file and raises :class:`JsonlError`
+  at the first line that is not one (the reason, the file and the line's number and byte offset;
+  never the line's content). Callers that read their own artefacts (reviews, labels, gold sets) use
+  this.
+- :func:`decode_line` is the one decoding step both use (and the record readers of
+  ``spcl.io.readers``).
 
-Lines longer than ``max_record_bytes`` (``input.max_record_bytes``, default 16 MiB) are never held whole:
-they come as ``record_too_large``. Compression is sniffed from the content (gzip, zstd), whatever the
-name; a UTF-8 byte order mark at the start is skipped; blank lines are not records; ``\r`` before a newline
-is dropped.
+Lines longer than ``max_record_bytes`` (``input.max_record_bytes``, default 16 MiB) are never held
+whole: they come as ``record_too_large``. Compression is sniffed from the content (gzip, zstd),
+whatever the name; a UTF-8 byte order mark at the start is skipped; blank lines are not records;
+``\r`` before a newline is dropped.
 
-Writing: records stream to a hidden temporary file beside the target, flushed to disk, then moved into
-place: a reader sees the old file or the whole new one. A ``.gz`` or ``.zst`` name is compressed (gzip
-without a timestamp, so the same records give the same bytes).
+Writing: records stream to a hidden temporary file beside the target, flushed to disk, then moved
+into place: a reader sees the old file or the whole new one. A ``.gz`` or ``.zst`` name is
+compressed (gzip without a timestamp, so the same records give the same bytes).
 """
 
 from __future__ import annotations
@@ -39,7 +41,8 @@ DEFAULT_MAX_RECORD_BYTES = 16 << 20
 
 
 class JsonlError(UsageError, ValueError):
-    """A JSONL line that is not a usable record: names the file, the line and the reason, never the value."""
+    """A JSONL line that is not a usable record: names the file, the line and the reason, never
+    the value."""
 
     def __init__(self, source: str, line_no: int, offset: int, reason: str) -> None:
         super().__init__(f"{source}:{line_no}: not a JSON object record ({reason}, byte {offset})")
@@ -51,7 +54,8 @@ class JsonlError(UsageError, ValueError):
 
 @dataclass(frozen=True, slots=True)
 class JsonlLine:
-    """One non-blank line of a JSONL file: ``value`` decoded (``error`` None), or ``error`` with ``raw``.
+    """One non-blank line of a JSONL file: ``value`` decoded (``error`` None), or ``error`` with
+    ``raw``.
 
     ``index`` counts non-blank lines from 0; ``line_no`` is the 1-based line number (blank lines
     counted); ``offset`` is the byte offset of the line's first byte in the (decompressed) file.
@@ -87,14 +91,16 @@ def decode_line(line: bytes | str) -> tuple[Any, str | None]:
         return None, "undecodable_value"
 
 
-def iter_jsonl(source: str | Path | IO[bytes], *,
-               max_record_bytes: int | None = DEFAULT_MAX_RECORD_BYTES) -> Iterator[JsonlLine]:
-    """Every non-blank line of a JSONL file (a path, or a binary file object), decoded or with its error.
+def iter_jsonl(
+    source: str | Path | IO[bytes], *, max_record_bytes: int | None = DEFAULT_MAX_RECORD_BYTES
+) -> Iterator[JsonlLine]:
+    """Every non-blank line of a JSONL file (a path, or a binary file object), decoded or with its
+    error.
 
-    Nothing is dropped: a line that cannot be decoded comes with its ``error`` reason and ``raw`` bytes
-    (``raw`` is None for ``record_too_large``); a broken gzip/zstd stream ends with one
-    ``truncated_or_corrupt_stream`` line holding the compressed rest of the file. A path is opened and
-    closed here; a file object is read from its start and left open.
+    Nothing is dropped: a line that cannot be decoded comes with its ``error`` reason and ``raw``
+    bytes (``raw`` is None for ``record_too_large``); a broken gzip/zstd stream ends with one
+    ``truncated_or_corrupt_stream`` line holding the compressed rest of the file. A path is opened
+    and closed here; a file object is read from its start and left open.
     """
     if isinstance(source, str | Path):
         with open(source, "rb") as fh:
@@ -104,24 +110,27 @@ def iter_jsonl(source: str | Path | IO[bytes], *,
 
 
 def _iter_jsonl(fh: IO[bytes], max_record_bytes: int | None) -> Iterator[JsonlLine]:
-    for index, (line_no, offset, line, error) in enumerate(iter_numbered_lines(fh, max_record_bytes)):
+    for index, (line_no, offset, line, error) in enumerate(
+        iter_numbered_lines(fh, max_record_bytes)
+    ):
         if error is not None or line is None:
             yield JsonlLine(index, line_no, offset, error=error or "record_too_large", raw=line)
         else:
             value, problem = decode_line(line)
-            yield JsonlLine(index, line_no, offset, value=value, error=problem,
-                            raw=line if problem else None)
+            yield JsonlLine(
+                index, line_no, offset, value=value, error=problem, raw=line if problem else None
+            )
 
 
-def read_jsonl_objects(source: str | Path | IO[bytes], *,
-                       max_record_bytes: int | None = DEFAULT_MAX_RECORD_BYTES
-                       ) -> Iterator[dict[str, Any]]:
+def read_jsonl_objects(
+    source: str | Path | IO[bytes], *, max_record_bytes: int | None = DEFAULT_MAX_RECORD_BYTES
+) -> Iterator[dict[str, Any]]:
     """The JSON objects of a JSONL file, in order (blank lines skipped; gzip/zstd sniffed).
 
     Raises :class:`JsonlError` at the first line that is not a JSON object (undecodable, too large,
     a broken stream, or a JSON value that is not an object: ``not_an_object``), naming the file, the
-    line's number and byte offset and the reason, never the content. ``OSError`` when the path cannot
-    be opened.
+    line's number and byte offset and the reason, never the content. ``OSError`` when the path
+    cannot be opened.
     """
     name = str(source) if isinstance(source, str | Path) else getattr(source, "name", "<stream>")
     for item in iter_jsonl(source, max_record_bytes=max_record_bytes):
@@ -132,9 +141,11 @@ def read_jsonl_objects(source: str | Path | IO[bytes], *,
         yield item.value
 
 
-def load_jsonl(source: str | Path | IO[bytes], *,
-               max_record_bytes: int | None = DEFAULT_MAX_RECORD_BYTES) -> list[dict[str, Any]]:
-    """``list(read_jsonl_objects(source))``: every object of a small JSONL file, or :class:`JsonlError`."""
+def load_jsonl(
+    source: str | Path | IO[bytes], *, max_record_bytes: int | None = DEFAULT_MAX_RECORD_BYTES
+) -> list[dict[str, Any]]:
+    """``list(read_jsonl_objects(source))``: every object of a small JSONL file, or
+    :class:`JsonlError`."""
     return list(read_jsonl_objects(source, max_record_bytes=max_record_bytes))
 
 
@@ -148,7 +159,8 @@ def json_line(record: Mapping[str, Any], *, sort_keys: bool = False) -> str:
 
 
 def jsonl_text(records: Iterable[Mapping[str, Any]], *, sort_keys: bool = False) -> str:
-    """Every record as a JSONL line, joined (for writers that take text, e.g. ``write_private_atomic``)."""
+    """Every record as a JSONL line, joined (for writers that take text, e.g.
+    ``write_private_atomic``)."""
     return "".join(json_line(r, sort_keys=sort_keys) for r in records)
 
 
@@ -162,11 +174,16 @@ def _opened(raw: IO[bytes], name: str) -> IO[bytes]:
     return raw
 
 
-def write_jsonl(path: str | Path, records: Iterable[dict[str, Any]], *, sort_keys: bool = False,
-                private: bool = False) -> int:
-    """Write ``records`` to the local ``path`` as JSONL, atomically (parent folders made; ``.gz``/``.zst``
-    compressed by name; ``private``: mode 0600); returns how many records were written. On error the
-    temporary file is removed and an ``OSError`` names ``path``.
+def write_jsonl(
+    path: str | Path,
+    records: Iterable[dict[str, Any]],
+    *,
+    sort_keys: bool = False,
+    private: bool = False,
+) -> int:
+    """Write ``records`` to the local ``path`` as JSONL, atomically (parent folders made;
+    ``.gz``/``.zst`` compressed by name; ``private``: mode 0600); returns how many records were
+    written. On error the temporary file is removed and an ``OSError`` names ``path``.
 
     >>> import tempfile
     >>> out = Path(tempfile.mkdtemp()) / "a" / "x.jsonl"
@@ -190,5 +207,15 @@ def write_jsonl(path: str | Path, records: Iterable[dict[str, Any]], *, sort_key
     return count
 
 
-__all__ = ["DEFAULT_MAX_RECORD_BYTES", "JsonlError", "JsonlLine", "decode_line", "iter_jsonl", "json_line",
-           "jsonl_text", "load_jsonl", "read_jsonl_objects", "write_jsonl"]
+__all__ = [
+    "DEFAULT_MAX_RECORD_BYTES",
+    "JsonlError",
+    "JsonlLine",
+    "decode_line",
+    "iter_jsonl",
+    "json_line",
+    "jsonl_text",
+    "load_jsonl",
+    "read_jsonl_objects",
+    "write_jsonl",
+]

@@ -1,19 +1,19 @@
 """Readers: turn the bytes of one input file into Arrow batches of ``RECORD_SCHEMA``.
 
-Every input record yields exactly one row. A record that cannot be used (malformed JSON, JSON nested too
-deep, invalid UTF-8, a missing or non-string text field, empty text, NUL characters, a text over the size
-limit, the unreadable tail of a truncated compressed file, an unreadable Parquet file) yields a row whose
-``error`` names the reason and whose ``raw`` keeps the bytes it stands for, so that nothing is lost (one
-record's row: ``spcl.io.record_rows``).
-Blank JSONL lines are not records; a UTF-8 byte order mark at the start of a file is not part of a record.
+Every input record yields exactly one row. A record that cannot be used (malformed JSON, JSON nested
+too deep, invalid UTF-8, a missing or non-string text field, empty text, NUL characters, a text over
+the size limit, the unreadable tail of a truncated compressed file, an unreadable Parquet file)
+yields a row whose ``error`` names the reason and whose ``raw`` keeps the bytes it stands for, so
+that nothing is lost (one record's row: ``spcl.io.record_rows``). Blank JSONL lines are not records;
+a UTF-8 byte order mark at the start of a file is not part of a record.
 
-The file name only says which files to read; what a file *is* comes from its first bytes: gzip and zstd
-streams are decompressed whatever their name, a Parquet file (``PAR1``) is read as Parquet, anything
-else as JSONL text. A ``.json`` file whose content starts with ``[`` is one JSON array of records
-(position = element index); read whole, or quarantined whole with its reason.
+The file name only says which files to read; what a file *is* comes from its first bytes: gzip and
+zstd streams are decompressed whatever their name, a Parquet file (``PAR1``) is read as Parquet,
+anything else as JSONL text. A ``.json`` file whose content starts with ``[`` is one JSON array of
+records (position = element index); read whole, or quarantined whole with its reason.
 
-The functions take a binary file object, so the same code reads a local file (plain-Python engine) and
-the ``content`` bytes that Spark's ``binaryFile`` source hands to a worker.
+The functions take a binary file object, so the same code reads a local file (plain-Python engine)
+and the ``content`` bytes that Spark's ``binaryFile`` source hands to a worker.
 """
 
 from __future__ import annotations
@@ -41,8 +41,17 @@ from spcl.io.streams import (
     PARQUET_MAGIC as PARQUET_MAGIC,  # re-exported: mask inputs sniff Parquet by it
 )
 
-JSONL_SUFFIXES: tuple[str, ...] = (".jsonl", ".ndjson", ".json", ".jsonl.gz", ".ndjson.gz", ".json.gz",
-                                   ".jsonl.zst", ".ndjson.zst", ".json.zst")
+JSONL_SUFFIXES: tuple[str, ...] = (
+    ".jsonl",
+    ".ndjson",
+    ".json",
+    ".jsonl.gz",
+    ".ndjson.gz",
+    ".json.gz",
+    ".jsonl.zst",
+    ".ndjson.zst",
+    ".json.zst",
+)
 PARQUET_SUFFIXES: tuple[str, ...] = (".parquet", ".pq")
 
 
@@ -51,7 +60,8 @@ class UnsupportedInput(UsageError, ValueError):
 
 
 def file_format(path: str, settings: InputSettings) -> str:
-    """``jsonl`` or ``parquet`` for ``path``: the configured format, or by extension when ``auto``."""
+    """``jsonl`` or ``parquet`` for ``path``: the configured format, or by extension when
+    ``auto``."""
     if settings.format != "auto":
         return settings.format
     name = path.lower().rsplit("/", 1)[-1]
@@ -78,7 +88,9 @@ def _base_name(source: str) -> str:
     return name
 
 
-def _add_json_line(builder: BatchBuilder, line: bytes, position: int, settings: InputSettings) -> None:
+def _add_json_line(
+    builder: BatchBuilder, line: bytes, position: int, settings: InputSettings
+) -> None:
     record, problem = decode_line(line)
     if problem:
         builder.add(position, error=problem, raw=line)
@@ -86,8 +98,9 @@ def _add_json_line(builder: BatchBuilder, line: bytes, position: int, settings: 
     add_record(builder, record, position, settings, line)
 
 
-def read_jsonl(fh: IO[bytes], source: str, settings: InputSettings,
-               batch_rows: int = 2000) -> Iterator[pa.RecordBatch]:
+def read_jsonl(
+    fh: IO[bytes], source: str, settings: InputSettings, batch_rows: int = 2000
+) -> Iterator[pa.RecordBatch]:
     """Arrow batches of the records of one JSONL file (plain, .gz or .zst)."""
     builder = BatchBuilder(source, batch_rows)
     for position, line, stream_error in iter_lines(fh, source, settings.max_record_bytes):
@@ -101,10 +114,17 @@ def read_jsonl(fh: IO[bytes], source: str, settings: InputSettings,
         yield batch
 
 
-def read_jsonl_range(fh: IO[bytes], source: str, settings: InputSettings, start: int, end: int,
-                     batch_rows: int = 2000) -> Iterator[pa.RecordBatch]:
+def read_jsonl_range(
+    fh: IO[bytes],
+    source: str,
+    settings: InputSettings,
+    start: int,
+    end: int,
+    batch_rows: int = 2000,
+) -> Iterator[pa.RecordBatch]:
     """Arrow batches of the records of a plain JSONL file whose lines begin in ``[start, end)``
-    (``spcl.io.splits``): positions are file offsets, so ids and row keys equal a whole-file read's."""
+    (``spcl.io.splits``): positions are file offsets, so ids and row keys equal a whole-file
+    read's."""
 
     builder = BatchBuilder(source, batch_rows)
     for position, line in range_lines(fh, start, end, settings.max_record_bytes):
@@ -119,8 +139,8 @@ def read_jsonl_range(fh: IO[bytes], source: str, settings: InputSettings, start:
 
 
 def count_range_records(fh: IO[bytes], start: int, end: int, max_bytes: int | None = None) -> int:
-    """Records ``read_jsonl_range`` must emit for ``[start, end)``, counted without parsing them (pass the
-    same ``max_bytes``: an oversized line is still one record)."""
+    """Records ``read_jsonl_range`` must emit for ``[start, end)``, counted without parsing them
+    (pass the same ``max_bytes``: an oversized line is still one record)."""
 
     return sum(1 for _ in range_lines(fh, start, end, max_bytes))
 
@@ -132,10 +152,13 @@ def is_splittable(fh: IO[bytes], source: str, settings: InputSettings) -> bool:
 
 JSON_ARRAY_RECORDS = 16
 """A ``.json`` file holding one array is read whole: it may hold up to this many times
-``input.max_record_bytes`` (decompressed); a larger one is quarantined whole as ``json_array_too_large``."""
+``input.max_record_bytes`` (decompressed); a larger one is quarantined whole as
+``json_array_too_large``."""
 
 
-def _json_array(fh: IO[bytes], kind: str, max_record_bytes: int) -> tuple[list[Any] | None, str | None]:
+def _json_array(
+    fh: IO[bytes], kind: str, max_record_bytes: int
+) -> tuple[list[Any] | None, str | None]:
     """``(elements, None)`` for a file holding one JSON array, else ``(None, reason)``."""
     limit = JSON_ARRAY_RECORDS * max_record_bytes
     parts: list[bytes] = []
@@ -173,8 +196,9 @@ def _is_json_array(fh: IO[bytes], source: str, kind: str) -> bool:
     return rest.startswith(b"[")
 
 
-def read_json_array(fh: IO[bytes], source: str, settings: InputSettings, kind: str,
-                    batch_rows: int = 2000) -> Iterator[pa.RecordBatch]:
+def read_json_array(
+    fh: IO[bytes], source: str, settings: InputSettings, kind: str, batch_rows: int = 2000
+) -> Iterator[pa.RecordBatch]:
     """Arrow batches of the elements of a ``.json`` file holding one JSON array (position = index).
 
     A file that is not one readable array becomes one quarantine row with the file's bytes.
@@ -193,13 +217,15 @@ def read_json_array(fh: IO[bytes], source: str, settings: InputSettings, kind: s
         yield batch
 
 
-def read_parquet(fh: IO[bytes], source: str, settings: InputSettings,
-                 batch_rows: int = 2000) -> Iterator[pa.RecordBatch]:
+def read_parquet(
+    fh: IO[bytes], source: str, settings: InputSettings, batch_rows: int = 2000
+) -> Iterator[pa.RecordBatch]:
     """Arrow batches of the rows of one Parquet file, row group by row group.
 
-    An unreadable file becomes one quarantine row (with the file's bytes); a row group that cannot be
-    decoded becomes one quarantine row per row its footer declares (``corrupt_parquet_row_group``), so the
-    reconciliation against the footer's row count still holds.
+    An unreadable file becomes one quarantine row (with the file's bytes); a row group that cannot
+    be decoded becomes one quarantine row per row its footer declares
+    (``corrupt_parquet_row_group``), so the reconciliation against the footer's row count still
+    holds.
     """
     try:
         pfile = pq.ParquetFile(fh)
@@ -228,8 +254,8 @@ def read_parquet(fh: IO[bytes], source: str, settings: InputSettings,
 
 
 def content_format(fh: IO[bytes], source: str, settings: InputSettings) -> str:
-    """How to read one file: ``parquet`` (``PAR1`` content, or a Parquet name/setting: unreadable when
-    the content is not Parquet), ``json_array`` or ``jsonl`` — by content first, then name."""
+    """How to read one file: ``parquet`` (``PAR1`` content, or a Parquet name/setting: unreadable
+    when the content is not Parquet), ``json_array`` or ``jsonl`` — by content first, then name."""
     kind = sniff(fh)
     if kind == "parquet":
         return "parquet"
@@ -238,8 +264,9 @@ def content_format(fh: IO[bytes], source: str, settings: InputSettings) -> str:
     return "json_array" if _is_json_array(fh, source, kind) else "jsonl"
 
 
-def read_records(fh: IO[bytes], source: str, settings: InputSettings,
-                 batch_rows: int = 2000) -> Iterator[pa.RecordBatch]:
+def read_records(
+    fh: IO[bytes], source: str, settings: InputSettings, batch_rows: int = 2000
+) -> Iterator[pa.RecordBatch]:
     """Arrow batches (``RECORD_SCHEMA``) of every record of one input file, whatever its format."""
     fmt = content_format(fh, source, settings)
     if fmt == "parquet":
@@ -251,10 +278,11 @@ def read_records(fh: IO[bytes], source: str, settings: InputSettings,
 
 
 def count_records(fh: IO[bytes], source: str, settings: InputSettings) -> int:
-    """How many records ``read_records`` must emit for this file, counted without parsing them (a JSON
-    array is parsed: its length is its record count).
+    """How many records ``read_records`` must emit for this file, counted without parsing them (a
+    JSON array is parsed: its length is its record count).
 
-    Used to reconcile ``input = clean + flagged + quarantine`` independently of the parse and screen path.
+    Used to reconcile ``input = clean + flagged + quarantine`` independently of the parse and screen
+    path.
     """
     fmt = content_format(fh, source, settings)
     if fmt == "parquet":

@@ -1,9 +1,10 @@
-"""One input record as one row of ``RECORD_SCHEMA``: a usable record, or a quarantine row with its reason.
+"""One input record as one row of ``RECORD_SCHEMA``: a usable record, or a quarantine row with its
+reason.
 
-The readers of ``spcl.io.readers`` parse a file; this module turns each parsed record (a JSON value or a
-Parquet row) into a row: its id (given, or derived from source and position), its text when usable, the rest
-of the record as ``meta`` JSON, else the quarantine reason and the ``raw`` bytes it stands for, so that
-nothing is lost. :class:`BatchBuilder` collects the rows into Arrow batches.
+The readers of ``spcl.io.readers`` parse a file; this module turns each parsed record (a JSON value
+or a Parquet row) into a row: its id (given, or derived from source and position), its text when
+usable, the rest of the record as ``meta`` JSON, else the quarantine reason and the ``raw`` bytes it
+stands for, so that nothing is lost. :class:`BatchBuilder` collects the rows into Arrow batches.
 """
 
 from __future__ import annotations
@@ -40,9 +41,17 @@ class BatchBuilder:
         default_factory=lambda: {name: [] for name in RECORD_SCHEMA.names}
     )
 
-    def add(self, position: int, *, doc_id: str | None = None, text: str | None = None,
-            meta: str | None = None, error: str | None = None, raw: bytes | None = None,
-            id_note: str | None = None) -> None:
+    def add(
+        self,
+        position: int,
+        *,
+        doc_id: str | None = None,
+        text: str | None = None,
+        meta: str | None = None,
+        error: str | None = None,
+        raw: bytes | None = None,
+        id_note: str | None = None,
+    ) -> None:
         """One row at ``position``: without ``doc_id`` the id is derived from source and position
         (note ``derived``)."""
         cols = self.columns
@@ -60,7 +69,8 @@ class BatchBuilder:
         return len(self.columns["position"]) >= self.batch_rows
 
     def flush(self) -> pa.RecordBatch | None:
-        """The rows collected as one batch (``None`` when there are none); the builder starts empty again."""
+        """The rows collected as one batch (``None`` when there are none); the builder starts
+        empty again."""
         if not self.columns["position"]:
             return None
         batch = pa.RecordBatch.from_pydict(self.columns, schema=RECORD_SCHEMA)
@@ -69,9 +79,9 @@ class BatchBuilder:
 
 
 def doc_id_of(value: Any) -> tuple[str | None, str | None]:
-    """``(id, note)`` for a record's id value: a non-blank string as is (note None); any other value kept
-    as its compact JSON text (``7`` → ``"7"``, note ``non_string``); missing, null or blank → ``(None,
-    "derived")`` (the reader derives one from source and position).
+    """``(id, note)`` for a record's id value: a non-blank string as is (note None); any other value
+    kept as its compact JSON text (``7`` → ``"7"``, note ``non_string``); missing, null or blank →
+    ``(None, "derived")`` (the reader derives one from source and position).
 
     >>> doc_id_of(7), doc_id_of("a"), doc_id_of(None)
     (('7', 'non_string'), ('a', None), (None, 'derived'))
@@ -125,13 +135,17 @@ def text_problem(text: Any, settings: InputSettings) -> str | None:
     return None
 
 
-def add_record(builder: BatchBuilder, record: Any, position: int, settings: InputSettings,
-               raw: bytes) -> None:
-    """One parsed JSON value as one row (a usable record, or quarantine with its reason and ``raw``)."""
+def add_record(
+    builder: BatchBuilder, record: Any, position: int, settings: InputSettings, raw: bytes
+) -> None:
+    """One parsed JSON value as one row (a usable record, or quarantine with its reason and
+    ``raw``)."""
     if not isinstance(record, dict):
         builder.add(position, error="not_an_object", raw=raw)
         return
-    doc_id, note = doc_id_of(record.get(settings.id_field)) if settings.id_field else (None, "derived")
+    doc_id, note = (
+        doc_id_of(record.get(settings.id_field)) if settings.id_field else (None, "derived")
+    )
     text = record.get(settings.text_field)
     problem = text_problem(text, settings)
     if problem:
@@ -142,15 +156,18 @@ def add_record(builder: BatchBuilder, record: Any, position: int, settings: Inpu
     except RecursionError:
         builder.add(position, doc_id=doc_id, id_note=note, error="too_deep", raw=raw)
         return
-    except ValueError:  # a value that cannot be written back as JSON text (an integer over 4,300 digits)
+    # a value that cannot be written back as JSON text (an integer over 4,300 digits)
+    except ValueError:
         builder.add(position, doc_id=doc_id, id_note=note, error="undecodable_value", raw=raw)
         return
     builder.add(position, doc_id=doc_id, id_note=note, text=text, meta=meta)
 
 
-def unreadable_file(fh: IO[bytes], source: str, reason: str, batch_rows: int) -> Iterator[pa.RecordBatch]:
-    """The one quarantine row (``reason``, the file's bytes as ``raw``) for a file that opened but cannot be
-    read as records."""
+def unreadable_file(
+    fh: IO[bytes], source: str, reason: str, batch_rows: int
+) -> Iterator[pa.RecordBatch]:
+    """The one quarantine row (``reason``, the file's bytes as ``raw``) for a file that opened but
+    cannot be read as records."""
     builder = BatchBuilder(source, batch_rows)
     raw, reason = kept_bytes(fh, 0, reason)
     builder.add(0, error=reason, raw=raw)
@@ -169,10 +186,15 @@ def unopenable_file(source: str, reason: str) -> pa.RecordBatch:
     return batch
 
 
-def add_parquet_row(builder: BatchBuilder, row: dict[str, Any], position: int, names: set[str],
-                    settings: InputSettings) -> None:
-    """One Parquet row (``names``: the file's columns) as one row: usable, or quarantine with the row as
-    ASCII JSON in ``raw``."""
+def add_parquet_row(
+    builder: BatchBuilder,
+    row: dict[str, Any],
+    position: int,
+    names: set[str],
+    settings: InputSettings,
+) -> None:
+    """One Parquet row (``names``: the file's columns) as one row: usable, or quarantine with the
+    row as ASCII JSON in ``raw``."""
     text = row.get(settings.text_field) if settings.text_field in names else None
     doc_id, note = doc_id_of(row.get(settings.id_field)) if settings.id_field else (None, "derived")
     problem = text_problem(text, settings)
@@ -180,4 +202,6 @@ def add_parquet_row(builder: BatchBuilder, row: dict[str, Any], position: int, n
         raw = json.dumps(row, ensure_ascii=True, default=str).encode()
         builder.add(position, doc_id=doc_id, id_note=note, error=problem, raw=raw)
     else:
-        builder.add(position, doc_id=doc_id, id_note=note, text=text, meta=_meta_json(row, settings))
+        builder.add(
+            position, doc_id=doc_id, id_note=note, text=text, meta=_meta_json(row, settings)
+        )

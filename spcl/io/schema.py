@@ -20,11 +20,13 @@ RECORD_SCHEMA = pa.schema(
         pa.field("id", pa.string()),  # null when the record has no usable id (derived later)
         pa.field("text", pa.string()),  # null when the record could not be read
         pa.field("source", pa.string(), nullable=False),  # file path / URL the record came from
-        pa.field("position", pa.int64(), nullable=False),  # byte offset (JSONL) or row index (Parquet)
+        # byte offset (JSONL) or row index (Parquet)
+        pa.field("position", pa.int64(), nullable=False),
         pa.field("meta", pa.string()),  # JSON of the record's other fields
         pa.field("error", pa.string()),  # quarantine reason found while reading, else null
         pa.field("raw", pa.binary()),  # raw record bytes, kept only for quarantined records
-        pa.field("id_note", pa.string()),  # null: the record's own string id; "non_string" | "derived"
+        # null: the record's own string id; "non_string" | "derived"
+        pa.field("id_note", pa.string()),
     ]
 )
 
@@ -39,10 +41,12 @@ HIT_TYPE = pa.struct(
 )
 
 
-def scores_type(score_names: Sequence[str] = ("lgbm", "svc"), flag_names: Sequence[str] = ("lgbm", "svc")
-                ) -> pa.StructType:
-    """The ``scores`` struct of a screen kind: one float32 per score, one ``NAME_flag`` boolean per flag, then
-    the category scores (``spcl.screen.kinds.ScreenOutputs`` names them, read from the model card).
+def scores_type(
+    score_names: Sequence[str] = ("lgbm", "svc"), flag_names: Sequence[str] = ("lgbm", "svc")
+) -> pa.StructType:
+    """The ``scores`` struct of a screen kind: one float32 per score, one ``NAME_flag`` boolean per
+    flag, then the category scores (``spcl.screen.kinds.ScreenOutputs`` names them, read from the
+    model card).
 
     >>> [f.name for f in scores_type(("kw",), ("kw",))]
     ['kw', 'kw_flag', 'medical', 'crime', 'disability', 'other']
@@ -57,7 +61,8 @@ def scores_type(score_names: Sequence[str] = ("lgbm", "svc"), flag_names: Sequen
 
 
 SCORES_TYPE = scores_type()
-"""The shipped kind's (``lgbm_svc``) ``scores``: lgbm, svc, lgbm_flag, svc_flag, then the categories."""
+"""The shipped kind's (``lgbm_svc``) ``scores``: lgbm, svc, lgbm_flag, svc_flag, then the
+categories."""
 
 OUTPUT_SCHEMA = pa.schema(
     [
@@ -82,7 +87,8 @@ OUTPUT_SCHEMA = pa.schema(
 
 
 def output_schema(scores: pa.StructType = SCORES_TYPE) -> pa.Schema:
-    """``OUTPUT_SCHEMA`` with the ``scores`` struct of a screen kind (``OUTPUT_SCHEMA`` itself for the shipped one)."""
+    """``OUTPUT_SCHEMA`` with the ``scores`` struct of a screen kind (``OUTPUT_SCHEMA`` itself
+    for the shipped one)."""
     if scores == SCORES_TYPE:
         return OUTPUT_SCHEMA
     return OUTPUT_SCHEMA.set(OUTPUT_SCHEMA.get_field_index("scores"), pa.field("scores", scores))
@@ -91,10 +97,10 @@ def output_schema(scores: pa.StructType = SCORES_TYPE) -> pa.Schema:
 def row_key(doc_id: str, source: str, position: int) -> str:
     """The unique, engine-independent key of one input record: ``r`` + 32 hex digits of SHA-256.
 
-    ``source`` must be the canonical source (``spcl.io.inputs.canonical_source``: the resolved absolute
-    path of a local file, the URL as given otherwise), so both engines give the same key. Two records
-    with the same id (repeated ids, ``7`` and ``"7"``) still get different keys; every stage that must
-    tell records apart (review sampling, the mask stage's vault) keys by it.
+    ``source`` must be the canonical source (``spcl.io.inputs.canonical_source``: the resolved
+    absolute path of a local file, the URL as given otherwise), so both engines give the same key.
+    Two records with the same id (repeated ids, ``7`` and ``"7"``) still get different keys; every
+    stage that must tell records apart (review sampling, the mask stage's vault) keys by it.
 
     >>> row_key("7", "/crawl/a.jsonl", 0) != row_key("7", "/crawl/a.jsonl", 12)
     True

@@ -1,5 +1,5 @@
-"""Paths as URLs: one small layer over ``pyarrow.fs`` so local paths and ``s3://``, ``s3a://``, ``gs://``,
-``hdfs://`` outputs are the same code."""
+"""Paths as URLs: one small layer over ``pyarrow.fs`` so local paths and ``s3://``, ``s3a://``,
+``gs://``, ``hdfs://`` outputs are the same code."""
 
 from __future__ import annotations
 
@@ -22,7 +22,8 @@ def local_path(url: str) -> str:
 
 
 def filesystem(url: str) -> tuple[pafs.FileSystem, str]:
-    """(filesystem, path inside it) for a local path or URL; Hadoop's ``s3a``/``s3n`` are read as ``s3``."""
+    """(filesystem, path inside it) for a local path or URL; Hadoop's ``s3a``/``s3n`` are read as
+    ``s3``."""
     if is_local(url):
         return pafs.LocalFileSystem(), os.path.abspath(local_path(url))
     scheme, rest = url.split("://", 1)
@@ -54,8 +55,8 @@ def is_existing_file(url: str) -> bool:
 
 
 def write_text(url: str, text: str) -> None:
-    """Write a UTF-8 text file at ``url``: atomically for a local path (:func:`write_atomic`); an object store
-    publishes an object only when its upload completes."""
+    """Write a UTF-8 text file at ``url``: atomically for a local path (:func:`write_atomic`); an
+    object store publishes an object only when its upload completes."""
     if is_local(url):
         write_atomic(local_path(url), text)
         return

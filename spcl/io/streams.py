@@ -1,8 +1,10 @@
 """Byte streams of input files: what a file is by its first bytes, decompression of gzip and zstd
-streams in bounded steps, and the non-blank lines of a (possibly compressed) file with the record-size cap.
+streams in bounded steps, and the non-blank lines of a (possibly compressed) file with the
+record-size cap.
 
-A truncated or corrupt compressed stream is never read past silently: every complete line before the break
-is given out, then the break itself with the bytes it stands for (``StreamError``, ``iter_lines``).
+A truncated or corrupt compressed stream is never read past silently: every complete line before the
+break is given out, then the break itself with the bytes it stands for (``StreamError``,
+``iter_lines``).
 """
 
 from __future__ import annotations
@@ -18,8 +20,9 @@ from spcl.io.splits import LineSplitter
 
 _CHUNK = 1 << 20
 MAX_RAW_FILE_BYTES = 64 << 20
-"""An unreadable file (or broken compressed member) is kept whole in quarantine up to this size (larger:
-``raw`` is null and the reason ends in ``_too_large_to_keep``; ``source`` and ``position`` point to it)."""
+"""An unreadable file (or broken compressed member) is kept whole in quarantine up to this size
+(larger: ``raw`` is null and the reason ends in ``_too_large_to_keep``; ``source`` and ``position``
+point to it)."""
 GZIP_MAGIC = b"\x1f\x8b"
 ZSTD_MAGIC = b"\x28\xb5\x2f\xfd"
 PARQUET_MAGIC = b"PAR1"
@@ -27,7 +30,8 @@ BOM = b"\xef\xbb\xbf"
 
 
 def sniff(fh: IO[bytes]) -> str:
-    """What a file is by its first bytes: ``gzip``, ``zstd``, ``parquet`` or ``plain`` (rewinds ``fh``)."""
+    """What a file is by its first bytes: ``gzip``, ``zstd``, ``parquet`` or ``plain`` (rewinds
+    ``fh``)."""
     fh.seek(0)
     head = fh.read(4)
     fh.seek(0)
@@ -49,14 +53,16 @@ class StreamError(RunFailed):
         self.member_start = member_start
 
 
-def _inflate(fh: IO[bytes], new_decoder: Callable[[], Any], step: Callable[[Any, Any], tuple[bytes, Any]]
-             ) -> Iterator[bytes]:
+def _inflate(
+    fh: IO[bytes], new_decoder: Callable[[], Any], step: Callable[[Any, Any], tuple[bytes, Any]]
+) -> Iterator[bytes]:
     """Decompressed chunks of a (multi-member) gzip or zstd stream, as far as it can be read.
 
-    ``step(decoder, data)`` decodes a bounded part of ``data`` and returns ``(output, data not yet consumed)``,
-    so that no single call expands into more than a few MiB (a small compressed input can stand for
-    gigabytes). Incremental decoders return what they could decode before a truncation, so every complete
-    record before the break is kept; :class:`StreamError` is raised at the break.
+    ``step(decoder, data)`` decodes a bounded part of ``data`` and returns ``(output, data not yet
+    consumed)``, so that no single call expands into more than a few MiB (a small compressed input
+    can stand for gigabytes). Incremental decoders return what they could decode before a
+    truncation, so every complete record before the break is kept; :class:`StreamError` is raised at
+    the break.
     """
     decoder = new_decoder()
     fed = False
@@ -82,8 +88,8 @@ def _inflate(fh: IO[bytes], new_decoder: Callable[[], Any], step: Callable[[Any,
 
 
 _ZSTD_FEED = 1 << 10
-"""Compressed bytes given to the zstd decoder at a time: zstd expands at most ≈ 32,768-fold, so one call
-yields at most ≈ 32 MiB (its decoder has no output limit of its own)."""
+"""Compressed bytes given to the zstd decoder at a time: zstd expands at most ≈ 32,768-fold, so one
+call yields at most ≈ 32 MiB (its decoder has no output limit of its own)."""
 
 
 def _gzip_step(decoder: Any, data: Any) -> tuple[bytes, Any]:
@@ -107,8 +113,8 @@ def decompressed_chunks(fh: IO[bytes], kind: str) -> Iterator[bytes]:
 
 
 def kept_bytes(fh: IO[bytes], start: int, reason: str) -> tuple[bytes | None, str]:
-    """The file's bytes from ``start`` to the end, with ``reason``; ``None`` and ``reason_too_large_to_keep``
-    past ``MAX_RAW_FILE_BYTES``."""
+    """The file's bytes from ``start`` to the end, with ``reason``; ``None`` and
+    ``reason_too_large_to_keep`` past ``MAX_RAW_FILE_BYTES``."""
     fh.seek(start)
     data = fh.read(MAX_RAW_FILE_BYTES + 1)
     if len(data) > MAX_RAW_FILE_BYTES:
@@ -116,33 +122,50 @@ def kept_bytes(fh: IO[bytes], start: int, reason: str) -> tuple[bytes | None, st
     return data, reason
 
 
-def iter_lines(fh: IO[bytes], source: str, max_bytes: int | None = None
-               ) -> Iterator[tuple[int, bytes | None, str | None]]:
-    """Yield ``(byte offset, line without newline, None)`` per non-blank line of the decompressed stream
-    (compression sniffed from the content; a leading UTF-8 BOM skipped).
+def iter_lines(
+    fh: IO[bytes], source: str, max_bytes: int | None = None
+) -> Iterator[tuple[int, bytes | None, str | None]]:
+    """Yield ``(byte offset, line without newline, None)`` per non-blank line of the decompressed
+    stream (compression sniffed from the content; a leading UTF-8 BOM skipped).
 
-    A line longer than ``max_bytes`` yields ``(offset, None, "record_too_large")`` and is skipped chunk by
-    chunk to its newline, never held whole. When the stream breaks (truncated or corrupt gzip/zstd), yield
-    one final ``(offset, compressed bytes of the broken member to the end of the file,
-    "truncated_or_corrupt_stream")`` so the loss is recorded with the bytes it stands for (``None`` and
-    ``…_too_large_to_keep`` past ``MAX_RAW_FILE_BYTES``).
+    A line longer than ``max_bytes`` yields ``(offset, None, "record_too_large")`` and is skipped
+    chunk by chunk to its newline, never held whole. When the stream breaks (truncated or corrupt
+    gzip/zstd), yield one final ``(offset, compressed bytes of the broken member to the end of the
+    file, "truncated_or_corrupt_stream")`` so the loss is recorded with the bytes it stands for
+    (``None`` and ``…_too_large_to_keep`` past ``MAX_RAW_FILE_BYTES``).
     """
     for _, offset, line, error in iter_numbered_lines(fh, max_bytes):
         yield offset, line, error
 
 
-def iter_numbered_lines(fh: IO[bytes], max_bytes: int | None = None
-                        ) -> Iterator[tuple[int, int, bytes | None, str | None]]:
+def iter_numbered_lines(
+    fh: IO[bytes], max_bytes: int | None = None
+) -> Iterator[tuple[int, int, bytes | None, str | None]]:
     """:func:`iter_lines` with the 1-based line number (blank lines counted) first in each tuple."""
     splitter = LineSplitter(0, max_bytes, skip_bom=True)
     try:
         for offset, line in splitter.lines(decompressed_chunks(fh, sniff(fh))):
-            yield (splitter.newlines + 1, offset, line,
-                   None if line is not None else "record_too_large")
+            yield (
+                splitter.newlines + 1,
+                offset,
+                line,
+                None if line is not None else "record_too_large",
+            )
     except StreamError as err:
         raw, reason = kept_bytes(fh, err.member_start, "truncated_or_corrupt_stream")
         yield splitter.newlines + 1, splitter.resume_offset, raw, reason
 
 
-__all__ = ["BOM", "GZIP_MAGIC", "MAX_RAW_FILE_BYTES", "PARQUET_MAGIC", "ZSTD_MAGIC", "StreamError",
-           "decompressed_chunks", "iter_lines", "iter_numbered_lines", "kept_bytes", "sniff"]
+__all__ = [
+    "BOM",
+    "GZIP_MAGIC",
+    "MAX_RAW_FILE_BYTES",
+    "PARQUET_MAGIC",
+    "ZSTD_MAGIC",
+    "StreamError",
+    "decompressed_chunks",
+    "iter_lines",
+    "iter_numbered_lines",
+    "kept_bytes",
+    "sniff",
+]

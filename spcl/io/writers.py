@@ -3,8 +3,8 @@
 Both engines write through this class, from inside the task that screened the input file (Spark only
 distributes the tasks). The file name is a function of the input file (``KEY``), so a retried or
 speculative task rewrites the same files with the same bytes. Files are written under a hidden
-``.inprogress`` name (or a local temp file for remote outputs) and moved into place only when complete;
-each written file is counted and hashed for the manifest.
+``.inprogress`` name (or a local temp file for remote outputs) and moved into place only when
+complete; each written file is counted and hashed for the manifest.
 """
 
 from __future__ import annotations
@@ -77,26 +77,28 @@ class PartitionWriter:
         return pq.ParquetWriter(temp, schema, compression=self.compression)
 
     def write(self, batch: pa.RecordBatch) -> None:
-        """Append one ``OUTPUT_SCHEMA`` batch. A failed write (full disk, read-only folder) raises ``OSError``
-        naming the file."""
+        """Append one ``OUTPUT_SCHEMA`` batch. A failed write (full disk, read-only folder) raises
+        ``OSError`` naming the file."""
         table = pa.Table.from_batches([batch])
         for decision in DECISIONS:
             part = table.filter(pc.equal(table["decision"], decision))
             if part.num_rows == 0:
                 continue
             try:
-                stored = part.drop_columns(["decision"])  # the screen kind's ``scores`` struct is the batch's
+                # the screen kind's ``scores`` struct is the batch's
+                stored = part.drop_columns(["decision"])
                 if decision not in self._writers:
                     self._writers[decision] = self._open(decision, stored.schema)
                 self._writers[decision].write_table(stored)
             except OSError as err:
-                raise with_path(err, self._paths.get(decision) or join(self.output, self._relative(decision))
-                                ) from err
+                raise with_path(
+                    err, self._paths.get(decision) or join(self.output, self._relative(decision))
+                ) from err
             self._rows[decision] += part.num_rows
 
     def close(self) -> list[WrittenFile]:
-        """Finish every file, move it into place and return what was written (``OSError`` naming the file when
-        that fails)."""
+        """Finish every file, move it into place and return what was written (``OSError`` naming the
+        file when that fails)."""
         written = []
         try:
             for decision, writer in self._writers.items():
@@ -113,13 +115,19 @@ class PartitionWriter:
         """Close one decision's file, hash it and move it into place."""
         writer.close()
         temp = self._paths[decision]
-        entry = WrittenFile(self._relative(decision), self._rows[decision], sha256_file(temp), os.path.getsize(temp))
+        entry = WrittenFile(
+            self._relative(decision), self._rows[decision], sha256_file(temp), os.path.getsize(temp)
+        )
         if self._local:
             os.replace(temp, os.path.join(local_path(self.output), entry.path))
         else:
             fs, base = filesystem(self.output)
-            pafs.copy_files(temp, join(base, entry.path), source_filesystem=pafs.LocalFileSystem(),
-                            destination_filesystem=fs)
+            pafs.copy_files(
+                temp,
+                join(base, entry.path),
+                source_filesystem=pafs.LocalFileSystem(),
+                destination_filesystem=fs,
+            )
         return entry
 
 

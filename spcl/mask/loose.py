@@ -1,20 +1,22 @@
 """Where a value the model printed *loosely* stands in the source: the source's own surfaces of it.
 
-A model often prints a value the way it "should" look, not the way the document wrote it: NFKC-folded
-(full-width Latin and digits, half-width katakana), in another case, with one space where the source breaks
-the line or has two spaces, with no space where a CJK line was broken, without a zero-width character or a
-soft hyphen. Such a row is not a hallucination, and dropping it would release the value in clear.
+A model often prints a value the way it "should" look, not the way the document wrote it:
+NFKC-folded (full-width Latin and digits, half-width katakana), in another case, with one space
+where the source breaks the line or has two spaces, with no space where a CJK line was broken,
+without a zero-width character or a soft hyphen. Such a row is not a hallucination, and dropping it
+would release the value in clear.
 
-``loose_surfaces(value, text)`` folds both sides character by character — each character of the NFC source
-becomes ``NFKD(casefold(NFKD(ch)))``, format characters (Unicode category ``Cf``: zero-width space/joiners,
-soft hyphen, BOM, bidi marks) vanish, a run of whitespace becomes one space — and returns the source
-substrings whose fold equals the value's fold. If there is none, whitespace is removed on both sides and
-the search is repeated. A match must start and end on whole source characters (``タ`` never matches inside
-``ダ``, whose voiced mark is part of the character) and obeys the digit boundary (``123456`` never matches
-inside ``91234567``). The caller masks the returned surfaces as literals, so what is replaced is exactly
-what the document holds. The contract parser uses it twice: to locate a value that is not in the source as
-printed, and to find the other forms of one that is (``JOHN SMITH`` beside ``John Smith``; as whole words only
-for PERSON and REL, so ``John`` never adds ``JOHN`` from inside ``JOHNSON``).
+``loose_surfaces(value, text)`` folds both sides character by character — each character of the NFC
+source becomes ``NFKD(casefold(NFKD(ch)))``, format characters (Unicode category ``Cf``: zero-width
+space/joiners, soft hyphen, BOM, bidi marks) vanish, a run of whitespace becomes one space — and
+returns the source substrings whose fold equals the value's fold. If there is none, whitespace is
+removed on both sides and the search is repeated. A match must start and end on whole source
+characters (``タ`` never matches inside ``ダ``, whose voiced mark is part of the character) and
+obeys the digit boundary (``123456`` never matches inside ``91234567``). The caller masks the
+returned surfaces as literals, so what is replaced is exactly what the document holds. The contract
+parser uses it twice: to locate a value that is not in the source as printed, and to find the other
+forms of one that is (``JOHN SMITH`` beside ``John Smith``; as whole words only for PERSON and REL,
+so ``John`` never adds ``JOHN`` from inside ``JOHNSON``).
 """
 
 from __future__ import annotations
@@ -34,13 +36,16 @@ def _fold_char(ch: str) -> str:
         return " "
     if unicodedata.category(ch) == "Cf":
         return ""
-    folded = unicodedata.normalize("NFKD", unicodedata.normalize("NFKD", ch).casefold()).translate(_DASHES)
+    folded = unicodedata.normalize("NFKD", unicodedata.normalize("NFKD", ch).casefold()).translate(
+        _DASHES
+    )
     return "".join(c for c in folded if unicodedata.category(c) != "Cf")
 
 
 def _fold(text: str, keep_spaces: bool) -> tuple[str, list[int], list[bool]]:
-    """``(folded, origin, starts)``: ``origin[j]`` is the source index of folded character ``j``, ``starts[j]``
-    whether it is the first folded character of its source character (``starts`` has one extra True at the end)."""
+    """``(folded, origin, starts)``: ``origin[j]`` is the source index of folded character ``j``,
+    ``starts[j]`` whether it is the first folded character of its source character (``starts`` has
+    one extra True at the end)."""
     out: list[str] = []
     origin: list[int] = []
     starts: list[bool] = []
@@ -58,8 +63,8 @@ def _fold(text: str, keep_spaces: bool) -> tuple[str, list[int], list[bool]]:
     return "".join(out), origin, starts
 
 
-# one document's two folds serve all of its rows (values are folded uncached, so they never evict it); a fold
-# holds ~20 bytes per character, and documents may reach input.max_text_chars
+# one document's two folds serve all of its rows (values are folded uncached, so they never evict
+# it); a fold holds ~20 bytes per character, and documents may reach input.max_text_chars
 _fold_document = lru_cache(maxsize=2)(_fold)
 
 
@@ -74,18 +79,21 @@ def _spans(value: str, text: str, keep_spaces: bool) -> list[tuple[int, int]]:
         end = at + len(needle)
         whole = starts[at] and starts[end]
         digits_ok = not (needle[0].isdigit() and at > 0 and hay[at - 1].isdigit()) and not (
-            needle[-1].isdigit() and end < len(hay) and hay[end].isdigit())
+            needle[-1].isdigit() and end < len(hay) and hay[end].isdigit()
+        )
         if whole and digits_ok:
             found.append((origin[at], origin[end - 1] + 1))
         at = hay.find(needle, at + 1)
     return found
 
 
-def loose_surfaces(value: str, text: str, whole_words: bool = False, unspaced: bool = True) -> list[str]:
-    """The distinct substrings of NFC ``text`` that equal ``value`` once both are folded (module docstring),
-    in source order; ``[]`` when there is none. ``whole_words``: only those standing as whole words
-    (``spcl.mask.words.is_whole_word``). ``unspaced``: when nothing matches with spaces kept, match with all
-    whitespace removed.
+def loose_surfaces(
+    value: str, text: str, whole_words: bool = False, unspaced: bool = True
+) -> list[str]:
+    """The distinct substrings of NFC ``text`` that equal ``value`` once both are folded (module
+    docstring), in source order; ``[]`` when there is none. ``whole_words``: only those standing as
+    whole words (``spcl.mask.words.is_whole_word``). ``unspaced``: when nothing matches with spaces
+    kept, match with all whitespace removed.
 
     >>> loose_surfaces("Jonathan Smithers", "JONATHAN\\nSmithers, Ｊｏｎａｔｈａｎ  Ｓｍｉｔｈｅｒｓ")
     ['JONATHAN\\nSmithers', 'Ｊｏｎａｔｈａｎ  Ｓｍｉｔｈｅｒｓ']

@@ -1,7 +1,8 @@
 """Masking operators: what each found span becomes, chosen per entity type, from one registry.
 
-The masker (``spcl.mask.masker.mask_text``) finds the spans and gives each a ``[TYPE_n]`` token; this module
-is the step after it: :func:`apply_operators` turns each span into its operator's replacement.
+The masker (``spcl.mask.masker.mask_text``) finds the spans and gives each a ``[TYPE_n]`` token;
+this module is the step after it: :func:`apply_operators` turns each span into its operator's
+replacement.
 
 ======================  ==============================================  ============================
 operator                a span becomes                                  reversible through the vault
@@ -19,10 +20,11 @@ operator                a span becomes                                  reversib
                         documents (``spcl generalize``)
 ======================  ==============================================  ============================
 
-A replacement never occurs in the source, never equals another replacement of a different value, and the
-masked text reassembles to the source with the mapping (``reassemble_text``) for every reversible operator;
-a collision raises the salt of the fakes until none is left, and the release check proves the round trip.
-The operator key is derived from the vault key, so fakes and hashes are stable per key and secret without it.
+A replacement never occurs in the source, never equals another replacement of a different value, and
+the masked text reassembles to the source with the mapping (``reassemble_text``) for every
+reversible operator; a collision raises the salt of the fakes until none is left, and the release
+check proves the round trip. The operator key is derived from the vault key, so fakes and hashes are
+stable per key and secret without it.
 """
 
 from __future__ import annotations
@@ -54,7 +56,8 @@ def operator_key(vault_key: bytes) -> bytes:
 
 
 def keyed_hash(type_: str, surface: str, key: bytes) -> str:
-    """``[TYPE:<16 hex>]``: HMAC-SHA256 of type and value under ``key`` (stable per value and key)."""
+    """``[TYPE:<16 hex>]``: HMAC-SHA256 of type and value under ``key`` (stable per value and
+    key)."""
     digest = hmac.new(key, f"hash\x1f{type_}\x1f{surface}".encode(), hashlib.sha256).hexdigest()[
         :16
     ]
@@ -108,11 +111,13 @@ def _build(
 def apply_operators(
     source: str, result: MaskResult, operators: Mapping[str, str], key: bytes
 ) -> MaskResult:
-    """``result`` (the masker's, over NFC ``source``) with each span replaced by its type's operator.
+    """``result`` (the masker's, over NFC ``source``) with each span replaced by its type's
+    operator.
 
-    Spans of ``keep`` types leave the result (their text stays); ``redact`` spans keep their offsets with an
-    empty replacement and no mapping entry; every other span's replacement maps back to its surface. With only
-    ``replace`` the result is ``result`` itself. ``ValueError`` when no collision-free fakes are found.
+    Spans of ``keep`` types leave the result (their text stays); ``redact`` spans keep their offsets
+    with an empty replacement and no mapping entry; every other span's replacement maps back to its
+    surface. With only ``replace`` the result is ``result`` itself. ``ValueError`` when no
+    collision-free fakes are found.
     """
     if all(operators.get(s.type, DEFAULT_OPERATOR) == "replace" for s in result.spans):
         return result

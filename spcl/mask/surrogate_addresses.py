@@ -1,6 +1,6 @@
-"""Address surrogates: the same shape with the address words kept (Korean and Japanese administrative
-suffixes, English street words); place names replaced by real regions, cities and prefectures or by
-syllables of the same script, house and block numbers by fresh digits.
+"""Address surrogates: the same shape with the address words kept (Korean and Japanese
+administrative suffixes, English street words); place names replaced by real regions, cities and
+prefectures or by syllables of the same script, house and block numbers by fresh digits.
 """
 
 from __future__ import annotations
@@ -145,8 +145,9 @@ def _fresh_number(text: str, rng: random.Random) -> str:
 
 
 def _fake_ja_address(surface: str, rng: random.Random) -> str | None:
-    """A Japanese address: a real prefecture and a common place name with the original suffix, the rest
-    (wards, blocks, numbers) by shape with 丁目/番地/号 kept; ``None`` when it does not start like one."""
+    """A Japanese address: a real prefecture and a common place name with the original suffix, the
+    rest (wards, blocks, numbers) by shape with 丁目/番地/号 kept; ``None`` when it does not start
+    like one."""
     m = _JA_ADDRESS.match(surface)
     if m is None or not (m.group("pref") or m.group("city")):
         return None

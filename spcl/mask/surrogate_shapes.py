@@ -1,6 +1,6 @@
-"""Character shapes for surrogates: each character class (digit of a width, Latin letter of a case, Hangul,
-hiragana, katakana, kanji), a random character of the same class, and the small helpers the fakes of every
-type share.
+"""Character shapes for surrogates: each character class (digit of a width, Latin letter of a case,
+Hangul, hiragana, katakana, kanji), a random character of the same class, and the small helpers the
+fakes of every type share.
 """
 
 from __future__ import annotations
@@ -48,8 +48,8 @@ def digit_value(ch: str) -> int:
 
 
 def shape_fake(surface: str, rng: random.Random) -> str:
-    """Each character replaced by a random one of its class (digit, upper, lower, Hangul, hiragana, katakana,
-    kanji); anything else kept."""
+    """Each character replaced by a random one of its class (digit, upper, lower, Hangul, hiragana,
+    katakana, kanji); anything else kept."""
     out = []
     for ch in surface:
         if is_digit(ch):

@@ -1,33 +1,37 @@
 """Surrogates: a realistic, locale-aware fake of the same type and format for one found value.
 
-``surrogate(type_, surface, key)`` is a pure function of the run key, the type, the surface and a ``salt``
-(the masker raises the salt when a fake would collide with the source): the same person gets the same fake
-across a corpus masked with the same key, and the vault maps the fake back to the original.
+``surrogate(type_, surface, key)`` is a pure function of the run key, the type, the surface and a
+``salt`` (the masker raises the salt when a fake would collide with the source): the same person
+gets the same fake across a corpus masked with the same key, and the vault maps the fake back to the
+original.
 
 What each type gets:
 
-- ``PERSON``: a name of the same script and shape: a Korean name (surname + given syllables) for Hangul, a
-  Japanese name (kanji surname and given name, kana kept kana) for Japanese, capitalized English names for Latin
-  letters; words and the spaces between them are kept.
-- ``RRN``: 13 digits → a Korean resident registration number with a real birth date, the same century/sex digit
-  class and a valid check digit; 12 digits → a Japanese My Number with a valid check digit; 9 digits → a US SSN
-  outside the never-issued ranges. Separators stay where they were.
-- ``CARD``: the same length and issuer prefix (first four digits), fresh digits, a valid Luhn check digit.
-- ``PHONE``: the country code and the first group (area or mobile prefix) kept, the other digits fresh, the
-  separators kept: a phone of the same national format.
+- ``PERSON``: a name of the same script and shape: a Korean name (surname + given syllables) for
+  Hangul, a Japanese name (kanji surname and given name, kana kept kana) for Japanese, capitalized
+  English names for Latin letters; words and the spaces between them are kept.
+- ``RRN``: 13 digits → a Korean resident registration number with a real birth date, the same
+  century/sex digit class and a valid check digit; 12 digits → a Japanese My Number with a valid
+  check digit; 9 digits → a US SSN outside the never-issued ranges. Separators stay where they were.
+- ``CARD``: the same length and issuer prefix (first four digits), fresh digits, a valid Luhn check
+  digit.
+- ``PHONE``: the country code and the first group (area or mobile prefix) kept, the other digits
+  fresh, the separators kept: a phone of the same national format.
 - ``EMAIL``: a local part of the same shape at a reserved example domain of the same country
   (``example.jp``, ``example.kr``, ``example.com``).
-- ``DOB``: another real calendar date (born 1940–2005) written the same way (order, separators, zero padding,
-  English month names, 年月日).
-- ``ADDRESS``: the same shape with the address words kept: Korean and Japanese administrative suffixes
-  (시/도/구/동/로/길, 都/道/府/県/市/区/町/村/丁目…) and English street words (Street, Ave, Apt…) stay, names
-  and numbers around them are replaced (a Korean place name by Hangul syllables, a Japanese one by kanji).
-- every other type (``ACCOUNT``, ``ID``…): the same shape — each digit a digit, each
-  Latin letter a letter of the same case, each Hangul syllable a Hangul syllable, each kana a kana of the same
+- ``DOB``: another real calendar date (born 1940–2005) written the same way (order, separators, zero
+  padding, English month names, 年月日).
+- ``ADDRESS``: the same shape with the address words kept: Korean and Japanese administrative
+  suffixes (시/도/구/동/로/길, 都/道/府/県/市/区/町/村/丁目…) and English street words (Street, Ave,
+  Apt…) stay, names and numbers around them are replaced (a Korean place name by Hangul syllables, a
+  Japanese one by kanji).
+- every other type (``ACCOUNT``, ``ID``…): the same shape — each digit a digit, each Latin letter a
+  letter of the same case, each Hangul syllable a Hangul syllable, each kana a kana of the same
   kind, each kanji a kanji; punctuation and spaces kept.
 
-Digits keep their width (ASCII or full-width). Surrogates are for people reading or training on the text, not
-for hiding the format: the format (lengths, separators, issuer prefix, area code) is kept on purpose.
+Digits keep their width (ASCII or full-width). Surrogates are for people reading or training on the
+text, not for hiding the format: the format (lengths, separators, issuer prefix, area code) is kept
+on purpose.
 """
 
 from __future__ import annotations
@@ -113,19 +117,22 @@ _RRN_G = {"1": "12", "2": "12", "3": "34", "4": "34", "5": "56", "6": "56", "7":
 
 
 def rng_for(key: bytes, type_: str, surface: str, salt: int = 0) -> random.Random:
-    """A generator seeded by HMAC-SHA256 of ``(type, salt, surface)`` under ``key``: explicit, keyed, stable."""
+    """A generator seeded by HMAC-SHA256 of ``(type, salt, surface)`` under ``key``: explicit,
+    keyed, stable."""
     msg = f"surrogate\x1f{type_}\x1f{salt}\x1f{surface}".encode()
     return random.Random(int.from_bytes(hmac.new(key, msg, hashlib.sha256).digest(), "big"))
 
 
 def _fill_digits(surface: str, digits: str) -> str:
-    """``surface`` with its digits replaced, in order, by ``digits`` (same count), keeping separators/width."""
+    """``surface`` with its digits replaced, in order, by ``digits`` (same count), keeping
+    separators/width."""
     it = iter(digits)
     return "".join(digit_like(ch, int(next(it))) if is_digit(ch) else ch for ch in surface)
 
 
 def fake_rrn(digits: str, rng: random.Random) -> str:
-    """13 digits: a Korean RRN with a real birth date, the same G-digit class and a valid check digit."""
+    """13 digits: a Korean RRN with a real birth date, the same G-digit class and a valid check
+    digit."""
     g = rng.choice(_RRN_G.get(digits[6:7], "12"))
     century = 1900 if g in "1256" else 2000
     while True:
@@ -158,8 +165,9 @@ def fake_card(digits: str, rng: random.Random) -> str:
 
 
 def _fresh_group(text: str, rng: random.Random) -> str:
-    """New digits for one digit group: a leading 0 or 1 stays (trunk and service prefixes), a leading 2-9 stays
-    2-9 (a North American exchange never starts with 0 or 1), the other digits are free."""
+    """New digits for one digit group: a leading 0 or 1 stays (trunk and service prefixes), a
+    leading 2-9 stays 2-9 (a North American exchange never starts with 0 or 1), the other digits are
+    free."""
     out = []
     for i, ch in enumerate(text):
         if i == 0 and digit_value(ch) <= 1:
@@ -337,8 +345,8 @@ _BY_TYPE = {
 
 
 def surrogate(type_: str, surface: str, key: bytes, salt: int = 0) -> str:
-    """The fake for ``surface`` of ``type_`` under ``key`` (see the module docstring); never equal to ``surface``
-    unless the surface holds nothing to replace (no letter, digit or CJK character).
+    """The fake for ``surface`` of ``type_`` under ``key`` (see the module docstring); never equal
+    to ``surface`` unless the surface holds nothing to replace (no letter, digit or CJK character).
 
     >>> s = surrogate("CARD", "4111-1111-1111-1111", b"k" * 32)
     >>> s[:5], len(s), s.count("-")

@@ -1,4 +1,5 @@
-"""Placeholder tokens ``[TYPE_n]``: their shape, the names a source already uses, and restoration."""
+"""Placeholder tokens ``[TYPE_n]``: their shape, the names a source already uses, and
+restoration."""
 
 from __future__ import annotations
 
@@ -8,7 +9,8 @@ TOKEN_RE = re.compile(r"\[[A-Z][A-Z0-9_]*_[0-9]+\]")
 
 
 def format_token(type_: str, n: int) -> str:
-    """The token text for the ``n``-th surface of ``type_``: ``format_token("PERSON", 2) == "[PERSON_2]"``."""
+    """The token text for the ``n``-th surface of ``type_``: ``format_token("PERSON", 2) ==
+    "[PERSON_2]"``."""
     return f"[{type_}_{n}]"
 
 
@@ -44,17 +46,21 @@ class TokenAllocator:
 
 
 def reassemble_text(masked_text: str, mapping: dict[str, str]) -> str:
-    """Replace every known token of ``mapping`` by its surface, once; unknown tokens stay as they are.
+    """Replace every known token of ``mapping`` by its surface, once; unknown tokens stay as they
+    are.
 
-    Keys that are not ``[TYPE_n]`` tokens (the replacements of ``spcl.mask.operators``: surrogates, keyed
-    hashes) are found by one left-to-right scan, longest first, together with the tokens.
+    Keys that are not ``[TYPE_n]`` tokens (the replacements of ``spcl.mask.operators``: surrogates,
+    keyed hashes) are found by one left-to-right scan, longest first, together with the tokens.
 
     >>> reassemble_text("[PERSON_2] / [PERSON_1]", {"[PERSON_2]": "김가상"})
     '김가상 / [PERSON_1]'
     """
-    others = sorted((k for k in mapping if k and not TOKEN_RE.fullmatch(k)), key=lambda k: (-len(k), k))
+    others = sorted(
+        (k for k in mapping if k and not TOKEN_RE.fullmatch(k)), key=lambda k: (-len(k), k)
+    )
     if not others:
         return TOKEN_RE.sub(lambda m: mapping.get(m.group(0), m.group(0)), masked_text)
-    # replacements that are not tokens (surrogates, keyed hashes): one left-to-right scan, longest first
+    # replacements that are not tokens (surrogates, keyed hashes): one left-to-right scan, longest
+    # first
     pattern = re.compile("|".join([*map(re.escape, others), TOKEN_RE.pattern]))
     return pattern.sub(lambda m: mapping.get(m.group(0), m.group(0)), masked_text)

@@ -29,9 +29,12 @@ TYPE_PRIORITY: tuple[str, ...] = (
     "ADDRESS",
     "REL",
 )
-NUMERIC_TYPES: frozenset[str] = frozenset({"RRN", "SSN", "ITIN", "DOB", "PHONE", "ACCOUNT", "CARD", "ID"})
+NUMERIC_TYPES: frozenset[str] = frozenset(
+    {"RRN", "SSN", "ITIN", "DOB", "PHONE", "ACCOUNT", "CARD", "ID"}
+)
 WHOLE_WORD_TYPES: frozenset[str] = frozenset({"PERSON", "REL"})
-"""Types whose occurrences the masker replaces only where they stand as whole words (never rule-hit types)."""
+"""Types whose occurrences the masker replaces only where they stand as whole words (never
+rule-hit types)."""
 PERSON_VARIANT_MIN, PERSON_VARIANT_MAX = 2, 6
 PERSON_GAP_CHARS = " \t\r\n\u3000"
 NUMERIC_SEPARATORS = " \t-./()\u2010\u2011\u2012\u2013\u2014\u2015\u2212\uff0d"
@@ -43,11 +46,13 @@ _NUMERIC_VALUE_CHARS = frozenset("0123456789０１２３４５６７８９+" + N
 
 
 def _gap(chars: str, most: int) -> str:
-    """A bounded run of ``chars``: ASCII ones in one class, each run of other code points on its own.
+    """A bounded run of ``chars``: ASCII ones in one class, each run of other code points on its
+    own.
 
-    Python's ``re`` compiles a class that mixes ASCII with scattered non-ASCII characters into a 64K-entry
-    bitmap (≈0.5 ms per class, and a numeric variant has one gap per digit); a class of one contiguous run
-    is cheap. The empty lookahead ``(?=)`` keeps the parser from merging the runs back into one class.
+    Python's ``re`` compiles a class that mixes ASCII with scattered non-ASCII characters into a
+    64K-entry bitmap (≈0.5 ms per class, and a numeric variant has one gap per digit); a class of
+    one contiguous run is cheap. The empty lookahead ``(?=)`` keeps the parser from merging the runs
+    back into one class.
     """
     ascii_chars = "".join(ch for ch in chars if ord(ch) < 128)
     items = ["[" + re.escape(ascii_chars) + "]"]
@@ -97,11 +102,11 @@ def check_type_name(type_: str) -> None:
 class Alternative:
     """One way a candidate can appear: a regex ``pattern`` (with digit boundaries) for ``type``.
 
-    ``literal`` tells a literal from a variant; ``length`` is its nominal length (characters of the literal,
-    or of the variant's compact form), used to order alternatives longest-first; ``first`` holds the
-    characters a match can start with. ``kind`` (``literal``, ``numeric`` or ``person``) and ``key`` (the
-    literal, the ASCII digits, the name without gaps) say which characters any match must start with, for
-    the indexed scan (:func:`match_positions`).
+    ``literal`` tells a literal from a variant; ``length`` is its nominal length (characters of the
+    literal, or of the variant's compact form), used to order alternatives longest-first; ``first``
+    holds the characters a match can start with. ``kind`` (``literal``, ``numeric`` or ``person``)
+    and ``key`` (the literal, the ASCII digits, the name without gaps) say which characters any
+    match must start with, for the indexed scan (:func:`match_positions`).
     """
 
     type: str
@@ -114,7 +119,13 @@ class Alternative:
 
     def sort_key(self) -> tuple[int, int, int, str, str]:
         """Longest first, literal before variant, then type priority, then the pattern itself."""
-        return (-self.length, 0 if self.literal else 1, type_rank(self.type), self.type, self.pattern)
+        return (
+            -self.length,
+            0 if self.literal else 1,
+            type_rank(self.type),
+            self.type,
+            self.pattern,
+        )
 
 
 def _bounded(body: str, first: str, last: str) -> str:
@@ -138,30 +149,52 @@ def alternatives(type_: str, value: str) -> list[Alternative]:
     """
     if not value:
         return []
-    alts = [Alternative(type_, _bounded(re.escape(value), value[0], value[-1]), True, len(value), value[0],
-                        "literal", value)]
+    alts = [
+        Alternative(
+            type_,
+            _bounded(re.escape(value), value[0], value[-1]),
+            True,
+            len(value),
+            value[0],
+            "literal",
+            value,
+        )
+    ]
     if type_ == "PERSON":
         compact = "".join(ch for ch in value if ch not in PERSON_GAP_CHARS)
         if PERSON_VARIANT_MIN <= len(compact) <= PERSON_VARIANT_MAX:
             body = _PERSON_GAP.join(re.escape(ch) for ch in compact)
-            alts.append(Alternative(type_, _bounded(body, compact[0], compact[-1]), False, len(compact), compact[0],
-                                    "person", compact))
+            alts.append(
+                Alternative(
+                    type_,
+                    _bounded(body, compact[0], compact[-1]),
+                    False,
+                    len(compact),
+                    compact[0],
+                    "person",
+                    compact,
+                )
+            )
     elif type_ in NUMERIC_TYPES and all(ch in _NUMERIC_VALUE_CHARS for ch in value):
         digits = [ch for ch in value if ch.isdigit()]
         if digits:
             body = _NUMERIC_GAP.join(_digit_class(d) for d in digits)
             first = _digit_class(digits[0])[1:-1]
             key = "".join(digits).translate(_FULLWIDTH_TO_ASCII)
-            alts.append(Alternative(type_, _bounded(body, "0", "0"), False, len(digits), first, "numeric", key))
+            alts.append(
+                Alternative(
+                    type_, _bounded(body, "0", "0"), False, len(digits), first, "numeric", key
+                )
+            )
     return alts
 
 
 def canonical_alternatives(candidates: Iterable[tuple[str, str]]) -> list[Alternative]:
     """Alternatives of all candidates, de-duplicated and in one canonical (longest-first) order.
 
-    Candidates are normalized first; empty values are skipped. When several candidates produce the same
-    pattern, the literal one wins, then the type with the higher fixed priority. The result does not
-    depend on the order of ``candidates``.
+    Candidates are normalized first; empty values are skipped. When several candidates produce the
+    same pattern, the literal one wins, then the type with the higher fixed priority. The result
+    does not depend on the order of ``candidates``.
     """
     best: dict[str, Alternative] = {}
     for type_raw, value_raw in candidates:
@@ -184,9 +217,9 @@ def canonical_alternatives(candidates: Iterable[tuple[str, str]]) -> list[Altern
 def scan_regex(alts: tuple[Alternative, ...]) -> re.Pattern[str]:
     """One regex that, at every position where any alternative matches, captures each one that does.
 
-    Group ``i + 1`` holds alternative ``i``'s match at that position (zero-width lookaheads, so overlapping
-    occurrences are all seen in a single left-to-right scan). A lookahead on the possible first characters
-    skips positions where nothing can start.
+    Group ``i + 1`` holds alternative ``i``'s match at that position (zero-width lookaheads, so
+    overlapping occurrences are all seen in a single left-to-right scan). A lookahead on the
+    possible first characters skips positions where nothing can start.
     """
     firsts = sorted(set("".join(a.first for a in alts)))
     guard = "(?=[" + "".join(re.escape(ch) for ch in firsts) + "])"

@@ -1,22 +1,25 @@
 """Where a candidate value occurs in a source: its literal and its restricted variants.
 
-This module is the single definition of "a value occurs in the source", shared by the contract parser
-(``spcl.extract.contract``), the masker (``spcl.mask.masker``) and the evaluator's leak check:
+This module is the single definition of "a value occurs in the source", shared by the contract
+parser (``spcl.extract.contract``), the masker (``spcl.mask.masker``) and the evaluator's leak
+check:
 
 - **Literal**: the NFC value itself.
 - **PERSON variant**: the name with its spaces removed (2–6 characters), matched with at most two
-  spaces/tabs/newlines (``" \\t\\r\\n\\u3000"``) between its characters: ``김가상`` also matches ``김 가 상``.
-- **Numeric variant** (RRN, DOB, PHONE, ACCOUNT, CARD, ID): only when the value consists of digits and the
-  known separators; its digits (ASCII or full-width) in order with at most three separators between any two
-  digits: ``010-0000-1234`` also matches ``010 0000 1234`` and ``01000001234``. Letters are never
-  dropped, so ``alias123456`` has no variant and never matches ``123456``.
-- **Digit boundary**: a match that starts (ends) with a digit must not be preceded (followed) by a digit,
-  so ``123456`` does not match inside ``91234567``. Literals and variants obey the same rule.
-- **Whole words** (PERSON and REL, in ``scan(..., whole_words=True)``, what the masker uses): an occurrence
-  counts only where it stands as a whole word (``spcl.mask.words.is_whole_word``: morpheme boundaries for
-  Japanese, eojeol + particles for Korean, word boundaries for Latin text), so ``オプ`` never matches inside
-  ``オプション``. A value that stands nowhere as a whole word is matched everywhere, as before (fail closed:
-  a detector found it, so it is masked). Rule-hit types (identifiers) are never restricted.
+  spaces/tabs/newlines (``" \\t\\r\\n\\u3000"``) between its characters: ``김가상`` also matches
+  ``김 가 상``.
+- **Numeric variant** (RRN, DOB, PHONE, ACCOUNT, CARD, ID): only when the value consists of digits
+  and the known separators; its digits (ASCII or full-width) in order with at most three separators
+  between any two digits: ``010-0000-1234`` also matches ``010 0000 1234`` and ``01000001234``.
+  Letters are never dropped, so ``alias123456`` has no variant and never matches ``123456``.
+- **Digit boundary**: a match that starts (ends) with a digit must not be preceded (followed) by a
+  digit, so ``123456`` does not match inside ``91234567``. Literals and variants obey the same rule.
+- **Whole words** (PERSON and REL, in ``scan(..., whole_words=True)``, what the masker uses): an
+  occurrence counts only where it stands as a whole word (``spcl.mask.words.is_whole_word``:
+  morpheme boundaries for Japanese, eojeol + particles for Korean, word boundaries for Latin text),
+  so ``オプ`` never matches inside ``オプション``. A value that stands nowhere as a whole word is
+  matched everywhere, as before (fail closed: a detector found it, so it is masked). Rule-hit types
+  (identifiers) are never restricted.
 
 Every pattern is a plain sequence with bounded gaps: matching is linear in the text length.
 """
@@ -82,9 +85,9 @@ from spcl.mask.variant_forms import (
 from spcl.mask.words import is_whole_word, starts_korean_word
 
 INDEXED_SCAN_FROM = 32
-"""From this many alternatives on, :func:`match_positions` indexes them by their first characters instead
-of trying every one at every position (one regex with a lookahead per alternative is quadratic in their
-number); below it, the single regex is faster. Both give the same matches."""
+"""From this many alternatives on, :func:`match_positions` indexes them by their first characters
+instead of trying every one at every position (one regex with a lookahead per alternative is
+quadratic in their number); below it, the single regex is faster. Both give the same matches."""
 _KEY_CHARS = 12
 _FULLWIDTH_DIGITS = frozenset("０１２３４５６７８９")
 _PERSON_GAP_SET = frozenset(PERSON_GAP_CHARS)
@@ -95,7 +98,9 @@ class ScanBudgetExceeded(RunFailed, RuntimeError):
     """A document needs more span-search work than ``work_budget`` allows (it must fail closed)."""
 
 
-def _regex_positions(text: str, alts: tuple[Alternative, ...]) -> list[tuple[int, list[tuple[int, int]]]]:
+def _regex_positions(
+    text: str, alts: tuple[Alternative, ...]
+) -> list[tuple[int, list[tuple[int, int]]]]:
     hits: list[tuple[int, list[tuple[int, int]]]] = []
     n = len(alts)
     for m in scan_regex(alts).finditer(text):
@@ -107,14 +112,16 @@ def _regex_positions(text: str, alts: tuple[Alternative, ...]) -> list[tuple[int
 
 
 def _text_key(text: str, pos: int, kind: str) -> str:
-    """The first (up to ``_KEY_CHARS``) characters a match of an alternative of ``kind`` at ``pos`` would
-    spell: the raw text (literal), its ASCII digits with separator runs skipped (numeric), its characters
-    with name gaps skipped (person). Skips are never shorter than the pattern's own, so a match's key is a
-    prefix of this."""
+    """The first (up to ``_KEY_CHARS``) characters a match of an alternative of ``kind`` at ``pos``
+    would spell: the raw text (literal), its ASCII digits with separator runs skipped (numeric), its
+    characters with name gaps skipped (person). Skips are never shorter than the pattern's own, so a
+    match's key is a prefix of this."""
     if kind == "literal":
-        return text[pos:pos + _KEY_CHARS]
+        return text[pos : pos + _KEY_CHARS]
     numeric = kind == "numeric"
-    gaps, most = (_NUMERIC_GAP_SET, MAX_NUMERIC_GAP) if numeric else (_PERSON_GAP_SET, MAX_PERSON_GAP)
+    gaps, most = (
+        (_NUMERIC_GAP_SET, MAX_NUMERIC_GAP) if numeric else (_PERSON_GAP_SET, MAX_PERSON_GAP)
+    )
     out: list[str] = []
     i, n = pos, len(text)
     while i < n and len(out) < _KEY_CHARS:
@@ -146,8 +153,8 @@ _DIGIT = re.compile(r"\d")  # exactly the regex's own idea of a digit, for the b
 def _match_end(alt: Alternative, text: str, pos: int) -> int:
     """Where ``alt``'s pattern, matched at ``pos``, ends (-1: no match) — without the regex.
 
-    Each pattern is deterministic (gap characters never occur in the value's own characters), so walking
-    the key while skipping at most the allowed gap run gives the regex's one possible match.
+    Each pattern is deterministic (gap characters never occur in the value's own characters), so
+    walking the key while skipping at most the allowed gap run gives the regex's one possible match.
     """
     key = alt.key
     n = len(text)
@@ -158,7 +165,9 @@ def _match_end(alt: Alternative, text: str, pos: int) -> int:
         left, right = key[0].isdigit(), key[-1].isdigit()
     else:
         numeric = alt.kind == "numeric"
-        gaps, most = (_NUMERIC_GAP_SET, MAX_NUMERIC_GAP) if numeric else (_PERSON_GAP_SET, MAX_PERSON_GAP)
+        gaps, most = (
+            (_NUMERIC_GAP_SET, MAX_NUMERIC_GAP) if numeric else (_PERSON_GAP_SET, MAX_PERSON_GAP)
+        )
         i = pos
         for j, want in enumerate(key):
             if j:
@@ -182,9 +191,11 @@ def _match_end(alt: Alternative, text: str, pos: int) -> int:
 
 
 @lru_cache(maxsize=64)
-def _alt_index(alts: tuple[Alternative, ...]) -> tuple[dict[tuple[str, str], list[int]], dict[str, list[int]],
-                                                      frozenset[str]]:
-    """Alternatives by ``(kind, key prefix)``, the key lengths in use per kind, and their first characters."""
+def _alt_index(
+    alts: tuple[Alternative, ...],
+) -> tuple[dict[tuple[str, str], list[int]], dict[str, list[int]], frozenset[str]]:
+    """Alternatives by ``(kind, key prefix)``, the key lengths in use per kind, and their first
+    characters."""
     by_key: dict[tuple[str, str], list[int]] = {}
     lengths: dict[str, set[int]] = {}
     for i, alt in enumerate(alts):
@@ -195,8 +206,9 @@ def _alt_index(alts: tuple[Alternative, ...]) -> tuple[dict[tuple[str, str], lis
     return by_key, {k: sorted(v) for k, v in lengths.items()}, firsts
 
 
-def _indexed_positions(text: str, alts: tuple[Alternative, ...],
-                       budget: int | None) -> list[tuple[int, list[tuple[int, int]]]]:
+def _indexed_positions(
+    text: str, alts: tuple[Alternative, ...], budget: int | None
+) -> list[tuple[int, list[tuple[int, int]]]]:
     by_key, lengths, firsts = _alt_index(alts)
     hits: list[tuple[int, list[tuple[int, int]]]] = []
     work = 0
@@ -225,14 +237,16 @@ def _indexed_positions(text: str, alts: tuple[Alternative, ...],
     return hits
 
 
-def match_positions(text: str, alts: list[Alternative] | tuple[Alternative, ...],
-                    work_budget: int | None = None) -> list[tuple[int, list[tuple[int, int]]]]:
-    """Every position of ``text`` where some alternative matches, with ``(index, end)`` of each one that
-    does (indexes ascending), positions ascending — what one lookahead per alternative would capture.
+def match_positions(
+    text: str, alts: list[Alternative] | tuple[Alternative, ...], work_budget: int | None = None
+) -> list[tuple[int, list[tuple[int, int]]]]:
+    """Every position of ``text`` where some alternative matches, with ``(index, end)`` of each one
+    that does (indexes ascending), positions ascending — what one lookahead per alternative would
+    capture.
 
-    Many alternatives are indexed by the characters any match must start with, so each position tries only
-    the few that can match there (linear in the text for distinct values); ``work_budget`` bounds the
-    pattern tries of that search (:class:`ScanBudgetExceeded` past it).
+    Many alternatives are indexed by the characters any match must start with, so each position
+    tries only the few that can match there (linear in the text for distinct values);
+    ``work_budget`` bounds the pattern tries of that search (:class:`ScanBudgetExceeded` past it).
     """
     alts = tuple(alts)
     if not alts:
@@ -252,26 +266,42 @@ class Occurrence:
     type: str
 
 
-def scan(text: str, alts: list[Alternative], whole_words: bool = False,
-         eojeol_start: frozenset[str] = frozenset(), work_budget: int | None = None) -> list[Occurrence]:
+def scan(
+    text: str,
+    alts: list[Alternative],
+    whole_words: bool = False,
+    eojeol_start: frozenset[str] = frozenset(),
+    work_budget: int | None = None,
+) -> list[Occurrence]:
     """For every position of ``text`` where an alternative matches, the winning alternative there.
 
-    The winner is the longest actual match; ties go to literal over variant, then type priority, then the
-    canonical order of ``alts``. With ``whole_words``, an alternative of a ``WHOLE_WORD_TYPES`` type takes
-    part only where its match is a whole word — unless it is a whole word nowhere in ``text``, in which case
-    every match counts (fail closed). An alternative whose pattern is in ``eojeol_start`` (a model's names)
-    also counts where it starts a Korean eojeol (``spcl.mask.words.starts_korean_word``: ``소지섭하는듯``).
-    ``work_budget``: see :func:`match_positions`.
+    The winner is the longest actual match; ties go to literal over variant, then type priority,
+    then the canonical order of ``alts``. With ``whole_words``, an alternative of a
+    ``WHOLE_WORD_TYPES`` type takes part only where its match is a whole word — unless it is a whole
+    word nowhere in ``text``, in which case every match counts (fail closed). An alternative whose
+    pattern is in ``eojeol_start`` (a model's names) also counts where it starts a Korean eojeol
+    (``spcl.mask.words.starts_korean_word``: ``소지섭하는듯``). ``work_budget``: see
+    :func:`match_positions`.
     """
     if not alts:
         return []
     hits = match_positions(text, alts, work_budget)
-    restricted = {i for i, a in enumerate(alts) if a.type in WHOLE_WORD_TYPES} if whole_words else set()
+    restricted = (
+        {i for i, a in enumerate(alts) if a.type in WHOLE_WORD_TYPES} if whole_words else set()
+    )
     if restricted:
-        whole = {(start, i, end) for start, ends in hits for i, end in ends
-                 if i in restricted and (is_whole_word(text, start, end) or (
-                     alts[i].pattern in eojeol_start and starts_korean_word(text, start, end)))}
-        restricted &= {i for _, i, _ in whole}  # a whole word nowhere: matched everywhere (fail closed)
+        whole = {
+            (start, i, end)
+            for start, ends in hits
+            for i, end in ends
+            if i in restricted
+            and (
+                is_whole_word(text, start, end)
+                or (alts[i].pattern in eojeol_start and starts_korean_word(text, start, end))
+            )
+        }
+        # a whole word nowhere: matched everywhere (fail closed)
+        restricted &= {i for _, i, _ in whole}
     found: list[Occurrence] = []
     for start, ends in hits:
         best: tuple[tuple[int, int, int, int], int, int] | None = None
@@ -288,15 +318,20 @@ def scan(text: str, alts: list[Alternative], whole_words: bool = False,
 
 
 def scan_all(text: str, alts: list[Alternative]) -> list[tuple[int, int, int]]:
-    """Every ``(start, end, index)`` where alternative ``alts[index]`` matches ``text`` (overlaps included)."""
+    """Every ``(start, end, index)`` where alternative ``alts[index]`` matches ``text`` (overlaps
+    included)."""
     return [(start, end, i) for start, ends in match_positions(text, alts) for i, end in ends]
 
 
-def occurrences_by_pair(pairs: Iterable[tuple[str, str]], text: str) -> dict[tuple[str, str], list[tuple[int, int]]]:
-    """For each normalized ``(type, value)``, every ``[start, end)`` where it or a variant occurs in NFC ``text``.
+def occurrences_by_pair(
+    pairs: Iterable[tuple[str, str]], text: str
+) -> dict[tuple[str, str], list[tuple[int, int]]]:
+    """For each normalized ``(type, value)``, every ``[start, end)`` where it or a variant occurs in
+    NFC ``text``.
 
-    One scan for all pairs (the same compiled regex as ``mask_text`` uses for the same candidates); at each
-    start only the longest occurrence is listed. Pairs are normalized; empty values map to ``[]``.
+    One scan for all pairs (the same compiled regex as ``mask_text`` uses for the same candidates);
+    at each start only the longest occurrence is listed. Pairs are normalized; empty values map to
+    ``[]``.
     """
     norm = {(normalize_type(t), normalize_value(v)) for t, v in pairs}
     alts = canonical_alternatives(norm)

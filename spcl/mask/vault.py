@@ -5,36 +5,40 @@ Layout of a vault folder::
     vault.json              {"format": "spcl-vault-1", "cipher": "AES-256-GCM", "key_check": "<hex>"}
     <writer>.jsonl          one line per record: {"id", "v", "nonce", "ciphertext"} (base64)
 
-A version-3 record (``"v": 3``, what every writer writes now) encrypts ``{"mapping"[, "source", "masked"[,
-"original"]][, "id"]}``: the mapping and, for a round-trip record (what the mask job writes), keyed hashes
-(HMAC-SHA-256-128 under a key derived from the vault key, never a plain hash, which would let anyone holding the
-file test guesses of low-entropy values) of the NFC source text and of the masked text (bound to the row's id),
-and the source exactly as given when it was not NFC; ``"id"`` is the row's own id when the released row shows
-another one (an id that holds a value is released as :meth:`Vault.screened_id`). They let a reader prove a whole
-round trip (:meth:`Vault.record`, :meth:`Vault.mac_matches`). Its associated data names the writer file it was
-written to as well as its id, and a writer name is new per run and attempt (it carries the run id): a record
-copied from an earlier run's file into a later run's file under the same row key fails authentication
-(``auth_failed``) instead of restoring the earlier text.
+A version-3 record (``"v": 3``, what every writer writes now) encrypts ``{"mapping"[, "source",
+"masked"[, "original"]][, "id"]}``: the mapping and, for a round-trip record (what the mask job
+writes), keyed hashes (HMAC-SHA-256-128 under a key derived from the vault key, never a plain hash,
+which would let anyone holding the file test guesses of low-entropy values) of the NFC source text
+and of the masked text (bound to the row's id), and the source exactly as given when it was not NFC;
+``"id"`` is the row's own id when the released row shows another one (an id that holds a value is
+released as :meth:`Vault.screened_id`). They let a reader prove a whole round trip
+(:meth:`Vault.record`, :meth:`Vault.mac_matches`). Its associated data names the writer file it was
+written to as well as its id, and a writer name is new per run and attempt (it carries the run id):
+a record copied from an earlier run's file into a later run's file under the same row key fails
+authentication (``auth_failed``) instead of restoring the earlier text.
 
-Records of the earlier formats are still read, never as verified: version 2 (``"v": 2``; the same body, bound to
-the id only) and version 1 (no ``"v"``; the mapping only). Each version has its own associated data, so a record
-cannot be passed off as another version (:attr:`VaultRecord.bound` is true for version 3 only).
+Records of the earlier formats are still read, never as verified: version 2 (``"v": 2``; the same
+body, bound to the id only) and version 1 (no ``"v"``; the mapping only). Each version has its own
+associated data, so a record cannot be passed off as another version (:attr:`VaultRecord.bound` is
+true for version 3 only).
 
-Each writer (a Spark task, a worker process) appends to its own ``<writer>.jsonl`` so parallel writers
-never share a file. Ids are not secret; the mapping is: it is serialized as JSON and encrypted with a fresh
-96-bit nonce, with the document id as associated data, so a record moved to another id fails to decrypt.
-``key_check`` is an HMAC of a fixed label under the key: a wrong key fails at open time, before any record
-is read, and reveals nothing about the key.
+Each writer (a Spark task, a worker process) appends to its own ``<writer>.jsonl`` so parallel
+writers never share a file. Ids are not secret; the mapping is: it is serialized as JSON and
+encrypted with a fresh 96-bit nonce, with the document id as associated data, so a record moved to
+another id fails to decrypt. ``key_check`` is an HMAC of a fixed label under the key: a wrong key
+fails at open time, before any record is read, and reveals nothing about the key.
 
-Reading one writer's file (``get``/``record`` with ``writer``) is tolerant: a corrupt line (truncated, not
-JSON, bad base64) is skipped and remembered by its line number (:meth:`Vault.corrupt_lines`), so it blocks
-only the record it held; a lookup says why it failed with a :class:`RecordError` whose ``reason`` is one of
-``missing_vault_file``, ``bad_vault_file``, ``missing_mapping``, ``corrupt_record``, ``ambiguous_mapping``,
-``auth_failed``. Reading the whole vault (``get`` without ``writer``, iteration) stays strict.
+Reading one writer's file (``get``/``record`` with ``writer``) is tolerant: a corrupt line
+(truncated, not JSON, bad base64) is skipped and remembered by its line number
+(:meth:`Vault.corrupt_lines`), so it blocks only the record it held; a lookup says why it failed
+with a :class:`RecordError` whose ``reason`` is one of ``missing_vault_file``, ``bad_vault_file``,
+``missing_mapping``, ``corrupt_record``, ``ambiguous_mapping``, ``auth_failed``. Reading the whole
+vault (``get`` without ``writer``, iteration) stays strict.
 
-The key (32 bytes, base64 or hex text) comes from, in order: the ``key`` argument (bytes, or a key file
-path), the environment variable ``SPCL_VAULT_KEY``, or the key file named by ``SPCL_VAULT_KEY_FILE``. It is
-never taken from a command line. ``write_key_file`` creates a new key file with mode 0600.
+The key (32 bytes, base64 or hex text) comes from, in order: the ``key`` argument (bytes, or a key
+file path), the environment variable ``SPCL_VAULT_KEY``, or the key file named by
+``SPCL_VAULT_KEY_FILE``. It is never taken from a command line. ``write_key_file`` creates a new key
+file with mode 0600.
 """
 
 from __future__ import annotations
@@ -108,14 +112,18 @@ from spcl.mask.vault_records import (
 )
 
 HEADER_NAME = "vault.json"
-_MAC_BYTES = 16  # HMAC-SHA-256 truncated to 128 bits (as HMAC-SHA-256-128 in RFC 4868), base64 in the record
+# HMAC-SHA-256 truncated to 128 bits (as HMAC-SHA-256-128 in RFC 4868), base64 in the record
+_MAC_BYTES = 16
 _WRITER_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}")
 
 
 class Vault:
-    """An open vault folder: ``put`` appends to this writer's file; ``get`` and iteration read all files."""
+    """An open vault folder: ``put`` appends to this writer's file; ``get`` and iteration read
+    all files."""
 
-    def __init__(self, root: str | Path, key: bytes | str | Path | None = None, *, writer: str = "part-0") -> None:
+    def __init__(
+        self, root: str | Path, key: bytes | str | Path | None = None, *, writer: str = "part-0"
+    ) -> None:
         if not _WRITER_RE.fullmatch(writer):
             raise VaultError("writer name must match [A-Za-z0-9][A-Za-z0-9._-]*")
         self.root = Path(root)
@@ -150,7 +158,9 @@ class Vault:
         if meta.get("format") != FORMAT:
             raise VaultError(f"{header}: unknown vault format")
         if not hmac.compare_digest(str(meta.get("key_check", "")), self._check):
-            raise VaultKeyError(f"wrong vault key for {self.root} (the key does not match vault.json)")
+            raise VaultKeyError(
+                f"wrong vault key for {self.root} (the key does not match vault.json)"
+            )
 
     @property
     def path(self) -> Path:
@@ -158,18 +168,21 @@ class Vault:
         return self.root / f"{self.writer}.jsonl"
 
     def text_mac(self, role: str, text: str, context: str = "") -> str:
-        """Keyed hash (HMAC-SHA-256 under a key derived from the vault key) of ``text`` in ``role`` (``source``
-        or ``masked``) and ``context`` (e.g. the row's id): proves equality without revealing the text or
-        letting anyone without the key test guesses of it."""
+        """Keyed hash (HMAC-SHA-256 under a key derived from the vault key) of ``text`` in ``role``
+        (``source`` or ``masked``) and ``context`` (e.g. the row's id): proves equality without
+        revealing the text or letting anyone without the key test guesses of it."""
         ctx = utf8(context)
-        msg = role.encode("ascii") + b"\x00" + str(len(ctx)).encode("ascii") + b":" + ctx + utf8(text)
+        msg = (
+            role.encode("ascii") + b"\x00" + str(len(ctx)).encode("ascii") + b":" + ctx + utf8(text)
+        )
         tag = hmac.new(self._mac_key, msg, hashlib.sha256).digest()[:_MAC_BYTES]
         return base64.b64encode(tag).decode("ascii").rstrip("=")
 
     def screened_id(self, doc_id: str) -> str:
-        """The id a released row shows instead of ``doc_id`` when the id holds a value: ``id-`` and 24 hex digits
-        of a keyed hash (HMAC-SHA-256 under a key derived from the vault key). Deterministic per key, so rows
-        that share an id still share it, and whoever holds the key can find a known id's rows.
+        """The id a released row shows instead of ``doc_id`` when the id holds a value: ``id-`` and
+        24 hex digits of a keyed hash (HMAC-SHA-256 under a key derived from the vault key).
+        Deterministic per key, so rows that share an id still share it, and whoever holds the key
+        can find a known id's rows.
 
         >>> v = Vault.__new__(Vault); v._id_key = bytes(32)
         >>> v.screened_id("https://example.com/u?mail=kim@mailbox.com")[:3], len(v.screened_id("x"))
@@ -179,18 +192,29 @@ class Vault:
         return f"id-{tag}"
 
     def mac_matches(self, mac: str, role: str, text: str, context: str = "") -> bool:
-        """True when ``mac`` is :meth:`text_mac` of ``(role, text, context)`` (constant-time comparison)."""
+        """True when ``mac`` is :meth:`text_mac` of ``(role, text, context)`` (constant-time
+        comparison)."""
         return hmac.compare_digest(mac, self.text_mac(role, text, context))
 
-    def put(self, doc_id: str, mapping: dict[str, str], *, source: str | None = None, masked: str | None = None,
-            original: str | None = None, row_id: str = "", source_id: str | None = None) -> None:
+    def put(
+        self,
+        doc_id: str,
+        mapping: dict[str, str],
+        *,
+        source: str | None = None,
+        masked: str | None = None,
+        original: str | None = None,
+        row_id: str = "",
+        source_id: str | None = None,
+    ) -> None:
         """Encrypt ``mapping`` under ``doc_id`` and append it to this writer's file.
 
-        With ``source`` (the NFC text the mapping restores) and ``masked`` (the masked text), the record is
-        version 2: it also holds their keyed hashes (the masked text's bound to ``row_id``, the row's own id,
-        so a masked row relabelled with another id does not verify), and ``original`` (the text as given) when
-        it is not ``source`` — what a reader needs to prove the round trip and give back the exact original.
-        ``source_id``: the row's own id, stored (encrypted) when the released row shows another (``row_id``).
+        With ``source`` (the NFC text the mapping restores) and ``masked`` (the masked text), the
+        record is version 2: it also holds their keyed hashes (the masked text's bound to
+        ``row_id``, the row's own id, so a masked row relabelled with another id does not verify),
+        and ``original`` (the text as given) when it is not ``source`` — what a reader needs to
+        prove the round trip and give back the exact original. ``source_id``: the row's own id,
+        stored (encrypted) when the released row shows another (``row_id``).
         """
         if not isinstance(doc_id, str) or not doc_id:
             raise VaultError("document id must be a non-empty string")
@@ -199,7 +223,10 @@ class Vault:
         version = RECORD_VERSION
         body: dict[str, Any] = {"mapping": mapping}
         if source is not None and masked is not None:
-            body |= {"source": self.text_mac("source", source), "masked": self.text_mac("masked", masked, row_id)}
+            body |= {
+                "source": self.text_mac("source", source),
+                "masked": self.text_mac("masked", masked, row_id),
+            }
             if original is not None and original != source:
                 body["original"] = original
         if source_id is not None and source_id != row_id:
@@ -235,8 +262,9 @@ class Vault:
         self.close()
 
     def _records(self) -> Iterator[tuple[str, int, bytes, bytes, str]]:
-        """``(id, version, nonce, ciphertext, writer)`` of every record line, file by file in name order (strict: the
-        first corrupt line raises :class:`VaultError` naming its file and line)."""
+        """``(id, version, nonce, ciphertext, writer)`` of every record line, file by file in name
+        order (strict: the first corrupt line raises :class:`VaultError` naming its file and
+        line)."""
         self.flush()
         for path in sorted(self.root.glob("*.jsonl")):
             with open(path, encoding="utf-8", errors="replace") as fh:
@@ -257,7 +285,8 @@ class Vault:
         return self._index
 
     def _writer_file(self, writer: str) -> WriterFile:
-        """``writer``'s file read tolerantly (cached); :class:`RecordError` for a bad or missing file name."""
+        """``writer``'s file read tolerantly (cached); :class:`RecordError` for a bad or missing
+        file name."""
         if not isinstance(writer, str) or not _WRITER_RE.fullmatch(writer):
             raise RecordError("bad_vault_file", "the vault file name is not a writer name")
         cached = self._files.get(writer)
@@ -270,7 +299,9 @@ class Vault:
         try:
             fh = open(path, encoding="utf-8", errors="replace")  # noqa: SIM115 - closed below
         except FileNotFoundError:
-            raise RecordError("missing_vault_file", f"vault file {writer}.jsonl does not exist") from None
+            raise RecordError(
+                "missing_vault_file", f"vault file {writer}.jsonl does not exist"
+            ) from None
         except OSError as err:
             raise VaultError(f"cannot read vault file {writer}.jsonl: {err.strerror}") from None
         with fh:
@@ -289,14 +320,16 @@ class Vault:
         """Line numbers of ``writer``'s file that hold no readable record (skipped by lookups)."""
         return list(self._writer_file(writer).corrupt)
 
-    def _decrypt(self, doc_id: str, version: int, nonce: bytes, ct: bytes, writer: str) -> VaultRecord:
+    def _decrypt(
+        self, doc_id: str, version: int, nonce: bytes, ct: bytes, writer: str
+    ) -> VaultRecord:
         try:
             plain = self._aead.decrypt(nonce, ct, aad(doc_id, version, writer))
         except (InvalidTag, ValueError):
             raise RecordAuthError(
                 "auth_failed",
-                f"cannot decrypt the record of id {doc_id!r} in {writer}.jsonl: wrong key, or the record was "
-                "altered, or moved from another id or another run's file",
+                f"cannot decrypt the record of id {doc_id!r} in {writer}.jsonl: wrong key, or the"
+                " record was altered, or moved from another id or another run's file",
             ) from None
         try:
             body: Any = json.loads(plain.decode("utf-8", "surrogatepass"))
@@ -309,44 +342,62 @@ class Vault:
             else:
                 mapping, source, masked = body["mapping"], body.get("source"), body.get("masked")
                 original, source_id = body.get("original"), body.get("id")
-                if (source is None) != (masked is None) or not (source_id is None or isinstance(source_id, str)):
+                if (source is None) != (masked is None) or not (
+                    source_id is None or isinstance(source_id, str)
+                ):
                     raise KeyError("masked")
-            if not (isinstance(mapping, dict) and all(isinstance(k, str) and isinstance(v, str)
-                                                      for k, v in mapping.items())
-                    and all(x is None or isinstance(x, str) for x in (source, masked, original))):
+            if not (
+                isinstance(mapping, dict)
+                and all(isinstance(k, str) and isinstance(v, str) for k, v in mapping.items())
+                and all(x is None or isinstance(x, str) for x in (source, masked, original))
+            ):
                 raise TypeError
         except (ValueError, KeyError, TypeError):
-            raise RecordError("corrupt_record", f"the record of id {doc_id!r} has an unknown layout") from None
-        return VaultRecord(mapping, source, masked, original, bound=version >= 3, source_id=source_id)
+            raise RecordError(
+                "corrupt_record", f"the record of id {doc_id!r} has an unknown layout"
+            ) from None
+        return VaultRecord(
+            mapping, source, masked, original, bound=version >= 3, source_id=source_id
+        )
 
     def record(self, doc_id: str, writer: str) -> VaultRecord:
         """The record stored for ``doc_id`` in ``writer``'s file, decrypted and authenticated.
 
-        Raises :class:`RecordError` with ``reason``: ``bad_vault_file``/``missing_vault_file`` (the file),
-        ``ambiguous_mapping`` (the id is on more than one line of the file: the mask job writes each row key
-        once per file), ``corrupt_record`` (its line is corrupt, or the file has corrupt lines and the id is on
-        none of the intact ones), ``missing_mapping``, ``auth_failed`` (:class:`RecordAuthError`).
+        Raises :class:`RecordError` with ``reason``: ``bad_vault_file``/``missing_vault_file`` (the
+        file), ``ambiguous_mapping`` (the id is on more than one line of the file: the mask job
+        writes each row key once per file), ``corrupt_record`` (its line is corrupt, or the file has
+        corrupt lines and the id is on none of the intact ones), ``missing_mapping``,
+        ``auth_failed`` (:class:`RecordAuthError`).
         """
         wf = self._writer_file(writer)
         lines = wf.by_id.get(doc_id, [])
         if len(lines) > 1:
-            raise RecordError("ambiguous_mapping",
-                              f"id {doc_id!r} is stored {len(lines)} times in {writer}.jsonl (ambiguous)")
+            raise RecordError(
+                "ambiguous_mapping",
+                f"id {doc_id!r} is stored {len(lines)} times in {writer}.jsonl (ambiguous)",
+            )
         if not lines:
             if wf.corrupt:
-                raise RecordError("corrupt_record", f"id {doc_id!r} is on no intact line of {writer}.jsonl "
-                                  f"({len(wf.corrupt)} corrupt lines)")
+                raise RecordError(
+                    "corrupt_record",
+                    f"id {doc_id!r} is on no intact line of {writer}.jsonl "
+                    f"({len(wf.corrupt)} corrupt lines)",
+                )
             raise RecordError("missing_mapping", f"id {doc_id!r} is not in {writer}.jsonl")
         line = lines[0]
         if line.nonce is None or line.ciphertext is None:
-            raise RecordError("corrupt_record", f"{writer}.jsonl:{line.lineno}: malformed vault record")
+            raise RecordError(
+                "corrupt_record", f"{writer}.jsonl:{line.lineno}: malformed vault record"
+            )
         return self._decrypt(doc_id, line.version, line.nonce, line.ciphertext, writer)
 
     def get(self, doc_id: str, writer: str | None = None) -> dict[str, str]:
-        """The mapping stored for ``doc_id`` (in ``writer``'s file when given); ``KeyError`` when there is none.
+        """The mapping stored for ``doc_id`` (in ``writer``'s file when given); ``KeyError`` when
+        there is none.
 
-        With ``writer``, only that file is read (a corrupt line elsewhere blocks nothing) and a failed lookup
-        raises :class:`RecordError` (see :meth:`record`); without, the whole vault is read, strictly.
+        With ``writer``, only that file is read (a corrupt line elsewhere blocks nothing) and a
+        failed lookup raises :class:`RecordError` (see :meth:`record`); without, the whole vault is
+        read, strictly.
         """
         if writer is not None:
             try:
@@ -381,6 +432,9 @@ class Vault:
         return len(self._load_index())
 
 
-def open_vault(root: str | Path, key: bytes | str | Path | None = None, *, writer: str = "part-0") -> Vault:
-    """Open (or create) the vault folder ``root``; ``key`` as in ``resolve_key``; one ``writer`` per process."""
+def open_vault(
+    root: str | Path, key: bytes | str | Path | None = None, *, writer: str = "part-0"
+) -> Vault:
+    """Open (or create) the vault folder ``root``; ``key`` as in ``resolve_key``; one ``writer``
+    per process."""
     return Vault(root, key, writer=writer)

@@ -1,6 +1,6 @@
-"""Vault keys: where the 32-byte key comes from (the ``key`` argument, ``SPCL_VAULT_KEY``, or the key file
-named by ``SPCL_VAULT_KEY_FILE``; never a command line), how it is written (base64 or hex text), a new key
-file (mode 0600), and the vault errors every vault module raises.
+"""Vault keys: where the 32-byte key comes from (the ``key`` argument, ``SPCL_VAULT_KEY``, or the
+key file named by ``SPCL_VAULT_KEY_FILE``; never a command line), how it is written (base64 or hex
+text), a new key file (mode 0600), and the vault errors every vault module raises.
 """
 
 from __future__ import annotations
@@ -22,11 +22,13 @@ KEY_BYTES = 32
 
 
 class VaultError(RunFailed):
-    """A vault could not be opened, read or written; messages name files, ids and lines, never values."""
+    """A vault could not be opened, read or written; messages name files, ids and lines, never
+    values."""
 
 
 class VaultKeyError(VaultError):
     """The vault key is missing, malformed, or not the key this vault was written with."""
+
 
 def decode_key(text: str | bytes) -> bytes:
     """A 32-byte key from its base64 or hex text (surrounding whitespace ignored)."""
@@ -60,25 +62,35 @@ def resolve_key(key: bytes | str | Path | None = None) -> bytes:
         if len(key) != KEY_BYTES:
             raise VaultKeyError(f"vault key must be {KEY_BYTES} bytes")
         return key
-    path = key if key is not None else (None if os.environ.get(KEY_ENV) else os.environ.get(KEY_FILE_ENV))
+    path = (
+        key
+        if key is not None
+        else (None if os.environ.get(KEY_ENV) else os.environ.get(KEY_FILE_ENV))
+    )
     if path:
         try:
             mode = os.stat(path).st_mode
         except OSError:
             mode = 0
-        if mode & 0o077:  # readable or writable by group/others: say so (the key itself is never logged)
+        # readable or writable by group/others: say so (the key itself is never logged)
+        if mode & 0o077:
             import logging
 
             logging.getLogger(__name__).warning(
                 "vault key file %s is accessible to group/others (mode %03o); run: chmod 600 %s",
-                path, mode & 0o777, path)
+                path,
+                mode & 0o777,
+                path,
+            )
     if key is not None:
         return read_key_file(key)
     if os.environ.get(KEY_ENV):
         return decode_key(os.environ[KEY_ENV])
     if os.environ.get(KEY_FILE_ENV):
         return read_key_file(os.environ[KEY_FILE_ENV])
-    raise VaultKeyError(f"no vault key: set {KEY_ENV} (base64/hex) or {KEY_FILE_ENV} (path to a key file)")
+    raise VaultKeyError(
+        f"no vault key: set {KEY_ENV} (base64/hex) or {KEY_FILE_ENV} (path to a key file)"
+    )
 
 
 def write_key_file(path: str | Path) -> Path:
@@ -95,5 +107,6 @@ def write_key_file(path: str | Path) -> Path:
 
 
 def key_check(key: bytes) -> str:
-    """The check value a vault header stores for ``key`` (an HMAC of a fixed label: reveals nothing)."""
+    """The check value a vault header stores for ``key`` (an HMAC of a fixed label: reveals
+    nothing)."""
     return hmac.new(key, b"spcl-vault-1 key check", hashlib.sha256).hexdigest()

@@ -1,5 +1,5 @@
-"""The vault's record format: a record line's fields and their parsing, the associated data of each record
-version, the decrypted :class:`VaultRecord`, and the errors a single record raises.
+"""The vault's record format: a record line's fields and their parsing, the associated data of each
+record version, the decrypted :class:`VaultRecord`, and the errors a single record raises.
 """
 
 from __future__ import annotations
@@ -17,7 +17,8 @@ NONCE_BYTES = 12
 
 
 class RecordError(VaultError):
-    """One record could not be used; ``reason`` is a short code (see the module docstring), never a value."""
+    """One record could not be used; ``reason`` is a short code (see the module docstring), never
+    a value."""
 
     def __init__(self, reason: str, message: str) -> None:
         super().__init__(message)
@@ -25,26 +26,29 @@ class RecordError(VaultError):
 
 
 class RecordAuthError(RecordError, VaultKeyError):
-    """A record failed authentication: a wrong key, or the record was altered or moved to another id."""
+    """A record failed authentication: a wrong key, or the record was altered or moved to another
+    id."""
 
 
 @dataclass(frozen=True, slots=True)
 class VaultRecord:
-    """One decrypted record: the mapping, and for version 2 the keyed hashes and the non-NFC original."""
+    """One decrypted record: the mapping, and for version 2 the keyed hashes and the non-NFC
+    original."""
 
     mapping: dict[str, str]
     source_mac: str | None = None
     masked_mac: str | None = None
     original: str | None = None
     bound: bool = False
-    """Version 3: authenticated together with the name of the writer file (the run) it was written to."""
+    """Version 3: authenticated together with the name of the writer file (the run) it was
+    written to."""
     source_id: str | None = None
     """The row's own id when the released row shows its :meth:`Vault.screened_id` instead."""
 
     @property
     def verifiable(self) -> bool:
-        """True when the record holds the keyed hashes that prove a round trip and is bound to the file (run)
-        it was written to (version 3): what a reader may call verified."""
+        """True when the record holds the keyed hashes that prove a round trip and is bound to the
+        file (run) it was written to (version 3): what a reader may call verified."""
         return self.bound and self.has_hashes
 
     @property
@@ -53,12 +57,16 @@ class VaultRecord:
         return self.source_mac is not None and self.masked_mac is not None
 
     def __repr__(self) -> str:  # never print the mapping or the text
-        return f"VaultRecord(tokens={len(self.mapping)}, verifiable={self.verifiable}, bound={self.bound})"
+        return (
+            f"VaultRecord(tokens={len(self.mapping)}, verifiable={self.verifiable},"
+            f" bound={self.bound})"
+        )
 
 
 @dataclass(slots=True)
 class RecordLine:
-    """One record line of a writer file: its line number and fields (``None`` fields: the line is corrupt)."""
+    """One record line of a writer file: its line number and fields (``None`` fields: the line is
+    corrupt)."""
 
     lineno: int
     version: int
@@ -80,13 +88,20 @@ VERSIONS = (1, 2, 3)
 
 
 def aad(doc_id: str, version: int = RECORD_VERSION, writer: str = "") -> bytes:
-    """The associated data of a record: its version's label, (version 3) the writer file's name, and its id."""
+    """The associated data of a record: its version's label, (version 3) the writer file's name,
+    and its id."""
     if version == 1:
         return FORMAT.encode() + b"\x00" + doc_id.encode("utf-8")
     if version == 2:
         return b"spcl-vault-record-2\x00" + doc_id.encode("utf-8")
     name = writer.encode("utf-8")
-    return b"spcl-vault-record-3\x00" + str(len(name)).encode("ascii") + b":" + name + doc_id.encode("utf-8")
+    return (
+        b"spcl-vault-record-3\x00"
+        + str(len(name)).encode("ascii")
+        + b":"
+        + name
+        + doc_id.encode("utf-8")
+    )
 
 
 def b64_field(value: Any) -> bytes | None:
@@ -100,8 +115,8 @@ def b64_field(value: Any) -> bytes | None:
 
 
 def parse_line(line: str) -> tuple[str | None, int, bytes | None, bytes | None]:
-    """``(id, version, nonce, ciphertext)`` of one record line; ``id`` is ``None`` when not even it is readable,
-    ``nonce``/``ciphertext`` are ``None`` when the rest of the line is corrupt."""
+    """``(id, version, nonce, ciphertext)`` of one record line; ``id`` is ``None`` when not even it
+    is readable, ``nonce``/``ciphertext`` are ``None`` when the rest of the line is corrupt."""
     try:
         rec: Any = json.loads(line)
     except ValueError:

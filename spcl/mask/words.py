@@ -2,24 +2,25 @@
 
 A span ``[start, end)`` is a whole word when both of its edges are word boundaries:
 
-- **Script change or non-letter**: an edge between two different scripts (Latin/digits, Hangul, Japanese) or
-  next to a character that is no letter or digit is a boundary, except that a Latin span never starts right
-  after ``letter + apostrophe`` (``Brien`` inside ``O'Brien``); ``John`` in ``John's`` ends at a boundary.
+- **Script change or non-letter**: an edge between two different scripts (Latin/digits, Hangul,
+  Japanese) or next to a character that is no letter or digit is a boundary, except that a Latin
+  span never starts right after ``letter + apostrophe`` (``Brien`` inside ``O'Brien``); ``John`` in
+  ``John's`` ends at a boundary.
 - **Latin and digits** (English): two letters or digits side by side are inside one word.
-- **Japanese** (kana, kanji): an edge between two Japanese characters is a boundary only where MeCab (fugashi +
-  unidic) puts a morpheme boundary. Line breaks between two Japanese characters (with the indentation around
-  them) are removed before parsing and before judging the edge, because wrapped text breaks words anywhere:
-  ``オプ`` is not a word in ``オプ\\nション``. A run of katakana is one word (``ローダ`` is no word in
-  ``ブートローダ``; ``・`` separates words).
-- **Korean** (Hangul): a span starts a word only at the start of an eojeol (no Hangul syllable before it) and
-  ends one at the eojeol's end or before what may follow a name in the same eojeol — particles, the copula and
-  its endings, honorifics, titles and kin words used as titles (``김연아의``, ``김연아씨는``, ``김연아였다``,
-  ``원빈말고는``, ``성룡아저씨가``); ``표시`` does not end a word in
-  ``표시되는``. Where python-mecab-ko is installed, a tail the tagger reads as grammatical morphemes only
-  (particles, endings, copula, nominal suffixes) also counts.
+- **Japanese** (kana, kanji): an edge between two Japanese characters is a boundary only where MeCab
+  (fugashi + unidic) puts a morpheme boundary. Line breaks between two Japanese characters (with the
+  indentation around them) are removed before parsing and before judging the edge, because wrapped
+  text breaks words anywhere: ``オプ`` is not a word in ``オプ\\nション``. A run of katakana is one
+  word (``ローダ`` is no word in ``ブートローダ``; ``・`` separates words).
+- **Korean** (Hangul): a span starts a word only at the start of an eojeol (no Hangul syllable
+  before it) and ends one at the eojeol's end or before what may follow a name in the same eojeol —
+  particles, the copula and its endings, honorifics, titles and kin words used as titles
+  (``김연아의``, ``김연아씨는``, ``김연아였다``, ``원빈말고는``, ``성룡아저씨가``); ``표시`` does
+  not end a word in ``표시되는``. Where python-mecab-ko is installed, a tail the tagger reads as
+  grammatical morphemes only (particles, endings, copula, nominal suffixes) also counts.
 
-Without fugashi every edge between two Japanese characters counts as a boundary (the masker then behaves as
-before rather than leaking names).
+Without fugashi every edge between two Japanese characters counts as a boundary (the masker then
+behaves as before rather than leaking names).
 """
 
 from __future__ import annotations
@@ -30,9 +31,12 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
-_JA = re.compile(r"[\u3041-\u309f\u30a1-\u30fa\u30fc-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uff66-\uff9f々〆]")
+_JA = re.compile(
+    r"[\u3041-\u309f\u30a1-\u30fa\u30fc-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uff66-\uff9f々〆]"
+)
 _KATAKANA = re.compile(r"[\u30a1-\u30fa\u30fc\uff66-\uff9f]")  # not ・ (U+30FB): it separates names
-_HANGUL = re.compile(r"[\uac00-\ud7a3\u1100-\u11ff\u3131-\u318c]")  # not ㆍ (U+318D), a list separator
+# not ㆍ (U+318D), a list separator
+_HANGUL = re.compile(r"[\uac00-\ud7a3\u1100-\u11ff\u3131-\u318c]")
 _LATIN = re.compile(r"[0-9A-Za-z\u00c0-\u024f\uff10-\uff19\uff21-\uff3a\uff41-\uff5a]")
 _APOSTROPHES = frozenset("'\u2019")
 # a line break (with the indentation around it) between two Japanese characters: wrapped text
@@ -77,7 +81,8 @@ class _Layout:
     ja_bounds: frozenset[int] | None  # morpheme boundaries in ``joined`` (None: no tagger)
 
     def to_joined(self, pos: int) -> int:
-        """The offset in ``joined`` of text offset ``pos`` (a position inside a gap maps to the gap's end)."""
+        """The offset in ``joined`` of text offset ``pos`` (a position inside a gap maps to the
+        gap's end)."""
         k = bisect_right(self.removed_before, pos) - 1
         if k < 0:
             return pos
@@ -128,7 +133,7 @@ def _layout(text: str) -> _Layout:
     starts, totals, ends = [], [], []
     pieces, last, total = [], 0, 0
     for m in _WRAP.finditer(text):
-        pieces.append(text[last:m.start()])
+        pieces.append(text[last : m.start()])
         total += m.end() - m.start()
         starts.append(m.start())
         ends.append(m.end())
@@ -152,11 +157,13 @@ def _ko_tail_ok(tail: str, word: str, cut: int) -> bool:
         return False
     after = [m for m in morphs if m.span.start >= cut]
     return bool(after) and all(
-        all(part.startswith(_KO_GRAMMAR_TAGS) for part in m.feature.pos.split("+")) for m in after)
+        all(part.startswith(_KO_GRAMMAR_TAGS) for part in m.feature.pos.split("+")) for m in after
+    )
 
 
 def _inside_katakana(s: str, pos: int) -> bool:
-    """A run of katakana is one word (ブートローダ, クライアント), whatever MeCab's boundaries inside it."""
+    """A run of katakana is one word (ブートローダ, クライアント), whatever MeCab's boundaries
+    inside it."""
     return bool(_KATAKANA.match(s[pos - 1]) and _KATAKANA.match(s[pos]))
 
 
@@ -168,7 +175,12 @@ def _left_ok(lay: _Layout, start: int) -> bool:
     if not b:
         return True
     if not a:
-        return not (b == "latin" and s[start - 1] in _APOSTROPHES and start >= 2 and _script(s[start - 2]) == "latin")
+        return not (
+            b == "latin"
+            and s[start - 1] in _APOSTROPHES
+            and start >= 2
+            and _script(s[start - 2]) == "latin"
+        )
     if a != b:
         return True
     if a == "ja":
@@ -197,7 +209,8 @@ def _right_ok(lay: _Layout, end: int) -> bool:
 
 
 def is_whole_word(text: str, start: int, end: int) -> bool:
-    """True when ``text[start:end]`` stands as a whole word of NFC ``text`` (see the module docstring).
+    """True when ``text[start:end]`` stands as a whole word of NFC ``text`` (see the module
+    docstring).
 
     >>> is_whole_word("オプションを指定", 0, 2), is_whole_word("김연아의 경기", 0, 3)
     (False, True)
@@ -214,8 +227,9 @@ def is_whole_word(text: str, start: int, end: int) -> bool:
 
 
 def starts_korean_word(text: str, start: int, end: int) -> bool:
-    """True when ``text[start:end]`` starts a Korean eojeol (no Hangul right before it), starts and ends with a
-    Hangul syllable and holds at least two: a name written glued to the next word (``소지섭하는듯``).
+    """True when ``text[start:end]`` starts a Korean eojeol (no Hangul right before it), starts and
+    ends with a Hangul syllable and holds at least two: a name written glued to the next word
+    (``소지섭하는듯``).
 
     >>> starts_korean_word("소지섭하는듯", 0, 3), starts_korean_word("이소지섭", 1, 4), starts_korean_word("박모", 0, 1)
     (True, False, False)

@@ -1,5 +1,5 @@
-"""The mask job (the LLM stage): flagged Parquet → extract (a backend) → candidates → mask → release check
-→ ``masked/`` / ``failed/`` / vault.
+"""The mask job (the LLM stage): flagged Parquet → extract (a backend) → candidates → mask → release
+check → ``masked/`` / ``failed/`` / vault.
 
 Layout under ``--output``::
 
@@ -12,14 +12,16 @@ Layout under ``--output``::
     metrics.json                totals, transient/permanent failures, reconciliation, this run's speed
     manifest.json               SHA-256 and size of every file, config hash, model, prompt version
 
-and the token mappings go to the vault folder (``--vault``): one new ``mask-<key>-<run>-<n>.jsonl`` per input
-file and run, encrypted (``spcl.mask.vault``), keyed by row key; the vault gets its own ``manifest.json``.
+and the token mappings go to the vault folder (``--vault``): one new ``mask-<key>-<run>-<n>.jsonl``
+per input file and run, encrypted (``spcl.mask.vault``), keyed by row key; the vault gets its own
+``manifest.json``.
 
-The promise, module by module: the stages add up (``candidates``: extractor rows ∪ rule hits ∪ name finders),
-nothing reaches ``masked/`` without passing the release check (``release``: every flagging rule hit inside a
-masked span), every input row lands in ``masked/`` or ``failed/`` (reconciled), failures say whether a
-rerun retries them (``failures``), a rerun redoes changed files and retries transient failures (``state``),
-and ``unmask`` restores the exact source of every masked row whose round trip it can prove.
+The promise, module by module: the stages add up (``candidates``: extractor rows ∪ rule hits ∪ name
+finders), nothing reaches ``masked/`` without passing the release check (``release``: every flagging
+rule hit inside a masked span), every input row lands in ``masked/`` or ``failed/`` (reconciled),
+failures say whether a rerun retries them (``failures``), a rerun redoes changed files and retries
+transient failures (``state``), and ``unmask`` restores the exact source of every masked row whose
+round trip it can prove.
 """
 
 from spcl.mask_stage.config import MaskJobConfig

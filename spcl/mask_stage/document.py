@@ -1,4 +1,5 @@
-"""One document through the LLM stage: the extractor's answer → candidates → masker → release check."""
+"""One document through the LLM stage: the extractor's answer → candidates → masker → release
+check."""
 
 from __future__ import annotations
 
@@ -41,22 +42,34 @@ def _parse_failure(res: ParseResult) -> str:
     return "no_valid_rows"
 
 
-def mask_document(text: str, extraction: Extraction, hits: Sequence[RuleHit], types: Sequence[str],
-                  names: bool, lang: str | None = None, model: bool = False, *,
-                  operators: Mapping[str, str] | None = None, operator_key: bytes = b"",
-                  allow_names: Sequence[str] = (), deny_names: Sequence[str] = ()) -> Outcome:
-    """Mask NFC ``text`` from the backend's ``extraction`` plus the rule hits and name finders, fail closed.
+def mask_document(
+    text: str,
+    extraction: Extraction,
+    hits: Sequence[RuleHit],
+    types: Sequence[str],
+    names: bool,
+    lang: str | None = None,
+    model: bool = False,
+    *,
+    operators: Mapping[str, str] | None = None,
+    operator_key: bytes = b"",
+    allow_names: Sequence[str] = (),
+    deny_names: Sequence[str] = (),
+) -> Outcome:
+    """Mask NFC ``text`` from the backend's ``extraction`` plus the rule hits and name finders, fail
+    closed.
 
-    The backend's failure (its reason) and an answer that breaks the contract (``unparseable_output``,
-    ``hallucinated_only``, ``no_valid_rows``, ``hallucinated_near_source``: a row not in the source that shares a
-    name-like word with it, e.g. a name copied with a changed word) fail the document even when the rules found
-    something: a model that cannot answer may have missed what only it would find. Otherwise the union of
-    candidates is masked and the result must pass :func:`spcl.mask_stage.release.check_release`. ``model``: the
-    answer is a model's (not the rules backend's), so its names are also masked glued to a following Korean
-    word (``mask_text``). ``operators`` (``spcl.mask.operators``, keyed by ``operator_key``) turn the masker's
-    spans into their replacements before the release check; rule hits of a ``keep`` type are not required to
-    be masked (the user asked to keep them).
-    ``allow_names`` / ``deny_names``: the run's name lists (``collect_candidates``).
+    The backend's failure (its reason) and an answer that breaks the contract
+    (``unparseable_output``, ``hallucinated_only``, ``no_valid_rows``, ``hallucinated_near_source``:
+    a row not in the source that shares a name-like word with it, e.g. a name copied with a changed
+    word) fail the document even when the rules found something: a model that cannot answer may have
+    missed what only it would find. Otherwise the union of candidates is masked and the result must
+    pass :func:`spcl.mask_stage.release.check_release`. ``model``: the answer is a model's (not the
+    rules backend's), so its names are also masked glued to a following Korean word (``mask_text``).
+    ``operators`` (``spcl.mask.operators``, keyed by ``operator_key``) turn the masker's spans into
+    their replacements before the release check; rule hits of a ``keep`` type are not required to be
+    masked (the user asked to keep them). ``allow_names`` / ``deny_names``: the run's name lists
+    (``collect_candidates``).
     """
     if not extraction.ok:
         return Outcome(reason=extraction.error or "no_output")
@@ -67,8 +80,16 @@ def mask_document(text: str, extraction: Extraction, hits: Sequence[RuleHit], ty
     if not parsed.parse_success:
         return Outcome(reason=_parse_failure(parsed), parsed=parsed)
     try:
-        cands = collect_candidates(text, parsed.candidates, hits, types, names, lang,
-                                   allow_names=allow_names, deny_names=deny_names)
+        cands = collect_candidates(
+            text,
+            parsed.candidates,
+            hits,
+            types,
+            names,
+            lang,
+            allow_names=allow_names,
+            deny_names=deny_names,
+        )
         result = mask_text(text, cands.union(), cands.by_source["extractor"] if model else ())
         if operators:
             result = apply_operators(text, result, operators, operator_key)

@@ -1,9 +1,10 @@
-"""The mask job's input: the filter's flagged Parquet (``spcl.executor.flagged``) or any file the filter reads
-(JSONL, ``.gz``/``.zst``, a JSON array, Parquet of documents: read by the filter's own reader,
-``spcl.io.readers.read_records``), one unit of work each, read in batches with a unique key for every row.
+"""The mask job's input: the filter's flagged Parquet (``spcl.executor.flagged``) or any file the
+filter reads (JSONL, ``.gz``/``.zst``, a JSON array, Parquet of documents: read by the filter's own
+reader, ``spcl.io.readers.read_records``), one unit of work each, read in batches with a unique key
+for every row.
 
-A record the reader cannot use (bad JSON, no text, NUL, too large…) becomes a failed row with the reader's
-reason (``input:<reason>``), never a crash and never a silent drop."""
+A record the reader cannot use (bad JSON, no text, NUL, too large…) becomes a failed row with the
+reader's reason (``input:<reason>``), never a crash and never a silent drop."""
 
 from __future__ import annotations
 
@@ -43,7 +44,8 @@ MaskJobError = JobError
 
 @dataclass(slots=True)
 class InputRows:
-    """One batch of input rows, as plain lists (``hits``/``reasons`` are ``None`` where the input has none)."""
+    """One batch of input rows, as plain lists (``hits``/``reasons`` are ``None`` where the input
+    has none)."""
 
     ids: list[str | None]
     texts: list[Any]
@@ -55,7 +57,8 @@ class InputRows:
 
 
 def is_parquet(path: Path) -> bool:
-    """True when the file starts with Parquet's magic bytes (what a file is comes from its bytes)."""
+    """True when the file starts with Parquet's magic bytes (what a file is comes from its
+    bytes)."""
     try:
         with open(path, "rb") as fh:
             return fh.read(4) == PARQUET_MAGIC
@@ -64,14 +67,20 @@ def is_parquet(path: Path) -> bool:
 
 
 def list_input_files(input_path: str | Path) -> list[Path]:
-    """The input files: a file as given; under a folder its Parquet files, or, when it holds none, the files
-    the filter reads by name (``.jsonl``, ``.ndjson``, ``.json``, each optionally ``.gz``/``.zst``)."""
-    parquet = list_unit_files(input_path, lambda p: p.name.endswith(".parquet"), what="Parquet file",
-                              error=MaskJobError)
+    """The input files: a file as given; under a folder its Parquet files, or, when it holds none,
+    the files the filter reads by name (``.jsonl``, ``.ndjson``, ``.json``, each optionally
+    ``.gz``/``.zst``)."""
+    parquet = list_unit_files(
+        input_path, lambda p: p.name.endswith(".parquet"), what="Parquet file", error=MaskJobError
+    )
     if parquet or Path(input_path).is_file():
         return parquet
-    return list_unit_files(input_path, lambda p: p.name.lower().endswith(JSONL_SUFFIXES), what="input file",
-                           error=MaskJobError)
+    return list_unit_files(
+        input_path,
+        lambda p: p.name.lower().endswith(JSONL_SUFFIXES),
+        what="input file",
+        error=MaskJobError,
+    )
 
 
 def _reader_settings() -> Any:
@@ -79,7 +88,8 @@ def _reader_settings() -> Any:
 
 
 def count_rows(path: Path) -> int:
-    """Rows of an input file: the Parquet footer, or the records the filter's reader counts in it."""
+    """Rows of an input file: the Parquet footer, or the records the filter's reader counts in
+    it."""
     if is_parquet(path):
         return flagged.count_rows(path)
     try:
@@ -90,27 +100,40 @@ def count_rows(path: Path) -> int:
 
 
 def _read_records(path: Path, batch_size: int) -> Iterator[InputRows]:
-    """The rows of a non-Parquet input file through the filter's reader, row keys as the filter derives them."""
+    """The rows of a non-Parquet input file through the filter's reader, row keys as the filter
+    derives them."""
     with open(path, "rb") as fh:
         for batch in read_records(fh, str(path), _reader_settings(), batch_size):
-            col = {c: batch.column(c).to_pylist() for c in ("id", "text", "error", "source", "position")}
+            col = {
+                c: batch.column(c).to_pylist()
+                for c in ("id", "text", "error", "source", "position")
+            }
             n = batch.num_rows
             none: list[Any] = [None] * n
-            keys = [derived_row_key(col["id"][i], col["source"][i], col["position"][i]) for i in range(n)]
+            keys = [
+                derived_row_key(col["id"][i], col["source"][i], col["position"][i])
+                for i in range(n)
+            ]
             ids = [None if v is None else str(v) for v in col["id"]]
-            yield InputRows(ids, col["text"], list(none), list(none), list(none), keys, col["error"])
+            yield InputRows(
+                ids, col["text"], list(none), list(none), list(none), keys, col["error"]
+            )
 
 
-def open_input(path: Path, wanted: tuple[str, ...] = READ_COLUMNS) -> tuple[pq.ParquetFile, list[str]]:
-    """The input file opened, and which of the ``wanted`` columns it has (``spcl.executor.flagged.open_input``)."""
+def open_input(
+    path: Path, wanted: tuple[str, ...] = READ_COLUMNS
+) -> tuple[pq.ParquetFile, list[str]]:
+    """The input file opened, and which of the ``wanted`` columns it has
+    (``spcl.executor.flagged.open_input``)."""
     return flagged.open_input(path, wanted)
 
 
 def read_rows(path: Path, key: str, batch_size: int) -> Iterator[InputRows]:
-    """The rows of one input file in batches; raises :class:`MaskJobError` naming the file when unreadable.
+    """The rows of one input file in batches; raises :class:`MaskJobError` naming the file when
+    unreadable.
 
-    A file that is not Parquet is read by the filter's reader (see the module docstring). Row keys: the input's
-    ``row_key`` column where present and non-null, else derived from ``(id, source,
+    A file that is not Parquet is read by the filter's reader (see the module docstring). Row keys:
+    the input's ``row_key`` column where present and non-null, else derived from ``(id, source,
     position)`` where the filter wrote them, else from the file key and the row's index in the file.
     """
     if not is_parquet(path):
@@ -128,8 +151,14 @@ def read_rows(path: Path, key: str, batch_size: int) -> Iterator[InputRows]:
             none: list[Any] = [None] * n
             ids = [None if v is None else str(v) for v in col["id"]]
             keys = batch_row_keys(col, n, key, index)
-            yield InputRows(ids, col["text"], col.get("lang", none), col.get("hits", none),
-                            col.get("reasons", none), keys)
+            yield InputRows(
+                ids,
+                col["text"],
+                col.get("lang", none),
+                col.get("hits", none),
+                col.get("reasons", none),
+                keys,
+            )
             index += n
     except (OSError, pa.ArrowInvalid) as err:
         raise MaskJobError(f"cannot read {path} after row {index}: {type(err).__name__}") from None

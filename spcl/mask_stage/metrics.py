@@ -1,4 +1,5 @@
-"""``metrics.json`` of a mask output: totals over every committed input file, and this run's speed."""
+"""``metrics.json`` of a mask output: totals over every committed input file, and this run's
+speed."""
 
 from __future__ import annotations
 
@@ -15,24 +16,34 @@ __all__ = ["LATENCY_PERCENTILES", "build_metrics", "rate", "token_block"]
 
 LATENCY_PERCENTILES = (50, 90, 99)
 LLM_TOKENS_PER_DOCUMENT = 1080
-"""Prompt + completion tokens the LLM stage spends on a flagged document of about 1.5 KB (measured on the vLLM
-path with the project prompt: ≈ 894 + 185); the tier's savings estimate uses the run's own average instead
-whenever the backend reported token counts."""
+"""Prompt + completion tokens the LLM stage spends on a flagged document of about 1.5 KB (measured
+on the vLLM path with the project prompt: ≈ 894 + 185); the tier's savings estimate uses the run's
+own average instead whenever the backend reported token counts."""
 
 
 def tier_block(cfg: MaskJobConfig, total: FileStats) -> dict[str, Any]:
-    """What the tier did: documents scored, cleared per language and reason, errors, the LLM tokens saved."""
+    """What the tier did: documents scored, cleared per language and reason, errors, the LLM
+    tokens saved."""
     cleared = sum(total.tier_cleared.values())
     measured = total.token_documents > 0 and (total.prompt_tokens + total.generated_tokens) > 0
-    per_doc = ((total.prompt_tokens + total.generated_tokens) / total.token_documents if measured
-               else LLM_TOKENS_PER_DOCUMENT)
-    return {"enabled": bool(cfg.tier), "model": cfg.tier, "checked": total.tier_checked,
-            "cleared": cleared, "cleared_per_language": dict(sorted(total.tier_cleared.items())),
-            "cleared_reasons": {"tier:below_threshold": cleared} if cleared else {},
-            "errors": total.tier_errors, "seconds": round(total.tier_seconds, 3),
-            "llm_tokens_per_document": round(per_doc, 1),
-            "llm_tokens_per_document_source": "measured" if measured else "estimate",
-            "expected_llm_tokens_saved": round(cleared * per_doc)}
+    per_doc = (
+        (total.prompt_tokens + total.generated_tokens) / total.token_documents
+        if measured
+        else LLM_TOKENS_PER_DOCUMENT
+    )
+    return {
+        "enabled": bool(cfg.tier),
+        "model": cfg.tier,
+        "checked": total.tier_checked,
+        "cleared": cleared,
+        "cleared_per_language": dict(sorted(total.tier_cleared.items())),
+        "cleared_reasons": {"tier:below_threshold": cleared} if cleared else {},
+        "errors": total.tier_errors,
+        "seconds": round(total.tier_seconds, 3),
+        "llm_tokens_per_document": round(per_doc, 1),
+        "llm_tokens_per_document_source": "measured" if measured else "estimate",
+        "expected_llm_tokens_saved": round(cleared * per_doc),
+    }
 
 
 def _percentile(values: list[float], q: float) -> float:
@@ -50,15 +61,21 @@ def _single(values: set[str]) -> str:
 
 
 def _names_finder(cfg: MaskJobConfig) -> dict[str, Any] | None:
-    """The person-name finder of the run and its version (None when no finder reads the documents)."""
+    """The person-name finder of the run and its version (None when no finder reads the
+    documents)."""
     if not (cfg.names or not is_model_backend(cfg.backend) or cfg.fallback in FALLBACK_BACKENDS):
         return None
     return finder_info()
 
 
-def build_metrics(cfg: MaskJobConfig, markers: dict[str, Marker], reconciliation: dict[str, Any],
-                  run: dict[str, Any]) -> dict[str, Any]:
-    """metrics.json: counts and rates over the committed files, the reconciliation, this run (no values)."""
+def build_metrics(
+    cfg: MaskJobConfig,
+    markers: dict[str, Marker],
+    reconciliation: dict[str, Any],
+    run: dict[str, Any],
+) -> dict[str, Any]:
+    """metrics.json: counts and rates over the committed files, the reconciliation, this run (no
+    values)."""
     total = FileStats()
     for marker in markers.values():
         total.merge(marker.stats)
@@ -71,7 +88,8 @@ def build_metrics(cfg: MaskJobConfig, markers: dict[str, Marker], reconciliation
         "models_in_output": sorted(models),
         "prompt_versions_in_output": sorted(prompts),
         "config_hash": cfg.config_hash(),
-        "adapter": cfg.options.get("adapter"),  # a fine-tuned LoRA adapter folder (transformers backend)
+        # a fine-tuned LoRA adapter folder (transformers backend)
+        "adapter": cfg.options.get("adapter"),
         "fallback": cfg.fallback,
         "types": list(cfg.types),
         "names": cfg.names,
@@ -91,10 +109,16 @@ def build_metrics(cfg: MaskJobConfig, markers: dict[str, Marker], reconciliation
         "parse_success_rate": rate(total.parsed, total.outputs),
         "extraction_success_rate": rate(total.outputs, total.documents),
         "hallucination_rate": rate(total.hallucinated_rows, total.checked_rows),
-        "latency_seconds": {f"p{q}": round(_percentile(total.latencies, q), 6) for q in LATENCY_PERCENTILES},
+        "latency_seconds": {
+            f"p{q}": round(_percentile(total.latencies, q), 6) for q in LATENCY_PERCENTILES
+        },
         "generated_tokens": total.generated_tokens,
-        "generated_tokens_per_second": round(rate(total.generated_tokens, total.extract_seconds), 3),
-        "tokens": token_block(total.prompt_tokens, total.generated_tokens, total.documents, total.token_documents),
+        "generated_tokens_per_second": round(
+            rate(total.generated_tokens, total.extract_seconds), 3
+        ),
+        "tokens": token_block(
+            total.prompt_tokens, total.generated_tokens, total.documents, total.token_documents
+        ),
         "docs_per_second": round(rate(total.documents, total.seconds), 3),
         "tier": tier_block(cfg, total),
         "reconciliation": reconciliation,

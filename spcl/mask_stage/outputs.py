@@ -1,6 +1,8 @@
-"""The mask job's output rows: ``masked/`` accepts only released documents; ``failed/`` takes the rest.
+"""The mask job's output rows: ``masked/`` accepts only released documents; ``failed/`` takes the
+rest.
 
-Both are column buffers for one input file, written as one Parquet file each when the file is committed.
+Both are column buffers for one input file, written as one Parquet file each when the file is
+committed.
 """
 
 from __future__ import annotations
@@ -32,17 +34,43 @@ class MaskedRows:
     def __init__(self) -> None:
         self.columns: dict[str, list[Any]] = {name: [] for name in MASKED_SCHEMA.names}
 
-    def add(self, doc_id: str, row_key: str, lang: str | None, released: Released, who: RowIdentity, *,
-            extracted_by: str, model: str, prompt_version: str, vault_file: str) -> None:
-        """Append one released document, found by the extractor named ``extracted_by`` (the backend asked for,
-        or the fallback), its mapping in ``vault_file``; ``TypeError`` for anything that did not pass the
-        release check."""
+    def add(
+        self,
+        doc_id: str,
+        row_key: str,
+        lang: str | None,
+        released: Released,
+        who: RowIdentity,
+        *,
+        extracted_by: str,
+        model: str,
+        prompt_version: str,
+        vault_file: str,
+    ) -> None:
+        """Append one released document, found by the extractor named ``extracted_by`` (the backend
+        asked for, or the fallback), its mapping in ``vault_file``; ``TypeError`` for anything that
+        did not pass the release check."""
         if not isinstance(released, Released) or not released.is_sealed():
-            raise TypeError("masked/ takes only documents that passed spcl.mask_stage.release.check_release")
-        row = (doc_id, row_key, lang, released.masked_text, released.spans, released.types, len(released.spans),
-               who.backend, extracted_by, model, prompt_version, extracted_by not in (who.backend, "tier"),
-               who.source_file,
-               vault_file, who.config_hash)
+            raise TypeError(
+                "masked/ takes only documents that passed spcl.mask_stage.release.check_release"
+            )
+        row = (
+            doc_id,
+            row_key,
+            lang,
+            released.masked_text,
+            released.spans,
+            released.types,
+            len(released.spans),
+            who.backend,
+            extracted_by,
+            model,
+            prompt_version,
+            extracted_by not in (who.backend, "tier"),
+            who.source_file,
+            vault_file,
+            who.config_hash,
+        )
         for name, value in zip(MASKED_SCHEMA.names, row, strict=True):
             self.columns[name].append(value)
 
@@ -55,15 +83,25 @@ class MaskedRows:
 
 
 class FailedRows:
-    """Rows for ``failed/``: id (may be null), row key, reason, whether it is transient, and who failed it."""
+    """Rows for ``failed/``: id (may be null), row key, reason, whether it is transient, and who
+    failed it."""
 
     def __init__(self) -> None:
         self.columns: dict[str, list[Any]] = {name: [] for name in FAILED_SCHEMA.names}
 
     def add(self, doc_id: str | None, row_key: str, reason: str, who: RowIdentity) -> None:
         """Append one failed document (no text, no values: the reason names a type at most)."""
-        row = (doc_id, row_key, reason, is_transient(reason), who.backend, who.model, who.prompt_version,
-               who.source_file, who.config_hash)
+        row = (
+            doc_id,
+            row_key,
+            reason,
+            is_transient(reason),
+            who.backend,
+            who.model,
+            who.prompt_version,
+            who.source_file,
+            who.config_hash,
+        )
         for name, value in zip(FAILED_SCHEMA.names, row, strict=True):
             self.columns[name].append(value)
 

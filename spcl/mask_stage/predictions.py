@@ -1,4 +1,5 @@
-"""Reading a finished mask output back: masked rows, and ``spcl eval masking``'s predictions from the vault."""
+"""Reading a finished mask output back: masked rows, and ``spcl eval masking``'s predictions from
+the vault."""
 
 from __future__ import annotations
 
@@ -23,16 +24,18 @@ def iter_masked(output: str | Path) -> Iterable[dict[str, Any]]:
         yield from pq.read_table(part).to_pylist()
 
 
-def _candidates_from_mapping(mapping: dict[str, str], token_re: re.Pattern[str],
-                             types: dict[str, str] | None = None) -> list[list[str]]:
-    """``[TYPE, surface]`` per token; a surface that is only a spacing/separator variant of an earlier one of
-    the same type (``김 가 상`` after ``김가상``) is left out, since the masker found it from the same candidate.
-    ``types``: the type of each replacement that is not a ``[TYPE_n]`` token (a surrogate or keyed hash), from
-    the row's spans."""
+def _candidates_from_mapping(
+    mapping: dict[str, str], token_re: re.Pattern[str], types: dict[str, str] | None = None
+) -> list[list[str]]:
+    """``[TYPE, surface]`` per token; a surface that is only a spacing/separator variant of an
+    earlier one of the same type (``김 가 상`` after ``김가상``) is left out, since the masker found
+    it from the same candidate. ``types``: the type of each replacement that is not a ``[TYPE_n]``
+    token (a surrogate or keyed hash), from the row's spans."""
     seen: set[tuple[str, str]] = set()
     out: list[list[str]] = []
-    for tok, surface in sorted(mapping.items(), key=lambda kv: (len(kv[1]) - len(_VARIANT_NOISE.sub("", kv[1])),
-                                                                 kv[0])):
+    for tok, surface in sorted(
+        mapping.items(), key=lambda kv: (len(kv[1]) - len(_VARIANT_NOISE.sub("", kv[1])), kv[0])
+    ):
         if token_re.fullmatch(tok):
             type_ = tok[1:].rsplit("_", 1)[0]
         elif types and tok in types:
@@ -46,14 +49,19 @@ def _candidates_from_mapping(mapping: dict[str, str], token_re: re.Pattern[str],
     return out
 
 
-def export_predictions(output: str | Path, vault_dir: str | Path, pred_path: str | Path,
-                       key: bytes | str | Path | None = None) -> int:
-    """Write ``spcl eval masking``'s PRED.jsonl from a finished run: candidates from the vault's mappings.
+def export_predictions(
+    output: str | Path,
+    vault_dir: str | Path,
+    pred_path: str | Path,
+    key: bytes | str | Path | None = None,
+) -> int:
+    """Write ``spcl eval masking``'s PRED.jsonl from a finished run: candidates from the vault's
+    mappings.
 
-    Masked documents give ``[TYPE, surface]`` for each token of their mapping; failed documents give no
-    candidates and ``parse_success: false``. **The file holds values in clear** — use it on synthetic or
-    gold data, never on a production corpus; it is created readable by its owner only (0600). Returns the
-    number of records written.
+    Masked documents give ``[TYPE, surface]`` for each token of their mapping; failed documents give
+    no candidates and ``parse_success: false``. **The file holds values in clear** — use it on
+    synthetic or gold data, never on a production corpus; it is created readable by its owner only
+    (0600). Returns the number of records written.
     """
     vault = open_vault(vault_dir, key)
     n = 0
@@ -65,14 +73,21 @@ def export_predictions(output: str | Path, vault_dir: str | Path, pred_path: str
             rec = vault.record(row["row_key"], row["vault_file"])
             types = {sp["token"]: sp["type"] for sp in row.get("spans") or []}
             cands = _candidates_from_mapping(rec.mapping, TOKEN_RE, types)
-            doc_id = rec.source_id if rec.source_id is not None else row["id"]  # the id itself, not its hash
-            fh.write(json.dumps({"id": doc_id, "candidates": cands, "parse_success": True},
-                                ensure_ascii=False) + "\n")
+            # the id itself, not its hash
+            doc_id = rec.source_id if rec.source_id is not None else row["id"]
+            fh.write(
+                json.dumps(
+                    {"id": doc_id, "candidates": cands, "parse_success": True}, ensure_ascii=False
+                )
+                + "\n"
+            )
             n += 1
         for part in sorted((Path(output) / "failed").glob("*.parquet")):
             for doc_id in pq.read_table(part, columns=["id"]).column("id").to_pylist():
                 if doc_id is None:
                     continue
-                fh.write(json.dumps({"id": doc_id, "candidates": [], "parse_success": False}) + "\n")
+                fh.write(
+                    json.dumps({"id": doc_id, "candidates": [], "parse_success": False}) + "\n"
+                )
                 n += 1
     return n

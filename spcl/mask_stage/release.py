@@ -1,15 +1,16 @@
 """The release check: the only way a document reaches ``masked/``.
 
-``check_release`` takes the NFC source, the masker's result and the document's required rule hits, and
-returns a :class:`Released` document only when
+``check_release`` takes the NFC source, the masker's result and the document's required rule hits,
+and returns a :class:`Released` document only when
 
 1. the masked text reassembles to the source with its mapping (reversible), and
 2. every character of every required rule hit lies inside a masked span, and
 3. no required hit's surface is left anywhere in the masked text;
 
 otherwise it returns the failure reason (``mask_roundtrip``, ``uncovered_rule_hit:<TYPE>``,
-``rule_value_in_output:<TYPE>``). The masked-output writer (``spcl.mask_stage.outputs.MaskedRows``) accepts
-only :class:`Released` values made here, so no backend's path can write ``masked/`` around this check.
+``rule_value_in_output:<TYPE>``). The masked-output writer (``spcl.mask_stage.outputs.MaskedRows``)
+accepts only :class:`Released` values made here, so no backend's path can write ``masked/`` around
+this check.
 """
 
 from __future__ import annotations
@@ -26,7 +27,8 @@ _SEAL = object()  # only this module can make a Released
 
 @dataclass(frozen=True, slots=True)
 class Released:
-    """A document that passed the release check: masked text, spans, distinct types and the secret mapping."""
+    """A document that passed the release check: masked text, spans, distinct types and the
+    secret mapping."""
 
     masked_text: str
     spans: list[dict[str, Any]]
@@ -53,25 +55,32 @@ def _uncovered(hit: RuleHit, covered: Sequence[tuple[int, int]]) -> bool:
 
 
 def _outside_spans_kept(source: str, result: MaskResult) -> bool:
-    """The masked text is the source with each span replaced by its ``token`` (spans sorted, disjoint)."""
+    """The masked text is the source with each span replaced by its ``token`` (spans sorted,
+    disjoint)."""
     pieces, pos = [], 0
     for span in sorted(result.spans, key=lambda s: s.start):
         if span.start < pos:
             return False
-        pieces += [source[pos:span.start], span.token]
+        pieces += [source[pos : span.start], span.token]
         pos = span.end
     pieces.append(source[pos:])
     return "".join(pieces) == result.masked_text
 
 
-def check_release(source: str, result: MaskResult, required: Sequence[RuleHit],
-                  found_by: Sequence[Sequence[str]] | None = None, reversible: bool = True) -> Released | str:
-    """A :class:`Released` document, or the reason it must not be released (see the module docstring).
+def check_release(
+    source: str,
+    result: MaskResult,
+    required: Sequence[RuleHit],
+    found_by: Sequence[Sequence[str]] | None = None,
+    reversible: bool = True,
+) -> Released | str:
+    """A :class:`Released` document, or the reason it must not be released (see the module
+    docstring).
 
-    ``source`` must be the NFC text the hits and the masker's spans index; ``found_by`` lists the sources of
-    each span (same order as ``result.spans``). ``reversible=False`` (an irreversible operator, ``redact``, was
-    applied): the round trip cannot hold, so instead every span must be replaced and the text between spans
-    must be the source's.
+    ``source`` must be the NFC text the hits and the masker's spans index; ``found_by`` lists the
+    sources of each span (same order as ``result.spans``). ``reversible=False`` (an irreversible
+    operator, ``redact``, was applied): the round trip cannot hold, so instead every span must be
+    replaced and the text between spans must be the source's.
     """
     if reversible and reassemble_text(result.masked_text, result.mapping) != source:
         return "mask_roundtrip"
@@ -82,10 +91,18 @@ def check_release(source: str, result: MaskResult, required: Sequence[RuleHit],
         if _uncovered(hit, covered):
             return f"uncovered_rule_hit:{hit.type}"
     for hit in required:
-        surface = source[hit.start:hit.end].strip()
+        surface = source[hit.start : hit.end].strip()
         if surface and surface in result.masked_text:
             return f"rule_value_in_output:{hit.type}"
     sources = list(found_by) if found_by is not None else [[] for _ in result.spans]
-    spans = [{"type": s.type, "start": s.start, "end": s.end, "token": s.token, "found_by": list(src)}
-             for s, src in zip(result.spans, sources, strict=True)]
-    return Released(result.masked_text, spans, sorted({s.type for s in result.spans}), dict(result.mapping), _SEAL)
+    spans = [
+        {"type": s.type, "start": s.start, "end": s.end, "token": s.token, "found_by": list(src)}
+        for s, src in zip(result.spans, sources, strict=True)
+    ]
+    return Released(
+        result.masked_text,
+        spans,
+        sorted({s.type for s in result.spans}),
+        dict(result.mapping),
+        _SEAL,
+    )

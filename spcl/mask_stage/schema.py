@@ -1,4 +1,5 @@
-"""Arrow schemas of the mask job's outputs (no clear values anywhere: mappings go to the vault only)."""
+"""Arrow schemas of the mask job's outputs (no clear values anywhere: mappings go to the vault
+only)."""
 
 from __future__ import annotations
 
@@ -16,7 +17,8 @@ SPAN_TYPE = pa.struct(
 MASKED_SCHEMA = pa.schema(
     [
         pa.field("id", pa.string(), nullable=False),
-        pa.field("row_key", pa.string(), nullable=False),  # unique per input row; the vault's record id
+        # unique per input row; the vault's record id
+        pa.field("row_key", pa.string(), nullable=False),
         pa.field("lang", pa.string()),
         pa.field("masked_text", pa.string(), nullable=False),
         pa.field("spans", pa.list_(SPAN_TYPE)),  # half-open offsets into the NFC source
@@ -28,7 +30,8 @@ MASKED_SCHEMA = pa.schema(
         pa.field("prompt_version", pa.string(), nullable=False),
         pa.field("fallback", pa.bool_(), nullable=False),
         pa.field("source_file", pa.string(), nullable=False),
-        pa.field("vault_file", pa.string(), nullable=False),  # the vault writer holding this row's mapping
+        # the vault writer holding this row's mapping
+        pa.field("vault_file", pa.string(), nullable=False),
         pa.field("config_hash", pa.string(), nullable=False),
     ]
 )
@@ -37,7 +40,8 @@ FAILED_SCHEMA = pa.schema(
         pa.field("id", pa.string()),  # null when the input row had no id
         pa.field("row_key", pa.string(), nullable=False),
         pa.field("reason", pa.string(), nullable=False),
-        pa.field("transient", pa.bool_(), nullable=False),  # retried by a rerun with the same --output
+        # retried by a rerun with the same --output
+        pa.field("transient", pa.bool_(), nullable=False),
         pa.field("backend", pa.string(), nullable=False),
         pa.field("model", pa.string(), nullable=False),
         pa.field("prompt_version", pa.string(), nullable=False),

@@ -1,10 +1,10 @@
 """What a rerun must do for each input file: the done-markers of an output folder.
 
-``_done/<key>.json`` records the state of one input file's outputs: the SHA-256 of the input's bytes when it
-was processed, the runs that wrote it, its counts, and how many of its failures are transient. A rerun
-processes a file again from scratch when it has no marker or its content changed (a re-filtered file with
-the same name), retries only its failed rows when some failures are transient (or ``--retry-failed``), and
-skips it otherwise.
+``_done/<key>.json`` records the state of one input file's outputs: the SHA-256 of the input's bytes
+when it was processed, the runs that wrote it, its counts, and how many of its failures are
+transient. A rerun processes a file again from scratch when it has no marker or its content changed
+(a re-filtered file with the same name), retries only its failed rows when some failures are
+transient (or ``--retry-failed``), and skips it otherwise.
 """
 
 from __future__ import annotations
@@ -15,7 +15,15 @@ from typing import Any
 
 from spcl.executor.state import marker_file, marker_unreadable, read_json_marker, write_json_atomic
 
-__all__ = ["FileStats", "Marker", "checked_marker", "load_markers", "marker_path", "read_marker", "write_json_atomic"]
+__all__ = [
+    "FileStats",
+    "Marker",
+    "checked_marker",
+    "load_markers",
+    "marker_path",
+    "read_marker",
+    "write_json_atomic",
+]
 
 
 @dataclass(slots=True)
@@ -44,18 +52,40 @@ class FileStats:
     tier_checked: int = 0  # screen-only documents the tier scored
     tier_errors: int = 0  # ... it could not score (they went on to the extractor)
     tier_seconds: float = 0.0
-    tier_cleared: dict[str, int] = field(default_factory=dict)  # per language: cleared, left the LLM path
+    # per language: cleared, left the LLM path
+    tier_cleared: dict[str, int] = field(default_factory=dict)
 
-    _SUMMED = ("files", "documents", "masked", "failed", "failed_transient", "fallback", "outputs", "parsed",
-               "checked_rows", "hallucinated_rows", "generated_tokens", "prompt_tokens", "token_documents",
-               "extract_seconds", "seconds", "tier_checked", "tier_errors", "tier_seconds")
+    _SUMMED = (
+        "files",
+        "documents",
+        "masked",
+        "failed",
+        "failed_transient",
+        "fallback",
+        "outputs",
+        "parsed",
+        "checked_rows",
+        "hallucinated_rows",
+        "generated_tokens",
+        "prompt_tokens",
+        "token_documents",
+        "extract_seconds",
+        "seconds",
+        "tier_checked",
+        "tier_errors",
+        "tier_seconds",
+    )
 
     def merge(self, other: FileStats) -> None:
         """Add ``other`` into this one."""
         for name in self._SUMMED:
             setattr(self, name, getattr(self, name) + getattr(other, name))
-        for mine, theirs in ((self.failed_reasons, other.failed_reasons), (self.entities, other.entities),
-                             (self.found_by, other.found_by), (self.tier_cleared, other.tier_cleared)):
+        for mine, theirs in (
+            (self.failed_reasons, other.failed_reasons),
+            (self.entities, other.entities),
+            (self.found_by, other.found_by),
+            (self.tier_cleared, other.tier_cleared),
+        ):
             for k, v in theirs.items():
                 mine[k] = mine.get(k, 0) + v
         self.latencies.extend(other.latencies)
@@ -80,7 +110,8 @@ class Marker:
     prompt_version: str
     config_hash: str
     stats: FileStats
-    release_hash: str = ""  # MaskJobConfig.release_hash of the run ("" in markers written before it existed)
+    # MaskJobConfig.release_hash of the run ("" in markers written before it existed)
+    release_hash: str = ""
 
     def to_dict(self) -> dict[str, Any]:
         """The marker as JSON-ready data."""
@@ -93,7 +124,14 @@ class Marker:
         """A marker read back."""
         fields = {k: data[k] for k in cls.__dataclass_fields__ if k in data and k != "stats"}
         fields.setdefault("runs", [])
-        for name in ("input_sha256", "last_run", "backend", "model", "prompt_version", "config_hash"):
+        for name in (
+            "input_sha256",
+            "last_run",
+            "backend",
+            "model",
+            "prompt_version",
+            "config_hash",
+        ):
             fields.setdefault(name, "")
         return cls(stats=FileStats.from_dict(data.get("stats", {})), **fields)
 
@@ -104,16 +142,30 @@ def marker_path(output: str | Path, key: str) -> Path:
 
 
 def checked_marker(path: Path, data: dict[str, Any]) -> Marker:
-    """``data`` as a :class:`Marker`; :class:`~spcl.executor.state.MarkerError` when a field has the wrong
-    kind (a damaged or hand-edited marker is never taken as done)."""
+    """``data`` as a :class:`Marker`; :class:`~spcl.executor.state.MarkerError` when a field has the
+    wrong kind (a damaged or hand-edited marker is never taken as done)."""
     try:
         marker = Marker.from_dict(data)
         stats = data.get("stats", {})
-        ok = (all(isinstance(getattr(marker, n), str) for n in ("key", "input", "input_sha256", "last_run",
-                                                                 "backend", "model", "prompt_version",
-                                                                 "config_hash", "release_hash"))
-              and isinstance(marker.runs, list) and isinstance(stats, dict)
-              and all(isinstance(getattr(marker.stats, n), int | float) for n in FileStats._SUMMED))
+        ok = (
+            all(
+                isinstance(getattr(marker, n), str)
+                for n in (
+                    "key",
+                    "input",
+                    "input_sha256",
+                    "last_run",
+                    "backend",
+                    "model",
+                    "prompt_version",
+                    "config_hash",
+                    "release_hash",
+                )
+            )
+            and isinstance(marker.runs, list)
+            and isinstance(stats, dict)
+            and all(isinstance(getattr(marker.stats, n), int | float) for n in FileStats._SUMMED)
+        )
     except (TypeError, ValueError, AttributeError):
         ok = False
     if not ok:
@@ -138,4 +190,3 @@ def load_markers(output: str | Path) -> dict[str, Marker]:
             marker = checked_marker(path, data)
             out[marker.key] = marker
     return out
-

@@ -1,14 +1,16 @@
-"""The mask job's work on one batch of an input file's rows, run by the job skeleton's per-unit loop.
+"""The mask job's work on one batch of an input file's rows, run by the job skeleton's per-unit
+loop.
 
-``MaskRunner.take`` asks the backend about a batch of the file's rows, masks what passes the release check
-and routes every row to ``masked`` (its mapping to the vault) or ``failed``. The skeleton
-(``spcl.executor.filejob``, ``spcl.executor.vaultjob``) reads the rows and commits: the vault file first (a
-new, uniquely named file per run and attempt: nothing ever overwrites or deletes a mapping), then
-``failed/part-<key>.parquet``, then ``masked/part-<key>.parquet`` (each written under a temporary name and
-moved into place), then the done-marker. A rerun of a file whose failures include transient ones (or all
-failures, with ``retry_failed``) re-asks the backend for exactly those rows (all rows sharing their row keys,
-and any row a killed run left in neither part) and rewrites the two part files with the other earlier rows
-kept; a file whose content changed is redone.
+``MaskRunner.take`` asks the backend about a batch of the file's rows, masks what passes the release
+check and routes every row to ``masked`` (its mapping to the vault) or ``failed``. The skeleton
+(``spcl.executor.filejob``, ``spcl.executor.vaultjob``) reads the rows and commits: the vault file
+first (a new, uniquely named file per run and attempt: nothing ever overwrites or deletes a
+mapping), then ``failed/part-<key>.parquet``, then ``masked/part-<key>.parquet`` (each written under
+a temporary name and moved into place), then the done-marker. A rerun of a file whose failures
+include transient ones (or all failures, with ``retry_failed``) re-asks the backend for exactly
+those rows (all rows sharing their row keys, and any row a killed run left in neither part) and
+rewrites the two part files with the other earlier rows kept; a file whose content changed is
+redone.
 """
 
 from __future__ import annotations
@@ -47,8 +49,8 @@ from spcl.tier import load_tier
 log = logging.getLogger("spcl.mask_stage")
 
 TIER_CLEARED = "tier:below_threshold"
-"""The reason (the ``prompt_version`` of its masked row, ``extracted_by`` = ``tier``) of a document the tier
-cleared: it left the LLM path unchanged, as the screen's clean documents do."""
+"""The reason (the ``prompt_version`` of its masked row, ``extracted_by`` = ``tier``) of a document
+the tier cleared: it left the LLM path unchanged, as the screen's clean documents do."""
 
 
 @dataclass(slots=True)
@@ -72,16 +74,21 @@ class _TierSource:
 
 
 def screen_only(reasons: list[str] | None, hits: list[RuleHit]) -> bool:
-    """True when a flagged row's reasons are all the screen's (``screen:NAME``) and no detector hit it: the only
-    documents the tier may clear. A row without reasons is never screen-only (fail closed)."""
-    return bool(reasons) and not hits and all(isinstance(r, str) and r.startswith("screen:") for r in reasons or ())
+    """True when a flagged row's reasons are all the screen's (``screen:NAME``) and no detector hit
+    it: the only documents the tier may clear. A row without reasons is never screen-only (fail
+    closed)."""
+    return (
+        bool(reasons)
+        and not hits
+        and all(isinstance(r, str) and r.startswith("screen:") for r in reasons or ())
+    )
 
 
 @dataclass(slots=True, kw_only=True)
 class MaskPass(VaultRun):
-    """One pass over one input file (``spcl.executor.vaultjob.VaultRun``): its rows go to ``masked`` and
-    ``failed`` (the same buffers as ``rows["masked"]`` and ``rows["failed"]``, typed), written by ``who``;
-    ``stats`` is the file's :class:`FileStats`."""
+    """One pass over one input file (``spcl.executor.vaultjob.VaultRun``): its rows go to ``masked``
+    and ``failed`` (the same buffers as ``rows["masked"]`` and ``rows["failed"]``, typed), written
+    by ``who``; ``stats`` is the file's :class:`FileStats`."""
 
     who: RowIdentity
     masked: MaskedRows
@@ -91,17 +98,28 @@ class MaskPass(VaultRun):
 class MaskRunner:
     """Runs the unit of work (one input file) with one extractor, built once per process."""
 
-    def __init__(self, cfg: MaskJobConfig, extractor: Extractor | None = None, fallback: Extractor | None = None,
-                 vault_key: bytes | None = None):
+    def __init__(
+        self,
+        cfg: MaskJobConfig,
+        extractor: Extractor | None = None,
+        fallback: Extractor | None = None,
+        vault_key: bytes | None = None,
+    ):
         self.cfg = cfg
         self.run_id = cfg.run_id  # names this run's vault files (one per input file and attempt)
         self.key = vault_key if vault_key is not None else resolve_key()
-        self._ids = open_vault(cfg.vault, self.key)  # creates the header, or checks the key against it
+        # creates the header, or checks the key against it
+        self._ids = open_vault(cfg.vault, self.key)
         self._ids.close()  # kept for its keyed id hash only
         self.operator_key = operator_key(self.key)
-        self.extractor = extractor or make_extractor(cfg.backend, model=cfg.model, endpoint=cfg.endpoint,
-                                                     types=cfg.types, options=cfg.options,
-                                                     chunk_chars=cfg.chunk_chars)
+        self.extractor = extractor or make_extractor(
+            cfg.backend,
+            model=cfg.model,
+            endpoint=cfg.endpoint,
+            types=cfg.types,
+            options=cfg.options,
+            chunk_chars=cfg.chunk_chars,
+        )
         if fallback is None and cfg.fallback:
             if cfg.fallback not in FALLBACK_BACKENDS:
                 raise MaskJobError(f"only --fallback {' or '.join(FALLBACK_BACKENDS)} is supported")
@@ -116,33 +134,43 @@ class MaskRunner:
         self.config_hash = cfg.config_hash()
         self.tier: Any = None
         if cfg.tier:
-            self.tier = load_tier(cfg.tier, backend=cfg.tier_backend, encoder_dir=cfg.tier_encoder_dir)
-        self.progress: Any = None  # a spcl.progress.Progress while the python engine runs (counts only)
+            self.tier = load_tier(
+                cfg.tier, backend=cfg.tier_backend, encoder_dir=cfg.tier_encoder_dir
+            )
+        # a spcl.progress.Progress while the python engine runs (counts only)
+        self.progress: Any = None
 
     advances_progress = True  # the job skeleton hands it the progress bar: it advances per batch
 
     def identity(self, source_file: str) -> RowIdentity:
-        """Who writes the rows of ``source_file`` (the backend asked for, its model and prompt, the config)."""
+        """Who writes the rows of ``source_file`` (the backend asked for, its model and prompt,
+        the config)."""
         ex = self.extractor
         return RowIdentity(ex.name, ex.model, ex.prompt_version, source_file, self.config_hash)
 
     def _extract(self, extractor: Extractor, texts: list[str]) -> list[Extraction]:
-        """The backend's results; an engine error for the whole batch fails its documents transiently."""
+        """The backend's results; an engine error for the whole batch fails its documents
+        transiently."""
         try:
             results = extractor.run(texts)
         except BackendUnavailable:
             raise
-        except Exception as err:  # the engine broke on this batch: transient, a rerun retries these rows
-            log.warning("%s backend failed a batch of %d documents (%s)", extractor.name, len(texts),
-                        type(err).__name__)
+        # the engine broke on this batch: transient, a rerun retries these rows
+        except Exception as err:
+            log.warning(
+                "%s backend failed a batch of %d documents (%s)",
+                extractor.name,
+                len(texts),
+                type(err).__name__,
+            )
             return [Extraction(error=f"engine_error:{type(err).__name__}") for _ in texts]
         if len(results) != len(texts):
             return [Extraction(error="engine_error:result_count") for _ in texts]
         return results
 
     def _tier_clear(self, docs: list[_Doc], stats: FileStats) -> dict[int, tuple[Outcome, Any]]:
-        """The screen-only documents the tier clears (released unchanged, through the release check); any
-        error of the tier sends every document on to the extractor."""
+        """The screen-only documents the tier clears (released unchanged, through the release
+        check); any error of the tier sends every document on to the extractor."""
         asked = [d for d in docs if d.screen_only]
         if self.tier is None or not asked:
             return {}
@@ -150,7 +178,11 @@ class MaskRunner:
         try:
             passes = self.tier.passes([d.text for d in asked], [d.lang or "other" for d in asked])
         except Exception as err:  # fail closed: the documents go on to the LLM
-            log.warning("tier failed a batch of %d documents (%s); they go on", len(asked), type(err).__name__)
+            log.warning(
+                "tier failed a batch of %d documents (%s); they go on",
+                len(asked),
+                type(err).__name__,
+            )
             stats.tier_errors += len(asked)
             return {}
         finally:
@@ -161,14 +193,16 @@ class MaskRunner:
         for doc, goes_on in zip(asked, passes, strict=True):
             if goes_on:
                 continue
-            checked = check_release(doc.text, mask_text(doc.text, ()), [h for h in doc.hits if h.flagging])
+            checked = check_release(
+                doc.text, mask_text(doc.text, ()), [h for h in doc.hits if h.flagging]
+            )
             if isinstance(checked, Released):
                 cleared[doc.index] = (Outcome(released=checked), src)
         return cleared
 
     def _outcomes(self, docs: list[_Doc], stats: FileStats) -> dict[int, tuple[Outcome, Any]]:
-        """Ask the tier (when set) and the backend (and the fallback for what failed) about ``docs``; outcome by
-        row index."""
+        """Ask the tier (when set) and the backend (and the fallback for what failed) about
+        ``docs``; outcome by row index."""
         ex, cfg = self.extractor, self.cfg
         outcomes: dict[int, tuple[Outcome, Any]] = self._tier_clear(docs, stats)
         docs = [d for d in docs if d.index not in outcomes]
@@ -179,12 +213,23 @@ class MaskRunner:
             stats.latencies.append(round(res.seconds, 6))
             stats.generated_tokens += res.generated_tokens or 0
             stats.prompt_tokens += res.prompt_tokens or 0
-            stats.token_documents += res.generated_tokens is not None or res.prompt_tokens is not None
+            stats.token_documents += (
+                res.generated_tokens is not None or res.prompt_tokens is not None
+            )
             stats.outputs += res.ok
-            outcome = mask_document(doc.text, res, doc.hits, cfg.types, self.names, doc.lang,
-                                    is_model_backend(ex.name),
-                                    operators=cfg.operators, operator_key=self.operator_key,
-                                    allow_names=cfg.allow_names, deny_names=cfg.deny_names)
+            outcome = mask_document(
+                doc.text,
+                res,
+                doc.hits,
+                cfg.types,
+                self.names,
+                doc.lang,
+                is_model_backend(ex.name),
+                operators=cfg.operators,
+                operator_key=self.operator_key,
+                allow_names=cfg.allow_names,
+                deny_names=cfg.deny_names,
+            )
             if outcome.parsed is not None:
                 stats.parsed += outcome.parsed.parse_success
                 stats.checked_rows += outcome.parsed.checked_rows
@@ -192,18 +237,29 @@ class MaskRunner:
             outcomes[doc.index] = (outcome, ex)
         retry = [d for d in docs if outcomes[d.index][0].released is None]
         if self.fallback is not None and retry:
-            for doc, res in zip(retry, self._extract(self.fallback, [d.text for d in retry]), strict=True):
-                outcome = mask_document(doc.text, res, doc.hits, cfg.types, self.names, doc.lang,
-                                        is_model_backend(self.fallback.name), operators=cfg.operators,
-                                        operator_key=self.operator_key, allow_names=cfg.allow_names,
-                                        deny_names=cfg.deny_names)
+            for doc, res in zip(
+                retry, self._extract(self.fallback, [d.text for d in retry]), strict=True
+            ):
+                outcome = mask_document(
+                    doc.text,
+                    res,
+                    doc.hits,
+                    cfg.types,
+                    self.names,
+                    doc.lang,
+                    is_model_backend(self.fallback.name),
+                    operators=cfg.operators,
+                    operator_key=self.operator_key,
+                    allow_names=cfg.allow_names,
+                    deny_names=cfg.deny_names,
+                )
                 if outcome.released is not None:
                     outcomes[doc.index] = (outcome, self.fallback)
         return outcomes
 
     def take(self, fp: MaskPass, keys: Sequence[str], rows: InputRows, picked: list[str]) -> None:
-        """Process one batch of input rows (``picked``: ``UnitRun.pick`` of their ``keys``, the rows' row keys)
-        into the pass's ``masked`` / ``failed`` rows (and its vault)."""
+        """Process one batch of input rows (``picked``: ``UnitRun.pick`` of their ``keys``, the
+        rows' row keys) into the pass's ``masked`` / ``failed`` rows (and its vault)."""
         failed, who = fp.failed, fp.who
         docs: list[_Doc] = []
         early: dict[int, str] = {}
@@ -235,7 +291,8 @@ class MaskRunner:
         for i, row_key in enumerate(rows.row_keys):
             if i not in early and i not in outcomes:
                 continue  # not asked for in this (retry) pass
-            shown = release_id(rows.ids[i], self._ids)  # an id that holds a value: released as its keyed hash
+            # an id that holds a value: released as its keyed hash
+            shown = release_id(rows.ids[i], self._ids)
             if i in early:
                 failed.add(shown, row_key, early[i], who)
                 continue
@@ -244,13 +301,29 @@ class MaskRunner:
                 failed.add(shown, row_key, outcome.reason or "unknown", who)
                 continue
             released = outcome.released
-            # keyed hashes of the NFC source and the masked text (and the source as given, when it was not
-            # NFC; the id, when the row shows its keyed hash): what lets `spcl unmask` prove the round trip and
-            # give back the exact original
-            fp.vault.put(row_key, released.mapping, source=nfc_texts[i], masked=released.masked_text,
-                         original=rows.texts[i], row_id=str(shown), source_id=rows.ids[i])
-            fp.masked.add(str(shown), row_key, rows.langs[i], released, who, extracted_by=by.name,
-                          model=by.model, prompt_version=by.prompt_version, vault_file=fp.writer)
+            # keyed hashes of the NFC source and the masked text (and the source as given, when it
+            # was not NFC; the id, when the row shows its keyed hash): what lets `spcl unmask` prove
+            # the round trip and give back the exact original
+            fp.vault.put(
+                row_key,
+                released.mapping,
+                source=nfc_texts[i],
+                masked=released.masked_text,
+                original=rows.texts[i],
+                row_id=str(shown),
+                source_id=rows.ids[i],
+            )
+            fp.masked.add(
+                str(shown),
+                row_key,
+                rows.langs[i],
+                released,
+                who,
+                extracted_by=by.name,
+                model=by.model,
+                prompt_version=by.prompt_version,
+                vault_file=fp.writer,
+            )
 
     def close(self) -> None:
         """Release the extractors."""

@@ -1,43 +1,48 @@
-"""``spcl unmask``: restore the source text of masked rows from the vault (the user side of reversibility).
+"""``spcl unmask``: restore the source text of masked rows from the vault (the user side of
+reversibility).
 
-Each masked row names its vault file (``vault_file``) and row key; its record is read from exactly that file
-(no other file of the vault folder is read: an unrelated or damaged file blocks nothing), decrypted, and the
-whole round trip is proved before anything is written:
+Each masked row names its vault file (``vault_file``) and row key; its record is read from exactly
+that file (no other file of the vault folder is read: an unrelated or damaged file blocks nothing),
+decrypted, and the whole round trip is proved before anything is written:
 
-1. the row's masked text and id must have the keyed hash the mask job stored (else ``masked_text_changed``:
-   the text was edited, even outside its spans, or swapped with another row's, or the row was given another id);
+1. the row's masked text and id must have the keyed hash the mask job stored (else
+   ``masked_text_changed``: the text was edited, even outside its spans, or swapped with another
+   row's, or the row was given another id);
 2. every span's token must map to the surface the reassembled text holds at the span's offsets
    (``spans_mismatch``);
 3. the reassembled text must have the stored keyed hash of the NFC source (``restore_mismatch``);
-4. a source that was not NFC is given back exactly as the mask job read it (stored, encrypted, in the record),
-   after checking that it normalizes to the proved NFC text.
+4. a source that was not NFC is given back exactly as the mask job read it (stored, encrypted, in
+   the record), after checking that it normalizes to the proved NFC text.
 
-A masked row is also checked against its output's done-marker when the output has one (``_done/<key>.json``
-beside ``masked/``): its vault file must be one the runs recorded for that input file wrote (``other_run``
-otherwise: a row of an earlier run put back into a later run's output, with its earlier vault file).
+A masked row is also checked against its output's done-marker when the output has one
+(``_done/<key>.json`` beside ``masked/``): its vault file must be one the runs recorded for that
+input file wrote (``other_run`` otherwise: a row of an earlier run put back into a later run's
+output, with its earlier vault file).
 
-A masked row whose id held a value shows the id's keyed hash (``spcl.mask_stage.ids``); its record holds the id
-itself, which the restored row gets back (``id_mismatch`` when the two do not belong together), and ``select``
-finds such rows by the id itself.
+A masked row whose id held a value shows the id's keyed hash (``spcl.mask_stage.ids``); its record
+holds the id itself, which the restored row gets back (``id_mismatch`` when the two do not belong
+together), and ``select`` finds such rows by the id itself.
 
-A record that cannot be used is refused with its true reason (``missing_vault_file``, ``bad_vault_file``,
-``missing_mapping``, ``corrupt_record``, ``ambiguous_mapping``, ``auth_failed``; a row with a redacted
-span: ``irreversible_span``; a second row with the same row
-key: ``duplicate_row``); a corrupt line of a vault file is reported by file and line and blocks only the record
-it held. A record is bound to the vault file (the run) it was written to: one copied in from an earlier run's
-file fails as ``auth_failed``. Records of the earlier formats — version 1 (no keyed hashes: check 2 only) and
-version 2 (hashes checked, but not bound to a run, so a replay cannot be ruled out) — are restored and counted
-as ``unverified`` (the restored ``verified`` column is false), or refused as ``unverified`` with
-``require_verified``. Refusals name ids, row keys and reasons, never values.
+A record that cannot be used is refused with its true reason (``missing_vault_file``,
+``bad_vault_file``, ``missing_mapping``, ``corrupt_record``, ``ambiguous_mapping``, ``auth_failed``;
+a row with a redacted span: ``irreversible_span``; a second row with the same row key:
+``duplicate_row``); a corrupt line of a vault file is reported by file and line and blocks only the
+record it held. A record is bound to the vault file (the run) it was written to: one copied in from
+an earlier run's file fails as ``auth_failed``. Records of the earlier formats — version 1 (no keyed
+hashes: check 2 only) and version 2 (hashes checked, but not bound to a run, so a replay cannot be
+ruled out) — are restored and counted as ``unverified`` (the restored ``verified`` column is false),
+or refused as ``unverified`` with ``require_verified``. Refusals name ids, row keys and reasons,
+never values.
 
-Restored files hold clear text, so where they go is checked first (:func:`check_unmask_out`): never the masked
-input or the vault, nor any folder inside or around a mask, generalize or filter output or a vault (a released
-folder is never overwritten with clear text). The output folder is created by this run with mode 0700 (an
-existing folder is used only when it is empty or an earlier unmask output, and its mode is never changed), and
-every file in it is written 0600 under a temporary name and moved into place. Besides the restored
-``part-*.parquet`` files, ``_refused.jsonl`` lists every refused row (``id``, ``row_key``, ``reason``, ``part``:
-the masked part file it came from) and ``_unmask.json`` holds the run's summary (the counts per reason), so
-every selected row is accounted for.
+Restored files hold clear text, so where they go is checked first (:func:`check_unmask_out`): never
+the masked input or the vault, nor any folder inside or around a mask, generalize or filter output
+or a vault (a released folder is never overwritten with clear text). The output folder is created by
+this run with mode 0700 (an existing folder is used only when it is empty or an earlier unmask
+output, and its mode is never changed), and every file in it is written 0600 under a temporary name
+and moved into place. Besides the restored ``part-*.parquet`` files, ``_refused.jsonl`` lists every
+refused row (``id``, ``row_key``, ``reason``, ``part``: the masked part file it came from) and
+``_unmask.json`` holds the run's summary (the counts per reason), so every selected row is accounted
+for.
 """
 
 from __future__ import annotations
@@ -70,9 +75,10 @@ REFUSED_NAME = "_refused.jsonl"
 
 @dataclass(slots=True)
 class UnmaskReport:
-    """What one unmask run did: rows restored (of them ``unverified``: from records of an earlier format; ``originals``:
-    non-NFC sources given back byte-exact), ``refused`` as ``(id, row_key, reason)``, corrupt vault lines as
-    ``(file, line)``, vault files whose bytes differ from the vault's manifest, and the ``--ids`` selection."""
+    """What one unmask run did: rows restored (of them ``unverified``: from records of an earlier
+    format; ``originals``: non-NFC sources given back byte-exact), ``refused`` as ``(id, row_key,
+    reason)``, corrupt vault lines as ``(file, line)``, vault files whose bytes differ from the
+    vault's manifest, and the ``--ids`` selection."""
 
     restored: int = 0
     refused: list[tuple[str, str, str]] = field(default_factory=list)
@@ -91,11 +97,19 @@ class UnmaskReport:
 
     def summary(self) -> dict[str, Any]:
         """Counts and file names only (no values): what ``spcl unmask`` prints."""
-        return {"files": self.files, "restored": self.restored, "refused": len(self.refused),
-                "refused_by_reason": self.refused_by_reason(), "unverified": self.unverified,
-                "originals_restored": self.originals, "corrupt_records": len(self.corrupt_records),
-                "vault_files_changed": self.vault_files_changed, "vault_files_unlisted": self.vault_files_unlisted,
-                "not_selected": self.not_selected, "selected_not_found": self.selected_not_found}
+        return {
+            "files": self.files,
+            "restored": self.restored,
+            "refused": len(self.refused),
+            "refused_by_reason": self.refused_by_reason(),
+            "unverified": self.unverified,
+            "originals_restored": self.originals,
+            "corrupt_records": len(self.corrupt_records),
+            "vault_files_changed": self.vault_files_changed,
+            "vault_files_unlisted": self.vault_files_unlisted,
+            "not_selected": self.not_selected,
+            "selected_not_found": self.selected_not_found,
+        }
 
 
 def _job_folder(folder: Path) -> str | None:
@@ -122,21 +136,27 @@ def _job_folder(folder: Path) -> str | None:
 
 
 def check_unmask_out(masked: str | Path, vault_dir: str | Path, out: str | Path) -> None:
-    """Raise :class:`spcl.io.inputs.UnsafeOutput` when ``out`` is, contains or lies inside the masked input or
-    the vault, or is, contains or lies inside any vault, mask, generalize or filter output folder; or when it
-    is an existing folder that is neither empty nor an earlier unmask output (a file is refused too)."""
+    """Raise :class:`spcl.io.inputs.UnsafeOutput` when ``out`` is, contains or lies inside the
+    masked input or the vault, or is, contains or lies inside any vault, mask, generalize or filter
+    output folder; or when it is an existing folder that is neither empty nor an earlier unmask
+    output (a file is refused too)."""
     try:
         check_output([str(masked), str(vault_dir)], str(out))
     except UnsafeOutput as err:
-        raise UnsafeOutput(str(err).replace("input", "the masked input or vault", 1)
-                           .replace("every input", "the masked input and the vault")) from None
+        raise UnsafeOutput(
+            str(err)
+            .replace("input", "the masked input or vault", 1)
+            .replace("every input", "the masked input and the vault")
+        ) from None
     target = Path(os.path.realpath(out))
     for folder in (target, *target.parents):
         what = _job_folder(folder)
         if what:
             relation = "is" if folder == target else "lies inside"
-            raise UnsafeOutput(f"unmask output {out} {relation} a {what} ({folder}): refusing to write clear text "
-                               "there; choose a new folder outside every job output and vault")
+            raise UnsafeOutput(
+                f"unmask output {out} {relation} a {what} ({folder}): refusing to write clear text "
+                "there; choose a new folder outside every job output and vault"
+            )
     if target.exists() and not target.is_dir():
         raise UnsafeOutput(f"unmask output {out} is an existing file, not a folder")
     if not target.is_dir():
@@ -145,29 +165,36 @@ def check_unmask_out(masked: str | Path, vault_dir: str | Path, out: str | Path)
         for name in dirnames:
             what = _job_folder(Path(dirpath) / name)
             if what:
-                raise UnsafeOutput(f"unmask output {out} contains a {what} ({Path(dirpath) / name}): refusing to "
-                                   "write clear text there; choose a new folder")
+                raise UnsafeOutput(
+                    f"unmask output {out} contains a {what} ({Path(dirpath) / name}): refusing to "
+                    "write clear text there; choose a new folder"
+                )
     entries = {p.name for p in target.iterdir()}
     if entries and SUMMARY_NAME not in entries:
-        raise UnsafeOutput(f"unmask output {out} exists and is not empty (and is no earlier unmask output): "
-                           "refusing to write there; choose a new folder")
+        raise UnsafeOutput(
+            f"unmask output {out} exists and is not empty (and is no earlier unmask output): "
+            "refusing to write there; choose a new folder"
+        )
 
 
 def _prepare_out(target: Path) -> None:
-    """Create ``target`` (mode 0700; its missing parents as usual) when missing; an earlier unmask output is
-    emptied of the files unmask wrote. An existing folder's mode is never changed."""
+    """Create ``target`` (mode 0700; its missing parents as usual) when missing; an earlier unmask
+    output is emptied of the files unmask wrote. An existing folder's mode is never changed."""
     if not target.exists():
         target.parent.mkdir(parents=True, exist_ok=True)
         os.mkdir(target, 0o700)
         os.chmod(target, 0o700)  # this run created it: owner only, whatever the umask
         return
     for path in target.iterdir():
-        if path.name in (SUMMARY_NAME, REFUSED_NAME) or (path.name.startswith("part-") and path.suffix == ".parquet"):
+        if path.name in (SUMMARY_NAME, REFUSED_NAME) or (
+            path.name.startswith("part-") and path.suffix == ".parquet"
+        ):
             path.unlink()
 
 
 def _write_private(dest: Path, write: Any) -> None:
-    """Write ``dest`` with mode 0600 under a temporary name beside it (``write(fh)``), then move it into place."""
+    """Write ``dest`` with mode 0600 under a temporary name beside it (``write(fh)``), then move
+    it into place."""
     tmp = dest.with_name(f".{dest.name}.{os.getpid()}.tmp")
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
     try:
@@ -178,10 +205,14 @@ def _write_private(dest: Path, write: Any) -> None:
         tmp.unlink(missing_ok=True)
 
 
-def _runs_of(output: Path, part: Path, cache: dict[str, tuple[str, list[str]] | None]) -> tuple[str, list[str]] | None:
-    """``(key, runs)`` the done-marker of ``part``'s input file recorded, or ``None`` when the output has no
-    readable marker for it (a ``masked/`` folder copied alone: the check is skipped)."""
-    # ``part-<key>.parquet``, or ``<key>.parquet`` for a key that starts with ``part-`` (``part_path``)
+def _runs_of(
+    output: Path, part: Path, cache: dict[str, tuple[str, list[str]] | None]
+) -> tuple[str, list[str]] | None:
+    """``(key, runs)`` the done-marker of ``part``'s input file recorded, or ``None`` when the
+    output has no readable marker for it (a ``masked/`` folder copied alone: the check is
+    skipped)."""
+    # ``part-<key>.parquet``, or ``<key>.parquet`` for a key that starts with ``part-``
+    # (``part_path``)
     keys = [part.stem.removeprefix("part-"), part.stem]
     if part.stem not in cache:
         cache[part.stem] = None
@@ -197,33 +228,42 @@ def _runs_of(output: Path, part: Path, cache: dict[str, tuple[str, list[str]] | 
 
 
 def _from_recorded_run(vault_file: Any, recorded: tuple[str, list[str]] | None) -> bool:
-    """Whether ``vault_file`` is a file one of the ``recorded`` runs of the input file wrote (``True`` when
-    nothing is recorded)."""
+    """Whether ``vault_file`` is a file one of the ``recorded`` runs of the input file wrote
+    (``True`` when nothing is recorded)."""
     if recorded is None:
         return True
     key, runs = recorded
-    return isinstance(vault_file, str) and any(vault_file.startswith(f"mask-{key}-{run}-") for run in runs if run)
+    return isinstance(vault_file, str) and any(
+        vault_file.startswith(f"mask-{key}-{run}-") for run in runs if run
+    )
 
 
 class Refused(RunFailed, ValueError):
     """A row that must not be restored; ``args[0]`` is the reason code."""
 
 
-def restore_row(row: dict[str, Any], vault: Any, require_verified: bool = False) -> tuple[str, bool, bool]:
-    """``(source text, verified, non-NFC original)`` of one masked row (:func:`restore_row_id` without the id)."""
+def restore_row(
+    row: dict[str, Any], vault: Any, require_verified: bool = False
+) -> tuple[str, bool, bool]:
+    """``(source text, verified, non-NFC original)`` of one masked row (:func:`restore_row_id`
+    without the id)."""
     text, verified, original, _ = restore_row_id(row, vault, require_verified)
     return text, verified, original
 
 
-def restore_row_id(row: dict[str, Any], vault: Any,
-                   require_verified: bool = False) -> tuple[str, bool, bool, str | None]:
-    """``(source text, verified, non-NFC original)`` of one masked row; raises :class:`Refused` with a reason
-    code when the row cannot be trusted (see the module docstring). ``verified`` is False for records of the
-    earlier formats (version 1: no hashes; version 2: not bound to its run); the third is True when the text
-    is the stored original (the source was not NFC); the fourth is the row's own id when the masked row shows
-    its keyed hash (an id that held a value), else ``None``."""
+def restore_row_id(
+    row: dict[str, Any], vault: Any, require_verified: bool = False
+) -> tuple[str, bool, bool, str | None]:
+    """``(source text, verified, non-NFC original)`` of one masked row; raises :class:`Refused` with
+    a reason code when the row cannot be trusted (see the module docstring). ``verified`` is False
+    for records of the earlier formats (version 1: no hashes; version 2: not bound to its run); the
+    third is True when the text is the stored original (the source was not NFC); the fourth is the
+    row's own id when the masked row shows its keyed hash (an id that held a value), else
+    ``None``."""
     masked, row_key, writer = row.get("masked_text"), row.get("row_key"), row.get("vault_file")
-    if not (isinstance(masked, str) and isinstance(row_key, str) and row_key and isinstance(writer, str)):
+    if not (
+        isinstance(masked, str) and isinstance(row_key, str) and row_key and isinstance(writer, str)
+    ):
         raise Refused("bad_row")
     try:
         rec = vault.record(row_key, writer)
@@ -233,7 +273,8 @@ def restore_row_id(row: dict[str, Any], vault: Any,
         raise Refused("unverified")
     doc_id = row.get("id")
     context = doc_id if isinstance(doc_id, str) else ""
-    # the hashes are checked whenever the record holds them; only a record bound to its run counts as verified
+    # the hashes are checked whenever the record holds them; only a record bound to its run counts
+    # as verified
     if rec.has_hashes and not vault.mac_matches(rec.masked_mac, "masked", masked, context):
         raise Refused("masked_text_changed")
     if rec.source_id is not None and vault.screened_id(rec.source_id) != context:
@@ -245,7 +286,7 @@ def restore_row_id(row: dict[str, Any], vault: Any,
             surface = rec.mapping.get(span["token"])
             if surface is None and span["token"] == "":
                 raise Refused("irreversible_span")  # a redacted value: the vault never held it
-            if surface is None or text[span["start"]:span["end"]] != surface:
+            if surface is None or text[span["start"] : span["end"]] != surface:
                 raise Refused("spans_mismatch")
             pos_shift += len(surface) - len(span["token"])
     except (KeyError, TypeError):
@@ -262,8 +303,8 @@ def restore_row_id(row: dict[str, Any], vault: Any,
 
 
 def read_selection(path: str | Path) -> frozenset[str]:
-    """The values of an ``--ids`` file: one per line (``\\n`` or ``\\r\\n`` ends a line; nothing else is
-    stripped, so ids may hold spaces); empty lines are skipped."""
+    """The values of an ``--ids`` file: one per line (``\\n`` or ``\\r\\n`` ends a line; nothing
+    else is stripped, so ids may hold spaces); empty lines are skipped."""
     with open(path, encoding="utf-8", newline="") as fh:
         values = {line.rstrip("\n").removesuffix("\r") for line in fh}
     values.discard("")
@@ -271,7 +312,8 @@ def read_selection(path: str | Path) -> frozenset[str]:
 
 
 def _check_manifest(vault_dir: Path, writers: set[str], report: UnmaskReport) -> None:
-    """Name the used vault files whose bytes differ from the vault's ``manifest.json`` or that it lacks."""
+    """Name the used vault files whose bytes differ from the vault's ``manifest.json`` or that it
+    lacks."""
     try:
         listed = json.loads((vault_dir / MANIFEST_NAME).read_text()).get("files", {})
     except (OSError, ValueError, AttributeError):
@@ -288,13 +330,22 @@ def _check_manifest(vault_dir: Path, writers: set[str], report: UnmaskReport) ->
             report.vault_files_changed.append(rel)
 
 
-def unmask_output(masked: str | Path, vault_dir: str | Path, out: str | Path,
-                  key: bytes | str | Path | None = None, *, select: Collection[str] | None = None,
-                  match: str = "id", require_verified: bool = False) -> UnmaskReport:
-    """Restore the rows under ``masked`` (a mask output folder or its ``masked/``) into ``out``/part-*.parquet.
+def unmask_output(
+    masked: str | Path,
+    vault_dir: str | Path,
+    out: str | Path,
+    key: bytes | str | Path | None = None,
+    *,
+    select: Collection[str] | None = None,
+    match: str = "id",
+    require_verified: bool = False,
+) -> UnmaskReport:
+    """Restore the rows under ``masked`` (a mask output folder or its ``masked/``) into
+    ``out``/part-*.parquet.
 
-    With ``select``, only rows whose ``match`` column (``id``: every row of that id, ids need not be unique;
-    ``row_key``: exactly one row) holds one of the values are restored; the others are counted as not selected.
+    With ``select``, only rows whose ``match`` column (``id``: every row of that id, ids need not be
+    unique; ``row_key``: exactly one row) holds one of the values are restored; the others are
+    counted as not selected.
     """
     if match not in MATCH_COLUMNS:
         raise ValueError(f"match must be one of {', '.join(MATCH_COLUMNS)}")
@@ -311,8 +362,11 @@ def unmask_output(masked: str | Path, vault_dir: str | Path, out: str | Path,
     found: set[str] = set()
     row_keys: set[Any] = set()
     lookup: dict[str, str] = {}
-    if select is not None:  # a listed id also selects the rows that show its keyed hash (an id with a value)
-        lookup = ({vault.screened_id(v): v for v in select} if match == "id" else {}) | {v: v for v in select}
+    # a listed id also selects the rows that show its keyed hash (an id with a value)
+    if select is not None:
+        lookup = ({vault.screened_id(v): v for v in select} if match == "id" else {}) | {
+            v: v for v in select
+        }
     markers: dict[str, tuple[str, list[str]] | None] = {}
     for part in parts:
         recorded = _runs_of(parts_dir.parent, part, markers)
@@ -329,8 +383,11 @@ def unmask_output(masked: str | Path, vault_dir: str | Path, out: str | Path,
                 found.add(lookup[row[match]])
             if isinstance(row.get("vault_file"), str):
                 writers.add(row["vault_file"])
-            if row.get("row_key") in row_keys:  # the mask job writes each row key once: a copied row
-                report.refused.append((str(row.get("id")), str(row.get("row_key")), "duplicate_row"))
+            # the mask job writes each row key once: a copied row
+            if row.get("row_key") in row_keys:
+                report.refused.append(
+                    (str(row.get("id")), str(row.get("row_key")), "duplicate_row")
+                )
                 refused_parts.append(part.name)
                 continue
             row_keys.add(row.get("row_key"))
@@ -349,25 +406,37 @@ def unmask_output(masked: str | Path, vault_dir: str | Path, out: str | Path,
             report.unverified += not ok
             report.originals += original
         restored = table.take(pa.array(keep, pa.int64()))
-        if "id" in restored.schema.names:  # the row's own id back where the masked row shows its keyed hash
+        # the row's own id back where the masked row shows its keyed hash
+        if "id" in restored.schema.names:
             at = restored.schema.get_field_index("id")
-            restored = restored.set_column(at, restored.schema.field(at), pa.array(ids, restored.schema.field(at).type))
-        restored = (restored.append_column("text", pa.array(texts, pa.string()))
-                    .append_column("verified", pa.array(verified, pa.bool_())))
-        _write_private(target / part.name, lambda fh, t=restored: pq.write_table(t, fh, compression="zstd"))
+            restored = restored.set_column(
+                at, restored.schema.field(at), pa.array(ids, restored.schema.field(at).type)
+            )
+        restored = restored.append_column("text", pa.array(texts, pa.string())).append_column(
+            "verified", pa.array(verified, pa.bool_())
+        )
+        _write_private(
+            target / part.name, lambda fh, t=restored: pq.write_table(t, fh, compression="zstd")
+        )
         report.restored += len(keep)
         report.files += 1
     for writer in sorted(writers):
         try:
-            report.corrupt_records.extend((f"{writer}.jsonl", n) for n in vault.corrupt_lines(writer))
+            report.corrupt_records.extend(
+                (f"{writer}.jsonl", n) for n in vault.corrupt_lines(writer)
+            )
         except RecordError:
             continue  # a bad or missing file name: its rows were refused with that reason
     _check_manifest(Path(vault_dir), writers, report)
     if select is not None:
         report.selected_not_found = len(set(select) - found)
-    lines = "".join(json.dumps({"id": i, "row_key": k, "reason": r, "part": p}, ensure_ascii=False) + "\n"
-                    for (i, k, r), p in zip(report.refused, refused_parts, strict=True))
+    lines = "".join(
+        json.dumps({"id": i, "row_key": k, "reason": r, "part": p}, ensure_ascii=False) + "\n"
+        for (i, k, r), p in zip(report.refused, refused_parts, strict=True)
+    )
     _write_private(target / REFUSED_NAME, lambda fh: fh.write(lines.encode("utf-8")))
-    _write_private(target / SUMMARY_NAME,
-                   lambda fh: fh.write((json.dumps(report.summary(), indent=1) + "\n").encode("utf-8")))
+    _write_private(
+        target / SUMMARY_NAME,
+        lambda fh: fh.write((json.dumps(report.summary(), indent=1) + "\n").encode("utf-8")),
+    )
     return report

@@ -31,8 +31,15 @@ def _png(fig: Any) -> bytes:
     return buf.getvalue()
 
 
-def bar_chart(counts: Mapping[str, float], title: str, *, xlabel: str = "documents", top: int = 15,
-              colour: str = COLOURS["other"], percent: bool = False) -> bytes:
+def bar_chart(
+    counts: Mapping[str, float],
+    title: str,
+    *,
+    xlabel: str = "documents",
+    top: int = 15,
+    colour: str = COLOURS["other"],
+    percent: bool = False,
+) -> bytes:
     """Horizontal bars, largest first (at most ``top``, the rest summed as ``(other)``)."""
     plt = _plt()
     items = sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))
@@ -68,10 +75,15 @@ def stacked_by_language(by_lang: Mapping[str, Mapping[str, int]], title: str) ->
 
 
 def score_histograms(scores: Mapping[str, Any]) -> bytes:
-    """One panel per screen head (the heads whose ``<head>_edges`` the facts hold, in their order): the first
-    head's histogram stacked by decision, the others over all scored documents, each with its threshold."""
+    """One panel per screen head (the heads whose ``<head>_edges`` the facts hold, in their order):
+    the first head's histogram stacked by decision, the others over all scored documents, each with
+    its threshold."""
     plt = _plt()
-    heads = [k.removesuffix("_edges") for k in scores if k.endswith("_edges") and f"{k[:-6]}_counts" in scores]
+    heads = [
+        k.removesuffix("_edges")
+        for k in scores
+        if k.endswith("_edges") and f"{k[:-6]}_counts" in scores
+    ]
     fig, axes = plt.subplots(len(heads), 1, figsize=(6.4, 3.0 * len(heads)), squeeze=False)
     th = scores.get("thresholds", {})
     for n, (ax, head) in enumerate(zip(axes[:, 0], heads, strict=True)):
@@ -81,12 +93,25 @@ def score_histograms(scores: Mapping[str, Any]) -> bytes:
             by_dec = scores.get(f"{head}_counts_by_decision") or {"all": scores[f"{head}_counts"]}
             bottom = [0] * (len(edges) - 1)
             for dec, counts in by_dec.items():
-                ax.bar(edges[:-1], counts, width=widths, bottom=bottom, align="edge",
-                       color=COLOURS.get(dec, COLOURS["other"]), label=dec)
+                ax.bar(
+                    edges[:-1],
+                    counts,
+                    width=widths,
+                    bottom=bottom,
+                    align="edge",
+                    color=COLOURS.get(dec, COLOURS["other"]),
+                    label=dec,
+                )
                 bottom = [a + b for a, b in zip(bottom, counts, strict=True)]
         else:
-            ax.bar(edges[:-1], scores[f"{head}_counts"], align="edge", color=COLOURS["other"], width=widths,
-                   label="all scored")
+            ax.bar(
+                edges[:-1],
+                scores[f"{head}_counts"],
+                align="edge",
+                color=COLOURS["other"],
+                width=widths,
+                label="all scored",
+            )
         if head in th:
             ax.axvline(th[head], color="black", linestyle="--", label=f"threshold {th[head]:.3f}")
         ax.set_title(head_view(head).title)
@@ -99,21 +124,29 @@ def score_histograms(scores: Mapping[str, Any]) -> bytes:
 
 
 def score_histograms_by_language(scores: Mapping[str, Any]) -> bytes:
-    """One panel per (screen head, language): the head's score histogram over that language's documents, with
-    the threshold the decisions used there (the model card's per-language one, else the global one)."""
+    """One panel per (screen head, language): the head's score histogram over that language's
+    documents, with the threshold the decisions used there (the model card's per-language one, else
+    the global one)."""
     plt = _plt()
     counts: Mapping[str, Mapping[str, Sequence[int]]] = scores["counts_by_lang"]
     heads = sorted(counts)
     langs = sorted({lang for per in counts.values() for lang in per})
-    fig, axes = plt.subplots(len(heads), len(langs), figsize=(3.2 * len(langs), 2.6 * len(heads)), squeeze=False)
+    fig, axes = plt.subplots(
+        len(heads), len(langs), figsize=(3.2 * len(langs), 2.6 * len(heads)), squeeze=False
+    )
     by_lang = scores.get("thresholds_by_lang") or {}
     for r, head in enumerate(heads):
         edges: Sequence[float] = scores["edges_by_head"][head]
         widths = [b - a for a, b in itertools.pairwise(edges)]
         for c, lang in enumerate(langs):
             ax = axes[r][c]
-            ax.bar(edges[:-1], counts[head].get(lang, [0] * len(widths)), width=widths, align="edge",
-                   color=COLOURS["other"])
+            ax.bar(
+                edges[:-1],
+                counts[head].get(lang, [0] * len(widths)),
+                width=widths,
+                align="edge",
+                color=COLOURS["other"],
+            )
             th = (by_lang.get(lang) or {}).get(head, scores.get("thresholds", {}).get(head))
             source = "language" if head in (by_lang.get(lang) or {}) else "global"
             if th is not None:

@@ -1,7 +1,8 @@
-"""The run report as one self-contained HTML page: tables of counts and the charts inlined as PNG data URIs.
+"""The run report as one self-contained HTML page: tables of counts and the charts inlined as PNG
+data URIs.
 
-No script; the Content-Security-Policy allows only the page's own style (by SHA-256) and ``data:`` images,
-so the file opens anywhere (a phone, a mail attachment) without fetching anything.
+No script; the Content-Security-Policy allows only the page's own style (by SHA-256) and ``data:``
+images, so the file opens anywhere (a phone, a mail attachment) without fetching anything.
 """
 
 from __future__ import annotations
@@ -32,7 +33,10 @@ code{word-break:break-all}
 def content_security_policy() -> str:
     """Nothing but this page's style and inline ``data:`` images."""
     digest = base64.b64encode(hashlib.sha256(_CSS.encode()).digest()).decode()
-    return f"default-src 'none'; img-src data:; style-src 'sha256-{digest}'; base-uri 'none'; form-action 'none'"
+    return (
+        f"default-src 'none'; img-src data:; style-src 'sha256-{digest}'; base-uri 'none';"
+        " form-action 'none'"
+    )
 
 
 def esc(value: Any) -> str:
@@ -41,7 +45,8 @@ def esc(value: Any) -> str:
 
 
 def number(value: Any) -> str:
-    """A count with thousands separators, a float to 4 significant digits, else the escaped value."""
+    """A count with thousands separators, a float to 4 significant digits, else the escaped
+    value."""
     if isinstance(value, bool) or value is None:
         return esc(value)
     if isinstance(value, int):
@@ -57,14 +62,20 @@ def table(header: Sequence[str], rows: Iterable[Sequence[Any]]) -> str:
     body = "".join(
         "<tr>"
         + "".join(
-            f'<td class="n">{number(c)}</td>' if isinstance(c, int | float) and not isinstance(c, bool)
-            else f"<td>{esc(c)}</td>"
+            (
+                f'<td class="n">{number(c)}</td>'
+                if isinstance(c, int | float) and not isinstance(c, bool)
+                else f"<td>{esc(c)}</td>"
+            )
             for c in row
         )
         + "</tr>"
         for row in rows
     )
-    return f'<div class="scroll"><table><tr>{head}</tr>{body or "<tr><td>none</td></tr>"}</table></div>'
+    return (
+        "<div"
+        f' class="scroll"><table><tr>{head}</tr>{body or "<tr><td>none</td></tr>"}</table></div>'
+    )
 
 
 def counts_table(counts: Mapping[str, Any], key: str, value: str = "documents") -> str:
@@ -84,7 +95,11 @@ def status(ok: bool | None, good: str = "OK", bad: str = "FAILED") -> str:
 
 def cards(items: Iterable[tuple[str, str]]) -> str:
     """Key figures as small cards (the values are pre-formatted HTML)."""
-    return '<div class="cards">' + "".join(f'<div class="card">{esc(k)}<b>{v}</b></div>' for k, v in items) + "</div>"
+    return (
+        '<div class="cards">'
+        + "".join(f'<div class="card">{esc(k)}<b>{v}</b></div>' for k, v in items)
+        + "</div>"
+    )
 
 
 def document(title: str, sections: Sequence[str]) -> str:
@@ -94,12 +109,17 @@ def document(title: str, sections: Sequence[str]) -> str:
             "<!DOCTYPE html>",
             '<html lang="en"><head><meta charset="utf-8">',
             '<meta name="viewport" content="width=device-width, initial-scale=1">',
-            f'<meta http-equiv="Content-Security-Policy" content="{esc(content_security_policy())}">',
+            (
+                '<meta http-equiv="Content-Security-Policy"'
+                f' content="{esc(content_security_policy())}">'
+            ),
             f"<title>{esc(title)}</title><style>{_CSS}</style></head><body>",
             f"<h1>{esc(title)}</h1>",
             *sections,
-            "<p><small>Counts, rates, score histograms, reasons and types only: no document text, id or value."
-            "</small></p>",
+            (
+                "<p><small>Counts, rates, score histograms, reasons and types only: no document"
+                " text, id or value.</small></p>"
+            ),
             "</body></html>\n",
         ]
     )

@@ -2,16 +2,17 @@
 ``spcl.report.build`` draws, and the parts of the files it reads them from (a filter output's
 ``stats.json``, a mask output's ``metrics.json``, a screen's ``model_card.json``).
 
-TypedDicts, not classes: the facts are written as JSON exactly as built (key order included), and tests and
-users read ``facts.json`` as plain objects. The views of the files read list only the keys the report uses
-(``total=False``: an older output may lack any of them).
+TypedDicts, not classes: the facts are written as JSON exactly as built (key order included), and
+tests and users read ``facts.json`` as plain objects. The views of the files read list only the keys
+the report uses (``total=False``: an older output may lack any of them).
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Literal, NotRequired, TypedDict
 
-if TYPE_CHECKING:  # the screen evaluation loads the model stack; annotations name its report records.ScreenEvalReport
+# the screen evaluation loads the model stack; annotations name its report records.ScreenEvalReport
+if TYPE_CHECKING:
     from spcl.evaluate.screen import ScreenEvalReport
 
 
@@ -57,7 +58,8 @@ class ScreenCardView(TypedDict, total=False):
 
 
 class TokenBlock(TypedDict, total=False):
-    """The ``tokens`` block of a mask output's ``metrics.json`` (``spcl.executor.counts.token_block``)."""
+    """The ``tokens`` block of a mask output's ``metrics.json``
+    (``spcl.executor.counts.token_block``)."""
 
     documents: int
     documents_counted: int
@@ -68,7 +70,8 @@ class TokenBlock(TypedDict, total=False):
 
 
 class MaskRun(TypedDict, total=False):
-    """The run that wrote a mask output's ``metrics.json`` (``spcl.mask_stage.run``; ``engine`` on Spark only)."""
+    """The run that wrote a mask output's ``metrics.json`` (``spcl.mask_stage.run``; ``engine``
+    on Spark only)."""
 
     engine: str
     run_id: str
@@ -102,9 +105,10 @@ class MaskMetrics(TypedDict, total=False):
     docs_per_second: float
     run: MaskRun
 
+
 ScoreFacts = dict[str, Any]
-"""The ``scores`` block: ``documents_scored``, thresholds and, per screen head ``h``, ``h_edges`` and
-``h_counts`` (keys named after the heads of the output, so not a fixed record)."""
+"""The ``scores`` block: ``documents_scored``, thresholds and, per screen head ``h``, ``h_edges``
+and ``h_counts`` (keys named after the heads of the output, so not a fixed record)."""
 
 
 class LlmShare(TypedDict):
@@ -196,7 +200,8 @@ class MaskReconciliation(TypedDict):
 
 
 class MaskThroughput(TypedDict):
-    """Documents and generated tokens per second of a mask run, and the run itself (``metrics.json``)."""
+    """Documents and generated tokens per second of a mask run, and the run itself
+    (``metrics.json``)."""
 
     docs_per_second: float | None
     generated_tokens_per_second: float | None

@@ -99,7 +99,8 @@ class Scan:
 
 
 def flagged_by(reasons: Sequence[str] | None) -> str:
-    """``rule``, ``screen``, ``rule+screen`` or ``""`` from a row's ``reasons`` (``rule:PHONE``, ``screen:lgbm``).
+    """``rule``, ``screen``, ``rule+screen`` or ``""`` from a row's ``reasons`` (``rule:PHONE``,
+    ``screen:lgbm``).
 
     >>> flagged_by(["screen:svc", "rule:PHONE"]), flagged_by(None)
     ('rule+screen', '')
@@ -150,7 +151,11 @@ def scan_with_plan(path: str | Path, plan: SamplePlan, ids: set[str]) -> Scan:
     for s, n in plan.populations.items():
         parts = parse_stratum(s)
         dec = parts["decision"]
-        for key in ((dec, "all", ""), (dec, "lang", parts["lang"]), (dec, "category", parts["category"])):
+        for key in (
+            (dec, "all", ""),
+            (dec, "lang", parts["lang"]),
+            (dec, "category", parts["category"]),
+        ):
             domains[key] = domains.get(key, 0) + n
     table = output_dataset(path).to_table(
         columns=["id", "decision", "lang", "top_category", "scores", "reasons"],
@@ -170,7 +175,9 @@ def scan_with_plan(path: str | Path, plan: SamplePlan, ids: set[str]) -> Scan:
         )
         for doc_id, dec, lang, cat, s, reasons in rows:
             if s not in plan.populations:
-                raise ReviewError(f"id {doc_id!r}: stratum {s!r} is not in the export plan (output changed?)")
+                raise ReviewError(
+                    f"id {doc_id!r}: stratum {s!r} is not in the export plan (output changed?)"
+                )
             docs[doc_id] = (s, dec, lang or "-", cat or "-")
             by[doc_id] = flagged_by(reasons)
     return Scan(dict(plan.populations), domains, docs, by)
@@ -192,7 +199,8 @@ class RateJson(TypedDict):
 
 
 class DecisionBlock(TypedDict):
-    """Rates of one decision (precision of flagged, miss rate of clean): overall, per language, per category."""
+    """Rates of one decision (precision of flagged, miss rate of clean): overall, per language,
+    per category."""
 
     overall: RateJson
     by_lang: dict[str, RateJson]
@@ -200,7 +208,8 @@ class DecisionBlock(TypedDict):
 
 
 class RecallEstimate(TypedDict):
-    """Recall from the two decisions' counts, with conservative bounds (``None`` where a bound is 0/0)."""
+    """Recall from the two decisions' counts, with conservative bounds (``None`` where a bound is
+    0/0)."""
 
     rate: float
     low: float | None
@@ -213,32 +222,48 @@ def _round6(v: float | None) -> float | None:
 
 
 def _rate_json(r: Rate) -> RateJson:
-    return {"rate": _round6(r.rate), "low": _round6(r.low), "high": _round6(r.high), "reviewed": r.reviewed,
-            "positives": r.positives, "effective_n": round(r.effective_n, 6), "population": r.population,
-            "count": _round6(r.count), "count_low": _round6(r.count_low), "count_high": _round6(r.count_high)}
+    return {
+        "rate": _round6(r.rate),
+        "low": _round6(r.low),
+        "high": _round6(r.high),
+        "reviewed": r.reviewed,
+        "positives": r.positives,
+        "effective_n": round(r.effective_n, 6),
+        "population": r.population,
+        "count": _round6(r.count),
+        "count_low": _round6(r.count_low),
+        "count_high": _round6(r.count_high),
+    }
 
 
 AUTO = "auto"
 AUTO_RULE = (
-    "auto: a document is positive when what flagged it holds: its label is SCPI or RELATED (what the screen "
-    "flags), or a rule flagged it and the reviewer confirmed the highlighted value is real personal data "
-    "(pii=yes); a clean document is a miss when labelled SCPI or RELATED"
+    "auto: a document is positive when what flagged it holds: its label is SCPI or RELATED (what"
+    " the screen flags), or a rule flagged it and the reviewer confirmed the highlighted value is"
+    " real personal data (pii=yes); a clean document is a miss when labelled SCPI or RELATED"
 )
 
 
 class _Estimator:
     """The steps of :func:`estimate`: which reviews count as positive, weighted rates per domain."""
 
-    def __init__(self, reviews: Mapping[str, Review], scan: Scan, positive: Sequence[str] | str) -> None:
+    def __init__(
+        self, reviews: Mapping[str, Review], scan: Scan, positive: Sequence[str] | str
+    ) -> None:
         names = [positive] if isinstance(positive, str) else list(positive)
         self.auto = [p.strip().lower() for p in names] == [AUTO]
         self.positive = SCREEN_POSITIVE if self.auto else tuple(p.strip().upper() for p in names)
         if not self.positive or not set(self.positive) <= set(LABELS):
-            raise ValueError(f"positive labels must be among {', '.join(LABELS)} (or just '{AUTO}')")
+            raise ValueError(
+                f"positive labels must be among {', '.join(LABELS)} (or just '{AUTO}')"
+            )
         self.scan = scan
         self.labelled = {i: r for i, r in reviews.items() if r.label}
-        self.confirmed = ({i: parse_pii(r.row.get("pii"), row_id=i) for i, r in self.labelled.items()}
-                          if self.auto else {})
+        self.confirmed = (
+            {i: parse_pii(r.row.get("pii"), row_id=i) for i, r in self.labelled.items()}
+            if self.auto
+            else {}
+        )
         self.reviewed_in: dict[str, int] = {}
         for i in self.labelled:
             if i in scan.docs:
@@ -251,10 +276,15 @@ class _Estimator:
 
     def is_positive(self, r: Review) -> bool:
         """Labelled positive, or (auto) flagged by a rule whose value the reviewer confirmed."""
-        return r.label in self.positive or (self.auto and self._rule_flagged(r.id) and bool(self.confirmed.get(r.id)))
+        return r.label in self.positive or (
+            self.auto and self._rule_flagged(r.id) and bool(self.confirmed.get(r.id))
+        )
 
-    def items(self, pred: Callable[[str, str, str], bool], hit: Callable[[Review], bool]) -> list[tuple[float, bool]]:
-        """``(weight, positive)`` of the reviewed documents whose (decision, lang, category) match ``pred``."""
+    def items(
+        self, pred: Callable[[str, str, str], bool], hit: Callable[[Review], bool]
+    ) -> list[tuple[float, bool]]:
+        """``(weight, positive)`` of the reviewed documents whose (decision, lang, category)
+        match ``pred``."""
         out = []
         for i, r in self.labelled.items():
             if i not in self.scan.docs:
@@ -264,39 +294,61 @@ class _Estimator:
                 out.append((self.scan.populations[s] / self.reviewed_in[s], hit(r)))
         return out
 
-    def rate(self, pred: Callable[..., bool], total: int,
-             hit: Callable[..., bool] | None = None) -> RateJson:
-        """The weighted rate of positives among matching documents, scaled to ``total``; ``pred(decision,
-        lang, category)``, ``hit(review)`` (typed ``...``: callers' lambdas bind loop values as defaults)."""
+    def rate(
+        self, pred: Callable[..., bool], total: int, hit: Callable[..., bool] | None = None
+    ) -> RateJson:
+        """The weighted rate of positives among matching documents, scaled to ``total``;
+        ``pred(decision, lang, category)``, ``hit(review)`` (typed ``...``: callers' lambdas bind
+        loop values as defaults)."""
         return _rate_json(weighted_rate(self.items(pred, hit or self.is_positive), total))
 
     def unanswered_rule_flags(self) -> int:
         """Rule-flagged documents labelled non-positive whose hit nobody confirmed or rejected."""
-        return sum(1 for i, r in self.labelled.items() if i in self.scan.docs and self._rule_flagged(i)
-                   and r.label not in self.positive and self.confirmed.get(i) is None)
+        return sum(
+            1
+            for i, r in self.labelled.items()
+            if i in self.scan.docs
+            and self._rule_flagged(i)
+            and r.label not in self.positive
+            and self.confirmed.get(i) is None
+        )
 
     def decision_block(self, dec: str, total: int) -> DecisionBlock:
-        """Overall, per-language and per-category rates for one decision (precision or miss rate)."""
+        """Overall, per-language and per-category rates for one decision (precision or miss
+        rate)."""
         domains = self.scan.domains
         overall = self.rate(lambda d, lang, c: d == dec, total)
         langs = sorted(k[2] for k in domains if k[0] == dec and k[1] == "lang")
-        by_lang = {lg: self.rate(lambda d, lang, c, lg=lg: d == dec and lang == lg,
-                                 domains[(dec, "lang", lg)]) for lg in langs}
+        by_lang = {
+            lg: self.rate(
+                lambda d, lang, c, lg=lg: d == dec and lang == lg, domains[(dec, "lang", lg)]
+            )
+            for lg in langs
+        }
         if dec == "flagged":
             cats = sorted(k[2] for k in domains if k[0] == dec and k[1] == "category")
-            by_category = {cg: self.rate(lambda d, lang, c, cg=cg: d == "flagged" and c == cg,
-                                         domains[("flagged", "category", cg)]) for cg in cats}
+            by_category = {
+                cg: self.rate(
+                    lambda d, lang, c, cg=cg: d == "flagged" and c == cg,
+                    domains[("flagged", "category", cg)],
+                )
+                for cg in cats
+            }
         else:
             by_category = {
-                cg: self.rate(lambda d, lang, c: d == "clean", total,
-                              lambda r, cg=cg: self.is_positive(r) and cg in r.categories)
+                cg: self.rate(
+                    lambda d, lang, c: d == "clean",
+                    total,
+                    lambda r, cg=cg: self.is_positive(r) and cg in r.categories,
+                )
                 for cg in CATEGORIES
             }
         return {"overall": overall, "by_lang": by_lang, "by_category": by_category}
 
 
 def _recall_estimate(p: RateJson, m: RateJson) -> RecallEstimate | None:
-    """Recall from the precision of flagged and the miss rate of clean (counts), with conservative bounds."""
+    """Recall from the precision of flagged and the miss rate of clean (counts), with
+    conservative bounds."""
     if p["count"] is None or m["count"] is None or p["count"] + m["count"] <= 0:
         return None
     # a Rate with a count has its bounds' counts too (weighted_rate sets the three together)
@@ -318,12 +370,12 @@ def estimate(
 ) -> dict[str, Any]:
     """Precision of ``flagged`` and miss rate of ``clean`` overall, per language and per category.
 
-    ``positive`` are the labels that count as sensitive, or ``"auto"`` (default, ``AUTO_RULE``): follow
-    what flagged the document, so a rule-flagged phone number the reviewer confirms is a true positive
-    even when its topic is NONE. Per category: precision by the screen's
-    ``top_category`` for flagged; for clean, the share of documents reviewers labelled positive *with*
-    that category. Counts are scaled to ``corpus_counts`` (from ``stats.json``) for the totals and to
-    the domain sizes found in the output for languages and categories.
+    ``positive`` are the labels that count as sensitive, or ``"auto"`` (default, ``AUTO_RULE``):
+    follow what flagged the document, so a rule-flagged phone number the reviewer confirms is a true
+    positive even when its topic is NONE. Per category: precision by the screen's ``top_category``
+    for flagged; for clean, the share of documents reviewers labelled positive *with* that category.
+    Counts are scaled to ``corpus_counts`` (from ``stats.json``) for the totals and to the domain
+    sizes found in the output for languages and categories.
     """
     est = _Estimator(reviews, scan, positive)
     result: dict[str, Any] = {
@@ -331,19 +383,23 @@ def estimate(
         "positive_rule": AUTO_RULE if est.auto else f"label in {', '.join(est.positive)}",
         "ids_not_in_output": sorted(i for i in est.labelled if i not in scan.docs),
     }
-    if est.auto:  # rule-flagged NONE documents whose hit nobody confirmed or rejected count as false positives
+    # rule-flagged NONE documents whose hit nobody confirmed or rejected count as false positives
+    if est.auto:
         result["rule_flagged_unanswered"] = est.unanswered_rule_flags()
     for dec, name in (("flagged", "precision_flagged"), ("clean", "miss_rate_clean")):
         total = int(corpus_counts.get(dec, scan.domains.get((dec, "all", ""), 0)))
         result[name] = est.decision_block(dec, total)
-    recall = _recall_estimate(result["precision_flagged"]["overall"], result["miss_rate_clean"]["overall"])
+    recall = _recall_estimate(
+        result["precision_flagged"]["overall"], result["miss_rate_clean"]["overall"]
+    )
     if recall is not None:
         result["recall_estimate"] = recall
     return result
 
 
 def plot_estimates(result: Mapping[str, Any], path: str | Path) -> Path:
-    """A PNG with precision of flagged and miss rate of clean, overall and per language, with intervals."""
+    """A PNG with precision of flagged and miss rate of clean, overall and per language, with
+    intervals."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -359,7 +415,10 @@ def plot_estimates(result: Mapping[str, Any], path: str | Path) -> Path:
         entries = [(n, r) for n, r in entries if r["rate"] is not None]
         xs = range(len(entries))
         rates = [r["rate"] for _, r in entries]
-        err = [[r["rate"] - r["low"] for _, r in entries], [r["high"] - r["rate"] for _, r in entries]]
+        err = [
+            [r["rate"] - r["low"] for _, r in entries],
+            [r["high"] - r["rate"] for _, r in entries],
+        ]
         ax.bar(xs, rates, yerr=err, capsize=4, color="#4c72b0")
         ax.set_xticks(list(xs), [f"{n}\n(n={r['reviewed']})" for n, r in entries])
         ax.set_ylim(0, 1)

@@ -76,7 +76,8 @@ def write_private(path: str | Path, data: bytes | str) -> Path:
 
 
 def review_records(table: pa.Table, *, redacted: bool) -> list[dict[str, Any]]:
-    """One plain dict per sampled row: metadata, scores, hits (offsets into the exported text), text.
+    """One plain dict per sampled row: metadata, scores, hits (offsets into the exported text),
+    text.
 
     Raw hit values never appear except inside ``text`` when ``redacted`` is false.
     """
@@ -84,7 +85,10 @@ def review_records(table: pa.Table, *, redacted: bool) -> list[dict[str, Any]]:
     for row in table.to_pylist():
         doc_id = row["id"]
         text = row["text"] or ""
-        hits = [{k: h[k] for k in ("type", "start", "end", "validated", "detector")} for h in row["hits"] or []]
+        hits = [
+            {k: h[k] for k in ("type", "start", "end", "validated", "detector")}
+            for h in row["hits"] or []
+        ]
         if redacted:
             text, hits = redact(doc_id, text, hits)
         else:
@@ -119,7 +123,8 @@ def _score(scores: Mapping[str, Any] | None, key: str) -> str:
 
 
 def csv_cells(r: Mapping[str, Any]) -> list[str]:
-    """The ``CSV_COLUMNS`` cells of one record, each guarded by ``escape_cell`` (reviewer cells empty)."""
+    """The ``CSV_COLUMNS`` cells of one record, each guarded by ``escape_cell`` (reviewer cells
+    empty)."""
     cells = [
         r["id"],
         r["row_key"],
@@ -154,7 +159,8 @@ def to_jsonl(records: Iterable[Mapping[str, Any]]) -> str:
 
 
 def labelstudio_config(pii_types: Sequence[str] = PII_TYPES) -> str:
-    """Label Studio labelling config: document label, categories, a note, rule spans as pre-labels."""
+    """Label Studio labelling config: document label, categories, a note, rule spans as
+    pre-labels."""
     pii = "\n".join(f'    <Label value="{t}"/>' for t in pii_types)
     labels = "\n".join(f'    <Choice value="{v}"/>' for v in LABELS)
     cats = "\n".join(f'    <Choice value="{v}"/>' for v in CATEGORIES)
@@ -178,7 +184,8 @@ def labelstudio_config(pii_types: Sequence[str] = PII_TYPES) -> str:
 
 
 def to_labelstudio(records: Iterable[Mapping[str, Any]]) -> str:
-    """Label Studio task JSON: one task per document, rule hits as a ``rules`` prediction (spans only)."""
+    """Label Studio task JSON: one task per document, rule hits as a ``rules`` prediction (spans
+    only)."""
     tasks = []
     for r in records:
         result = [
@@ -217,22 +224,31 @@ def to_html(records: Sequence[Mapping[str, Any]], *, title: str, redacted: bool,
 
 
 def sample_key(records: Sequence[Mapping[str, Any]]) -> str:
-    """SHA-256 of the sample as ``sample.jsonl`` holds it: names the sample (manifest ``sample_sha256``)."""
+    """SHA-256 of the sample as ``sample.jsonl`` holds it: names the sample (manifest
+    ``sample_sha256``)."""
     return hashlib.sha256(to_jsonl(records).encode("utf-8")).hexdigest()
 
 
-def check_export_arguments(out: str | Path, *, formats: Sequence[str] = FORMATS, reviewers: Sequence[str] = (),
-                           force: bool = False) -> None:
-    """Refuse, before anything is read or written, what :func:`export_sample` cannot honour: an unknown
-    format, a reviewer name that is not letters, digits, ``-`` and ``_`` (or is given twice), an ``out``
-    that is a file, or a non-empty ``out`` without ``force``. ``ValueError`` / ``FileExistsError`` name
-    the argument (reviewer names are shown escaped: they may hold anything)."""
+def check_export_arguments(
+    out: str | Path,
+    *,
+    formats: Sequence[str] = FORMATS,
+    reviewers: Sequence[str] = (),
+    force: bool = False,
+) -> None:
+    """Refuse, before anything is read or written, what :func:`export_sample` cannot honour: an
+    unknown format, a reviewer name that is not letters, digits, ``-`` and ``_`` (or is given
+    twice), an ``out`` that is a file, or a non-empty ``out`` without ``force``. ``ValueError`` /
+    ``FileExistsError`` name the argument (reviewer names are shown escaped: they may hold
+    anything)."""
     bad = [f for f in formats if f not in FORMATS]
     if bad:
         raise ValueError(f"unknown export format(s) {bad}; choose from {', '.join(FORMATS)}")
     for name in reviewers:
         if not name or not name.isascii() or not name.replace("-", "").replace("_", "").isalnum():
-            raise ValueError(f"--reviewers: {name!r} is not a reviewer name (letters, digits, '-' and '_' only)")
+            raise ValueError(
+                f"--reviewers: {name!r} is not a reviewer name (letters, digits, '-' and '_' only)"
+            )
     repeated = sorted({n for n in reviewers if list(reviewers).count(n) > 1})
     if repeated:
         raise ValueError(f"--reviewers: {', '.join(repeated)} given more than once")
@@ -240,7 +256,9 @@ def check_export_arguments(out: str | Path, *, formats: Sequence[str] = FORMATS,
     if out_dir.exists() and not out_dir.is_dir():
         raise FileExistsError(f"{out_dir} is a file, not a folder for the review batch")
     if out_dir.exists() and any(out_dir.iterdir()) and not force:
-        raise FileExistsError(f"{out_dir} is not empty (reviewers' files?); pass --force to overwrite")
+        raise FileExistsError(
+            f"{out_dir} is not empty (reviewers' files?); pass --force to overwrite"
+        )
 
 
 def export_sample(
@@ -257,8 +275,9 @@ def export_sample(
 ) -> dict[str, Any]:
     """Write the sample ``table`` to ``out`` in ``formats``, plus ``plan.json`` and a manifest.
 
-    ``reviewers`` (e.g. ``["a", "b"]``) adds one ``reviewer-<name>.csv`` copy per reviewer. Every argument
-    is checked (:func:`check_export_arguments`) before the folder or any file is made. Returns the manifest.
+    ``reviewers`` (e.g. ``["a", "b"]``) adds one ``reviewer-<name>.csv`` copy per reviewer. Every
+    argument is checked (:func:`check_export_arguments`) before the folder or any file is made.
+    Returns the manifest.
     """
     check_export_arguments(out, formats=formats, reviewers=reviewers, force=force)
     out_dir = Path(out)
@@ -278,8 +297,12 @@ def export_sample(
         write_private(out_dir / "labelstudio-config.xml", labelstudio_config())
     key = sample_key(records)
     if "html" in formats:
-        write_private(out_dir / "sample.html", to_html(records, title=title, redacted=redacted, key=key))
-    write_private(out_dir / "plan.json", json.dumps(plan.to_json(), indent=2, ensure_ascii=False) + "\n")
+        write_private(
+            out_dir / "sample.html", to_html(records, title=title, redacted=redacted, key=key)
+        )
+    write_private(
+        out_dir / "plan.json", json.dumps(plan.to_json(), indent=2, ensure_ascii=False) + "\n"
+    )
     src = manifest_ref(source) if source is not None else None
     manifest = write_manifest(
         out_dir,

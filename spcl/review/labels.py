@@ -21,7 +21,8 @@ class ReviewError(RunFailed, ValueError):
 
 
 def parse_label(cell: str | None, *, row_id: str, column: str = "label") -> str | None:
-    """A normalised label, ``None`` for an empty cell; raises ``ReviewError`` naming the id otherwise.
+    """A normalised label, ``None`` for an empty cell; raises ``ReviewError`` naming the id
+    otherwise.
 
     >>> parse_label(" scpi ", row_id="d1")
     'SCPI'
@@ -34,7 +35,9 @@ def parse_label(cell: str | None, *, row_id: str, column: str = "label") -> str 
     return value
 
 
-def parse_categories(cell: str | None, *, row_id: str, column: str = "categories") -> tuple[str, ...]:
+def parse_categories(
+    cell: str | None, *, row_id: str, column: str = "categories"
+) -> tuple[str, ...]:
     """Sorted, de-duplicated categories from ``"MEDICAL, crime"`` / ``"MEDICAL;CRIME"`` / ``"-"``.
 
     >>> parse_categories("crime; Medical", row_id="d1")
@@ -54,8 +57,8 @@ def parse_categories(cell: str | None, *, row_id: str, column: str = "categories
 
 
 def parse_pii(cell: str | None, *, row_id: str, column: str = "pii") -> bool | None:
-    """The reviewer's answer to "are the highlighted rule hits real personal data?": ``True`` / ``False``,
-    ``None`` when empty; anything else raises ``ReviewError`` naming the id and column.
+    """The reviewer's answer to "are the highlighted rule hits real personal data?": ``True`` /
+    ``False``, ``None`` when empty; anything else raises ``ReviewError`` naming the id and column.
 
     >>> parse_pii("Yes", row_id="d1"), parse_pii("", row_id="d1")
     (True, None)

@@ -1,17 +1,18 @@
-"""The interactive labelling page of a review export: one self-contained HTML file, no server, no network.
+"""The interactive labelling page of a review export: one self-contained HTML file, no server, no
+network.
 
 Each document is an ``<article data-doc-id="…">`` with its text (rule hits in ``<mark>``), scores,
 reasons and stratum; label buttons carry ``data-label`` (SCPI / RELATED / NONE), category toggles
 ``data-category``, the rule-hit answer ``data-pii`` (yes / no), and a note field. Keys: 1/2/3 label,
 j/k move, m/c/d/o categories, y/n hits are / are not real personal data, ? help. Labels are kept in
-``localStorage`` under ``spcl-review:<sample key>`` (the SHA-256 of the sample's JSONL, recorded in the
-export manifest) after every change, so a reload or a crash loses nothing.
+``localStorage`` under ``spcl-review:<sample key>`` (the SHA-256 of the sample's JSONL, recorded in
+the export manifest) after every change, so a reload or a crash loses nothing.
 
-``window.spclLabelsCSV()`` returns the reviewer's CSV — the columns of ``sample.csv`` with ``label``,
-``categories``, ``pii`` and ``note`` filled — and the "Download CSV" button saves it (with a BOM, like
-``sample.csv``); ``spcl review agree / adjudicate / report`` read it. The export columns are computed
-and formula-guarded in Python (``spcl.review.export.csv_cells``); the script guards only what the
-reviewer typed, by the same rule as ``spcl.review.reviews.escape_cell``.
+``window.spclLabelsCSV()`` returns the reviewer's CSV — the columns of ``sample.csv`` with
+``label``, ``categories``, ``pii`` and ``note`` filled — and the "Download CSV" button saves it
+(with a BOM, like ``sample.csv``); ``spcl review agree / adjudicate / report`` read it. The export
+columns are computed and formula-guarded in Python (``spcl.review.export.csv_cells``); the script
+guards only what the reviewer typed, by the same rule as ``spcl.review.reviews.escape_cell``.
 
 The Content-Security-Policy allows nothing but this page's own inline style and script (by SHA-256):
 no network, no other script, even if a document's text tried. Document text is HTML-escaped in the
@@ -238,11 +239,16 @@ _JS = r"""
 
 
 def _csp_hash(source: str) -> str:
-    return "'sha256-" + base64.b64encode(hashlib.sha256(source.encode("utf-8")).digest()).decode() + "'"
+    return (
+        "'sha256-"
+        + base64.b64encode(hashlib.sha256(source.encode("utf-8")).digest()).decode()
+        + "'"
+    )
 
 
 def content_security_policy(style: str = _CSS, script: str = _JS) -> str:
-    """The page's policy: nothing loads or runs but its own inline style and script (matched by SHA-256)."""
+    """The page's policy: nothing loads or runs but its own inline style and script (matched by
+    SHA-256)."""
     return (
         f"default-src 'none'; style-src {_csp_hash(style)}; script-src {_csp_hash(script)}; "
         "img-src 'none'; connect-src 'none'; form-action 'none'; base-uri 'none'"
@@ -250,13 +256,15 @@ def content_security_policy(style: str = _CSS, script: str = _JS) -> str:
 
 
 def json_for_script(value: Any) -> str:
-    """JSON safe inside a ``<script type="application/json">`` block (no ``<``, ``>``, ``&`` characters)."""
+    """JSON safe inside a ``<script type="application/json">`` block (no ``<``, ``>``, ``&``
+    characters)."""
     text = json.dumps(value, ensure_ascii=False, separators=(",", ":"))
     return text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
 
 
 def highlight(text: str, hits: Sequence[Mapping[str, Any]]) -> str:
-    """HTML-escaped ``text`` with non-overlapping hit spans wrapped in ``<mark data-type="TYPE">``."""
+    """HTML-escaped ``text`` with non-overlapping hit spans wrapped in ``<mark
+    data-type="TYPE">``."""
     out: list[str] = []
     cursor = 0
     for h in sorted(hits, key=lambda h: (h["start"], -h["end"])):
@@ -264,7 +272,10 @@ def highlight(text: str, hits: Sequence[Mapping[str, Any]]) -> str:
             continue
         out.append(html.escape(text[cursor : h["start"]]))
         t = html.escape(h["type"])
-        out.append(f'<mark class="hit" title="{t}" data-type="{t}">{html.escape(text[h["start"] : h["end"]])}</mark>')
+        out.append(
+            f'<mark class="hit" title="{t}"'
+            f' data-type="{t}">{html.escape(text[h["start"] : h["end"]])}</mark>'
+        )
         cursor = h["end"]
     out.append(html.escape(text[cursor:]))
     return "".join(out)
@@ -277,19 +288,24 @@ def _fmt(value: Any) -> str:
 def _article(index: int, r: Mapping[str, Any]) -> str:
     scores = r["scores"] or {}
     cells = "".join(
-        f"<td>{html.escape(k)}: {html.escape(_fmt(v))}</td>" for k, v in scores.items() if v is not None
+        f"<td>{html.escape(k)}: {html.escape(_fmt(v))}</td>"
+        for k, v in scores.items()
+        if v is not None
     )
     meta = " · ".join(
-        html.escape(str(x)) for x in (r["decision"], r["lang"] or "-", r["top_category"] or "-", r["stratum"])
+        html.escape(str(x))
+        for x in (r["decision"], r["lang"] or "-", r["top_category"] or "-", r["stratum"])
     )
     reasons = html.escape(", ".join(r["reasons"])) or "-"
     labels = "".join(
-        f'<button type="button" data-label="{lab}" aria-pressed="false"><kbd>{i}</kbd> {lab}</button>'
+        f'<button type="button" data-label="{lab}" aria-pressed="false"><kbd>{i}</kbd>'
+        f" {lab}</button>"
         for i, lab in enumerate(LABELS, 1)
     )
     keys = {v: k for k, v in CATEGORY_KEYS.items()}
     cats = "".join(
-        f'<button type="button" data-category="{c}" aria-pressed="false"><kbd>{keys[c]}</kbd> {c}</button>'
+        f'<button type="button" data-category="{c}" aria-pressed="false"><kbd>{keys[c]}</kbd>'
+        f" {c}</button>"
         for c in CATEGORIES
     )
     pii = (
@@ -309,7 +325,7 @@ def _article(index: int, r: Mapping[str, Any]) -> str:
         f'<table class="scores"><tr>{cells or "<td>no screen scores</td>"}</tr></table>'
         f'<div class="text">{highlight(r["text"], r["hits"])}</div>'
         f'<div class="controls">{labels}<span class="sep"></span>{cats}{pii}'
-        f'<input class="note" type="text" placeholder="note (e)" aria-label="note"></div>'
+        '<input class="note" type="text" placeholder="note (e)" aria-label="note"></div>'
         "</article>"
     )
 
@@ -338,8 +354,9 @@ def labelling_page(
 ) -> str:
     """The self-contained labelling page for ``records`` (as from ``review_records``).
 
-    ``csv_rows`` are the formula-guarded export cells of each record (the ``columns`` before the reviewer's
-    ``label``, ``categories``, ``pii``, ``note``); ``key`` names the sample (its ``localStorage`` slot).
+    ``csv_rows`` are the formula-guarded export cells of each record (the ``columns`` before the
+    reviewer's ``label``, ``categories``, ``pii``, ``note``); ``key`` names the sample (its
+    ``localStorage`` slot).
     """
     data = {
         "key": key,
@@ -355,18 +372,31 @@ def labelling_page(
         "<!DOCTYPE html>",
         '<html lang="en"><head><meta charset="utf-8">',
         '<meta name="viewport" content="width=device-width, initial-scale=1">',
-        f'<meta http-equiv="Content-Security-Policy" content="{html.escape(content_security_policy())}">',
+        (
+            '<meta http-equiv="Content-Security-Policy"'
+            f' content="{html.escape(content_security_policy())}">'
+        ),
         f"<title>{html.escape(title)}</title><style>{_CSS}</style></head>",
         f'<body data-sample-key="{html.escape(key)}">',
-        f'<header class="bar"><h1>{html.escape(title)}</h1><span id="progress">0 / {len(records)} labelled</span>',
+        (
+            f'<header class="bar"><h1>{html.escape(title)}</h1><span id="progress">0 /'
+            f" {len(records)} labelled</span>"
+        ),
         '<label>reviewer <input id="reviewer" type="text" autocomplete="off"></label>',
         '<button type="button" id="download">Download CSV</button>',
-        '<button type="button" id="help-button" aria-label="keyboard shortcuts">?</button></header>',
+        (
+            '<button type="button" id="help-button" aria-label="keyboard'
+            ' shortcuts">?</button></header>'
+        ),
         f'<div id="help" hidden><b>Keyboard</b><table>{_HELP}</table></div>',
-        '<p id="storage-warning" class="warn" hidden>This browser does not keep labels for local files: '
-        "download the CSV before closing the page.</p>",
-        f"<main><p>{len(records)} documents{note}. Rule hits are highlighted. Labels are saved in this browser "
-        "as you go; <b>Download CSV</b> hands them back.</p>",
+        (
+            '<p id="storage-warning" class="warn" hidden>This browser does not keep labels for'
+            " local files: download the CSV before closing the page.</p>"
+        ),
+        (
+            f"<main><p>{len(records)} documents{note}. Rule hits are highlighted. Labels are saved"
+            " in this browser as you go; <b>Download CSV</b> hands them back.</p>"
+        ),
         *(_article(i, r) for i, r in enumerate(records)),
         "</main>",
         f'<script type="application/json" id="spcl-data">{json_for_script(data)}</script>',

@@ -1,8 +1,8 @@
 """Masking of rule-hit spans for ``--redact`` exports: each hit becomes ``[TYPE]``.
 
-Other occurrences of a hit's value are found on the folded view of the text (:mod:`spcl.detect.folding`),
-so a copy written with other invisible or look-alike characters ("010\u200b-1234-5678", full-width
-digits) is hidden too, its invisible characters included.
+Other occurrences of a hit's value are found on the folded view of the text
+(:mod:`spcl.detect.folding`), so a copy written with other invisible or look-alike characters
+("010\u200b-1234-5678", full-width digits) is hidden too, its invisible characters included.
 """
 
 from __future__ import annotations
@@ -18,15 +18,20 @@ MIN_SURFACE = 2
 
 
 def check_hits(doc_id: str, text: str, hits: Sequence[Mapping[str, Any]]) -> None:
-    """Raise ``ReviewError`` (naming the id and offsets only) when a hit span lies outside ``text``."""
+    """Raise ``ReviewError`` (naming the id and offsets only) when a hit span lies outside
+    ``text``."""
     for h in hits:
         if not 0 <= h["start"] < h["end"] <= len(text):
-            raise ReviewError(f"id {doc_id!r}: hit {h['type']} [{h['start']}, {h['end']}) outside the text")
+            raise ReviewError(
+                f"id {doc_id!r}: hit {h['type']} [{h['start']}, {h['end']}) outside the text"
+            )
 
 
-def redact(doc_id: str, text: str, hits: Sequence[Mapping[str, Any]]) -> tuple[str, list[dict[str, Any]]]:
-    """``text`` with every hit span (and every other occurrence of a hit's value, compared on the folded
-    view) replaced by ``[TYPE]``.
+def redact(
+    doc_id: str, text: str, hits: Sequence[Mapping[str, Any]]
+) -> tuple[str, list[dict[str, Any]]]:
+    """``text`` with every hit span (and every other occurrence of a hit's value, compared on the
+    folded view) replaced by ``[TYPE]``.
 
     Overlapping spans merge into one token named after the earliest-starting (then longest) hit.
     Returns the masked text and the hits re-pointed at their tokens.
@@ -46,7 +51,9 @@ def redact(doc_id: str, text: str, hits: Sequence[Mapping[str, Any]]) -> tuple[s
             continue
         pos = view.find(key)
         while pos >= 0:
-            start, end = folded.span(pos, pos + len(key)) if folded is not None else (pos, pos + len(key))
+            start, end = (
+                folded.span(pos, pos + len(key)) if folded is not None else (pos, pos + len(key))
+            )
             spans.append((start, end, str(h["type"]), dict(h)))
             pos = view.find(key, pos + 1)
     spans.sort(key=lambda s: (s[0], -s[1], s[2]))

@@ -1,4 +1,5 @@
-"""Reading reviewers' files back: the CSV/JSONL written by ``export`` or a Label Studio JSON export."""
+"""Reading reviewers' files back: the CSV/JSONL written by ``export`` or a Label Studio JSON
+export."""
 
 from __future__ import annotations
 
@@ -36,8 +37,8 @@ def unescape_cell(value: str) -> str:
 
 @dataclass(frozen=True)
 class Review:
-    """One reviewer's verdict on one document; ``label`` is ``None`` when left empty. ``key`` is what
-    ``read_reviews`` keyed it by: the ``id``, or the ``row_key`` in a file where ids repeat."""
+    """One reviewer's verdict on one document; ``label`` is ``None`` when left empty. ``key`` is
+    what ``read_reviews`` keyed it by: the ``id``, or the ``row_key`` in a file where ids repeat."""
 
     id: str
     label: str | None
@@ -51,7 +52,13 @@ def _from_labelstudio(tasks: list[dict[str, Any]]) -> list[dict[str, Any]]:
     rows = []
     for task in tasks:
         data = task.get("data", {})
-        row = {**data, "id": data.get("doc_id", task.get("id")), "label": "", "categories": "", "note": ""}
+        row = {
+            **data,
+            "id": data.get("doc_id", task.get("id")),
+            "label": "",
+            "categories": "",
+            "note": "",
+        }
         annotations = [a for a in task.get("annotations", []) if not a.get("was_cancelled")]
         if annotations:
             for item in annotations[-1].get("result", []):
@@ -78,7 +85,10 @@ def _rows(path: Path) -> list[dict[str, Any]]:
             missing = [c for c in ("id", "label") if c not in (reader.fieldnames or [])]
             if missing:
                 raise ReviewError(f"{path.name}: missing column(s) {', '.join(missing)}")
-            return [{k: unescape_cell(v) if isinstance(v, str) else v for k, v in row.items()} for row in reader]
+            return [
+                {k: unescape_cell(v) if isinstance(v, str) else v for k, v in row.items()}
+                for row in reader
+            ]
     if name.endswith(".jsonl"):
         return load_jsonl(path)
     if name.endswith(".json"):
@@ -90,20 +100,25 @@ def _rows(path: Path) -> list[dict[str, Any]]:
 
 
 def read_reviews(path: str | Path) -> dict[str, Review]:
-    """``{key: Review}`` from one reviewer's file, keyed by ``id``; a file in which an id repeats (records
-    that share a document id, told apart by the export's ``row_key`` column) is keyed by ``row_key``.
-    A repeated key, a repeated id without row keys, or a bad cell raises ``ReviewError``."""
+    """``{key: Review}`` from one reviewer's file, keyed by ``id``; a file in which an id repeats
+    (records that share a document id, told apart by the export's ``row_key`` column) is keyed by
+    ``row_key``. A repeated key, a repeated id without row keys, or a bad cell raises
+    ``ReviewError``."""
     p = Path(path)
     rows = _rows(p)
     ids = [str(row.get("id") or "").strip() for row in rows]
-    by_row_key = len(set(ids)) < len(ids) and all(str(row.get("row_key") or "").strip() for row in rows)
+    by_row_key = len(set(ids)) < len(ids) and all(
+        str(row.get("row_key") or "").strip() for row in rows
+    )
     out: dict[str, Review] = {}
     for row, doc_id in zip(rows, ids, strict=True):
         if not doc_id:
             raise ReviewError(f"{p.name}: a row has an empty 'id'")
         key = str(row["row_key"]).strip() if by_row_key else doc_id
         if key in out:
-            raise ReviewError(f"{p.name}: {'row_key' if by_row_key else 'id'} {key!r} appears twice")
+            raise ReviewError(
+                f"{p.name}: {'row_key' if by_row_key else 'id'} {key!r} appears twice"
+            )
         cats = row.get("categories")
         if isinstance(cats, list):
             cats = ",".join(cats)

@@ -1,10 +1,11 @@
 """Stratified, hashed-id sampling of a filter output for manual review.
 
 A document's stratum is ``decision × lang × top category × score bucket`` (any subset of those
-dimensions). Each stratum gets a size from ``allocate`` (a share of ``clean`` always included), and the
-sample of a stratum is its ``k`` documents with the smallest ``sha256(f"{seed}:{id}")`` (bottom-k).
-Bottom-k depends only on the ids and the seed, never on partitioning or worker order, so the plain
-Python path (``sample_dataset``) and the Spark path (``sample_spark``) return the same documents.
+dimensions). Each stratum gets a size from ``allocate`` (a share of ``clean`` always included), and
+the sample of a stratum is its ``k`` documents with the smallest ``sha256(f"{seed}:{id}")``
+(bottom-k). Bottom-k depends only on the ids and the seed, never on partitioning or worker order, so
+the plain Python path (``sample_dataset``) and the Spark path (``sample_spark``) return the same
+documents.
 
 The "id" a sample is drawn by is the output's ``row_key`` (unique per input record, see
 ``spcl.io.schema.row_key``) when the output has that column, else ``id``: repeated document ids can
@@ -33,9 +34,10 @@ DIMENSIONS: tuple[str, ...] = ("decision", "lang", "category", "bucket")
 """Stratum dimensions: ``category`` is ``top_category``; ``bucket`` is the screen-score bucket."""
 
 BUCKET_SCHEMES: tuple[str, ...] = ("union", PRIMARY_HEAD)
-"""``union`` (default): which screen heads flagged (``none``, ``lgbm``, ``svc``, ``lgbm+svc`` for the shipped
-screen: the union's decision and every head's score against its threshold) and the first head's band, e.g.
-``svc:<0.5``; the first head's name (``lgbm``): its band alone (plans written before the union buckets)."""
+"""``union`` (default): which screen heads flagged (``none``, ``lgbm``, ``svc``, ``lgbm+svc`` for
+the shipped screen: the union's decision and every head's score against its threshold) and the first
+head's band, e.g. ``svc:<0.5``; the first head's name (``lgbm``): its band alone (plans written
+before the union buckets)."""
 
 DEFAULT_DIMENSIONS: tuple[str, ...] = DIMENSIONS
 DEFAULT_BUCKET_EDGES: tuple[float, ...] = (0.5, 0.8, 0.95)
@@ -96,7 +98,8 @@ class SpecJson(TypedDict):
 
 
 class PlanJson(TypedDict):
-    """``plan.json``: the spec and every stratum's ``population`` and ``sample`` size, sorted by name."""
+    """``plan.json``: the spec and every stratum's ``population`` and ``sample`` size, sorted by
+    name."""
 
     spec: SpecJson
     strata: dict[str, dict[str, int]]
@@ -114,11 +117,20 @@ class SamplePlan:
         """A plain dict for ``plan.json``."""
         sp = self.spec
         return {
-            "spec": {"n": sp.n, "seed": sp.seed, "dimensions": sp.dimensions, "decisions": sp.decisions,
-                     "clean_share": sp.clean_share, "min_per_stratum": sp.min_per_stratum,
-                     "per_stratum": sp.per_stratum, "bucket_edges": sp.bucket_edges, "bucket_by": sp.bucket_by},
+            "spec": {
+                "n": sp.n,
+                "seed": sp.seed,
+                "dimensions": sp.dimensions,
+                "decisions": sp.decisions,
+                "clean_share": sp.clean_share,
+                "min_per_stratum": sp.min_per_stratum,
+                "per_stratum": sp.per_stratum,
+                "bucket_edges": sp.bucket_edges,
+                "bucket_by": sp.bucket_by,
+            },
             "strata": {
-                s: {"population": self.populations[s], "sample": self.sizes.get(s, 0)} for s in sorted(self.populations)
+                s: {"population": self.populations[s], "sample": self.sizes.get(s, 0)}
+                for s in sorted(self.populations)
             },
         }
 
@@ -162,8 +174,11 @@ def score_bucket(score: float | None, edges: Sequence[float] = DEFAULT_BUCKET_ED
     return f">={edges[-1]:g}"
 
 
-def union_bucket(scores: Mapping[str, Any] | None, edges: Sequence[float] = DEFAULT_BUCKET_EDGES) -> str:
-    """The ``union`` bucket of a row's ``scores``: which models passed their threshold, then the LightGBM band.
+def union_bucket(
+    scores: Mapping[str, Any] | None, edges: Sequence[float] = DEFAULT_BUCKET_EDGES
+) -> str:
+    """The ``union`` bucket of a row's ``scores``: which models passed their threshold, then the
+    LightGBM band.
 
     >>> union_bucket({"lgbm": 0.3, "svc": 0.4, "lgbm_flag": False, "svc_flag": True}), union_bucket(None)
     ('svc:<0.5', '-')
@@ -187,7 +202,8 @@ def stratum_name(
 ) -> str:
     """``"decision=flagged|lang=ja|category=MEDICAL|bucket=>=0.95"`` for the chosen dimensions.
 
-    ``bucket`` (e.g. from ``union_bucket``) is used as is; without it the bucket is ``score``'s band.
+    ``bucket`` (e.g. from ``union_bucket``) is used as is; without it the bucket is ``score``'s
+    band.
     """
     values = {
         "decision": decision,
@@ -235,9 +251,9 @@ def _split(populations: Mapping[str, int], budget: int, floor: int) -> dict[str,
 def allocate(populations: Mapping[str, int], spec: SampleSpec) -> dict[str, int]:
     """Sample size of every stratum.
 
-    With ``spec.per_stratum`` every stratum gets ``min(per_stratum, population)``. Otherwise ``spec.n``
-    is split between ``clean`` (``clean_share`` of it, at least one document when any clean exists)
-    and the other decisions (by population); inside a decision each stratum first gets
+    With ``spec.per_stratum`` every stratum gets ``min(per_stratum, population)``. Otherwise
+    ``spec.n`` is split between ``clean`` (``clean_share`` of it, at least one document when any
+    clean exists) and the other decisions (by population); inside a decision each stratum first gets
     ``min_per_stratum`` and the rest is proportional to population (largest remainder).
     """
     if spec.per_stratum is not None:
@@ -253,7 +269,8 @@ def allocate(populations: Mapping[str, int], spec: SampleSpec) -> dict[str, int]
         n_clean = spec.n if not others_total else max(1, round(spec.n * spec.clean_share))
         n_clean = min(n_clean, spec.n, clean_total)
     rest = min(spec.n - n_clean, others_total)
-    n_clean = min(clean_total, spec.n - rest)  # what the other decisions cannot absorb goes to clean
+    # what the other decisions cannot absorb goes to clean
+    n_clean = min(clean_total, spec.n - rest)
     sizes = _split(clean, n_clean, spec.min_per_stratum) if clean else {}
     if others_total:
         totals = {d: sum(g.values()) for d, g in by_decision.items()}
@@ -264,7 +281,8 @@ def allocate(populations: Mapping[str, int], spec: SampleSpec) -> dict[str, int]
 
 
 def batch_strata(batch: pa.RecordBatch, spec: SampleSpec) -> list[str]:
-    """The stratum name of every row of ``batch`` (needs id, decision, lang, top_category, scores)."""
+    """The stratum name of every row of ``batch`` (needs id, decision, lang, top_category,
+    scores)."""
     decisions = batch.column("decision").to_pylist()
     langs = batch.column("lang").to_pylist()
     cats = batch.column("top_category").to_pylist()
@@ -287,15 +305,17 @@ def decision_filter(spec: SampleSpec) -> pc.Expression:
 
 
 def iter_strata(dataset: ds.Dataset, spec: SampleSpec) -> Iterator[tuple[list[str], list[str]]]:
-    """``(keys, strata)`` per batch of the sampled decisions, reading only the stratum columns; keys are
-    the ``sample_key_column`` values."""
+    """``(keys, strata)`` per batch of the sampled decisions, reading only the stratum columns; keys
+    are the ``sample_key_column`` values."""
     key = sample_key_column(dataset.schema.names)
     for batch in dataset.to_batches(columns=[key, *_STRATUM_COLUMNS], filter=decision_filter(spec)):
         if batch.num_rows:
             yield batch.column(key).to_pylist(), batch_strata(batch, spec)
 
 
-def bottom_k(rows: Iterable[tuple[str, str]], sizes: Mapping[str, int], seed: int) -> dict[str, list[tuple[str, str]]]:
+def bottom_k(
+    rows: Iterable[tuple[str, str]], sizes: Mapping[str, int], seed: int
+) -> dict[str, list[tuple[str, str]]]:
     """Per stratum, the ``sizes[stratum]`` pairs ``(key, id)`` with the smallest keys, sorted.
 
     ``rows`` yields ``(stratum, id)``; the result is independent of their order.
@@ -327,7 +347,9 @@ class _Neg:
         return self.item > other.item
 
 
-def draw(ids: Sequence[str], strata: Sequence[str], spec: SampleSpec) -> tuple[SamplePlan, dict[str, list[str]]]:
+def draw(
+    ids: Sequence[str], strata: Sequence[str], spec: SampleSpec
+) -> tuple[SamplePlan, dict[str, list[str]]]:
     """The plan and the sampled ids per stratum for in-memory ``ids`` and their ``strata``."""
     populations: dict[str, int] = {}
     for s in strata:
@@ -360,7 +382,9 @@ SAMPLE_COLUMNS: tuple[str, ...] = (
 )
 
 
-def finish_sample(table: pa.Table, plan: SamplePlan, chosen: Mapping[str, Sequence[str]]) -> pa.Table:
+def finish_sample(
+    table: pa.Table, plan: SamplePlan, chosen: Mapping[str, Sequence[str]]
+) -> pa.Table:
     """Add ``stratum``, ``sample_key`` and ``weight`` columns; order rows by sample key."""
     stratum_of = {i: s for s, ids in chosen.items() for i in ids}
     key = sample_key_column(table.column_names)
@@ -379,13 +403,14 @@ def sample_columns(names: Sequence[str]) -> list[str]:
     return [*SAMPLE_COLUMNS, "row_key"] if "row_key" in names else list(SAMPLE_COLUMNS)
 
 
-def sample_dataset(path: str | Path, spec: SampleSpec, *,
-                   allow_incomplete: bool = False) -> tuple[SamplePlan, pa.Table]:
+def sample_dataset(
+    path: str | Path, spec: SampleSpec, *, allow_incomplete: bool = False
+) -> tuple[SamplePlan, pa.Table]:
     """Plan and draw the sample from a filter output folder in plain Python (three column passes).
 
-    Returns the plan and the sampled rows (``SAMPLE_COLUMNS`` plus ``row_key`` when the output has it,
-    ``stratum``, ``sample_key``, ``weight``), ordered by sample key so reviewers do not read one stratum
-    in a block. An incomplete output (``spcl.io.outputs.check_complete``) is refused unless
+    Returns the plan and the sampled rows (``SAMPLE_COLUMNS`` plus ``row_key`` when the output has
+    it, ``stratum``, ``sample_key``, ``weight``), ordered by sample key so reviewers do not read one
+    stratum in a block. An incomplete output (``spcl.io.outputs.check_complete``) is refused unless
     ``allow_incomplete``.
     """
     dataset = output_dataset(path, allow_incomplete=allow_incomplete)

@@ -1,4 +1,5 @@
-"""The screen: a cheap model over every document that flags possible special-care personal information.
+"""The screen: a cheap model over every document that flags possible special-care personal
+information.
 
 Hashed TF-IDF over MeCab words (Japanese) and SentencePiece pieces (Korean, English, other), plus
 category-lexicon counts, feeds LightGBM (on chi²-selected columns) and LinearSVC (on all columns);
@@ -11,7 +12,6 @@ a document is flagged when either model passes its threshold (the union). Catego
     res.flag, res.lgbm_score, res.lgbm_flag, res.svc_score, res.svc_flag, res.categories["CRIME"]
 """
 
-
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
@@ -23,8 +23,9 @@ __all__ = ["CATEGORIES", "Screen", "ScreenModelError", "ScreenResult", "load_scr
 
 
 def __getattr__(name: str) -> object:
-    """The public names, from :mod:`spcl.screen.model` on first use: its LightGBM stack is heavy, and a module
-    that only reads screen output (``spcl.screen.heads``, ``spcl.screen.kinds``) need not load it."""
+    """The public names, from :mod:`spcl.screen.model` on first use: its LightGBM stack is heavy,
+    and a module that only reads screen output (``spcl.screen.heads``, ``spcl.screen.kinds``) need
+    not load it."""
     if name in __all__:
         from spcl.screen import model  # optional heavy dependency: LightGBM, SentencePiece, MeCab
 

@@ -1,4 +1,5 @@
-"""Cross-validation of the screen on real labelled data, beside the char n-gram TF-IDF + LinearSVC baseline.
+"""Cross-validation of the screen on real labelled data, beside the char n-gram TF-IDF + LinearSVC
+baseline.
 
 Folds are stratified by language and label and grouped by near-duplicate clusters
 (:func:`spcl.screen.train.near_duplicate_groups`), so near-duplicates never straddle train and test.
@@ -19,14 +20,21 @@ from sklearn.model_selection import StratifiedGroupKFold
 from sklearn.svm import LinearSVC
 
 from spcl.screen.model import CATEGORIES
-from spcl.screen.train import Record, TrainSettings, fit_screen, near_duplicate_groups, threshold_for_recall
+from spcl.screen.train import (
+    Record,
+    TrainSettings,
+    fit_screen,
+    near_duplicate_groups,
+    threshold_for_recall,
+)
 
 log = logging.getLogger(__name__)
 
 
 @dataclass
 class CVResult:
-    """Out-of-fold predictions of a cross-validation on real records (arrays aligned with ``records``)."""
+    """Out-of-fold predictions of a cross-validation on real records (arrays aligned with
+    ``records``)."""
 
     records: list[Record]
     fold: np.ndarray
@@ -52,7 +60,8 @@ class CVResult:
 
 
 class FlagMetrics(TypedDict):
-    """Quality of a set of flags against labels (:func:`flag_metrics`); NaN where no such label was scored."""
+    """Quality of a set of flags against labels (:func:`flag_metrics`); NaN where no such label
+    was scored."""
 
     precision: float
     recall: float
@@ -63,7 +72,9 @@ class FlagMetrics(TypedDict):
     n: int
 
 
-def flag_metrics(flag: np.ndarray, labels: np.ndarray, positive: Sequence[str] = ("SCPI", "RELATED")) -> FlagMetrics:
+def flag_metrics(
+    flag: np.ndarray, labels: np.ndarray, positive: Sequence[str] = ("SCPI", "RELATED")
+) -> FlagMetrics:
     """Topic precision/recall/F1 (positive labels vs NONE), SCPI recall, NONE flag rate."""
     flag = np.asarray(flag, bool)
     y = np.isin(labels, positive)
@@ -78,14 +89,19 @@ def flag_metrics(flag: np.ndarray, labels: np.ndarray, positive: Sequence[str] =
         "recall": round(rec, 4),
         "f1": round(f1, 4),
         "scpi_recall": round(float(flag[scpi].mean()) if scpi.any() else float("nan"), 4),
-        "related_recall": round(float(flag[labels == "RELATED"].mean()) if (labels == "RELATED").any() else 0, 4),
+        "related_recall": round(
+            float(flag[labels == "RELATED"].mean()) if (labels == "RELATED").any() else 0, 4
+        ),
         "none_flag_rate": round(float(flag[none].mean()) if none.any() else float("nan"), 4),
         "n": int(flag.size),
     }
 
 
-def baseline_scores(train_texts: list[str], train_y: np.ndarray, test_texts: list[str], seed: int) -> np.ndarray:
-    """The baseline: character n-gram (1–3, word-bounded) TF-IDF + LinearSVC; returns test margins."""
+def baseline_scores(
+    train_texts: list[str], train_y: np.ndarray, test_texts: list[str], seed: int
+) -> np.ndarray:
+    """The baseline: character n-gram (1–3, word-bounded) TF-IDF + LinearSVC; returns test
+    margins."""
     vec = TfidfVectorizer(analyzer="char_wb", ngram_range=(1, 3), sublinear_tf=True, min_df=1)
     xtr = vec.fit_transform(train_texts)
     svc = LinearSVC(C=1.0, random_state=seed, max_iter=5000).fit(xtr, train_y)
@@ -101,14 +117,15 @@ def cross_validate(
     on_fold: Callable[[int], None] | None = None,
     on_fit: Callable[[int], None] | None = None,
 ) -> CVResult:
-    """Grouped stratified ``folds``-fold CV of the full screen on ``real``; ``extra`` joins every train fold.
+    """Grouped stratified ``folds``-fold CV of the full screen on ``real``; ``extra`` joins every
+    train fold.
 
-    ``on_fold`` (e.g. a progress bar) is told the number of training documents of each finished fold,
-    ``on_fit`` those of every model fit inside it (see :func:`fit_screen`).
+    ``on_fold`` (e.g. a progress bar) is told the number of training documents of each finished
+    fold, ``on_fit`` those of every model fit inside it (see :func:`fit_screen`).
 
-    The baseline is trained on the real training fold only (as in the issue's reference) and scored at
-    its default margin 0 and at the margin that reaches ``baseline_recall`` SCPI recall on the train fold
-    (out-of-fold is not needed to show how many NONE documents it must flag).
+    The baseline is trained on the real training fold only (as in the issue's reference) and scored
+    at its default margin 0 and at the margin that reaches ``baseline_recall`` SCPI recall on the
+    train fold (out-of-fold is not needed to show how many NONE documents it must flag).
     """
     settings = settings or TrainSettings()
     real = list(real)
@@ -140,7 +157,8 @@ def cross_validate(
         y_tr = np.array([real[i].label in settings.positive_labels for i in tr])
         tr_texts = [real[i].text for i in tr]
         out["baseline_score"][te] = baseline_scores(tr_texts, y_tr, test_texts, settings.seed)
-        # Margin reaching the SCPI recall target, estimated on inner out-of-fold margins of the train fold.
+        # Margin reaching the SCPI recall target, estimated on inner out-of-fold margins of the
+        # train fold.
         inner = np.zeros(len(tr), np.float32)
         inner_split = StratifiedGroupKFold(n_splits=5, shuffle=True, random_state=settings.seed)
         for itr, ite in inner_split.split(np.zeros(len(tr)), strata[tr], groups[tr]):
@@ -162,8 +180,8 @@ def cross_validate(
 
 
 class CategoryRecall(TypedDict):
-    """Documents of one screen category, the union's recall on them and how well the category score ranks
-    them (``score_auc``: only when some documents lack the category)."""
+    """Documents of one screen category, the union's recall on them and how well the category score
+    ranks them (``score_auc``: only when some documents lack the category)."""
 
     n: int
     union_recall: float
@@ -171,8 +189,8 @@ class CategoryRecall(TypedDict):
 
 
 class CVReport(TypedDict):
-    """``cv_report.json`` and the model card's ``cv_metrics`` (:func:`cv_report`; ``spcl train`` adds
-    ``folds`` and ``seconds``)."""
+    """``cv_report.json`` and the model card's ``cv_metrics`` (:func:`cv_report`; ``spcl train``
+    adds ``folds`` and ``seconds``)."""
 
     overall: dict[str, FlagMetrics]
     per_lang: dict[str, dict[str, FlagMetrics]]
@@ -186,7 +204,8 @@ class CVReport(TypedDict):
 
 
 def cv_report(cv: CVResult) -> CVReport:
-    """Metrics of a :class:`CVResult`: overall and per language for LightGBM, SVC, union and baseline."""
+    """Metrics of a :class:`CVResult`: overall and per language for LightGBM, SVC, union and
+    baseline."""
     labels, langs = cv.labels, cv.langs
     systems = {
         "lgbm": cv.lgbm_flag,
@@ -220,7 +239,10 @@ def cv_report(cv: CVResult) -> CVReport:
         "union_scpi_recall_gain": round(overall["union"]["scpi_recall"] - best_single_scpi, 4),
         "per_category": per_cat,
         "confusion_union": {
-            lab: {"flagged": int((cv.flag & (labels == lab)).sum()), "clean": int((~cv.flag & (labels == lab)).sum())}
+            lab: {
+                "flagged": int((cv.flag & (labels == lab)).sum()),
+                "clean": int((~cv.flag & (labels == lab)).sum()),
+            }
             for lab in ("SCPI", "RELATED", "NONE")
         },
         "positives": int(y.sum()),

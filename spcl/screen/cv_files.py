@@ -1,4 +1,5 @@
-"""Files of a cross-validation report: metrics JSON, PR curves (PNG) and the union's confusion matrix."""
+"""Files of a cross-validation report: metrics JSON, PR curves (PNG) and the union's confusion
+matrix."""
 
 from __future__ import annotations
 
@@ -40,19 +41,50 @@ def write_cv_outputs(cv: CVResult, report: CVReport, out: str | Path) -> list[Pa
     written.append(root / "cv_predictions.csv")
     with written[-1].open("w", newline="", encoding="utf-8") as fh:
         out_csv = csv.writer(fh)
-        out_csv.writerow(["id", "lang", "label", "categories", "fold", "lgbm_score", "svc_score",
-                          "lgbm_flag", "svc_flag", "flag", "baseline_score"])
+        out_csv.writerow(
+            [
+                "id",
+                "lang",
+                "label",
+                "categories",
+                "fold",
+                "lgbm_score",
+                "svc_score",
+                "lgbm_flag",
+                "svc_flag",
+                "flag",
+                "baseline_score",
+            ]
+        )
         for i, r in enumerate(cv.records):
-            out_csv.writerow([r.id, r.lang, r.label, "|".join(r.categories), int(cv.fold[i]),
-                              f"{cv.lgbm_score[i]:.6f}", f"{cv.svc_score[i]:.6f}", int(cv.lgbm_flag[i]),
-                              int(cv.svc_flag[i]), int(cv.flag[i]), f"{cv.baseline_score[i]:.6f}"])
+            out_csv.writerow(
+                [
+                    r.id,
+                    r.lang,
+                    r.label,
+                    "|".join(r.categories),
+                    int(cv.fold[i]),
+                    f"{cv.lgbm_score[i]:.6f}",
+                    f"{cv.svc_score[i]:.6f}",
+                    int(cv.lgbm_flag[i]),
+                    int(cv.svc_flag[i]),
+                    int(cv.flag[i]),
+                    f"{cv.baseline_score[i]:.6f}",
+                ]
+            )
     y = np.isin(cv.labels, ("SCPI", "RELATED"))
     fig, ax = plt.subplots(figsize=(6, 5))
-    for name, s in (("LightGBM", cv.lgbm_score), ("LinearSVC", cv.svc_score), ("baseline char SVC", cv.baseline_score)):
+    for name, s in (
+        ("LightGBM", cv.lgbm_score),
+        ("LinearSVC", cv.svc_score),
+        ("baseline char SVC", cv.baseline_score),
+    ):
         precision, recall = pr_curve(s, y)
         ax.plot(recall, precision, label=name)
     m = report["overall"]["union"]
-    ax.scatter([m["recall"]], [m["precision"]], color="black", zorder=5, label="union at thresholds")
+    ax.scatter(
+        [m["recall"]], [m["precision"]], color="black", zorder=5, label="union at thresholds"
+    )
     ax.set_xlabel("recall (SCPI ∪ RELATED)")
     ax.set_ylabel("precision")
     ax.set_title("screen: out-of-fold PR curves (real sentences)")
@@ -63,7 +95,9 @@ def write_cv_outputs(cv: CVResult, report: CVReport, out: str | Path) -> list[Pa
     fig.savefig(written[-1], dpi=90, metadata={"Software": None})
     plt.close(fig)
     labels = ("SCPI", "RELATED", "NONE")
-    mat = np.array([[report["confusion_union"][lab][k] for k in ("flagged", "clean")] for lab in labels])
+    mat = np.array(
+        [[report["confusion_union"][lab][k] for k in ("flagged", "clean")] for lab in labels]
+    )
     fig, ax = plt.subplots(figsize=(4, 3.5))
     ax.imshow(mat, cmap="Blues")
     for i in range(3):

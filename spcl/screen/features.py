@@ -42,10 +42,21 @@ from spcl.screen.token_keys import (
 from spcl.screen.tokenize import MECAB_DICTIONARIES, Tokenizers, route
 
 __all__ = [
-    "FeatureSettings", "Featurizer", "bigram_keys", "char_ngram_keys", "count_matrix", "fit_idf",
-    "japanese_char_keys", "latin_word_keys", "latin_words", "mix64", "tfidf", "word_keys",
+    "FeatureSettings",
+    "Featurizer",
+    "bigram_keys",
+    "char_ngram_keys",
+    "count_matrix",
+    "fit_idf",
+    "japanese_char_keys",
+    "latin_word_keys",
+    "latin_words",
+    "mix64",
+    "tfidf",
+    "word_keys",
 ]
-"""The feature API; the token-key functions live in :mod:`spcl.screen.token_keys` and are re-exported here."""
+"""The feature API; the token-key functions live in :mod:`spcl.screen.token_keys` and are
+re-exported here."""
 
 _LEX_ENGINES = ("mecab", "chars", "sp", "char", "latin")
 _BLOOM_BITS = 20
@@ -64,19 +75,22 @@ class FeatureSettings(TrainerSettings):
     sp_vocab_size: int = 8000
     """Requested SentencePiece vocabulary (grows to cover the training characters)."""
     max_chars: int = 100_000
-    """Only the first ``max_chars`` characters of a document are tokenized (rules see everything)."""
+    """Only the first ``max_chars`` characters of a document are tokenized (rules see
+    everything)."""
     sublinear_tf: bool = True
     """Use ``1 + log(tf)`` instead of raw counts."""
     lexicon: bool = True
     """Append lexicon hit counts (``log1p``) as dense columns."""
     mecab_dic: str = "unidic-lite"
-    """MeCab dictionary of the Japanese word tokens (``unidic-lite``, ``ipadic``, ``none``: Japanese through
-    SentencePiece, or ``chars``: Japanese as character uni- and bigrams of their own, no MeCab); a model's tokens
-    depend on it, so it is a training setting, recorded in the card when not the default."""
+    """MeCab dictionary of the Japanese word tokens (``unidic-lite``, ``ipadic``, ``none``: Japanese
+    through SentencePiece, or ``chars``: Japanese as character uni- and bigrams of their own, no
+    MeCab); a model's tokens depend on it, so it is a training setting, recorded in the card when
+    not the default."""
 
     person_cues: bool = False
-    """Append the person-cue columns (:mod:`spcl.screen.person_cue`: a topic word and a first-person, named or
-    family cue in one sentence) to the lexicon block; recorded in the card only when on."""
+    """Append the person-cue columns (:mod:`spcl.screen.person_cue`: a topic word and a
+    first-person, named or family cue in one sentence) to the lexicon block; recorded in the card
+    only when on."""
 
     @field_validator("mecab_dic")
     @classmethod
@@ -106,11 +120,11 @@ class FeatureSettings(TrainerSettings):
 class Featurizer:
     """Texts → hashed token counts (CSR) and lexicon counts, for one worker.
 
-    Lexicon terms become 64-bit keys once: Japanese/Korean terms of two or more characters the key of
-    their first (up to) three characters, matched against every character 2-/3-gram of a document
+    Lexicon terms become 64-bit keys once: Japanese/Korean terms of two or more characters the key
+    of their first (up to) three characters, matched against every character 2-/3-gram of a document
     (substring match, so Korean particles and Japanese compounds do not hide a term); Latin terms
-    the key of one whole word or of a word bigram; one-character CJK terms the key of one token.
-    A document's count for a kind is the number of matching keys (sorted-array lookups, no regex).
+    the key of one whole word or of a word bigram; one-character CJK terms the key of one token. A
+    document's count for a kind is the number of matching keys (sorted-array lookups, no regex).
     """
 
     def __init__(
@@ -120,7 +134,8 @@ class Featurizer:
         lexicon: Mapping[str, Mapping[str, Sequence[str]]] | None = None,
     ) -> None:
         self.settings = settings
-        if tokenizers.mecab_dic != settings.mecab_dic:  # the words must come from the model's dictionary
+        # the words must come from the model's dictionary
+        if tokenizers.mecab_dic != settings.mecab_dic:
             tokenizers = Tokenizers(tokenizers.sp_model, settings.mecab_dic)
         self.tokenizers = tokenizers
         self._shift = _U64(64 - settings.bits)
@@ -131,7 +146,9 @@ class Featurizer:
         self._use_lex = bool(settings.lexicon and lexicon)
         if self._use_lex and lexicon is not None:
             self._build_lexicon(lexicon)
-        self._cues = PersonCues(lexicon) if self._use_lex and settings.person_cues and lexicon else None
+        self._cues = (
+            PersonCues(lexicon) if self._use_lex and settings.person_cues and lexicon else None
+        )
 
     def _build_lexicon(self, lexicon: Mapping[str, Mapping[str, Sequence[str]]]) -> None:
         table: dict[str, dict[int, int]] = {e: {} for e in _LEX_ENGINES}
@@ -145,7 +162,8 @@ class Featurizer:
                         # Latin terms match whole words (one word, or the first two words).
                         key, target = self._latin_key(term), "latin"
                     elif len(term) >= 2:
-                        # CJK terms match as a substring: the key of their first (up to) 3 characters.
+                        # CJK terms match as a substring: the key of their first (up to) 3
+                        # characters.
                         head = term[:3]
                         k, _ = char_ngram_keys([head], (len(head),))
                         self._head_first_char[ord(head[0])] = True
@@ -201,7 +219,8 @@ class Featurizer:
         lex = self._lex_keys[engine]
         if not self._use_lex or lex.size == 0 or keys.size == 0:
             return
-        maybe = self._lex_filter[engine][_filter_slots(keys)]  # cheap pre-filter: most keys are no term
+        # cheap pre-filter: most keys are no term
+        maybe = self._lex_filter[engine][_filter_slots(keys)]
         keys, docs = keys[maybe], docs[maybe]
         if keys.size == 0:
             return
@@ -217,8 +236,11 @@ class Featurizer:
             if sel.any():
                 out[:, k] += np.bincount(hd, weights=sel, minlength=out.shape[0]).astype(np.float32)
 
-    def featurize(self, texts: Sequence[str], langs: Sequence[str]) -> tuple[sp.csr_matrix, np.ndarray]:
-        """Raw token counts, shape ``(n, 2**bits)`` float32 canonical CSR, and lexicon counts ``(n, kinds)``."""
+    def featurize(
+        self, texts: Sequence[str], langs: Sequence[str]
+    ) -> tuple[sp.csr_matrix, np.ndarray]:
+        """Raw token counts, shape ``(n, 2**bits)`` float32 canonical CSR, and lexicon counts
+        ``(n, kinds)``."""
         s = self.settings
         n = len(texts)
         lex = np.zeros((n, len(LEXICON_KINDS) if self._use_lex else 0), np.float32)
@@ -270,7 +292,8 @@ class Featurizer:
             keys_parts.append(k)
             doc_parts.append(d)
         if self._use_lex and self._lex_keys["char"].size:
-            k, d = char_ngram_keys(prepared, (2, 3), self._head_first_char)  # where a head can start
+            # where a head can start
+            k, d = char_ngram_keys(prepared, (2, 3), self._head_first_char)
             self._lex_hits("char", k, d, lex)
         if self._cues is not None:
             topic_hit = lex[:, :4].sum(axis=1) > 0  # MEDICAL, CRIME, DISABILITY, OTHER
@@ -289,7 +312,8 @@ def _filter_slots(keys: np.ndarray) -> np.ndarray:
 
 
 def count_matrix(docs: np.ndarray, cols: np.ndarray, n: int, bits: int) -> sp.csr_matrix:
-    """Canonical float32 CSR ``(n, 2**bits)`` counting each ``(docs[i], cols[i])`` pair (sorted, summed).
+    """Canonical float32 CSR ``(n, 2**bits)`` counting each ``(docs[i], cols[i])`` pair (sorted,
+    summed).
 
     >>> count_matrix(np.array([1, 0, 1]), np.array([3, 2, 3]), 2, 2).toarray().tolist()
     [[0.0, 0.0, 1.0, 0.0], [0.0, 0.0, 0.0, 2.0]]
@@ -325,7 +349,9 @@ def fit_idf(counts: sp.csr_matrix) -> np.ndarray:
     return (np.log((1.0 + n) / (1.0 + df)) + 1.0).astype(np.float32)
 
 
-def tfidf(counts: sp.csr_matrix, idf: np.ndarray, lex: np.ndarray, sublinear: bool = True) -> sp.csr_matrix:
+def tfidf(
+    counts: sp.csr_matrix, idf: np.ndarray, lex: np.ndarray, sublinear: bool = True
+) -> sp.csr_matrix:
     """L2-normalised TF-IDF rows with ``log1p`` lexicon counts appended as extra columns."""
     mat = counts.astype(np.float32, copy=True)
     if sublinear:
@@ -334,7 +360,9 @@ def tfidf(counts: sp.csr_matrix, idf: np.ndarray, lex: np.ndarray, sublinear: bo
     mat.data *= idf[mat.indices]
     lengths = np.diff(mat.indptr)
     rows = np.repeat(np.arange(mat.shape[0]), lengths)
-    norms = np.sqrt(np.bincount(rows, weights=mat.data.astype(np.float64) ** 2, minlength=mat.shape[0]))
+    norms = np.sqrt(
+        np.bincount(rows, weights=mat.data.astype(np.float64) ** 2, minlength=mat.shape[0])
+    )
     norms = norms.astype(np.float32)
     norms[norms == 0] = 1.0
     mat.data /= np.repeat(norms, lengths)

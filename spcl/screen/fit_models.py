@@ -1,5 +1,6 @@
-"""Fitting the screen's models on a TF-IDF matrix: chi²-selected columns and LightGBM, the (NB-)LinearSVC,
-one logistic regression per category; and scoring a matrix with a fitted pair (the out-of-fold scores)."""
+"""Fitting the screen's models on a TF-IDF matrix: chi²-selected columns and LightGBM, the
+(NB-)LinearSVC, one logistic regression per category; and scoring a matrix with a fitted pair (the
+out-of-fold scores)."""
 
 from __future__ import annotations
 
@@ -26,8 +27,9 @@ def select_columns(x: sp.csr_matrix, y: np.ndarray, top_k: int, hashed_width: in
 
 
 def nb_log_ratio(x: sp.csr_matrix, y: np.ndarray, w: np.ndarray, alpha: float = 1.0) -> np.ndarray:
-    """Per-column log-count ratio of NB-SVM (Wang & Manning 2012): ``log(p/|p|₁) − log(q/|q|₁)`` with
-    ``p = α + Σ w·[x > 0]`` over the positive rows and ``q`` the same over the negative ones (float32).
+    """Per-column log-count ratio of NB-SVM (Wang & Manning 2012): ``log(p/|p|₁) − log(q/|q|₁)``
+    with ``p = α + Σ w·[x > 0]`` over the positive rows and ``q`` the same over the negative ones
+    (float32).
 
     >>> x = sp.csr_matrix(np.array([[1.0, 0.0], [1.0, 1.0], [0.0, 1.0]]))
     >>> r = nb_log_ratio(x, np.array([True, True, False]), np.ones(3))
@@ -42,9 +44,14 @@ def nb_log_ratio(x: sp.csr_matrix, y: np.ndarray, w: np.ndarray, alpha: float = 
     return (np.log(p / p.sum()) - np.log(q / q.sum())).astype(np.float32)
 
 
-def fit_svc(x: sp.csr_matrix, y: np.ndarray, w: np.ndarray, settings: TrainSettings) -> tuple[np.ndarray, float]:
-    """LinearSVC weights and intercept on ``x`` (NB-SVM with ``svc_nb_alpha`` > 0: weights ``r · w``)."""
-    svc = LinearSVC(C=settings.svc_c, class_weight="balanced", random_state=settings.seed, max_iter=5000)
+def fit_svc(
+    x: sp.csr_matrix, y: np.ndarray, w: np.ndarray, settings: TrainSettings
+) -> tuple[np.ndarray, float]:
+    """LinearSVC weights and intercept on ``x`` (NB-SVM with ``svc_nb_alpha`` > 0: weights ``r ·
+    w``)."""
+    svc = LinearSVC(
+        C=settings.svc_c, class_weight="balanced", random_state=settings.seed, max_iter=5000
+    )
     if settings.svc_nb_alpha <= 0:
         svc.fit(x, y, sample_weight=w)
         return svc.coef_.ravel().astype(np.float32), float(np.float32(svc.intercept_[0]))
@@ -80,14 +87,16 @@ def fit_models(
         "num_threads": settings.num_threads,
         "verbosity": -1,
     }
-    ds = lgb.Dataset(x[:, cols], label=y.astype(np.float32), weight=w, params=params, free_raw_data=True)
+    ds = lgb.Dataset(
+        x[:, cols], label=y.astype(np.float32), weight=w, params=params, free_raw_data=True
+    )
     booster = lgb.train(params, ds, num_boost_round=settings.lgbm_trees)
     return svc_w, svc_b, cols, booster.model_to_string()
 
 
-def score_models(x: sp.csr_matrix, svc_w: np.ndarray, svc_b: float, cols: np.ndarray, model: str) -> tuple[
-    np.ndarray, np.ndarray
-]:
+def score_models(
+    x: sp.csr_matrix, svc_w: np.ndarray, svc_b: float, cols: np.ndarray, model: str
+) -> tuple[np.ndarray, np.ndarray]:
     """LightGBM probabilities and LinearSVC margins of ``x`` under one :func:`fit_models` result."""
     booster = lgb.Booster(model_str=model)
     lg = np.asarray(booster.predict(x[:, cols], num_threads=1), dtype=np.float32)
@@ -98,8 +107,9 @@ def score_models(x: sp.csr_matrix, svc_w: np.ndarray, svc_b: float, cols: np.nda
 def fit_categories(
     x: sp.csr_matrix, cats: np.ndarray, w: np.ndarray, settings: TrainSettings
 ) -> tuple[np.ndarray, np.ndarray]:
-    """One logistic regression per category (``CATEGORIES``): weights and intercepts; a category with fewer
-    than two positive or two negative rows keeps zero weights and a -10 intercept (never fires)."""
+    """One logistic regression per category (``CATEGORIES``): weights and intercepts; a category
+    with fewer than two positive or two negative rows keeps zero weights and a -10 intercept (never
+    fires)."""
     coef = np.zeros((len(CATEGORIES), x.shape[1]), np.float32)
     intercept = np.full(len(CATEGORIES), -10.0, np.float32)
     for i in range(len(CATEGORIES)):
@@ -107,7 +117,10 @@ def fit_categories(
         if yc.sum() < 2 or (~yc).sum() < 2:
             continue
         lr = LogisticRegression(
-            C=settings.category_c, class_weight="balanced", solver="liblinear", random_state=settings.seed
+            C=settings.category_c,
+            class_weight="balanced",
+            solver="liblinear",
+            random_state=settings.seed,
         )
         lr.fit(x, yc, sample_weight=w)
         coef[i] = lr.coef_.ravel()

@@ -1,10 +1,12 @@
-"""How each screen head is shown and read by the screen's consumers (report, review, evaluation, tier, Spark).
+"""How each screen head is shown and read by the screen's consumers (report, review, evaluation,
+tier, Spark).
 
-A *head* is one model of a screen kind that gives a score and, usually, a flag (the shipped ``lgbm_svc`` kind:
-LightGBM's probability and the LinearSVC margin). Consumers never name a head: they take the heads from the
-output they read (the ``scores`` struct lists them, :func:`heads_in`) or from the model (``outputs``), and ask
-this module how to draw one (:func:`head_view`). A new head or kind adds its view here (or shows with the
-default margin bins) and touches nothing outside ``spcl/screen/``.
+A *head* is one model of a screen kind that gives a score and, usually, a flag (the shipped
+``lgbm_svc`` kind: LightGBM's probability and the LinearSVC margin). Consumers never name a head:
+they take the heads from the output they read (the ``scores`` struct lists them, :func:`heads_in`)
+or from the model (``outputs``), and ask this module how to draw one (:func:`head_view`). A new head
+or kind adds its view here (or shows with the default margin bins) and touches nothing outside
+``spcl/screen/``.
 """
 
 from __future__ import annotations
@@ -17,9 +19,11 @@ import numpy as np
 from spcl.screen.kinds import LGBM_SVC_OUTPUTS, ScreenOutputs
 
 DEFAULT_OUTPUTS: ScreenOutputs = LGBM_SVC_OUTPUTS
-"""The heads of the shipped kind: what an output without a ``scores`` struct (no screen ran) is shown with."""
+"""The heads of the shipped kind: what an output without a ``scores`` struct (no screen ran) is
+shown with."""
 PRIMARY_HEAD: str = DEFAULT_OUTPUTS.scores[0]
-"""The head whose score bands the review's ``bucket`` strata and the report's by-decision histogram use."""
+"""The head whose score bands the review's ``bucket`` strata and the report's by-decision
+histogram use."""
 MARGIN_RANGE: tuple[float, float] = (-2.5, 2.5)
 """A margin head's scores outside this range are counted in the end bins."""
 PROBABILITY_EDGES: tuple[float, ...] = tuple(float(x) for x in np.linspace(0.0, 1.0, 41))
@@ -32,7 +36,8 @@ MARGIN_EDGES: tuple[float, ...] = tuple(float(x) for x in np.linspace(*MARGIN_RA
 class HeadView:
     """How one head's score is histogrammed and titled.
 
-    ``scale`` is ``probability`` (in [0, 1]) or ``margin`` (unbounded; :data:`MARGIN_RANGE` clips the bins).
+    ``scale`` is ``probability`` (in [0, 1]) or ``margin`` (unbounded; :data:`MARGIN_RANGE` clips
+    the bins).
     """
 
     name: str
@@ -57,8 +62,8 @@ def head_view(name: str) -> HeadView:
 
 
 def heads_in(field_names: Iterable[str]) -> list[str]:
-    """The heads among the fields of a ``scores`` struct (or the keys of one row's ``scores``), in their order:
-    every name that has a ``<name>_flag`` beside it.
+    """The heads among the fields of a ``scores`` struct (or the keys of one row's ``scores``), in
+    their order: every name that has a ``<name>_flag`` beside it.
 
     >>> heads_in(["a", "b", "a_flag", "b_flag", "medical"])
     ['a', 'b']

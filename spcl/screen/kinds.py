@@ -1,11 +1,12 @@
-"""The screen-kind registry: what a screen model returns, and which loader reads an artifact of each kind.
+"""The screen-kind registry: what a screen model returns, and which loader reads an artifact of each
+kind.
 
 A screen model *kind* is one module: it subclasses nothing, it registers a loader by name
 (:func:`register_kind`) and its loaded object answers ``predict(texts, langs) -> ScreenResult`` and
 ``outputs`` / ``version``. The artifact's ``model_card.json`` names its kind (``"kind"``, default
 ``lgbm_svc``, the shipped LightGBM ∪ LinearSVC stack) and may name its outputs (``"outputs"``:
-``{"scores": [...], "flags": [...]}``); the filter's ``scores`` column, its ``screen:NAME`` reasons and the
-batch function are built from those names, so nothing else needs editing for a new kind.
+``{"scores": [...], "flags": [...]}``); the filter's ``scores`` column, its ``screen:NAME`` reasons
+and the batch function are built from those names, so nothing else needs editing for a new kind.
 
 A kind not registered in-process is looked up among the installed ``spcl.screen_kinds`` entry points
 (an installed package's module, never code named by the model file itself).
@@ -31,7 +32,8 @@ CARD = artifacts.CARD
 
 
 class ScreenModelError(RunFailed, RuntimeError):
-    """A screen artifact is missing, corrupt or incompatible; the message names the file and the cause."""
+    """A screen artifact is missing, corrupt or incompatible; the message names the file and the
+    cause."""
 
 
 @dataclass(frozen=True)
@@ -57,10 +59,19 @@ class ScreenOutputs:
             return default
         if not isinstance(raw, Mapping):
             raise ScreenModelError("model card 'outputs' is not an object")
-        out = cls(tuple(str(s) for s in raw.get("scores", ())), tuple(str(f) for f in raw.get("flags", ())))
+        out = cls(
+            tuple(str(s) for s in raw.get("scores", ())),
+            tuple(str(f) for f in raw.get("flags", ())),
+        )
         names = [*out.scores, *(f"{f}_flag" for f in out.flags)]
-        if not out.flags or len(set(names)) != len(names) or not all(n.isidentifier() for n in names):
-            raise ScreenModelError("model card 'outputs' needs at least one flag and distinct identifier names")
+        if (
+            not out.flags
+            or len(set(names)) != len(names)
+            or not all(n.isidentifier() for n in names)
+        ):
+            raise ScreenModelError(
+                "model card 'outputs' needs at least one flag and distinct identifier names"
+            )
         return out
 
 
@@ -72,9 +83,10 @@ class ScreenResult:
     """Per-document screen output; every array has one entry per input text.
 
     ``flag`` is the union of ``flags`` (one boolean array per model that can flag, by name);
-    ``scores`` holds each named score (float32); ``categories`` maps MEDICAL, CRIME, DISABILITY and OTHER
-    to a probability-like score in [0, 1]. The shipped kind's names are ``lgbm`` and ``svc`` (LightGBM's
-    probability, the LinearSVC margin), also readable as ``lgbm_score``/``lgbm_flag``/``svc_score``/``svc_flag``.
+    ``scores`` holds each named score (float32); ``categories`` maps MEDICAL, CRIME, DISABILITY and
+    OTHER to a probability-like score in [0, 1]. The shipped kind's names are ``lgbm`` and ``svc``
+    (LightGBM's probability, the LinearSVC margin), also readable as
+    ``lgbm_score``/``lgbm_flag``/``svc_score``/``svc_flag``.
     """
 
     flag: np.ndarray
@@ -130,8 +142,8 @@ _KINDS: dict[str, Loader] = {}
 
 
 def register_kind(name: str) -> Callable[[Loader], Loader]:
-    """Decorator registering ``loader`` for cards whose ``kind`` is ``name``; a second registration of the same
-    name with another loader raises ``ValueError`` (two modules claiming one kind)."""
+    """Decorator registering ``loader`` for cards whose ``kind`` is ``name``; a second registration
+    of the same name with another loader raises ``ValueError`` (two modules claiming one kind)."""
 
     def deco(loader: Loader) -> Loader:
         if _KINDS.get(name, loader) is not loader:
@@ -148,23 +160,26 @@ def registered_kinds() -> list[str]:
 
 
 def kind_loader(name: str) -> Loader:
-    """The loader of kind ``name``: registered in-process (``spcl.screen.model`` registers the shipped kind; it is
-    imported here on first use), else from an installed ``spcl.screen_kinds`` entry point;
-    :class:`ScreenModelError` when neither has it."""
+    """The loader of kind ``name``: registered in-process (``spcl.screen.model`` registers the
+    shipped kind; it is imported here on first use), else from an installed ``spcl.screen_kinds``
+    entry point; :class:`ScreenModelError` when neither has it."""
     if name == DEFAULT_KIND and name not in _KINDS:
-        from spcl.screen import model  # noqa: F401  # registers the shipped kind (heavy: imported on first use)
+        # registers the shipped kind (heavy: imported on first use)
+        from spcl.screen import model  # noqa: F401
     if name not in _KINDS:
         for ep in entry_points(group=ENTRY_POINT_GROUP, name=name):
             register_kind(name)(ep.load())
             break
     if name not in _KINDS:
-        raise ScreenModelError(f"unknown screen model kind {name!r} (registered: {', '.join(registered_kinds())})")
+        raise ScreenModelError(
+            f"unknown screen model kind {name!r} (registered: {', '.join(registered_kinds())})"
+        )
     return _KINDS[name]
 
 
 def read_card(root: Path) -> dict[str, Any]:
-    """The model card of artifact folder ``root`` as a JSON object; :class:`ScreenModelError` naming the file
-    when the folder or card is missing or unreadable."""
+    """The model card of artifact folder ``root`` as a JSON object; :class:`ScreenModelError` naming
+    the file when the folder or card is missing or unreadable."""
     return artifacts.read_card(root, ScreenModelError, what="screen model")
 
 

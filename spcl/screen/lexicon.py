@@ -1,11 +1,12 @@
 """Category lexicons (ja/ko/en) used as dense, generalising features of the screen.
 
-Each entry maps a category (MEDICAL, CRIME, DISABILITY, OTHER) or a cue kind (PERSON: words that point
-at a specific individual; GENERIC: words that point at general discussion or fiction) to surface terms.
-The lexicon is written into every model artifact as ``lexicon.json``, so a trained model always runs
-with the lexicon it was trained on; this module only holds the default used by ``spcl train``.
-Matching is done by :class:`spcl.screen.features.Featurizer` on integer keys (no regular expressions):
-Japanese/Korean terms as substrings (their first three characters), Latin terms as whole tokens.
+Each entry maps a category (MEDICAL, CRIME, DISABILITY, OTHER) or a cue kind (PERSON: words that
+point at a specific individual; GENERIC: words that point at general discussion or fiction) to
+surface terms. The lexicon is written into every model artifact as ``lexicon.json``, so a trained
+model always runs with the lexicon it was trained on; this module only holds the default used by
+``spcl train``. Matching is done by :class:`spcl.screen.features.Featurizer` on integer keys (no
+regular expressions): Japanese/Korean terms as substrings (their first three characters), Latin
+terms as whole tokens.
 """
 
 from __future__ import annotations
@@ -25,7 +26,8 @@ _JA = {
     "CRIME": (
         "逮捕 容疑 容疑者 被疑者 被告 被告人 起訴 不起訴 書類送検 送検 判決 有罪 無罪 懲役 禁錮 罰金 "
         "執行猶予 実刑 死刑 服役 刑務所 拘置所 収監 釈放 保釈 前科 犯罪 犯行 事件 殺人 殺害 傷害 暴行 "
-        "強盗 窃盗 詐欺 横領 贈賄 収賄 汚職 脱税 覚醒剤 麻薬 大麻 密輸 誘拐 監禁 放火 強姦 性的暴行 虐殺 "
+        "強盗 窃盗 詐欺 横領 贈賄 収賄 汚職 脱税 覚醒剤 麻薬 大麻 密輸 誘拐 監禁 放火 強姦"
+        " 性的暴行 虐殺 "
         "刑事 弁護 摘発 犯人 自首 盗難 虐待 暴力 処罰 殺人罪 容疑 "
         "わいせつ ストーカー 脅迫 恐喝 被害者 遺族 警察 検察 地検 警視庁 県警 取り調べ 捜査 "
         "指名手配 告訴 告発 公判 裁判 控訴 上告 懲戒 暗殺 射殺 刺殺 襲撃 テロ 処刑 投獄 拷問"
@@ -91,38 +93,41 @@ _KO = {
 
 _EN = {
     "MEDICAL": (
-        "illness sick disease hospital hospitalized hospitalised surgery operation treatment diagnosed "
-        "diagnosis cancer tumor tumour leukemia pneumonia stroke heart_attack diabetes dementia "
-        "alzheimer depression anxiety schizophrenia bipolar psychiatric mental_health rehab injury "
-        "injured fracture torn_ligament hepatitis tuberculosis hiv aids chemotherapy therapy transplant "
-        "dialysis patient clinic icu coma symptoms infection infected covid virus addiction overdose "
-        "pregnant pregnancy miscarriage infertility medication prescribed doctor nurse died_of suicide "
-        "seizure syndrome"
+        "illness sick disease hospital hospitalized hospitalised surgery operation treatment"
+        " diagnosed diagnosis cancer tumor tumour leukemia pneumonia stroke heart_attack diabetes"
+        " dementia alzheimer depression anxiety schizophrenia bipolar psychiatric mental_health"
+        " rehab injury injured fracture torn_ligament hepatitis tuberculosis hiv aids chemotherapy"
+        " therapy transplant dialysis patient clinic icu coma symptoms infection infected covid"
+        " virus addiction overdose pregnant pregnancy miscarriage infertility medication prescribed"
+        " doctor nurse died_of suicide seizure syndrome"
     ),
     "CRIME": (
-        "arrest arrested suspect accused charged indicted indictment defendant trial convicted conviction "
-        "guilty acquitted sentenced sentence prison jail imprisoned inmate parole probation bail "
-        "criminal_record crime murder murdered killed assault robbery theft burglary fraud embezzlement "
-        "bribery bribe tax_evasion drug_trafficking smuggling kidnapping arson rape raped sexual_assault "
-        "harassment stalking extortion victim police prosecutor prosecuted investigation detectives "
-        "custody warrant felony misdemeanor dui manslaughter homicide stabbed shot abuse abused "
-        "terrorism terrorist killer criminal violence violent"
+        "arrest arrested suspect accused charged indicted indictment defendant trial convicted"
+        " conviction guilty acquitted sentenced sentence prison jail imprisoned inmate parole"
+        " probation bail criminal_record crime murder murdered killed assault robbery theft"
+        " burglary fraud embezzlement bribery bribe tax_evasion drug_trafficking smuggling"
+        " kidnapping arson rape raped sexual_assault harassment stalking extortion victim police"
+        " prosecutor prosecuted investigation detectives custody warrant felony misdemeanor dui"
+        " manslaughter homicide stabbed shot abuse abused terrorism terrorist killer criminal"
+        " violence violent"
     ),
     "DISABILITY": (
-        "disability disabled disabilities handicapped impairment impaired deaf blind blindness "
-        "wheelchair paralyzed paralysed paraplegic quadriplegic amputee prosthetic autism autistic "
-        "adhd down_syndrome cerebral_palsy intellectual_disability learning_disability hearing_loss "
-        "special_needs paralympic sign_language"
+        "disability disabled disabilities handicapped impairment impaired deaf blind blindness"
+        " wheelchair paralyzed paralysed paraplegic quadriplegic amputee prosthetic autism autistic"
+        " adhd down_syndrome cerebral_palsy intellectual_disability learning_disability"
+        " hearing_loss special_needs paralympic sign_language"
     ),
     "OTHER": (
-        "religion religious faith christian catholic protestant muslim islam jewish judaism buddhist "
-        "hindu atheist church mosque synagogue temple baptized converted race racial ethnicity ethnic "
-        "immigrant refugee citizenship gay lesbian bisexual transgender lgbt lgbtq queer sexual_orientation "
-        " came_out caste welfare homeless orphan discrimination racism racist"
+        "religion religious faith christian catholic protestant muslim islam jewish judaism"
+        " buddhist hindu atheist church mosque synagogue temple baptized converted race racial"
+        " ethnicity ethnic immigrant refugee citizenship gay lesbian bisexual transgender lgbt"
+        " lgbtq queer sexual_orientation  came_out caste welfare homeless orphan discrimination"
+        " racism racist"
     ),
     "PERSON": (
-        "mr mrs ms dr my_mother my_father my_son my_daughter my_wife my_husband my_brother my_sister "
-        "my_grandmother my_grandfather i i'm i've me myself aged year-old years_old he she his her"
+        "mr mrs ms dr my_mother my_father my_son my_daughter my_wife my_husband my_brother"
+        " my_sister my_grandmother my_grandfather i i'm i've me myself aged year-old years_old he"
+        " she his her"
     ),
     "GENERIC": (
         "statistics rate percent nationwide law policy research study studies prevention awareness "
@@ -136,5 +141,8 @@ def default_lexicon() -> dict[str, dict[str, list[str]]]:
     out: dict[str, dict[str, list[str]]] = {}
     for lang, table in (("ja", _JA), ("ko", _KO), ("en", _EN)):
         # Terms are space-separated; "_" joins the words of a multi-word term ("heart_attack").
-        out[lang] = {kind: sorted({w.replace("_", " ") for w in words.split()}) for kind, words in table.items()}
+        out[lang] = {
+            kind: sorted({w.replace("_", " ") for w in words.split()})
+            for kind, words in table.items()
+        }
     return out

@@ -1,11 +1,13 @@
-"""LightGBM's native API without its optional scikit-learn and pandas layers (a start-up cost, not a feature).
+"""LightGBM's native API without its optional scikit-learn and pandas layers (a start-up cost, not a
+feature).
 
-``import lightgbm`` imports scikit-learn, which imports ``scipy.stats`` and pandas, for the ``LGBMClassifier``
-wrappers and DataFrame inputs spcl never uses: ≈ 4 s of a Python worker's ≈ 6 s start-up on this machine,
-paid by every Spark Python worker and by the driver. :func:`import_lightgbm` imports it with those two packages
-hidden (lightgbm then treats them as absent) and restores them at once, so a later ``import sklearn``
-anywhere works as usual. ``Booster``, ``Dataset`` and ``train`` — all spcl calls — are the same C library either
-way. When either package is already imported, nothing is hidden.
+``import lightgbm`` imports scikit-learn, which imports ``scipy.stats`` and pandas, for the
+``LGBMClassifier`` wrappers and DataFrame inputs spcl never uses: ≈ 4 s of a Python worker's ≈ 6 s
+start-up on this machine, paid by every Spark Python worker and by the driver.
+:func:`import_lightgbm` imports it with those two packages hidden (lightgbm then treats them as
+absent) and restores them at once, so a later ``import sklearn`` anywhere works as usual.
+``Booster``, ``Dataset`` and ``train`` — all spcl calls — are the same C library either way. When
+either package is already imported, nothing is hidden.
 """
 
 from __future__ import annotations

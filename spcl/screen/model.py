@@ -1,4 +1,5 @@
-"""The screen model stack (hashed TF-IDF → LightGBM ∪ LinearSVC, plus category scores): load, predict, save.
+"""The screen model stack (hashed TF-IDF → LightGBM ∪ LinearSVC, plus category scores): load,
+predict, save.
 
 The artifact's files, their digest and the checks a loader makes are :mod:`spcl.screen.artifact`.
 """
@@ -42,7 +43,8 @@ _NPZ_KEYS = ("idf", "svc_coef", "svc_intercept", "lgbm_columns", "cat_coef", "ca
 
 
 class DecisionCard(TypedDict):
-    """The card fields that change a screen's decisions (:data:`DECISION_FIELDS`), hashed into its version."""
+    """The card fields that change a screen's decisions (:data:`DECISION_FIELDS`), hashed into
+    its version."""
 
     categories: list[str]
     features: dict[str, object]
@@ -82,7 +84,8 @@ class Screen:
         self.lgbm_model = lgbm_model
         self.thresholds = {"lgbm": float(thresholds["lgbm"]), "svc": float(thresholds["svc"])}
         self.lang_thresholds = {
-            str(lang): {"lgbm": float(t["lgbm"]), "svc": float(t["svc"])} for lang, t in (lang_thresholds or {}).items()
+            str(lang): {"lgbm": float(t["lgbm"]), "svc": float(t["svc"])}
+            for lang, t in (lang_thresholds or {}).items()
         }
         """Thresholds of the languages that have their own (the others use :attr:`thresholds`)."""
         self.oof_scores: dict[str, np.ndarray] = {}
@@ -91,7 +94,9 @@ class Screen:
         self.card: dict[str, Any] = dict(card or {})
         self.name = name
         self._files_digest = files_digest
-        self.featurizer = Featurizer(settings, Tokenizers(self.sp_model, settings.mecab_dic), self.lexicon)
+        self.featurizer = Featurizer(
+            settings, Tokenizers(self.sp_model, settings.mecab_dic), self.lexicon
+        )
         self._booster = lgb.Booster(model_str=lgbm_model)
         self._idf = self.arrays["idf"].astype(np.float32)
         self._svc_w = self.arrays["svc_coef"].astype(np.float32)
@@ -99,7 +104,10 @@ class Screen:
         self._cols = self.arrays["lgbm_columns"].astype(np.int64)
         self._cat_w = self.arrays["cat_coef"].astype(np.float32)
         self._cat_b = self.arrays["cat_intercept"].astype(np.float32)
-        if self._svc_w.shape[0] != self.featurizer.width or self._cat_w.shape[1] != self.featurizer.width:
+        if (
+            self._svc_w.shape[0] != self.featurizer.width
+            or self._cat_w.shape[1] != self.featurizer.width
+        ):
             raise ScreenModelError("weight width does not match the feature settings")
 
     @property
@@ -109,14 +117,15 @@ class Screen:
 
     @cached_property
     def version(self) -> str:
-        """``NAME@SHA12``: the artifact name and the first 12 hex digits of its model files' hash (of the
-        files it was loaded from; a screen not loaded from files hashes its serialized files, once)."""
+        """``NAME@SHA12``: the artifact name and the first 12 hex digits of its model files' hash
+        (of the files it was loaded from; a screen not loaded from files hashes its serialized
+        files, once)."""
         digest = self._files_digest or model_digest(self.file_bytes(), self.decision_card())
         return f"{self.name}@{digest[:12]}"
 
     def decision_card(self) -> DecisionCard:
-        """The card fields that change decisions (``spcl.screen.artifact.DECISION_FIELDS``), as :meth:`save`
-        writes them."""
+        """The card fields that change decisions (``spcl.screen.artifact.DECISION_FIELDS``), as
+        :meth:`save` writes them."""
         return {
             "categories": list(CATEGORIES),
             "features": self.settings.to_json(),
@@ -133,8 +142,9 @@ class Screen:
         try:
             counts, lex = self.featurizer.featurize(texts, langs)
         except (UnicodeError, TypeError):
-            # Lone surrogates (valid in JSON, not in UTF-8) break MeCab and SentencePiece: replace them
-            # and retry, so one odd record never fails a whole batch. Clean batches skip this pass.
+            # Lone surrogates (valid in JSON, not in UTF-8) break MeCab and SentencePiece: replace
+            # them and retry, so one odd record never fails a whole batch. Clean batches skip this
+            # pass.
             texts = [_scrub(t) for t in texts]
             counts, lex = self.featurizer.featurize(texts, langs)
         return tfidf(counts, self._idf, lex, self.settings.sublinear_tf)
@@ -142,8 +152,8 @@ class Screen:
     def predict(self, texts: Sequence[str], langs: Sequence[str] | None = None) -> ScreenResult:
         """Score a batch of NFC texts; ``langs`` (ja/ko/en/other) is guessed by script when None.
 
-        Example: ``load_screen("models/screen-default").predict(["김모(41)씨는 사기 혐의로 구속됐다."],
-        ["ko"]).flag`` → ``array([ True])``; an empty batch gives empty arrays.
+        Example: ``load_screen("models/screen-default").predict(["김모(41)씨는 사기 혐의로
+        구속됐다."], ["ko"]).flag`` → ``array([ True])``; an empty batch gives empty arrays.
         """
         texts = list(texts)
         if langs is not None and len(langs) != len(texts):
@@ -152,15 +162,22 @@ class Screen:
         if n == 0:
             empty_f = np.zeros(0, np.float32)
             empty_b = np.zeros(0, bool)
-            return ScreenResult(empty_b, {"lgbm": empty_f, "svc": empty_f}, {"lgbm": empty_b, "svc": empty_b},
-                                {c: empty_f for c in CATEGORIES})
+            return ScreenResult(
+                empty_b,
+                {"lgbm": empty_f, "svc": empty_f},
+                {"lgbm": empty_b, "svc": empty_b},
+                {c: empty_f for c in CATEGORIES},
+            )
         if langs is None and self.lang_thresholds:
             langs = guess_langs(texts)
         x = self.features(texts, langs)
         return self.predict_features(x, langs)
 
-    def threshold_arrays(self, n: int, langs: Sequence[str] | None = None) -> tuple[np.ndarray, np.ndarray]:
-        """Per-document (lgbm, svc) thresholds: a language's own where the model has one, else the global."""
+    def threshold_arrays(
+        self, n: int, langs: Sequence[str] | None = None
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """Per-document (lgbm, svc) thresholds: a language's own where the model has one, else
+        the global."""
         lg_t = np.full(n, self.thresholds["lgbm"], np.float32)
         svc_t = np.full(n, self.thresholds["svc"], np.float32)
         if langs is not None and self.lang_thresholds:
@@ -170,9 +187,11 @@ class Screen:
                 lg_t[m], svc_t[m] = t["lgbm"], t["svc"]
         return lg_t, svc_t
 
-    def predict_features(self, x: sp.csr_matrix, langs: Sequence[str] | None = None) -> ScreenResult:
-        """Score an already built feature matrix (see :meth:`features`); ``langs`` picks per-language
-        thresholds (the global ones when None or for a language without its own)."""
+    def predict_features(
+        self, x: sp.csr_matrix, langs: Sequence[str] | None = None
+    ) -> ScreenResult:
+        """Score an already built feature matrix (see :meth:`features`); ``langs`` picks
+        per-language thresholds (the global ones when None or for a language without its own)."""
         svc = (x @ self._svc_w + self._svc_b).astype(np.float32)
         lg = self._booster.predict(x[:, self._cols], num_threads=1).astype(np.float32)
         cat = np.asarray(x @ self._cat_w.T, dtype=np.float32) + self._cat_b
@@ -218,7 +237,9 @@ class Screen:
                 "model_sha256": model_digest(files, decisions),
             }
         )
-        (out / CARD).write_text(json.dumps(card, indent=2, ensure_ascii=False, sort_keys=True) + "\n")
+        (out / CARD).write_text(
+            json.dumps(card, indent=2, ensure_ascii=False, sort_keys=True) + "\n"
+        )
         self.card = card
         self.name = out.name
         return out
@@ -243,7 +264,9 @@ def _npz_bytes(arrays: Mapping[str, np.ndarray]) -> bytes:
     with zipfile.ZipFile(buf, "w", compression=zipfile.ZIP_DEFLATED) as zf:
         for key in sorted(arrays):
             arr_buf = io.BytesIO()
-            np.lib.format.write_array(arr_buf, np.ascontiguousarray(arrays[key]), allow_pickle=False)
+            np.lib.format.write_array(
+                arr_buf, np.ascontiguousarray(arrays[key]), allow_pickle=False
+            )
             info = zipfile.ZipInfo(f"{key}.npy", date_time=_ZIP_DATE)
             info.compress_type = zipfile.ZIP_DEFLATED
             info.external_attr = 0o644 << 16
@@ -252,8 +275,8 @@ def _npz_bytes(arrays: Mapping[str, np.ndarray]) -> bytes:
 
 
 def load_screen(path: str | Path) -> Screen:
-    """Load a screen artifact folder with the loader of the kind its card names (``lgbm_svc`` by default:
-    :func:`load_lgbm_svc`); see :mod:`spcl.screen.kinds`.
+    """Load a screen artifact folder with the loader of the kind its card names (``lgbm_svc`` by
+    default: :func:`load_lgbm_svc`); see :mod:`spcl.screen.kinds`.
 
     Raises :class:`ScreenModelError` with a message naming the file when something is missing,
     corrupt (hash mismatch, unreadable) or written by an incompatible format version.
@@ -263,8 +286,8 @@ def load_screen(path: str | Path) -> Screen:
 
 @register_kind(DEFAULT_KIND)
 def load_lgbm_svc(root: Path, card: dict[str, Any]) -> Screen:
-    """Load a LightGBM ∪ LinearSVC artifact whose card is read, checking the format version and every
-    file's SHA-256."""
+    """Load a LightGBM ∪ LinearSVC artifact whose card is read, checking the format version and
+    every file's SHA-256."""
     files = checked_files(root, card)
     try:
         settings = FeatureSettings.from_json(card["features"])

@@ -1,16 +1,21 @@
-"""Real text cut into passages: consecutive sentences joined up to a length, kept when mostly one language."""
+"""Real text cut into passages: consecutive sentences joined up to a length, kept when mostly one
+language."""
 
 from __future__ import annotations
 
 import re
 
 _SENTENCE_END = re.compile(r"(?<=[。．.!?！？])\s*")
-_SCRIPT_CHARS = {"ja": re.compile(r"[\u3040-\u30ff]"), "ko": re.compile(r"[\uac00-\ud7a3]"),
-                 "en": re.compile(r"[A-Za-z]")}
+_SCRIPT_CHARS = {
+    "ja": re.compile(r"[\u3040-\u30ff]"),
+    "ko": re.compile(r"[\uac00-\ud7a3]"),
+    "en": re.compile(r"[A-Za-z]"),
+}
 
 
 def passages(text: str, lang: str, min_chars: int = 80, max_chars: int = 600) -> list[str]:
-    """Consecutive sentences joined into passages of ``min_chars``–``max_chars`` that are mostly ``lang``.
+    """Consecutive sentences joined into passages of ``min_chars``–``max_chars`` that are mostly
+    ``lang``.
 
     >>> passages("A short one. " * 20, "en", min_chars=40, max_chars=100)[0]
     'A short one. A short one. A short one. A short one. A short one. A short one. A short one.'

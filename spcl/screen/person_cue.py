@@ -1,16 +1,16 @@
 """Person-cue features: a topic word and a cue of an identifiable person in the same sentence.
 
-A bag of words fires on the topic (病院, 진단, court) whoever it concerns. What makes a passage sensitive
-personal information is a person: "my mother was diagnosed" against "the hospital opened a ward". Per
-document, four counts of sentences holding a topic word of the model's lexicon (MEDICAL, CRIME,
-DISABILITY, OTHER terms) together with
+A bag of words fires on the topic (病院, 진단, court) whoever it concerns. What makes a passage
+sensitive personal information is a person: "my mother was diagnosed" against "the hospital opened a
+ward". Per document, four counts of sentences holding a topic word of the model's lexicon (MEDICAL,
+CRIME, DISABILITY, OTHER terms) together with
 
 1. a first-person word (私/僕, 저/제가/나는, I/my/me),
 2. an honorific or title next to a name (さん/氏/様, 씨/님, Mr/Ms/Dr),
 3. a family or partner word (母/夫, 엄마/남편, mother/husband),
 
-and 4. all sentences with a topic word. Only documents with a lexicon topic hit are scanned (the rest
-get zeros), so ordinary text costs one array test. The columns join the dense lexicon block.
+and 4. all sentences with a topic word. Only documents with a lexicon topic hit are scanned (the
+rest get zeros), so ordinary text costs one array test. The columns join the dense lexicon block.
 """
 
 from __future__ import annotations
@@ -20,7 +20,12 @@ from collections.abc import Mapping, Sequence
 
 import numpy as np
 
-CUE_COLUMNS: tuple[str, ...] = ("TOPIC_FIRST_PERSON", "TOPIC_NAMED_PERSON", "TOPIC_FAMILY", "TOPIC_SENTENCE")
+CUE_COLUMNS: tuple[str, ...] = (
+    "TOPIC_FIRST_PERSON",
+    "TOPIC_NAMED_PERSON",
+    "TOPIC_FAMILY",
+    "TOPIC_SENTENCE",
+)
 """Order of the person-cue columns (after the lexicon kinds)."""
 TOPIC_KINDS: tuple[str, ...] = ("MEDICAL", "CRIME", "DISABILITY", "OTHER")
 
@@ -48,23 +53,28 @@ _CUES: dict[str, tuple[str, str, str]] = {
 
 
 class PersonCues:
-    """Counts of :data:`CUE_COLUMNS` per document, for the languages of :data:`_CUES` (zeros elsewhere)."""
+    """Counts of :data:`CUE_COLUMNS` per document, for the languages of :data:`_CUES` (zeros
+    elsewhere)."""
 
     def __init__(self, lexicon: Mapping[str, Mapping[str, Sequence[str]]]) -> None:
         self._topic: dict[str, re.Pattern[str]] = {}
         self._cues: dict[str, tuple[re.Pattern[str], ...]] = {}
         for lang, cues in _CUES.items():
-            terms = sorted({t.lower() for k in TOPIC_KINDS for t in lexicon.get(lang, {}).get(k, ())},
-                           key=lambda t: (-len(t), t))
+            terms = sorted(
+                {t.lower() for k in TOPIC_KINDS for t in lexicon.get(lang, {}).get(k, ())},
+                key=lambda t: (-len(t), t),
+            )
             if not terms:
                 continue
             alt = "|".join(re.escape(t) for t in terms)
             self._topic[lang] = re.compile(rf"\b(?:{alt})\b" if lang == "en" else alt)
             self._cues[lang] = tuple(re.compile(c) for c in cues)
 
-    def counts(self, lowered: Sequence[str], langs: Sequence[str], candidates: np.ndarray) -> np.ndarray:
-        """``(n, 4)`` float32 counts; ``lowered`` are the lower-cased texts, ``candidates`` the documents
-        worth scanning (a lexicon topic hit)."""
+    def counts(
+        self, lowered: Sequence[str], langs: Sequence[str], candidates: np.ndarray
+    ) -> np.ndarray:
+        """``(n, 4)`` float32 counts; ``lowered`` are the lower-cased texts, ``candidates`` the
+        documents worth scanning (a lexicon topic hit)."""
         out = np.zeros((len(lowered), len(CUE_COLUMNS)), np.float32)
         for i in np.flatnonzero(candidates).tolist():
             topic = self._topic.get(langs[i])

@@ -1,5 +1,5 @@
-"""Threshold choice of the screen from out-of-fold scores: the recall rule, per-language thresholds, the
-pair with the fewest NONE documents flagged and the NONE budget."""
+"""Threshold choice of the screen from out-of-fold scores: the recall rule, per-language thresholds,
+the pair with the fewest NONE documents flagged and the NONE budget."""
 
 from __future__ import annotations
 
@@ -11,9 +11,9 @@ from spcl.screen.train_data import LGBM_OFF, TrainSettings
 
 
 def min_positives(target: float) -> int:
-    """Fewest positives for which a recall target is a stable threshold rule: at least two positives may be
-    missed (``n·(1 − target) ≥ 2``) and never fewer than 20. Below it one document decides the threshold
-    (27 positives at 0.96 moved a threshold from 0.58 to 0.07).
+    """Fewest positives for which a recall target is a stable threshold rule: at least two positives
+    may be missed (``n·(1 − target) ≥ 2``) and never fewer than 20. Below it one document decides
+    the threshold (27 positives at 0.96 moved a threshold from 0.58 to 0.07).
 
     >>> min_positives(0.96), min_positives(0.95), min_positives(0.5)
     (50, 40, 20)
@@ -35,20 +35,38 @@ def threshold_for_recall(scores: np.ndarray, positive: np.ndarray, target: float
     return float(pos[k - 1])
 
 
-def choose_thresholds(lg_oof: np.ndarray, svc_oof: np.ndarray, target: np.ndarray, y: np.ndarray,
-                      real: np.ndarray, langs: np.ndarray, settings: TrainSettings
-                      ) -> tuple[float, float, dict[str, dict[str, float]]]:
-    """(global lgbm, global svc, per-language pairs) from out-of-fold scores by the rules of ``settings``;
-    ``target``: real documents of the threshold labels, ``y``: topic-positive, ``real``: not training-only.
-    Applied to a subset of the training documents it cross-fits the rule (tools/screen_source_folds.py)."""
+def choose_thresholds(
+    lg_oof: np.ndarray,
+    svc_oof: np.ndarray,
+    target: np.ndarray,
+    y: np.ndarray,
+    real: np.ndarray,
+    langs: np.ndarray,
+    settings: TrainSettings,
+) -> tuple[float, float, dict[str, dict[str, float]]]:
+    """(global lgbm, global svc, per-language pairs) from out-of-fold scores by the rules of
+    ``settings``; ``target``: real documents of the threshold labels, ``y``: topic-positive,
+    ``real``: not training-only. Applied to a subset of the training documents it cross-fits the
+    rule (tools/screen_source_folds.py)."""
     data = _Labels(target=target, y=y, real=real, langs=langs)
     pos = data.target if data.target.any() else data.y
-    tuning = np.isin(data.langs, settings.global_threshold_langs) if settings.global_threshold_langs else None
+    tuning = (
+        np.isin(data.langs, settings.global_threshold_langs)
+        if settings.global_threshold_langs
+        else None
+    )
     if tuning is not None and (pos & tuning).any():
-        lg_t, svc_t = tune_thresholds(lg_oof[tuning], svc_oof[tuning], pos[tuning], settings.target_recall,
-                                      settings.threshold_mode)
+        lg_t, svc_t = tune_thresholds(
+            lg_oof[tuning],
+            svc_oof[tuning],
+            pos[tuning],
+            settings.target_recall,
+            settings.threshold_mode,
+        )
     else:
-        lg_t, svc_t = tune_thresholds(lg_oof, svc_oof, pos, settings.target_recall, settings.threshold_mode)
+        lg_t, svc_t = tune_thresholds(
+            lg_oof, svc_oof, pos, settings.target_recall, settings.threshold_mode
+        )
     per_lang: dict[str, dict[str, float]] = {}
     targets = dict(settings.lang_target_recall)
     if settings.per_lang_thresholds:
@@ -58,14 +76,22 @@ def choose_thresholds(lg_oof: np.ndarray, svc_oof: np.ndarray, target: np.ndarra
             if int((pos & m).sum()) >= min_positives(lang_target):
                 if lang in settings.fewest_none_langs:
                     none = data.real & ~data.y
-                    t_l, t_s = thresholds_for_fewest_none(lg_oof[m], svc_oof[m], pos[m], none[m], lang_target)
+                    t_l, t_s = thresholds_for_fewest_none(
+                        lg_oof[m], svc_oof[m], pos[m], none[m], lang_target
+                    )
                 else:
-                    t_l, t_s = tune_thresholds(lg_oof[m], svc_oof[m], pos[m], lang_target, settings.threshold_mode)
+                    t_l, t_s = tune_thresholds(
+                        lg_oof[m], svc_oof[m], pos[m], lang_target, settings.threshold_mode
+                    )
                 per_lang[lang] = {"lgbm": t_l, "svc": t_s}
     for lang, budget in sorted(settings.lang_none_budget):
         m = (data.langs == lang) & data.real
         none = m & ~data.y
-        if lang not in per_lang and int(none.sum()) >= min_positives(1.0 - budget) and (m & data.y).any():
+        if (
+            lang not in per_lang
+            and int(none.sum()) >= min_positives(1.0 - budget)
+            and (m & data.y).any()
+        ):
             t_l, t_s = thresholds_for_none_budget(lg_oof[m], svc_oof[m], data.y[m], budget)
             per_lang[lang] = {"lgbm": t_l, "svc": t_s}
     for lang in settings.lang_svc_only:
@@ -90,7 +116,9 @@ def tune_thresholds(
     alone could reach it, and never lower than in ``each`` mode's guarantee for the union.
     """
     if mode == "each":
-        return threshold_for_recall(lg, positive, target), threshold_for_recall(svc, positive, target)
+        return threshold_for_recall(lg, positive, target), threshold_for_recall(
+            svc, positive, target
+        )
     if mode != "union":
         raise ValueError(f"threshold_mode must be 'union' or 'each', not {mode!r}")
     for level in np.arange(0.50, target + 1e-9, 0.005):
@@ -102,12 +130,19 @@ def tune_thresholds(
     return threshold_for_recall(lg, positive, target), threshold_for_recall(svc, positive, target)
 
 
-def thresholds_for_fewest_none(lg: np.ndarray, svc: np.ndarray, positive: np.ndarray, negative: np.ndarray,
-                               target: float, levels: int = 101) -> tuple[float, float]:
-    """The (lgbm, svc) pair, each model's threshold one of ``levels`` quantiles (0–1) of its scores on the
-    ``negative`` documents or just above their maximum, whose union reaches ``target`` recall of ``positive``
-    and flags the fewest negatives (ties: the first found, lowest thresholds first); the union's common-level pair
-    (:func:`tune_thresholds`) when no grid pair reaches the target or there are no negatives. Deterministic.
+def thresholds_for_fewest_none(
+    lg: np.ndarray,
+    svc: np.ndarray,
+    positive: np.ndarray,
+    negative: np.ndarray,
+    target: float,
+    levels: int = 101,
+) -> tuple[float, float]:
+    """The (lgbm, svc) pair, each model's threshold one of ``levels`` quantiles (0–1) of its scores
+    on the ``negative`` documents or just above their maximum, whose union reaches ``target`` recall
+    of ``positive`` and flags the fewest negatives (ties: the first found, lowest thresholds first);
+    the union's common-level pair (:func:`tune_thresholds`) when no grid pair reaches the target or
+    there are no negatives. Deterministic.
 
     >>> lg, svc = np.array([0.9, 0.2, 0.8, 0.1]), np.array([0.0, 2.0, 1.5, -1.0])
     >>> pos = np.array([1, 1, 0, 0], bool)
@@ -121,8 +156,10 @@ def thresholds_for_fewest_none(lg: np.ndarray, svc: np.ndarray, positive: np.nda
         return fallback
     qs = np.linspace(0.0, 1.0, levels)
     above = np.float32(np.inf)
-    cand_l, cand_s = ([*np.quantile(x[negative], qs).tolist(), float(np.nextafter(x[negative].max(), above))]
-                      for x in (np.asarray(lg, np.float32), np.asarray(svc, np.float32)))
+    cand_l, cand_s = (
+        [*np.quantile(x[negative], qs).tolist(), float(np.nextafter(x[negative].max(), above))]
+        for x in (np.asarray(lg, np.float32), np.asarray(svc, np.float32))
+    )
     best: tuple[float, float, float] | None = None
     for t_l in cand_l:
         lf = lg >= t_l
@@ -136,11 +173,13 @@ def thresholds_for_fewest_none(lg: np.ndarray, svc: np.ndarray, positive: np.nda
     return fallback if best is None else (best[1], best[2])
 
 
-def thresholds_for_none_budget(lg: np.ndarray, svc: np.ndarray, positive: np.ndarray, budget: float,
-                               levels: int = 41) -> tuple[float, float]:
-    """The (lgbm, svc) pair, each model's threshold one of ``levels`` quantiles (0.8–1.0) of its scores on
-    the negative documents or +inf (that model off), whose union flags at most ``budget`` of the negatives
-    with the most recall of ``positive``; ties go to fewer negatives flagged. Deterministic.
+def thresholds_for_none_budget(
+    lg: np.ndarray, svc: np.ndarray, positive: np.ndarray, budget: float, levels: int = 41
+) -> tuple[float, float]:
+    """The (lgbm, svc) pair, each model's threshold one of ``levels`` quantiles (0.8–1.0) of its
+    scores on the negative documents or +inf (that model off), whose union flags at most ``budget``
+    of the negatives with the most recall of ``positive``; ties go to fewer negatives flagged.
+    Deterministic.
 
     >>> lg, svc = np.array([0.9, 0.8, 0.1, 0.2, 0.3]), np.array([0.0, 2.0, -1.0, -1.0, -1.0])
     >>> [round(t, 2) for t in thresholds_for_none_budget(lg, svc, np.array([1, 1, 0, 0, 0], bool), 0.34)]
@@ -162,4 +201,3 @@ def thresholds_for_none_budget(lg: np.ndarray, svc: np.ndarray, positive: np.nda
             if (recall, -flagged) > (best[0], best[1]):
                 best = (recall, -flagged, float(t_l), float(t_s))
     return best[2], best[3]
-

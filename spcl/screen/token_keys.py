@@ -1,7 +1,7 @@
-"""Token keys of the screen's hashed features: every token becomes a 64-bit key from integer arrays, with
-no Python call per token (MeCab words and whole Latin words by a polynomial hash over code points, word
-bigrams from neighbouring keys, character n-grams packed from code points), and splitmix64 mixes them (see
-:mod:`spcl.screen.features`)."""
+"""Token keys of the screen's hashed features: every token becomes a 64-bit key from integer arrays,
+with no Python call per token (MeCab words and whole Latin words by a polynomial hash over code
+points, word bigrams from neighbouring keys, character n-grams packed from code points), and
+splitmix64 mixes them (see :mod:`spcl.screen.features`)."""
 
 from __future__ import annotations
 
@@ -41,7 +41,8 @@ def mix64(keys: np.ndarray) -> np.ndarray:
 
 
 def _mix64_inplace(x: np.ndarray) -> np.ndarray:
-    """:func:`mix64` overwriting ``x`` (a ``uint64`` array the caller owns), with one scratch buffer."""
+    """:func:`mix64` overwriting ``x`` (a ``uint64`` array the caller owns), with one scratch
+    buffer."""
     tmp = np.empty_like(x)
     with np.errstate(over="ignore"):
         for shift, mul in ((30, 0xBF58476D1CE4E5B9), (27, 0x94D049BB133111EB), (31, None)):
@@ -61,7 +62,8 @@ _powers_cache: list[np.ndarray] = []
 
 
 def _powers(n: int) -> tuple[np.ndarray, np.ndarray]:
-    """``_P**i`` and ``_P_INV**i`` (mod 2**64) for ``i < n``; the first ``_POWERS_KEPT`` are computed once."""
+    """``_P**i`` and ``_P_INV**i`` (mod 2**64) for ``i < n``; the first ``_POWERS_KEPT`` are
+    computed once."""
     if _powers_cache and _powers_cache[0].size >= n:
         return _powers_cache[0][:n], _powers_cache[1][:n]
     size = n if n > _POWERS_KEPT else min(_POWERS_KEPT, max(n, 1 << 16))
@@ -82,8 +84,8 @@ _LATIN_CHAR[[ord(c) for c in "abcdefghijklmnopqrstuvwxyz0123456789'"]] = True
 
 
 def latin_word_keys(lowered: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
-    """``word_keys([latin words of t for t in lowered])`` without building those strings: the runs of
-    ``[a-z0-9']`` code points of each (lower-cased) text, hashed from prefix sums in one pass.
+    """``word_keys([latin words of t for t in lowered])`` without building those strings: the runs
+    of ``[a-z0-9']`` code points of each (lower-cased) text, hashed from prefix sums in one pass.
 
     >>> k, d = latin_word_keys(["he said: don't", "", "김씨 left"])
     >>> ok, od = word_keys(["he said don't", "", "left"])
@@ -137,7 +139,8 @@ def word_keys(wakati: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
 
 
 def _text_bounds(texts: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
-    """Start offset of each text in ``sep.join(texts)`` (a one-character separator) and each text's length."""
+    """Start offset of each text in ``sep.join(texts)`` (a one-character separator) and each
+    text's length."""
     lengths = np.fromiter(map(len, texts), np.int64, len(texts))
     return np.cumsum(lengths + 1) - (lengths + 1), lengths
 
@@ -154,17 +157,20 @@ def bigram_keys(keys: np.ndarray, doc: np.ndarray) -> tuple[np.ndarray, np.ndarr
         return np.zeros(0, _U64), np.zeros(0, np.int64)
     same = doc[1:] == doc[:-1]
     with np.errstate(over="ignore"):
-        bk = _mix64_inplace(keys[:-1][same].astype(_U64, copy=False))  # a fresh array: mixed in place
+        # a fresh array: mixed in place
+        bk = _mix64_inplace(keys[:-1][same].astype(_U64, copy=False))
         bk *= _SALT_BI
         bk += keys[1:][same]
     return bk, doc[1:][same]
 
 
-def char_ngram_keys(texts: Sequence[str], orders: Sequence[int],
-                    first_chars: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
-    """Keys of character n-grams (orders 1–3, 21 bits per code point) and their text index, by order then
-    position. An n-gram never spans two texts; a NUL inside a text is an ordinary character.
-    ``first_chars`` (a boolean table over code points) keeps only the n-grams whose first character it marks.
+def char_ngram_keys(
+    texts: Sequence[str], orders: Sequence[int], first_chars: np.ndarray | None = None
+) -> tuple[np.ndarray, np.ndarray]:
+    """Keys of character n-grams (orders 1–3, 21 bits per code point) and their text index, by order
+    then position. An n-gram never spans two texts; a NUL inside a text is an ordinary character.
+    ``first_chars`` (a boolean table over code points) keeps only the n-grams whose first character
+    it marks.
 
     >>> k, d = char_ngram_keys(["abc", "de"], (2,))
     >>> d.tolist(), int(k[0] ^ k[1]) != 0
@@ -193,11 +199,12 @@ def char_ngram_keys(texts: Sequence[str], orders: Sequence[int],
     return np.concatenate(out_k), np.concatenate(out_d).astype(np.int64)
 
 
-def japanese_char_keys(texts: Sequence[str], orders: Sequence[int] = _JA_CHAR_ORDERS
-                       ) -> tuple[np.ndarray, np.ndarray]:
-    """Keys of the character uni- and bigrams of Japanese texts (``mecab_dic="chars"``: no MeCab) and their text
-    index: :func:`char_ngram_keys` in a key space of their own, so no Japanese token shares a column with a
-    Korean or English one by construction.
+def japanese_char_keys(
+    texts: Sequence[str], orders: Sequence[int] = _JA_CHAR_ORDERS
+) -> tuple[np.ndarray, np.ndarray]:
+    """Keys of the character uni- and bigrams of Japanese texts (``mecab_dic="chars"``: no MeCab)
+    and their text index: :func:`char_ngram_keys` in a key space of their own, so no Japanese token
+    shares a column with a Korean or English one by construction.
 
     >>> k, d = japanese_char_keys(["東京", "京"])
     >>> d.tolist(), bool(k[1] == k[2]), bool(k[0] == k[1])

@@ -1,10 +1,10 @@
 """Tokenizers of the screen and the language routing that picks one per document.
 
 Japanese goes to MeCab (fugashi, wakati output) with the dictionary the model was trained with
-(:data:`MECAB_DICTIONARIES`: ``unidic-lite``, the default, or ``ipadic``, ≈ 1.65× faster on real Japanese
-here); Korean, English and anything else goes to a SentencePiece model trained by ``spcl train`` on the
-training texts. Both are created per worker: MeCab taggers do not pickle, so a :class:`Tokenizers` object is
-built where it is used.
+(:data:`MECAB_DICTIONARIES`: ``unidic-lite``, the default, or ``ipadic``, ≈ 1.65× faster on real
+Japanese here); Korean, English and anything else goes to a SentencePiece model trained by ``spcl
+train`` on the training texts. Both are created per worker: MeCab taggers do not pickle, so a
+:class:`Tokenizers` object is built where it is used.
 """
 
 from __future__ import annotations
@@ -16,9 +16,10 @@ import fugashi
 import sentencepiece as spm
 
 MECAB_DICTIONARIES: tuple[str, ...] = ("unidic-lite", "ipadic", "none", "chars")
-"""MeCab dictionaries a screen model can be trained with (``FeatureSettings.mecab_dic``); ``none``: no MeCab,
-Japanese goes to SentencePiece like every other language; ``chars``: no MeCab, Japanese becomes character
-uni- and bigrams in a key space of its own (Korean and English tokens unchanged)."""
+"""MeCab dictionaries a screen model can be trained with (``FeatureSettings.mecab_dic``); ``none``:
+no MeCab, Japanese goes to SentencePiece like every other language; ``chars``: no MeCab, Japanese
+becomes character uni- and bigrams in a key space of its own (Korean and English tokens
+unchanged)."""
 JA_TOKENS: dict[str, str] = {
     "unidic-lite": "MeCab (fugashi + unidic-lite, -Owakati), lower-cased",
     "ipadic": "MeCab (fugashi GenericTagger + ipadic, -Owakati), lower-cased",
@@ -31,8 +32,9 @@ NO_MECAB: tuple[str, ...] = ("none", "chars")
 
 
 def mecab_tagger(dic: str = "unidic-lite") -> fugashi.GenericTagger:
-    """A wakati MeCab tagger over dictionary ``dic`` (one of :data:`MECAB_DICTIONARIES`); ``ValueError`` for
-    another name. ``ipadic`` is read through fugashi's ``GenericTagger`` from the ``ipadic`` package."""
+    """A wakati MeCab tagger over dictionary ``dic`` (one of :data:`MECAB_DICTIONARIES`);
+    ``ValueError`` for another name. ``ipadic`` is read through fugashi's ``GenericTagger`` from the
+    ``ipadic`` package."""
     if dic == "unidic-lite":
         return fugashi.Tagger("-Owakati")
     if dic == "ipadic":
@@ -43,8 +45,8 @@ def mecab_tagger(dic: str = "unidic-lite") -> fugashi.GenericTagger:
 
 
 def route(lang: str, mecab_dic: str = "unidic-lite") -> str:
-    """Which tokenizer serves a language: ``mecab`` for ``ja`` (``sp`` when the model uses no MeCab, ``chars``
-    for character n-grams), ``sp`` for everything else.
+    """Which tokenizer serves a language: ``mecab`` for ``ja`` (``sp`` when the model uses no MeCab,
+    ``chars`` for character n-grams), ``sp`` for everything else.
 
     >>> [route(x) for x in ("ja", "ko", "en", "other", "xx")], route("ja", "none"), route("ja", "chars")
     (['mecab', 'sp', 'sp', 'sp', 'sp'], 'sp', 'chars')
@@ -84,8 +86,8 @@ def train_sentencepiece(texts: Iterable[str], vocab_size: int, seed: int = 0) ->
 
 
 class Tokenizers:
-    """The two tokenizers of one worker: MeCab (dictionary ``mecab_dic``) for Japanese, SentencePiece for the
-    rest."""
+    """The two tokenizers of one worker: MeCab (dictionary ``mecab_dic``) for Japanese,
+    SentencePiece for the rest."""
 
     def __init__(self, sp_model: bytes, mecab_dic: str = "unidic-lite") -> None:
         self.mecab = mecab_tagger(mecab_dic) if mecab_dic not in NO_MECAB else None

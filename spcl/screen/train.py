@@ -1,8 +1,9 @@
 """Training of the screen: SentencePiece, IDF, LinearSVC, chi²-selected LightGBM, category models.
 
 Thresholds come from out-of-fold scores (grouped, stratified k-fold inside the training data): each
-model's threshold is the highest score that still reaches ``target_recall`` on the real (non-synthetic)
-positive documents of the folds. The final models are then fitted on all the training data.
+model's threshold is the highest score that still reaches ``target_recall`` on the real
+(non-synthetic) positive documents of the folds. The final models are then fitted on all the
+training data.
 """
 
 from __future__ import annotations
@@ -95,11 +96,19 @@ def _prepare(records: Sequence[Record], featurizer: Featurizer, settings: TrainS
     target = np.array([r.label in settings.threshold_labels for r in records], bool) & real
     strata = np.array([f"{r.lang}:{r.label}:{int(r.synthetic)}" for r in records])
     groups = near_duplicate_groups(texts)
-    if settings.threshold_split == "source":  # real records fold by kind of text; extras by near-duplicates
-        groups = np.array([f"src:{source_group(r)}" if not r.synthetic else f"dup:{g}"
-                           for r, g in zip(records, groups.tolist(), strict=True)], dtype=object)
+    # real records fold by kind of text; extras by near-duplicates
+    if settings.threshold_split == "source":
+        groups = np.array(
+            [
+                f"src:{source_group(r)}" if not r.synthetic else f"dup:{g}"
+                for r, g in zip(records, groups.tolist(), strict=True)
+            ],
+            dtype=object,
+        )
     elif settings.threshold_split != "cv":
-        raise ValueError(f"threshold_split must be 'cv' or 'source', not {settings.threshold_split!r}")
+        raise ValueError(
+            f"threshold_split must be 'cv' or 'source', not {settings.threshold_split!r}"
+        )
     counts, lex = featurizer.featurize(texts, langs)
     return _Data(
         counts=counts,
@@ -107,7 +116,9 @@ def _prepare(records: Sequence[Record], featurizer: Featurizer, settings: TrainS
         y=y,
         cats=cats,
         real=real,
-        weight=np.where(real, 1.0, np.where(weak, settings.weak_weight, settings.synthetic_weight)).astype(np.float64),
+        weight=np.where(
+            real, 1.0, np.where(weak, settings.weak_weight, settings.synthetic_weight)
+        ).astype(np.float64),
         target=target,
         strata=strata,
         groups=groups,
@@ -115,15 +126,21 @@ def _prepare(records: Sequence[Record], featurizer: Featurizer, settings: TrainS
     )
 
 
-def oof_thresholds(data: _Data, settings: TrainSettings, hashed_width: int,
-                   on_fit: Callable[[int], None] | None = None) -> dict[str, Any]:
-    """Out-of-fold scores on the training data and the per-model thresholds reaching the target recall
-    (``on_fit`` is told the training documents of each fold's fit)."""
+def oof_thresholds(
+    data: _Data,
+    settings: TrainSettings,
+    hashed_width: int,
+    on_fit: Callable[[int], None] | None = None,
+) -> dict[str, Any]:
+    """Out-of-fold scores on the training data and the per-model thresholds reaching the target
+    recall (``on_fit`` is told the training documents of each fold's fit)."""
     n = data.y.size
     lg_oof = np.zeros(n, np.float32)
     svc_oof = np.zeros(n, np.float32)
     fold = np.zeros(n, np.int16)
-    folds = StratifiedGroupKFold(n_splits=settings.threshold_folds, shuffle=True, random_state=settings.seed)
+    folds = StratifiedGroupKFold(
+        n_splits=settings.threshold_folds, shuffle=True, random_state=settings.seed
+    )
     for k, (tr, te) in enumerate(folds.split(np.zeros(n), data.strata, data.groups)):
         fold[te] = k
         idf = fit_idf(data.counts[tr])
@@ -133,16 +150,23 @@ def oof_thresholds(data: _Data, settings: TrainSettings, hashed_width: int,
         lg_oof[te], svc_oof[te] = score_models(xte, w, b, cols, model)
         if on_fit is not None:
             on_fit(len(tr))
-    lg_t, svc_t, per_lang = choose_thresholds(lg_oof, svc_oof, data.target, data.y, data.real, data.langs,
-                                              settings)
-    return {"lgbm": lg_t, "svc": svc_t, "lang": per_lang, "oof_lgbm": lg_oof, "oof_svc": svc_oof,
-            "oof_fold": fold}
+    lg_t, svc_t, per_lang = choose_thresholds(
+        lg_oof, svc_oof, data.target, data.y, data.real, data.langs, settings
+    )
+    return {
+        "lgbm": lg_t,
+        "svc": svc_t,
+        "lang": per_lang,
+        "oof_lgbm": lg_oof,
+        "oof_svc": svc_oof,
+        "oof_fold": fold,
+    }
 
 
 def too_few_positives(records: Sequence[Record], settings: TrainSettings) -> list[str]:
     """Warnings (counts only) where the real documents of ``threshold_labels`` are fewer than
-    :func:`min_positives` for ``target_recall``: overall, and per language with per-language thresholds
-    (such a language falls back to the global thresholds)."""
+    :func:`min_positives` for ``target_recall``: overall, and per language with per-language
+    thresholds (such a language falls back to the global thresholds)."""
     need = min_positives(settings.target_recall)
     labels = "+".join(settings.threshold_labels)
     counts: dict[str, int] = {}
@@ -152,15 +176,23 @@ def too_few_positives(records: Sequence[Record], settings: TrainSettings) -> lis
     total = sum(counts.values())
     out = []
     if total < need:
-        out.append(f"only {total} real {labels} documents for target recall {settings.target_recall} "
-                   f"(at least {need} advised): one or two documents decide the thresholds; add labelled data "
-                   "or lower --target-recall")
+        out.append(
+            f"only {total} real {labels} documents for target recall {settings.target_recall} (at"
+            f" least {need} advised): one or two documents decide the thresholds; add labelled data"
+            " or lower --target-recall"
+        )
     if settings.per_lang_thresholds:
-        short = {lang: counts.get(lang, 0) for lang in sorted(settings.per_lang_thresholds)
-                 if counts.get(lang, 0) < need}
+        short = {
+            lang: counts.get(lang, 0)
+            for lang in sorted(settings.per_lang_thresholds)
+            if counts.get(lang, 0) < need
+        }
         if short:
-            out.append("per-language thresholds: " + ", ".join(f"{lang} has {n}" for lang, n in short.items())
-                       + f" real {labels} documents (< {need}); those languages use the global thresholds")
+            out.append(
+                "per-language thresholds: "
+                + ", ".join(f"{lang} has {n}" for lang, n in short.items())
+                + f" real {labels} documents (< {need}); those languages use the global thresholds"
+            )
     return out
 
 
@@ -172,9 +204,11 @@ def _sha256_records(records: Sequence[Record]) -> str:
     return h.hexdigest()
 
 
-def _training_card(records: Sequence[Record], settings: TrainSettings, lgbm_columns: int,
-                   seconds: float) -> dict[str, Any]:
-    """The model card's training part: data counts and hash, settings, threshold rule, tokenizers, models."""
+def _training_card(
+    records: Sequence[Record], settings: TrainSettings, lgbm_columns: int, seconds: float
+) -> dict[str, Any]:
+    """The model card's training part: data counts and hash, settings, threshold rule,
+    tokenizers, models."""
     counts_by: dict[str, int] = {}
     for r in records:
         key = f"{'synthetic' if r.synthetic else 'real'}:{r.lang}:{r.label}"
@@ -192,27 +226,54 @@ def _training_card(records: Sequence[Record], settings: TrainSettings, lgbm_colu
         "threshold_rule": (
             f"mode {settings.threshold_mode}: recall {settings.target_recall} of real "
             f"{'+'.join(settings.threshold_labels)} documents, out-of-fold "
-            + (f"({settings.threshold_folds} folds of whole source groups: scores of models that never saw "
-               "the document's kind of text)" if settings.threshold_split == "source" else
-               f"({settings.threshold_folds}-fold grouped stratified CV on the training data)")
-            + (f"; own thresholds for {', '.join(settings.per_lang_thresholds)} where a language has "
-               f"≥ {min_positives(settings.target_recall)} such documents"
-               if settings.per_lang_thresholds else "")
-            + (f"; global thresholds tuned on the {', '.join(settings.global_threshold_langs)} documents"
-               if settings.global_threshold_langs else "")
-            + (f"; {', '.join(settings.fewest_none_langs)}: the pair with the fewest real NONE flagged at the target"
-               if settings.fewest_none_langs else "")
-            + (f"; {', '.join(settings.lang_svc_only)} flagged by the SVC alone (LightGBM threshold {LGBM_OFF})"
-               if settings.lang_svc_only else "")
+            + (
+                f"({settings.threshold_folds} folds of whole source groups: scores of models that"
+                " never saw the document's kind of text)"
+                if settings.threshold_split == "source"
+                else f"({settings.threshold_folds}-fold grouped stratified CV on the training data)"
+            )
+            + (
+                f"; own thresholds for {', '.join(settings.per_lang_thresholds)} where a language"
+                f" has ≥ {min_positives(settings.target_recall)} such documents"
+                if settings.per_lang_thresholds
+                else ""
+            )
+            + (
+                f"; global thresholds tuned on the {', '.join(settings.global_threshold_langs)}"
+                " documents"
+                if settings.global_threshold_langs
+                else ""
+            )
+            + (
+                f"; {', '.join(settings.fewest_none_langs)}: the pair with the fewest real NONE"
+                " flagged at the target"
+                if settings.fewest_none_langs
+                else ""
+            )
+            + (
+                f"; {', '.join(settings.lang_svc_only)} flagged by the SVC alone (LightGBM"
+                f" threshold {LGBM_OFF})"
+                if settings.lang_svc_only
+                else ""
+            )
         ),
         "tokenizers": {
             "ja": JA_TOKENS[settings.features.mecab_dic],
-            "ko/en/other": "SentencePiece unigram trained on the training texts (spm.model), lower-cased",
+            "ko/en/other": (
+                "SentencePiece unigram trained on the training texts (spm.model), lower-cased"
+            ),
         },
         "models": {
-            "svc": f"LinearSVC(C={settings.svc_c}, class_weight=balanced) on all hashed + lexicon columns"
-                   + (f", NB-SVM: columns scaled by their log-count ratio (alpha {settings.svc_nb_alpha}), "
-                      "stored weights r·w" if settings.svc_nb_alpha > 0 else ""),
+            "svc": (
+                f"LinearSVC(C={settings.svc_c}, class_weight=balanced) on all hashed + lexicon"
+                " columns"
+                + (
+                    ", NB-SVM: columns scaled by their log-count ratio (alpha"
+                    f" {settings.svc_nb_alpha}), stored weights r·w"
+                    if settings.svc_nb_alpha > 0
+                    else ""
+                )
+            ),
             "lgbm": (
                 f"LightGBM {settings.lgbm_trees} trees, {settings.lgbm_leaves} leaves on chi² top "
                 f"{settings.lgbm_top_k} hashed columns + lexicon columns ({lgbm_columns} columns)"
@@ -230,9 +291,9 @@ def fit_screen(
 ) -> Screen:
     """Train a complete screen on labelled records; deterministic for the same records and settings.
 
-    The returned :class:`Screen` predicts exactly as the artifact it saves to. ``on_fit`` (a progress
-    bar) is told the training documents of every model fit: ``threshold_folds`` out-of-fold fits, then
-    the final one.
+    The returned :class:`Screen` predicts exactly as the artifact it saves to. ``on_fit`` (a
+    progress bar) is told the training documents of every model fit: ``threshold_folds`` out-of-fold
+    fits, then the final one.
     """
     settings = settings or TrainSettings()
     if not records:

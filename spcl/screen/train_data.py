@@ -1,5 +1,5 @@
-"""The screen's training data and settings: labelled records, the training settings, the groups that keep
-near-duplicates and sources in one fold."""
+"""The screen's training data and settings: labelled records, the training settings, the groups that
+keep near-duplicates and sources in one fold."""
 
 from __future__ import annotations
 
@@ -32,13 +32,15 @@ class Record:
 
     @property
     def synthetic(self) -> bool:
-        """True for training-only augmentation: generated (``source`` starts with ``synth``) or weakly
-        labelled real text (``weak:``, e.g. ``tools.datasets.weak_none``); never scored in CV."""
+        """True for training-only augmentation: generated (``source`` starts with ``synth``) or
+        weakly labelled real text (``weak:``, e.g. ``tools.datasets.weak_none``); never scored in
+        CV."""
         return self.source.startswith(("synth", "weak:"))
 
     @property
     def weak(self) -> bool:
-        """True for weakly labelled real text (``source`` starts with ``weak:``); a subset of :attr:`synthetic`."""
+        """True for weakly labelled real text (``source`` starts with ``weak:``); a subset of
+        :attr:`synthetic`."""
         return self.source.startswith("weak:")
 
 
@@ -50,49 +52,57 @@ class TrainSettings(TrainerSettings):
     target_recall: float = 0.95
     """Recall the thresholds must reach on real documents of ``threshold_labels`` (out-of-fold)."""
     threshold_labels: tuple[str, ...] = ("SCPI",)
-    """Labels whose recall the thresholds target: SCPI by default (the screen's promise is SCPI recall;
-    RELATED documents are flagged as far as the same thresholds reach them)."""
+    """Labels whose recall the thresholds target: SCPI by default (the screen's promise is SCPI
+    recall; RELATED documents are flagged as far as the same thresholds reach them)."""
     threshold_mode: Literal["union", "each"] = "union"
     """``union``: both models at one common per-model recall level, the lowest at which their union
-    reaches ``target_recall`` (fewest flags); ``each``: every model alone reaches ``target_recall``."""
+    reaches ``target_recall`` (fewest flags); ``each``: every model alone reaches
+    ``target_recall``."""
     synthetic_weight: float = 0.2
     """Sample weight of synthetic (augmentation) records relative to real ones."""
     weak_weight: float = 0.2
-    """Sample weight of weakly labelled real records (``source`` starting ``weak:``) relative to real ones."""
+    """Sample weight of weakly labelled real records (``source`` starting ``weak:``) relative to
+    real ones."""
     per_lang_thresholds: tuple[str, ...] = ()
-    """Languages that get their own thresholds, tuned on their own out-of-fold scores, when they have
-    enough real target positives (:func:`min_positives`); every other language uses the global ones."""
+    """Languages that get their own thresholds, tuned on their own out-of-fold scores, when they
+    have enough real target positives (:func:`min_positives`); every other language uses the global
+    ones."""
     global_threshold_langs: tuple[str, ...] = ()
-    """Languages whose real target positives tune the global thresholds (default: every language). With
-    ``("ja", "ko")`` English, whose few SCPI documents are mostly hard first-person posts, does not pull the
-    thresholds that it (and any other language without its own) uses down to a 47 % NONE flag rate."""
+    """Languages whose real target positives tune the global thresholds (default: every language).
+    With ``("ja", "ko")`` English, whose few SCPI documents are mostly hard first-person posts, does
+    not pull the thresholds that it (and any other language without its own) uses down to a 47 %
+    NONE flag rate."""
     lang_target_recall: tuple[tuple[str, float], ...] = ()
-    """``(lang, target)`` pairs: a per-language threshold language tuned to its own recall target instead of
-    ``target_recall`` (Korean at 0.97 reached 0.966 held-out SCPI recall where 0.94 left it at 0.932)."""
+    """``(lang, target)`` pairs: a per-language threshold language tuned to its own recall target
+    instead of ``target_recall`` (Korean at 0.97 reached 0.966 held-out SCPI recall where 0.94 left
+    it at 0.932)."""
     lang_none_budget: tuple[tuple[str, float], ...] = ()
-    """``(lang, budget)`` pairs: that language's thresholds are the pair with the most out-of-fold topic
-    recall (``positive_labels``) whose union flags at most ``budget`` of its real NONE documents — for a
-    language whose few SCPI documents cannot tune a recall target (English: 25 % of its NONE flagged at the
-    ja/ko-tuned global thresholds, 10 % held-out at budget 0.12, SCPI recall unchanged)."""
+    """``(lang, budget)`` pairs: that language's thresholds are the pair with the most out-of-fold
+    topic recall (``positive_labels``) whose union flags at most ``budget`` of its real NONE
+    documents — for a language whose few SCPI documents cannot tune a recall target (English: 25 %
+    of its NONE flagged at the ja/ko-tuned global thresholds, 10 % held-out at budget 0.12, SCPI
+    recall unchanged)."""
     fewest_none_langs: tuple[str, ...] = ()
-    """Per-language threshold languages whose pair is, of the pairs reaching that language's own recall target
-    out-of-fold, the one that flags the fewest of its real NONE documents (:func:`thresholds_for_fewest_none`)
-    instead of the union's common recall level (Korean: held-out NONE flags 16.7 → 14.8 %, same SCPI recall)."""
+    """Per-language threshold languages whose pair is, of the pairs reaching that language's own
+    recall target out-of-fold, the one that flags the fewest of its real NONE documents
+    (:func:`thresholds_for_fewest_none`) instead of the union's common recall level (Korean:
+    held-out NONE flags 16.7 → 14.8 %, same SCPI recall)."""
     lang_svc_only: tuple[str, ...] = ()
-    """Languages flagged by the LinearSVC alone, at the SVC threshold they would otherwise get (their LightGBM
-    threshold is :data:`LGBM_OFF`): on English the LightGBM added no SCPI passage out-of-fold (20 of 26 with or
-    without it) but flagged more NONE."""
+    """Languages flagged by the LinearSVC alone, at the SVC threshold they would otherwise get
+    (their LightGBM threshold is :data:`LGBM_OFF`): on English the LightGBM added no SCPI passage
+    out-of-fold (20 of 26 with or without it) but flagged more NONE."""
     threshold_folds: int = 5
     threshold_split: Literal["cv", "source"] = "cv"
-    """How the out-of-fold scores that choose the thresholds are split: ``cv`` — grouped (near-duplicate)
-    stratified folds, every source in every fold; ``source`` — whole source groups (:func:`source_group`) per
-    fold, so a threshold is chosen on scores of models that never saw that kind of text (what transfers to a
-    new kind, rather than what holds inside a known one)."""
+    """How the out-of-fold scores that choose the thresholds are split: ``cv`` — grouped
+    (near-duplicate) stratified folds, every source in every fold; ``source`` — whole source groups
+    (:func:`source_group`) per fold, so a threshold is chosen on scores of models that never saw
+    that kind of text (what transfers to a new kind, rather than what holds inside a known one)."""
     svc_c: float = 0.5
     svc_nb_alpha: float = 0.0
-    """0: the LinearSVC trains on the TF-IDF columns. > 0: NB-SVM — it trains on the columns scaled by their
-    log-count ratio (``fit_models.nb_log_ratio``, smoothing ``svc_nb_alpha``) and stores ``r · w``, so the artifact and
-    inference are unchanged (fewer NONE flags at the same SCPI recall on the held-out quarter)."""
+    """0: the LinearSVC trains on the TF-IDF columns. > 0: NB-SVM — it trains on the columns scaled
+    by their log-count ratio (``fit_models.nb_log_ratio``, smoothing ``svc_nb_alpha``) and stores
+    ``r · w``, so the artifact and inference are unchanged (fewer NONE flags at the same SCPI recall
+    on the held-out quarter)."""
     lgbm_top_k: int = 3000
     lgbm_trees: int = 200
     lgbm_max_bin: int = 63
@@ -101,7 +111,8 @@ class TrainSettings(TrainerSettings):
     lgbm_min_child_samples: int = 5
     category_c: float = 4.0
     num_threads: int = 1
-    """LightGBM threads; 1 by default: OpenMP spinning on a busy shared machine slowed training 40×."""
+    """LightGBM threads; 1 by default: OpenMP spinning on a busy shared machine slowed training
+    40×."""
     seed: int = 0
 
     def to_json(self) -> dict[str, Any]:
@@ -120,12 +131,13 @@ class TrainSettings(TrainerSettings):
 
 
 LGBM_OFF = 2.0
-"""LightGBM threshold of a language flagged by the SVC alone: above any LightGBM probability, so that model
-never flags it (a finite number keeps ``model_card.json`` plain JSON)."""
+"""LightGBM threshold of a language flagged by the SVC alone: above any LightGBM probability, so
+that model never flags it (a finite number keeps ``model_card.json`` plain JSON)."""
 
 
 def lang_values(text: str, flag: str) -> tuple[tuple[str, float], ...]:
-    """``"ko=0.97,en=0.12"`` → ``(("en", 0.12), ("ko", 0.97))``; a clear ``ValueError`` naming ``flag`` else."""
+    """``"ko=0.97,en=0.12"`` → ``(("en", 0.12), ("ko", 0.97))``; a clear ``ValueError`` naming
+    ``flag`` else."""
     out: dict[str, float] = {}
     for part in (p.strip() for p in text.split(",") if p.strip()):
         lang, sep, value = part.partition("=")
@@ -179,8 +191,9 @@ _SOURCE_PREFIXES = ("masc", "klue-dp", "klue-nli", "webtext", "20news")
 
 
 def source_group(record: Record) -> str:
-    """``lang:source`` with related sub-sources merged (``masc-blog`` → ``masc``, ``klue-dp-wikitree`` →
-    ``klue-dp``, ``20news-sci.med`` → ``20news``), so each group is one kind of text large enough to score."""
+    """``lang:source`` with related sub-sources merged (``masc-blog`` → ``masc``,
+    ``klue-dp-wikitree`` → ``klue-dp``, ``20news-sci.med`` → ``20news``), so each group is one kind
+    of text large enough to score."""
     src = record.source or "-"
     for prefix in _SOURCE_PREFIXES:
         if src.startswith(prefix + "-"):
@@ -189,7 +202,8 @@ def source_group(record: Record) -> str:
 
 
 def near_duplicate_groups(texts: Sequence[str], threshold: float = 0.5) -> np.ndarray:
-    """Group ids such that texts whose character-trigram Jaccard similarity ≥ ``threshold`` share one.
+    """Group ids such that texts whose character-trigram Jaccard similarity ≥ ``threshold`` share
+    one.
 
     Connected components over the similarity graph, so chains of near-duplicates stay together.
     """
@@ -219,4 +233,3 @@ def near_duplicate_groups(texts: Sequence[str], threshold: float = 0.5) -> np.nd
         if ra != rb:
             parent[max(ra, rb)] = min(ra, rb)
     return np.array([find(i) for i in range(n)], np.int64)
-

@@ -1,6 +1,7 @@
-"""Spark as infrastructure: sessions, per-file tasks, progress, errors. Spark only distributes; every per-file and
-per-batch function is plain Python, and this package imports none of the jobs (they import it: the filter's
-Spark engine is ``spcl.filter.spark``, the DataFrame API ``spcl.integrations.spark``).
+"""Spark as infrastructure: sessions, per-file tasks, progress, errors. Spark only distributes;
+every per-file and per-batch function is plain Python, and this package imports none of the jobs
+(they import it: the filter's Spark engine is ``spcl.filter.spark``, the DataFrame API
+``spcl.integrations.spark``).
 
 
 - ``session``: the one session builder (Java check, workers use this interpreter, config settings);

@@ -1,18 +1,21 @@
-"""A class-data-sharing archive of the Spark driver's classes: about half the CPU of a driver JVM's start-up.
+"""A class-data-sharing archive of the Spark driver's classes: about half the CPU of a driver JVM's
+start-up.
 
-A driver JVM spends most of its start-up loading and verifying Spark's and Scala's classes. The first driver
-spcl launches itself (not under spark-submit) for a given Java, Spark and set of JVM options writes the classes
-it loaded to a temporary file as it exits (``-XX:ArchiveClassesAtExit``); at the end of that Python process spcl
-stops the session, lets the JVM exit, waits for it, checks the file (a CDS archive's magic number), writes its
-seal beside it (``.<archive>.seal``: its size and a SHA-256 of sampled blocks) and renames the file into place,
-so a half-written archive is never read. Every later driver checks the archive against its seal before it maps
-it (``-XX:SharedArchiveFile``): a JVM maps the file, and one cut short (a full disk, a copy that stopped) would
-kill every later JVM with SIGBUS. A damaged, unsealed or mismatched archive is never mapped: the driver writes
-a new one in its place (or runs without one when the cache cannot be written). The file's name carries a key
-of the java binary, the Spark jars and the options; the JVM checks the archive against its own build and class
-path as well and runs without it when they differ. Nothing of a job's data is in the archive: only classes of
-the JDK and the Spark jars. The JVM's own lines about the archive are switched off (``-Xlog:cds*=off``): they
-would go to the standard output.
+A driver JVM spends most of its start-up loading and verifying Spark's and Scala's classes. The
+first driver spcl launches itself (not under spark-submit) for a given Java, Spark and set of JVM
+options writes the classes it loaded to a temporary file as it exits (``-XX:ArchiveClassesAtExit``);
+at the end of that Python process spcl stops the session, lets the JVM exit, waits for it, checks
+the file (a CDS archive's magic number), writes its seal beside it (``.<archive>.seal``: its size
+and a SHA-256 of sampled blocks) and renames the file into place, so a half-written archive is never
+read. Every later driver checks the archive against its seal before it maps it
+(``-XX:SharedArchiveFile``): a JVM maps the file, and one cut short (a full disk, a copy that
+stopped) would kill every later JVM with SIGBUS. A damaged, unsealed or mismatched archive is never
+mapped: the driver writes a new one in its place (or runs without one when the cache cannot be
+written). The file's name carries a key of the java binary, the Spark jars and the options; the JVM
+checks the archive against its own build and class path as well and runs without it when they
+differ. Nothing of a job's data is in the archive: only classes of the JDK and the Spark jars. The
+JVM's own lines about the archive are switched off (``-Xlog:cds*=off``): they would go to the
+standard output.
 """
 
 from __future__ import annotations
@@ -29,11 +32,13 @@ ARCHIVE_VERSION = 1
 """Layout of the archive's name and key (:func:`archive_key`); a new layout gets new files."""
 
 QUIET = "-Xlog:cds*=off"
-"""The JVM's archive messages (about a hundred skipped classes when it writes one) are not printed."""
+"""The JVM's archive messages (about a hundred skipped classes when it writes one) are not
+printed."""
 
 
 def java_binary() -> str | None:
-    """The ``java`` spark-class runs: ``$JAVA_HOME/bin/java``, else the one on ``PATH`` (resolved)."""
+    """The ``java`` spark-class runs: ``$JAVA_HOME/bin/java``, else the one on ``PATH``
+    (resolved)."""
     home = os.environ.get("JAVA_HOME")
     found = os.path.join(home, "bin", "java") if home else shutil.which("java")
     return os.path.realpath(found) if found and os.path.exists(found) else None
@@ -47,8 +52,8 @@ def spark_jars() -> Path:
 
 
 def archive_key(java: str, jars: Path, options: str) -> str:
-    """What an archive depends on: the java binary (path, size, time), every jar (name, size, time) and the
-    JVM options, hashed (16 hex digits)."""
+    """What an archive depends on: the java binary (path, size, time), every jar (name, size, time)
+    and the JVM options, hashed (16 hex digits)."""
     digest = hashlib.sha256(f"{ARCHIVE_VERSION}|{options}|".encode())
     for path in (Path(java), *sorted(jars.glob("*.jar"))):
         st = path.stat()
@@ -66,8 +71,9 @@ def _seal_path(archive: Path) -> Path:
 
 
 def _seal(archive: Path) -> dict[str, Any]:
-    """The archive's size and a SHA-256 of ``_SAMPLES`` blocks spread over it, first and last included (a few
-    milliseconds for a 100 MB archive; a truncated or overwritten file does not match)."""
+    """The archive's size and a SHA-256 of ``_SAMPLES`` blocks spread over it, first and last
+    included (a few milliseconds for a 100 MB archive; a truncated or overwritten file does not
+    match)."""
     size = archive.stat().st_size
     digest = hashlib.sha256(str(size).encode())
     with open(archive, "rb") as fh:
@@ -86,7 +92,8 @@ def _has_magic(archive: Path) -> bool:
 
 
 def archive_ok(archive: Path) -> bool:
-    """Whether ``archive`` is a CDS archive that matches the seal written when it was put in place."""
+    """Whether ``archive`` is a CDS archive that matches the seal written when it was put in
+    place."""
     try:
         seal = json.loads(_seal_path(archive).read_text(encoding="utf-8"))
         return _has_magic(archive) and seal == _seal(archive)
@@ -95,10 +102,10 @@ def archive_ok(archive: Path) -> bool:
 
 
 def sharing_options(cache_dir: Path, options: str) -> tuple[str, tuple[Path, Path] | None]:
-    """The JVM options that use (or, when there is none yet, write) the archive for a driver started with
-    ``options``, and the ``(temporary, final)`` files of an archive the driver writes (``None`` when a sound one
-    exists: :func:`archive_ok`; a damaged one is replaced). ``("", None)`` when no java or no pyspark is found,
-    or the cache folder cannot be written."""
+    """The JVM options that use (or, when there is none yet, write) the archive for a driver started
+    with ``options``, and the ``(temporary, final)`` files of an archive the driver writes (``None``
+    when a sound one exists: :func:`archive_ok`; a damaged one is replaced). ``("", None)`` when no
+    java or no pyspark is found, or the cache folder cannot be written."""
     java = java_binary()
     if java is None:
         return "", None
@@ -116,10 +123,13 @@ def sharing_options(cache_dir: Path, options: str) -> tuple[str, tuple[Path, Pat
     return f"-XX:ArchiveClassesAtExit={tmp} {QUIET}", (tmp, final)
 
 
-def finish_archive(proc: Any, tmp: Path, final: Path, stop: Any = None, timeout: float = 120.0) -> bool:
-    """Stop the session (``stop()``), close the driver JVM's standard input (it exits and writes ``tmp``),
-    wait for it, seal ``tmp`` and rename it to ``final``; ``True`` when the archive is in place. When the JVM
-    does not exit in ``timeout`` seconds, or fails, or its file is no CDS archive, the file is removed."""
+def finish_archive(
+    proc: Any, tmp: Path, final: Path, stop: Any = None, timeout: float = 120.0
+) -> bool:
+    """Stop the session (``stop()``), close the driver JVM's standard input (it exits and writes
+    ``tmp``), wait for it, seal ``tmp`` and rename it to ``final``; ``True`` when the archive is in
+    place. When the JVM does not exit in ``timeout`` seconds, or fails, or its file is no CDS
+    archive, the file is removed."""
     try:
         if stop is not None:
             stop()
@@ -136,7 +146,8 @@ def finish_archive(proc: Any, tmp: Path, final: Path, stop: Any = None, timeout:
     seal_tmp = seal.with_name(f"{seal.name}.{os.getpid()}.tmp")
     try:
         seal_tmp.write_text(json.dumps(_seal(tmp)), encoding="utf-8")
-        os.replace(seal_tmp, seal)  # the seal first: a reader that sees the old archive with it rebuilds
+        # the seal first: a reader that sees the old archive with it rebuilds
+        os.replace(seal_tmp, seal)
         os.replace(tmp, final)
     except OSError:
         seal_tmp.unlink(missing_ok=True)

@@ -1,15 +1,18 @@
-"""pyspark's Python worker daemon, started warm: the job's worker modules are imported before it forks.
+"""pyspark's Python worker daemon, started warm: the job's worker modules are imported before it
+forks.
 
-Spark starts one daemon per executor (``spark.python.daemon.module``, :func:`spcl.spark.session.startup_conf`)
-and forks every Python worker from it. Run as ``python -m spcl.spark.daemon``, this module first imports the
-modules named in ``SPCL_PRELOAD`` (comma-separated), then hands over to ``pyspark.daemon.manager``: each forked
-worker finds them imported (their module-level tables built, their shared libraries mapped), so a second and
-later worker of an executor starts without paying its imports again.
+Spark starts one daemon per executor (``spark.python.daemon.module``,
+:func:`spcl.spark.session.startup_conf`) and forks every Python worker from it. Run as ``python -m
+spcl.spark.daemon``, this module first imports the modules named in ``SPCL_PRELOAD``
+(comma-separated), then hands over to ``pyspark.daemon.manager``: each forked worker finds them
+imported (their module-level tables built, their shared libraries mapped), so a second and later
+worker of an executor starts without paying its imports again.
 
-Only imports run here, never a model load: a library that starts threads when it first computes (LightGBM's
-OpenMP pool) must not do so before a fork. A module that fails to import is skipped; the worker imports it
-again and reports the error there, as without the preload. While importing, anything written to the standard
-output goes to the standard error: the daemon's standard output carries its port to the JVM.
+Only imports run here, never a model load: a library that starts threads when it first computes
+(LightGBM's OpenMP pool) must not do so before a fork. A module that fails to import is skipped; the
+worker imports it again and reports the error there, as without the preload. While importing,
+anything written to the standard output goes to the standard error: the daemon's standard output
+carries its port to the JVM.
 """
 
 from __future__ import annotations
@@ -22,7 +25,8 @@ from spcl.spark.session import PRELOAD_ENV
 
 
 def preload(names: str) -> list[str]:
-    """Import each module of the comma-separated ``names``; returns those that imported (failures skipped)."""
+    """Import each module of the comma-separated ``names``; returns those that imported (failures
+    skipped)."""
     done = []
     for name in (n.strip() for n in names.split(",")):
         if not name:
@@ -36,8 +40,8 @@ def preload(names: str) -> list[str]:
 
 
 def _preload_quietly(names: str) -> None:
-    """:func:`preload` with the standard output (``sys.stdout`` and file descriptor 1) pointed at the standard
-    error meanwhile."""
+    """:func:`preload` with the standard output (``sys.stdout`` and file descriptor 1) pointed at
+    the standard error meanwhile."""
     sys.stdout.flush()
     saved, stdout = os.dup(1), sys.stdout
     try:

@@ -1,8 +1,9 @@
-"""One Spark task per input file, for the jobs whose unit of work is a file (mask, generalize, annotate).
+"""One Spark task per input file, for the jobs whose unit of work is a file (mask, generalize,
+annotate).
 
 The driver hands ``(path, key)`` pairs to the executors, one partition each; the job's plain-Python
-``body(config_json, items)`` runs there (the same code the python engine runs) and yields one JSON line per
-file; the lines come back to the driver.
+``body(config_json, items)`` runs there (the same code the python engine runs) and yields one JSON
+line per file; the lines come back to the driver.
 """
 
 from __future__ import annotations
@@ -23,8 +24,8 @@ C = TypeVar("C")
 def with_absolute_paths(cfg: C, paths: Iterable[str]) -> C:
     """``cfg`` (a dataclass) with its local path fields ``paths`` made absolute here, on the driver.
 
-    An executor resolves a relative path against its own work folder (YARN, standalone), so a task would
-    read or write elsewhere.
+    An executor resolves a relative path against its own work folder (YARN, standalone), so a task
+    would read or write elsewhere.
 
     >>> from dataclasses import dataclass
     >>> @dataclass
@@ -47,9 +48,14 @@ def with_absolute_paths(cfg: C, paths: Iterable[str]) -> C:
     return dataclasses.replace(cfg, **changes)  # type: ignore[type-var]  # C: a dataclass
 
 
-def run_per_file(spark: Any, items: list[tuple[str, str]], body: Callable[[str, Iterable[tuple[str, str]]],
-                 Iterator[str]], config_json: str) -> list[str]:
-    """Run ``body(config_json, [item])`` for every item in its own Spark task; the JSON lines it yields."""
+def run_per_file(
+    spark: Any,
+    items: list[tuple[str, str]],
+    body: Callable[[str, Iterable[tuple[str, str]]], Iterator[str]],
+    config_json: str,
+) -> list[str]:
+    """Run ``body(config_json, [item])`` for every item in its own Spark task; the JSON lines it
+    yields."""
     if not items:
         return []
     rdd = spark.sparkContext.parallelize(items, numSlices=len(items))

@@ -30,8 +30,9 @@ from spcl.screen.heads import DEFAULT_OUTPUTS, heads_in
 
 
 def _spark_stratum_column(spec: SampleSpec, heads: Sequence[str]) -> Any:
-    """The stratum name as a Spark column, equal to ``stratum_name`` row by row; ``heads`` are the screen heads
-    of the output's ``scores`` struct, in order (the first one's score makes the band)."""
+    """The stratum name as a Spark column, equal to ``stratum_name`` row by row; ``heads`` are the
+    screen heads of the output's ``scores`` struct, in order (the first one's score makes the
+    band)."""
     from pyspark.sql import functions as F
 
     parts = []
@@ -53,10 +54,17 @@ def _spark_stratum_column(spec: SampleSpec, heads: Sequence[str]) -> Any:
                 expr = expr.when(score < F.lit(hi), F.lit(f"{lo:g}-{hi:g}"))
             value = expr.otherwise(F.lit(f">={edges[-1]:g}"))
             if spec.bucket_by == "union":  # equal to union_bucket
-                named = F.concat_ws("+", *(F.when(F.coalesce(F.col(f"scores.{h}_flag"), F.lit(False)), F.lit(h))
-                                           for h in heads))
+                named = F.concat_ws(
+                    "+",
+                    *(
+                        F.when(F.coalesce(F.col(f"scores.{h}_flag"), F.lit(False)), F.lit(h))
+                        for h in heads
+                    ),
+                )
                 flags = F.when(named == "", F.lit("none")).otherwise(named)
-                value = F.when(score.isNull(), F.lit(NULL)).otherwise(F.concat(flags, F.lit(":"), value))
+                value = F.when(score.isNull(), F.lit(NULL)).otherwise(
+                    F.concat(flags, F.lit(":"), value)
+                )
         parts.append(F.concat(F.lit(f"{dim}="), value))
     return F.concat_ws("|", *parts)
 
@@ -64,7 +72,8 @@ def _spark_stratum_column(spec: SampleSpec, heads: Sequence[str]) -> Any:
 OVERSAMPLE = 2.0
 SLACK = 100
 """Spark pre-filter: a stratum of ``N`` rows needing ``k`` keeps rows whose key falls in the lowest
-``(OVERSAMPLE·k + SLACK) / N`` of the key space before ranking; a stratum left short is redone whole.
+``(OVERSAMPLE·k + SLACK) / N`` of the key space before ranking; a stratum left short is redone
+whole.
 """
 
 
@@ -77,15 +86,17 @@ def key_threshold(k: int, population: int) -> str:
     return "g" if share >= 1.0 else format(int(share * 16**16), "016x")
 
 
-def sample_spark(spark: Any, path: str | Path, spec: SampleSpec, *,
-                 allow_incomplete: bool = False) -> tuple[SamplePlan, pa.Table]:
+def sample_spark(
+    spark: Any, path: str | Path, spec: SampleSpec, *, allow_incomplete: bool = False
+) -> tuple[SamplePlan, pa.Table]:
     """The same sample as ``sample_dataset``, computed by Spark for outputs too big for one machine.
 
     Keys are Spark's ``sha2(concat(seed, ':', id), 256)``; sizes come from ``allocate`` on the
-    driver. Rows whose key prefix is above the stratum's ``key_threshold`` are dropped first (keys are
-    uniform, so a stratum keeps about ``2k`` rows instead of being sorted whole), then each stratum
-    keeps rows ranked ``<= size`` by ``(key, id)``. Bottom-k is exact: a stratum with fewer than ``k``
-    survivors is ranked again without the threshold. Only the sample is collected to the driver.
+    driver. Rows whose key prefix is above the stratum's ``key_threshold`` are dropped first (keys
+    are uniform, so a stratum keeps about ``2k`` rows instead of being sorted whole), then each
+    stratum keeps rows ranked ``<= size`` by ``(key, id)``. Bottom-k is exact: a stratum with fewer
+    than ``k`` survivors is ranked again without the threshold. Only the sample is collected to the
+    driver.
     """
     from pyspark.sql import Window
     from pyspark.sql import functions as F
@@ -96,7 +107,11 @@ def sample_spark(spark: Any, path: str | Path, spec: SampleSpec, *,
     if "://" in root and not root.startswith("file://"):
         paths = [f"{root}/decision=*"]
     else:  # local: name the partition folders (a glob makes Spark log a stack trace)
-        paths = [str(p) for p in sorted(Path(root.removeprefix("file://")).glob("decision=*")) if p.is_dir()]
+        paths = [
+            str(p)
+            for p in sorted(Path(root.removeprefix("file://")).glob("decision=*"))
+            if p.is_dir()
+        ]
     df = spark.read.option("basePath", root).parquet(*paths)
     df = df.where(F.col("decision").isin(list(spec.decisions)))
     fields = df.schema["scores"].dataType.fieldNames() if "scores" in df.columns else []
@@ -130,7 +145,9 @@ def sample_spark(spark: Any, path: str | Path, spec: SampleSpec, *,
             got[st] = got.get(st, 0) + 1
         short = {s for s, k in todo.items() if got.get(s, 0) < k}
         if short:
-            keep = pc.invert(pc.is_in(rows.column("stratum"), value_set=pa.array(sorted(short), pa.string())))
+            keep = pc.invert(
+                pc.is_in(rows.column("stratum"), value_set=pa.array(sorted(short), pa.string()))
+            )
             rows = rows.filter(keep)
         parts.append(rows)
         todo = {s: todo[s] for s in short if thresholds[s] != "g"}
@@ -142,7 +159,9 @@ def sample_spark(spark: Any, path: str | Path, spec: SampleSpec, *,
     chosen: dict[str, list[str]] = {}
     for i, st in zip(rows.column(key).to_pylist(), rows.column("stratum").to_pylist(), strict=True):
         chosen.setdefault(st, []).append(i)
-    table = rows.drop_columns(["stratum"]).cast(_sample_schema(rows.drop_columns(["stratum"]).schema))
+    table = rows.drop_columns(["stratum"]).cast(
+        _sample_schema(rows.drop_columns(["stratum"]).schema)
+    )
     return plan, finish_sample(table, plan, chosen)
 
 
@@ -152,6 +171,7 @@ def _sample_schema_type(name: str) -> pa.DataType:
 
 
 def _sample_schema(found: pa.Schema) -> pa.Schema:
-    """``SAMPLE_COLUMNS`` typed as in ``OUTPUT_SCHEMA`` (Spark returns nullable, partition as string)."""
+    """``SAMPLE_COLUMNS`` typed as in ``OUTPUT_SCHEMA`` (Spark returns nullable, partition as
+    string)."""
 
     return pa.schema([pa.field(n, OUTPUT_SCHEMA.field(n).type) for n in found.names])

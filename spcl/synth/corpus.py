@@ -1,10 +1,11 @@
 """A seeded, synthetic web-like corpus in Japanese, Korean and English with planted PII.
 
 Used for the bundled sample (``data/sample/``), the integration tests and the benchmarks. Every
-document is built from fixed sentence banks written for spcl (no third-party text), so the corpus and
-its licence are ours (Apache-2.0). Planted values are synthetic: RRNs, My Numbers and card numbers are
-generated with valid check digits so the validators fire; e-mails use mailbox.* domains (the reserved
-documentation domains example.com/.org/.net/.jp are allow-listed by the e-mail detector, so they would pass unmasked).
+document is built from fixed sentence banks written for spcl (no third-party text), so the corpus
+and its licence are ours (Apache-2.0). Planted values are synthetic: RRNs, My Numbers and card
+numbers are generated with valid check digits so the validators fire; e-mails use mailbox.* domains
+(the reserved documentation domains example.com/.org/.net/.jp are allow-listed by the e-mail
+detector, so they would pass unmasked).
 
 >>> docs = list(generate_corpus(3, seed=1))
 >>> [d["id"] for d in docs] == [d["id"] for d in generate_corpus(3, seed=1)]
@@ -57,7 +58,10 @@ FILLER: dict[str, list[str]] = {
         "소프트웨어 업데이트로 몇 가지 오류가 수정되었습니다.",
     ],
     "en": [
-        "It rained all morning, so I stopped at a cafe near the station before heading to the office.",
+        (
+            "It rained all morning, so I stopped at a cafe near the station before heading to the"
+            " office."
+        ),
         "In this post we share an easy bread recipe that anyone can make at home, with photos.",
         "The new phone has a battery that lasts all day and a much better camera than last year.",
         "On the weekend we walked to the park and had a picnic under the cherry trees.",
@@ -97,16 +101,31 @@ SENSITIVE: dict[str, list[str]] = {
 }
 
 DISTRACTORS: dict[str, list[str]] = {
-    "ja": ["投稿日時 2023-11-05 14:32:10", "注文番号 20231105-0012345 の商品は発送済みです。",
-           "お問い合わせはフリーダイヤル 0120-123-456 まで。", "ISBN 978-4-06-512345-6 の本を購入した。"],
-    "ko": ["작성일 2023-11-05 14:32:10", "주문번호 20231105-0012345 상품이 발송되었습니다.",
-           "고객센터 1588-1234로 문의해 주세요.", "ISBN 978-89-12345-67-8 도서를 주문했다."],
-    "en": ["Posted 2023-11-05 14:32:10 UTC", "Order 20231105-0012345 has shipped.",
-           "Request id 550e8400-e29b-41d4-a716-446655440000", "ISBN 978-0-306-40615-7 is out of print."],
+    "ja": [
+        "投稿日時 2023-11-05 14:32:10",
+        "注文番号 20231105-0012345 の商品は発送済みです。",
+        "お問い合わせはフリーダイヤル 0120-123-456 まで。",
+        "ISBN 978-4-06-512345-6 の本を購入した。",
+    ],
+    "ko": [
+        "작성일 2023-11-05 14:32:10",
+        "주문번호 20231105-0012345 상품이 발송되었습니다.",
+        "고객센터 1588-1234로 문의해 주세요.",
+        "ISBN 978-89-12345-67-8 도서를 주문했다.",
+    ],
+    "en": [
+        "Posted 2023-11-05 14:32:10 UTC",
+        "Order 20231105-0012345 has shipped.",
+        "Request id 550e8400-e29b-41d4-a716-446655440000",
+        "ISBN 978-0-306-40615-7 is out of print.",
+    ],
 }
 
-NAMES = {"ja": ["佐藤花子", "鈴木一郎", "高橋美咲", "田中健太"], "ko": ["김민준", "이서연", "박지훈", "최수아"],
-         "en": ["John Carter", "Emily Stone", "Michael Reed", "Sarah Kim"]}
+NAMES = {
+    "ja": ["佐藤花子", "鈴木一郎", "高橋美咲", "田中健太"],
+    "ko": ["김민준", "이서연", "박지훈", "최수아"],
+    "en": ["John Carter", "Emily Stone", "Michael Reed", "Sarah Kim"],
+}
 
 
 def _digits(rng: random.Random, n: int) -> str:
@@ -132,7 +151,7 @@ def valid_card(rng: random.Random) -> str:
     body = rng.choice(["4", "51", "53", "55"])
     body += _digits(rng, 15 - len(body))
     number = body + str(luhn_check_digit(body))
-    return "-".join(number[i:i + 4] for i in range(0, 16, 4))
+    return "-".join(number[i : i + 4] for i in range(0, 16, 4))
 
 
 def _pii_sentences() -> dict[str, dict[str, Callable[[random.Random], str]]]:
@@ -143,7 +162,9 @@ def _pii_sentences() -> dict[str, dict[str, Callable[[random.Random], str]]]:
             "MYNUMBER": lambda r: f"マイナンバー {valid_mynumber(r)} を記入してください。",
             "CARD": lambda r: f"カード番号 {valid_card(r)} で支払いました。",
             "ACCOUNT": lambda r: f"振込先は みずほ銀行 渋谷支店 普通口座 {_digits(r, 7)} です。",
-            "DOB": lambda r: f"生年月日 19{r.randrange(60, 99)}年{r.randrange(1, 13)}月{r.randrange(1, 29)}日",
+            "DOB": lambda r: (
+                f"生年月日 19{r.randrange(60, 99)}年{r.randrange(1, 13)}月{r.randrange(1, 29)}日"
+            ),
             "POSTAL": lambda r: f"〒{_digits(r, 3)}-{_digits(r, 4)} 東京都千代田区千代田1-1",
         },
         "ko": {
@@ -151,27 +172,35 @@ def _pii_sentences() -> dict[str, dict[str, Callable[[random.Random], str]]]:
             "EMAIL": lambda r: f"이메일은 user{_digits(r, 3)}@mailbox.com 으로 보내 주세요.",
             "RRN": lambda r: f"주민등록번호 {valid_rrn(r)} 확인 부탁드립니다.",
             "CARD": lambda r: f"카드번호 {valid_card(r)} 로 결제했습니다.",
-            "ACCOUNT": lambda r: f"입금 계좌는 국민은행 {_digits(r, 6)}-{_digits(r, 2)}-{_digits(r, 6)} 입니다.",
-            "DOB": lambda r: f"생년월일: 19{r.randrange(60, 99)}년 {r.randrange(1, 13)}월 {r.randrange(1, 29)}일",
+            "ACCOUNT": lambda r: (
+                f"입금 계좌는 국민은행 {_digits(r, 6)}-{_digits(r, 2)}-{_digits(r, 6)} 입니다."
+            ),
+            "DOB": lambda r: (
+                f"생년월일: 19{r.randrange(60, 99)}년 {r.randrange(1, 13)}월 {r.randrange(1, 29)}일"
+            ),
             "ADDRESS": lambda r: f"주소는 서울특별시 강남구 테헤란로 {r.randrange(1, 500)} 입니다.",
         },
         "en": {
             "PHONE": lambda r: f"Call me at +1 (415) 555-{_digits(r, 4)} after six.",
             "EMAIL": lambda r: f"Write to user{_digits(r, 3)}@mailbox.org for details.",
             "CARD": lambda r: f"I paid with card {valid_card(r)} yesterday.",
-            "DOB": lambda r: (f"Date of birth: {r.randrange(1, 13):02d}/{r.randrange(1, 29):02d}/"
-                              f"19{r.randrange(60, 99)}"),
+            "DOB": lambda r: (
+                f"Date of birth: {r.randrange(1, 13):02d}/{r.randrange(1, 29):02d}/"
+                f"19{r.randrange(60, 99)}"
+            ),
         },
     }
 
 
 def generate_corpus(n: int, seed: int = 0, mean_bytes: int = 1500) -> Iterator[dict[str, Any]]:
-    """Yield ``n`` documents ``{id, url, lang, text, planted}`` of about ``mean_bytes`` UTF-8 bytes each.
+    """Yield ``n`` documents ``{id, url, lang, text, planted}`` of about ``mean_bytes`` UTF-8 bytes
+    each.
 
     ``planted`` lists the PII types put in (and ``SENSITIVE`` for a sensitive-topic sentence).
 
     About 30 % of documents carry one or two planted PII sentences, 10 % a sensitive-topic sentence
-    about a named person, and 20 % a look-alike (timestamp, order number, company number, ISBN, UUID).
+    about a named person, and 20 % a look-alike (timestamp, order number, company number, ISBN,
+    UUID).
     """
     rng = random.Random(seed)
     pii = _pii_sentences()
@@ -221,7 +250,8 @@ BAD_LINES: tuple[bytes, ...] = (
 
 
 def write_sample_corpus(out_dir: str, seed: int = 0) -> dict[str, int]:
-    """Write the bundled sample: JSONL.gz, JSONL.zst, Parquet, a file of bad records, a truncated gzip.
+    """Write the bundled sample: JSONL.gz, JSONL.zst, Parquet, a file of bad records, a truncated
+    gzip.
 
     Returns records per file. Planted PII types are left out of the files (they are ground truth,
     regenerated by ``generate_corpus`` with the same seed in tests).
@@ -235,9 +265,12 @@ def write_sample_corpus(out_dir: str, seed: int = 0) -> dict[str, int]:
     os.makedirs(out_dir, exist_ok=True)
     docs = list(generate_corpus(3000, seed))
     counts = {
-        "crawl-0000.jsonl.gz": write_jsonl(f"{out_dir}/crawl-0000.jsonl.gz", _without(docs[:1500], ("planted",))),
-        "crawl-0001.jsonl.zst": write_jsonl(f"{out_dir}/crawl-0001.jsonl.zst",
-                                            _without(docs[1500:2500], ("planted",))),
+        "crawl-0000.jsonl.gz": write_jsonl(
+            f"{out_dir}/crawl-0000.jsonl.gz", _without(docs[:1500], ("planted",))
+        ),
+        "crawl-0001.jsonl.zst": write_jsonl(
+            f"{out_dir}/crawl-0001.jsonl.zst", _without(docs[1500:2500], ("planted",))
+        ),
     }
     rows = [{k: v for k, v in d.items() if k != "planted"} for d in docs[2500:]]
     pq.write_table(pa.Table.from_pylist(rows), f"{out_dir}/crawl-0002.parquet", compression="zstd")
@@ -245,8 +278,10 @@ def write_sample_corpus(out_dir: str, seed: int = 0) -> dict[str, int]:
     with open(f"{out_dir}/crawl-0003-bad.jsonl", "wb") as fh:
         fh.write(b"\n".join(BAD_LINES) + b"\n")
     counts["crawl-0003-bad.jsonl"] = len(BAD_LINES)
-    tail = [json.dumps({k: v for k, v in d.items() if k != "planted"}, ensure_ascii=False).encode()
-            for d in generate_corpus(40, seed + 1)]
+    tail = [
+        json.dumps({k: v for k, v in d.items() if k != "planted"}, ensure_ascii=False).encode()
+        for d in generate_corpus(40, seed + 1)
+    ]
     packed = gzip.compress(b"\n".join(tail) + b"\n", mtime=0)
     with open(f"{out_dir}/crawl-0004-truncated.jsonl.gz", "wb") as fh:
         fh.write(packed[: len(packed) // 2])

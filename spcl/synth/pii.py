@@ -6,12 +6,13 @@
     {"id": "pii-train-00001", "lang": "ko", "source_text": "...",
      "entities": [{"type": "PERSON", "original": "..."}, ...], "target_tsv": "PERSON\\t...\\n..."}
 
-``entities`` are de-duplicated ``(type, original)`` pairs in order of first appearance; ``target_tsv`` is
-the extractor's expected output for the document (empty for negatives). Every value is synthetic: RRN
-and card numbers are built to **fail** their check digits, phone numbers are placeholders (Korean
-``010-0000-NNNN``, North American ``555-01NN``), e-mail addresses use reserved example domains, names come
-from small fixed lists. Negative documents (about one in six) hold only non-personal strings: company
-representative and toll-free numbers, product codes. The same seed gives byte-identical split files.
+``entities`` are de-duplicated ``(type, original)`` pairs in order of first appearance;
+``target_tsv`` is the extractor's expected output for the document (empty for negatives). Every
+value is synthetic: RRN and card numbers are built to **fail** their check digits, phone numbers are
+placeholders (Korean ``010-0000-NNNN``, North American ``555-01NN``), e-mail addresses use reserved
+example domains, names come from small fixed lists. Negative documents (about one in six) hold only
+non-personal strings: company representative and toll-free numbers, product codes. The same seed
+gives byte-identical split files.
 """
 
 from __future__ import annotations
@@ -30,20 +31,59 @@ from spcl.io.jsonl import iter_jsonl, load_jsonl
 from spcl.manifest import sha256_file, write_manifest
 
 GENERATOR_VERSION = "1.0.0"
-SPLITS: tuple[tuple[str, int, int], ...] = (("train", 1280, 320), ("validation", 160, 40), ("test", 320, 80))
+SPLITS: tuple[tuple[str, int, int], ...] = (
+    ("train", 1280, 320),
+    ("validation", 160, 40),
+    ("test", 320, 80),
+)
 NEGATIVE_SHARE = 1 / 6
 
-KO_SURNAMES = ("김", "이", "박", "최", "정", "강", "조", "윤", "장", "임", "한", "오", "서", "신", "권")
+KO_SURNAMES = (
+    "김",
+    "이",
+    "박",
+    "최",
+    "정",
+    "강",
+    "조",
+    "윤",
+    "장",
+    "임",
+    "한",
+    "오",
+    "서",
+    "신",
+    "권",
+)
 KO_GIVEN = (
     "가상", "예시", "민준", "서연", "지훈", "수빈", "도윤", "하은", "예준", "지우",
     "시우", "서윤", "주원", "하린", "지호", "채원", "현우", "다은", "준서", "유진",
 )  # fmt: skip
-KO_CITIES = ("서울특별시", "부산광역시", "대구광역시", "인천광역시", "광주광역시", "경기도 수원시", "강원도 춘천시")
+KO_CITIES = (
+    "서울특별시",
+    "부산광역시",
+    "대구광역시",
+    "인천광역시",
+    "광주광역시",
+    "경기도 수원시",
+    "강원도 춘천시",
+)
 KO_DISTRICTS = ("가상구", "예시구", "샘플구", "견본구", "모의구")
 KO_ROADS = ("가람로", "누리길", "한빛로", "솔내로", "새별길", "마루로")
 KO_BANKS = ("가상은행", "예시은행", "샘플저축은행", "견본은행")
 KO_REL = ("어머니", "아버지", "남편", "아내", "아들", "딸", "배우자", "할머니", "할아버지", "동생")
-EN_FIRST = ("Alex", "Jordan", "Taylor", "Morgan", "Casey", "Riley", "Jamie", "Avery", "Quinn", "Drew")
+EN_FIRST = (
+    "Alex",
+    "Jordan",
+    "Taylor",
+    "Morgan",
+    "Casey",
+    "Riley",
+    "Jamie",
+    "Avery",
+    "Quinn",
+    "Drew",
+)
 EN_LAST = ("Doe", "Roe", "Sample", "Specimen", "Testa", "Mockley", "Fictus", "Placer")
 EN_STREETS = ("Example Avenue", "Sample Street", "Placeholder Road", "Specimen Lane", "Test Court")
 EN_TOWNS = ("Springfield", "Riverton", "Fairview", "Lakeside")
@@ -116,31 +156,50 @@ def _persona(rng: random.Random, lang: str) -> dict[str, str]:
         while names[1] == names[0]:
             names[1] = rng.choice(KO_SURNAMES) + rng.choice(KO_GIVEN)
         dob = rng.choice(
-            (f"{year}년 {month}월 {day}일", f"{year}-{month:02d}-{day:02d}", f"{year}.{month:02d}.{day:02d}")
+            (
+                f"{year}년 {month}월 {day}일",
+                f"{year}-{month:02d}-{day:02d}",
+                f"{year}.{month:02d}.{day:02d}",
+            )
         )
-        phones = [rng.choice(("010-0000-{}", "010 0000 {}", "0100000{}")).format(_digits(rng, 4)) for _ in range(2)]
+        phones = [
+            rng.choice(("010-0000-{}", "010 0000 {}", "0100000{}")).format(_digits(rng, 4))
+            for _ in range(2)
+        ]
         address = (
-            f"{rng.choice(KO_CITIES)} {rng.choice(KO_DISTRICTS)} {rng.choice(KO_ROADS)} {rng.randrange(1, 200)}"
-            + rng.choice(("", f" {rng.randrange(101, 120)}동 {rng.randrange(1, 20)}0{rng.randrange(1, 5)}호"))
+            f"{rng.choice(KO_CITIES)} {rng.choice(KO_DISTRICTS)} {rng.choice(KO_ROADS)}"
+            f" {rng.randrange(1, 200)}"
+            + rng.choice(
+                ("", f" {rng.randrange(101, 120)}동 {rng.randrange(1, 20)}0{rng.randrange(1, 5)}호")
+            )
         )
         account = f"{_digits(rng, 3)}-{_digits(rng, 2 + rng.randrange(2))}-{_digits(rng, 6)}"
         rel = rng.choice(KO_REL)
         bank = rng.choice(KO_BANKS)
-        company = rng.choice(("1588-{}", "1577-{}", "1644-{}", "080-000-{}")).format(_digits(rng, 4))
+        company = rng.choice(("1588-{}", "1577-{}", "1644-{}", "080-000-{}")).format(
+            _digits(rng, 4)
+        )
     else:
         rrn = ""
         names = [f"{rng.choice(EN_FIRST)} {rng.choice(EN_LAST)}" for _ in range(2)]
         while names[1] == names[0]:
             names[1] = f"{rng.choice(EN_FIRST)} {rng.choice(EN_LAST)}"
         dob = rng.choice(
-            (f"{EN_MONTHS[month - 1]} {day}, {year}", f"{year}-{month:02d}-{day:02d}", f"{month:02d}/{day:02d}/{year}")
+            (
+                f"{EN_MONTHS[month - 1]} {day}, {year}",
+                f"{year}-{month:02d}-{day:02d}",
+                f"{month:02d}/{day:02d}/{year}",
+            )
         )
         phones = [
-            rng.choice(("({}) 555-01{}", "{}-555-01{}")).format(rng.randrange(201, 990), _digits(rng, 2))
+            rng.choice(("({}) 555-01{}", "{}-555-01{}")).format(
+                rng.randrange(201, 990), _digits(rng, 2)
+            )
             for _ in range(2)
         ]
         address = (
-            f"{rng.randrange(1, 999)} {rng.choice(EN_STREETS)}, Apt {rng.randrange(1, 40)}, {rng.choice(EN_TOWNS)}"
+            f"{rng.randrange(1, 999)} {rng.choice(EN_STREETS)}, Apt {rng.randrange(1, 40)},"
+            f" {rng.choice(EN_TOWNS)}"
         )
         account = f"{_digits(rng, 4)}-{_digits(rng, 4)}-{_digits(rng, 4)}"
         rel = rng.choice(EN_REL)
@@ -151,7 +210,9 @@ def _persona(rng: random.Random, lang: str) -> dict[str, str]:
     sep = rng.choice(("-", " "))
     card = sep.join(card_digits[i : i + 4] for i in range(0, 16, 4))
     email = f"{rng.choice(EMAIL_WORDS)}{rng.randrange(1, 1000)}@{rng.choice(EMAIL_DOMAINS)}"
-    product = f"{rng.choice(('AB', 'XR', 'SKU', 'KT'))}-{rng.randrange(2019, 2026)}-{_digits(rng, 4)}"
+    product = (
+        f"{rng.choice(('AB', 'XR', 'SKU', 'KT'))}-{rng.randrange(2019, 2026)}-{_digits(rng, 4)}"
+    )
     return {
         "PERSON": names[0],
         "PERSON2": names[1],
@@ -203,8 +264,8 @@ def _fill(fragments: list[str], values: dict[str, str]) -> tuple[str, list[dict[
 
 
 class PiiRecord(TypedDict):
-    """One synthetic document of a split: its gold entities and the extraction target (one ``TYPE\tVALUE``
-    line per entity)."""
+    """One synthetic document of a split: its gold entities and the extraction target (one
+    ``TYPE\tVALUE`` line per entity)."""
 
     id: str
     lang: str
@@ -232,21 +293,29 @@ class ChatTrainingRecord(TypedDict):
     completion: list[dict[str, str]]
 
 
-def make_document(rng: random.Random, lang: str, negative: bool) -> tuple[str, list[dict[str, str]]]:
+def make_document(
+    rng: random.Random, lang: str, negative: bool
+) -> tuple[str, list[dict[str, str]]]:
     """One document's ``(source_text, entities)`` drawn from ``rng``."""
     values = _persona(rng, lang)
-    fragments_pool, fillers_pool = (KO_FRAGMENTS, KO_FILLERS) if lang == "ko" else (EN_FRAGMENTS, EN_FILLERS)
+    fragments_pool, fillers_pool = (
+        (KO_FRAGMENTS, KO_FILLERS) if lang == "ko" else (EN_FRAGMENTS, EN_FILLERS)
+    )
     if negative:
         chosen = rng.sample(fillers_pool, rng.randrange(2, 4))
     else:
-        chosen = rng.sample(fragments_pool, rng.randrange(2, 5)) + rng.sample(fillers_pool, rng.randrange(0, 3))
+        chosen = rng.sample(fragments_pool, rng.randrange(2, 5)) + rng.sample(
+            fillers_pool, rng.randrange(0, 3)
+        )
         rng.shuffle(chosen)
         if lang == "ko" and any("{PERSON}" in f for f in chosen) and rng.random() < 0.25:
             chosen.append(KO_SIGNATURE)
     return _fill(chosen, values)
 
 
-def _split_records(rng: random.Random, split: str, n_ko: int, n_en: int, seen: set[str]) -> list[PiiRecord]:
+def _split_records(
+    rng: random.Random, split: str, n_ko: int, n_en: int, seen: set[str]
+) -> list[PiiRecord]:
     langs = ["ko"] * n_ko + ["en"] * n_en
     rng.shuffle(langs)
     records: list[PiiRecord] = []
@@ -306,11 +375,13 @@ def generate(out: str | Path, seed: int = 42) -> dict[str, Any]:
 
 
 def chat_record(rec: Mapping[str, Any]) -> ChatTrainingRecord:
-    """One fine-tuning record: the extraction prompt as ``prompt``, ``target_tsv`` as the completion (``rec``:
-    a parsed :class:`PiiRecord`; ``KeyError`` when it lacks ``id``, ``source_text`` or ``target_tsv``).
+    """One fine-tuning record: the extraction prompt as ``prompt``, ``target_tsv`` as the completion
+    (``rec``: a parsed :class:`PiiRecord`; ``KeyError`` when it lacks ``id``, ``source_text`` or
+    ``target_tsv``).
 
-    The format is the conversational prompt-completion one (TRL ``SFTTrainer`` trains on the completion
-    only): ``{"id", "prompt_version", "prompt": [system, user], "completion": [assistant]}``.
+    The format is the conversational prompt-completion one (TRL ``SFTTrainer`` trains on the
+    completion only): ``{"id", "prompt_version", "prompt": [system, user], "completion":
+    [assistant]}``.
     """
 
     return {
@@ -322,7 +393,8 @@ def chat_record(rec: Mapping[str, Any]) -> ChatTrainingRecord:
 
 
 def write_chat(in_path: str | Path, out_path: str | Path) -> int:
-    """Turn a split's JSONL into chat fine-tuning records; returns the number written (no text is logged)."""
+    """Turn a split's JSONL into chat fine-tuning records; returns the number written (no text is
+    logged)."""
     n = 0
     with open(out_path, "w", encoding="utf-8", newline="\n") as dst:
         for item in iter_jsonl(in_path):
@@ -333,7 +405,8 @@ def write_chat(in_path: str | Path, out_path: str | Path) -> int:
                 out = chat_record(rec)
             except (ValueError, KeyError, TypeError):
                 raise ValueError(
-                    f"{Path(in_path).name}:{lineno}: not a PII record (needs id, source_text, target_tsv)"
+                    f"{Path(in_path).name}:{lineno}: not a PII record (needs id, source_text,"
+                    " target_tsv)"
                 ) from None
             dst.write(json.dumps(out, ensure_ascii=False) + "\n")
             n += 1
@@ -341,10 +414,16 @@ def write_chat(in_path: str | Path, out_path: str | Path) -> int:
 
 
 def split_table(path: str | Path) -> Any:
-    """A split's JSONL as a pyarrow table ``(id, text, lang)`` (the filter's input columns); raises ``OSError``,
-    ``ValueError`` or ``KeyError`` on an unreadable file or a record without those fields."""
+    """A split's JSONL as a pyarrow table ``(id, text, lang)`` (the filter's input columns); raises
+    ``OSError``, ``ValueError`` or ``KeyError`` on an unreadable file or a record without those
+    fields."""
     import pyarrow as pa
 
     rows = load_jsonl(path)
-    return pa.table({"id": [r["id"] for r in rows], "text": [r["source_text"] for r in rows],
-                     "lang": [r["lang"] for r in rows]})
+    return pa.table(
+        {
+            "id": [r["id"] for r in rows],
+            "text": [r["source_text"] for r in rows],
+            "lang": [r["lang"] for r in rows],
+        }
+    )

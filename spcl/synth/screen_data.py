@@ -9,11 +9,11 @@ Sentences are assembled from templates and slot lists written for it, one module
 - **RELATED**: the same topics without an identifiable individual (statistics, policy, a disease in
   general, unnamed groups, fictional characters in a plot summary, an investigated company);
 - **NONE**, including hard negatives: named people doing neutral things (elections, transfers,
-  albums, acting — ``연기`` also means smoke), accidents without injury, civil-only disputes, trains,
-  products, movie reviews.
+  albums, acting — ``연기`` also means smoke), accidents without injury, civil-only disputes,
+  trains, products, movie reviews.
 
-A record is ``{"id", "lang", "source": "synthetic-screen-v1", "text", "label", "categories"}``; the same
-``seed`` and sizes give the same records in the same order (``random.Random(seed)`` only).
+A record is ``{"id", "lang", "source": "synthetic-screen-v1", "text", "label", "categories"}``; the
+same ``seed`` and sizes give the same records in the same order (``random.Random(seed)`` only).
 """
 
 from __future__ import annotations
@@ -58,7 +58,9 @@ def _neutral(lang: str, rng: random.Random) -> str:
     return _fill(rng.choice(_TABLES[lang][2]), lang, rng)
 
 
-def generate(n_per_label: int = 300, seed: int = 0, langs: Sequence[str] = ("ja", "ko", "en")) -> list[dict[str, Any]]:
+def generate(
+    n_per_label: int = 300, seed: int = 0, langs: Sequence[str] = ("ja", "ko", "en")
+) -> list[dict[str, Any]]:
     """Generate ``n_per_label`` SCPI, RELATED and NONE records per language (NONE twice as many).
 
     About 40 % of the documents surround the key sentence with one to six neutral sentences, so the

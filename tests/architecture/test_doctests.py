@@ -1,7 +1,9 @@
-"""Every example in every docstring of the library runs: the documentation and the code cannot drift apart.
+"""Every example in every docstring of the library runs: the documentation and the code cannot drift
+apart.
 
-The modules are discovered, not listed, so a new module's examples run without anyone adding it here; none
-is excluded (a module left out would need its reason written next to an exclusion list here, and there is none).
+The modules are discovered, not listed, so a new module's examples run without anyone adding it
+here; none is excluded (a module left out would need its reason written next to an exclusion list
+here, and there is none).
 """
 
 from __future__ import annotations
@@ -20,7 +22,12 @@ def _unimportable(name: str) -> None:
     raise ImportError(f"package {name} cannot be imported: its modules' doctests would be skipped")
 
 
-MODULES = sorted(["spcl", *(m.name for m in pkgutil.walk_packages(spcl.__path__, "spcl.", onerror=_unimportable))])
+MODULES = sorted(
+    [
+        "spcl",
+        *(m.name for m in pkgutil.walk_packages(spcl.__path__, "spcl.", onerror=_unimportable)),
+    ]
+)
 PACKAGE = Path(spcl.__file__).resolve().parent
 FLAGS = doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE
 
@@ -31,7 +38,8 @@ def test_every_module_is_found() -> None:
 
 
 def test_every_module_file_of_the_library_is_collected() -> None:
-    """Each ``.py`` file under ``spcl/`` is one collected module (nothing excluded, nothing missed by the walk)."""
+    """Each ``.py`` file under ``spcl/`` is one collected module (nothing excluded, nothing
+    missed by the walk)."""
     files = set()
     for path in PACKAGE.rglob("*.py"):
         parts = path.relative_to(PACKAGE.parent).with_suffix("").parts

@@ -13,7 +13,8 @@ from spcl import errors
 ROOT = Path(__file__).resolve().parents[2]
 SPCL = ROOT / "spcl"
 BUILTIN_EXCEPTIONS = frozenset(
-    name for name, value in vars(builtins).items()
+    name
+    for name, value in vars(builtins).items()
     if isinstance(value, type) and issubclass(value, BaseException)
 )
 
@@ -28,7 +29,8 @@ def _base_name(node: ast.expr) -> str:
 def class_bases(root: Path) -> dict[str, set[str]]:
     """Every class defined under ``root`` (at any depth) → the last names of its bases.
 
-    A name defined twice (``filter.driver.JobError`` and ``executor.errors.JobError``) gets the union.
+    A name defined twice (``filter.driver.JobError`` and ``executor.errors.JobError``) gets the
+    union.
     """
     bases: dict[str, set[str]] = {}
     for path in sorted(root.rglob("*.py")):
@@ -91,9 +93,12 @@ def literal_exit_returns(source: str) -> list[int]:
     [4]
     """
     return [
-        node.lineno for node in ast.walk(ast.parse(source))
-        if isinstance(node, ast.Return) and isinstance(node.value, ast.Constant)
-        and type(node.value.value) is int and node.value.value != 0
+        node.lineno
+        for node in ast.walk(ast.parse(source))
+        if isinstance(node, ast.Return)
+        and isinstance(node.value, ast.Constant)
+        and type(node.value.value) is int
+        and node.value.value != 0
     ]
 
 
@@ -113,16 +118,22 @@ def option_strings(source: str) -> set[str]:
     ['--out', '-o']
     """
     return {
-        arg.value for node in ast.walk(ast.parse(source))
+        arg.value
+        for node in ast.walk(ast.parse(source))
         if isinstance(node, ast.Call) and _base_name(node.func) == "add_argument"
         for arg in node.args
-        if isinstance(arg, ast.Constant) and isinstance(arg.value, str) and arg.value.startswith("-")
+        if isinstance(arg, ast.Constant)
+        and isinstance(arg.value, str)
+        and arg.value.startswith("-")
     }
 
 
 def test_no_out_or_in_flags() -> None:
-    paths = [*sorted(SPCL.rglob("*.py")), *sorted((ROOT / "tools").rglob("*.py")),
-             *sorted((ROOT / "jobs").rglob("*.py"))]
+    paths = [
+        *sorted(SPCL.rglob("*.py")),
+        *sorted((ROOT / "tools").rglob("*.py")),
+        *sorted((ROOT / "jobs").rglob("*.py")),
+    ]
     found = {
         str(path.relative_to(ROOT)): sorted(flags)
         for path in paths

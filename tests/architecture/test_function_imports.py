@@ -1,11 +1,11 @@
-"""Internal imports at module level, read from the source with ``ast``: the share of spcl's imports of
-spcl (``from spcl… import``, ``import spcl…``, relative imports) that sit inside a function stays under
-:data:`MAX_FUNCTION_LEVEL_SHARE`, and ``spcl/cli.py`` and ``spcl/commands/`` have none (the CLI loads a
-command's module only when that command runs, through the registry in ``spcl.cli``).
+"""Internal imports at module level, read from the source with ``ast``: the share of spcl's imports
+of spcl (``from spcl… import``, ``import spcl…``, relative imports) that sit inside a function stays
+under :data:`MAX_FUNCTION_LEVEL_SHARE`, and ``spcl/cli.py`` and ``spcl/commands/`` have none (the
+CLI loads a command's module only when that command runs, through the registry in ``spcl.cli``).
 
 A function-level import hides a dependency from the reader and from the import-graph checks' layer
-view; it stays only for optional heavy third-party dependencies (torch, vllm, transformers, pyspark),
-which this rule does not count.
+view; it stays only for optional heavy third-party dependencies (torch, vllm, transformers,
+pyspark), which this rule does not count.
 """
 
 from __future__ import annotations
@@ -17,10 +17,11 @@ ROOT = Path(__file__).resolve().parents[2]
 SPCL = ROOT / "spcl"
 
 MAX_FUNCTION_LEVEL_SHARE = 0.05
-"""The ceiling on function-level internal imports / all internal imports in spcl/: 6 of 922 (0.7 %) once
-the library's modules moved theirs up and pushed the laziness down into the modules that load a heavy
-package (128 of 904, 14.2 %, before; 35.6 % before the CLI's moved). What is left loads an optional heavy
-stack on first use: the screen model (LightGBM, SentencePiece, MeCab), pyspark, the tier's encoders."""
+"""The ceiling on function-level internal imports / all internal imports in spcl/: 6 of 922 (0.7 %)
+once the library's modules moved theirs up and pushed the laziness down into the modules that load a
+heavy package (128 of 904, 14.2 %, before; 35.6 % before the CLI's moved). What is left loads an
+optional heavy stack on first use: the screen model (LightGBM, SentencePiece, MeCab), pyspark, the
+tier's encoders."""
 
 NO_FUNCTION_LEVEL = ("spcl/cli.py", "spcl/commands/")
 """Where no internal import may sit inside a function."""
@@ -45,14 +46,19 @@ def internal_imports(source: str) -> tuple[list[int], list[int]]:
         for child in ast.iter_child_nodes(node):
             if isinstance(child, ast.Import | ast.ImportFrom) and _is_internal(child):
                 (inner if in_function else top).append(child.lineno)
-            visit(child, in_function or isinstance(child, ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda))
+            visit(
+                child,
+                in_function
+                or isinstance(child, ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda),
+            )
 
     visit(ast.parse(source), False)
     return top, inner
 
 
 def measure(root: Path) -> tuple[int, int, dict[str, list[int]]]:
-    """``(module-level count, function-level count, {file: function-level lines})`` under ``root``."""
+    """``(module-level count, function-level count, {file: function-level lines})`` under
+    ``root``."""
     top = inner = 0
     where: dict[str, list[int]] = {}
     for path in sorted(root.rglob("*.py")):

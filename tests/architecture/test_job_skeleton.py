@@ -1,11 +1,11 @@
 """One file-job skeleton: the resumable file jobs (mask, generalize, annotate) run on
 ``spcl.executor.filejob.FileJob`` and keep only their hooks, read from the source with ``ast``.
 
-No job module writes its own per-file loop, plan or staging cleanup again (``run_unit``, ``process_file``,
-``pending_files``, ``plan_files``, ``clean_staging``, ``_prior``, ``needs_work``, the old per-file loops),
-nor stages, keeps or commits a unit's outputs itself (``staging_area``, ``keep_settled``, ``commit_unit``);
-a unit's records are read only in a ``read_unit`` hook (the per-record loop is the skeleton's); and each
-job's stage class subclasses ``FileJob``.
+No job module writes its own per-file loop, plan or staging cleanup again (``run_unit``,
+``process_file``, ``pending_files``, ``plan_files``, ``clean_staging``, ``_prior``, ``needs_work``,
+the old per-file loops), nor stages, keeps or commits a unit's outputs itself (``staging_area``,
+``keep_settled``, ``commit_unit``); a unit's records are read only in a ``read_unit`` hook (the
+per-record loop is the skeleton's); and each job's stage class subclasses ``FileJob``.
 """
 
 from __future__ import annotations
@@ -20,11 +20,26 @@ from spcl.executor.filejob import FileJob
 
 ROOT = Path(__file__).resolve().parents[2]
 JOB_PACKAGES = ("spcl/mask_stage", "spcl/generalize", "spcl/annotate")
-STAGES = {"spcl/mask_stage/run.py": "MaskStage", "spcl/generalize/job.py": "GeneralizeStage",
-          "spcl/annotate/job.py": "AnnotateStage"}
-SKELETON_ONLY = frozenset({"run_unit", "process_file", "pending_files", "plan_files", "clean_staging",
-                           "_clean_staging", "_prior", "needs_work", "mask_file", "generalize_file",
-                           "annotate_file"})
+STAGES = {
+    "spcl/mask_stage/run.py": "MaskStage",
+    "spcl/generalize/job.py": "GeneralizeStage",
+    "spcl/annotate/job.py": "AnnotateStage",
+}
+SKELETON_ONLY = frozenset(
+    {
+        "run_unit",
+        "process_file",
+        "pending_files",
+        "plan_files",
+        "clean_staging",
+        "_clean_staging",
+        "_prior",
+        "needs_work",
+        "mask_file",
+        "generalize_file",
+        "annotate_file",
+    }
+)
 """What the skeleton does once: no job module defines a function or method of these names."""
 SKELETON_CALLS = frozenset({"staging_area", "keep_settled", "commit_unit"})
 """How the skeleton stages, keeps and commits a unit's outputs: no job module names them."""
@@ -57,11 +72,14 @@ def names_used(path: Path) -> set[str]:
     tree = ast.parse(path.read_text(encoding="utf-8"))
     found = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name)}
     found |= {n.attr for n in ast.walk(tree) if isinstance(n, ast.Attribute)}
-    return found | {a.name for n in ast.walk(tree) if isinstance(n, ast.ImportFrom) for a in n.names}
+    return found | {
+        a.name for n in ast.walk(tree) if isinstance(n, ast.ImportFrom) for a in n.names
+    }
 
 
 def reads_outside_read_unit(path: Path) -> list[str]:
-    """``function: reader`` for each call of a :data:`READERS` function outside a ``read_unit`` hook.
+    """``function: reader`` for each call of a :data:`READERS` function outside a ``read_unit``
+    hook.
 
     >>> import tempfile
     >>> f = Path(tempfile.mkdtemp()) / "m.py"
@@ -75,7 +93,11 @@ def reads_outside_read_unit(path: Path) -> list[str]:
             continue
         for call in ast.walk(fn):
             if isinstance(call, ast.Call):
-                name = call.func.id if isinstance(call.func, ast.Name) else getattr(call.func, "attr", "")
+                name = (
+                    call.func.id
+                    if isinstance(call.func, ast.Name)
+                    else getattr(call.func, "attr", "")
+                )
                 if name in READERS:
                     found.append(f"{fn.name}: {name}")
     return found
@@ -118,11 +140,17 @@ def test_each_job_stage_runs_on_the_skeleton(module: str, cls: str) -> None:
 
 def test_the_rule_catches_a_job_that_writes_its_own_loop(tmp_path: Path) -> None:
     rogue = tmp_path / "job.py"
-    rogue.write_text("class Runner:\n    def process_file(self, path, key):\n        return 0\n"
-                     "def pending_files(cfg):\n    return []\n", encoding="utf-8")
+    rogue.write_text(
+        "class Runner:\n    def process_file(self, path, key):\n        return 0\n"
+        "def pending_files(cfg):\n    return []\n",
+        encoding="utf-8",
+    )
     assert defined_functions(rogue) & SKELETON_ONLY == {"process_file", "pending_files"}
     assert base_names(rogue, "Runner") == []
-    rogue.write_text("from spcl.executor.state import commit_unit\nclass Runner:\n    def run(self, path):\n"
-                     "        for rows in read_rows(path, 'k', 8):\n            commit_unit(rows)\n", encoding="utf-8")
+    rogue.write_text(
+        "from spcl.executor.state import commit_unit\nclass Runner:\n    def run(self, path):\n"
+        "        for rows in read_rows(path, 'k', 8):\n            commit_unit(rows)\n",
+        encoding="utf-8",
+    )
     assert names_used(rogue) & SKELETON_CALLS == {"commit_unit"}
     assert reads_outside_read_unit(rogue) == ["run: read_rows"]

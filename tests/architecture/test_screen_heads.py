@@ -1,8 +1,9 @@
-"""Only ``spcl/screen/`` knows the screen's heads by name: no code elsewhere in ``spcl/`` names ``lgbm``, ``svc``,
-LightGBM or LinearSVC (read with ``ast``: identifiers, attribute names, arguments and string literals; docstrings
-may describe the shipped heads). Consumers (report, review, evaluation, tier, filter, Spark) read a generic result
-(scores by head, the decision, the reasons) with the heads listed by the model, so a third head or another kind
-touches no code outside the screen package.
+"""Only ``spcl/screen/`` knows the screen's heads by name: no code elsewhere in ``spcl/`` names
+``lgbm``, ``svc``, LightGBM or LinearSVC (read with ``ast``: identifiers, attribute names, arguments
+and string literals; docstrings may describe the shipped heads). Consumers (report, review,
+evaluation, tier, filter, Spark) read a generic result (scores by head, the decision, the reasons)
+with the heads listed by the model, so a third head or another kind touches no code outside the
+screen package.
 """
 
 from __future__ import annotations
@@ -15,30 +16,40 @@ ROOT = Path(__file__).resolve().parents[2]
 HEAD_NAMES = re.compile(r"lgbm|svc|lightgbm|linearsvc", re.IGNORECASE)
 OWNER = ROOT / "spcl" / "screen"
 ALLOWED: dict[str, str] = {
-    "spcl/bench/filter_runs.py": "a benchmark timing the shipped screen's stages by name (LightGBM predict)",
-    "spcl/io/schema.py": "the persisted output schema's default scores struct (the shipped kind's); spcl.io is "
-    "the layer below the screen (the screen reads through it), so it cannot import the screen's head list",
+    "spcl/bench/filter_runs.py": (
+        "a benchmark timing the shipped screen's stages by name (LightGBM predict)"
+    ),
+    "spcl/io/schema.py": (
+        "the persisted output schema's default scores struct (the shipped kind's); spcl.io is the"
+        " layer below the screen (the screen reads through it), so it cannot import the screen's"
+        " head list"
+    ),
 }
 """Modules outside ``spcl/screen/`` still allowed to name a head, each with the reason."""
 
 
 def _docstrings(tree: ast.AST) -> set[int]:
-    """``id()`` of every docstring constant (module, class, function) and attribute docstring in ``tree``."""
+    """``id()`` of every docstring constant (module, class, function) and attribute docstring in
+    ``tree``."""
     out: set[int] = set()
     for node in ast.walk(tree):
         body = getattr(node, "body", None)
         if not isinstance(body, list):
             continue
         for i, stmt in enumerate(body):
-            is_doc = isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Constant) and isinstance(
-                stmt.value.value, str)
+            is_doc = (
+                isinstance(stmt, ast.Expr)
+                and isinstance(stmt.value, ast.Constant)
+                and isinstance(stmt.value.value, str)
+            )
             if is_doc and (i == 0 or isinstance(body[i - 1], ast.Assign | ast.AnnAssign)):
                 out.add(id(stmt.value))
     return out
 
 
 def head_names(source: str) -> list[tuple[int, str]]:
-    """``(line, text)`` of every identifier or non-docstring string literal in ``source`` naming a screen head.
+    """``(line, text)`` of every identifier or non-docstring string literal in ``source`` naming a
+    screen head.
 
     >>> head_names('x = scores["lgbm"]\\ndef f(svc_flag):\\n    "LinearSVC only in a docstring."\\n')
     [(1, 'lgbm'), (2, 'svc_flag')]
@@ -78,6 +89,10 @@ def test_screen_heads_are_named_only_in_the_screen_package() -> None:
 
 
 def test_the_rule_sees_a_leak() -> None:
-    """The check finds a head named by a string, an attribute and a keyword, and skips docstrings."""
-    src = 'def f(r):\n    """lgbm here is prose."""\n    return r.svc_flag, g(lgbm=1), r.scores["lgbm"]\n'
+    """The check finds a head named by a string, an attribute and a keyword, and skips
+    docstrings."""
+    src = (
+        'def f(r):\n    """lgbm here is prose."""\n    return r.svc_flag, g(lgbm=1),'
+        ' r.scores["lgbm"]\n'
+    )
     assert head_names(src) == [(3, "lgbm"), (3, "svc_flag")]

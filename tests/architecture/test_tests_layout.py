@@ -1,8 +1,8 @@
-"""The tests mirror the package: each test file lies in ``tests/<name>/`` where ``<name>`` is one of spcl's
-first-level packages or modules (``tests/mask/``, ``tests/mask_stage/``, ``tests/config/`` …), ``architecture``
-(rules read from the source), ``e2e`` (end-to-end runs) or ``tools`` (the project's ``tools/`` scripts).
-Helpers live in ``tests/support/`` and fixtures in ``conftest.py``: no module under ``tests/`` imports a test
-module or a ``conftest.py``."""
+"""The tests mirror the package: each test file lies in ``tests/<name>/`` where ``<name>`` is one of
+spcl's first-level packages or modules (``tests/mask/``, ``tests/mask_stage/``, ``tests/config/``
+…), ``architecture`` (rules read from the source), ``e2e`` (end-to-end runs) or ``tools`` (the
+project's ``tools/`` scripts). Helpers live in ``tests/support/`` and fixtures in ``conftest.py``:
+no module under ``tests/`` imports a test module or a ``conftest.py``."""
 
 from __future__ import annotations
 
@@ -23,7 +23,8 @@ def spcl_names() -> frozenset[str]:
 
 
 def imported_modules(path: Path) -> set[str]:
-    """Absolute names of the modules ``path`` imports (``from x import y`` counts ``x`` and ``x.y``)."""
+    """Absolute names of the modules ``path`` imports (``from x import y`` counts ``x`` and
+    ``x.y``)."""
     out: set[str] = set()
     for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
         if isinstance(node, ast.Import):
@@ -41,7 +42,9 @@ def test_every_test_file_lies_in_a_folder_named_after_what_it_tests() -> None:
         parts = path.relative_to(TESTS).parts
         if len(parts) != 2 or parts[0] not in allowed:
             misplaced.append("/".join(parts))
-    assert misplaced == [], f"test files outside tests/<spcl package>/, architecture/, e2e/ or tools/: {misplaced}"
+    assert misplaced == [], (
+        f"test files outside tests/<spcl package>/, architecture/, e2e/ or tools/: {misplaced}"
+    )
 
 
 def test_every_test_folder_is_a_package() -> None:
@@ -57,7 +60,9 @@ def test_no_module_imports_a_test_module_or_a_conftest() -> None:
             last = name.rsplit(".", 1)[-1]
             if name.startswith("tests.") and (last.startswith("test_") or last == "conftest"):
                 offenders.append(f"{path.relative_to(TESTS)} imports {name}")
-    assert offenders == [], f"helpers belong in tests/support/, fixtures in conftest.py: {offenders}"
+    assert offenders == [], (
+        f"helpers belong in tests/support/, fixtures in conftest.py: {offenders}"
+    )
 
 
 def test_the_support_package_holds_no_tests() -> None:
@@ -65,7 +70,8 @@ def test_the_support_package_holds_no_tests() -> None:
 
 
 def test_the_rules_see_what_they_check(tmp_path: Path) -> None:
-    """The checks above are not vacuous: the names, the files and an offending import are all found."""
+    """The checks above are not vacuous: the names, the files and an offending import are all
+    found."""
     assert {"mask", "mask_stage", "screen", "config", "commands"} <= spcl_names()
     assert len(list(TESTS.rglob("test_*.py"))) > 50
     bad = tmp_path / "bad.py"

@@ -1,5 +1,6 @@
-"""The type checker's escape hatch stays rare: at most ``MAX_IGNORES`` ``type: ignore`` comments in spcl/, each
-with a reason (a ``#`` comment after it on the same line) saying why the checker cannot see what is true.
+"""The type checker's escape hatch stays rare: at most ``MAX_IGNORES`` ``type: ignore`` comments in
+spcl/, each with a reason (a ``#`` comment after it on the same line) saying why the checker cannot
+see what is true.
 
 The comments are read with ``tokenize`` (a ``type: ignore`` inside a string does not count).
 """
@@ -38,15 +39,20 @@ def has_reason(comment: str) -> bool:
     False
     """
     match = _IGNORE.search(comment)
-    return match is not None and comment[match.end():].strip().startswith("#") and len(
-        comment[match.end():].strip().lstrip("#").strip()) > 0
+    return (
+        match is not None
+        and comment[match.end() :].strip().startswith("#")
+        and len(comment[match.end() :].strip().lstrip("#").strip()) > 0
+    )
 
 
 def all_ignores(root: Path = ROOT) -> list[tuple[str, int, str]]:
     """Every ``type: ignore`` comment under ``root/spcl`` as ``(path, line, comment)``."""
-    return [(path.relative_to(root).as_posix(), line, comment)
-            for path in sorted((root / "spcl").rglob("*.py"))
-            for line, comment in type_ignores(path.read_text(encoding="utf-8"))]
+    return [
+        (path.relative_to(root).as_posix(), line, comment)
+        for path in sorted((root / "spcl").rglob("*.py"))
+        for line, comment in type_ignores(path.read_text(encoding="utf-8"))
+    ]
 
 
 def test_type_ignores_are_few() -> None:
@@ -62,5 +68,6 @@ def test_each_type_ignore_says_why() -> None:
 
 
 def test_the_counter_sees_comments_not_strings() -> None:
-    """The counter finds a real comment and skips the same text inside a string (else the test would lie)."""
+    """The counter finds a real comment and skips the same text inside a string (else the test
+    would lie)."""
     assert len(type_ignores("a = 1  # type: ignore\nb = '# type: ignore'\n")) == 1

@@ -1,5 +1,6 @@
-"""The one artifact loader (``spcl.artifacts``) behind the screen's and the tier's: both refuse the same
-corruptions, each with its own error family, and a message that names the file (never its content)."""
+"""The one artifact loader (``spcl.artifacts``) behind the screen's and the tier's: both refuse the
+same corruptions, each with its own error family, and a message that names the file (never its
+content)."""
 
 from __future__ import annotations
 
@@ -49,28 +50,37 @@ def test_the_shipped_artifacts_load_through_the_loader(kind: str, tmp_path: Path
     assert {n: (root / n).read_bytes() for n in KINDS[kind][1]} == files
 
 
-@settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(kind=st.sampled_from(sorted(KINDS)), which=st.integers(0, 10), cut=st.integers(0, 1000),
-       mode=st.sampled_from(["flip", "truncate", "delete", "card-files-list"]))
-def test_any_damage_is_refused_by_the_kinds_own_error(kind: str, which: int, cut: int, mode: str,
-                                                       tmp_path: Path) -> None:
-    """A flipped byte, a truncated or deleted file, or a card whose ``files`` is not an object fails closed with
-    the screen's or the tier's error (a card-shaped ``files`` list made the screen raise AttributeError), and
-    the message names the file without any of its bytes."""
+@settings(
+    max_examples=12, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(
+    kind=st.sampled_from(sorted(KINDS)),
+    which=st.integers(0, 10),
+    cut=st.integers(0, 1000),
+    mode=st.sampled_from(["flip", "truncate", "delete", "card-files-list"]),
+)
+def test_any_damage_is_refused_by_the_kinds_own_error(
+    kind: str, which: int, cut: int, mode: str, tmp_path: Path
+) -> None:
+    """A flipped byte, a truncated or deleted file, or a card whose ``files`` is not an object fails
+    closed with the screen's or the tier's error (a card-shaped ``files`` list made the screen raise
+    AttributeError), and the message names the file without any of its bytes."""
     root = _copy(kind, tmp_path)
     names, reader, error = KINDS[kind][1], KINDS[kind][2], KINDS[kind][3]
     victim = root / names[which % len(names)]
     data = victim.read_bytes()
     if mode == "flip":
         pos = cut % len(data)
-        victim.write_bytes(data[:pos] + bytes([data[pos] ^ 1]) + data[pos + 1:])
+        victim.write_bytes(data[:pos] + bytes([data[pos] ^ 1]) + data[pos + 1 :])
     elif mode == "truncate":
         victim.write_bytes(data[: cut % len(data)])
     elif mode == "delete":
         victim.unlink()
     else:
         card = json.loads((root / CARD).read_text(encoding="utf-8"))
-        (root / CARD).write_text(json.dumps(card | {"files": sorted(card["files"])}), encoding="utf-8")
+        (root / CARD).write_text(
+            json.dumps(card | {"files": sorted(card["files"])}), encoding="utf-8"
+        )
         victim = root / names[0]
     with pytest.raises(error) as info:
         reader(root)
@@ -79,7 +89,8 @@ def test_any_damage_is_refused_by_the_kinds_own_error(kind: str, which: int, cut
 
 @pytest.mark.parametrize("kind", sorted(KINDS))
 def test_a_missing_folder_and_a_bad_card_are_refused(kind: str, tmp_path: Path) -> None:
-    """No folder, no card, a card that is not JSON or not an object: the kind's error, naming the path."""
+    """No folder, no card, a card that is not JSON or not an object: the kind's error, naming the
+    path."""
     reader, error = KINDS[kind][2], KINDS[kind][3]
     with pytest.raises(error, match="folder not found"):
         reader(tmp_path / "nowhere")
@@ -96,12 +107,15 @@ def test_a_missing_folder_and_a_bad_card_are_refused(kind: str, tmp_path: Path) 
 
 
 def test_the_loader_functions_raise_the_callers_family(tmp_path: Path) -> None:
-    """``read_card``, ``check_format`` and ``read_checked_files`` raise exactly the class they are given."""
+    """``read_card``, ``check_format`` and ``read_checked_files`` raise exactly the class they
+    are given."""
 
     class Mine(RuntimeError):
         pass
 
-    (tmp_path / CARD).write_text(json.dumps({"format_version": 3, "files": {"a": "0" * 64}}), encoding="utf-8")
+    (tmp_path / CARD).write_text(
+        json.dumps({"format_version": 3, "files": {"a": "0" * 64}}), encoding="utf-8"
+    )
     (tmp_path / "a").write_bytes(b"x")
     card = read_card(tmp_path, Mine)
     with pytest.raises(Mine, match=r"format_version 3 is not supported by spcl x \(reads 1, 2\)"):

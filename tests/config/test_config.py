@@ -42,4 +42,7 @@ def test_missing_file_and_bad_yaml(tmp_path: Path) -> None:
 
 def test_config_hash_changes_with_settings() -> None:
     assert load_settings().config_hash() == load_settings().config_hash()
-    assert load_settings().config_hash() != load_settings(overrides={"policy.PHONE": "count"}).config_hash()
+    assert (
+        load_settings().config_hash()
+        != load_settings(overrides={"policy.PHONE": "count"}).config_hash()
+    )

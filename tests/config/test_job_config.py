@@ -1,4 +1,5 @@
-"""``spcl.config_models.job_config``: defaults ← YAML section ← CLI flags, one validation path for every job."""
+"""``spcl.config_models.job_config``: defaults ← YAML section ← CLI flags, one validation path
+for every job."""
 
 from __future__ import annotations
 
@@ -17,8 +18,10 @@ from spcl.config_models import ConfigError, job_config
 from spcl.generalize.config import GeneralizeJobConfig
 from spcl.mask_stage.config import MaskJobConfig
 
-TEACHERS = [TeacherSpec(name="a", backend="rules", model=None, endpoint=None),
-            TeacherSpec(name="b", backend="rules", model=None, endpoint=None)]
+TEACHERS = [
+    TeacherSpec(name="a", backend="rules", model=None, endpoint=None),
+    TeacherSpec(name="b", backend="rules", model=None, endpoint=None),
+]
 
 
 @settings(max_examples=60, deadline=None)
@@ -26,13 +29,17 @@ TEACHERS = [TeacherSpec(name="a", backend="rules", model=None, endpoint=None),
 def test_cli_over_yaml_over_defaults(yaml: int | None, cli: int | None) -> None:
     section = {} if yaml is None else {"guesses": yaml}
     got = job_config(GeneralizeSection, yaml_section=section, cli={"guesses": cli}).guesses
-    assert got == (cli if cli is not None else yaml if yaml is not None else GeneralizeSection().guesses)
+    assert got == (
+        cli if cli is not None else yaml if yaml is not None else GeneralizeSection().guesses
+    )
 
 
 def test_yaml_section_of_the_conf_file_then_flags(tmp_path: Path) -> None:
     conf = tmp_path / "c.yaml"
     conf.write_text("generalize:\n  candidates: 7\n  seed: 3\n", encoding="utf-8")
-    got = job_config(GeneralizeSection, yaml_section=load_settings(conf).generalize, cli={"seed": 9})
+    got = job_config(
+        GeneralizeSection, yaml_section=load_settings(conf).generalize, cli={"seed": 9}
+    )
     assert (got.candidates, got.seed, got.guesses) == (7, 9, 5)
 
 
@@ -51,15 +58,21 @@ def test_generalize_command_reads_conf_then_flags(tmp_path: Path) -> None:
     conf.write_text("generalize:\n  candidates: 7\n  guesses: 2\n", encoding="utf-8")
     parser = argparse.ArgumentParser()
     add_generalize_arguments(parser)
-    args = parser.parse_args(["-i", "in", "-o", "out", "--vault", "v", "--conf", str(conf), "--guesses", "4"])
+    args = parser.parse_args(
+        ["-i", "in", "-o", "out", "--vault", "v", "--conf", str(conf), "--guesses", "4"]
+    )
     cfg = config_from_args(args)
     assert isinstance(cfg, GeneralizeJobConfig)
     assert (cfg.settings["candidates"], cfg.settings["guesses"]) == (7, 4)
 
 
 def test_engine_settings_are_the_section_plus_the_cache() -> None:
-    assert set(GeneralizeSettings.model_fields) - set(GeneralizeSection.model_fields) == {"cache_size"}
-    assert GeneralizeSettings().model_dump(exclude={"cache_size"}) == GeneralizeSection().model_dump()
+    assert set(GeneralizeSettings.model_fields) - set(GeneralizeSection.model_fields) == {
+        "cache_size"
+    }
+    assert (
+        GeneralizeSettings().model_dump(exclude={"cache_size"}) == GeneralizeSection().model_dump()
+    )
 
 
 def test_positional_paths_and_json_round_trip() -> None:

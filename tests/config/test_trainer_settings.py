@@ -1,6 +1,6 @@
-"""Trainers' settings (``spcl.config_models.TrainerSettings``): pydantic models of the one config system,
-frozen, validated with errors that name the key and never the value, and written into model cards exactly as
-the dataclasses they replaced wrote them."""
+"""Trainers' settings (``spcl.config_models.TrainerSettings``): pydantic models of the one config
+system, frozen, validated with errors that name the key and never the value, and written into model
+cards exactly as the dataclasses they replaced wrote them."""
 
 from __future__ import annotations
 
@@ -33,12 +33,17 @@ def test_a_nested_settings_error_names_the_dotted_key_once() -> None:
     with pytest.raises(ConfigError) as err:
         TrainSettings(features={"mecab_dic": SECRET, "nope": 1})
     text = str(err.value)
-    assert text.splitlines() == ["invalid configuration in the TrainSettings:",
-                                 "  features.mecab_dic: Value error, must be one of unidic-lite, ipadic, none, chars",
-                                 "  features.nope: unknown key"]
+    assert text.splitlines() == [
+        "invalid configuration in the TrainSettings:",
+        "  features.mecab_dic: Value error, must be one of unidic-lite, ipadic, none, chars",
+        "  features.nope: unknown key",
+    ]
     with pytest.raises(ConfigError) as err:
         job_config(TrainSettings, cli={"threshold_split": SECRET, "features": {"bits": SECRET}})
-    assert {k for k, _ in err.value.keys} == {"threshold_split", "features.bits"} and SECRET not in str(err.value)
+    assert {k for k, _ in err.value.keys} == {
+        "threshold_split",
+        "features.bits",
+    } and SECRET not in str(err.value)
 
 
 def test_frozen_and_replace_validates() -> None:
@@ -54,9 +59,26 @@ def test_frozen_and_replace_validates() -> None:
 def test_model_card_forms_are_unchanged() -> None:
     text = json.dumps(TrainSettings().to_json())
     assert hashlib.sha256(text.encode()).hexdigest()[:16] == "1348113ea2f1a93a"
-    card = json.loads((ROOT / "models" / "screen-default" / "model_card.json").read_text(encoding="utf-8"))
+    card = json.loads(
+        (ROOT / "models" / "screen-default" / "model_card.json").read_text(encoding="utf-8")
+    )
     assert FeatureSettings.from_json(card["features"]).to_json() == card["features"]
     hp = TrainConfig(data="d", base="b", out="o").hyper_parameters()
-    assert hp == {"full": False, "lora_rank": 16, "lora_dropout": 0.05, "target_modules": "all-linear", "epochs": 1,
-                  "max_steps": 0, "batch_size": 1, "grad_accum": 8, "weight_decay": 0.0, "warmup_steps": 0,
-                  "max_grad_norm": 1.0, "max_length": 2048, "seed": 0, "dtype": "auto", "lora_alpha": 32, "lr": 2e-4}
+    assert hp == {
+        "full": False,
+        "lora_rank": 16,
+        "lora_dropout": 0.05,
+        "target_modules": "all-linear",
+        "epochs": 1,
+        "max_steps": 0,
+        "batch_size": 1,
+        "grad_accum": 8,
+        "weight_decay": 0.0,
+        "warmup_steps": 0,
+        "max_grad_norm": 1.0,
+        "max_length": 2048,
+        "seed": 0,
+        "dtype": "auto",
+        "lora_alpha": 32,
+        "lr": 2e-4,
+    }

@@ -1,4 +1,5 @@
-"""Linear time on hostile input, and the docstring examples of spcl.detect (docs and code cannot drift)."""
+"""Linear time on hostile input, and the docstring examples of spcl.detect (docs and code cannot
+drift)."""
 
 from __future__ import annotations
 

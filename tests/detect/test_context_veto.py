@@ -1,6 +1,7 @@
-"""Words around a candidate decide what its validator cannot: a room, part, extension or order number shaped like an
-SSN, test data, documentation examples ("e.g.", "例えば", "のように", "예:") are no person's values; a value whose
-check digit confirms it stays found whatever the words around it."""
+"""Words around a candidate decide what its validator cannot: a room, part, extension or order
+number shaped like an SSN, test data, documentation examples ("e.g.", "例えば", "のように", "예:")
+are no person's values; a value whose check digit confirms it stays found whatever the words around
+it."""
 
 from __future__ import annotations
 
@@ -27,7 +28,7 @@ NOT_VALUES = [
 
 @pytest.mark.parametrize("text", NOT_VALUES)
 def test_a_shape_the_words_around_it_explain_is_not_reported(text: str) -> None:
-    assert [(h.type, text[h.start:h.end]) for h in find_pii(text)] == []
+    assert [(h.type, text[h.start : h.end]) for h in find_pii(text)] == []
 
 
 STILL_VALUES = [
@@ -41,5 +42,7 @@ STILL_VALUES = [
 
 
 @pytest.mark.parametrize(("text", "type_", "value"), STILL_VALUES)
-def test_a_value_its_validator_or_its_own_words_confirm_stays_found(text: str, type_: str, value: str) -> None:
-    assert (type_, value) in [(h.type, text[h.start:h.end]) for h in find_pii(text)]
+def test_a_value_its_validator_or_its_own_words_confirm_stays_found(
+    text: str, type_: str, value: str
+) -> None:
+    assert (type_, value) in [(h.type, text[h.start : h.end]) for h in find_pii(text)]

@@ -1,4 +1,5 @@
-"""The detector set: public API, overlap resolution, prefilter equivalence, caching, no values in logs."""
+"""The detector set: public API, overlap resolution, prefilter equivalence, caching, no values in
+logs."""
 
 from __future__ import annotations
 
@@ -22,7 +23,8 @@ from spcl.detect.markup import decode_markup, join_digits
 
 FAST = settings(max_examples=200, deadline=None)
 
-# Pieces that combine into PII, near-PII and noise, so random texts hit every detector and its edges.
+# Pieces that combine into PII, near-PII and noise, so random texts hit every detector and its
+# edges.
 PIECES = [
     "010-1234-5678", "01012345678", "02-123-4567", "090-1234-5678", "03(3581)3111", "+82 10-1234-5678",
     "+1 (415) 555-2671", "1588-1234", "0120-123-456", "kim@mailbox.com", "a.b@c.co.kr", "@", "@@",
@@ -43,7 +45,8 @@ PIECES = [
 ]  # fmt: skip
 texts = st.lists(st.sampled_from(PIECES), min_size=0, max_size=25).map("".join)
 noisy = st.lists(
-    st.one_of(st.sampled_from(PIECES), st.text(alphabet="0123456789-. ()+@가あx", max_size=8)), max_size=25
+    st.one_of(st.sampled_from(PIECES), st.text(alphabet="0123456789-. ()+@가あx", max_size=8)),
+    max_size=25,
 ).map("".join)
 
 
@@ -69,8 +72,8 @@ def _through(text: str, steps: tuple, s: DetectSettings) -> tuple[list[Hit], boo
 
 
 def reference_find(text: str, s: DetectSettings) -> list[Hit]:
-    """Every detector run on the whole decoded and folded text, no prefilter, spans mapped back, merged with the
-    hits on the folded text as written: what the fast path must reproduce."""
+    """Every detector run on the whole decoded and folded text, no prefilter, spans mapped back,
+    merged with the hits on the folded text as written: what the fast path must reproduce."""
     hits, decoded = _through(text, (decode_markup, fold, join_digits), s)
     if not decoded:
         return hits
@@ -95,8 +98,9 @@ def test_hits_never_overlap_and_lie_within_the_text(text: str) -> None:
 @FAST
 @given(texts)
 def test_prefiltered_fast_path_equals_running_every_detector(text: str) -> None:
-    """The fast path never misses a hit of the reference (a miss could release a value). It may find more:
-    on percent-encoded text such as ``%40010-1234-5678`` it keeps a phone the reference's merge drops."""
+    """The fast path never misses a hit of the reference (a miss could release a value). It may find
+    more: on percent-encoded text such as ``%40010-1234-5678`` it keeps a phone the reference's
+    merge drops."""
     for s in (DetectSettings(), DetectSettings(keep_invalid=True, include_company_numbers=True)):
         fast = build_detectors(s).find(text)
         missed = [h for h in reference_find(text, s) if h not in fast]
@@ -104,10 +108,11 @@ def test_prefiltered_fast_path_equals_running_every_detector(text: str) -> None:
 
 
 def test_fast_path_keeps_both_phones_around_a_wide_dash_in_decoded_text() -> None:
-    """The one known case where the fast path finds more than the reference: after ``%40`` decodes, two phones
-    joined by a long dash are read on the view as written as well as joined, and both are real values."""
+    """The one known case where the fast path finds more than the reference: after ``%40`` decodes,
+    two phones joined by a long dash are read on the view as written as well as joined, and both are
+    real values."""
     text = "%40010-1234-5678ー010-1234-5678"
-    spans = [text[h.start:h.end] for h in build_detectors().find(text)]
+    spans = [text[h.start : h.end] for h in build_detectors().find(text)]
     assert spans == ["010-1234-5678", "010-1234-5678"]
     assert len(reference_find(text, DetectSettings())) == 1
 
@@ -121,13 +126,16 @@ def test_default_hits_are_never_shown_invalid(text: str) -> None:
 @FAST
 @given(st.text(max_size=300))
 def test_any_text_is_handled(text: str) -> None:
-    # Unicode case folding ("ſep" matches "sep" case-insensitively), odd digits, surrogates…: no crash.
+    # Unicode case folding ("ſep" matches "sep" case-insensitively), odd digits, surrogates…: no
+    # crash.
     hits = find_pii(text, DetectSettings(keep_invalid=True, include_company_numbers=True))
     assert all(0 <= h.start < h.end <= len(text) for h in hits)
 
 
 def test_unicode_case_folding_month_does_not_crash() -> None:
-    assert [h.validated for h in find_pii("born ſep 2, 1990", DetectSettings(keep_invalid=True))] == [False]
+    assert [
+        h.validated for h in find_pii("born ſep 2, 1990", DetectSettings(keep_invalid=True))
+    ] == [False]
 
 
 def test_find_pii_caches_the_detector_set() -> None:
@@ -193,5 +201,9 @@ def test_dob_cue_windows_equal_a_full_scan(text: str) -> None:
 
     s = DetectSettings(keep_invalid=True)
     detector = DobDetector(s)
-    naive = [(m.start(), m.end(), _date_ok(m)) for m in _DATE.finditer(text) if detector.in_birth_context(text, m)]
+    naive = [
+        (m.start(), m.end(), _date_ok(m))
+        for m in _DATE.finditer(text)
+        if detector.in_birth_context(text, m)
+    ]
     assert [(h.start, h.end, h.validated) for h in DobDetector(s).find(text)] == naive

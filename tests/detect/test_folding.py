@@ -1,4 +1,5 @@
-"""Invisible and look-alike characters (issue 12): the folded view, covering hits, masking and redaction."""
+"""Invisible and look-alike characters (issue 12): the folded view, covering hits, masking and
+redaction."""
 
 from __future__ import annotations
 
@@ -43,10 +44,19 @@ def _values() -> st.SearchStrategy[tuple[str, str, str]]:
 
         rng = random.Random(seed)
         if kind == 0:
-            return "PHONE", f"010-{rng.randint(2000, 9999)}-{rng.randint(0, 9999):04d}", "연락처 {v} 입니다"
+            return (
+                "PHONE",
+                f"010-{rng.randint(2000, 9999)}-{rng.randint(0, 9999):04d}",
+                "연락처 {v} 입니다",
+            )
         if kind == 1:
-            area, exchange, line = rng.randint(201, 789), rng.randint(200, 999), rng.randint(0, 9999)
-            return "PHONE", f"({area}) {exchange}-{line:04d}", "Call {v} now"  # area below toll-free 8XX
+            area, exchange, line = (
+                rng.randint(201, 789),
+                rng.randint(200, 999),
+                rng.randint(0, 9999),
+            )
+            # area below toll-free 8XX
+            return "PHONE", f"({area}) {exchange}-{line:04d}", "Call {v} now"
         if kind == 2:
             n = rrn(rng)
             return "RRN", f"{n[:6]}-{n[6:]}", "주민등록번호 {v} 확인"
@@ -65,16 +75,22 @@ def _covering(text: str, type_: str, start: int, end: int) -> bool:
 
 
 @FAST
-@given(_values(), st.lists(st.tuples(st.integers(1, 40), st.sampled_from(CF)), min_size=1, max_size=4))
+@given(
+    _values(), st.lists(st.tuples(st.integers(1, 40), st.sampled_from(CF)), min_size=1, max_size=4)
+)
 def test_format_characters_inside_a_value_still_give_a_covering_hit(item, inserts) -> None:
     type_, value, sentence = item
-    assert _covering(sentence.format(v=value), type_, *_span(sentence, value))  # the plain value is found
+    # the plain value is found
+    assert _covering(sentence.format(v=value), type_, *_span(sentence, value))
     chars = list(value)
     for pos, ch in inserts:
         chars.insert(1 + pos % (len(chars) - 1), ch)  # strictly inside the value
     hidden = "".join(chars)
     text = sentence.format(v=hidden)
-    assert _covering(text, type_, *_span(sentence, hidden)), (type_, [hex(ord(c)) for _, c in inserts])
+    assert _covering(text, type_, *_span(sentence, hidden)), (
+        type_,
+        [hex(ord(c)) for _, c in inserts],
+    )
 
 
 @FAST
@@ -108,7 +124,11 @@ def _span(sentence: str, value: str) -> tuple[int, int]:
         ("주민번호 900101\u2060-1234568", "RRN", "900101\u2060-1234568"),
         ("mail kim\u00ad.min\u00ad@mailbox.com", "EMAIL", "kim\u00ad.min\u00ad@mailbox.com"),
         ("番号 𝟎𝟗𝟎-𝟏𝟐𝟑𝟒-𝟓𝟔𝟕𝟖 まで", "PHONE", "𝟎𝟗𝟎-𝟏𝟐𝟑𝟒-𝟓𝟔𝟕𝟖"),
-        ("call 0\ufe0f\u20e310-1234-5678\ufe0f\u20e3 now", "PHONE", "0\ufe0f\u20e310-1234-5678\ufe0f\u20e3"),
+        (
+            "call 0\ufe0f\u20e310-1234-5678\ufe0f\u20e3 now",
+            "PHONE",
+            "0\ufe0f\u20e310-1234-5678\ufe0f\u20e3",
+        ),
         ("card 4111\u00a01111\u00a01111\u00a01111", "CARD", "4111\u00a01111\u00a01111\u00a01111"),
         ("電話 ０９０－１２３４－５６７８", "PHONE", "０９０－１２３４－５６７８"),
     ],
@@ -126,7 +146,13 @@ def test_fold_maps_spans_back_over_dropped_characters() -> None:
     assert f.span(1, 3) == (3, 6)  # "b1" plus the combining mark after the digit
 
 
-CLEAN = ["plain ascii 010-1234-5678", "한국어 문장 010-1234-5678", "日本語の文。", "emoji 😀👍🏽", "é à ü"]
+CLEAN = [
+    "plain ascii 010-1234-5678",
+    "한국어 문장 010-1234-5678",
+    "日本語の文。",
+    "emoji 😀👍🏽",
+    "é à ü",
+]
 
 
 @pytest.mark.parametrize("text", CLEAN)
@@ -136,7 +162,8 @@ def test_text_with_nothing_to_fold_takes_the_fast_path(text: str) -> None:
 
 
 def test_marks_not_after_a_digit_are_kept() -> None:
-    assert fold("Vie\u0323t Nam 😀\ufe0f") is None  # NFD-style mark after a letter, VS after an emoji
+    # NFD-style mark after a letter, VS after an emoji
+    assert fold("Vie\u0323t Nam 😀\ufe0f") is None
     assert needs_fold("Vie\u0323t")  # the scan flags it; folding then changes nothing
 
 
@@ -154,13 +181,15 @@ def test_every_folded_character_comes_from_the_character_it_maps_to(text: str) -
     for i, ch in enumerate(f.text):
         o = f.offset(i)
         assert o > prev
-        assert all(unicodedata.category(c)[0] in "CM" for c in text[prev + 1 : o])  # only dropped ones between
+        # only dropped ones between
+        assert all(unicodedata.category(c)[0] in "CM" for c in text[prev + 1 : o])
         assert unicodedata.normalize("NFKC", text[o]) == ch or text[o] == ch
         prev = o
 
 
 def _fold_one_by_one(text: str) -> tuple[str, list[int]]:
-    """The folding rules applied one character at a time: the folded text and each kept character's index."""
+    """The folding rules applied one character at a time: the folded text and each kept
+    character's index."""
     from spcl.detect.folding import _DROP, _MAP, _MARKS
 
     out, where, last_drop = [], [], -2
@@ -168,7 +197,9 @@ def _fold_one_by_one(text: str) -> tuple[str, list[int]]:
         if ch in _MAP:
             out.append(_MAP[ch])
             where.append(i)
-        elif ch in _DROP or (ch in _MARKS and i and (last_drop == i - 1 or text[i - 1].isdecimal())):
+        elif ch in _DROP or (
+            ch in _MARKS and i and (last_drop == i - 1 or text[i - 1].isdecimal())
+        ):
             last_drop = i
         else:
             out.append(ch)
@@ -177,8 +208,15 @@ def _fold_one_by_one(text: str) -> tuple[str, list[int]]:
 
 
 @FAST
-@given(st.text(alphabet=st.sampled_from([*FOLDY, "\u200d", "２", "０", "\U0001f50e", "\ufe0e", "\U000e0041", "あ"]),
-               max_size=60) | st.text(max_size=60))
+@given(
+    st.text(
+        alphabet=st.sampled_from(
+            [*FOLDY, "\u200d", "２", "０", "\U0001f50e", "\ufe0e", "\U000e0041", "あ"]
+        ),
+        max_size=60,
+    )
+    | st.text(max_size=60)
+)
 def test_fold_equals_the_rules_applied_one_character_at_a_time(text: str) -> None:
     folded, where = _fold_one_by_one(text)
     f = fold(text)
@@ -199,7 +237,10 @@ def test_hits_on_any_text_lie_inside_it_and_never_overlap(text: str) -> None:
     assert all(0 <= h.start < h.end <= len(text) for h in hits)
 
 
-HIDDEN = "연락처 010\u200b-98\u200d76-5432, 카드 ４１１１ １１１１ １１１１ １１１１, 메일 kim\u00ad@mailbox.com."
+HIDDEN = (
+    "연락처 010\u200b-98\u200d76-5432, 카드 ４１１１ １１１１ １１１１ １１１１, 메일"
+    " kim\u00ad@mailbox.com."
+)
 VISIBLE = ["010", "9876", "5432", "４１１１", "kim", "mailbox.com"]
 
 

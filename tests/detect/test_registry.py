@@ -1,9 +1,10 @@
-"""The detector registry (issue 22): a detector is one module with one registry row; every table is derived.
+"""The detector registry (issue 22): a detector is one module with one registry row; every table is
+derived.
 
 The toy detector below lives in a module of its own, written to a temporary folder and named in
-``SPCL_DETECTORS``: no file of the project is touched. A fresh interpreter then shows that the configuration,
-the policy, the filter's batch function, the entity vocabulary, the generalize ladders and the mask stage's
-release check all know the new type.
+``SPCL_DETECTORS``: no file of the project is touched. A fresh interpreter then shows that the
+configuration, the policy, the filter's batch function, the entity vocabulary, the generalize
+ladders and the mask stage's release check all know the new type.
 """
 
 from __future__ import annotations
@@ -49,7 +50,7 @@ class TicketDetector:
                 if self._cue.search(text, max(0, m.start() - 24), m.start())]
 '''
 
-PROBE = r'''
+PROBE = r"""
 import json
 from spcl.config import PII_TYPES, PolicySettings, load_settings
 from spcl.detect import DETECTORS, TYPE_PRIORITY, find_pii
@@ -79,24 +80,39 @@ print(json.dumps({
     "masked": released.released.masked_text if released.released else None, "released_reason": released.reason,
     "refused_reason": refused.reason, "only_ko": [h.type for h in only_ko],
 }))
-'''
+"""
 
 
 def test_toy_detector_from_its_own_module(tmp_path: Path) -> None:
     (tmp_path / "toy_ticket.py").write_text(TOY_MODULE, encoding="utf-8")
-    env = {**os.environ, "SPCL_DETECTORS": "toy_ticket",
-           "PYTHONPATH": os.pathsep.join([str(tmp_path), str(ROOT), os.environ.get("PYTHONPATH", "")])}
-    proc = subprocess.run([sys.executable, "-c", PROBE], cwd=ROOT, env=env, capture_output=True, text=True,
-                          timeout=300)
+    env = {
+        **os.environ,
+        "SPCL_DETECTORS": "toy_ticket",
+        "PYTHONPATH": os.pathsep.join([str(tmp_path), str(ROOT), os.environ.get("PYTHONPATH", "")]),
+    }
+    proc = subprocess.run(
+        [sys.executable, "-c", PROBE],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert proc.returncode == 0, proc.stderr[-3000:]
     got = json.loads(proc.stdout.strip().splitlines()[-1])
     assert got["registered"] and got["policy"] == "flag"
     assert got["entity"] == "TICKET" and got["vocabulary"] and got["label"]
     assert got["decision"] == "flagged" and got["reasons"] == ["rule:TOY_TICKET"]
-    assert got["no_context"] == "clean"  # the context word is what the detector reads from the settings
+    # the context word is what the detector reads from the settings
+    assert got["no_context"] == "clean"
     assert got["flagging"] == [["TICKET", True]]
-    assert got["released_reason"] is None and "TCK-482913" not in got["masked"] and "[TICKET_1]" in got["masked"]
-    assert got["refused_reason"] is not None  # not masked (TICKET not among the types): the release check refuses
+    assert (
+        got["released_reason"] is None
+        and "TCK-482913" not in got["masked"]
+        and "[TICKET_1]" in got["masked"]
+    )
+    # not masked (TICKET not among the types): the release check refuses
+    assert got["refused_reason"] is not None
     assert got["only_ko"] == []  # a detector registered for en/ja is off for a Korean-only corpus
 
 
@@ -112,10 +128,13 @@ def test_context_words_come_from_the_config() -> None:
     assert find_pii(text, no_en) == []
     other = DetectSettings(context={"ACCOUNT": {"en": ["wire to"]}})
     assert [h.type for h in find_pii("wire to 123456-01-123456", other)] == ["ACCOUNT"]
-    assert other.context["ACCOUNT"]["ko"] == DEFAULT_CONTEXT["ACCOUNT"]["ko"]  # languages not given are kept
+    # languages not given are kept
+    assert other.context["ACCOUNT"]["ko"] == DEFAULT_CONTEXT["ACCOUNT"]["ko"]
     # languages: the ko words alone do not see an English cue
     assert find_pii(text, DetectSettings(languages=("ko",))) == []
-    assert [h.type for h in find_pii("계좌 123456-01-123456", DetectSettings(languages=("ko",)))] == ["ACCOUNT"]
+    assert [
+        h.type for h in find_pii("계좌 123456-01-123456", DetectSettings(languages=("ko",)))
+    ] == ["ACCOUNT"]
 
 
 def test_context_config_errors_name_the_key() -> None:

@@ -1,4 +1,5 @@
-"""Per-detector behaviour: real-world-shaped positives, the negatives that trouble peers, and settings."""
+"""Per-detector behaviour: real-world-shaped positives, the negatives that trouble peers, and
+settings."""
 
 from __future__ import annotations
 
@@ -61,21 +62,42 @@ POSITIVES: list[tuple[str, str, str, bool | None]] = [
     ("E.164 +821012345678", "PHONE", "+821012345678", None),
     # EMAIL
     ("메일 kim.minsu@mailbox.co.kr 로 보내", "EMAIL", "kim.minsu@mailbox.co.kr", None),
-    ("連絡先：taro_yamada+news@mail.mailbox.jp まで", "EMAIL", "taro_yamada+news@mail.mailbox.jp", None),
+    (
+        "連絡先：taro_yamada+news@mail.mailbox.jp まで",
+        "EMAIL",
+        "taro_yamada+news@mail.mailbox.jp",
+        None,
+    ),
     ("Contact: John.Doe@Mailbox.COM.", "EMAIL", "John.Doe@Mailbox.COM", None),
     # RRN
     (f"주민등록번호 {VALID_RRN}", "RRN", VALID_RRN, True),
     (f"주민번호{VALID_RRN.replace('-', '')}입니다", "RRN", VALID_RRN.replace("-", ""), True),
     (f"RRN {rrn('050505-4')}", "RRN", rrn("050505-4"), True),
     (f"외국인등록번호 {rrn('851231-5')}", "RRN", rrn("851231-5"), True),
-    (f"외국인등록번호 {rrn('851231-5')[:-1]}{(rrn_check_digit('851231512345') + 2) % 10}", "RRN", None, None),
+    (
+        f"외국인등록번호 {rrn('851231-5')[:-1]}{(rrn_check_digit('851231512345') + 2) % 10}",
+        "RRN",
+        None,
+        None,
+    ),
     ("주민번호 900101-1234560", "RRN", "900101-1234560", None),  # post-2020 style: can't tell
-    ("주민등록번호: 9001011234560", "RRN", "9001011234560", None),  # plain digits need the context word
+    # plain digits need the context word
+    ("주민등록번호: 9001011234560", "RRN", "9001011234560", None),
     ("주민번호 ９００１０１－１２３４５６８", "RRN", "９００１０１－１２３４５６８", True),
     # MYNUMBER
     (f"マイナンバー：{VALID_MYNUMBER}", "MYNUMBER", VALID_MYNUMBER, True),
-    (f"個人番号 {VALID_MYNUMBER[:4]} {VALID_MYNUMBER[4:8]} {VALID_MYNUMBER[8:]}", "MYNUMBER", None, True),
-    (f"番号は{VALID_MYNUMBER[:4]}-{VALID_MYNUMBER[4:8]}-{VALID_MYNUMBER[8:]}です", "MYNUMBER", None, True),
+    (
+        f"個人番号 {VALID_MYNUMBER[:4]} {VALID_MYNUMBER[4:8]} {VALID_MYNUMBER[8:]}",
+        "MYNUMBER",
+        None,
+        True,
+    ),
+    (
+        f"番号は{VALID_MYNUMBER[:4]}-{VALID_MYNUMBER[4:8]}-{VALID_MYNUMBER[8:]}です",
+        "MYNUMBER",
+        None,
+        True,
+    ),
     # CARD
     ("카드번호 4111-1111-1111-1111", "CARD", "4111-1111-1111-1111", True),
     ("card: 4111 1111 1111 1111 exp 12/29", "CARD", "4111 1111 1111 1111", True),
@@ -111,8 +133,18 @@ POSITIVES: list[tuple[str, str, str, bool | None]] = [
     ("우편번호 06236", "POSTAL", "06236", None),
     ("(우) 06236 서울", "POSTAL", "06236", None),
     # ADDRESS
-    ("주소: 서울특별시 강남구 테헤란로 152 (역삼동)", "ADDRESS", "서울특별시 강남구 테헤란로 152", None),
-    ("경기도 성남시 분당구 판교역로 235, 에이치스퀘어", "ADDRESS", "경기도 성남시 분당구 판교역로 235", None),
+    (
+        "주소: 서울특별시 강남구 테헤란로 152 (역삼동)",
+        "ADDRESS",
+        "서울특별시 강남구 테헤란로 152",
+        None,
+    ),
+    (
+        "경기도 성남시 분당구 판교역로 235, 에이치스퀘어",
+        "ADDRESS",
+        "경기도 성남시 분당구 판교역로 235",
+        None,
+    ),
     ("서울 종로구 세종대로 110", "ADDRESS", "서울 종로구 세종대로 110", None),
     ("서울시 강남구 역삼동 123-45번지", "ADDRESS", "서울시 강남구 역삼동 123-45번지", None),
     ("제주특별자치도 제주시 첨단로 242", "ADDRESS", "제주특별자치도 제주시 첨단로 242", None),

@@ -1,4 +1,5 @@
-"""Check-digit validators against python-stdnum as an independent oracle, plus the three-way answers."""
+"""Check-digit validators against python-stdnum as an independent oracle, plus the three-way
+answers."""
 
 from __future__ import annotations
 
@@ -33,7 +34,7 @@ def mutate(number: str, position: int, delta: int) -> str:
     return number[:i] + str((int(number[i]) + delta) % 10) + number[i + 1 :]
 
 
-# --- Luhn / cards -----------------------------------------------------------------------------------
+# --- Luhn / cards ---------------------------------------------------------------------------------
 
 
 @FAST
@@ -45,8 +46,12 @@ def test_luhn_agrees_with_stdnum(number: str) -> None:
 
 
 @FAST
-@given(st.text(alphabet="0123456789", min_size=12, max_size=18), st.integers(0, 30), st.integers(1, 9))
-def test_luhn_valid_numbers_and_single_digit_mutations(body: str, position: int, delta: int) -> None:
+@given(
+    st.text(alphabet="0123456789", min_size=12, max_size=18), st.integers(0, 30), st.integers(1, 9)
+)
+def test_luhn_valid_numbers_and_single_digit_mutations(
+    body: str, position: int, delta: int
+) -> None:
     number = body + luhn.calc_check_digit(body)
     assert luhn_ok(number)
     # Luhn catches every single-digit error.
@@ -86,7 +91,7 @@ def test_not_cards(number: str) -> None:
     assert validate_card(number) is False
 
 
-# --- Korean RRN -------------------------------------------------------------------------------------
+# --- Korean RRN -----------------------------------------------------------------------------------
 
 rrn_dates = st.dates(min_value=dt.date(1900, 1, 1), max_value=dt.date(2099, 12, 31))
 
@@ -116,14 +121,17 @@ def test_rrn_check_digit_agrees_with_stdnum(date: dt.date, serial: str, male: bo
 def test_rrn_wrong_check_digit_is_cannot_tell(date: dt.date, serial: str, delta: int) -> None:
     first12 = rrn_front(date, False, True) + serial
     good = rrn_check_digit(first12)
-    assert validate_rrn(first12 + str((good + delta) % 10)) is None  # post-2020 numbers look like this
+    # post-2020 numbers look like this
+    assert validate_rrn(first12 + str((good + delta) % 10)) is None
 
 
 @FAST
 @given(rrn_dates, st.text(alphabet="0123456789", min_size=5, max_size=5), st.booleans())
 def test_foreigner_number_uses_its_own_formula(date: dt.date, serial: str, male: bool) -> None:
     first12 = rrn_front(date, True, male) + serial
-    total = sum(w * int(c) for w, c in zip((2, 3, 4, 5, 6, 7, 8, 9, 2, 3, 4, 5), first12, strict=True))
+    total = sum(
+        w * int(c) for w, c in zip((2, 3, 4, 5, 6, 7, 8, 9, 2, 3, 4, 5), first12, strict=True)
+    )
     expected = (13 - total % 11) % 10
     assert rrn_check_digit(first12) == expected
     assert validate_rrn(first12 + str(expected)) is True
@@ -156,7 +164,7 @@ def test_rrn_leap_day_by_century() -> None:
     assert validate_rrn(first + str(rrn_check_digit(first))) is False
 
 
-# --- Japanese My Number ------------------------------------------------------------------------------
+# --- Japanese My Number ---------------------------------------------------------------------------
 
 
 @FAST
@@ -175,7 +183,9 @@ def test_mynumber_random_numbers_agree_with_stdnum(number: str) -> None:
 
 
 @FAST
-@given(st.text(alphabet="0123456789", min_size=11, max_size=11), st.integers(0, 10), st.integers(1, 9))
+@given(
+    st.text(alphabet="0123456789", min_size=11, max_size=11), st.integers(0, 10), st.integers(1, 9)
+)
 def test_mynumber_mutations_agree_with_stdnum(first11: str, position: int, delta: int) -> None:
     mutated = mutate(first11 + jp_in.calc_check_digit(first11), position, delta)
     assert validate_mynumber(mutated) == jp_in.is_valid(mutated)
@@ -186,7 +196,7 @@ def test_mynumber_wrong_length() -> None:
     assert validate_mynumber("1234567890180") is False
 
 
-# --- helpers ------------------------------------------------------------------------------------------
+# --- helpers --------------------------------------------------------------------------------------
 
 
 def test_digits_of_handles_fullwidth_and_separators() -> None:
@@ -200,6 +210,8 @@ def test_calendar_dates(date: dt.date) -> None:
     assert is_calendar_date(date.year, date.month, date.day)
 
 
-@pytest.mark.parametrize(("y", "m", "d"), [(2023, 2, 29), (1990, 2, 30), (1990, 4, 31), (1990, 13, 1), (1990, 0, 1)])
+@pytest.mark.parametrize(
+    ("y", "m", "d"), [(2023, 2, 29), (1990, 2, 30), (1990, 4, 31), (1990, 13, 1), (1990, 0, 1)]
+)
 def test_impossible_calendar_dates(y: int, m: int, d: int) -> None:
     assert not is_calendar_date(y, m, d)

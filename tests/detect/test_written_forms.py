@@ -1,5 +1,5 @@
-"""Identifiers as people write them in running text (issue 12): phone forms, dates of birth in prose,
-and the hard negatives that must stay unhit."""
+"""Identifiers as people write them in running text (issue 12): phone forms, dates of birth in
+prose, and the hard negatives that must stay unhit."""
 
 from __future__ import annotations
 
@@ -105,7 +105,11 @@ def test_toll_free_us_numbers_are_company_numbers() -> None:
     text = "Toll free 1-800-555-0199 or +1 888 555 0100 or (877) 555-0100"
     assert _found(text) == []
     hits = find_pii(text, DetectSettings(include_company_numbers=True))
-    assert [text[h.start : h.end] for h in hits] == ["1-800-555-0199", "+1 888 555 0100", "(877) 555-0100"]
+    assert [text[h.start : h.end] for h in hits] == [
+        "1-800-555-0199",
+        "+1 888 555 0100",
+        "(877) 555-0100",
+    ]
 
 
 def test_a_bank_account_shaped_like_a_us_number_is_an_account() -> None:

@@ -1,7 +1,8 @@
 """The interactive labelling page of `spcl review export --format html` (issue 14).
 
-Fast checks read the page as text; the slow test drives it in headless Chromium: label with clicks and
-keys, reload, read ``window.spclLabelsCSV()``, download it, and feed it to ``spcl review agree``.
+Fast checks read the page as text; the slow test drives it in headless Chromium: label with clicks
+and keys, reload, read ``window.spclLabelsCSV()``, download it, and feed it to ``spcl review
+agree``.
 """
 
 from __future__ import annotations
@@ -35,7 +36,19 @@ def batch(tmp_path_factory: pytest.TempPathFactory, rows: list[dict]) -> Path:
     root = tmp_path_factory.mktemp("page")
     out = write_output(root / "out", rows, rows_per_file=1000)
     dest = root / "batch"
-    argv = ["review", "export", "--input", str(out), "--output", str(dest), "--n", "30", "--seed", "11", "--redact"]
+    argv = [
+        "review",
+        "export",
+        "--input",
+        str(out),
+        "--output",
+        str(dest),
+        "--n",
+        "30",
+        "--seed",
+        "11",
+        "--redact",
+    ]
     assert main([*argv, "--format", "csv,jsonl,html", "--reviewers", "a"]) == 0
     return dest
 
@@ -91,17 +104,31 @@ def test_page_is_self_contained_and_names_every_control(batch: Path, rows: list[
         "OTHER",
     }
     assert all(not a.get("src") and not a.get("href") for _t, a in tags.starts)  # nothing to fetch
-    csp = next(a["content"] for t, a in tags.starts if a.get("http-equiv") == "Content-Security-Policy")
+    csp = next(
+        a["content"] for t, a in tags.starts if a.get("http-equiv") == "Content-Security-Policy"
+    )
     assert "default-src 'none'" in csp and "unsafe-inline" not in csp
     # the one inline script that runs and the style are allowed by hash, nothing else
-    code = [s for s, (t, a) in zip(tags.scripts, [x for x in tags.starts if x[0] == "script"], strict=True)
-            if a.get("type") != "application/json"]
+    code = [
+        s
+        for s, (t, a) in zip(
+            tags.scripts, [x for x in tags.starts if x[0] == "script"], strict=True
+        )
+        if a.get("type") != "application/json"
+    ]
     assert len(code) == 1 and _sha(code[0]) in csp and _sha(tags.styles[0]) in csp
-    data_block = re.search(r'<script type="application/json" id="spcl-data">(.*?)</script>', page, re.S).group(1)
-    assert "<" not in data_block and "&" not in data_block  # text with <script> or & cannot end the block
+    data_block = re.search(
+        r'<script type="application/json" id="spcl-data">(.*?)</script>', page, re.S
+    ).group(1)
+    # text with <script> or & cannot end the block
+    assert "<" not in data_block and "&" not in data_block
     data = json.loads(data_block)
     manifest = read_manifest(batch)
-    assert data["key"] == manifest["sample_sha256"] == hashlib.sha256((batch / "sample.jsonl").read_bytes()).hexdigest()
+    assert (
+        data["key"]
+        == manifest["sample_sha256"]
+        == hashlib.sha256((batch / "sample.jsonl").read_bytes()).hexdigest()
+    )
     assert [r[0] for r in data["rows"]] == ids
     # --redact: no hit value anywhere in the page, its script or its data
     values = hit_values(rows, ids)
@@ -110,8 +137,25 @@ def test_page_is_self_contained_and_names_every_control(batch: Path, rows: list[
 
 def test_page_key_changes_with_the_sample(tmp_path: Path, batch: Path, rows: list[dict]):
     out = write_output(tmp_path / "out", rows, rows_per_file=1000)
-    assert main(["review", "export", "-i", str(out), "-o", str(tmp_path / "b2"), "--n", "30", "--seed", "12",
-                 "--format", "html"]) == 0
+    assert (
+        main(
+            [
+                "review",
+                "export",
+                "-i",
+                str(out),
+                "-o",
+                str(tmp_path / "b2"),
+                "--n",
+                "30",
+                "--seed",
+                "12",
+                "--format",
+                "html",
+            ]
+        )
+        == 0
+    )
     assert read_manifest(tmp_path / "b2")["sample_sha256"] != read_manifest(batch)["sample_sha256"]
 
 
@@ -120,11 +164,16 @@ def _article(driver, i: int):
 
 
 def _pressed(article, attr: str) -> list[str]:
-    return [b.get_attribute(attr) for b in article.find_elements("css selector", f"[{attr}][aria-pressed=true]")]
+    return [
+        b.get_attribute(attr)
+        for b in article.find_elements("css selector", f"[{attr}][aria-pressed=true]")
+    ]
 
 
 @pytest.mark.slow
-def test_label_reload_download_and_agree_in_chromium(tmp_path: Path, batch: Path, rows: list[dict], capsys):
+def test_label_reload_download_and_agree_in_chromium(
+    tmp_path: Path, batch: Path, rows: list[dict], capsys
+):
     ids = sample_ids(batch)
     expected_blank = (batch / "sample.csv").read_bytes().decode("utf-8-sig")
     downloads = tmp_path / "downloads"
@@ -141,7 +190,8 @@ def test_label_reload_download_and_agree_in_chromium(tmp_path: Path, batch: Path
         first.find_element("css selector", "[data-label=SCPI]").click()
         first.find_element("css selector", "[data-category=MEDICAL]").click()
         first.find_element("css selector", "[data-pii=yes]").click()
-        # keys: j to doc 1 -> RELATED + CRIME; j to doc 2 -> NONE, hits not real; k back, j j j to doc 3
+        # keys: j to doc 1 -> RELATED + CRIME; j to doc 2 -> NONE, hits not real; k back, j j j to
+        # doc 3
         body = driver.find_element("tag name", "body")
         body.send_keys("j2c")
         body.send_keys("j3n")
@@ -150,7 +200,7 @@ def test_label_reload_download_and_agree_in_chromium(tmp_path: Path, batch: Path
         assert "current" in _article(driver, 3).get_attribute("class")
         note = _article(driver, 3).find_element("css selector", "input.note")
         note.click()
-        note.send_keys("=1+1, \"quoted\" note")
+        note.send_keys('=1+1, "quoted" note')
         body.send_keys("?")
         assert driver.find_element("id", "help").is_displayed()
         body.send_keys("?")
@@ -168,7 +218,9 @@ def test_label_reload_download_and_agree_in_chromium(tmp_path: Path, batch: Path
         assert _pressed(_article(driver, 3), "data-category") == ["DISABILITY", "OTHER"]
         assert "current" in _article(driver, 3).get_attribute("class")
         key = read_manifest(batch)["sample_sha256"]
-        assert driver.execute_script("return Object.keys(window.localStorage)") == [STORAGE_PREFIX + key]
+        assert driver.execute_script("return Object.keys(window.localStorage)") == [
+            STORAGE_PREFIX + key
+        ]
 
         labelled = driver.execute_script("return window.spclLabelsCSV()")
         driver.find_element("id", "download").click()
@@ -182,10 +234,15 @@ def test_label_reload_download_and_agree_in_chromium(tmp_path: Path, batch: Path
     assert raw.startswith(b"\xef\xbb\xbf") and raw[3:].decode() == labelled
     got = read_reviews(target)
     assert list(got) == ids
-    assert (got[ids[0]].label, got[ids[0]].categories, got[ids[0]].row["pii"]) == ("SCPI", ("MEDICAL",), "yes")
+    assert (got[ids[0]].label, got[ids[0]].categories, got[ids[0]].row["pii"]) == (
+        "SCPI",
+        ("MEDICAL",),
+        "yes",
+    )
     assert (got[ids[1]].label, got[ids[1]].categories) == ("RELATED", ("CRIME",))
     assert (got[ids[2]].label, got[ids[2]].row["pii"]) == ("NONE", "no")
-    assert got[ids[3]].note == "=1+1, \"quoted\" note"  # guarded against formulas, read back as typed
+    # guarded against formulas, read back as typed
+    assert got[ids[3]].note == '=1+1, "quoted" note'
     assert "'=1+1" in raw.decode()
     assert sum(1 for r in got.values() if r.label) == 4
     # the non-reviewer columns are the export's own
@@ -201,9 +258,33 @@ def test_label_reload_download_and_agree_in_chromium(tmp_path: Path, batch: Path
     other.write_bytes(raw.replace(b",RELATED,CRIME,", b",SCPI,CRIME,"))
     capsys.readouterr()
     # only 4 of 30 are labelled: agree refuses a partial review unless asked to measure the overlap
-    assert main(["review", "agree", str(target), str(other), "--output", str(tmp_path / "agreement.json")]) == 1
-    assert main(["review", "agree", str(target), str(other), "--output", str(tmp_path / "agreement.json"),
-                 "--allow-partial"]) == 0
+    assert (
+        main(
+            [
+                "review",
+                "agree",
+                str(target),
+                str(other),
+                "--output",
+                str(tmp_path / "agreement.json"),
+            ]
+        )
+        == 1
+    )
+    assert (
+        main(
+            [
+                "review",
+                "agree",
+                str(target),
+                str(other),
+                "--output",
+                str(tmp_path / "agreement.json"),
+                "--allow-partial",
+            ]
+        )
+        == 0
+    )
     agreed = json.loads((tmp_path / "agreement.json").read_text())
     assert agreed["items"] == 4 and agreed["label_disagreements"] == [ids[1]]
     assert "Landis–Koch" in capsys.readouterr().out

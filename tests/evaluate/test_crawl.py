@@ -1,5 +1,6 @@
-"""The shipped crawl-text evaluation set (``data/detect-eval/crawl.jsonl``): every family of split or encoded
-identifiers is found (recall >= 0.95 each) and look-alikes stay under 2 %; the builder reproduces the file."""
+"""The shipped crawl-text evaluation set (``data/detect-eval/crawl.jsonl``): every family of split
+or encoded identifiers is found (recall >= 0.95 each) and look-alikes stay under 2 %; the builder
+reproduces the file."""
 
 from __future__ import annotations
 

@@ -32,19 +32,48 @@ from tools.datasets.detect_set import (
 DATA = Path(__file__).resolve().parents[2] / "data" / "detect-eval"
 
 RECORDS = [
-    {"id": "g1", "lang": "ko", "text": "연락처 010-1234-5678 입니다", "spans": [{"type": "PHONE", "start": 4, "end": 17}]},  # noqa: E501
+    {
+        "id": "g1",
+        "lang": "ko",
+        "text": "연락처 010-1234-5678 입니다",
+        "spans": [{"type": "PHONE", "start": 4, "end": 17}],
+    },
     # found by a hit of another type only: a typed miss, an any-type find, and a wrong hit
-    {"id": "g2", "lang": "en", "text": "DOB: 1990-01-02", "spans": [{"type": "PHONE", "start": 5, "end": 15}]},
+    {
+        "id": "g2",
+        "lang": "en",
+        "text": "DOB: 1990-01-02",
+        "spans": [{"type": "PHONE", "start": 5, "end": 15}],
+    },
     # a gold span the detectors miss entirely
-    {"id": "g3", "lang": "en", "text": "call me maybe", "spans": [{"type": "PHONE", "start": 0, "end": 4}]},
-    {"id": "n1", "lang": "en", "kind": "negative", "text": "version 2.10.3", "tags": ["family:version"]},
-    {"id": "n2", "lang": "en", "kind": "negative", "text": "mail kim@mailbox.com", "tags": ["family:x"]},
+    {
+        "id": "g3",
+        "lang": "en",
+        "text": "call me maybe",
+        "spans": [{"type": "PHONE", "start": 0, "end": 4}],
+    },
+    {
+        "id": "n1",
+        "lang": "en",
+        "kind": "negative",
+        "text": "version 2.10.3",
+        "tags": ["family:version"],
+    },
+    {
+        "id": "n2",
+        "lang": "en",
+        "kind": "negative",
+        "text": "mail kim@mailbox.com",
+        "tags": ["family:x"],
+    },
     {"id": "p1", "lang": "ko", "kind": "prose", "text": "가" * 100 + " 010-1234-5678 a@b.com"},
 ]
 
 
 def _write(path: Path, rows: list[dict]) -> Path:
-    path.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows), encoding="utf-8")
+    path.write_text(
+        "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows), encoding="utf-8"
+    )
     return path
 
 
@@ -66,7 +95,8 @@ def test_report_counts_recall_precision_negatives_and_prose(tmp_path: Path) -> N
     assert prose["non_email_hits_per_mb"] == round(1 / size, 3)
     assert [m["id"] for m in report["misses"]] == ["g2", "g3"]
     assert report["goals"]["recall_overall"]["met"] is False
-    assert "010-1234-5678" not in json.dumps(report, ensure_ascii=False)  # ids and counts, never values
+    # ids and counts, never values
+    assert "010-1234-5678" not in json.dumps(report, ensure_ascii=False)
 
 
 @pytest.mark.parametrize(
@@ -77,7 +107,10 @@ def test_report_counts_recall_precision_negatives_and_prose(tmp_path: Path) -> N
         ({"text": "abc", "spans": [{"type": "PHONE", "start": 2, "end": 9}]}, "outside the text"),
         ({"text": "abc", "spans": [{"type": "NAME", "start": 0, "end": 1}]}, "unknown span type"),
         ({"text": "abc", "spans": [{"type": "PHONE"}]}, "type, start and end"),
-        ({"text": "abc", "kind": "negative", "spans": [{"type": "PHONE", "start": 0, "end": 1}]}, "no gold spans"),
+        (
+            {"text": "abc", "kind": "negative", "spans": [{"type": "PHONE", "start": 0, "end": 1}]},
+            "no gold spans",
+        ),
     ],
 )
 def test_bad_records_are_refused_by_line(obj: dict, message: str) -> None:
@@ -85,7 +118,9 @@ def test_bad_records_are_refused_by_line(obj: dict, message: str) -> None:
         parse_record(obj, "f.jsonl:3")
 
 
-def test_cli_prints_summary_and_writes_json(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_cli_prints_summary_and_writes_json(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     gold = _write(tmp_path / "g.jsonl", RECORDS)
     out = tmp_path / "r" / "report.json"
     assert main(["eval", "detect", "--gold", str(gold), "--output", str(out)]) == 0
@@ -118,7 +153,9 @@ def test_builder_places_each_value_at_its_gold_span() -> None:
         (span,) = rec["spans"]
         value = rec["text"][span["start"] : span["end"]]
         assert value and value.strip() == value and unicodedata.is_normalized("NFC", rec["text"])
-        type_, lang, index = next(t for t in rec["tags"] if t.startswith("template:"))[9:].split("/")
+        type_, lang, index = next(t for t in rec["tags"] if t.startswith("template:"))[9:].split(
+            "/"
+        )
         templates = DOB_TEMPLATES[lang] if type_ == "DOB" else TEMPLATES[(type_, lang)]
         head, tail = templates[int(index)].split("{v}")
         if "{" not in head:
@@ -127,26 +164,36 @@ def test_builder_places_each_value_at_its_gold_span() -> None:
             assert rec["text"][span["end"] :].startswith(tail)
     negatives = negative_records(carriers, seed=3, per_cell=2)
     assert len(negatives) == 2 * sum(len(t) for _, t in NEGATIVES.values())
-    assert gold_records(carriers, seed=3, per_cell=4) == gold  # a pure function of the inputs and seed
+    # a pure function of the inputs and seed
+    assert gold_records(carriers, seed=3, per_cell=4) == gold
 
 
 def test_obfuscations_keep_the_visible_characters() -> None:
     rng = random.Random(0)
     for name, hide in OBFUSCATIONS.items():
         hidden = hide("010-1234-5678", rng)
-        visible = "".join(c for c in unicodedata.normalize("NFKC", hidden) if unicodedata.category(c)[0] not in "CM")
+        visible = "".join(
+            c
+            for c in unicodedata.normalize("NFKC", hidden)
+            if unicodedata.category(c)[0] not in "CM"
+        )
         assert visible.replace(" ", "-") == "010-1234-5678", name
 
 
 def test_text_helpers() -> None:
-    assert troff_text('.TH LS 1\n.SH NAME\n\\fBls\\fR \\- list\n.B "bold text"\n') == "ls - list bold text"
+    assert (
+        troff_text('.TH LS 1\n.SH NAME\n\\fBls\\fR \\- list\n.B "bold text"\n')
+        == "ls - list bold text"
+    )
     assert is_carrier("A plain sentence from 1999.")
     assert not is_carrier("mail me at a@b.c") and not is_carrier("call 555-12345")
 
 
 def test_committed_set_is_intact_and_meets_the_goals() -> None:
     verify_manifest(DATA)
-    report = evaluate_detect(rec for name in ("gold.jsonl", "prose.jsonl") for rec in read_gold(DATA / name))
+    report = evaluate_detect(
+        rec for name in ("gold.jsonl", "prose.jsonl") for rec in read_gold(DATA / name)
+    )
     assert report["records"] == {"gold": 1380, "negative": 1000, "prose": 1806}
     assert all(g["met"] for g in report["goals"].values()), report["goals"]
 
@@ -159,14 +206,24 @@ def test_committed_issue25_set_meets_the_goals() -> None:
     records = list(read_gold(DATA / "ids.jsonl"))
     report = evaluate_detect(records)
     assert report["records"] == {"gold": 880, "negative": 640}
-    assert set(report["recall"]["by_type"]) == {"SSN", "ITIN", "IBAN", "IP", "CREDENTIAL", "PASSPORT",
-                                                "DRIVER_LICENSE", "ADDRESS"}
-    assert all(row["recall"] >= 0.95 for row in report["recall"]["by_type"].values()), report["recall"]["by_type"]
+    assert set(report["recall"]["by_type"]) == {
+        "SSN",
+        "ITIN",
+        "IBAN",
+        "IP",
+        "CREDENTIAL",
+        "PASSPORT",
+        "DRIVER_LICENSE",
+        "ADDRESS",
+    }
+    assert all(row["recall"] >= 0.95 for row in report["recall"]["by_type"].values()), report[
+        "recall"
+    ]["by_type"]
     assert report["negatives"]["rate"] <= 0.02
     # the planted values are valid by the independent oracle
     for rec in records:
         for span in rec.spans:
-            value = rec.text[span.start:span.end]
+            value = rec.text[span.start : span.end]
             if span.type == "SSN":
                 assert ssn_oracle.is_valid(value.replace(" ", "-") if " " in value else value)
             if span.type == "IBAN":

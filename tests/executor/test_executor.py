@@ -1,6 +1,7 @@
-"""The executor layer: a toy stage shows the protocol's promises (set up once per worker, every unit to do
-processed in plan order into a typed report, teardown even on failure, a committed unit skipped by a
-retried Spark task, a stopped Spark job a one-line error of the stage), and the jobs share its pieces."""
+"""The executor layer: a toy stage shows the protocol's promises (set up once per worker, every unit
+to do processed in plan order into a typed report, teardown even on failure, a committed unit
+skipped by a retried Spark task, a stopped Spark job a one-line error of the stage), and the jobs
+share its pieces."""
 
 from __future__ import annotations
 
@@ -40,7 +41,8 @@ class ToyWorker:
 
 
 class ToyStage:
-    """Records what the executor asked it (a stand-in job: its units are names, its work counts letters)."""
+    """Records what the executor asked it (a stand-in job: its units are names, its work counts
+    letters)."""
 
     name: ClassVar[str] = "toy"
     ref: ClassVar[str] = "tests.executor.test_executor:TOY"
@@ -57,7 +59,9 @@ class ToyStage:
         return ToyConfig(**json.loads(text))
 
     def prepare(self, cfg: ToyConfig) -> ToyConfig:
-        return cfg if cfg.run_id else ToyConfig(cfg.units, cfg.done, cfg.fail_on, "run-1", cfg.input)
+        return (
+            cfg if cfg.run_id else ToyConfig(cfg.units, cfg.done, cfg.fail_on, "run-1", cfg.input)
+        )
 
     def plan(self, cfg: ToyConfig) -> Plan:
         self.calls.append("plan")
@@ -84,7 +88,9 @@ class ToyStage:
     def progress_work(self, plan: Plan) -> int | None:
         return None
 
-    def process(self, worker: ToyWorker, unit: Unit, progress: Progress | None = None) -> UnitReport:
+    def process(
+        self, worker: ToyWorker, unit: Unit, progress: Progress | None = None
+    ) -> UnitReport:
         if unit.key == self.fail_on:
             raise RuntimeError("unit failed")
         worker.processed.append(unit.key)
@@ -94,11 +100,20 @@ class ToyStage:
         worker.closed = True
         self.calls.append("teardown")
 
-    def finish(self, cfg: ToyConfig, plan: Plan, run: RunInfo, worker: ToyWorker | None) -> dict[str, Any]:
+    def finish(
+        self, cfg: ToyConfig, plan: Plan, run: RunInfo, worker: ToyWorker | None
+    ) -> dict[str, Any]:
         self.calls.append("finish")
-        return {"run_id": cfg.run_id, "context": plan.context, "engine": run.engine, "processed": run.files_processed,
-                "skipped": run.files_skipped, "records": run.records, "reports": run.reports,
-                "worker": worker is not None}
+        return {
+            "run_id": cfg.run_id,
+            "context": plan.context,
+            "engine": run.engine,
+            "processed": run.files_processed,
+            "skipped": run.files_skipped,
+            "records": run.records,
+            "reports": run.reports,
+            "worker": worker is not None,
+        }
 
 
 TOY = ToyStage()
@@ -115,7 +130,11 @@ def toy(monkeypatch: pytest.MonkeyPatch) -> ToyStage:
 def test_local_executor_sets_up_once_processes_in_order_and_finishes(toy: ToyStage) -> None:
     out = run_local(toy, ToyConfig(["bb", "a", "ccc"], done=2))
     assert toy.calls == ["plan", "before:python", "setup", "check", "finish", "teardown"]
-    assert len(toy.workers) == 1 and toy.workers[0].processed == ["bb", "a", "ccc"] and toy.workers[0].closed
+    assert (
+        len(toy.workers) == 1
+        and toy.workers[0].processed == ["bb", "a", "ccc"]
+        and toy.workers[0].closed
+    )
     assert out["run_id"] == "run-1" and out["context"] == "ctx" and out["engine"] == "python"
     assert (out["processed"], out["skipped"], out["records"]) == (3, 2, 6)
     assert out["reports"] == [UnitReport("bb", 2), UnitReport("a", 1), UnitReport("ccc", 3)]
@@ -137,10 +156,14 @@ def test_spark_body_sets_up_once_per_process_and_skips_committed_units(toy: ToyS
     cfg_json = ToyConfig(["a"], run_id="r").to_json()
     first = list(spark_executor.process_partition(TOY.ref, cfg_json, [("/in/a", "a")]))
     toy.committed_keys = {"b"}  # a retried task: this run committed b already
-    second = list(spark_executor.process_partition(TOY.ref, cfg_json, [("/in/b", "b"), ("/in/cc", "cc")]))
+    second = list(
+        spark_executor.process_partition(TOY.ref, cfg_json, [("/in/b", "b"), ("/in/cc", "cc")])
+    )
     assert toy.calls.count("setup") == 1
-    assert [UnitReport.from_dict(json.loads(line)) for line in first + second] == [UnitReport("a", 1),
-                                                                                 UnitReport("cc", 2)]
+    assert [UnitReport.from_dict(json.loads(line)) for line in first + second] == [
+        UnitReport("a", 1),
+        UnitReport("cc", 2),
+    ]
 
 
 def test_a_stopped_spark_job_is_the_stages_one_line_error(toy: ToyStage, monkeypatch) -> None:
@@ -154,15 +177,24 @@ def test_a_stopped_spark_job_is_the_stages_one_line_error(toy: ToyStage, monkeyp
     monkeypatch.setattr(spark_executor, "run_per_file", fail)
     with pytest.raises(JobError) as err:
         run_spark(toy, ToyConfig(["a"]))
-    assert "TaskFailed" in str(err.value) and "010" not in str(err.value) and err.value.__cause__ is None
+    assert (
+        "TaskFailed" in str(err.value)
+        and "010" not in str(err.value)
+        and err.value.__cause__ is None
+    )
     assert toy.calls == ["plan", "before:spark"]
 
 
 def test_run_spark_hands_the_submitted_flag_to_the_session(toy: ToyStage, monkeypatch) -> None:
     seen: list[tuple[object, object, object]] = []
 
-    def session(settings: object, master: object = None, app_name: object = None, submitted: bool = False,
-                preload: tuple[str, ...] = ()) -> object:
+    def session(
+        settings: object,
+        master: object = None,
+        app_name: object = None,
+        submitted: bool = False,
+        preload: tuple[str, ...] = (),
+    ) -> object:
         seen.append((master, submitted, preload))
         return object()
 
@@ -173,20 +205,33 @@ def test_run_spark_hands_the_submitted_flag_to_the_session(toy: ToyStage, monkey
     assert seen == [(None, False, ()), ("local[1]", True, ())]  # a per-unit stage preloads nothing
 
 
-JOB_ARGS = {"mask": ["--input", "in", "--output", "out", "--vault", "v"],
-            "generalize": ["--input", "in", "--output", "out", "--vault", "v"],
-            "annotate": ["--input", "in", "--output", "out", "--teacher", "openai:m@http://127.0.0.1:9/v1",
-                         "--teacher", "openai:n@http://127.0.0.1:9/v1"]}
-JOB_RUNNERS = {"mask": ("spcl.mask_stage", "run_mask_job_spark"),
-               "generalize": ("spcl.generalize.job", "run_generalize_job_spark"),
-               "annotate": ("spcl.annotate.job", "run_annotate_spark")}
+JOB_ARGS = {
+    "mask": ["--input", "in", "--output", "out", "--vault", "v"],
+    "generalize": ["--input", "in", "--output", "out", "--vault", "v"],
+    "annotate": [
+        "--input",
+        "in",
+        "--output",
+        "out",
+        "--teacher",
+        "openai:m@http://127.0.0.1:9/v1",
+        "--teacher",
+        "openai:n@http://127.0.0.1:9/v1",
+    ],
+}
+JOB_RUNNERS = {
+    "mask": ("spcl.mask_stage", "run_mask_job_spark"),
+    "generalize": ("spcl.generalize.job", "run_generalize_job_spark"),
+    "annotate": ("spcl.annotate.job", "run_annotate_spark"),
+}
 
 
 @pytest.mark.parametrize("job", sorted(JOB_ARGS))
-def test_the_jobs_scripts_say_submitted_with_a_flag_not_the_environment(job: str, monkeypatch,
-                                                                     tmp_path: Path) -> None:
-    """jobs/{mask,generalize,annotate}.py pass ``--submitted`` down to the job's Spark runner (the filter's
-    script does the same); nothing is put in the environment."""
+def test_the_jobs_scripts_say_submitted_with_a_flag_not_the_environment(
+    job: str, monkeypatch, tmp_path: Path
+) -> None:
+    """jobs/{mask,generalize,annotate}.py pass ``--submitted`` down to the job's Spark runner (the
+    filter's script does the same); nothing is put in the environment."""
     import importlib
     import os
     import sys
@@ -223,9 +268,16 @@ def test_the_jobs_share_one_error_and_run_on_the_executor() -> None:
     from spcl.mask_stage import MaskJobError
     from spcl.mask_stage.run import STAGE as MASK
 
-    assert MaskJobError is JobError and issubclass(AnnotateError, JobError) and GENERALIZE.error is JobError
+    assert (
+        MaskJobError is JobError
+        and issubclass(AnnotateError, JobError)
+        and GENERALIZE.error is JobError
+    )
     assert [s.ref for s in (MASK, GENERALIZE, ANNOTATE)] == [
-        "spcl.mask_stage.run:STAGE", "spcl.generalize.job:STAGE", "spcl.annotate.job:STAGE"]
+        "spcl.mask_stage.run:STAGE",
+        "spcl.generalize.job:STAGE",
+        "spcl.annotate.job:STAGE",
+    ]
     for stage in (MASK, GENERALIZE, ANNOTATE):
         assert spark_executor.resolve_stage(stage.ref) is stage
 
@@ -243,31 +295,59 @@ def _spcl_imports(path: Path) -> set[str]:
 
 
 def test_job_packages_keep_only_their_own() -> None:
-    """annotate's job and finalize do not import each other in a loop; generalize takes nothing of the mask
-    job's plumbing (inputs, state, config, run); no job keeps a Spark body of its own."""
+    """annotate's job and finalize do not import each other in a loop; generalize takes nothing of
+    the mask job's plumbing (inputs, state, config, run); no job keeps a Spark body of its own."""
     assert "spcl.annotate.job" not in _spcl_imports(ROOT / "spcl/annotate/finalize.py")
-    plumbing = {"spcl.mask_stage", "spcl.mask_stage.inputs", "spcl.mask_stage.state", "spcl.mask_stage.config",
-                "spcl.mask_stage.run", "spcl.mask_stage.metrics"}
+    plumbing = {
+        "spcl.mask_stage",
+        "spcl.mask_stage.inputs",
+        "spcl.mask_stage.state",
+        "spcl.mask_stage.config",
+        "spcl.mask_stage.run",
+        "spcl.mask_stage.metrics",
+    }
     assert not _spcl_imports(ROOT / "spcl/generalize/job.py") & plumbing
     for job in ("spcl/annotate/job.py", "spcl/generalize/job.py", "spcl/mask_stage/run.py"):
         text = (ROOT / job).read_text(encoding="utf-8")
-        assert "def process_partition" not in text and "_RUNNERS" not in text and "build_session" not in text
+        assert (
+            "def process_partition" not in text
+            and "_RUNNERS" not in text
+            and "build_session" not in text
+        )
 
 
 def test_annotate_refuses_an_out_folder_inside_its_input(tmp_path: Path, capsys) -> None:
-    """Before, ``--output`` inside ``--input`` was accepted: a rerun would read its own labelled.jsonl as input."""
+    """Before, ``--output`` inside ``--input`` was accepted: a rerun would read its own
+    labelled.jsonl as input."""
     from spcl.cli import main
 
     inp = tmp_path / "in"
     inp.mkdir()
-    (inp / "a.jsonl").write_text(json.dumps({"id": "1", "text": "김가상 씨는 병원에 갔다."}, ensure_ascii=False) + "\n")
-    rc = main(["annotate", "--input", str(inp), "--output", str(inp / "ann"), "--teacher", "openai:a@http://127.0.0.1:9/v1",
-               "--teacher", "openai:b@http://127.0.0.1:9/v1", "--retries", "0"])
+    (inp / "a.jsonl").write_text(
+        json.dumps({"id": "1", "text": "김가상 씨는 병원에 갔다."}, ensure_ascii=False) + "\n"
+    )
+    rc = main(
+        [
+            "annotate",
+            "--input",
+            str(inp),
+            "--output",
+            str(inp / "ann"),
+            "--teacher",
+            "openai:a@http://127.0.0.1:9/v1",
+            "--teacher",
+            "openai:b@http://127.0.0.1:9/v1",
+            "--retries",
+            "0",
+        ]
+    )
     assert rc == 2 and "lies inside input" in capsys.readouterr().err
     assert not (inp / "ann").exists()
 
 
-def test_commit_unit_moves_the_vault_first_refuses_to_replace_one_and_removes_empty_parts(tmp_path: Path) -> None:
+def test_commit_unit_moves_the_vault_first_refuses_to_replace_one_and_removes_empty_parts(
+    tmp_path: Path,
+) -> None:
     import pyarrow as pa
     import pyarrow.parquet as pq
 
@@ -284,7 +364,8 @@ def test_commit_unit_moves_the_vault_first_refuses_to_replace_one_and_removes_em
     commit_unit(staged, vault / "w.jsonl", [(failed, rows.slice(0, 0)), (masked, rows)], tmp)
     assert (vault / "w.jsonl").read_text() == "mapping\n" and not staged.exists()
     assert not failed.exists() and pq.read_table(masked).column("id").to_pylist() == ["1", "2"]
-    staged.write_text("other mapping\n")  # the same writer name again: never replace a mapping, move no part
+    # the same writer name again: never replace a mapping, move no part
+    staged.write_text("other mapping\n")
     with pytest.raises(JobError, match=r"vault file w\.jsonl already exists"):
         commit_unit(staged, vault / "w.jsonl", [(masked, rows.slice(0, 1))], tmp)
     assert (vault / "w.jsonl").read_text() == "mapping\n" and pq.read_table(masked).num_rows == 2

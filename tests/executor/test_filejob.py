@@ -1,5 +1,6 @@
-"""The file-job skeleton (``spcl.executor.filejob``) on a toy job: plan by content, retries, refusals of
-foreign or other-settings results (old ``parts_hash`` markers read too), staging cleanup, fail-closed markers."""
+"""The file-job skeleton (``spcl.executor.filejob``) on a toy job: plan by content, retries,
+refusals of foreign or other-settings results (old ``parts_hash`` markers read too), staging
+cleanup, fail-closed markers."""
 
 from __future__ import annotations
 
@@ -29,7 +30,9 @@ class ToyConfig:
         return f"h-{self.mode}"
 
     def to_json(self) -> str:
-        return json.dumps({"input": self.input, "output": self.output, "mode": self.mode, "run_id": self.run_id})
+        return json.dumps(
+            {"input": self.input, "output": self.output, "mode": self.mode, "run_id": self.run_id}
+        )
 
     @classmethod
     def from_json(cls, text: str) -> ToyConfig:
@@ -51,7 +54,8 @@ class ToyRun(UnitRun):
 
 
 class ToyJob(FileJob):
-    """Upper-cases each line of each ``.txt`` file; a line ``FAIL`` is pending until the file changes."""
+    """Upper-cases each line of each ``.txt`` file; a line ``FAIL`` is pending until the file
+    changes."""
 
     config_type: ClassVar[Any] = ToyConfig
     name: ClassVar[str] = "toy"
@@ -62,7 +66,10 @@ class ToyJob(FileJob):
     staging_globs: ClassVar[tuple[str, ...]] = ("parts/.*",)
 
     def list_units(self, cfg: ToyConfig) -> list[tuple[Path, str]]:
-        return [(p, file_key(p, cfg.input)) for p in list_unit_files(cfg.input, lambda p: p.suffix == ".txt")]
+        return [
+            (p, file_key(p, cfg.input))
+            for p in list_unit_files(cfg.input, lambda p: p.suffix == ".txt")
+        ]
 
     def needs_retry(self, cfg: ToyConfig, marker: dict[str, Any]) -> bool:
         return bool(marker["stats"]["pending"])
@@ -81,10 +88,16 @@ class ToyJob(FileJob):
     def read_unit(self, worker: ToyWorker, run: ToyRun) -> Iterator[tuple[list[str], list[str]]]:
         lines = run.unit.path.read_text().splitlines()
         for i in range(0, len(lines), 2):  # batches of two lines, each line its own key
-            yield lines[i:i + 2], lines[i:i + 2]
+            yield lines[i : i + 2], lines[i : i + 2]
 
-    def take(self, worker: ToyWorker, run: ToyRun, keys: Sequence[str], batch: list[str],
-             picked: list[str]) -> None:
+    def take(
+        self,
+        worker: ToyWorker,
+        run: ToyRun,
+        keys: Sequence[str],
+        batch: list[str],
+        picked: list[str],
+    ) -> None:
         run.stats["duplicates"] += picked.count(DUPLICATE)
         new = [x for x, verdict in zip(batch, picked, strict=True) if verdict == NEW]
         run.out += [x.upper() for x in new]
@@ -96,8 +109,14 @@ class ToyJob(FileJob):
         (self.output(worker.cfg) / "parts" / f"{run.unit.key}.txt").write_text("\n".join(run.out))
         return {**run.unit.marker, "stats": run.stats}
 
-    def finish(self, cfg: ToyConfig, plan: Any, run: Any, worker: ToyWorker | None) -> dict[str, Any]:
-        return {"processed": run.files_processed, "skipped": run.files_skipped, "records": run.records}
+    def finish(
+        self, cfg: ToyConfig, plan: Any, run: Any, worker: ToyWorker | None
+    ) -> dict[str, Any]:
+        return {
+            "processed": run.files_processed,
+            "skipped": run.files_skipped,
+            "records": run.records,
+        }
 
 
 JOB = ToyJob()
@@ -113,10 +132,15 @@ def _setup(tmp_path: Path) -> ToyConfig:
 def test_a_rerun_skips_done_files_retries_pending_and_redoes_changed(tmp_path: Path) -> None:
     cfg = _setup(tmp_path)
     assert run_local(JOB, cfg, {}) == {"processed": 2, "skipped": 0, "records": 4}
-    assert run_local(JOB, cfg, {}) == {"processed": 1, "skipped": 1, "records": 2}  # b has a pending line
+    # b has a pending line
+    assert run_local(JOB, cfg, {}) == {"processed": 1, "skipped": 1, "records": 2}
     plan = JOB.plan(cfg)
     start = JOB.start(cfg, Path(plan.todo[0].path), plan.todo[0].key)
-    assert start.prior is not None and len(start.marker["runs"]) == 3 and start.marker["release_hash"] == "h-upper"
+    assert (
+        start.prior is not None
+        and len(start.marker["runs"]) == 3
+        and start.marker["release_hash"] == "h-upper"
+    )
     (tmp_path / "in" / "b.txt").write_text("ok\n")  # changed content: from scratch, nothing pending
     start = JOB.start(cfg, Path(plan.todo[0].path), plan.todo[0].key)
     assert start.prior is None and len(start.marker["runs"]) == 1
@@ -124,13 +148,17 @@ def test_a_rerun_skips_done_files_retries_pending_and_redoes_changed(tmp_path: P
 
 
 def test_the_skeletons_loop_reads_picks_routes_and_commits(tmp_path: Path) -> None:
-    """The per-unit loop is the skeleton's: the toy job writes only its hooks; a repeated key is a duplicate."""
+    """The per-unit loop is the skeleton's: the toy job writes only its hooks; a repeated key is
+    a duplicate."""
     cfg = _setup(tmp_path)
     (tmp_path / "in" / "c.txt").write_text("q\nr\nq\n")
     assert run_local(JOB, cfg, {})["records"] == 7
     key = file_key(tmp_path / "in" / "c.txt", cfg.input)
     assert (tmp_path / "out" / "parts" / f"{key}.txt").read_text() == "Q\nR"
-    assert json.loads(JOB.marker_path(cfg, key).read_text())["stats"] == {"pending": 0, "duplicates": 1}
+    assert json.loads(JOB.marker_path(cfg, key).read_text())["stats"] == {
+        "pending": 0,
+        "duplicates": 1,
+    }
 
 
 def test_other_settings_and_another_input_are_refused(tmp_path: Path) -> None:
@@ -146,8 +174,8 @@ def test_other_settings_and_another_input_are_refused(tmp_path: Path) -> None:
 
 
 def test_a_marker_written_as_parts_hash_is_still_read(tmp_path: Path) -> None:
-    """Markers of older annotate versions hold the hash as ``parts_hash``: still the unit's hash; none at all
-    never passes (fail closed)."""
+    """Markers of older annotate versions hold the hash as ``parts_hash``: still the unit's hash;
+    none at all never passes (fail closed)."""
     cfg = _setup(tmp_path)
     run_local(JOB, cfg, {})
     path = JOB.marker_path(cfg, file_key(tmp_path / "in" / "a.txt", cfg.input))
@@ -155,7 +183,8 @@ def test_a_marker_written_as_parts_hash_is_still_read(tmp_path: Path) -> None:
     marker["parts_hash"] = marker.pop("release_hash")
     path.write_text(json.dumps(marker))
     assert marker_hash(marker) == "h-upper"
-    assert [Path(u.path).name for u in JOB.plan(cfg).todo] == ["b.txt"]  # a is done; b has a pending line
+    # a is done; b has a pending line
+    assert [Path(u.path).name for u in JOB.plan(cfg).todo] == ["b.txt"]
     del marker["parts_hash"]
     path.write_text(json.dumps(marker))
     with pytest.raises(JobError, match="other settings"):
@@ -165,7 +194,9 @@ def test_a_marker_written_as_parts_hash_is_still_read(tmp_path: Path) -> None:
 def test_a_damaged_marker_stops_the_plan(tmp_path: Path) -> None:
     cfg = _setup(tmp_path)
     run_local(JOB, cfg, {})
-    JOB.marker_path(cfg, file_key(tmp_path / "in" / "a.txt", cfg.input)).write_text('{"stats": [1]}')
+    JOB.marker_path(cfg, file_key(tmp_path / "in" / "a.txt", cfg.input)).write_text(
+        '{"stats": [1]}'
+    )
     with pytest.raises(MarkerError, match="damaged"):
         JOB.plan(cfg)
 
@@ -175,7 +206,11 @@ def test_committed_needs_the_current_content(tmp_path: Path) -> None:
     cfg.run_id = "r1"
     run_local(JOB, cfg, {})
     worker = ToyWorker(cfg)
-    unit_a = next(u for u in JOB.plan(ToyConfig(cfg.input, str(tmp_path / "fresh"))).todo if u.path.endswith("a.txt"))
+    unit_a = next(
+        u
+        for u in JOB.plan(ToyConfig(cfg.input, str(tmp_path / "fresh"))).todo
+        if u.path.endswith("a.txt")
+    )
     assert JOB.committed(worker, unit_a)
     (tmp_path / "in" / "a.txt").write_text("changed\n")
     assert not JOB.committed(worker, unit_a)
@@ -183,7 +218,10 @@ def test_committed_needs_the_current_content(tmp_path: Path) -> None:
 
 def test_staging_is_cleaned_before_a_run(tmp_path: Path) -> None:
     cfg = _setup(tmp_path)
-    stale_dir, stale_file = tmp_path / "out" / "_tmp" / "x", tmp_path / "out" / "parts" / ".a.txt.tmp"
+    stale_dir, stale_file = (
+        tmp_path / "out" / "_tmp" / "x",
+        tmp_path / "out" / "parts" / ".a.txt.tmp",
+    )
     stale_dir.mkdir(parents=True)
     stale_file.parent.mkdir(parents=True)
     stale_file.write_text("half")
@@ -191,7 +229,9 @@ def test_staging_is_cleaned_before_a_run(tmp_path: Path) -> None:
     assert not stale_dir.parent.exists() and not stale_file.exists()
 
 
-def test_an_unreadable_input_is_the_jobs_error(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_an_unreadable_input_is_the_jobs_error(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """Before, an input the job could not read surfaced as a bare ``PermissionError`` traceback."""
     import spcl.executor.filejob as filejob
 

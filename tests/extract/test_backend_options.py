@@ -1,5 +1,5 @@
-"""The backend registry owns each backend's options: their one spelling, their validation, and which of the
-command line's shared option flags a client gets."""
+"""The backend registry owns each backend's options: their one spelling, their validation, and which
+of the command line's shared option flags a client gets."""
 
 from __future__ import annotations
 
@@ -21,20 +21,27 @@ from spcl.extract.backends.vllm_backend import VLLMExtractor
 from spcl.extract.backends.vllm_chat import VLLMChat
 
 CLASSES = {
-    ("rules", "extractor"): RulesExtractor, ("openai", "extractor"): OpenAIExtractor,
-    ("transformers", "extractor"): TransformersExtractor, ("vllm", "extractor"): VLLMExtractor,
-    ("openai", "chat"): OpenAIChat, ("transformers", "chat"): TransformersChat, ("vllm", "chat"): VLLMChat,
+    ("rules", "extractor"): RulesExtractor,
+    ("openai", "extractor"): OpenAIExtractor,
+    ("transformers", "extractor"): TransformersExtractor,
+    ("vllm", "extractor"): VLLMExtractor,
+    ("openai", "chat"): OpenAIChat,
+    ("transformers", "chat"): TransformersChat,
+    ("vllm", "chat"): VLLMChat,
 }
 
 
 def _keywords(cls: type) -> frozenset[str]:
-    """The keyword options a client class takes (not self, the positional model/endpoint, nor types)."""
+    """The keyword options a client class takes (not self, the positional model/endpoint, nor
+    types)."""
     params = inspect.signature(cls).parameters.values()
     return frozenset(p.name for p in params if p.kind is p.KEYWORD_ONLY and p.name != "types")
 
 
 @pytest.mark.parametrize(("backend", "kind"), sorted(CLASSES))
-def test_declared_options_are_exactly_what_the_client_takes(backend: str, kind: registry.Kind) -> None:
+def test_declared_options_are_exactly_what_the_client_takes(
+    backend: str, kind: registry.Kind
+) -> None:
     spec = registry.backend_spec(backend)
     assert spec is not None
     assert spec.options(kind) == _keywords(CLASSES[backend, kind])
@@ -48,16 +55,24 @@ def test_max_tokens_is_the_one_name_for_the_token_cap() -> None:
 
 def test_the_old_spelling_is_mapped_with_a_deprecation_warning() -> None:
     with pytest.warns(DeprecationWarning, match="max_new_tokens is deprecated; use max_tokens"):
-        opts = registry.check_options("transformers", "extractor", {"max_new_tokens": 8, "batch_size": 2})
+        opts = registry.check_options(
+            "transformers", "extractor", {"max_new_tokens": 8, "batch_size": 2}
+        )
     assert opts == {"max_tokens": 8, "batch_size": 2}
     with pytest.raises(ValueError, match="give max_tokens only"):
         registry.check_options("vllm", "extractor", {"max_new_tokens": 8, "max_tokens": 9})
 
 
 def test_an_option_a_client_does_not_take_is_refused_before_anything_loads() -> None:
-    with pytest.raises(ValueError, match=r"the openai backend takes no option device \(its options: .*max_tokens"):
-        registry.make_extractor("openai", model="m", endpoint="http://127.0.0.1:9/v1", options={"device": "cpu"})
-    with pytest.raises(ValueError, match=r"the rules backend takes no option batch_size \(its options: none\)"):
+    with pytest.raises(
+        ValueError, match=r"the openai backend takes no option device \(its options: .*max_tokens"
+    ):
+        registry.make_extractor(
+            "openai", model="m", endpoint="http://127.0.0.1:9/v1", options={"device": "cpu"}
+        )
+    with pytest.raises(
+        ValueError, match=r"the rules backend takes no option batch_size \(its options: none\)"
+    ):
         registry.make_extractor("rules", options={"batch_size": 2})
 
 
@@ -68,8 +83,22 @@ def _mask_args(*argv: str) -> argparse.Namespace:
 
 
 def test_mask_flags_become_the_options_each_backend_took_before() -> None:
-    flags = ("--max-tokens", "64", "--batch-size", "4", "--device", "cpu", "--concurrency", "2",
-             "--timeout", "5", "--retries", "1", "--tensor-parallel-size", "2")
+    flags = (
+        "--max-tokens",
+        "64",
+        "--batch-size",
+        "4",
+        "--device",
+        "cpu",
+        "--concurrency",
+        "2",
+        "--timeout",
+        "5",
+        "--retries",
+        "1",
+        "--tensor-parallel-size",
+        "2",
+    )
     with warnings.catch_warnings():
         warnings.simplefilter("error")  # no deprecated spelling on the way
         got = {b: backend_options(_mask_args("--backend", b, *flags)) for b in registry.BACKENDS}
@@ -81,7 +110,9 @@ def test_mask_flags_become_the_options_each_backend_took_before() -> None:
     }
     adapter = backend_options(_mask_args("--backend", "vllm", "--adapter", "lora/"))
     assert adapter["adapter"] == "lora/"
-    with pytest.raises(ValueError, match="--adapter is supported by the transformers and vllm backends only"):
+    with pytest.raises(
+        ValueError, match="--adapter is supported by the transformers and vllm backends only"
+    ):
         backend_options(_mask_args("--backend", "openai", "--adapter", "lora/"))
 
 
@@ -90,14 +121,34 @@ def test_generalize_flags_become_the_options_each_backend_took_before() -> None:
     add_generalize_arguments(parser)
     got = {}
     for b in registry.GENERALIZE_BACKENDS:
-        args = parser.parse_args(["-i", "in", "-o", "out", "--vault", "v", "--backend", b, "--max-tokens", "64",
-                                  "--batch-size", "4", "--device", "cpu", "--concurrency", "2"])
+        args = parser.parse_args(
+            [
+                "-i",
+                "in",
+                "-o",
+                "out",
+                "--vault",
+                "v",
+                "--backend",
+                b,
+                "--max-tokens",
+                "64",
+                "--batch-size",
+                "4",
+                "--device",
+                "cpu",
+                "--concurrency",
+                "2",
+            ]
+        )
         cfg = config_from_args(args)
         got[b] = (cfg.options, cfg.extract_options)
     assert got == {
         "rules": ({}, {}),
-        "openai": ({"concurrency": 2, "timeout_s": 120.0, "retries": 3},
-                   {"max_tokens": 64, "concurrency": 2, "timeout_s": 120.0, "retries": 3}),
+        "openai": (
+            {"concurrency": 2, "timeout_s": 120.0, "retries": 3},
+            {"max_tokens": 64, "concurrency": 2, "timeout_s": 120.0, "retries": 3},
+        ),
         "transformers": ({"batch_size": 4}, {"max_tokens": 64, "batch_size": 4, "device": "cpu"}),
     }
 

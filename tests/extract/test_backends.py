@@ -1,4 +1,5 @@
-"""Backends without a model: the interface, the rules backend's contract, the OpenAI client's error paths."""
+"""Backends without a model: the interface, the rules backend's contract, the OpenAI client's
+error paths."""
 
 from __future__ import annotations
 
@@ -11,7 +12,13 @@ from typing import Any, ClassVar
 
 import pytest
 
-from spcl.extract.backends import BackendUnavailable, Extraction, ExtractionError, Extractor, make_extractor
+from spcl.extract.backends import (
+    BackendUnavailable,
+    Extraction,
+    ExtractionError,
+    Extractor,
+    make_extractor,
+)
 from spcl.extract.backends.openai_backend import OpenAIExtractor
 from spcl.extract.backends.rules_backend import (
     RulesExtractor,
@@ -28,7 +35,9 @@ class _Fixed(Extractor):
     name = "fixed"
 
     def run(self, texts: list[str]) -> list[Extraction]:
-        return [Extraction(raw="PHONE\t1") if "ok" in t else Extraction(error="timeout") for t in texts]
+        return [
+            Extraction(raw="PHONE\t1") if "ok" in t else Extraction(error="timeout") for t in texts
+        ]
 
 
 def test_extract_returns_raw_or_raises_with_reasons() -> None:
@@ -53,13 +62,26 @@ def test_make_extractor_validates_arguments() -> None:
 @pytest.mark.parametrize(
     ("text", "expected"),
     [
-        ("연락처 010-1234-5678, 주민번호 900101-1234568", [("PHONE", "010-1234-5678"), ("RRN", "900101-1234568")]),
-        ("김모(33)씨는 A씨(42)와 박씨를 만났다", [("PERSON", "김모"), ("PERSON", "A씨"), ("PERSON", "박씨")]),
-        ("보호자: 어머니 강서윤, 신청인 한유진의 번호",
-         [("REL", "어머니"), ("PERSON", "강서윤"), ("PERSON", "한유진")]),
-        ("山田太郎さんと佐藤さんの母親", [("PERSON", "山田太郎"), ("PERSON", "佐藤"), ("REL", "母親")]),
-        ("Dr. Jane Roe and her husband; card 4111 1111 1111 1111", [
-            ("PERSON", "Jane Roe"), ("REL", "husband"), ("CARD", "4111 1111 1111 1111")]),
+        (
+            "연락처 010-1234-5678, 주민번호 900101-1234568",
+            [("PHONE", "010-1234-5678"), ("RRN", "900101-1234568")],
+        ),
+        (
+            "김모(33)씨는 A씨(42)와 박씨를 만났다",
+            [("PERSON", "김모"), ("PERSON", "A씨"), ("PERSON", "박씨")],
+        ),
+        (
+            "보호자: 어머니 강서윤, 신청인 한유진의 번호",
+            [("REL", "어머니"), ("PERSON", "강서윤"), ("PERSON", "한유진")],
+        ),
+        (
+            "山田太郎さんと佐藤さんの母親",
+            [("PERSON", "山田太郎"), ("PERSON", "佐藤"), ("REL", "母親")],
+        ),
+        (
+            "Dr. Jane Roe and her husband; card 4111 1111 1111 1111",
+            [("PERSON", "Jane Roe"), ("REL", "husband"), ("CARD", "4111 1111 1111 1111")],
+        ),
         ("Call (335) 555-0109, not 800-555-0100", [("PHONE", "(335) 555-0109")]),
         ("대표번호 1588-0000으로 문의하세요. 제품 코드 AB-1234", []),
     ],
@@ -69,7 +91,11 @@ def test_rules_rows(text: str, expected: list[tuple[str, str]]) -> None:
 
 
 def test_rules_output_meets_the_contract() -> None:
-    texts = ["김가상 씨 연락처 010-0000-1234, 이메일 kim@mailbox.com", "", "東京都渋谷区神宮前1-2-3 山田太郎さん"]
+    texts = [
+        "김가상 씨 연락처 010-0000-1234, 이메일 kim@mailbox.com",
+        "",
+        "東京都渋谷区神宮前1-2-3 山田太郎さん",
+    ]
     raws = RulesExtractor().extract(texts)
     assert raws[1] == ""
     for raw, text in zip(raws, texts, strict=True):
@@ -93,9 +119,9 @@ def test_name_finders_positions() -> None:
     assert en_person_names("Morgan Doe met Main Street") == [(0, "Morgan Doe")]
 
 
-# --- OpenAI-compatible client: error paths against a failure-injecting loopback stub ------------------
-# The happy path runs against a real server (`transformers serve`) in test_backends_llm.py; this stub
-# exists only to produce what a real server will not do on demand (503s, hangs, broken JSON).
+# --- OpenAI-compatible client: error paths against a failure-injecting loopback stub --------------
+# The happy path runs against a real server (`transformers serve`) in test_backends_llm.py; this
+# stub exists only to produce what a real server will not do on demand (503s, hangs, broken JSON).
 
 
 class _Stub(BaseHTTPRequestHandler):
@@ -128,12 +154,28 @@ class _Stub(BaseHTTPRequestHandler):
         elif action == "garbage":
             self._send(200, b"not json")
         elif action == "length":
-            self._send(200, json.dumps({"choices": [{"message": {"content": "PHONE\t0"}, "finish_reason": "length"}],
-                                        "usage": {"completion_tokens": 7}}).encode())
+            self._send(
+                200,
+                json.dumps(
+                    {
+                        "choices": [
+                            {"message": {"content": "PHONE\t0"}, "finish_reason": "length"}
+                        ],
+                        "usage": {"completion_tokens": 7},
+                    }
+                ).encode(),
+            )
         else:
             content = "<think>hm</think>PHONE\t010-1234-5678"
-            self._send(200, json.dumps({"choices": [{"message": {"content": content}, "finish_reason": "stop"}],
-                                        "usage": {"completion_tokens": 5}}).encode())
+            self._send(
+                200,
+                json.dumps(
+                    {
+                        "choices": [{"message": {"content": content}, "finish_reason": "stop"}],
+                        "usage": {"completion_tokens": 5},
+                    }
+                ).encode(),
+            )
 
 
 @pytest.fixture
@@ -159,10 +201,16 @@ def test_openai_retries_then_succeeds(stub: Any) -> None:
         assert ex.check() == ["stub-model"]
         [res] = ex.run(["연락처 010-1234-5678"])
     assert res.ok and res.generated_tokens == 5
-    assert parse_extraction(res.raw or "", "연락처 010-1234-5678").candidates == [("PHONE", "010-1234-5678")]
+    assert parse_extraction(res.raw or "", "연락처 010-1234-5678").candidates == [
+        ("PHONE", "010-1234-5678")
+    ]
     assert len(_Stub.seen) == 3
     req = _Stub.seen[-1]
-    assert req["temperature"] == 0.0 and req["model"] == "stub-model" and req["messages"][0]["role"] == "system"
+    assert (
+        req["temperature"] == 0.0
+        and req["model"] == "stub-model"
+        and req["messages"][0]["role"] == "system"
+    )
     assert req["messages"][1]["content"] == "연락처 010-1234-5678"
 
 
@@ -189,7 +237,10 @@ def test_openai_bounded_concurrency_keeps_order(stub: Any) -> None:
 
 def test_openai_unreachable_is_clear() -> None:
     ex = OpenAIExtractor("http://127.0.0.1:9/v1", "m", retries=1, timeout_s=2)
-    with pytest.raises(BackendUnavailable, match=r"cannot reach the OpenAI-compatible endpoint http://127.0.0.1:9/v1"):
+    with pytest.raises(
+        BackendUnavailable,
+        match=r"cannot reach the OpenAI-compatible endpoint http://127.0.0.1:9/v1",
+    ):
         ex.check()
     with pytest.raises(BackendUnavailable, match="became unreachable"):
         ex.run(["a"])

@@ -14,8 +14,9 @@ from spcl.extract.backends.chunking import ChunkingExtractor, split_windows
 
 
 class WindowEchoExtractor(Extractor):
-    """Test double standing in for a model with a context limit: lists the e-mail-like and phone-like
-    tokens of each window it sees, and fails a window longer than ``limit`` characters."""
+    """Test double standing in for a model with a context limit: lists the e-mail-like and
+    phone-like tokens of each window it sees, and fails a window longer than ``limit``
+    characters."""
 
     name = "echo"
     model = "window-echo"
@@ -39,12 +40,15 @@ class WindowEchoExtractor(Extractor):
 
 
 @given(st.text(min_size=0, max_size=3000), st.integers(50, 400), st.integers(0, 49))
-def test_windows_cover_the_text_bounded_and_overlapping(text: str, max_chars: int, overlap: int) -> None:
+def test_windows_cover_the_text_bounded_and_overlapping(
+    text: str, max_chars: int, overlap: int
+) -> None:
     windows = split_windows(text, max_chars, overlap)
     assert windows[0][0] == 0 and windows[-1][1] == len(text)
     assert all(0 < end - start <= max_chars or len(text) == 0 for start, end in windows)
     for (s1, e1), (s2, _e2) in pairwise(windows):
-        assert s1 < s2 <= e1 - overlap  # progress, and no gap: every short value lies whole in one window
+        # progress, and no gap: every short value lies whole in one window
+        assert s1 < s2 <= e1 - overlap
 
 
 def test_long_document_is_extracted_in_windows_and_every_value_found() -> None:
@@ -69,13 +73,23 @@ def test_one_failed_window_fails_the_document_closed() -> None:
 
     long_text = "x@mailbox.com " + "가" * 900
     short_text = "짧은 문서"
-    results = ChunkingExtractor(FlakyEcho(limit=10_000), max_chars=400, overlap=50).run([long_text, short_text])
+    results = ChunkingExtractor(FlakyEcho(limit=10_000), max_chars=400, overlap=50).run(
+        [long_text, short_text]
+    )
     assert results[0].error == "window_failed:timeout" and results[0].raw is None
     assert results[1].ok
 
 
 def test_make_extractor_wraps_model_backends_only_when_asked() -> None:
     assert not isinstance(make_extractor("rules", chunk_chars=500), ChunkingExtractor)
-    wrapped = make_extractor("openai", model="m", endpoint="http://127.0.0.1:9/v1", chunk_chars=2000)
-    assert isinstance(wrapped, ChunkingExtractor) and wrapped.name == "openai" and wrapped.max_chars == 2000
-    assert not isinstance(make_extractor("openai", model="m", endpoint="http://127.0.0.1:9/v1"), ChunkingExtractor)
+    wrapped = make_extractor(
+        "openai", model="m", endpoint="http://127.0.0.1:9/v1", chunk_chars=2000
+    )
+    assert (
+        isinstance(wrapped, ChunkingExtractor)
+        and wrapped.name == "openai"
+        and wrapped.max_chars == 2000
+    )
+    assert not isinstance(
+        make_extractor("openai", model="m", endpoint="http://127.0.0.1:9/v1"), ChunkingExtractor
+    )

@@ -12,8 +12,14 @@ SRC = "신청인 김가상(900101-1234560), 연락처 010 0000 1234, 메일 kim1
 def test_accepts_rows_found_in_source_in_output_order() -> None:
     raw = "PERSON\t김가상\nPHONE\t010-0000-1234\nEMAIL\tkim1@mailbox.com\n"
     r = parse_extraction(raw, SRC)
-    assert r.candidates == [("PERSON", "김가상"), ("PHONE", "010-0000-1234"), ("EMAIL", "kim1@mailbox.com")]
-    assert r.parse_success and r.hallucinated_rows == [] and r.rows_read == 3 and r.rows_rejected == {}
+    assert r.candidates == [
+        ("PERSON", "김가상"),
+        ("PHONE", "010-0000-1234"),
+        ("EMAIL", "kim1@mailbox.com"),
+    ]
+    assert (
+        r.parse_success and r.hallucinated_rows == [] and r.rows_read == 3 and r.rows_rejected == {}
+    )
 
 
 def test_trims_and_normalizes_type_and_value() -> None:
@@ -47,7 +53,12 @@ def test_rejections_by_reason() -> None:
     assert r.candidates == [("PERSON", "김가상")]
     assert r.hallucinated_rows == [("ACCOUNT", "alias123456"), ("CARD", "4111-1111-1111-1111")]
     assert r.rows_read == 6 and r.lines_without_tab == 1
-    assert r.rows_rejected == {"type_not_allowed": 1, "empty_value": 1, "duplicate": 1, "not_in_source": 2}
+    assert r.rows_rejected == {
+        "type_not_allowed": 1,
+        "empty_value": 1,
+        "duplicate": 1,
+        "not_in_source": 2,
+    }
     assert r.checked_rows == 3 and r.parse_success
 
 

@@ -1,10 +1,11 @@
-"""LLM values that differ from the source only in compatibility form, case, spacing or invisible characters.
+"""LLM values that differ from the source only in compatibility form, case, spacing or invisible
+characters.
 
-A model often prints a value the way it "should" look: NFKC (full-width Latin, half-width katakana folded),
-one space for a line break or a double space, without a zero-width character, in another case. Such a row
-is not a hallucination: its value is in the document, and the source's own surface must be masked. Before,
-these rows were dropped as ``not_in_source`` and, when any other row of the answer matched, the document
-was released with the value in clear.
+A model often prints a value the way it "should" look: NFKC (full-width Latin, half-width katakana
+folded), one space for a line break or a double space, without a zero-width character, in another
+case. Such a row is not a hallucination: its value is in the document, and the source's own surface
+must be masked. Before, these rows were dropped as ``not_in_source`` and, when any other row of the
+answer matched, the document was released with the value in clear.
 """
 
 from __future__ import annotations
@@ -25,7 +26,8 @@ CASES = [
     ("Ｊｏｎａｔｈａｎ Ｓｍｉｔｈｅｒｓ", "Jonathan Smithers"),  # full-width Latin (NFKC)
     ("ﾀﾅｶ ﾀﾛｳｻﾞｴﾓﾝ", "タナカ タロウザエモン"),  # half-width katakana, a voiced mark (NFKC)
     ("Jona\u200bthan Smi\u00adthers", "Jonathan Smithers"),  # zero-width space, soft hyphen
-    ("東京都新宿区\n西新宿二丁目８番１号", "東京都新宿区西新宿二丁目8番1号"),  # a line break where no space is
+    # a line break where no space is
+    ("東京都新宿区\n西新宿二丁目８番１号", "東京都新宿区西新宿二丁目8番1号"),
 ]
 
 
@@ -43,8 +45,13 @@ def test_loose_value_is_masked_not_released(surface: str, printed: str) -> None:
     text = f"Contact {surface} at {PHONE} today."
     type_ = "ADDRESS" if "東京" in printed else "PERSON"
     hits = rule_hits(text)
-    out = mask_document(text, Extraction(raw=f"{type_}\t{printed}\nPHONE\t{PHONE}\n"), hits,
-                        ("PERSON", "PHONE", "ADDRESS"), False)
+    out = mask_document(
+        text,
+        Extraction(raw=f"{type_}\t{printed}\nPHONE\t{PHONE}\n"),
+        hits,
+        ("PERSON", "PHONE", "ADDRESS"),
+        False,
+    )
     assert out.released is not None
     masked = out.released.masked_text
     assert surface not in masked and PHONE not in masked
@@ -53,25 +60,36 @@ def test_loose_value_is_masked_not_released(surface: str, printed: str) -> None:
 
 def test_loose_match_never_cuts_a_character_or_glues_digits() -> None:
     # "タ" is not "ダ" (a voiced mark is part of the character), "123456" not inside "91234567"
-    r = parse_extraction("PERSON\tタナカ\nACCOUNT\t１２３４５６\nPERSON\tAnna\n", "ダナカ 91234567 Anna")
+    r = parse_extraction(
+        "PERSON\tタナカ\nACCOUNT\t１２３４５６\nPERSON\tAnna\n", "ダナカ 91234567 Anna"
+    )
     assert r.candidates == [("PERSON", "Anna")]
     assert sorted(r.hallucinated_rows) == [("ACCOUNT", "１２３４５６"), ("PERSON", "タナカ")]
 
 
 def test_real_hallucinations_stay_rejected() -> None:
     r = parse_extraction("PERSON\tJane Doe\n", "Contact Jonathan Smithers today.")
-    assert r.candidates == [] and r.hallucinated_rows == [("PERSON", "Jane Doe")] and not r.parse_success
+    assert (
+        r.candidates == []
+        and r.hallucinated_rows == [("PERSON", "Jane Doe")]
+        and not r.parse_success
+    )
 
 
 def test_other_loose_occurrences_of_a_found_value_are_masked_too() -> None:
-    # the model lists a value once; the document also writes it in capitals, full width, across a line
-    text = "John Smith wrote to us.\nSigned: JOHN SMITH, ｊｏｈｎ ｓｍｉｔｈ, John\nSmith. Johnsmithers Co."
+    # the model lists a value once; the document also writes it in capitals, full width, across a
+    # line
+    text = (
+        "John Smith wrote to us.\nSigned: JOHN SMITH, ｊｏｈｎ ｓｍｉｔｈ, John\nSmith."
+        " Johnsmithers Co."
+    )
     out = mask_document(text, Extraction(raw="PERSON\tJohn Smith\n"), [], ("PERSON",), False)
     assert out.released is not None
     masked = out.released.masked_text
     for surface in ("John Smith", "JOHN SMITH", "ｊｏｈｎ ｓｍｉｔｈ", "John\nSmith"):
         assert surface not in masked
-    assert "Johnsmithers" in masked  # not a whole word: a found value's loose forms are masked as words only
+    # not a whole word: a found value's loose forms are masked as words only
+    assert "Johnsmithers" in masked
     assert len(out.released.mapping) == 4
 
 

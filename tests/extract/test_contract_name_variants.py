@@ -1,7 +1,7 @@
 """A model row the source lacks that shares a name-like word with it fails the document closed.
 
-``Jonathan A. Smithers`` for the source's ``Jonathan Smithers`` was a hallucination and, beside another
-matching row, the document was released with the name in clear."""
+``Jonathan A. Smithers`` for the source's ``Jonathan Smithers`` was a hallucination and, beside
+another matching row, the document was released with the name in clear."""
 
 from __future__ import annotations
 
@@ -29,7 +29,8 @@ def test_korean_and_japanese_near_rows_fail() -> None:
 
 
 def test_unrelated_hallucination_still_releases() -> None:
-    # no shared capitalised word (function words do not count), Han/Hangul pair or kana word: harmless
+    # no shared capitalised word (function words do not count), Han/Hangul pair or kana word:
+    # harmless
     for value in ("Maria Gonzalez", "The Rural", "박민수", "ジョージ"):
         raw = f"PERSON\tAnn Lee\nPERSON\t{value}\n"
         out = mask_document(SOURCE, Extraction(raw=raw), [], ("PERSON",), False)
@@ -39,6 +40,8 @@ def test_unrelated_hallucination_still_releases() -> None:
 
 def test_numeric_types_and_candidate_lists() -> None:
     # a wrong digit is no name-like word; the evaluator's candidate lists follow the same rule
-    assert check_candidates([("PHONE", "555-0199"), ("PERSON", "Ann Lee")], "Ann Lee 555-0198").parse_success
+    assert check_candidates(
+        [("PHONE", "555-0199"), ("PERSON", "Ann Lee")], "Ann Lee 555-0198"
+    ).parse_success
     res = check_candidates([("ADDRESS", "12 Elm Street Fairview"), ("PERSON", "Ann Lee")], SOURCE)
     assert not res.parse_success and res.near_source_rows == 1

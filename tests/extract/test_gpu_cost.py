@@ -1,7 +1,7 @@
-"""What the LLM stage costs (issue 28): prompt and completion tokens per document in the mask and generalize
-metrics, summed over chunked windows, kept across a retry, and turned into GPU-hours by ``spcl report``.
-Fast: test doubles stand in for the model (named as such); the real engines' counts are checked in
-tests/e2e/test_vllm_cpu.py."""
+"""What the LLM stage costs (issue 28): prompt and completion tokens per document in the mask and
+generalize metrics, summed over chunked windows, kept across a retry, and turned into GPU-hours by
+``spcl report``. Fast: test doubles stand in for the model (named as such); the real engines' counts
+are checked in tests/e2e/test_vllm_cpu.py."""
 
 from __future__ import annotations
 
@@ -21,16 +21,21 @@ from spcl.mask_stage import MaskJobConfig, run_mask_job
 from spcl.report.llm_cost import token_facts
 
 KEY_B64 = base64.b64encode(bytes(range(32))).decode()
-TEXTS = ["연락처는 010-2345-6789입니다.", "山田太郎さんのメールは yamada@mailbox.com です。",
-         "Jordan was treated at Leeds General Infirmary. Call 010-2345-6789.", "no personal data here at all"]
+TEXTS = [
+    "연락처는 010-2345-6789입니다.",
+    "山田太郎さんのメールは yamada@mailbox.com です。",
+    "Jordan was treated at Leeds General Infirmary. Call 010-2345-6789.",
+    "no personal data here at all",
+]
 
 
 pytestmark = pytest.mark.usefixtures("vault_key")
 
 
 class CountingExtractor(Extractor):
-    """Test double (not a model): answers nothing (an empty list), or a transient error for texts containing
-    ``fail`` while ``failing``; reports ``len(text)`` prompt tokens and 5 generated tokens per document."""
+    """Test double (not a model): answers nothing (an empty list), or a transient error for texts
+    containing ``fail`` while ``failing``; reports ``len(text)`` prompt tokens and 5 generated
+    tokens per document."""
 
     name = "counting"
     model = "counting-v0"
@@ -40,13 +45,22 @@ class CountingExtractor(Extractor):
         self.failing = failing
 
     def run(self, texts: list[str]) -> list[Extraction]:
-        return [Extraction(error="timeout", generated_tokens=0, prompt_tokens=len(t)) if self.failing and "010" in t
-                else Extraction(raw="", generated_tokens=5, prompt_tokens=len(t)) for t in texts]
+        return [
+            (
+                Extraction(error="timeout", generated_tokens=0, prompt_tokens=len(t))
+                if self.failing and "010" in t
+                else Extraction(raw="", generated_tokens=5, prompt_tokens=len(t))
+            )
+            for t in texts
+        ]
 
 
 def _input(tmp: Path) -> Path:
     (tmp / "in").mkdir(exist_ok=True)
-    pq.write_table(pa.table({"id": [f"d{i}" for i in range(len(TEXTS))], "text": TEXTS}), tmp / "in" / "p.parquet")
+    pq.write_table(
+        pa.table({"id": [f"d{i}" for i in range(len(TEXTS))], "text": TEXTS}),
+        tmp / "in" / "p.parquet",
+    )
     return tmp / "in"
 
 
@@ -58,14 +72,20 @@ def test_mask_metrics_carry_prompt_and_completion_tokens_per_document(tmp_path: 
     metrics = run_mask_job(_cfg(tmp_path), extractor=CountingExtractor())
     tokens = metrics["tokens"]
     prompt = sum(len(t) for t in TEXTS)
-    assert tokens == {"documents": 4, "documents_counted": 4, "prompt": prompt, "completion": 20,
-                      "prompt_per_document": round(prompt / 4, 3), "completion_per_document": 5.0}
+    assert tokens == {
+        "documents": 4,
+        "documents_counted": 4,
+        "prompt": prompt,
+        "completion": 20,
+        "prompt_per_document": round(prompt / 4, 3),
+        "completion_per_document": 5.0,
+    }
     assert metrics["generated_tokens"] == 20
 
 
 def test_tokens_of_failed_documents_count_and_a_retry_adds_to_them(tmp_path: Path) -> None:
-    """A model's tokens are spent whether or not its answer is usable: a transient failure counts, and the
-    rerun that retries exactly those documents adds its own tokens to the earlier run's."""
+    """A model's tokens are spent whether or not its answer is usable: a transient failure counts,
+    and the rerun that retries exactly those documents adds its own tokens to the earlier run's."""
     first = run_mask_job(_cfg(tmp_path), extractor=CountingExtractor(failing=True))
     assert first["failed_transient"] == 2 and first["tokens"]["documents_counted"] == 4
     assert first["tokens"]["completion"] == 10  # two answered documents x 5
@@ -102,23 +122,34 @@ def test_report_gpu_hours_from_a_given_or_the_measured_rate(tmp_path: Path) -> N
 
 def test_chunked_documents_sum_every_windows_tokens_even_after_a_failed_window() -> None:
     class Windows(Extractor):
-        """Test double: fails the window holding ``BAD``, 2 generated tokens and ``len`` prompt tokens each."""
+        """Test double: fails the window holding ``BAD``, 2 generated tokens and ``len`` prompt
+        tokens each."""
 
         def run(self, texts: list[str]) -> list[Extraction]:
-            return [Extraction(error="output_truncated", generated_tokens=2, prompt_tokens=len(t)) if "BAD" in t
-                    else Extraction(raw="", generated_tokens=2, prompt_tokens=len(t)) for t in texts]
+            return [
+                (
+                    Extraction(error="output_truncated", generated_tokens=2, prompt_tokens=len(t))
+                    if "BAD" in t
+                    else Extraction(raw="", generated_tokens=2, prompt_tokens=len(t))
+                )
+                for t in texts
+            ]
 
     text = "a" * 90 + "BAD" + "b" * 200
     ex = ChunkingExtractor(Windows(), max_chars=100, overlap=10)
     (res,) = ex.run([text])
     windows = -(-(len(text) - 10) // 90)
     assert res.error == "window_failed:output_truncated"
-    assert res.generated_tokens == 2 * windows and res.prompt_tokens is not None and res.prompt_tokens >= len(text)
+    assert (
+        res.generated_tokens == 2 * windows
+        and res.prompt_tokens is not None
+        and res.prompt_tokens >= len(text)
+    )
 
 
 class CountingChat:
-    """Test double (not a model) of a chat client: every reply is ``bad_response`` with 7 generated and 100
-    prompt tokens, so each document fails closed but its calls are still counted."""
+    """Test double (not a model) of a chat client: every reply is ``bad_response`` with 7 generated
+    and 100 prompt tokens, so each document fails closed but its calls are still counted."""
 
     name = "openai"
     model = "counting-chat"
@@ -138,15 +169,21 @@ class CountingChat:
 
 
 class OrgExtractor(Extractor):
-    """Test double (not a model): prints the one ORG row of the texts that hold it; 4 generated and 50 prompt
-    tokens per document."""
+    """Test double (not a model): prints the one ORG row of the texts that hold it; 4 generated and
+    50 prompt tokens per document."""
 
     name = "org"
     model = "org-v0"
 
     def run(self, texts: list[str]) -> list[Extraction]:
-        return [Extraction(raw="ORG\tLeeds General Infirmary" if "Leeds" in t else "", generated_tokens=4,
-                           prompt_tokens=50) for t in texts]
+        return [
+            Extraction(
+                raw="ORG\tLeeds General Infirmary" if "Leeds" in t else "",
+                generated_tokens=4,
+                prompt_tokens=50,
+            )
+            for t in texts
+        ]
 
 
 def test_generalize_metrics_count_the_extractor_and_chat_tokens(tmp_path: Path) -> None:
@@ -154,9 +191,15 @@ def test_generalize_metrics_count_the_extractor_and_chat_tokens(tmp_path: Path) 
     from spcl.generalize.job import GeneralizeJobConfig, run_generalize_job
 
     _input(tmp_path)
-    cfg = GeneralizeJobConfig(input=str(tmp_path / "in"), output=str(tmp_path / "out"), vault=str(tmp_path / "v"),
-                              backend="openai", model="counting-chat", endpoint="http://127.0.0.1:9/v1",
-                              types=(*DEFAULT_TYPES, "ORG"))
+    cfg = GeneralizeJobConfig(
+        input=str(tmp_path / "in"),
+        output=str(tmp_path / "out"),
+        vault=str(tmp_path / "v"),
+        backend="openai",
+        model="counting-chat",
+        endpoint="http://127.0.0.1:9/v1",
+        types=(*DEFAULT_TYPES, "ORG"),
+    )
     chat = CountingChat()
     metrics = run_generalize_job(cfg, OrgExtractor(), chat)  # type: ignore[arg-type]
     tokens = metrics["tokens"]

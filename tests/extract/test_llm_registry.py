@@ -1,6 +1,6 @@
-"""One registry of LLM backends, one factory: a toy backend added by one ``register_backend`` call is offered
-and built for both client kinds, the CLI's name tuples come from the registry, and the shared chat client
-imports no extractor module."""
+"""One registry of LLM backends, one factory: a toy backend added by one ``register_backend`` call
+is offered and built for both client kinds, the CLI's name tuples come from the registry, and the
+shared chat client imports no extractor module."""
 
 from __future__ import annotations
 
@@ -51,9 +51,13 @@ class ToyChat:
 def toy_backend(monkeypatch: pytest.MonkeyPatch) -> None:
     """The registry with a ``toy`` backend added (restored afterwards)."""
     monkeypatch.setattr(registry, "_REGISTRY", dict(registry._REGISTRY))
-    registry.register_backend(registry.BackendSpec(
-        "toy", extractor=lambda model, endpoint, types, opts: ToyExtractor(types, **opts),
-        chat=lambda model, endpoint, opts: ToyChat(str(model), **opts)))
+    registry.register_backend(
+        registry.BackendSpec(
+            "toy",
+            extractor=lambda model, endpoint, types, opts: ToyExtractor(types, **opts),
+            chat=lambda model, endpoint, opts: ToyChat(str(model), **opts),
+        )
+    )
 
 
 def test_a_backend_registered_once_is_built_by_both_factories(toy_backend: None) -> None:
@@ -69,17 +73,30 @@ def test_a_backend_registered_once_is_built_by_both_factories(toy_backend: None)
 
 
 def test_unknown_names_list_the_registered_backends(toy_backend: None) -> None:
-    with pytest.raises(ValueError, match=r"unknown backend 'nope'; choose one of rules, openai, .*toy"):
+    with pytest.raises(
+        ValueError, match=r"unknown backend 'nope'; choose one of rules, openai, .*toy"
+    ):
         make_extractor("nope")
-    with pytest.raises(ValueError, match=r"unknown chat backend 'rules2'; choose one of openai, .*toy"):
+    with pytest.raises(
+        ValueError, match=r"unknown chat backend 'rules2'; choose one of openai, .*toy"
+    ):
         make_chat("rules2", model="m")
 
 
 def test_the_name_tuples_come_from_the_registry() -> None:
     from spcl.annotate.teachers import TEACHER_BACKENDS
 
-    assert BACKENDS == registry.backend_names("extractor") == ("rules", "openai", "transformers", "vllm")
-    assert CHAT_BACKENDS == TEACHER_BACKENDS == registry.backend_names("chat") == ("openai", "transformers", "vllm")
+    assert (
+        BACKENDS
+        == registry.backend_names("extractor")
+        == ("rules", "openai", "transformers", "vllm")
+    )
+    assert (
+        CHAT_BACKENDS
+        == TEACHER_BACKENDS
+        == registry.backend_names("chat")
+        == ("openai", "transformers", "vllm")
+    )
     assert make_chat("rules") is None
 
 
@@ -95,8 +112,13 @@ def _spcl_imports(path: Path) -> set[str]:
 
 
 def test_the_chat_client_imports_no_extractor_module() -> None:
-    extractors = {"spcl.extract.backends.transformers_backend", "spcl.extract.backends.vllm_backend",
-                  "spcl.extract.backends.openai_backend", "spcl.extract.backends.rules_backend",
-                  "spcl.extract.backends.chunking", "spcl.extract.prompt"}
+    extractors = {
+        "spcl.extract.backends.transformers_backend",
+        "spcl.extract.backends.vllm_backend",
+        "spcl.extract.backends.openai_backend",
+        "spcl.extract.backends.rules_backend",
+        "spcl.extract.backends.chunking",
+        "spcl.extract.prompt",
+    }
     for module in ("chat", "openai_chat", "transformers_chat", "vllm_chat"):
         assert not _spcl_imports(ROOT / f"spcl/extract/backends/{module}.py") & extractors

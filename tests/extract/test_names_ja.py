@@ -1,5 +1,5 @@
-"""The Japanese person-name finder: the rule finder's organisation checks, the katakana name gazetteer of the CRF
-(builder, loader, features)."""
+"""The Japanese person-name finder: the rule finder's organisation checks, the katakana name
+gazetteer of the CRF (builder, loader, features)."""
 
 from __future__ import annotations
 
@@ -28,19 +28,28 @@ def _jamdict_db(path: Path) -> Path:
         CREATE TABLE Kanji (ID INTEGER PRIMARY KEY, idseq INTEGER, text TEXT);
         CREATE TABLE Kana (ID INTEGER PRIMARY KEY, idseq INTEGER, text TEXT, nokanji BOOLEAN);
     """)
-    names = [(1, "ハインリヒ", "masc"), (2, "ヴェーバー", "surname"), (3, "アーサー・ミラー", "person"),
-             (4, "ボストン", "place"), (5, "ア", "fem"), (6, "ヤマダ", "surname")]
+    names = [
+        (1, "ハインリヒ", "masc"),
+        (2, "ヴェーバー", "surname"),
+        (3, "アーサー・ミラー", "person"),
+        (4, "ボストン", "place"),
+        (5, "ア", "fem"),
+        (6, "ヤマダ", "surname"),
+    ]
     for idseq, text, kind in names:
         con.execute("INSERT INTO NETranslation (ID, idseq) VALUES (?, ?)", (idseq, idseq))
         con.execute("INSERT INTO NETransType VALUES (?, ?)", (idseq, kind))
         con.execute("INSERT INTO NEKana (idseq, text, nokanji) VALUES (?, ?, 0)", (idseq, text))
-    con.execute("INSERT INTO NEKanji (idseq, text) VALUES (6, '山田')")  # a reading of a kanji name: not kept
-    for idseq, text in ((7, "薄熙来"), (8, "山田太郎")):  # a full name unidic does not tag 人名, and one it does
+    # a reading of a kanji name: not kept
+    con.execute("INSERT INTO NEKanji (idseq, text) VALUES (6, '山田')")
+    # a full name unidic does not tag 人名, and one it does
+    for idseq, text in ((7, "薄熙来"), (8, "山田太郎")):
         con.execute("INSERT INTO NETranslation (ID, idseq) VALUES (?, ?)", (idseq, idseq))
         con.execute("INSERT INTO NETransType VALUES (?, 'person')", (idseq,))
         con.execute("INSERT INTO NEKanji (idseq, text) VALUES (?, ?)", (idseq, text))
     con.execute("INSERT INTO Kana (idseq, text, nokanji) VALUES (10, 'コンピュータ', 0)")
-    con.execute("INSERT INTO Kana (idseq, text, nokanji) VALUES (11, 'ミラー', 0)")  # a loanword too (mirror)
+    # a loanword too (mirror)
+    con.execute("INSERT INTO Kana (idseq, text, nokanji) VALUES (11, 'ミラー', 0)")
     con.commit()
     con.close()
     return path
@@ -55,8 +64,16 @@ def test_builder_derives_classes_and_is_byte_identical(tmp_path: Path) -> None:
     assert doc["source"]["sha256"] == hashlib.sha256(db.read_bytes()).hexdigest()
     assert "CC BY-SA 4.0" in doc["licence"]
     gaz = load_ja_gazetteer(tmp_path / "a.json")
-    assert gaz == {"ハインリヒ": "g", "ヴェーバー": "s", "アーサー": "p", "ミラー": "pw", "ボストン": "l",
-                   "コンピュータ": "w", "薄熙来": "k"}  # no one-character string, no kana reading of a kanji name
+    assert gaz == {
+        "ハインリヒ": "g",
+        "ヴェーバー": "s",
+        "アーサー": "p",
+        "ミラー": "pw",
+        "ボストン": "l",
+        # no one-character string, no kana reading of a kanji name
+        "コンピュータ": "w",
+        "薄熙来": "k",
+    }
     assert counts == {"g": 1, "s": 1, "p": 2, "l": 1, "w": 2, "k": 1}
 
 
@@ -66,7 +83,10 @@ def test_loader_tolerates_a_missing_or_bad_file(tmp_path: Path) -> None:
     bad.write_text("{not json", encoding="utf-8")
     assert load_ja_gazetteer(bad) == {}
     odd = tmp_path / "odd.json"
-    odd.write_text(json.dumps({"classes": {"g": ["アンナ", 3], "long": ["x"], "s": "ミラー"}}), encoding="utf-8")
+    odd.write_text(
+        json.dumps({"classes": {"g": ["アンナ", 3], "long": ["x"], "s": "ミラー"}}),
+        encoding="utf-8",
+    )
     assert load_ja_gazetteer(odd) == {"アンナ": "g"}
 
 
@@ -79,7 +99,8 @@ def test_features_read_the_parts_of_a_dotted_katakana_unit() -> None:
     first = next(k for k, m in enumerate(morphs) if m[0] == text.index("ハ"))
     assert "gp=g" in feats[first] and "gp+1=s" in feats[first] and "gall" in feats[first]
     assert "gp=s" in feats[dot + 1] and "gp-1=g" in feats[dot + 1] and "gall" in feats[dot]
-    assert not any(f.startswith("g") and f != "gp=-" for f in features(text, morphs, rules)[first])  # no gazetteer
+    # no gazetteer
+    assert not any(f.startswith("g") and f != "gp=-" for f in features(text, morphs, rules)[first])
     loan = "コンピュータ・システムを使う。"
     morphs, rules = analyse(loan, "ja")
     feats = features(loan, morphs, rules, gaz)
@@ -93,10 +114,14 @@ def test_features_mark_a_kanji_full_name_of_the_gazetteer_across_morphemes() -> 
     marks = [next((f for f in row if f.startswith("gk=")), None) for row in feats]
     covered = [m[2] for m, mark in zip(morphs, marks, strict=True) if mark]
     assert "".join(covered) == "薄熙来" and marks[0] == "gk=B" and marks[len(covered) - 1] == "gk=I"
-    assert not any(f.startswith("gk=") for row in features(text, morphs, rules, {"熙来": "g"}) for f in row)
+    assert not any(
+        f.startswith("gk=") for row in features(text, morphs, rules, {"熙来": "g"}) for f in row
+    )
 
 
-@pytest.mark.skipif(not (SHIPPED / JA_GAZETTEER).is_file(), reason="no shipped Japanese names gazetteer")
+@pytest.mark.skipif(
+    not (SHIPPED / JA_GAZETTEER).is_file(), reason="no shipped Japanese names gazetteer"
+)
 def test_shipped_gazetteer_is_small_attributed_and_named_in_the_card() -> None:
     path = SHIPPED / JA_GAZETTEER
     assert path.stat().st_size <= 3 * 1024 * 1024

@@ -1,4 +1,5 @@
-"""The trained person-name CRF (spcl.extract.names.tagger), its training command and the shipped model."""
+"""The trained person-name CRF (spcl.extract.names.tagger), its training command and the shipped
+model."""
 
 from __future__ import annotations
 
@@ -36,9 +37,14 @@ _TINY = [
 
 
 def _tiny_data(path: Path, copies: int = 6) -> Path:
-    rows = [{"id": f"t{i}-{k}", "lang": lang, "text": text, "persons": [list(p) for p in persons]}
-            for k in range(copies) for i, (lang, text, persons) in enumerate(_TINY)]
-    path.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows), encoding="utf-8")
+    rows = [
+        {"id": f"t{i}-{k}", "lang": lang, "text": text, "persons": [list(p) for p in persons]}
+        for k in range(copies)
+        for i, (lang, text, persons) in enumerate(_TINY)
+    ]
+    path.write_text(
+        "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows), encoding="utf-8"
+    )
     return path
 
 
@@ -65,11 +71,13 @@ def test_training_is_reproducible_and_writes_a_card(tmp_path: Path) -> None:
     b = train_names(data, tmp_path / "b", max_iterations=30, negatives=None)
     for lang in ("ja", "ko"):
         assert a["files"][lang]["sha256"] == b["files"][lang]["sha256"]
-        assert (tmp_path / "a" / f"{lang}.crfsuite").read_bytes()[:4] == b"lCRF"  # crfsuite's format, no pickle
+        # crfsuite's format, no pickle
+        assert (tmp_path / "a" / f"{lang}.crfsuite").read_bytes()[:4] == b"lCRF"
     card = json.loads((tmp_path / "a" / "model_card.json").read_text("utf-8"))
     assert card["data"]["sha256"] == hashlib.sha256(data.read_bytes()).hexdigest()
     assert set(card["heldout"]) == {"ja", "ko"} and set(card["thresholds"]) == {"ja", "ko"}
-    assert set(card["heldout_pipeline"]) == {"ja", "ko"}  # the CRF merged with the rule finders, as shipped
+    # the CRF merged with the rule finders, as shipped
+    assert set(card["heldout_pipeline"]) == {"ja", "ko"}
     # the model learned the training sentences
     assert tagger_spans("김연아의 경기를 봤다.", "ko", str(tmp_path / "a"), cut=0.5) == [(0, 3)]
 
@@ -80,14 +88,19 @@ def test_shipped_card_names_its_files_and_data() -> None:
     for lang in ("ja", "ko"):
         f = card["files"][lang]
         assert hashlib.sha256((SHIPPED / f["file"]).read_bytes()).hexdigest() == f["sha256"]
-        assert {"recall", "false_row_rate", "span_precision", "f1", "docs_per_s"} <= set(card["heldout"][lang])
-    assert card["data"]["sha256"] == "fc56f21aa1b312c0a0bb0876c25796baef12f07c9f0b32bc6f0a319a854d8772"
+        assert {"recall", "false_row_rate", "span_precision", "f1", "docs_per_s"} <= set(
+            card["heldout"][lang]
+        )
+    assert (
+        card["data"]["sha256"] == "fc56f21aa1b312c0a0bb0876c25796baef12f07c9f0b32bc6f0a319a854d8772"
+    )
 
 
 @pytest.mark.skipif(not (SHIPPED / "ko.crfsuite").is_file(), reason="no shipped names-crf model")
 def test_finder_uses_the_tagger_and_falls_back(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("SPCL_NAMES_NER", "off")
-    text = "워쇼스키 남매의 영화라서 찾아 봤지만 이 영화는 나랑 안 맞는 듯."  # a held-out KLUE review: no rule cue
+    # a held-out KLUE review: no rule cue
+    text = "워쇼스키 남매의 영화라서 찾아 봤지만 이 영화는 나랑 안 맞는 듯."
     with_tagger = find_person_names(text, "ko")
     monkeypatch.setenv("SPCL_NAMES_TAGGER", "off")
     assert find_person_names(text, "ko") == []
@@ -114,22 +127,30 @@ def test_a_bare_surname_counts_only_with_its_title() -> None:
     assert with_title("김연아는", 0, 3) is None  # only one-character spans are widened
 
 
-def test_korean_rule_names_the_crf_does_not_touch_are_not_added(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_korean_rule_names_the_crf_does_not_touch_are_not_added(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     import spcl.extract.names.tagger as tagger
 
     monkeypatch.setenv("SPCL_NAMES_NER", "off")
-    text = "LibreOffice 드로우의 모든 메뉴, 서식 설정"  # the rule finder reads the loanword 드로우 (인명, 의) as a name
+    # the rule finder reads the loanword 드로우 (인명, 의) as a name
+    text = "LibreOffice 드로우의 모든 메뉴, 서식 설정"
     monkeypatch.setenv("SPCL_NAMES_TAGGER", "off")
     assert [text[s:e] for s, e in find_person_names(text, "ko")] == ["드로우"]
     monkeypatch.setenv("SPCL_NAMES_TAGGER", "auto")
-    def crf(found: list[tuple[int, int]]):  # a sure CRF that finds ``found`` in Korean, beside the real rule spans
-        return lambda text, lang, *a, **k: ([(s, e, 1.0) for s, e in found] if lang == "ko" else [],
-                                            tagger.analyse(text, lang)[1])
+
+    # a sure CRF that finds ``found`` in Korean, beside the real rule spans
+    def crf(found: list[tuple[int, int]]):
+        return lambda text, lang, *a, **k: (
+            [(s, e, 1.0) for s, e in found] if lang == "ko" else [],
+            tagger.analyse(text, lang)[1],
+        )
 
     monkeypatch.setattr(tagger, "scored_spans", crf([]))  # a CRF that finds no name
     assert find_person_names(text, "ko") == []
     monkeypatch.setattr(tagger, "scored_spans", crf([(12, 14)]))
-    assert [text[s:e] for s, e in find_person_names(text, "ko")] == ["드로우"]  # an overlapping rule span widens it
+    # an overlapping rule span widens it
+    assert [text[s:e] for s, e in find_person_names(text, "ko")] == ["드로우"]
 
 
 @pytest.mark.skipif(not (SHIPPED / "ja.crfsuite").is_file(), reason="no shipped names-crf model")
@@ -147,15 +168,18 @@ def test_the_finder_parses_a_japanese_text_once(monkeypatch: pytest.MonkeyPatch)
     monkeypatch.setattr(ja, "_tagger", lambda: counting)
     text = "山田太郎さんはチェーホフを読んだ。"
     assert [text[s:e] for s, e in find_person_names(text, "ja")] == ["山田太郎", "チェーホフ"]
-    assert calls == [len(text)]  # the CRF and the rule finder share one MeCab parse (main parsed twice)
+    # the CRF and the rule finder share one MeCab parse (main parsed twice)
+    assert calls == [len(text)]
 
 
 def test_a_japanese_crf_span_the_rules_agree_with_needs_less_confidence() -> None:
     from spcl.extract.names import merge_japanese
 
-    text = "監督のオットー・レーハーゲルと山田は会った。"  # 3..15 a katakana name, 16..18 a kanji surname
+    # 3..15 a katakana name, 16..18 a kanji surname
+    text = "監督のオットー・レーハーゲルと山田は会った。"
     scored = [(3, 15, 0.75), (16, 18, 0.75)]
     assert merge_japanese(text, scored, [], 0.9, 0.7) == []  # no rule span agrees: 0.75 < 0.9
-    assert merge_japanese(text, scored, [(3, 15)], 0.9, 0.7) == [(3, 15), (3, 15)]  # the rule agrees: 0.75 ≥ 0.7
+    # the rule agrees: 0.75 ≥ 0.7
+    assert merge_japanese(text, scored, [(3, 15)], 0.9, 0.7) == [(3, 15), (3, 15)]
     # a rule span without katakana stands on its own; one with katakana needs a kept CRF span
     assert merge_japanese(text, [], [(3, 15), (16, 18)], 0.9, 0.7) == [(16, 18)]

@@ -1,5 +1,5 @@
-"""The openai backend's timeout bounds the whole request: a real local HTTP server that drips its answer (or
-its headers) one byte at a time cannot hold a request past it."""
+"""The openai backend's timeout bounds the whole request: a real local HTTP server that drips its
+answer (or its headers) one byte at a time cannot hold a request past it."""
 
 from __future__ import annotations
 
@@ -14,8 +14,21 @@ import pytest
 from spcl.extract.backends.chat import ChatRequest
 from spcl.extract.backends.openai_chat import OpenAIChat
 
-REPLY = json.dumps({"id": "x", "object": "chat.completion", "created": 0, "model": "m", "choices": [
-    {"index": 0, "finish_reason": "stop", "message": {"role": "assistant", "content": "PERSON\tA"}}]}).encode()
+REPLY = json.dumps(
+    {
+        "id": "x",
+        "object": "chat.completion",
+        "created": 0,
+        "model": "m",
+        "choices": [
+            {
+                "index": 0,
+                "finish_reason": "stop",
+                "message": {"role": "assistant", "content": "PERSON\tA"},
+            }
+        ],
+    }
+).encode()
 
 
 def _serve(sock: socket.socket, mode: str, stop: threading.Event) -> None:
@@ -36,11 +49,19 @@ def _answer(conn: socket.socket, mode: str, stop: threading.Event) -> None:
         while b"\r\n\r\n" not in data:
             data += conn.recv(65536)
         head, _, body = data.partition(b"\r\n\r\n")
-        length = int(next(h.split(b":")[1] for h in head.split(b"\r\n") if h.lower().startswith(b"content-length")))
+        length = int(
+            next(
+                h.split(b":")[1]
+                for h in head.split(b"\r\n")
+                if h.lower().startswith(b"content-length")
+            )
+        )
         while len(body) < length:
             body += conn.recv(65536)
-        headers = (f"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: {len(REPLY)}\r\n"
-                   "\r\n").encode()
+        headers = (
+            f"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: {len(REPLY)}\r\n"
+            "\r\n"
+        ).encode()
         out = headers + REPLY
         try:
             if mode == "fast":
@@ -48,10 +69,11 @@ def _answer(conn: socket.socket, mode: str, stop: threading.Event) -> None:
                 return
             start = 0 if mode == "drip_headers" else len(headers)
             conn.sendall(out[:start])
-            for i in range(start, len(out)):  # one byte every 0.2 s: each read is quick, the request is not
+            # one byte every 0.2 s: each read is quick, the request is not
+            for i in range(start, len(out)):
                 if stop.is_set():
                     return
-                conn.sendall(out[i:i + 1])
+                conn.sendall(out[i : i + 1])
                 time.sleep(0.2)
         except OSError:
             return
@@ -84,10 +106,13 @@ def test_a_dripping_server_cannot_hold_a_request_past_the_timeout(server: str) -
 
 @pytest.mark.parametrize("server", ["fast"], indirect=True)
 def test_a_prompt_server_still_answers_with_the_deadline_in_place(server: str) -> None:
-    """The deadline machinery does not cut answers that come in time (10 s: room for a loaded CI machine)."""
+    """The deadline machinery does not cut answers that come in time (10 s: room for a loaded CI
+    machine)."""
     chat = OpenAIChat(server, "m", timeout_s=10.0, retries=0)
     try:
-        replies = chat.complete([ChatRequest.of([{"role": "user", "content": str(i)}]) for i in range(5)])
+        replies = chat.complete(
+            [ChatRequest.of([{"role": "user", "content": str(i)}]) for i in range(5)]
+        )
     finally:
         chat.close()
     assert [r.text for r in replies] == ["PERSON\tA"] * 5
@@ -95,7 +120,8 @@ def test_a_prompt_server_still_answers_with_the_deadline_in_place(server: str) -
 
 @pytest.mark.parametrize("server", ["drip_once"], indirect=True)
 def test_after_a_timed_out_request_the_client_answers_the_next_one(server: str) -> None:
-    """The connection of the timed-out request is not reused half-read: the next request gets its answer."""
+    """The connection of the timed-out request is not reused half-read: the next request gets its
+    answer."""
     chat = OpenAIChat(server, "m", timeout_s=1.5, retries=0)
     try:
         first = chat.ask(ChatRequest.of([{"role": "user", "content": "1"}]))

@@ -1,7 +1,8 @@
-"""Issue 15: never delete, re-read or double-count the input — one test per numbered item, both engines.
+"""Issue 15: never delete, re-read or double-count the input — one test per numbered item, both
+engines.
 
-Every test checks that the input files are untouched (SHA-256 of every file before and after), that every
-input record is in exactly one output row, and that the message names the problem.
+Every test checks that the input files are untouched (SHA-256 of every file before and after), that
+every input record is in exactly one output row, and that the message names the problem.
 """
 
 from __future__ import annotations
@@ -42,8 +43,10 @@ def corpus(folder: Path, files: int = 3, per_file: int = 30, prefix: str = "f") 
     """``files`` JSONL files of ``per_file`` plain records each; returns the record count."""
     folder.mkdir(parents=True, exist_ok=True)
     for f in range(files):
-        write_lines(folder / f"{prefix}{f}.jsonl",
-                    [doc_line(f"{prefix}{f}-{i}", f"평범한 문장 {i} 입니다.") for i in range(per_file)])
+        write_lines(
+            folder / f"{prefix}{f}.jsonl",
+            [doc_line(f"{prefix}{f}-{i}", f"평범한 문장 {i} 입니다.") for i in range(per_file)],
+        )
     return files * per_file
 
 
@@ -54,7 +57,9 @@ def settings() -> Settings:
 def run(engine: str, inputs: list[Path | str], out: Path, **kw: object) -> dict:
     """Run the filter job in ``engine`` (Spark: local[2])."""
     master = "local[2]" if engine == "spark" else None
-    return run_filter(FilterJob(tuple(str(i) for i in inputs), str(out), settings(), engine, master, **kw))
+    return run_filter(
+        FilterJob(tuple(str(i) for i in inputs), str(out), settings(), engine, master, **kw)
+    )
 
 
 def rows(out: Path) -> list[dict]:
@@ -82,20 +87,22 @@ def cli(engine: str, *args: str) -> int:
 
 
 @pytest.mark.parametrize("engine", ["python", "spark"])  # refused before Spark starts: fast in both
-def test_1_overwrite_never_deletes_the_input(tmp_path: Path, engine: str, capsys: pytest.CaptureFixture[str]) -> None:
+def test_1_overwrite_never_deletes_the_input(
+    tmp_path: Path, engine: str, capsys: pytest.CaptureFixture[str]
+) -> None:
     data = tmp_path / "data"
     crawl = data / "crawl"
     corpus(crawl)
     (tmp_path / "link").symlink_to(crawl)
     before = snapshot(tmp_path)
     cases = [
-        (crawl, crawl, " is input "),                      # output == input
-        (crawl, data, " contains input "),                 # output contains the input
-        (crawl, crawl / "out", " lies inside input "),     # output inside the input
-        (tmp_path / "link", crawl, " is input "),          # the same folder through a symlink
-        (f"{crawl}/*.jsonl", crawl, " contains input "),   # a glob matching files in that folder
-        (f"{data}/*", crawl, " is input "),                # a glob matching that folder
-        (f"file://{crawl}", data, " contains input "),     # a file: URL
+        (crawl, crawl, " is input "),  # output == input
+        (crawl, data, " contains input "),  # output contains the input
+        (crawl, crawl / "out", " lies inside input "),  # output inside the input
+        (tmp_path / "link", crawl, " is input "),  # the same folder through a symlink
+        (f"{crawl}/*.jsonl", crawl, " contains input "),  # a glob matching files in that folder
+        (f"{data}/*", crawl, " is input "),  # a glob matching that folder
+        (f"file://{crawl}", data, " contains input "),  # a file: URL
     ]
     for inp, out, relation in cases:
         assert cli(engine, "-i", str(inp), "-o", str(out), "--overwrite") == 2, (inp, out)
@@ -112,7 +119,8 @@ def test_1_remote_urls_are_compared_too() -> None:
         check_output(["s3a://bucket/crawl/"], "s3://bucket/crawl/out")
     with pytest.raises(UnsafeOutput, match="contains input"):
         check_output(["s3a://bucket/crawl/*.jsonl.gz"], "s3a://bucket")
-    check_output(["s3a://bucket/crawl"], "s3a://bucket/crawl-out")  # a sibling with a common prefix is fine
+    # a sibling with a common prefix is fine
+    check_output(["s3a://bucket/crawl"], "s3a://bucket/crawl-out")
 
 
 def test_1_a_glob_guards_what_it_matches(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -127,12 +135,13 @@ def test_1_a_glob_guards_what_it_matches(tmp_path: Path, monkeypatch: pytest.Mon
         check_output(["*.jsonl"], ".")
 
 
-# 2. output inside the input is never read back; .json side files are not records -------------------
+# 2. output inside the input is never read back; .json side files are not records ------------------
 
 
 @pytest.mark.parametrize("engine", ENGINES)
-def test_2_previous_output_is_not_read_back(tmp_path: Path, engine: str,
-                                            capsys: pytest.CaptureFixture[str]) -> None:
+def test_2_previous_output_is_not_read_back(
+    tmp_path: Path, engine: str, capsys: pytest.CaptureFixture[str]
+) -> None:
     src = tmp_path / "in"
     n = corpus(src)
     (src / "stats.json").write_text(json.dumps({"counts": {"clean": 90}}, indent=2))
@@ -176,7 +185,9 @@ def _content_corpus(folder: Path) -> tuple[int, bytes]:
     folder.mkdir()
     plain = [doc_line(f"p{i}", f"문장 {i} 입니다.") for i in range(500)]
     write_lines(folder / "plain-named.jsonl.gz", plain)  # plain text with a .gz name
-    write_lines(folder / "gzip-named.jsonl", [doc_line(f"g{i}", f"글 {i}") for i in range(20)], gz=True)
+    write_lines(
+        folder / "gzip-named.jsonl", [doc_line(f"g{i}", f"글 {i}") for i in range(20)], gz=True
+    )
     table = pa.table({"id": [f"q{i}" for i in range(7)], "text": [f"行 {i}" for i in range(7)]})
     pq.write_table(table, folder / "parquet-named.jsonl")
     broken = gzip.compress(b"\n".join(doc_line(f"b{i}", "x" * 50) for i in range(40)), mtime=0)
@@ -197,16 +208,22 @@ def test_5_content_not_extension(tmp_path: Path, engine: str) -> None:
     assert [r["quarantine_reason"] for r in quarantined] == ["truncated_or_corrupt_stream"]
     assert quarantined[0]["raw"] == broken  # the row carries the bytes it stands for
     ids = {r["id"] for r in got}
-    assert {f"p{i}" for i in range(500)} | {f"g{i}" for i in range(20)} | {f"q{i}" for i in range(7)} <= ids
+    assert {f"p{i}" for i in range(500)} | {f"g{i}" for i in range(20)} | {
+        f"q{i}" for i in range(7)
+    } <= ids
     assert snapshot(src) == before
 
 
-def test_5_every_quarantine_row_carries_bytes_or_says_why(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_5_every_quarantine_row_carries_bytes_or_says_why(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     import spcl.io.streams as readers
 
     src = tmp_path / "in"
     src.mkdir()
-    packed = gzip.compress(b"\n".join(doc_line(f"t{i}", "y" * 80) for i in range(200)) + b"\n", mtime=0)
+    packed = gzip.compress(
+        b"\n".join(doc_line(f"t{i}", "y" * 80) for i in range(200)) + b"\n", mtime=0
+    )
     (src / "cut.jsonl.gz").write_bytes(packed[: len(packed) // 2])
     monkeypatch.setattr(readers, "MAX_RAW_FILE_BYTES", 100)
     out = tmp_path / "out"
@@ -229,7 +246,7 @@ def test_usage_errors_are_raised_before_anything_is_written(tmp_path: Path) -> N
     assert snapshot(tmp_path) == before
 
 
-# 4. listing: no loops, every file whatever its name, unlistable entries reported ---------------------
+# 4. listing: no loops, every file whatever its name, unlistable entries reported ------------------
 
 
 @pytest.mark.parametrize("engine", ENGINES)
@@ -237,13 +254,23 @@ def test_4_listing_follows_no_loop_and_keeps_every_name(tmp_path: Path, engine: 
     src = tmp_path / "in"
     (src / "sub").mkdir(parents=True)
     (src / "sub" / "up").symlink_to("..")  # a loop back to in/
-    names = ["hash#1.jsonl", "a[1].jsonl", "b{x}.jsonl", "with space.jsonl", "pct%41.jsonl", "q?.jsonl"]
+    names = [
+        "hash#1.jsonl",
+        "a[1].jsonl",
+        "b{x}.jsonl",
+        "with space.jsonl",
+        "pct%41.jsonl",
+        "q?.jsonl",
+    ]
     for k, name in enumerate(names):
-        write_lines(src / "sub" / name if k % 2 else src / name,
-                    [doc_line(f"{k}-{i}", f"문서 {k} {i}") for i in range(3)])
+        write_lines(
+            src / "sub" / name if k % 2 else src / name,
+            [doc_line(f"{k}-{i}", f"문서 {k} {i}") for i in range(3)],
+        )
     (src / "dead.jsonl").symlink_to(tmp_path / "nowhere.jsonl")
     os.mkfifo(src / "pipe.jsonl")
-    for hidden in ("_named.jsonl", ".named.jsonl"):  # skipped in a folder, read when named (Spark skips both)
+    # skipped in a folder, read when named (Spark skips both)
+    for hidden in ("_named.jsonl", ".named.jsonl"):
         write_lines(tmp_path / hidden, [doc_line(f"{hidden}-{i}", "숨은 파일") for i in range(2)])
     before = snapshot(src)
     out = tmp_path / "out"
@@ -251,14 +278,15 @@ def test_4_listing_follows_no_loop_and_keeps_every_name(tmp_path: Path, engine: 
     got = assert_each_record_once(out, stats, 3 * len(names) + 4)
     assert stats["counts"]["quarantine"] == 0
     assert sorted(Path(r["source"]).name for r in got) == sorted(
-        [n for n in names for _ in range(3)] + ["_named.jsonl", ".named.jsonl"] * 2)
+        [n for n in names for _ in range(3)] + ["_named.jsonl", ".named.jsonl"] * 2
+    )
     skipped = {Path(p).name for p in stats["skipped_files"]}
     assert {"dead.jsonl", "pipe.jsonl"} <= skipped
     assert stats["skipped_file_reasons"]["not_a_file_or_broken_link"] == 2
     assert snapshot(src) == before
 
 
-# 6. a UTF-8 byte order mark costs no record ---------------------------------------------------------
+# 6. a UTF-8 byte order mark costs no record -------------------------------------------------------
 
 
 @pytest.mark.parametrize("engine", ENGINES)
@@ -285,31 +313,47 @@ def test_6_bom_keeps_the_first_record(tmp_path: Path, engine: str) -> None:
 
 def _id_corpus(src: Path) -> None:
     src.mkdir()
-    write_lines(src / "a.jsonl", [
-        b'{"id": 7, "text": "int seven"}', b'{"id": "7", "text": "string seven"}',
-        b'{"id": "dup", "text": "one"}', b'{"id": "dup", "text": "two"}', b'{"text": "no id"}',
-        b'{"id": 7.5, "text": "float"}', b'{"id": [1, 2], "text": "list"}', b'{"id": true, "text": "bool"}',
-    ])
-    write_lines(src / "b.jsonl", [b'{"id": "dup", "text": "three"}', b'{"id": "7", "text": "again"}'])
+    write_lines(
+        src / "a.jsonl",
+        [
+            b'{"id": 7, "text": "int seven"}',
+            b'{"id": "7", "text": "string seven"}',
+            b'{"id": "dup", "text": "one"}',
+            b'{"id": "dup", "text": "two"}',
+            b'{"text": "no id"}',
+            b'{"id": 7.5, "text": "float"}',
+            b'{"id": [1, 2], "text": "list"}',
+            b'{"id": true, "text": "bool"}',
+        ],
+    )
+    write_lines(
+        src / "b.jsonl", [b'{"id": "dup", "text": "three"}', b'{"id": "7", "text": "again"}']
+    )
 
 
-def test_7_ids_are_counted_kept_as_strings_and_keyed_uniquely(tmp_path: Path,
-                                                              monkeypatch: pytest.MonkeyPatch) -> None:
+def test_7_ids_are_counted_kept_as_strings_and_keyed_uniquely(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     src = tmp_path / "in"
     _id_corpus(src)
     before = snapshot(src)
     monkeypatch.chdir(tmp_path)
     stats = run("python", [Path("in")], Path("out"))  # relative paths: sources still absolute
     got = assert_each_record_once(tmp_path / "out", stats, 10)
-    assert sorted(r["id"] for r in got if r["id"] != derive_id(r["source"], r["position"])) == sorted(
-        ["7", "7", "7", "dup", "dup", "dup", "7.5", "[1,2]", "true"])
-    assert stats["duplicate_ids"] == 4 and stats["non_string_ids"] == 4 and stats["derived_ids"] == 1
+    assert sorted(
+        r["id"] for r in got if r["id"] != derive_id(r["source"], r["position"])
+    ) == sorted(["7", "7", "7", "dup", "dup", "dup", "7.5", "[1,2]", "true"])
+    assert (
+        stats["duplicate_ids"] == 4 and stats["non_string_ids"] == 4 and stats["derived_ids"] == 1
+    )
     assert all(Path(r["source"]).is_absolute() for r in got)
     assert snapshot(src) == before
 
 
 @pytest.mark.slow
-def test_7_both_engines_give_the_same_ids_and_row_keys(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_7_both_engines_give_the_same_ids_and_row_keys(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     src = tmp_path / "in"
     _id_corpus(src)
     monkeypatch.chdir(tmp_path)
@@ -320,7 +364,8 @@ def test_7_both_engines_give_the_same_ids_and_row_keys(tmp_path: Path, monkeypat
     sp = run("spark", [src], tmp_path / "sp")
     key = ("id", "row_key", "source", "position", "decision")
     assert sorted(tuple(r[k] for k in key) for r in rows(tmp_path / "py")) == sorted(
-        tuple(r[k] for k in key) for r in rows(tmp_path / "sp"))
+        tuple(r[k] for k in key) for r in rows(tmp_path / "sp")
+    )
     for k in ("duplicate_ids", "non_string_ids", "derived_ids", "counts"):
         assert py[k] == sp[k], k
 
@@ -328,15 +373,24 @@ def test_7_both_engines_give_the_same_ids_and_row_keys(tmp_path: Path, monkeypat
 def _shards_with_repeated_ids(src: Path) -> int:
     src.mkdir()
     for f in range(3):  # the same 40 ids in every shard, and each id twice within a shard
-        write_lines(src / f"s{f}.jsonl", [doc_line(f"doc-{i % 40}", f"연락처 010-23{f}{i % 10}-{1000 + i} 문의")
-                                          if i % 3 == 0 else doc_line(f"doc-{i % 40}", f"평범한 문장 {f} {i}")
-                                          for i in range(80)])
+        write_lines(
+            src / f"s{f}.jsonl",
+            [
+                (
+                    doc_line(f"doc-{i % 40}", f"연락처 010-23{f}{i % 10}-{1000 + i} 문의")
+                    if i % 3 == 0
+                    else doc_line(f"doc-{i % 40}", f"평범한 문장 {f} {i}")
+                )
+                for i in range(80)
+            ],
+        )
     return 240
 
 
 @pytest.mark.parametrize("engine", ENGINES)
-def test_7_review_sample_counts_records_not_ids(tmp_path: Path, engine: str,
-                                                capsys: pytest.CaptureFixture[str]) -> None:
+def test_7_review_sample_counts_records_not_ids(
+    tmp_path: Path, engine: str, capsys: pytest.CaptureFixture[str]
+) -> None:
     src = tmp_path / "in"
     n = _shards_with_repeated_ids(src)
     out = tmp_path / "out"
@@ -345,8 +399,29 @@ def test_7_review_sample_counts_records_not_ids(tmp_path: Path, engine: str,
     assert stats["duplicate_ids"] == n - 40
     before = snapshot(out)
     batch = tmp_path / "batch"
-    assert cli_main(["review", "export", "--input", str(out), "--output", str(batch), "--n", "60", "--seed", "3",
-                     "--reviewers", "a,b", "--format", "csv", "--engine", engine]) == 0
+    assert (
+        cli_main(
+            [
+                "review",
+                "export",
+                "--input",
+                str(out),
+                "--output",
+                str(batch),
+                "--n",
+                "60",
+                "--seed",
+                "3",
+                "--reviewers",
+                "a,b",
+                "--format",
+                "csv",
+                "--engine",
+                engine,
+            ]
+        )
+        == 0
+    )
     import csv
 
     with open(batch / "sample.csv", encoding="utf-8-sig", newline="") as fh:
@@ -357,15 +432,25 @@ def test_7_review_sample_counts_records_not_ids(tmp_path: Path, engine: str,
         path = batch / f"reviewer-{name}.csv"
         with open(path, encoding="utf-8-sig", newline="") as fh:
             reader = csv.DictReader(fh)
-            filled = [{**r, "label": "SCPI" if r["decision"] == "flagged" or (name == "b" and k < 3) else "NONE"}
-                      for k, r in enumerate(reader)]
+            filled = [
+                {
+                    **r,
+                    "label": (
+                        "SCPI" if r["decision"] == "flagged" or (name == "b" and k < 3) else "NONE"
+                    ),
+                }
+                for k, r in enumerate(reader)
+            ]
             fields = reader.fieldnames
         with open(path, "w", encoding="utf-8-sig", newline="") as fh:
             writer = csv.DictWriter(fh, fieldnames=fields)
             writer.writeheader()
             writer.writerows(filled)
     capsys.readouterr()
-    assert cli_main(["review", "agree", str(batch / "reviewer-a.csv"), str(batch / "reviewer-b.csv")]) == 0
+    assert (
+        cli_main(["review", "agree", str(batch / "reviewer-a.csv"), str(batch / "reviewer-b.csv")])
+        == 0
+    )
     assert "coverage: 60 of 60" in capsys.readouterr().out
     path = batch / "reviewer-b.csv"  # one record left unlabelled: refused, naming its id and row
     lines = path.read_text(encoding="utf-8-sig").splitlines()
@@ -373,16 +458,20 @@ def test_7_review_sample_counts_records_not_ids(tmp_path: Path, engine: str,
     first[head.index("label")] = ""
     path.write_text("\n".join([lines[0], ",".join(first), *lines[2:]]) + "\n", encoding="utf-8")
     assert cli_main(["review", "agree", str(batch / "reviewer-a.csv"), str(path)]) == 1
-    assert f"{first[head.index('id')]} (row {first[head.index('row_key')][:9]})" in capsys.readouterr().err
+    assert (
+        f"{first[head.index('id')]} (row {first[head.index('row_key')][:9]})"
+        in capsys.readouterr().err
+    )
     assert snapshot(out) == before
 
 
-# 8. an unfinished output is refused unless asked for ------------------------------------------------
+# 8. an unfinished output is refused unless asked for ----------------------------------------------
 
 
 @pytest.mark.parametrize("engine", ENGINES)
-def test_8_incomplete_output_is_refused(tmp_path: Path, engine: str, monkeypatch: pytest.MonkeyPatch,
-                                        capsys: pytest.CaptureFixture[str]) -> None:
+def test_8_incomplete_output_is_refused(
+    tmp_path: Path, engine: str, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
     import spcl.filter.results as results
     from spcl.io.outputs import IncompleteOutput
 
@@ -391,7 +480,8 @@ def test_8_incomplete_output_is_refused(tmp_path: Path, engine: str, monkeypatch
     out = tmp_path / "out"
     real_summarize = results.summarize
 
-    def killed(*args: object, **kw: object) -> dict:  # the run dies after writing every Parquet file
+    # the run dies after writing every Parquet file
+    def killed(*args: object, **kw: object) -> dict:
         raise KeyboardInterrupt
 
     monkeypatch.setattr(results, "summarize", killed)
@@ -404,8 +494,20 @@ def test_8_incomplete_output_is_refused(tmp_path: Path, engine: str, monkeypatch
         output_dataset(out)
     assert output_dataset(out, allow_incomplete=True).count_rows() == n
     batch = tmp_path / "batch"
-    args = ["review", "export", "--input", str(out), "--output", str(batch), "--n", "5", "--format", "csv",
-            "--engine", engine]
+    args = [
+        "review",
+        "export",
+        "--input",
+        str(out),
+        "--output",
+        str(batch),
+        "--n",
+        "5",
+        "--format",
+        "csv",
+        "--engine",
+        engine,
+    ]
     capsys.readouterr()
     assert cli_main(args) == 1
     err = capsys.readouterr().err
@@ -422,26 +524,40 @@ def test_8_incomplete_output_is_refused(tmp_path: Path, engine: str, monkeypatch
         output_dataset(done)
 
 
-# 9. agreement only over documents every reviewer labelled, or an honest refusal ---------------------
+# 9. agreement only over documents every reviewer labelled, or an honest refusal -------------------
 
 
 def _review_file(path: Path, labels: dict[str, str]) -> Path:
-    path.write_text("id,label,categories,note\n" + "".join(f"{i},{lab},," + "\n" for i, lab in labels.items()),
-                    encoding="utf-8")
+    path.write_text(
+        "id,label,categories,note\n" + "".join(f"{i},{lab},," + "\n" for i, lab in labels.items()),
+        encoding="utf-8",
+    )
     return path
 
 
-def test_9_agree_refuses_partial_disjoint_empty_and_repeated_files(tmp_path: Path,
-                                                                    capsys: pytest.CaptureFixture[str]) -> None:
+def test_9_agree_refuses_partial_disjoint_empty_and_repeated_files(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     full = {f"d{i}": "SCPI" if i % 3 == 0 else "NONE" for i in range(12)}
     a = _review_file(tmp_path / "reviewer-a.csv", full)
-    b = _review_file(tmp_path / "reviewer-b.csv", {k: v for k, v in full.items() if k not in ("d4", "d7")})
+    b = _review_file(
+        tmp_path / "reviewer-b.csv", {k: v for k, v in full.items() if k not in ("d4", "d7")}
+    )
     other = _review_file(tmp_path / "reviewer-c.csv", {f"x{i}": "NONE" for i in range(5)})
     empty = _review_file(tmp_path / "reviewer-d.csv", dict.fromkeys(full, ""))
     before = snapshot(tmp_path)
 
     def agree(*files: Path, extra: tuple[str, ...] = ()) -> tuple[int, str, str]:
-        code = cli_main(["review", "agree", *map(str, files), "--output", str(tmp_path / "agreement.json"), *extra])
+        code = cli_main(
+            [
+                "review",
+                "agree",
+                *map(str, files),
+                "--output",
+                str(tmp_path / "agreement.json"),
+                *extra,
+            ]
+        )
         captured = capsys.readouterr()
         return code, captured.out, captured.err
 
@@ -462,11 +578,13 @@ def test_9_agree_refuses_partial_disjoint_empty_and_repeated_files(tmp_path: Pat
     assert snapshot(tmp_path) == before
 
 
-# 10. one-line errors, not tracebacks ------------------------------------------------------------------
+# 10. one-line errors, not tracebacks --------------------------------------------------------------
 
 
 @pytest.mark.parametrize("engine", ENGINES)
-def test_10_one_line_errors(tmp_path: Path, engine: str, capsys: pytest.CaptureFixture[str]) -> None:
+def test_10_one_line_errors(
+    tmp_path: Path, engine: str, capsys: pytest.CaptureFixture[str]
+) -> None:
     src = tmp_path / "in"
     n = corpus(src, files=2, per_file=10)
     (tmp_path / "afile").write_text("keep me")
@@ -494,17 +612,32 @@ def test_10_one_line_errors(tmp_path: Path, engine: str, capsys: pytest.CaptureF
     code, err = filt("-o", str(tmp_path / "o2"), "--no-screen", "--conf", str(empty_screen))
     assert code == 0
     code, err = filt("-o", str(tmp_path / "o3"), "--no-screen", "--conf", str(wrong_field))
-    assert code == 1 and "every one of 20 records was quarantined" in err and "input.text_field='body'" in err
+    assert (
+        code == 1
+        and "every one of 20 records was quarantined" in err
+        and "input.text_field='body'" in err
+    )
     stats = json.loads((tmp_path / "o3" / "stats.json").read_text())
     assert_each_record_once(tmp_path / "o3", stats, n)  # still written, every record in quarantine
     if engine == "python":
         with pytest.raises(SystemExit) as exit_info:
-            cli_main(["review", "export", "--input", str(tmp_path / "o2"), "--output", str(tmp_path / "b"), "--n", "0"])
+            cli_main(
+                [
+                    "review",
+                    "export",
+                    "--input",
+                    str(tmp_path / "o2"),
+                    "--output",
+                    str(tmp_path / "b"),
+                    "--n",
+                    "0",
+                ]
+            )
         assert exit_info.value.code == 2 and "--n: 0 is not at least 1" in capsys.readouterr().err
     assert {k: v for k, v in snapshot(tmp_path).items() if k in before} == before
 
 
-# 11. smaller: deep JSON, JSON arrays, non-string ids, a key file open to others ---------------------
+# 11. smaller: deep JSON, JSON arrays, non-string ids, a key file open to others -------------------
 
 
 @pytest.mark.parametrize("engine", ENGINES)
@@ -512,9 +645,13 @@ def test_11_deep_json_arrays_and_non_string_ids(tmp_path: Path, engine: str) -> 
     src = tmp_path / "in"
     src.mkdir()
     deep = b'{"id": "deep", "text": "x", "meta": ' + b"[" * 3000 + b"]" * 3000 + b"}"
-    write_lines(src / "deep.jsonl", [doc_line("ok-1", "평범한 문장"), deep, b"[" * 3000 + b"]" * 3000])
+    write_lines(
+        src / "deep.jsonl", [doc_line("ok-1", "평범한 문장"), deep, b"[" * 3000 + b"]" * 3000]
+    )
     records = [{"id": i, "text": f"配列の要素 {i}"} for i in range(6)]
-    (src / "pretty.json").write_text(json.dumps(records, ensure_ascii=False, indent=2), encoding="utf-8")
+    (src / "pretty.json").write_text(
+        json.dumps(records, ensure_ascii=False, indent=2), encoding="utf-8"
+    )
     broken = (json.dumps(records, indent=2)[:-20]).encode()
     (src / "broken.json").write_bytes(broken)
     before = snapshot(src)
@@ -526,15 +663,23 @@ def test_11_deep_json_arrays_and_non_string_ids(tmp_path: Path, engine: str) -> 
         if r["decision"] == "quarantine":
             by_reason.setdefault(r["quarantine_reason"], []).append(r)
     assert sorted(by_reason) == ["malformed_json", "too_deep"]
-    assert len(by_reason["too_deep"]) == 2 and by_reason["too_deep"][0]["raw"] in (deep, b"[" * 3000 + b"]" * 3000)
-    assert [r["raw"] for r in by_reason["malformed_json"]] == [broken]  # the broken array, kept whole
-    array_rows = sorted((r["position"], r["id"]) for r in got if r["source"].endswith("pretty.json"))
+    assert len(by_reason["too_deep"]) == 2 and by_reason["too_deep"][0]["raw"] in (
+        deep,
+        b"[" * 3000 + b"]" * 3000,
+    )
+    # the broken array, kept whole
+    assert [r["raw"] for r in by_reason["malformed_json"]] == [broken]
+    array_rows = sorted(
+        (r["position"], r["id"]) for r in got if r["source"].endswith("pretty.json")
+    )
     assert array_rows == [(i, str(i)) for i in range(6)]  # ids kept as strings
     assert stats["non_string_ids"] == 6
     assert snapshot(src) == before
 
 
-def test_11_key_file_open_to_others_is_warned_about(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+def test_11_key_file_open_to_others_is_warned_about(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
     from spcl.mask.vault import resolve_key, write_key_file
 
     key_file = write_key_file(tmp_path / "vault.key")

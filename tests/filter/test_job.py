@@ -1,4 +1,5 @@
-"""The filter job end to end: planted PII, every kind of bad record, reconciliation — both engines."""
+"""The filter job end to end: planted PII, every kind of bad record, reconciliation — both
+engines."""
 
 from __future__ import annotations
 
@@ -18,7 +19,11 @@ from tests.support.records import doc_line, write_lines
 
 PLANTED = {
     "ko-phone": ("연락처는 010-2345-6789입니다. 편하게 전화 주세요.", "PHONE", "010-2345-6789"),
-    "ja-email": ("詳しくは taro.yamada@mailbox.jp までご連絡ください。", "EMAIL", "taro.yamada@mailbox.jp"),
+    "ja-email": (
+        "詳しくは taro.yamada@mailbox.jp までご連絡ください。",
+        "EMAIL",
+        "taro.yamada@mailbox.jp",
+    ),
     "en-card": ("I paid with {card} yesterday and it went through.", "CARD", None),
     "ko-rrn": ("주민등록번호 {rrn} 를 제출했습니다.", "RRN", None),
 }
@@ -64,15 +69,23 @@ def _check_outputs(out: Path, planted: dict[str, tuple[str, str]], stats: dict) 
         row = rows[doc_id]
         assert row["decision"] == "flagged", doc_id
         assert f"rule:{pii_type}" in row["reasons"]
-        spans = [row["text"][h["start"]:h["end"]] for h in row["hits"] if h["type"] == pii_type]
+        spans = [row["text"][h["start"] : h["end"]] for h in row["hits"] if h["type"] == pii_type]
         assert value in spans, doc_id
     for doc_id in PLAIN:
         assert rows[doc_id]["decision"] == "clean", doc_id
         assert rows[doc_id]["reasons"] == []
     quarantined = {r["quarantine_reason"] for r in rows.values() if r["decision"] == "quarantine"}
-    assert quarantined == {"malformed_json", "invalid_utf8", "missing_text_field", "text_not_string", "empty_text",
-                           "text_contains_nul", "not_an_object", "invalid_unicode_surrogate",
-                           "truncated_or_corrupt_stream"}
+    assert quarantined == {
+        "malformed_json",
+        "invalid_utf8",
+        "missing_text_field",
+        "text_not_string",
+        "empty_text",
+        "text_contains_nul",
+        "not_an_object",
+        "invalid_unicode_surrogate",
+        "truncated_or_corrupt_stream",
+    }
     raws = {r["raw"] for r in rows.values() if r["decision"] == "quarantine"}
     assert set(BAD_LINES) <= raws
     rec = stats["reconciliation"]
@@ -95,9 +108,11 @@ def test_python_engine_end_to_end(tmp_path: Path) -> None:
     run_filter(FilterJob((str(folder),), str(out), settings, engine="python", overwrite=True))
 
 
-def test_a_relative_output_reaches_every_task_as_an_absolute_path(tmp_path: Path,
-                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
-    """Executors resolve a relative path against their own work folder: the driver must resolve it first."""
+def test_a_relative_output_reaches_every_task_as_an_absolute_path(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Executors resolve a relative path against their own work folder: the driver must resolve
+    it first."""
     import spcl.filter.driver as driver
 
     folder, planted = _corpus(tmp_path)
@@ -116,25 +131,54 @@ def test_a_relative_output_reaches_every_task_as_an_absolute_path(tmp_path: Path
     _check_outputs(tmp_path / "out", planted, stats)
 
 
-def test_cli_reports_config_errors_and_existing_output(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_cli_reports_config_errors_and_existing_output(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     folder, _ = _corpus(tmp_path)
     conf = tmp_path / "bad.yaml"
     conf.write_text("policy:\n  PHONE: sometimes\n")
-    assert cli_main(["filter", "-i", str(folder), "-o", str(tmp_path / "o"), "--conf", str(conf)]) == 2
+    assert (
+        cli_main(["filter", "-i", str(folder), "-o", str(tmp_path / "o"), "--conf", str(conf)]) == 2
+    )
     assert "policy.PHONE" in capsys.readouterr().err
     (tmp_path / "o2").mkdir()
     (tmp_path / "o2" / "x").write_text("keep me")
-    assert cli_main(["filter", "-i", str(folder), "-o", str(tmp_path / "o2"), "--engine", "python",
-                     "--no-screen"]) == 2
+    assert (
+        cli_main(
+            [
+                "filter",
+                "-i",
+                str(folder),
+                "-o",
+                str(tmp_path / "o2"),
+                "--engine",
+                "python",
+                "--no-screen",
+            ]
+        )
+        == 2
+    )
     assert "--overwrite" in capsys.readouterr().err
     assert (tmp_path / "o2" / "x").read_text() == "keep me"
 
 
-def test_no_sensitive_value_in_logs(tmp_path: Path, caplog: pytest.LogCaptureFixture,
-                                    capsys: pytest.CaptureFixture[str]) -> None:
+def test_no_sensitive_value_in_logs(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture, capsys: pytest.CaptureFixture[str]
+) -> None:
     folder, planted = _corpus(tmp_path)
     with caplog.at_level("DEBUG"):
-        cli_main(["filter", "-i", str(folder), "-o", str(tmp_path / "o"), "--engine", "python", "--no-screen"])
+        cli_main(
+            [
+                "filter",
+                "-i",
+                str(folder),
+                "-o",
+                str(tmp_path / "o"),
+                "--engine",
+                "python",
+                "--no-screen",
+            ]
+        )
     printed = caplog.text + "".join(capsys.readouterr())
     for _, value in planted.values():
         assert value not in printed
@@ -164,9 +208,23 @@ def test_spark_submit_entry_point(tmp_path: Path, root: Path) -> None:
     out = tmp_path / "submitted"
     spark_submit = Path(sys.executable).parent / "spark-submit"
     env = {**os.environ, "PYSPARK_PYTHON": sys.executable}
-    proc = subprocess.run([str(spark_submit), "--master", "local[2]", str(root / "jobs" / "filter.py"),
-                           "--input", str(folder), "--output", str(out), "--no-screen"],
-                          capture_output=True, text=True, env=env, timeout=300)
+    proc = subprocess.run(
+        [
+            str(spark_submit),
+            "--master",
+            "local[2]",
+            str(root / "jobs" / "filter.py"),
+            "--input",
+            str(folder),
+            "--output",
+            str(out),
+            "--no-screen",
+        ],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=300,
+    )
     assert proc.returncode == 0, proc.stderr[-2000:]
     stats = json.loads((out / "stats.json").read_text())
     _check_outputs(out, planted, stats)
@@ -174,8 +232,9 @@ def test_spark_submit_entry_point(tmp_path: Path, root: Path) -> None:
         assert value not in proc.stdout + proc.stderr
 
 
-def test_missing_java_gives_a_clear_message(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
-                                            capsys: pytest.CaptureFixture[str]) -> None:
+def test_missing_java_gives_a_clear_message(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
     folder, _ = _corpus(tmp_path)
     monkeypatch.delenv("JAVA_HOME", raising=False)
     monkeypatch.setenv("PATH", str(tmp_path / "empty-bin"))

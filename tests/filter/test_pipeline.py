@@ -1,4 +1,5 @@
-"""The per-batch screen fails closed: a record or a batch it cannot screen is quarantined, never clean."""
+"""The per-batch screen fails closed: a record or a batch it cannot screen is quarantined, never
+clean."""
 
 from __future__ import annotations
 
@@ -30,9 +31,18 @@ class BrokenDetectors:
 def _batch(texts: list[str]) -> pa.RecordBatch:
     n = len(texts)
     return pa.RecordBatch.from_pydict(
-        {"id": [f"d{i}" for i in range(n)], "text": texts, "source": ["s"] * n, "position": list(range(n)),
-         "meta": [None] * n, "error": [None] * n, "raw": [None] * n, "id_note": [None] * n},
-        schema=RECORD_SCHEMA)
+        {
+            "id": [f"d{i}" for i in range(n)],
+            "text": texts,
+            "source": ["s"] * n,
+            "position": list(range(n)),
+            "meta": [None] * n,
+            "error": [None] * n,
+            "raw": [None] * n,
+            "id_note": [None] * n,
+        },
+        schema=RECORD_SCHEMA,
+    )
 
 
 def test_a_failing_screen_model_quarantines_the_whole_batch_with_original_bytes() -> None:
@@ -49,6 +59,16 @@ def test_a_failing_screen_model_quarantines_the_whole_batch_with_original_bytes(
 def test_a_record_the_detectors_fail_on_is_quarantined_and_the_rest_screened() -> None:
     base = build_context(load_settings(overrides={"screen.enabled": False}))
     ctx = FilterContext(base.settings, BrokenDetectors(), None, base.config_hash)
-    rows = {r["id"]: r for r in process_batch(_batch(["fine text", "boom text", "also fine"]), ctx).to_pylist()}
-    assert {k: r["decision"] for k, r in rows.items()} == {"d0": "clean", "d1": "quarantine", "d2": "clean"}
-    assert rows["d1"]["quarantine_reason"] == "screen_error:ValueError" and rows["d1"]["raw"] == b"boom text"
+    rows = {
+        r["id"]: r
+        for r in process_batch(_batch(["fine text", "boom text", "also fine"]), ctx).to_pylist()
+    }
+    assert {k: r["decision"] for k, r in rows.items()} == {
+        "d0": "clean",
+        "d1": "quarantine",
+        "d2": "clean",
+    }
+    assert (
+        rows["d1"]["quarantine_reason"] == "screen_error:ValueError"
+        and rows["d1"]["raw"] == b"boom text"
+    )

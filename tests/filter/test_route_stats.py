@@ -35,22 +35,34 @@ def test_screen_reasons_and_decision() -> None:
 
 def _out(rows: list[dict]) -> pa.Table:
     base = {name: None for name in OUTPUT_SCHEMA.names}
-    return pa.Table.from_pylist([{**base, "config_hash": "h", "position": 0, "source": "s", **r} for r in rows],
-                                schema=OUTPUT_SCHEMA)
+    return pa.Table.from_pylist(
+        [{**base, "config_hash": "h", "position": 0, "source": "s", **r} for r in rows],
+        schema=OUTPUT_SCHEMA,
+    )
 
 
 def test_stats_count_what_was_written_and_reconcile() -> None:
     hit = {"type": "PHONE", "start": 0, "end": 3, "validated": None, "detector": "p@1"}
-    table = _out([
-        {"id": "1", "decision": "flagged", "lang": "ko", "hits": [hit, hit], "reasons": ["rule:PHONE"]},
-        {"id": "2", "decision": "clean", "lang": "ja", "hits": [], "reasons": []},
-        {"id": "3", "decision": "quarantine", "quarantine_reason": "screen_error:ValueError"},
-    ])
+    table = _out(
+        [
+            {
+                "id": "1",
+                "decision": "flagged",
+                "lang": "ko",
+                "hits": [hit, hit],
+                "reasons": ["rule:PHONE"],
+            },
+            {"id": "2", "decision": "clean", "lang": "ja", "hits": [], "reasons": []},
+            {"id": "3", "decision": "quarantine", "quarantine_reason": "screen_error:ValueError"},
+        ]
+    )
     parts = [batch_stats(table.slice(0, 2)), batch_stats(table.slice(2))]
     stats = summarize(merge_stats(parts), input_records=3)
     assert stats["counts"] == {"clean": 1, "flagged": 1, "quarantine": 1}
     assert stats["reconciliation"] == {"input_records": 3, "output_records": 3, "ok": True}
     assert stats["by_lang"] == {"ja": {"clean": 1}, "ko": {"flagged": 1}}
-    assert stats["pii_hits_by_type"] == {"PHONE": 2} and stats["documents_by_pii_type"] == {"PHONE": 1}
+    assert stats["pii_hits_by_type"] == {"PHONE": 2} and stats["documents_by_pii_type"] == {
+        "PHONE": 1
+    }
     assert stats["quarantine_reasons"] == {"screen_error": 1}
     assert not summarize(merge_stats(parts), input_records=4)["reconciliation"]["ok"]

@@ -1,4 +1,5 @@
-"""The generalize job with rows that share a row key: one output per input row, one vault record per key."""
+"""The generalize job with rows that share a row key: one output per input row, one vault record
+per key."""
 
 from __future__ import annotations
 
@@ -25,8 +26,17 @@ def vault_key(monkeypatch: pytest.MonkeyPatch) -> None:
 
 def _input(tmp: Path) -> GeneralizeJobConfig:
     (tmp / "in").mkdir()
-    table = pa.table({"id": ["a", "b", "c"], "text": ["Call 010-1234-5678 now.", "Mail kim@mailbox.com now.",
-                                                      "Call 010-9876-5432 now."], "row_key": ["k1", "k1", "k2"]})
+    table = pa.table(
+        {
+            "id": ["a", "b", "c"],
+            "text": [
+                "Call 010-1234-5678 now.",
+                "Mail kim@mailbox.com now.",
+                "Call 010-9876-5432 now.",
+            ],
+            "row_key": ["k1", "k1", "k2"],
+        }
+    )
     pq.write_table(table, tmp / "in" / "part-0.parquet")
     return GeneralizeJobConfig(input=str(tmp / "in"), output=str(tmp / "out"), vault=str(tmp / "v"))
 
@@ -40,15 +50,24 @@ def _outputs(tmp: Path) -> list[tuple[str, str, str]]:
 
 
 def _vault_keys(tmp: Path) -> list[list[str]]:
-    return [[json.loads(line)["id"] for line in p.read_text().splitlines() if line.strip()]
-            for p in sorted((tmp / "v").glob("*.jsonl"))]
+    return [
+        [json.loads(line)["id"] for line in p.read_text().splitlines() if line.strip()]
+        for p in sorted((tmp / "v").glob("*.jsonl"))
+    ]
 
 
-def test_a_shared_row_key_is_generalized_once_and_the_rest_fail_as_duplicates(tmp_path: Path) -> None:
+def test_a_shared_row_key_is_generalized_once_and_the_rest_fail_as_duplicates(
+    tmp_path: Path,
+) -> None:
     cfg = _input(tmp_path)
     metrics = run_generalize_job(cfg)
-    assert _outputs(tmp_path) == [("failed", "b", "k1"), ("generalized", "a", "k1"), ("generalized", "c", "k2")]
-    assert all(len(ids) == len(set(ids)) for ids in _vault_keys(tmp_path))  # no ambiguous vault record
+    assert _outputs(tmp_path) == [
+        ("failed", "b", "k1"),
+        ("generalized", "a", "k1"),
+        ("generalized", "c", "k2"),
+    ]
+    # no ambiguous vault record
+    assert all(len(ids) == len(set(ids)) for ids in _vault_keys(tmp_path))
     assert metrics["reconciliation"]["ok"]
 
 
@@ -58,6 +77,10 @@ def test_transient_retry_keeps_one_output_per_row_with_a_shared_row_key(tmp_path
     run_generalize_job(cfg, extractor=ex)
     assert [o[0] for o in _outputs(tmp_path)] == ["failed"] * 3
     metrics = run_generalize_job(cfg, extractor=ex)
-    assert _outputs(tmp_path) == [("failed", "b", "k1"), ("generalized", "a", "k1"), ("generalized", "c", "k2")]
+    assert _outputs(tmp_path) == [
+        ("failed", "b", "k1"),
+        ("generalized", "a", "k1"),
+        ("generalized", "c", "k2"),
+    ]
     assert all(len(ids) == len(set(ids)) for ids in _vault_keys(tmp_path))
     assert metrics["reconciliation"]["ok"]

@@ -21,7 +21,8 @@ from spcl.generalize.match import acronyms, content_lemmas
         ("August 2003", "3 August 2003", "DATETIME", "en", True),
         ("1991년 6월 9일", "1991년 6월", "DOB", "ko", False),
         ("1991년 6월 9일", "1991-06-09", "DOB", "ko", True),
-        ("1991년 6월 9일", "1991년 9월 6일", "DOB", "ko", True),  # lemma sets cannot see the order (as in the paper)
+        # lemma sets cannot see the order (as in the paper)
+        ("1991년 6월 9일", "1991년 9월 6일", "DOB", "ko", True),
         ("1991年6月9日", "1991年6月", "DOB", "ja", False),
         ("1991年6月9日", "1991年6月9日生まれ", "DOB", "ja", True),
         # acronyms and 4-grams for named entities
@@ -55,7 +56,8 @@ def test_matches_cases(original: str, guess: str, type_: str, lang: str, expecte
 def test_content_lemmas_drop_particles_units_and_stop_words() -> None:
     assert content_lemmas("1991년 6월 9일", "DOB", "ko") == {"1991", "6", "9"}
     assert content_lemmas("1991年6月9日に", "DOB", "ja") == {"1991", "6", "9"}
-    assert content_lemmas("the Courts of Leeds", "ORG", "en") == {"leed"}  # court: frequent ORG lemma
+    # court: frequent ORG lemma
+    assert content_lemmas("the Courts of Leeds", "ORG", "en") == {"leed"}
     assert acronyms("Federal Bureau of Investigation") == {"fbi"}
 
 
@@ -67,15 +69,29 @@ def test_original_without_content_needs_equal_strings() -> None:
 
 def test_disclosed_lemmas_do_not_count_as_recovered() -> None:
     original = "서울특별시 강남구 테헤란로 123"
-    assert matches(original, "서울특별시 강남구 역삼로 5", "ADDRESS", "ko")  # plain MATCH: shares 서울, 강남구
-    assert not matches(original, "서울특별시 강남구 역삼로 5", "ADDRESS", "ko", disclosed="서울특별시 강남구")
+    # plain MATCH: shares 서울, 강남구
+    assert matches(original, "서울특별시 강남구 역삼로 5", "ADDRESS", "ko")
+    assert not matches(
+        original, "서울특별시 강남구 역삼로 5", "ADDRESS", "ko", disclosed="서울특별시 강남구"
+    )
     assert matches(original, "강남구 테헤란로", "ADDRESS", "ko", disclosed="서울특별시 강남구")
     assert matches("1991년 6월 9일", "1991년 6월 9일", "DOB", "ko", disclosed="1991년 6월")
     assert not matches("1991년 6월 9일", "1991년 6월 1일", "DOB", "ko", disclosed="1991년 6월")
-    assert matches("Leeds", "Leeds", "LOC", disclosed="Leeds")  # a candidate that discloses everything
-    assert not matches("Leeds General Infirmary", "Pinderfields Hospital", "ORG", disclosed="a hospital in Leeds")
-    guesses = [["서울특별시 강남구 테헤란로 123"], ["서울특별시 강남구 역삼로 5", "서울특별시 강남구 논현로"]]
-    assert choose(original, "ADDRESS", ["서울특별시 강남구 테헤란로", "서울특별시 강남구"], guesses, "ko") == 1
+    # a candidate that discloses everything
+    assert matches("Leeds", "Leeds", "LOC", disclosed="Leeds")
+    assert not matches(
+        "Leeds General Infirmary", "Pinderfields Hospital", "ORG", disclosed="a hospital in Leeds"
+    )
+    guesses = [
+        ["서울특별시 강남구 테헤란로 123"],
+        ["서울특별시 강남구 역삼로 5", "서울특별시 강남구 논현로"],
+    ]
+    assert (
+        choose(
+            original, "ADDRESS", ["서울특별시 강남구 테헤란로", "서울특별시 강남구"], guesses, "ko"
+        )
+        == 1
+    )
 
 
 def test_choose_first_unmatched() -> None:
@@ -89,8 +105,12 @@ def test_choose_first_unmatched() -> None:
     assert choose("Leeds", "LOC", ["Yorkshire", "England"], [[], ["London"]], "en") == 1
 
 
-WORD = st.text(alphabet=st.characters(whitelist_categories=("Ll", "Lu", "Nd", "Lo")), min_size=1, max_size=12)
-TYPES = st.sampled_from(["PERSON", "ORG", "LOC", "ADDRESS", "DATETIME", "DOB", "MISC", "QUANTITY", "CODE", "DEM"])
+WORD = st.text(
+    alphabet=st.characters(whitelist_categories=("Ll", "Lu", "Nd", "Lo")), min_size=1, max_size=12
+)
+TYPES = st.sampled_from(
+    ["PERSON", "ORG", "LOC", "ADDRESS", "DATETIME", "DOB", "MISC", "QUANTITY", "CODE", "DEM"]
+)
 LANGS = st.sampled_from(["en", "ko", "ja"])
 
 
@@ -100,13 +120,19 @@ def test_property_a_value_always_matches_itself(words: list[str], type_: str, la
     text = " ".join(words)
     if text.strip():
         assert matches(text, text, type_, lang)
-        assert matches(text, f"maybe {text} ?", type_, lang) or not content_lemmas(text, type_, lang)
+        assert matches(text, f"maybe {text} ?", type_, lang) or not content_lemmas(
+            text, type_, lang
+        )
 
 
 @settings(max_examples=150, deadline=None)
 @given(y=st.integers(1900, 2030), m=st.integers(1, 12), d=st.integers(1, 28), lang=LANGS)
 def test_property_strict_dates_need_the_day(y: int, m: int, d: int, lang: str) -> None:
-    full = {"ko": f"{y}년 {m}월 {d}일", "ja": f"{y}年{m}月{d}日", "en": f"{d} {MONTH_NAMES[m - 1]} {y}"}[lang]
+    full = {
+        "ko": f"{y}년 {m}월 {d}일",
+        "ja": f"{y}年{m}月{d}日",
+        "en": f"{d} {MONTH_NAMES[m - 1]} {y}",
+    }[lang]
     month = {"ko": f"{y}년 {m}월", "ja": f"{y}年{m}月", "en": f"{y}-{m:02d}"}[lang]
     assert matches(full, full, "DOB", lang)
     assert matches(full, f"{y}-{m:02d}-{d:02d}", "DOB", lang)
@@ -121,7 +147,9 @@ def test_property_choose_returns_the_first_safe_candidate(n: int, data: st.DataO
     original = "Leeds General Infirmary"
     risky = ["Leeds hospital", "an infirmary in Leeds", "General Infirmary"]
     safe = ["London", "a hospital", "somewhere"]
-    rows = [data.draw(st.lists(st.sampled_from(risky + safe), min_size=1, max_size=3)) for _ in range(n)]
+    rows = [
+        data.draw(st.lists(st.sampled_from(risky + safe), min_size=1, max_size=3)) for _ in range(n)
+    ]
     got = choose(original, "ORG", [f"c{i}" for i in range(n)], rows, "en")
     first_safe = next((i for i, r in enumerate(rows) if not set(r) & set(risky)), None)
     assert got == first_safe

@@ -1,4 +1,5 @@
-"""A generalize output folder belongs to one set of settings: a rerun with others is refused, not skipped."""
+"""A generalize output folder belongs to one set of settings: a rerun with others is refused, not
+skipped."""
 
 from __future__ import annotations
 
@@ -24,12 +25,22 @@ def vault_key(monkeypatch: pytest.MonkeyPatch) -> None:
 
 def test_rerun_with_other_settings_is_refused(tmp_path: Path) -> None:
     (tmp_path / "in").mkdir()
-    pq.write_table(pa.table({"id": ["a"], "text": ["Call 010-1234-5678."]}), tmp_path / "in" / "p.parquet")
-    base = {"input": str(tmp_path / "in"), "output": str(tmp_path / "out"), "vault": str(tmp_path / "v")}
+    pq.write_table(
+        pa.table({"id": ["a"], "text": ["Call 010-1234-5678."]}), tmp_path / "in" / "p.parquet"
+    )
+    base = {
+        "input": str(tmp_path / "in"),
+        "output": str(tmp_path / "out"),
+        "vault": str(tmp_path / "v"),
+    }
     run_generalize_job(GeneralizeJobConfig(**base, types=("PHONE",)))
     with pytest.raises(JobError, match="other generalize settings"):
         run_generalize_job(GeneralizeJobConfig(**base, types=("PHONE", "PERSON")))
     with pytest.raises(JobError, match="other generalize settings"):
-        run_generalize_job(GeneralizeJobConfig(**base, types=("PHONE",), settings={"rules_rungs": {"DOB": "label"}}))
+        run_generalize_job(
+            GeneralizeJobConfig(
+                **base, types=("PHONE",), settings={"rules_rungs": {"DOB": "label"}}
+            )
+        )
     again = run_generalize_job(GeneralizeJobConfig(**base, types=("PHONE",), batch_size=5))
     assert again["reconciliation"]["ok"]

@@ -1,5 +1,6 @@
-"""Every column a user brings to ``screen_dataframe`` reaches every output unchanged — also one whose name
-differs from a column spcl adds only in case (Spark resolves names case-insensitively by default)."""
+"""Every column a user brings to ``screen_dataframe`` reaches every output unchanged — also one
+whose name differs from a column spcl adds only in case (Spark resolves names case-insensitively by
+default)."""
 
 from __future__ import annotations
 
@@ -15,9 +16,11 @@ from tests.support.integration_corpus import settings as corpus_settings
 
 pytestmark = pytest.mark.slow
 
-ROWS = [("a", "週末は晴れでした。", "ja-JP", "Decision-A", 1),
-        ("b", "연락처 010-1234-5678 로 전화 주세요. 김민수 드림", "ko-KR", "Decision-B", 2),
-        ("c", "오늘은 날씨가 좋다.", None, "Decision-C", 3)]
+ROWS = [
+    ("a", "週末は晴れでした。", "ja-JP", "Decision-A", 1),
+    ("b", "연락처 010-1234-5678 로 전화 주세요. 김민수 드림", "ko-KR", "Decision-B", 2),
+    ("c", "오늘은 날씨가 좋다.", None, "Decision-C", 3),
+]
 SCHEMA = "id string, text string, LANG string, Decision string, Row_Key long"
 
 
@@ -31,8 +34,13 @@ def spark():
     leftover = SparkSession.getActiveSession()
     if leftover is not None:
         leftover.stop()
-    session = (SparkSession.builder.master("local[1]").appName("spcl-test-user-columns")
-               .config("spark.ui.enabled", "false").config("spark.sql.shuffle.partitions", "2").getOrCreate())
+    session = (
+        SparkSession.builder.master("local[1]")
+        .appName("spcl-test-user-columns")
+        .config("spark.ui.enabled", "false")
+        .config("spark.sql.shuffle.partitions", "2")
+        .getOrCreate()
+    )
     yield session
     session.stop()
 

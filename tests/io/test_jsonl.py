@@ -1,4 +1,5 @@
-"""The one JSONL writer (``spcl.io.jsonl``): atomic, UTF-8, compressed by name, the same bytes for the same records."""
+"""The one JSONL writer (``spcl.io.jsonl``): atomic, UTF-8, compressed by name, the same bytes
+for the same records."""
 
 from __future__ import annotations
 
@@ -34,17 +35,25 @@ def test_compressed_by_name_and_deterministic(tmp_path: Path) -> None:
     assert write_jsonl(tmp_path / "a.jsonl.gz", rows) == 50
     write_jsonl(tmp_path / "b" / "a.jsonl.gz", rows)
     assert (tmp_path / "a.jsonl.gz").read_bytes() == (tmp_path / "b" / "a.jsonl.gz").read_bytes()
-    assert [json.loads(line) for line in gzip.decompress((tmp_path / "a.jsonl.gz").read_bytes()).splitlines()] == rows
+    assert [
+        json.loads(line)
+        for line in gzip.decompress((tmp_path / "a.jsonl.gz").read_bytes()).splitlines()
+    ] == rows
     write_jsonl(tmp_path / "a.jsonl.zst", rows)
     with zstandard.ZstdDecompressor().stream_reader((tmp_path / "a.jsonl.zst").open("rb")) as fh:
         assert [json.loads(line) for line in fh.read().splitlines()] == rows
 
 
 @settings(max_examples=60, deadline=None)
-@given(st.lists(st.dictionaries(st.text(max_size=5), st.text(max_size=20) | st.integers(), max_size=4),
-                max_size=8))
-def test_any_records_come_back_line_by_line(tmp_path_factory: pytest.TempPathFactory,
-                                            rows: list[dict[str, object]]) -> None:
+@given(
+    st.lists(
+        st.dictionaries(st.text(max_size=5), st.text(max_size=20) | st.integers(), max_size=4),
+        max_size=8,
+    )
+)
+def test_any_records_come_back_line_by_line(
+    tmp_path_factory: pytest.TempPathFactory, rows: list[dict[str, object]]
+) -> None:
     out = tmp_path_factory.mktemp("j") / "r.jsonl"
     assert write_jsonl(out, rows) == len(rows)
     raw = out.read_bytes()

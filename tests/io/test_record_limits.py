@@ -1,5 +1,6 @@
-"""One record can never stop a job: an undecodable value or an oversized record goes to quarantine with its
-reason and every other record is read, in both engines, whole-file and byte-range reads alike."""
+"""One record can never stop a job: an undecodable value or an oversized record goes to quarantine
+with its reason and every other record is read, in both engines, whole-file and byte-range reads
+alike."""
 
 from __future__ import annotations
 
@@ -21,11 +22,26 @@ def test_hostile_records_are_quarantined_and_the_job_runs(tmp_path: Path, engine
     huge_int = b'{"id": "int", "text": "x", "n": ' + b"9" * 5000 + b"}"
     long_line = b'{"id": "long", "text": "' + b"a" * (3 << 20) + b'"}'
     good = [doc_line(f"g{i}", f"평범한 문장 {i} 입니다.") for i in range(20)]
-    write_lines(src / "plain.jsonl", [*good[:10], huge_int, long_line, *good[10:]])  # split in ranges
-    (src / "bomb.jsonl.zst").write_bytes(zstandard.ZstdCompressor().compress(
-        doc_line("z1", "앞") + b"\n" + b'{"text": "' + b"0" * (64 << 20) + b'"}\n' + doc_line("z2", "後") + b"\n"))
-    settings = load_settings(overrides={"screen.enabled": False, "input.max_record_bytes": 1 << 20,
-                                        "input.split_bytes": 1 << 20})
+    # split in ranges
+    write_lines(src / "plain.jsonl", [*good[:10], huge_int, long_line, *good[10:]])
+    (src / "bomb.jsonl.zst").write_bytes(
+        zstandard.ZstdCompressor().compress(
+            doc_line("z1", "앞")
+            + b"\n"
+            + b'{"text": "'
+            + b"0" * (64 << 20)
+            + b'"}\n'
+            + doc_line("z2", "後")
+            + b"\n"
+        )
+    )
+    settings = load_settings(
+        overrides={
+            "screen.enabled": False,
+            "input.max_record_bytes": 1 << 20,
+            "input.split_bytes": 1 << 20,
+        }
+    )
     out = tmp_path / "out"
     master = "local[2]" if engine == "spark" else None
     stats = run_filter(FilterJob((str(src),), str(out), settings, engine, master))
@@ -33,11 +49,20 @@ def test_hostile_records_are_quarantined_and_the_job_runs(tmp_path: Path, engine
     assert stats["reconciliation"]["ok"] and len(rows) == 20 + 2 + 3
     reasons = sorted(r["quarantine_reason"] for r in rows if r["decision"] == "quarantine")
     assert reasons == ["record_too_large", "record_too_large", "undecodable_value"]
-    assert {r["id"] for r in rows if r["decision"] != "quarantine"} == {f"g{i}" for i in range(20)} | {"z1", "z2"}
+    assert {r["id"] for r in rows if r["decision"] != "quarantine"} == {
+        f"g{i}" for i in range(20)
+    } | {"z1", "z2"}
 
 
 def test_annotate_quarantines_an_undecodable_record_and_runs_the_rest(tmp_path: Path) -> None:
-    from tests.support.annotate_teachers import EXPECTED_LABELLED, ScriptedTeachers, annotate, read, script, write_input
+    from tests.support.annotate_teachers import (
+        EXPECTED_LABELLED,
+        ScriptedTeachers,
+        annotate,
+        read,
+        script,
+        write_input,
+    )
 
     inp = write_input(tmp_path / "in")
     with (inp / "a.jsonl").open("ab") as fh:

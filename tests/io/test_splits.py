@@ -1,4 +1,5 @@
-"""Issue 13: big plain JSONL files split into line-aligned byte ranges; every line read exactly once."""
+"""Issue 13: big plain JSONL files split into line-aligned byte ranges; every line read exactly
+once."""
 
 from __future__ import annotations
 
@@ -18,11 +19,12 @@ from spcl.manifest import verify_manifest
 
 
 def whole_lines(data: bytes) -> list[tuple[int, bytes]]:
-    """The reference: every non-blank line with its offset (BOM skipped), reading the file in one piece."""
+    """The reference: every non-blank line with its offset (BOM skipped), reading the file in one
+    piece."""
     out, offset = [], 0
     body = data
     if body.startswith(BOM):
-        body, offset = body[len(BOM):], len(BOM)
+        body, offset = body[len(BOM) :], len(BOM)
     for raw in body.split(b"\n"):
         if raw.strip():
             out.append((offset, raw.rstrip(b"\r")))
@@ -31,11 +33,16 @@ def whole_lines(data: bytes) -> list[tuple[int, bytes]]:
 
 
 @settings(max_examples=300, deadline=None)
-@given(lines=st.lists(st.binary(max_size=30).map(lambda b: b.replace(b"\n", b"")), max_size=40),
-       bom=st.booleans(), crlf=st.booleans(), trailing_newline=st.booleans(),
-       split_bytes=st.integers(min_value=1, max_value=120))
-def test_ranges_read_every_line_exactly_once(lines: list[bytes], bom: bool, crlf: bool, trailing_newline: bool,
-                                             split_bytes: int) -> None:
+@given(
+    lines=st.lists(st.binary(max_size=30).map(lambda b: b.replace(b"\n", b"")), max_size=40),
+    bom=st.booleans(),
+    crlf=st.booleans(),
+    trailing_newline=st.booleans(),
+    split_bytes=st.integers(min_value=1, max_value=120),
+)
+def test_ranges_read_every_line_exactly_once(
+    lines: list[bytes], bom: bool, crlf: bool, trailing_newline: bool, split_bytes: int
+) -> None:
     sep = b"\r\n" if crlf else b"\n"
     data = (BOM if bom else b"") + sep.join(lines) + (sep if trailing_newline and lines else b"")
     fh = io.BytesIO(data)
@@ -55,17 +62,21 @@ def test_plan_keeps_small_and_unsplittable_files_whole() -> None:
     assert Split("/a.jsonl").key != parts[0].key and parts[0].key.startswith(Split("/a.jsonl").key)
 
 
-# --- the filter job over a big plain JSONL file read in byte ranges (both engines) -----------------------------
+# --- the filter job over a big plain JSONL file read in byte ranges (both engines) ----------------
 
 
 def _big_jsonl(path: Path) -> int:
-    """A plain JSONL file of 300 records with PII, some bad lines, CRLF and blank lines: returns the records."""
+    """A plain JSONL file of 300 records with PII, some bad lines, CRLF and blank lines: returns
+    the records."""
     lines = []
     for i in range(300):
         if i % 37 == 5:
             lines.append(b'{"id": "bad-' + str(i).encode() + b'", "text": unterminated')
         else:
-            text = f"문서 {i}: 연락처 010-{1000 + i:04d}-{2000 + i:04d}, mail u{i}@mailbox.com " + "가나다 " * (i % 9)
+            text = (
+                f"문서 {i}: 연락처 010-{1000 + i:04d}-{2000 + i:04d}, mail u{i}@mailbox.com "
+                + "가나다 " * (i % 9)
+            )
             lines.append(json.dumps({"id": f"d{i}", "text": text}, ensure_ascii=False).encode())
         if i % 50 == 7:
             lines.append(b"   ")
@@ -75,8 +86,13 @@ def _big_jsonl(path: Path) -> int:
 
 def _rows(out: Path) -> dict[str, tuple[str, str | None, int]]:
     table = output_dataset(out).to_table(columns=["row_key", "decision", "id", "position"])
-    return {k: (d, i, p) for k, d, i, p in zip(*(table.column(c).to_pylist() for c in
-                                                 ("row_key", "decision", "id", "position")), strict=True)}
+    return {
+        k: (d, i, p)
+        for k, d, i, p in zip(
+            *(table.column(c).to_pylist() for c in ("row_key", "decision", "id", "position")),
+            strict=True,
+        )
+    }
 
 
 @pytest.mark.parametrize("engine", ["python", pytest.param("spark", marks=pytest.mark.slow)])
@@ -95,5 +111,6 @@ def test_a_big_file_in_ranges_gives_the_same_rows_as_one_task(tmp_path: Path, en
     assert stats["counts"] == stats_whole["counts"]
     parts = list((tmp_path / "ranged").glob("decision=flagged/*.parquet"))
     assert len(parts) > 5, "the file was read in several ranges"
-    assert _rows(tmp_path / "ranged") == _rows(tmp_path / "whole")  # same ids, row keys, positions, decisions
+    # same ids, row keys, positions, decisions
+    assert _rows(tmp_path / "ranged") == _rows(tmp_path / "whole")
     assert verify_manifest(tmp_path / "ranged").ok

@@ -1,4 +1,5 @@
-"""Dataset manifests: write, verify (a changed byte, a missing and an unlisted file), record counts, CLI."""
+"""Dataset manifests: write, verify (a changed byte, a missing and an unlisted file), record
+counts, CLI."""
 
 from __future__ import annotations
 
@@ -43,7 +44,11 @@ def test_verify_detects_one_changed_byte(dataset: Path):
     data[len(data) // 2] ^= 0x01
     path.write_bytes(bytes(data))
     report = verify_manifest(dataset)
-    assert report.changed == ["decision=clean/part-0.parquet"] and not report.missing and not report.unlisted
+    assert (
+        report.changed == ["decision=clean/part-0.parquet"]
+        and not report.missing
+        and not report.unlisted
+    )
 
 
 def test_verify_names_missing_and_unlisted(dataset: Path):

@@ -1,4 +1,5 @@
-"""The masker's rules (issue 4 §3), one test per rule, plus the worked example and ``alias123456``."""
+"""The masker's rules (issue 4 §3), one test per rule, plus the worked example and
+``alias123456``."""
 
 from __future__ import annotations
 
@@ -33,7 +34,8 @@ def test_alias_account_does_not_mask_its_digits() -> None:
 
 
 def test_literal_beats_variant_of_another_prediction() -> None:
-    # "01000001234" (ACCOUNT) has a numeric variant matching "010-0000-1234"; the PHONE literal wins there.
+    # "01000001234" (ACCOUNT) has a numeric variant matching "010-0000-1234"; the PHONE literal wins
+    # there.
     src = "전화 010-0000-1234, 계좌 01000001234"
     r = mask_text(src, [("ACCOUNT", "01000001234"), ("PHONE", "010-0000-1234")])
     assert r.masked_text == "전화 [PHONE_1], 계좌 [ACCOUNT_1]"
@@ -48,7 +50,10 @@ def test_fixed_type_priority_for_one_value_with_several_types() -> None:
     ):
         assert mask_text(src, cands).masked_text == "번호 [RRN_1] 입니다"
         assert mask_text(src, cands[::-1]).masked_text == "번호 [RRN_1] 입니다"
-    assert mask_text("Mina Park", [("REL", "Mina Park"), ("PERSON", "Mina Park")]).masked_text == "[PERSON_1]"
+    assert (
+        mask_text("Mina Park", [("REL", "Mina Park"), ("PERSON", "Mina Park")]).masked_text
+        == "[PERSON_1]"
+    )
 
 
 @pytest.mark.parametrize(
@@ -130,7 +135,15 @@ def test_same_surface_same_token_other_surface_other_token() -> None:
 
 def test_tokens_per_type_in_source_order() -> None:
     src = "B씨(010-0000-0002)와 A씨(010-0000-0001)"
-    r = mask_text(src, [("PERSON", "A씨"), ("PHONE", "010-0000-0001"), ("PERSON", "B씨"), ("PHONE", "010-0000-0002")])
+    r = mask_text(
+        src,
+        [
+            ("PERSON", "A씨"),
+            ("PHONE", "010-0000-0001"),
+            ("PERSON", "B씨"),
+            ("PHONE", "010-0000-0002"),
+        ],
+    )
     assert r.masked_text == "[PERSON_1]([PHONE_1])와 [PERSON_2]([PHONE_2])"
     assert r.mapping["[PERSON_1]"] == "B씨"
 
@@ -172,7 +185,10 @@ def test_reassemble_replaces_known_tokens_once_and_keeps_unknown() -> None:
 
 
 def test_candidates_are_normalized_and_empty_ignored() -> None:
-    r = mask_text("Mail user1@mailbox.com now", [(" email ", "  user1@mailbox.com\n"), ("PERSON", "  "), ("PHONE", "")])
+    r = mask_text(
+        "Mail user1@mailbox.com now",
+        [(" email ", "  user1@mailbox.com\n"), ("PERSON", "  "), ("PHONE", "")],
+    )
     assert r.masked_text == "Mail [EMAIL_1] now"
 
 
@@ -188,8 +204,16 @@ def test_find_occurrences_every_occurrence_longest() -> None:
     assert find_occurrences("PERSON", "김가상", "김가상 김 가 상 김가") == [(0, 3), (4, 9)]
 
 
-@pytest.mark.parametrize("module", [spcl.mask.masker, spcl.mask.tokens, spcl.mask.variants, spcl.mask.variant_forms,
-                                    spcl.extract.contract])
+@pytest.mark.parametrize(
+    "module",
+    [
+        spcl.mask.masker,
+        spcl.mask.tokens,
+        spcl.mask.variants,
+        spcl.mask.variant_forms,
+        spcl.extract.contract,
+    ],
+)
 def test_docstring_examples(module: object) -> None:
     result = doctest.testmod(module)  # type: ignore[arg-type]
     assert result.attempted > 0 and result.failed == 0

@@ -1,5 +1,6 @@
-"""Masking operators per type: surrogates of the same type and format, keyed hashes, redact, keep; the vault
-round trip for every reversible operator; the registry's validation; the mask job and CLI wiring."""
+"""Masking operators per type: surrogates of the same type and format, keyed hashes, redact, keep;
+the vault round trip for every reversible operator; the registry's validation; the mask job and CLI
+wiring."""
 
 from __future__ import annotations
 
@@ -256,7 +257,7 @@ def test_keep_leaves_a_flagging_rule_hit_in_clear_and_releases_the_document() ->
     assert "taro.yamada" not in out.released.masked_text
 
 
-# ----------------------------------------------------------------------------------------------- the job
+# ------------------------------------------------------------------------------------------ the job
 
 
 def _flagged(folder: Path) -> list[dict]:
@@ -388,7 +389,7 @@ def test_mask_cli_operator_flag_and_yaml_config(tmp_path: Path) -> None:
     assert bad.returncode == 2 and "spcl generalize" in bad.stderr and "\\n" not in bad.stderr
 
 
-# ----------------------------------------------------------------------------- any input the filter reads
+# ----------------------------------------------------------------------- any input the filter reads
 
 
 @pytest.mark.parametrize("suffix", [".jsonl", ".jsonl.gz", ".jsonl.zst"])

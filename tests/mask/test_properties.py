@@ -21,7 +21,17 @@ texts = st.one_of(
     st.text(chars, max_size=60),
     st.lists(
         st.sampled_from(
-            ["김가상", "김 가 상", "[PERSON_1]", "[PHONE_2]", "010-0000-1234", "01000001234", " ", "a1", "９"]
+            [
+                "김가상",
+                "김 가 상",
+                "[PERSON_1]",
+                "[PHONE_2]",
+                "010-0000-1234",
+                "01000001234",
+                " ",
+                "a1",
+                "９",
+            ]
         ),
         max_size=10,
     ).map("".join),
@@ -65,28 +75,36 @@ def test_round_trip(tc: tuple[str, list[tuple[str, str]]]) -> None:
 
 @SETTINGS
 @given(text_and_candidates(), st.randoms(use_true_random=False))
-def test_deterministic_under_any_candidate_order(tc: tuple[str, list[tuple[str, str]]], rnd: random.Random) -> None:
+def test_deterministic_under_any_candidate_order(
+    tc: tuple[str, list[tuple[str, str]]], rnd: random.Random
+) -> None:
     text, cands = tc
     shuffled = list(cands)
     rnd.shuffle(shuffled)
-    a, b = mask_text(text, cands), mask_text(text, shuffled + cands[:1])  # duplicates change nothing either
+    # duplicates change nothing either
+    a, b = mask_text(text, cands), mask_text(text, shuffled + cands[:1])
     assert (a.masked_text, a.mapping, a.spans) == (b.masked_text, b.mapping, b.spans)
 
 
 @SETTINGS
 @given(text_and_candidates())
-def test_no_gold_leak_when_every_gold_value_is_a_candidate(tc: tuple[str, list[tuple[str, str]]]) -> None:
+def test_no_gold_leak_when_every_gold_value_is_a_candidate(
+    tc: tuple[str, list[tuple[str, str]]],
+) -> None:
     text, gold = tc
     nfc = unicodedata.normalize("NFC", text)
     r = mask_text(text, gold)
-    for type_, value in gold:  # names and kin words: where they stand as whole words (everywhere if nowhere)
+    # names and kin words: where they stand as whole words (everywhere if nowhere)
+    for type_, value in gold:
         for start, end in required_occurrences(type_, value, nfc):
             assert any(s.start <= start and end <= s.end for s in r.spans), (type_, start, end)
 
 
 @SETTINGS
 @given(text_and_candidates())
-def test_parser_accepts_exactly_what_the_masker_can_find(tc: tuple[str, list[tuple[str, str]]]) -> None:
+def test_parser_accepts_exactly_what_the_masker_can_find(
+    tc: tuple[str, list[tuple[str, str]]],
+) -> None:
     text, cands = tc
     rows = [(t, v) for t, v in cands if "\t" not in v and "\n" not in v and "\r" not in v]
     raw = "\n".join(f"{t}\t{v}" for t, v in rows)

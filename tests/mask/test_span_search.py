@@ -18,8 +18,9 @@ from spcl.mask.variants import (
     match_positions,
 )
 
-# characters that make the patterns interesting: ASCII and full-width digits, numeric separators, name
-# gaps (space, ideographic space, tab, newline), Hangul, kana, Latin, a superscript digit and an Arabic digit
+# characters that make the patterns interesting: ASCII and full-width digits, numeric separators,
+# name gaps (space, ideographic space, tab, newline), Hangul, kana, Latin, a superscript digit and
+# an Arabic digit
 ALPHABET = "0123０１２３ -./()\u2212\uff0d\t\n\u3000김가상鈴木ナabc²٣"
 TYPES = ["PHONE", "PERSON", "EMAIL", "RRN", "ACCOUNT", "REL", "ADDRESS"]
 
@@ -60,8 +61,9 @@ def test_indexed_search_equals_the_regex_search(case: tuple[str, list[tuple[str,
 
 @settings(max_examples=200, deadline=None)
 @given(cases())
-def test_mask_text_spans_and_tokens_are_the_same_either_way(case: tuple[str, list[tuple[str, str]]],
-                                                            ) -> None:
+def test_mask_text_spans_and_tokens_are_the_same_either_way(
+    case: tuple[str, list[tuple[str, str]]],
+) -> None:
     text, cands = case
     with pytest.MonkeyPatch.context() as mp:
         mp.setattr(variants, "INDEXED_SCAN_FROM", 10**9)
@@ -77,8 +79,8 @@ def _phones(n: int) -> tuple[str, list[str]]:
 
 
 def test_many_distinct_values_are_all_masked_and_the_work_is_linear() -> None:
-    """1,500 distinct numbers (the regex search took minutes): every one masked, and the search tries
-    a bounded number of patterns per position (counted, not timed)."""
+    """1,500 distinct numbers (the regex search took minutes): every one masked, and the search
+    tries a bounded number of patterns per position (counted, not timed)."""
     text, nums = _phones(1500)
     result = mask_text(text, [("PHONE", v) for v in nums])
     assert len(result.spans) == 1500 and not any(v in result.masked_text for v in nums)

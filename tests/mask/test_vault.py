@@ -75,7 +75,9 @@ def test_wrong_key_fails_clearly(tmp_path: Path) -> None:
     assert "김가상" not in str(err.value)
 
 
-def test_missing_or_malformed_key_fails_clearly(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_missing_or_malformed_key_fails_clearly(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     with pytest.raises(VaultKeyError, match=f"no vault key: set {KEY_ENV}"):
         open_vault(tmp_path)
     monkeypatch.setenv(KEY_ENV, "not-a-key")
@@ -119,7 +121,9 @@ def test_key_from_env_and_key_file(tmp_path: Path, monkeypatch: pytest.MonkeyPat
     assert open_vault(tmp_path / "v").get("doc-1") == SECRET
 
 
-def test_keygen_command_writes_0600_and_never_overwrites(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_keygen_command_writes_0600_and_never_overwrites(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     out = tmp_path / "k.key"
     assert main(["vault", "keygen", "--output", str(out)]) == 0
     assert stat.S_IMODE(os.stat(out).st_mode) == 0o600
@@ -129,25 +133,35 @@ def test_keygen_command_writes_0600_and_never_overwrites(tmp_path: Path, capsys:
     assert read_key_file(out) == key
 
 
-# -- issue 21: version-2 records (round-trip hashes, non-NFC originals) and tolerant reading of one writer file
+# -- issue 21: version-2 records (round-trip hashes, non-NFC originals) and tolerant reading of one
+# writer file
 
 SOURCE = "김가상 010-0000-1234"
 MASKED = "[PERSON_1] [PHONE_1]"
 
 
 def test_round_trip_record_holds_keyed_hashes_and_the_original_encrypted(tmp_path: Path) -> None:
-    original = "\u1100\u1161상 010-0000-1234"  # not NFC: kept, encrypted, so unmask can give it back
+    # not NFC: kept, encrypted, so unmask can give it back
+    original = "\u1100\u1161상 010-0000-1234"
     with open_vault(tmp_path, KEY, writer="w") as vault:
         vault.put("doc-1", SECRET, source=SOURCE, masked=MASKED, original=original)
         vault.put("doc-2", SECRET, source=SOURCE, masked=MASKED, original=SOURCE)
     reader = open_vault(tmp_path, KEY)
     one, two = reader.record("doc-1", "w"), reader.record("doc-2", "w")
-    assert one.mapping == SECRET and one.verifiable and one.original == original and two.original is None
-    assert reader.mac_matches(one.source_mac, "source", SOURCE) and reader.mac_matches(one.masked_mac, "masked", MASKED)
+    assert (
+        one.mapping == SECRET
+        and one.verifiable
+        and one.original == original
+        and two.original is None
+    )
+    assert reader.mac_matches(one.source_mac, "source", SOURCE) and reader.mac_matches(
+        one.masked_mac, "masked", MASKED
+    )
     assert not reader.mac_matches(one.masked_mac, "masked", MASKED + " ")
     assert not reader.mac_matches(one.source_mac, "masked", SOURCE)  # roles are kept apart
     other = open_vault(tmp_path / "other", bytes(32))
-    assert other.text_mac("source", SOURCE) != reader.text_mac("source", SOURCE)  # keyed, not a plain hash
+    # keyed, not a plain hash
+    assert other.text_mac("source", SOURCE) != reader.text_mac("source", SOURCE)
     blob = (tmp_path / "w.jsonl").read_bytes()
     assert reader.text_mac("source", SOURCE).encode() not in blob and b"010-0000-1234" not in blob
     assert "SECRET" not in repr(one) and "김가상" not in repr(one)
@@ -181,14 +195,25 @@ def test_one_writer_file_is_read_tolerantly_with_true_reasons(tmp_path: Path) ->
     reader = open_vault(tmp_path, KEY)
     assert reader.get("doc-0", writer="w") == SECRET and reader.get("doc-3", writer="w") == SECRET
     reasons = {}
-    for doc_id, writer in (("doc-1", "w"), ("doc-2", "w"), ("doc-7", "w"), ("doc-0", "gone"), ("doc-0", "../w")):
+    for doc_id, writer in (
+        ("doc-1", "w"),
+        ("doc-2", "w"),
+        ("doc-7", "w"),
+        ("doc-0", "gone"),
+        ("doc-0", "../w"),
+    ):
         with pytest.raises(RecordError) as err:
             reader.record(doc_id, writer)
         reasons[doc_id, writer] = err.value.reason
         assert "김가상" not in str(err.value)
-    assert reasons == {("doc-1", "w"): "corrupt_record", ("doc-2", "w"): "ambiguous_mapping",
-                       ("doc-7", "w"): "corrupt_record", ("doc-0", "gone"): "missing_vault_file",
-                       ("doc-0", "../w"): "bad_vault_file"}
+    assert reasons == {
+        ("doc-1", "w"): "corrupt_record",
+        ("doc-2", "w"): "ambiguous_mapping",
+        ("doc-7", "w"): "corrupt_record",
+        ("doc-0", "gone"): "missing_vault_file",
+        ("doc-0", "../w"): "bad_vault_file",
+    }
     assert reader.corrupt_lines("w") == [2, 6]
-    with pytest.raises(VaultError, match="malformed vault record"):  # the whole-vault reader stays strict
+    # the whole-vault reader stays strict
+    with pytest.raises(VaultError, match="malformed vault record"):
         reader.get("doc-0")

@@ -1,4 +1,5 @@
-"""The masker never puts a token inside a word (spcl.mask.words), and name candidates are whole words."""
+"""The masker never puts a token inside a word (spcl.mask.words), and name candidates are whole
+words."""
 
 from __future__ import annotations
 
@@ -18,7 +19,10 @@ from spcl.mask.words import is_whole_word
 from tools.wrapped import _Checker
 
 ROOT = Path(__file__).resolve().parents[2]
-_HELP = [json.loads(line) for line in (ROOT / "data/weak-none/libreoffice-help.jsonl").read_text("utf-8").splitlines()]
+_HELP = [
+    json.loads(line)
+    for line in (ROOT / "data/weak-none/libreoffice-help.jsonl").read_text("utf-8").splitlines()
+]
 
 
 @pytest.fixture(autouse=True)
@@ -33,7 +37,8 @@ def _no_ner(monkeypatch: pytest.MonkeyPatch) -> None:
         ("성룡아저씨가 실망시켰다", 0, 2, True),
         ("김상경땜에 엄청", 0, 3, True),
         ("표시형식을 고른다", 0, 2, False),
-        ("オプ\nションを指定する", 0, 2, False),  # a word wrapped across a line: its first half is no word
+        # a word wrapped across a line: its first half is no word
+        ("オプ\nションを指定する", 0, 2, False),
         ("クライ\n    アントが", 0, 3, False),  # with the indentation of a man page
         ("ブートローダを使う", 4, 7, False),  # a piece of a katakana compound
         ("ジョン・レノンが来た", 4, 7, True),  # ・ separates names
@@ -78,7 +83,10 @@ def test_korean_names_before_the_genitive_and_english_names_with_an_apostrophe_a
 
 
 def test_name_candidates_across_a_line_break_are_dropped() -> None:
-    for text in ("オプ\nションを指定するとクライ\nアントが起動する。", "ブートローダのリストを表示する。"):
+    for text in (
+        "オプ\nションを指定するとクライ\nアントが起動する。",
+        "ブートローダのリストを表示する。",
+    ):
         assert all(is_whole_word(text, s, e) for s, e in find_person_names(text, "ja"))
         r = mask_text(text, rules_rows(text))
         assert "[PERSON" not in r.masked_text
@@ -91,9 +99,13 @@ def _cut_spans(text: str) -> int:
 
 
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(st.sampled_from([r["text"] for r in _HELP if r["lang"] in ("ja", "ko")][:400]), st.integers(12, 60))
+@given(
+    st.sampled_from([r["text"] for r in _HELP if r["lang"] in ("ja", "ko")][:400]),
+    st.integers(12, 60),
+)
 def test_no_token_inside_a_word_of_real_wrapped_help_text(text: str, width: int) -> None:
-    """Real LibreOffice help passages, hard-wrapped at any width as man pages are: no masked span cuts a word."""
+    """Real LibreOffice help passages, hard-wrapped at any width as man pages are: no masked span
+    cuts a word."""
     wrapped = "\n".join(textwrap.wrap(text, width, break_long_words=True, break_on_hyphens=False))
     assert _cut_spans(wrapped) == 0
 
@@ -109,8 +121,9 @@ def _man_pages(lang: str, limit: int) -> list[str]:
 @pytest.mark.skipif(shutil.which("groff") is None, reason="groff is not installed")
 @pytest.mark.parametrize("lang", ["ja", "ko"])
 def test_no_token_inside_a_word_of_real_man_pages(lang: str) -> None:
-    """Real Debian man pages (manpages-ja / manpages-ko), rendered by groff at 80 columns as man shows them: lines
-    wrap inside words; no masked span cuts one (the checker of tools/wrapped.py, not the masker's predicate)."""
+    """Real Debian man pages (manpages-ja / manpages-ko), rendered by groff at 80 columns as man
+    shows them: lines wrap inside words; no masked span cuts one (the checker of tools/wrapped.py,
+    not the masker's predicate)."""
     from spcl.text import normalize
 
     pages = _man_pages(lang, 6)

@@ -1,4 +1,5 @@
-"""Rows that share a row key: every input row lands in exactly one output, on every pass (a retry included)."""
+"""Rows that share a row key: every input row lands in exactly one output, on every pass (a retry
+included)."""
 
 from __future__ import annotations
 
@@ -13,8 +14,13 @@ from tests.support.extractors import TimeoutOnce
 
 def _input(tmp: Path) -> None:
     (tmp / "in").mkdir()
-    table = pa.table({"id": ["a", "b", "c"], "text": ["Call 010-1234-5678 now."] * 3,
-                      "row_key": ["k1", "k1", "k2"]})
+    table = pa.table(
+        {
+            "id": ["a", "b", "c"],
+            "text": ["Call 010-1234-5678 now."] * 3,
+            "row_key": ["k1", "k1", "k2"],
+        }
+    )
     pq.write_table(table, tmp / "in" / "part-0.parquet")
 
 
@@ -27,7 +33,9 @@ def _outputs(tmp: Path) -> list[tuple[str, str]]:
 
 
 def _cfg(tmp: Path, **kw: object) -> MaskJobConfig:
-    return MaskJobConfig(input=str(tmp / "in"), output=str(tmp / "out"), vault=str(tmp / "vault"), **kw)  # type: ignore[arg-type]
+    return MaskJobConfig(
+        input=str(tmp / "in"), output=str(tmp / "out"), vault=str(tmp / "vault"), **kw
+    )  # type: ignore[arg-type]
 
 
 def test_retry_failed_keeps_one_output_per_row_with_a_shared_row_key(tmp_path: Path) -> None:

@@ -1,4 +1,5 @@
-"""The progress bar of long local runs (issue 14): counts, rate and ETA on a terminal, silent elsewhere."""
+"""The progress bar of long local runs (issue 14): counts, rate and ETA on a terminal, silent
+elsewhere."""
 
 from __future__ import annotations
 
@@ -57,15 +58,35 @@ def test_silent_off_a_terminal_and_switchable(monkeypatch):
 
 @pytest.mark.slow
 def test_filter_python_engine_shows_progress_only_when_asked(tmp_path: Path, root: Path):
-    """`spcl filter --engine python`: a bar on stderr with SPCL_PROGRESS=1, nothing with output captured."""
-    src = write_lines(tmp_path / "in.jsonl", [doc_line(f"d{i}", f"연락처 010-2345-{i:04d} 입니다") for i in range(300)])
+    """`spcl filter --engine python`: a bar on stderr with SPCL_PROGRESS=1, nothing with output
+    captured."""
+    src = write_lines(
+        tmp_path / "in.jsonl",
+        [doc_line(f"d{i}", f"연락처 010-2345-{i:04d} 입니다") for i in range(300)],
+    )
     env_base = {"PATH": "/usr/bin:/bin", "HOME": str(tmp_path)}
-    cmd = [sys.executable, "-m", "spcl.cli", "filter", "-i", str(src), "--engine", "python", "--no-screen"]
-    quiet = subprocess.run([*cmd, "-o", str(tmp_path / "a")], capture_output=True, env=env_base, cwd=root,
-                           check=True)
+    cmd = [
+        sys.executable,
+        "-m",
+        "spcl.cli",
+        "filter",
+        "-i",
+        str(src),
+        "--engine",
+        "python",
+        "--no-screen",
+    ]
+    quiet = subprocess.run(
+        [*cmd, "-o", str(tmp_path / "a")], capture_output=True, env=env_base, cwd=root, check=True
+    )
     assert b"\r" not in quiet.stderr and b"docs/s" not in quiet.stderr
-    shown = subprocess.run([*cmd, "-o", str(tmp_path / "b")], capture_output=True,
-                           env={**env_base, "SPCL_PROGRESS": "1"}, cwd=root, check=True)
+    shown = subprocess.run(
+        [*cmd, "-o", str(tmp_path / "b")],
+        capture_output=True,
+        env={**env_base, "SPCL_PROGRESS": "1"},
+        cwd=root,
+        check=True,
+    )
     err = shown.stderr.decode()
     last = [s for s in err.split("\r") if s.startswith("filter  ")][-1].split("\n")[0]
     assert last.startswith("filter  300 docs  100% [") and "docs/s" in last

@@ -14,8 +14,8 @@ class _Tty(io.StringIO):
 
 
 def _screen(raw: str) -> list[str]:
-    """What a terminal shows: each line after its last carriage return (a ``\\r`` moves to the line start and
-    later text overwrites earlier text from there)."""
+    """What a terminal shows: each line after its last carriage return (a ``\\r`` moves to the line
+    start and later text overwrites earlier text from there)."""
     shown = []
     for line in raw.split("\n"):
         cells: list[str] = []

@@ -42,7 +42,9 @@ def out_dir(tmp_path_factory: pytest.TempPathFactory, rows: list[dict]) -> Path:
 # ---------------------------------------------------------------- sampling
 
 
-def test_sample_is_independent_of_partitioning_and_row_order(tmp_path: Path, rows: list[dict], out_dir: Path):
+def test_sample_is_independent_of_partitioning_and_row_order(
+    tmp_path: Path, rows: list[dict], out_dir: Path
+):
     spec = SampleSpec(n=120, seed=7)
     plan_a, a = sample_dataset(out_dir, spec)
     other = write_output(tmp_path / "other", rows, rows_per_file=37, shuffle_seed=3)
@@ -80,14 +82,22 @@ def test_stratum_sizes_are_honoured(out_dir: Path):
 def test_allocation_includes_clean_and_the_floor(out_dir: Path):
     plan, table = sample_dataset(
         out_dir,
-        SampleSpec(n=200, seed=2, clean_share=0.3, min_per_stratum=2, dimensions=("decision", "lang", "category")),
+        SampleSpec(
+            n=200,
+            seed=2,
+            clean_share=0.3,
+            min_per_stratum=2,
+            dimensions=("decision", "lang", "category"),
+        ),
     )
     assert 20 < len(plan.populations) < 50
     decisions = table.column("decision").to_pylist()
     assert len(decisions) == 200
     assert decisions.count("clean") == 60
     assert all(plan.sizes[s] >= min(2, p) for s, p in plan.populations.items())
-    weights = dict(zip(table.column("stratum").to_pylist(), table.column("weight").to_pylist(), strict=True))
+    weights = dict(
+        zip(table.column("stratum").to_pylist(), table.column("weight").to_pylist(), strict=True)
+    )
     assert all(math.isclose(w, plan.populations[s] / plan.sizes[s]) for s, w in weights.items())
 
 
@@ -103,7 +113,9 @@ def test_allocation_includes_clean_and_the_floor(out_dir: Path):
 )
 def test_allocate_properties(pops: dict, n: int, share: float):
     populations = {f"decision={d}|lang={lg}": p for (d, lg), p in pops.items()}
-    sizes = allocate(populations, SampleSpec(n=n, clean_share=share, dimensions=("decision", "lang")))
+    sizes = allocate(
+        populations, SampleSpec(n=n, clean_share=share, dimensions=("decision", "lang"))
+    )
     assert all(0 <= sizes[s] <= p for s, p in populations.items())
     assert sum(sizes.values()) == min(n, sum(populations.values()))
     has_clean = any(s.startswith("decision=clean") for s in populations)
@@ -153,11 +165,15 @@ def test_exports_open_and_are_private(tmp_path: Path, out_dir: Path):
     assert (hit["start"], hit["end"]) == (source_hit["start"], source_hit["end"])
     config = ET.fromstring((dest / "labelstudio-config.xml").read_text())
     choices = {c.get("name"): [x.get("value") for x in c] for c in config.iter("Choices")}
-    assert choices == {"label": ["SCPI", "RELATED", "NONE"], "categories": ["MEDICAL", "CRIME", "DISABILITY", "OTHER"]}
+    assert choices == {
+        "label": ["SCPI", "RELATED", "NONE"],
+        "categories": ["MEDICAL", "CRIME", "DISABILITY", "OTHER"],
+    }
     page = (dest / "sample.html").read_text()
     parser = _Collect()
     parser.feed(page)
-    assert parser.tags.count("script") == 2 and parser.tags.count("mark") == 40  # the page's data + its code
+    # the page's data + its code
+    assert parser.tags.count("script") == 2 and parser.tags.count("mark") == 40
     assert "&lt;script&gt;" in page and "<script>alert" not in page
     assert all(i in "".join(parser.text) for i in ids)
     assert manifest["records"] == 40 and manifest["licence"] == "CC-BY-4.0"
@@ -173,7 +189,11 @@ def test_redacted_export_leaves_no_hit_value(tmp_path: Path, out_dir: Path, rows
     dest = tmp_path / "red"
     export_sample(table, plan, dest, redacted=True, reviewers=["a"])
     by_id = {r["id"]: r for r in rows}
-    values = [by_id[i]["text"][h["start"] : h["end"]] for i in table.column("id").to_pylist() for h in by_id[i]["hits"]]
+    values = [
+        by_id[i]["text"][h["start"] : h["end"]]
+        for i in table.column("id").to_pylist()
+        for h in by_id[i]["hits"]
+    ]
     assert len(values) == 60
     blob = b"".join(f.read_bytes() for f in dest.iterdir())
     assert not [v for v in values if v.encode() in blob]
@@ -211,7 +231,9 @@ def test_redact_masks_repeats_and_merges_overlaps():
 
 
 @settings(max_examples=150, deadline=None)
-@given(st.lists(st.tuples(st.sampled_from("ABC"), st.sampled_from("ABCD")), min_size=1, max_size=60))
+@given(
+    st.lists(st.tuples(st.sampled_from("ABC"), st.sampled_from("ABCD")), min_size=1, max_size=60)
+)
 def test_cohen_kappa_matches_sklearn(pairs):
     a, b = [x for x, _ in pairs], [y for _, y in pairs]
     ours = cohen_kappa(a, b)
@@ -222,7 +244,8 @@ def test_cohen_kappa_matches_sklearn(pairs):
 
 
 def test_fleiss_kappa_on_the_published_example():
-    # Fleiss' kappa worked example (Wikipedia, "Fleiss' kappa"): 10 subjects, 14 raters, 5 categories.
+    # Fleiss' kappa worked example (Wikipedia, "Fleiss' kappa"): 10 subjects, 14 raters, 5
+    # categories.
     table = [
         [0, 0, 0, 0, 14],
         [0, 2, 6, 4, 2],
@@ -255,7 +278,13 @@ def test_agreement_report_and_verdicts():
         }
     )
     b = _reviews(
-        {"1": ("SCPI", "CRIME"), "2": ("NONE", ""), "3": ("SCPI", "MEDICAL"), "4": ("SCPI", "CRIME"), "6": ("NONE", "")}
+        {
+            "1": ("SCPI", "CRIME"),
+            "2": ("NONE", ""),
+            "3": ("SCPI", "MEDICAL"),
+            "4": ("SCPI", "CRIME"),
+            "6": ("NONE", ""),
+        }
     )
     r = agreement({"a": a, "b": b})
     assert r.method == "cohen" and r.items == 4
@@ -269,19 +298,29 @@ def test_agreement_report_and_verdicts():
     three = agreement({"a": a, "b": b, "c": c})
     assert three.method == "fleiss" and len(three.pairwise) == 3
     assert "rewrite the guideline" in verdict(0.59) and verdict(0.59).startswith("moderate")
-    assert verdict(0.6) == "substantial (Landis–Koch)" and verdict(0.8) == "almost perfect (Landis–Koch)"
+    assert (
+        verdict(0.6) == "substantial (Landis–Koch)"
+        and verdict(0.8) == "almost perfect (Landis–Koch)"
+    )
     rows = adjudicate({"a": a, "b": b})
     by_id = {row["id"]: row for row in rows}
-    assert by_id["1"]["label"] == "SCPI" and by_id["3"]["label"] == "" and by_id["3"]["agreed"] == "no"
+    assert (
+        by_id["1"]["label"] == "SCPI" and by_id["3"]["label"] == "" and by_id["3"]["agreed"] == "no"
+    )
     sens = {row["id"]: row for row in adjudicate({"a": a, "b": b}, policy="sensitive")}
     assert sens["3"]["label"] == "SCPI" and sens["4"]["categories"] == "CRIME,MEDICAL"
 
 
 def test_reviews_read_from_a_semicolon_spreadsheet_export(tmp_path: Path):
     p = tmp_path / "r.csv"
-    p.write_text("\ufeffid;text;label;categories;note\n'-d1;x, y;scpi;crime, medical;ok\nd2;z;;;\n", encoding="utf-8")
+    p.write_text(
+        "\ufeffid;text;label;categories;note\n'-d1;x, y;scpi;crime, medical;ok\nd2;z;;;\n",
+        encoding="utf-8",
+    )
     got = read_reviews(p)
-    assert got["-d1"] == Review("-d1", "SCPI", ("CRIME", "MEDICAL"), "ok") and got["d2"].label is None
+    assert (
+        got["-d1"] == Review("-d1", "SCPI", ("CRIME", "MEDICAL"), "ok") and got["d2"].label is None
+    )
 
 
 def test_bad_review_cell_names_id_and_column_only(tmp_path: Path):
@@ -298,8 +337,14 @@ def test_bad_review_cell_names_id_and_column_only(tmp_path: Path):
 
 @pytest.mark.parametrize(
     ("x", "n", "low", "high"),
-    # Newcombe (1998), Statistics in Medicine 17:857, Table I, method 3 (Wilson score, no correction)
-    [(81, 263, 0.2553, 0.3662), (15, 148, 0.0624, 0.1605), (0, 20, 0.0, 0.1611), (1, 29, 0.0061, 0.1718)],
+    # Newcombe (1998), Statistics in Medicine 17:857, Table I, method 3 (Wilson score, no
+    # correction)
+    [
+        (81, 263, 0.2553, 0.3662),
+        (15, 148, 0.0624, 0.1605),
+        (0, 20, 0.0, 0.1611),
+        (1, 29, 0.0061, 0.1718),
+    ],
 )
 def test_wilson_interval_matches_published_values(x, n, low, high):
     lo, hi = wilson(x, n)
@@ -308,7 +353,9 @@ def test_wilson_interval_matches_published_values(x, n, low, high):
 
 def test_weighted_rate_reduces_to_wilson_and_weights_strata():
     equal = weighted_rate([(2.0, True)] * 15 + [(2.0, False)] * 133, population=1000)
-    assert (equal.low, equal.high) == pytest.approx(wilson(15, 148)) and equal.count == pytest.approx(1000 * 15 / 148)
+    assert (equal.low, equal.high) == pytest.approx(
+        wilson(15, 148)
+    ) and equal.count == pytest.approx(1000 * 15 / 148)
     # stratum A: 90 docs, 3 of 3 reviewed positive; stratum B: 10 docs, 0 of 3 positive -> 0.9
     mixed = weighted_rate([(30.0, True)] * 3 + [(10 / 3, False)] * 3, population=100)
     assert mixed.rate == pytest.approx(0.9) and mixed.effective_n < 6
@@ -328,14 +375,22 @@ def test_estimate_scales_to_corpus_counts():
         docs={f"f{i}": ("s-f", "flagged", "ja", "CRIME") for i in range(10)}
         | {f"c{i}": ("s-c", "clean", "ja", "-") for i in range(20)},
     )
-    reviews = {f"f{i}": Review(f"f{i}", "SCPI" if i < 8 else "NONE", ("CRIME",) if i < 8 else ()) for i in range(10)}
-    reviews |= {f"c{i}": Review(f"c{i}", "SCPI" if i < 1 else "NONE", ("MEDICAL",) if i < 1 else ()) for i in range(20)}
+    reviews = {
+        f"f{i}": Review(f"f{i}", "SCPI" if i < 8 else "NONE", ("CRIME",) if i < 8 else ())
+        for i in range(10)
+    }
+    reviews |= {
+        f"c{i}": Review(f"c{i}", "SCPI" if i < 1 else "NONE", ("MEDICAL",) if i < 1 else ())
+        for i in range(20)
+    }
     result = estimate(reviews, scan, {"flagged": 4000, "clean": 6000})
     p = result["precision_flagged"]["overall"]
     assert p["rate"] == pytest.approx(0.8) and p["count"] == pytest.approx(3200)
     assert (p["low"], p["high"]) == pytest.approx(wilson(8, 10), abs=1e-6)
     m = result["miss_rate_clean"]
-    assert m["overall"]["count"] == pytest.approx(300) and m["by_category"]["MEDICAL"]["rate"] == pytest.approx(0.05)
+    assert m["overall"]["count"] == pytest.approx(300) and m["by_category"]["MEDICAL"][
+        "rate"
+    ] == pytest.approx(0.05)
     assert m["by_category"]["CRIME"]["positives"] == 0
     assert result["recall_estimate"]["rate"] == pytest.approx(3200 / 3500, abs=1e-6)
     wider = estimate(reviews, scan, {"flagged": 4000, "clean": 6000}, positive=["scpi", "NONE"])
@@ -359,7 +414,9 @@ def _fill(path: Path, labeller) -> None:
         w.writerows(rows)
 
 
-def test_cli_loop_export_agree_adjudicate_report_to_train(tmp_path: Path, out_dir: Path, rows, capsys):
+def test_cli_loop_export_agree_adjudicate_report_to_train(
+    tmp_path: Path, out_dir: Path, rows, capsys
+):
     batch = tmp_path / "review" / "batch-01"
     assert (
         main(
@@ -386,15 +443,30 @@ def test_cli_loop_export_agree_adjudicate_report_to_train(tmp_path: Path, out_di
         return ("SCPI", "MEDICAL") if r["decision"] == "flagged" else ("NONE", "")
 
     def b_lab(r):
-        return ("SCPI", "MEDICAL") if r["decision"] == "flagged" and not r["id"].endswith("3") else ("NONE", "")
+        return (
+            ("SCPI", "MEDICAL")
+            if r["decision"] == "flagged" and not r["id"].endswith("3")
+            else ("NONE", "")
+        )
 
     _fill(batch / "reviewer-a.csv", a_lab)
     _fill(batch / "reviewer-b.csv", b_lab)
-    assert main(["review", "agree", str(batch / "reviewer-a.csv"), str(batch / "reviewer-b.csv")]) == 0
+    assert (
+        main(["review", "agree", str(batch / "reviewer-a.csv"), str(batch / "reviewer-b.csv")]) == 0
+    )
     agreed = json.loads((batch / "agreement.json").read_text())
     assert agreed["method"] == "cohen" and agreed["items"] == 80 and 0 < agreed["kappa"] < 1
     assert (
-        main(["review", "agree", str(batch / "reviewer-a.csv"), str(batch / "reviewer-b.csv"), "--fail-under", "0.99"])
+        main(
+            [
+                "review",
+                "agree",
+                str(batch / "reviewer-a.csv"),
+                str(batch / "reviewer-b.csv"),
+                "--fail-under",
+                "0.99",
+            ]
+        )
         == 1
     )
     assert (
@@ -412,7 +484,10 @@ def test_cli_loop_export_agree_adjudicate_report_to_train(tmp_path: Path, out_di
     )
     adj = batch / "adjudicated.csv"
     batch_manifest = read_manifest(batch)
-    assert batch_manifest["kind"] == "review-batch" and batch_manifest["iaa"]["kappa"] == agreed["kappa"]
+    assert (
+        batch_manifest["kind"] == "review-batch"
+        and batch_manifest["iaa"]["kappa"] == agreed["kappa"]
+    )
     assert batch_manifest["export_manifest_sha256"] and verify_manifest(batch).ok
     assert main(["manifest", "verify", str(batch)]) == 0
     assert main(["review", "report", "--input", str(out_dir), "--reviews", str(adj)]) == 0
@@ -423,12 +498,27 @@ def test_cli_loop_export_agree_adjudicate_report_to_train(tmp_path: Path, out_di
     assert scan_with_plan(out_dir, plan, ids) == scan_output(out_dir, plan.spec, ids)
     assert est["precision_flagged"]["overall"]["rate"] == pytest.approx(1.0)
     assert est["miss_rate_clean"]["overall"]["rate"] == 0.0
-    assert est["precision_flagged"]["overall"]["population"] == sum(r["decision"] == "flagged" for r in rows)
+    assert est["precision_flagged"]["overall"]["population"] == sum(
+        r["decision"] == "flagged" for r in rows
+    )
     assert (batch / "report" / "estimates.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     assert verify_manifest(batch / "report").ok and verify_manifest(batch).ok
     # a redacted export must take its training text from the filter output
     assert main(["review", "to-train", str(adj), "--output", str(tmp_path / "train")]) == 1
-    assert main(["review", "to-train", str(adj), "--output", str(tmp_path / "train"), "--input", str(out_dir)]) == 0
+    assert (
+        main(
+            [
+                "review",
+                "to-train",
+                str(adj),
+                "--output",
+                str(tmp_path / "train"),
+                "--input",
+                str(out_dir),
+            ]
+        )
+        == 0
+    )
     records = [json.loads(x) for x in (tmp_path / "train" / "train.jsonl").read_text().splitlines()]
     assert len(records) == 80
     by_id = {r["id"]: r for r in rows}
@@ -448,7 +538,9 @@ def test_cli_loop_export_agree_adjudicate_report_to_train(tmp_path: Path, out_di
         assert [r.id for r in parsed] == [r["id"] for r in records]
         assert [r.label for r in parsed] == [r["label"] for r in records]
     m = read_manifest(tmp_path / "train")
-    assert m["kind"] == "training-set" and m["records"] == 80 and m["iaa"]["kappa"] == agreed["kappa"]
+    assert (
+        m["kind"] == "training-set" and m["records"] == 80 and m["iaa"]["kappa"] == agreed["kappa"]
+    )
     assert verify_manifest(tmp_path / "train").ok
     assert stat.S_IMODE((tmp_path / "train" / "train.jsonl").stat().st_mode) == 0o600
     printed = capsys.readouterr()
@@ -457,14 +549,18 @@ def test_cli_loop_export_agree_adjudicate_report_to_train(tmp_path: Path, out_di
 
 
 @pytest.mark.parametrize("reviewers", ["a,b/../../x", "a,a", "a,x\nforged", "a,b c"])
-def test_cli_export_checks_every_argument_before_writing(tmp_path: Path, out_dir: Path, reviewers: str, capsys):
-    """A bad --reviewers value is refused before the folder or sample.csv (text in clear) exists (issue 21)."""
+def test_cli_export_checks_every_argument_before_writing(
+    tmp_path: Path, out_dir: Path, reviewers: str, capsys
+):
+    """A bad --reviewers value is refused before the folder or sample.csv (text in clear) exists
+    (issue 21)."""
     batch = tmp_path / "batch"
     args = ["review", "export", "--input", str(out_dir), "--output", str(batch), "--n", "20"]
     assert main([*args, "--reviewers", reviewers]) == 1
     assert not batch.exists() and not list(tmp_path.rglob("*.csv"))
     err = capsys.readouterr().err
-    assert "--reviewers" in err and len(err.strip().splitlines()) == 1  # one line, a newline in a name escaped
+    # one line, a newline in a name escaped
+    assert "--reviewers" in err and len(err.strip().splitlines()) == 1
     assert main([*args, "--format", "csv,pdf", "--reviewers", "a"]) == 1 and not batch.exists()
     batch.write_text("not a folder")
     assert main([*args, "--reviewers", "a"]) == 1 and batch.read_text() == "not a folder"

@@ -37,20 +37,29 @@ def spark():
 
 @pytest.mark.parametrize("tight", [False, True], ids=["default", "tight-threshold"])
 def test_spark_sample_equals_python_sample(spark, tmp_path: Path, monkeypatch, tight: bool):
-    if tight:  # pre-filter to about k rows per stratum: exercises the threshold and the short-stratum redo
+    # pre-filter to about k rows per stratum: exercises the threshold and the short-stratum redo
+    if tight:
         monkeypatch.setattr(sample, "OVERSAMPLE", 1.0)
         monkeypatch.setattr(sample, "SLACK", 0)
         assert sample.key_threshold(2, 80) < "1"
     rows = make_rows(500, seed=4)
     one = write_output(tmp_path / "one", rows, rows_per_file=1000)
     many = write_output(tmp_path / "many", rows, rows_per_file=23, shuffle_seed=11)
-    for spec in (SampleSpec(n=90, seed=7), SampleSpec(per_stratum=2, seed=3, dimensions=("decision", "lang"))):
+    for spec in (
+        SampleSpec(n=90, seed=7),
+        SampleSpec(per_stratum=2, seed=3, dimensions=("decision", "lang")),
+    ):
         plan_py, table_py = sample_dataset(one, spec)
         for path in (one, many):
             plan_sp, table_sp = sample_spark(spark, path, spec)
             assert plan_sp.to_json() == plan_py.to_json()
             assert table_sp.column("id").to_pylist() == table_py.column("id").to_pylist()
             assert table_sp.column("stratum").to_pylist() == table_py.column("stratum").to_pylist()
-            assert table_sp.column("sample_key").to_pylist() == table_py.column("sample_key").to_pylist()
-            assert [(f.name, f.type) for f in table_sp.schema] == [(f.name, f.type) for f in table_py.schema]
+            assert (
+                table_sp.column("sample_key").to_pylist()
+                == table_py.column("sample_key").to_pylist()
+            )
+            assert [(f.name, f.type) for f in table_sp.schema] == [
+                (f.name, f.type) for f in table_py.schema
+            ]
             assert table_sp.column("hits").to_pylist() == table_py.column("hits").to_pylist()

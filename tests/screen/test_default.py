@@ -51,20 +51,31 @@ def default_screen() -> Screen:
 
 def test_default_model_card_is_complete(default_screen: Screen) -> None:
     card = default_screen.card
-    assert default_screen.version.startswith("screen-default@") and len(default_screen.version) == 27
+    assert (
+        default_screen.version.startswith("screen-default@") and len(default_screen.version) == 27
+    )
     assert card["positive_labels"] == ["SCPI", "RELATED"]
     assert set(card["thresholds"]) == {"lgbm", "svc"}
     assert card["training_data"] and all(len(d["sha256"]) == 64 for d in card["training_data"])
     assert set(card["lang_thresholds"]) == {"en", "ja", "ko"} and card["format_version"] == 2
     # English by the SVC alone (--lang-svc-only en) at the global SVC threshold
     assert card["lang_thresholds"]["en"] == {"lgbm": LGBM_OFF, "svc": card["thresholds"]["svc"]}
-    assert card["train_settings"]["weak_weight"] == 0.5 and card["train_settings"]["lang_svc_only"] == ["en"]
+    assert card["train_settings"]["weak_weight"] == 0.5 and card["train_settings"][
+        "lang_svc_only"
+    ] == ["en"]
     # Japanese as character uni/bigrams: loading the shipped model opens no MeCab (issue 26)
-    assert default_screen.settings.mecab_dic == "chars" and default_screen.featurizer.tokenizers.mecab is None
+    assert (
+        default_screen.settings.mecab_dic == "chars"
+        and default_screen.featurizer.tokenizers.mecab is None
+    )
     assert card["train_settings"]["global_threshold_langs"] == ["ko"]
-    # issue 23: Japanese at the fewest-NONE pair reaching 0.96 out-of-fold (the union at 0.94 sat at the edge)
+    # issue 23: Japanese at the fewest-NONE pair reaching 0.96 out-of-fold (the union at 0.94 sat at
+    # the edge)
     assert card["train_settings"]["lang_target_recall"] == {"ja": 0.96, "ko": 0.97}
-    assert card["train_settings"]["fewest_none_langs"] == ["ja"] and card["train_settings"]["svc_nb_alpha"] == 0.0
+    assert (
+        card["train_settings"]["fewest_none_langs"] == ["ja"]
+        and card["train_settings"]["svc_nb_alpha"] == 0.0
+    )
     assert "--fewest-none-langs ja" in card["rebuild"] and "ja=0.96" in card["rebuild"]
     held_out = card["evaluation"]["held_out_quarter"]["per_lang_thresholds"]
     assert held_out["overall"]["n"] > 0 and {"en", "ja", "ko"} <= set(held_out)
@@ -73,7 +84,9 @@ def test_default_model_card_is_complete(default_screen: Screen) -> None:
     assert size < 10 * 1024 * 1024
 
 
-def test_default_model_flags_planted_sensitive_and_keeps_plain_clean(default_screen: Screen) -> None:
+def test_default_model_flags_planted_sensitive_and_keeps_plain_clean(
+    default_screen: Screen,
+) -> None:
     sens = default_screen.predict([t for _, t in SENSITIVE], [lang for lang, _ in SENSITIVE])
     plain = default_screen.predict([t for _, t in PLAIN], [lang for lang, _ in PLAIN])
     assert sens.flag.all(), sens.flag
@@ -94,7 +107,10 @@ def test_train_command_writes_a_loadable_artifact(tmp_path: Path) -> None:
 
     data = _jsonl(tmp_path / "train.jsonl", generate(15, seed=2))
     out = tmp_path / "models" / "screen-cli"
-    assert main(["train", "--data", str(data), "--output", str(out), "--cv-folds", "0", "--seed", "1"]) == 0
+    assert (
+        main(["train", "--data", str(data), "--output", str(out), "--cv-folds", "0", "--seed", "1"])
+        == 0
+    )
     screen = load_screen(out)
     card = json.loads((out / "model_card.json").read_text())
     assert card["rebuild"].startswith("spcl train --data ")
@@ -103,8 +119,9 @@ def test_train_command_writes_a_loadable_artifact(tmp_path: Path) -> None:
 
 @pytest.mark.slow
 def test_threshold_notebook_executes(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """The threshold notebook runs on a model with cross-validation files: the shipped one when it has them
-    (a rebuild with --cv-folds), else a small one trained here with 2 folds, so the notebook never goes untested."""
+    """The threshold notebook runs on a model with cross-validation files: the shipped one when it
+    has them (a rebuild with --cv-folds), else a small one trained here with 2 folds, so the
+    notebook never goes untested."""
     import nbclient
     import nbformat
 
@@ -113,15 +130,37 @@ def test_threshold_notebook_executes(tmp_path: Path, monkeypatch: pytest.MonkeyP
     model = DEFAULT
     if not (DEFAULT / "cv_predictions.csv").exists():
         model = tmp_path / "screen-cv"
-        labelled = [{**r, "source": "test-labelled"} for r in generate(15, seed=3)]  # scored in CV, as real data
+        # scored in CV, as real data
+        labelled = [{**r, "source": "test-labelled"} for r in generate(15, seed=3)]
         data = _jsonl(tmp_path / "train.jsonl", labelled)
-        assert main(["train", "--data", str(data), "--output", str(model), "--cv-folds", "2", "--seed", "1"]) == 0
+        assert (
+            main(
+                [
+                    "train",
+                    "--data",
+                    str(data),
+                    "--output",
+                    str(model),
+                    "--cv-folds",
+                    "2",
+                    "--seed",
+                    "1",
+                ]
+            )
+            == 0
+        )
         assert (model / "cv_predictions.csv").exists()
     monkeypatch.setenv("SPCL_NOTEBOOK_MODEL", str(model))
     nb = nbformat.read(ROOT / "notebooks" / "screen_thresholds.ipynb", as_version=4)
-    nbclient.NotebookClient(nb, timeout=300, kernel_name="python3",
-                            resources={"metadata": {"path": str(ROOT / "notebooks")}}).execute()
-    outputs = "".join(o.get("text", "") for c in nb.cells if c.cell_type == "code" for o in c.get("outputs", []))
+    nbclient.NotebookClient(
+        nb,
+        timeout=300,
+        kernel_name="python3",
+        resources={"metadata": {"path": str(ROOT / "notebooks")}},
+    ).execute()
+    outputs = "".join(
+        o.get("text", "") for c in nb.cells if c.cell_type == "code" for o in c.get("outputs", [])
+    )
     assert "thresholds" in outputs
 
 
@@ -135,7 +174,8 @@ def test_spark_submit_entry_validates_arguments() -> None:
 
 @pytest.mark.slow
 def test_filter_job_with_default_model_flags_sensitive_and_keeps_plain(tmp_path: Path) -> None:
-    """The plain-Python filter engine with the shipped screen: planted topics flagged, plain text clean."""
+    """The plain-Python filter engine with the shipped screen: planted topics flagged, plain text
+    clean."""
     if not (DEFAULT / "model_card.json").exists():
         pytest.skip("models/screen-default not built")
     from spcl.cli import main as cli_main
@@ -145,7 +185,9 @@ def test_filter_job_with_default_model_flags_sensitive_and_keeps_plain(tmp_path:
     folder.mkdir()
     docs = [{"id": f"s{i}", "text": t} for i, (_, t) in enumerate(SENSITIVE)]
     docs += [{"id": f"p{i}", "text": t} for i, (_, t) in enumerate(PLAIN)]
-    (folder / "docs.jsonl").write_text("\n".join(json.dumps(d, ensure_ascii=False) for d in docs) + "\n")
+    (folder / "docs.jsonl").write_text(
+        "\n".join(json.dumps(d, ensure_ascii=False) for d in docs) + "\n"
+    )
     out = tmp_path / "out"
     assert cli_main(["filter", "-i", str(folder), "-o", str(out), "--engine", "python"]) == 0
     rows = {r["id"]: r for r in output_dataset(out).to_table().to_pylist()}
@@ -170,22 +212,43 @@ def test_model_card_cites_the_manifest_of_its_training_data(tmp_path: Path) -> N
     (source,) = json.loads((out / "model_card.json").read_text())["training_data"]
     assert source["sha256"] == sha256_file(data)
     assert source["manifest"]["manifest_sha256"] == sha256_file(folder / "manifest.json")
-    assert source["manifest"]["kind"] == "training-set" and source["manifest"]["licence"] == "CC0-1.0"
+    assert (
+        source["manifest"]["kind"] == "training-set" and source["manifest"]["licence"] == "CC0-1.0"
+    )
 
 
 def test_train_command_warns_on_few_positives_and_shows_progress_from_the_start(
-        tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
     from spcl.cli import main
 
-    rows = [{**r, "source": "user"} for r in generate(12, seed=4)]  # real (not synthetic): 36 SCPI documents
+    # real (not synthetic): 36 SCPI documents
+    rows = [{**r, "source": "user"} for r in generate(12, seed=4)]
     data = _jsonl(tmp_path / "mine.jsonl", rows)
     monkeypatch.setenv("SPCL_PROGRESS", "1")
     out = tmp_path / "models" / "mine"
-    assert main(["train", "--data", str(data), "--output", str(out), "--cv-folds", "0",
-                 "--target-recall", "0.96"]) == 0
+    assert (
+        main(
+            [
+                "train",
+                "--data",
+                str(data),
+                "--output",
+                str(out),
+                "--cv-folds",
+                "0",
+                "--target-recall",
+                "0.96",
+            ]
+        )
+        == 0
+    )
     err = capsys.readouterr().err
-    assert "warning: only 36 real SCPI documents for target recall 0.96 (at least 50 advised)" in err
-    assert err.index("warning:") < err.index("\rtrain  0/")  # warned, then the bar drawn before any fit
+    assert (
+        "warning: only 36 real SCPI documents for target recall 0.96 (at least 50 advised)" in err
+    )
+    # warned, then the bar drawn before any fit
+    assert err.index("warning:") < err.index("\rtrain  0/")
     assert "docs fitted" in err and "100%" in err
     card = json.loads((out / "model_card.json").read_text())
     assert card["training_warnings"] and "36 real SCPI" in card["training_warnings"][0]
@@ -193,7 +256,9 @@ def test_train_command_warns_on_few_positives_and_shows_progress_from_the_start(
         assert row["text"][:10] not in err
 
 
-def test_train_command_names_a_missing_data_file(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_train_command_names_a_missing_data_file(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     from spcl.cli import main
 
     missing = tmp_path / "shared" / "labelled.jsonl"

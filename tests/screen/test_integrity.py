@@ -1,4 +1,5 @@
-"""The screen's integrity hash covers the card's thresholds and settings, not only the model files."""
+"""The screen's integrity hash covers the card's thresholds and settings, not only the model
+files."""
 
 from __future__ import annotations
 
@@ -64,9 +65,13 @@ def test_per_language_threshold_edit_fails_loading(tmp_path: Path, lang: str) ->
         load_screen(path)
 
 
-@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(field=st.sampled_from([f for f in DECISION_FIELDS if f != "format_version"]),
-       junk=st.one_of(st.integers(-5, 5), st.text(max_size=5), st.none()))
+@settings(
+    max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(
+    field=st.sampled_from([f for f in DECISION_FIELDS if f != "format_version"]),
+    junk=st.one_of(st.integers(-5, 5), st.text(max_size=5), st.none()),
+)
 def test_any_decision_field_edit_fails_loading(tmp_path: Path, field: str, junk: object) -> None:
     path = _copy(tmp_path, f"c-{abs(hash((field, repr(junk)))) % 10**9}")
     card = json.loads((path / "model_card.json").read_text())
@@ -90,4 +95,7 @@ def test_saved_screen_round_trips_its_digest(tmp_path: Path) -> None:
     out = screen.save(tmp_path / "resaved")
     card = json.loads((out / "model_card.json").read_text())
     assert load_screen(out).version == f"resaved@{card['model_sha256'][:12]}"
-    assert card["model_sha256"] == json.loads((DEFAULT / "model_card.json").read_text())["model_sha256"]
+    assert (
+        card["model_sha256"]
+        == json.loads((DEFAULT / "model_card.json").read_text())["model_sha256"]
+    )

@@ -1,5 +1,6 @@
-"""The screen-kind registry: a toy keyword screen added by one module (this file) runs through the filter's batch
-function, its scores/flags named by its model card; the shipped kind keeps its columns."""
+"""The screen-kind registry: a toy keyword screen added by one module (this file) runs through the
+filter's batch function, its scores/flags named by its model card; the shipped kind keeps its
+columns."""
 
 from __future__ import annotations
 
@@ -29,7 +30,8 @@ from spcl.screen.kinds import (
 
 
 class KeywordScreen:
-    """Toy kind: flags a text containing any of the card's keywords; score = number of keyword hits."""
+    """Toy kind: flags a text containing any of the card's keywords; score = number of keyword
+    hits."""
 
     def __init__(self, card: dict[str, Any]) -> None:
         self.keywords = [str(k) for k in card["keywords"]]
@@ -50,16 +52,29 @@ def _load_keyword(root: Path, card: dict[str, Any]) -> KeywordScreen:
 def _records(texts: list[str]) -> pa.RecordBatch:
     n = len(texts)
     return pa.RecordBatch.from_pydict(
-        {"id": [f"d{i}" for i in range(n)], "text": texts, "source": ["s"] * n, "position": list(range(n)),
-         "meta": [None] * n, "error": [None] * n, "raw": [None] * n, "id_note": [None] * n},
-        schema=RECORD_SCHEMA)
+        {
+            "id": [f"d{i}" for i in range(n)],
+            "text": texts,
+            "source": ["s"] * n,
+            "position": list(range(n)),
+            "meta": [None] * n,
+            "error": [None] * n,
+            "raw": [None] * n,
+            "id_note": [None] * n,
+        },
+        schema=RECORD_SCHEMA,
+    )
 
 
 def _toy_model(tmp_path: Path) -> Path:
     root = tmp_path / "kw-model"
     root.mkdir()
-    card = {"kind": "keyword-toy", "name": "kw-model", "keywords": ["fraud", "사기"],
-            "outputs": {"scores": ["kw"], "flags": ["kw"]}}
+    card = {
+        "kind": "keyword-toy",
+        "name": "kw-model",
+        "keywords": ["fraud", "사기"],
+        "outputs": {"scores": ["kw"], "flags": ["kw"]},
+    }
     (root / "model_card.json").write_text(json.dumps(card))
     return root
 
@@ -68,13 +83,18 @@ def test_toy_kind_runs_through_the_batch_function(tmp_path: Path) -> None:
     settings = load_settings(overrides={"screen.model": str(_toy_model(tmp_path))})
     ctx = build_context(settings)
     assert isinstance(ctx.screen, KeywordScreen)
-    texts = ["He was charged with fraud.", "A quiet day in the park.", "김씨는 사기 혐의로 구속됐다.",
-             "Call 010-1234-5678."]
+    texts = [
+        "He was charged with fraud.",
+        "A quiet day in the park.",
+        "김씨는 사기 혐의로 구속됐다.",
+        "Call 010-1234-5678.",
+    ]
     out = process_batch(_records(texts), ctx)
     scores = out.schema.field("scores").type
     assert [f.name for f in scores] == ["kw", "kw_flag", "medical", "crime", "disability", "other"]
     assert out.schema.remove(out.schema.get_field_index("scores")) == OUTPUT_SCHEMA.remove(
-        OUTPUT_SCHEMA.get_field_index("scores"))
+        OUTPUT_SCHEMA.get_field_index("scores")
+    )
     rows = {r["id"]: r for r in out.to_pylist()}
     assert rows["d0"]["decision"] == "flagged" and rows["d0"]["reasons"] == ["screen:kw"]
     assert rows["d0"]["scores"]["kw"] == 1.0 and rows["d0"]["top_category"] == "CRIME"
@@ -82,7 +102,8 @@ def test_toy_kind_runs_through_the_batch_function(tmp_path: Path) -> None:
     assert rows["d2"]["reasons"] == ["screen:kw"]
     assert "rule:PHONE" in rows["d3"]["reasons"] and "screen:kw" not in rows["d3"]["reasons"]
     assert all(r["model_version"] == "kw-model@toy" for r in rows.values())
-    writer = PartitionWriter(str(tmp_path / "out"), "k")  # the Parquet output takes the kind's struct
+    # the Parquet output takes the kind's struct
+    writer = PartitionWriter(str(tmp_path / "out"), "k")
     writer.write(out)
     written = writer.close()
     table = pq.read_table(tmp_path / "out" / next(w.path for w in written if "flagged" in w.path))
@@ -94,8 +115,16 @@ def test_shipped_kind_keeps_its_columns() -> None:
     assert ctx.scores_type == SCORES_TYPE
     out = process_batch(_records(["김모(41)씨는 사기 혐의로 구속됐다.", "Nothing here."]), ctx)
     assert out.schema == OUTPUT_SCHEMA
-    assert [f.name for f in SCORES_TYPE] == ["lgbm", "svc", "lgbm_flag", "svc_flag", "medical", "crime",
-                                             "disability", "other"]
+    assert [f.name for f in SCORES_TYPE] == [
+        "lgbm",
+        "svc",
+        "lgbm_flag",
+        "svc_flag",
+        "medical",
+        "crime",
+        "disability",
+        "other",
+    ]
 
 
 def test_registry_refuses_unknown_kinds_bad_outputs_and_double_claims(tmp_path: Path) -> None:
@@ -106,10 +135,14 @@ def test_registry_refuses_unknown_kinds_bad_outputs_and_double_claims(tmp_path: 
     (root / "model_card.json").write_text(json.dumps({**card, "kind": "no-such-kind"}))
     with pytest.raises(ScreenModelError, match="unknown screen model kind 'no-such-kind'"):
         load_any(root)
-    (root / "model_card.json").write_text(json.dumps({**card, "outputs": {"scores": ["kw"], "flags": []}}))
+    (root / "model_card.json").write_text(
+        json.dumps({**card, "outputs": {"scores": ["kw"], "flags": []}})
+    )
     with pytest.raises(ScreenModelError, match="at least one flag"):
         load_any(root)
-    (root / "model_card.json").write_text(json.dumps({**card, "outputs": {"scores": ["kw_flag"], "flags": ["kw"]}}))
+    (root / "model_card.json").write_text(
+        json.dumps({**card, "outputs": {"scores": ["kw_flag"], "flags": ["kw"]}})
+    )
     with pytest.raises(ScreenModelError, match="distinct"):
         load_any(root)
     with pytest.raises(ValueError, match="already registered"):
@@ -117,7 +150,8 @@ def test_registry_refuses_unknown_kinds_bad_outputs_and_double_claims(tmp_path: 
 
 
 def test_a_kind_that_returns_too_little_fails_closed(tmp_path: Path) -> None:
-    """A kind whose result lacks a score its card names quarantines the batch instead of releasing it."""
+    """A kind whose result lacks a score its card names quarantines the batch instead of
+    releasing it."""
     ctx = build_context(load_settings(overrides={"screen.model": str(_toy_model(tmp_path))}))
     assert isinstance(ctx.screen, KeywordScreen)
     ctx.screen.outputs = ScreenOutputs(("kw", "extra"), ("kw",))

@@ -1,5 +1,5 @@
-"""NB-SVM option of the screen's LinearSVC (``TrainSettings.svc_nb_alpha``): the log-count ratio, the folding of
-the ratio into the stored weights, and a trained artifact that round-trips."""
+"""NB-SVM option of the screen's LinearSVC (``TrainSettings.svc_nb_alpha``): the log-count ratio,
+the folding of the ratio into the stored weights, and a trained artifact that round-trips."""
 
 from __future__ import annotations
 
@@ -16,8 +16,13 @@ from spcl.screen.fit_models import fit_svc, nb_log_ratio
 from spcl.screen.train import TrainSettings, fit_screen, record_from_dict
 from spcl.synth.screen_data import generate
 
-SMALL = TrainSettings(features=FeatureSettings(bits=16, sp_vocab_size=1000), threshold_folds=3, lgbm_trees=30,
-                      lgbm_top_k=500, seed=0)
+SMALL = TrainSettings(
+    features=FeatureSettings(bits=16, sp_vocab_size=1000),
+    threshold_folds=3,
+    lgbm_trees=30,
+    lgbm_top_k=500,
+    seed=0,
+)
 
 
 def _random_problem(seed: int) -> tuple[sp.csr_matrix, np.ndarray, np.ndarray]:
@@ -30,13 +35,16 @@ def _random_problem(seed: int) -> tuple[sp.csr_matrix, np.ndarray, np.ndarray]:
 
 
 def test_log_ratio_signs_follow_the_class_a_column_occurs_in() -> None:
-    x = sp.csr_matrix(np.array([[1.0, 0.0, 2.0], [3.0, 0.0, 1.0], [0.0, 1.0, 1.0], [0.0, 5.0, 1.0]], np.float32))
+    x = sp.csr_matrix(
+        np.array([[1.0, 0.0, 2.0], [3.0, 0.0, 1.0], [0.0, 1.0, 1.0], [0.0, 5.0, 1.0]], np.float32)
+    )
     y = np.array([True, True, False, False])
     r = nb_log_ratio(x, y, np.ones(4), alpha=1.0)
     assert r.dtype == np.float32 and r.shape == (3,)
     assert r[0] > 0 > r[1]  # only in positives / only in negatives
     assert abs(float(r[2])) < 1e-6  # in every row: counts presence, not the values 2, 1, 1, 1
-    # presence is weighted by the sample weights: down-weighting the positives moves column 2 negative
+    # presence is weighted by the sample weights: down-weighting the positives moves column 2
+    # negative
     assert nb_log_ratio(x, y, np.array([0.1, 0.1, 1.0, 1.0]))[2] < 0
 
 
@@ -46,7 +54,9 @@ def test_folded_weights_score_exactly_as_the_svc_on_scaled_columns(seed: int) ->
     settings = SMALL.replace(svc_nb_alpha=0.5)
     coef, intercept = fit_svc(x, y, w, settings)
     r = nb_log_ratio(x, y, w, 0.5)
-    svc = LinearSVC(C=settings.svc_c, class_weight="balanced", random_state=settings.seed, max_iter=5000)
+    svc = LinearSVC(
+        C=settings.svc_c, class_weight="balanced", random_state=settings.seed, max_iter=5000
+    )
     svc.fit(x.multiply(r).tocsr(), y, sample_weight=w)
     expected = svc.decision_function(x.multiply(r).tocsr())
     np.testing.assert_allclose(x @ coef + intercept, expected, rtol=1e-4, atol=1e-4)
@@ -76,4 +86,7 @@ def test_nb_svm_screen_records_the_setting_and_round_trips(tmp_path: Path) -> No
     np.testing.assert_array_equal(before.flag, after.flag)
     np.testing.assert_allclose(before.scores["svc"], after.scores["svc"], rtol=1e-6, atol=1e-6)
     plain = fit_screen(recs, SMALL)
-    assert "NB-SVM" not in plain.card["models"]["svc"] and plain.card["train_settings"]["svc_nb_alpha"] == 0.0
+    assert (
+        "NB-SVM" not in plain.card["models"]["svc"]
+        and plain.card["train_settings"]["svc_nb_alpha"] == 0.0
+    )

@@ -1,5 +1,6 @@
-"""The screen's faster paths give the same tokens as the plain ones: vectorised Latin-word keys equal the keys of
-the regex-extracted words, and the MeCab dictionary is a recorded, validated training setting."""
+"""The screen's faster paths give the same tokens as the plain ones: vectorised Latin-word keys
+equal the keys of the regex-extracted words, and the MeCab dictionary is a recorded, validated
+training setting."""
 
 from __future__ import annotations
 
@@ -40,7 +41,8 @@ def test_latin_word_keys_equal_the_regex_words(texts: list[str]) -> None:
 
 
 def test_mecab_dictionary_is_a_validated_training_setting() -> None:
-    assert "mecab_dic" not in FeatureSettings().to_json()  # cards of unidic-lite models read as before
+    # cards of unidic-lite models read as before
+    assert "mecab_dic" not in FeatureSettings().to_json()
     fs = FeatureSettings(mecab_dic="ipadic")
     assert FeatureSettings.from_json(json.loads(json.dumps(fs.to_json()))) == fs
     with pytest.raises(ValueError, match="mecab_dic"):
@@ -57,7 +59,8 @@ def test_featurizer_tokenizes_japanese_with_the_models_dictionary() -> None:
     text = ["外国人参政権について、東京都に住む田中さんは病院で治療を受けた。"]
     ipa, _ = feat.featurize(text, ["ja"])
     same, _ = Featurizer(screen.settings, uni).featurize(text, ["ja"])
-    assert ipa.nnz > 0 and not np.array_equal(ipa.indices, same.indices)  # the dictionaries split differently
+    # the dictionaries split differently
+    assert ipa.nnz > 0 and not np.array_equal(ipa.indices, same.indices)
 
 
 def test_a_model_without_mecab_routes_japanese_to_sentencepiece() -> None:
@@ -67,12 +70,15 @@ def test_a_model_without_mecab_routes_japanese_to_sentencepiece() -> None:
     with pytest.raises(ValueError, match="no MeCab"):
         tok.wakati(["東京"])
     feat = Featurizer(screen.settings.replace(mecab_dic="none"), tok, screen.lexicon)
-    counts, lex = feat.featurize(["田中さんは病院で治療を受けた。", "경찰은 사기 혐의로 조사했다"], ["ja", "ko"])
+    counts, lex = feat.featurize(
+        ["田中さんは病院で治療を受けた。", "경찰은 사기 혐의로 조사했다"], ["ja", "ko"]
+    )
     assert counts.shape[0] == 2 and np.diff(counts.indptr).min() > 0 and lex.shape[0] == 2
 
 
 def _real_mixed(per_lang: int = 40) -> tuple[list[str], list[str]]:
-    """Real committed en/ja/ko passages (man pages and program messages), interleaved by language."""
+    """Real committed en/ja/ko passages (man pages and program messages), interleaved by
+    language."""
     rows: dict[str, list[str]] = {"en": [], "ja": [], "ko": []}
     with open("data/weak-technical/eval.jsonl", encoding="utf-8") as fh:
         for line in fh:
@@ -86,10 +92,18 @@ def _real_mixed(per_lang: int = 40) -> tuple[list[str], list[str]]:
 def test_japanese_char_tokens_leave_korean_and_english_features_unchanged() -> None:
     screen = load_screen("models/screen-default")
     texts, langs = _real_mixed()
-    words = Featurizer(screen.settings.replace(mecab_dic="unidic-lite"), Tokenizers(screen.sp_model), screen.lexicon)
-    base, base_lex = words.featurize(texts, langs)  # MeCab words (the shipped model itself is on chars)
-    chars = Featurizer(screen.settings.replace(mecab_dic="chars"), Tokenizers(screen.sp_model, "chars"),
-                       screen.lexicon)
+    words = Featurizer(
+        screen.settings.replace(mecab_dic="unidic-lite"),
+        Tokenizers(screen.sp_model),
+        screen.lexicon,
+    )
+    # MeCab words (the shipped model itself is on chars)
+    base, base_lex = words.featurize(texts, langs)
+    chars = Featurizer(
+        screen.settings.replace(mecab_dic="chars"),
+        Tokenizers(screen.sp_model, "chars"),
+        screen.lexicon,
+    )
     assert chars.tokenizers.mecab is None  # no MeCab loaded at all
     got, got_lex = chars.featurize(texts, langs)
     for i, lang in enumerate(langs):
@@ -99,7 +113,10 @@ def test_japanese_char_tokens_leave_korean_and_english_features_unchanged() -> N
         else:  # byte-identical columns, counts and lexicon hits
             assert np.array_equal(row.indices, ref.indices) and np.array_equal(row.data, ref.data)
             assert np.array_equal(got_lex[i], base_lex[i])
-    assert FeatureSettings.from_json(screen.settings.replace(mecab_dic="chars").to_json()).mecab_dic == "chars"
+    assert (
+        FeatureSettings.from_json(screen.settings.replace(mecab_dic="chars").to_json()).mecab_dic
+        == "chars"
+    )
 
 
 def test_japanese_char_keys_are_a_key_space_of_their_own() -> None:
@@ -109,13 +126,17 @@ def test_japanese_char_keys_are_a_key_space_of_their_own() -> None:
     lex = {"ja": {"MEDICAL": ["病"]}}
     screen = load_screen("models/screen-default")
     feat = Featurizer(screen.settings.replace(mecab_dic="chars"), screen.featurizer.tokenizers, lex)
-    _, hits = feat.featurize(["病院で病気", "東京"], ["ja", "ja"])  # one-character term: a unigram key
+    # one-character term: a unigram key
+    _, hits = feat.featurize(["病院で病気", "東京"], ["ja", "ja"])
     assert hits[:, 0].tolist() == [2.0, 0.0]
 
 
 @settings(max_examples=150, deadline=None)
-@given(st.integers(1, 40), st.integers(1, 8),
-       hnp.arrays(np.int64, st.integers(0, 300), elements=st.integers(0, 1 << 20)))
+@given(
+    st.integers(1, 40),
+    st.integers(1, 8),
+    hnp.arrays(np.int64, st.integers(0, 300), elements=st.integers(0, 1 << 20)),
+)
 def test_count_matrix_counts_every_pair_like_scipy(n: int, bits: int, raw: np.ndarray) -> None:
     size = raw.size
     docs, cols = raw % n, (raw >> 6) % (1 << bits)
@@ -132,10 +153,17 @@ def test_count_matrix_of_a_batch_too_wide_for_32_bit_codes() -> None:
     docs = np.array([n - 1, 0, n - 1, 5], np.int64)
     cols = np.array([(1 << bits) - 1, 3, (1 << bits) - 1, 0], np.int64)
     got = count_matrix(docs, cols, n, bits)
-    assert got[n - 1, (1 << bits) - 1] == 2.0 and got[0, 3] == 1.0 and got[5, 0] == 1.0 and got.nnz == 3
+    assert (
+        got[n - 1, (1 << bits) - 1] == 2.0
+        and got[0, 3] == 1.0
+        and got[5, 0] == 1.0
+        and got.nnz == 3
+    )
 
 
-def test_train_command_takes_the_japanese_tokens(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_train_command_takes_the_japanese_tokens(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     import argparse
 
     from spcl.cli import main
@@ -145,10 +173,25 @@ def test_train_command_takes_the_japanese_tokens(tmp_path: Path, capsys: pytest.
     add_train_arguments(parser)
     base = ["--data", "a.jsonl", "--output", "models/x"]
     assert "--mecab-dic" not in _rebuild_command(parser.parse_args(base))
-    assert _rebuild_command(parser.parse_args([*base, "--mecab-dic", "chars"])).endswith("--mecab-dic chars")
+    assert _rebuild_command(parser.parse_args([*base, "--mecab-dic", "chars"])).endswith(
+        "--mecab-dic chars"
+    )
     data = tmp_path / "d.jsonl"
     data.write_text("")
-    assert main(["train", "--data", str(data), "--output", str(tmp_path / "m"), "--mecab-dic", "jumandic"]) == 2
+    assert (
+        main(
+            [
+                "train",
+                "--data",
+                str(data),
+                "--output",
+                str(tmp_path / "m"),
+                "--mecab-dic",
+                "jumandic",
+            ]
+        )
+        == 2
+    )
     assert "mecab_dic" in capsys.readouterr().err
 
 
@@ -160,24 +203,49 @@ def test_a_chars_model_trains_and_loads_without_mecab(tmp_path: Path) -> None:
     data = tmp_path / "train.jsonl"
     data.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in generate(15, seed=2)))
     out = tmp_path / "screen-chars"
-    assert main(["train", "--data", str(data), "--output", str(out), "--cv-folds", "0", "--mecab-dic", "chars"]) == 0
+    assert (
+        main(
+            [
+                "train",
+                "--data",
+                str(data),
+                "--output",
+                str(out),
+                "--cv-folds",
+                "0",
+                "--mecab-dic",
+                "chars",
+            ]
+        )
+        == 0
+    )
     card = json.loads((out / "model_card.json").read_text())
-    assert card["features"]["mecab_dic"] == "chars" and card["rebuild"].endswith("--mecab-dic chars")
+    assert card["features"]["mecab_dic"] == "chars" and card["rebuild"].endswith(
+        "--mecab-dic chars"
+    )
     assert "no MeCab" in card["tokenizers"]["ja"]
     screen = load_screen(out)
     assert screen.featurizer.tokenizers.mecab is None
     assert screen.predict(["田中さんは病院で治療を受けた。"], ["ja"]).flag.dtype == bool
 
 
-_MIXED = st.sampled_from([*"abc xyz09'-.", "東", "京", "病", "院", "は", "の", "김", "사", "기", "병", "원", "\n", "İ"])
+_MIXED = st.sampled_from(
+    [*"abc xyz09'-.", "東", "京", "病", "院", "は", "の", "김", "사", "기", "병", "원", "\n", "İ"]
+)
 
 
 @settings(max_examples=60, deadline=None)
-@given(st.lists(st.tuples(st.text(_MIXED, max_size=30), st.sampled_from(["ja", "ko", "en", "other"])),
-                min_size=1, max_size=6))
+@given(
+    st.lists(
+        st.tuples(st.text(_MIXED, max_size=30), st.sampled_from(["ja", "ko", "en", "other"])),
+        min_size=1,
+        max_size=6,
+    )
+)
 def test_a_mixed_batch_featurizes_each_text_as_it_would_alone(rows: list[tuple[str, str]]) -> None:
-    # The batch-wide NumPy paths (keys of all texts at once, index maps back to each text) must give every text
-    # the features and lexicon counts it has alone: nothing of a neighbour of another language leaks in.
+    # The batch-wide NumPy paths (keys of all texts at once, index maps back to each text) must give
+    # every text the features and lexicon counts it has alone: nothing of a neighbour of another
+    # language leaks in.
     feat = _shipped().featurizer
     texts, langs = [t for t, _ in rows], [lang for _, lang in rows]
     counts, lex = feat.featurize(texts, langs)

@@ -15,7 +15,9 @@ SHIPPED = ROOT / "data" / "weak-none"
 def _help_tree(tmp: Path) -> Path:
     page = tmp / "ja" / "text" / "a.html"
     page.parent.mkdir(parents=True)
-    body = "".join(f"<p>これは説明文の{i}番目の文です。ファイルを開いて保存します。</p>" for i in range(40))
+    body = "".join(
+        f"<p>これは説明文の{i}番目の文です。ファイルを開いて保存します。</p>" for i in range(40)
+    )
     page.write_text(f"<html><head><script>var x = 1;</script></head><body>{body}</body></html>")
     return tmp
 
@@ -32,7 +34,9 @@ def test_records_are_deterministic_none_and_training_only(tmp_path: Path) -> Non
     first = weak_none_records("ja", 5, seed=1, root=root)
     assert first == weak_none_records("ja", 5, seed=1, root=root)
     assert first != weak_none_records("ja", 5, seed=2, root=root)
-    assert {r["label"] for r in first} == {"NONE"} and all("script" not in str(r["text"]) for r in first)
+    assert {r["label"] for r in first} == {"NONE"} and all(
+        "script" not in str(r["text"]) for r in first
+    )
     path = tmp_path / "w.jsonl"
     path.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in first))
     assert all(r.synthetic for r in read_records([path]))  # augmentation: never scored in CV
@@ -40,6 +44,8 @@ def test_records_are_deterministic_none_and_training_only(tmp_path: Path) -> Non
 
 def test_shipped_set_matches_its_manifest_and_is_all_none() -> None:
     assert verify_manifest(SHIPPED).ok
-    rows = [json.loads(line) for line in (SHIPPED / "libreoffice-help.jsonl").open(encoding="utf-8")]
+    rows = [
+        json.loads(line) for line in (SHIPPED / "libreoffice-help.jsonl").open(encoding="utf-8")
+    ]
     assert len(rows) == 3000 and {r["label"] for r in rows} == {"NONE"}
     assert {r["lang"] for r in rows} == {"ja", "ko"} and len({r["text"] for r in rows}) == len(rows)

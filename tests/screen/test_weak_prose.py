@@ -22,8 +22,14 @@ ROOT = Path(__file__).resolve().parents[2]
 SHIPPED = ROOT / "data" / "weak-prose"
 JA_PLAIN = "新しい駅ビルには百貨店と映画館が入る予定だと発表した。"
 JA_CRIME = "山田容疑者は詐欺の疑いで警視庁に逮捕された。"
-KO_PLAIN = "이 법률안은 공무원의 육아휴직이 가능한 자녀의 연령을 만 8세 이하로 늘리려는 것으로, 공포한 날부터 시행한다."
-KO_CRIME = "이 법률안은 사기 범죄의 형량을 높이고 피해자 보호를 강화하려는 것으로, 공포한 날부터 시행한다는 내용이다."
+KO_PLAIN = (
+    "이 법률안은 공무원의 육아휴직이 가능한 자녀의 연령을 만 8세 이하로 늘리려는 것으로, 공포한"
+    " 날부터 시행한다."
+)
+KO_CRIME = (
+    "이 법률안은 사기 범죄의 형량을 높이고 피해자 보호를 강화하려는 것으로, 공포한 날부터"
+    " 시행한다는 내용이다."
+)
 
 
 def _iob(sentences: list[str]) -> str:
@@ -46,7 +52,10 @@ def _archives(tmp: Path) -> tuple[Path, Path]:
 
 
 def test_iob_sentences_join_tokens_and_split_on_blank_lines() -> None:
-    assert iob_sentences(iter(["今日\tX\tO\n", "は\tX\tO\n", "\n", "\n", "雨\tX\tO\n"])) == ["今日は", "雨"]
+    assert iob_sentences(iter(["今日\tX\tO\n", "は\tX\tO\n", "\n", "\n", "雨\tX\tO\n"])) == [
+        "今日は",
+        "雨",
+    ]
 
 
 def test_topic_terms_disqualify() -> None:
@@ -78,11 +87,16 @@ def test_weak_weight_is_separate_from_synthetic_weight() -> None:
     from spcl.screen.tokenize import Tokenizers, train_sentencepiece
     from spcl.screen.train import _prepare
 
-    recs = [Record("r", KO_CRIME, "ko", "SCPI"), Record("w", KO_PLAIN, "ko", "NONE", source="weak:x"),
-            Record("s", KO_PLAIN + " 오늘", "ko", "NONE", source="synth:y")]
+    recs = [
+        Record("r", KO_CRIME, "ko", "SCPI"),
+        Record("w", KO_PLAIN, "ko", "NONE", source="weak:x"),
+        Record("s", KO_PLAIN + " 오늘", "ko", "NONE", source="synth:y"),
+    ]
     settings = TrainSettings(synthetic_weight=0.2, weak_weight=0.7)
     sp_model = train_sentencepiece([r.text for r in recs] * 20, 200, 0)
-    data = _prepare(recs, Featurizer(settings.features, Tokenizers(sp_model), default_lexicon()), settings)
+    data = _prepare(
+        recs, Featurizer(settings.features, Tokenizers(sp_model), default_lexicon()), settings
+    )
     assert np.allclose(data.weight, [1.0, 0.7, 0.2]) and data.real.tolist() == [True, False, False]
 
 
@@ -92,7 +106,8 @@ def test_shipped_set_matches_its_manifest_and_has_no_topic_term() -> None:
     assert {r["label"] for r in rows} == {"NONE"} and {r["lang"] for r in rows} == {"ja", "ko"}
     assert all(str(r["source"]).startswith("weak:") for r in rows)
     assert not any(has_topic_term(r["text"], r["lang"]) for r in rows)
-    assert len({r["id"] for r in rows}) == len(rows)  # the bills repeat boilerplate passages: texts may not be
+    # the bills repeat boilerplate passages: texts may not be
+    assert len({r["id"] for r in rows}) == len(rows)
 
 
 def test_weak_weight_reaches_the_rebuild_command_only_when_set() -> None:
@@ -104,4 +119,6 @@ def test_weak_weight_reaches_the_rebuild_command_only_when_set() -> None:
     add_train_arguments(parser)
     base = ["--data", "a.jsonl", "--output", "models/x"]
     assert "--weak-weight" not in _rebuild_command(parser.parse_args(base))
-    assert _rebuild_command(parser.parse_args([*base, "--weak-weight", "0.5"])).endswith("--weak-weight 0.5")
+    assert _rebuild_command(parser.parse_args([*base, "--weak-weight", "0.5"])).endswith(
+        "--weak-weight 0.5"
+    )

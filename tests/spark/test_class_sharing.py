@@ -1,5 +1,6 @@
-"""Issue 26, the Spark driver's class-data-sharing archive (spcl.spark.class_sharing): keyed, written only by a
-driver that exited cleanly and renamed into place, mapped by later drivers and executors, silent on stdout."""
+"""Issue 26, the Spark driver's class-data-sharing archive (spcl.spark.class_sharing): keyed,
+written only by a driver that exited cleanly and renamed into place, mapped by later drivers and
+executors, silent on stdout."""
 
 from __future__ import annotations
 
@@ -12,7 +13,14 @@ from pathlib import Path
 import pytest
 
 from spcl.config import SparkSettings, load_settings
-from spcl.spark.class_sharing import QUIET, archive_key, finish_archive, java_binary, sharing_options, spark_jars
+from spcl.spark.class_sharing import (
+    QUIET,
+    archive_key,
+    finish_archive,
+    java_binary,
+    sharing_options,
+    spark_jars,
+)
 from spcl.spark.session import startup_conf
 
 JAVA = java_binary()
@@ -35,31 +43,47 @@ def test_the_key_follows_the_options_the_jars_and_the_java(tmp_path: Path) -> No
 
 
 @needs_java
-def test_a_missing_archive_is_written_to_a_hidden_file_and_an_existing_one_is_mapped(tmp_path: Path) -> None:
+def test_a_missing_archive_is_written_to_a_hidden_file_and_an_existing_one_is_mapped(
+    tmp_path: Path,
+) -> None:
     opts, pending = sharing_options(tmp_path, "-XX:+UseSerialGC")
     assert pending is not None
     tmp, final = pending
     assert opts == f"-XX:ArchiveClassesAtExit={tmp} {QUIET}"
-    assert tmp.parent == final.parent == tmp_path and tmp.name.startswith(".") and not final.name.startswith(".")
+    assert (
+        tmp.parent == final.parent == tmp_path
+        and tmp.name.startswith(".")
+        and not final.name.startswith(".")
+    )
     _sealed_fake(tmp, final)
-    assert sharing_options(tmp_path, "-XX:+UseSerialGC") == (f"-XX:SharedArchiveFile={final} {QUIET}", None)
-    other, pending = sharing_options(tmp_path, "-XX:+UseG1GC")  # another option set: its own archive
+    assert sharing_options(tmp_path, "-XX:+UseSerialGC") == (
+        f"-XX:SharedArchiveFile={final} {QUIET}",
+        None,
+    )
+    # another option set: its own archive
+    other, pending = sharing_options(tmp_path, "-XX:+UseG1GC")
     assert pending is not None and str(final) not in other
 
 
 def _sealed_fake(tmp: Path, final: Path) -> None:
-    """Put a sealed stand-in archive (the CDS magic number and filler; never given to a JVM) in place."""
+    """Put a sealed stand-in archive (the CDS magic number and filler; never given to a JVM) in
+    place."""
     tmp.write_bytes(b"\xa8\xab\x0b\xf0" + bytes(300_000))
-    proc = subprocess.Popen([sys.executable, "-c", "import sys; sys.stdin.read()"], stdin=subprocess.PIPE)
+    proc = subprocess.Popen(
+        [sys.executable, "-c", "import sys; sys.stdin.read()"], stdin=subprocess.PIPE
+    )
     assert finish_archive(proc, tmp, final)
 
 
 @needs_java
 def test_a_truncated_archive_is_never_mapped_and_is_rebuilt(tmp_path: Path) -> None:
-    # before, any file at the archive's name was mapped: one cut short killed every later JVM with SIGBUS
+    # before, any file at the archive's name was mapped: one cut short killed every later JVM with
+    # SIGBUS
     opts, pending = sharing_options(tmp_path, "")
     assert pending is not None
-    proc = subprocess.Popen([JAVA, *opts.split(), "-version"], stdin=subprocess.PIPE, stderr=subprocess.DEVNULL)
+    proc = subprocess.Popen(
+        [JAVA, *opts.split(), "-version"], stdin=subprocess.PIPE, stderr=subprocess.DEVNULL
+    )
     assert finish_archive(proc, *pending)  # a real (small) archive of a JVM that ran -version
     final = pending[1]
     opts, again = sharing_options(tmp_path, "")
@@ -69,8 +93,12 @@ def test_a_truncated_archive_is_never_mapped_and_is_rebuilt(tmp_path: Path) -> N
     final.write_bytes(data[: len(data) - 4096])  # cut short, as by a full disk or a stopped copy
     opts, rebuild = sharing_options(tmp_path, "")
     assert rebuild is not None and "SharedArchiveFile" not in opts  # not mapped: written anew
-    run = subprocess.run([JAVA, *opts.split(), "-version"], stdin=subprocess.DEVNULL, capture_output=True,
-                         timeout=120)
+    run = subprocess.run(
+        [JAVA, *opts.split(), "-version"],
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        timeout=120,
+    )
     assert run.returncode == 0  # a JVM given the truncated archive died with SIGBUS here
     final.write_bytes(data)  # the same bytes written again (a new time): still sound
     os.utime(final)
@@ -82,12 +110,16 @@ def test_a_truncated_archive_is_never_mapped_and_is_rebuilt(tmp_path: Path) -> N
 def test_a_file_that_is_no_archive_is_never_put_in_place(tmp_path: Path) -> None:
     tmp, final = tmp_path / ".a.tmp", tmp_path / "a.jsa"
     tmp.write_bytes(b"not an archive")
-    proc = subprocess.Popen([sys.executable, "-c", "import sys; sys.stdin.read()"], stdin=subprocess.PIPE)
+    proc = subprocess.Popen(
+        [sys.executable, "-c", "import sys; sys.stdin.read()"], stdin=subprocess.PIPE
+    )
     assert not finish_archive(proc, tmp, final)
     assert not tmp.exists() and not final.exists()
 
 
-def test_no_java_or_an_unwritable_cache_gives_no_options(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_no_java_or_an_unwritable_cache_gives_no_options(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.delenv("JAVA_HOME", raising=False)
     monkeypatch.setenv("PATH", str(tmp_path))
     assert sharing_options(tmp_path / "c", "") == ("", None)
@@ -100,11 +132,18 @@ def test_no_java_or_an_unwritable_cache_gives_no_options(tmp_path: Path, monkeyp
 
 
 def test_the_archive_options_follow_the_jvm_options_in_the_spark_settings() -> None:
-    conf = startup_conf(SparkSettings(), (), "-XX:SharedArchiveFile=/c/a.jsa", "-XX:SharedArchiveFile=/c/a.jsa")
+    conf = startup_conf(
+        SparkSettings(), (), "-XX:SharedArchiveFile=/c/a.jsa", "-XX:SharedArchiveFile=/c/a.jsa"
+    )
     assert conf["spark.driver.extraJavaOptions"].endswith(" -XX:SharedArchiveFile=/c/a.jsa")
     assert conf["spark.executor.extraJavaOptions"].startswith("-XX:TieredStopAtLevel=1")
-    bare = startup_conf(SparkSettings(driver_java_options="", executor_java_options=""), (), "-Xa", "")
-    assert bare["spark.driver.extraJavaOptions"] == "-Xa" and "spark.executor.extraJavaOptions" not in bare
+    bare = startup_conf(
+        SparkSettings(driver_java_options="", executor_java_options=""), (), "-Xa", ""
+    )
+    assert (
+        bare["spark.driver.extraJavaOptions"] == "-Xa"
+        and "spark.executor.extraJavaOptions" not in bare
+    )
 
 
 def test_class_sharing_is_a_knob_outside_the_config_hash() -> None:
@@ -117,7 +156,9 @@ def test_class_sharing_is_a_knob_outside_the_config_hash() -> None:
 def test_a_jvm_that_fails_leaves_no_archive(tmp_path: Path) -> None:
     tmp, final = tmp_path / ".a.tmp", tmp_path / "a.jsa"
     tmp.write_bytes(b"half")
-    proc = subprocess.Popen([JAVA, "-XX:NoSuchOption"], stdin=subprocess.PIPE, stderr=subprocess.DEVNULL)
+    proc = subprocess.Popen(
+        [JAVA, "-XX:NoSuchOption"], stdin=subprocess.PIPE, stderr=subprocess.DEVNULL
+    )
     assert not finish_archive(proc, tmp, final)
     assert not tmp.exists() and not final.exists()
 
@@ -139,18 +180,28 @@ def test_the_first_driver_writes_the_archive_and_the_next_one_maps_it(tmp_path: 
     env = {**os.environ, "SPCL_CACHE_DIR": str(tmp_path / "cache")}
 
     def run() -> tuple[dict[str, str], str]:
-        proc = subprocess.run([sys.executable, "-c", SESSION_RUN], env=env, capture_output=True, text=True,
-                              timeout=300, check=True)
+        proc = subprocess.run(
+            [sys.executable, "-c", SESSION_RUN],
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=300,
+            check=True,
+        )
         line = next(x for x in proc.stdout.splitlines() if x.startswith("RESULT "))
-        return json.loads(line[len("RESULT "):]), proc.stdout
+        return json.loads(line[len("RESULT ") :]), proc.stdout
 
     def archives() -> list[str]:
-        return sorted(p.name for p in (tmp_path / "cache").iterdir() if p.name.startswith("spark-driver-"))
+        return sorted(
+            p.name for p in (tmp_path / "cache").iterdir() if p.name.startswith("spark-driver-")
+        )
 
     first, out = run()
     assert "-XX:ArchiveClassesAtExit=" in first["driver"] and first["sum"] == 45
     written = archives()
-    assert len(written) == 1 and written[0].startswith("spark-driver-") and written[0].endswith(".jsa")
+    assert (
+        len(written) == 1 and written[0].startswith("spark-driver-") and written[0].endswith(".jsa")
+    )
     second, out = run()
     assert f"-XX:SharedArchiveFile={tmp_path / 'cache' / written[0]}" in second["driver"]
     assert f"-XX:SharedArchiveFile={tmp_path / 'cache' / written[0]}" in second["executor"]

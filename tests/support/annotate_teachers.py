@@ -1,4 +1,5 @@
-"""Two scripted annotation teachers (and a verifier) behind real HTTP servers, their documents and answers."""
+"""Two scripted annotation teachers (and a verifier) behind real HTTP servers, their documents
+and answers."""
 
 from __future__ import annotations
 
@@ -35,31 +36,54 @@ DOCS: dict[str, str] = {  # id → text (invented people)
 }
 SCRIPT: dict[str, dict[str, tuple[int, str]]] = {  # id → model → (HTTP status, answer)
     "ko-med": {A: (200, "SCPI\tMEDICAL,MEDICAL_GUIDANCE\t0.95"), B: (200, "SCPI\tMEDICAL\t0.9")},
-    "ko-crime": {A: (200, "SCPI\tCRIMINAL_PROCEDURE\t0.9"),
-                 B: (200, "<think>구속 기소</think>\nSCPI\tCRIMINAL_PROCEDURE,CRIMINAL_RECORD\t0.9")},
-    "ko-dis": {A: (200, "SCPI\tDISABILITY\t0.9"), B: (200, "SCPI\tDISABILITY\t0.9"),
-               V: (200, "RELATED\tDISABILITY\t1")},
+    "ko-crime": {
+        A: (200, "SCPI\tCRIMINAL_PROCEDURE\t0.9"),
+        B: (200, "<think>구속 기소</think>\nSCPI\tCRIMINAL_PROCEDURE,CRIMINAL_RECORD\t0.9"),
+    },
+    "ko-dis": {
+        A: (200, "SCPI\tDISABILITY\t0.9"),
+        B: (200, "SCPI\tDISABILITY\t0.9"),
+        V: (200, "RELATED\tDISABILITY\t1"),
+    },
     "ko-junk": {A: (200, "SCPI\tMEDICAL\t0.8"), B: (200, "The answer is SCPI.")},
     "ko-none2": {A: (200, "NONE\t-\t1"), B: (200, "NONE\t-\t0.95")},
-    "ja-crime": {A: (200, "SCPI\tCRIMINAL_PROCEDURE\t0.9"), B: (200, "RELATED\tCRIMINAL_PROCEDURE\t0.9")},
+    "ja-crime": {
+        A: (200, "SCPI\tCRIMINAL_PROCEDURE\t0.9"),
+        B: (200, "RELATED\tCRIMINAL_PROCEDURE\t0.9"),
+    },
     "ja-none": {A: (200, "NONE\t-\t0.95"), B: (200, "NONE\t-\t0.95")},
     "ja-lgbt": {A: (200, "SCPI\tLGBT\t0.9"), B: (200, "SCPI\tLGBT,MEDICAL\t0.9")},
     "ja-err": {A: (400, ""), B: (200, "SCPI\tCREED\t0.9")},
     "en-none": {A: (200, "NONE\t-\t0.9"), B: (200, "NONE\t-\t0.9")},
     "en-rel": {A: (200, "RELATED\tDISABILITY\t0.9"), B: (200, "RELATED\tDISABILITY\t0.6")},
-    "en-think": {A: (200, "<think>diagnosed: medical</think>SCPI\tMEDICAL\t0.9"), B: (200, "SCPI\tMEDICAL\t0.85")},
+    "en-think": {
+        A: (200, "<think>diagnosed: medical</think>SCPI\tMEDICAL\t0.9"),
+        B: (200, "SCPI\tMEDICAL\t0.85"),
+    },
 }
 BY_TEXT = {text: doc_id for doc_id, text in DOCS.items()}
-EXPECTED_LABELLED = {"ko-med": ("SCPI", ["MEDICAL"]), "ko-crime": ("SCPI", ["CRIME"]),
-                     "ko-dis": ("SCPI", ["DISABILITY"]), "ko-none2": ("NONE", []), "ja-none": ("NONE", []),
-                     "en-none": ("NONE", []), "en-think": ("SCPI", ["MEDICAL"])}
-EXPECTED_REJECTED = {"ja-crime": "label_disagreement", "ja-lgbt": "category_disagreement", "en-rel": "low_confidence",
-                     "ko-junk": "unparseable:scripted-b", "ja-err": "backend_error:scripted-a"}
+EXPECTED_LABELLED = {
+    "ko-med": ("SCPI", ["MEDICAL"]),
+    "ko-crime": ("SCPI", ["CRIME"]),
+    "ko-dis": ("SCPI", ["DISABILITY"]),
+    "ko-none2": ("NONE", []),
+    "ja-none": ("NONE", []),
+    "en-none": ("NONE", []),
+    "en-think": ("SCPI", ["MEDICAL"]),
+}
+EXPECTED_REJECTED = {
+    "ja-crime": "label_disagreement",
+    "ja-lgbt": "category_disagreement",
+    "en-rel": "low_confidence",
+    "ko-junk": "unparseable:scripted-b",
+    "ja-err": "backend_error:scripted-a",
+}
 EXPECTED_DROPPED = {"no-person": "no_person_mention", "no-person-ja": "no_person_mention"}
 
 
 def script(model: str, doc: str) -> tuple[int, str]:
-    """The scripted teachers' answers; the verifier agrees with both teachers unless scripted otherwise."""
+    """The scripted teachers' answers; the verifier agrees with both teachers unless scripted
+    otherwise."""
     answers = SCRIPT[BY_TEXT[doc]]
     return answers.get(model) or answers[A]
 
@@ -70,11 +94,13 @@ def document_of(prompt: str) -> str:
 
 
 class ScriptedTeachers:
-    """One scripted OpenAI-compatible server per teacher; ``script(teacher, document)`` gives the answer
-    text or an HTTP status. After ``down_after`` requests in all, every server goes away (the request's
-    handler dies: the client gets no reply)."""
+    """One scripted OpenAI-compatible server per teacher; ``script(teacher, document)`` gives the
+    answer text or an HTTP status. After ``down_after`` requests in all, every server goes away (the
+    request's handler dies: the client gets no reply)."""
 
-    def __init__(self, script: Callable[[str, str], tuple[int, str]], names: tuple[str, ...] = (A, B, V)):
+    def __init__(
+        self, script: Callable[[str, str], tuple[int, str]], names: tuple[str, ...] = (A, B, V)
+    ):
         self.script = script
         self.down_after: int | None = None
         self._served = 0
@@ -112,17 +138,30 @@ class ScriptedTeachers:
 
 
 def write_input(folder: Path) -> Path:
-    """Two JSONL files (one with a malformed line), a filter-output-like Parquet file and metadata files."""
+    """Two JSONL files (one with a malformed line), a filter-output-like Parquet file and
+    metadata files."""
     (folder / "sub").mkdir(parents=True)
     ko = [i for i in DOCS if i.startswith(("ko", "no-person")) and i != "no-person-ja"]
     lines = [json.dumps({"id": i, "text": DOCS[i]}, ensure_ascii=False) for i in ko]
-    (folder / "a.jsonl").write_text("\n".join([*lines[:2], '{"id": "broken", "text": ', *lines[2:]]) + "\n")
+    (folder / "a.jsonl").write_text(
+        "\n".join([*lines[:2], '{"id": "broken", "text": ', *lines[2:]]) + "\n"
+    )
     ja = [i for i in DOCS if i.startswith("ja") or i == "no-person-ja"]
-    (folder / "b.jsonl").write_text("".join(json.dumps({"id": i, "text": DOCS[i]}, ensure_ascii=False) + "\n"
-                                            for i in ja))
+    (folder / "b.jsonl").write_text(
+        "".join(json.dumps({"id": i, "text": DOCS[i]}, ensure_ascii=False) + "\n" for i in ja)
+    )
     en = [i for i in DOCS if i.startswith("en")]
-    pq.write_table(pa.table({"id": en, "text": [DOCS[i] for i in en], "lang": ["en"] * len(en),
-                             "decision": ["flagged"] * len(en)}), folder / "sub" / "c.parquet")
+    pq.write_table(
+        pa.table(
+            {
+                "id": en,
+                "text": [DOCS[i] for i in en],
+                "lang": ["en"] * len(en),
+                "decision": ["flagged"] * len(en),
+            }
+        ),
+        folder / "sub" / "c.parquet",
+    )
     for meta in ("stats.json", "manifest.json"):  # a filter output's metadata is not input
         (folder / meta).write_text('{"counts": {}}\n')
     return folder
@@ -133,5 +172,21 @@ def read(path: Path) -> list[dict]:
 
 
 def annotate(inp: Path, out: Path, teachers: ScriptedTeachers, *extra: str) -> int:
-    return main(["annotate", "--input", str(inp), "--output", str(out), "--teacher", teachers.spec(A),
-                 "--teacher", teachers.spec(B), "--retries", "0", "--concurrency", "4", *extra])
+    return main(
+        [
+            "annotate",
+            "--input",
+            str(inp),
+            "--output",
+            str(out),
+            "--teacher",
+            teachers.spec(A),
+            "--teacher",
+            teachers.spec(B),
+            "--retries",
+            "0",
+            "--concurrency",
+            "4",
+            *extra,
+        ]
+    )

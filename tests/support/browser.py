@@ -1,8 +1,9 @@
-"""Headless Chromium for browser tests: Debian's ``chromium`` + ``chromium-driver`` driven by Selenium.
+"""Headless Chromium for browser tests: Debian's ``chromium`` + ``chromium-driver`` driven by
+Selenium.
 
 The driver is always ``/usr/bin/chromedriver`` through a ``Service`` (Selenium never downloads one).
-Without a browser the tests skip with the reason — unless ``SPCL_REQUIRE_BROWSER`` is set (CI), where
-they fail instead.
+Without a browser the tests skip with the reason — unless ``SPCL_REQUIRE_BROWSER`` is set (CI),
+where they fail instead.
 """
 
 from __future__ import annotations
@@ -31,15 +32,21 @@ FLAGS: tuple[str, ...] = (
 
 
 def require_browser() -> None:
-    """Skip (or fail, when ``SPCL_REQUIRE_BROWSER`` is set) unless Chromium, chromedriver and Selenium exist."""
-    missing = [str(p) for p in (CHROMIUM, CHROMEDRIVER) if not (p.is_file() and os.access(p, os.X_OK))]
+    """Skip (or fail, when ``SPCL_REQUIRE_BROWSER`` is set) unless Chromium, chromedriver and
+    Selenium exist."""
+    missing = [
+        str(p) for p in (CHROMIUM, CHROMEDRIVER) if not (p.is_file() and os.access(p, os.X_OK))
+    ]
     try:
         import selenium  # noqa: F401
     except ImportError:
         missing.append("the selenium package (pip install -e '.[dev]')")
     if not missing:
         return
-    reason = f"browser test needs {', '.join(missing)} (Debian: apt-get install chromium chromium-driver)"
+    reason = (
+        f"browser test needs {', '.join(missing)} (Debian: apt-get install chromium"
+        " chromium-driver)"
+    )
     if os.environ.get("SPCL_REQUIRE_BROWSER"):
         pytest.fail(f"SPCL_REQUIRE_BROWSER is set but {reason}")
     pytest.skip(reason)
@@ -47,7 +54,8 @@ def require_browser() -> None:
 
 @contextmanager
 def chromium(profile: Path, downloads: Path | None = None, width: int = 1200) -> Iterator[Any]:
-    """A headless Chromium session with a fresh ``--user-data-dir`` (``profile``), browser logs kept."""
+    """A headless Chromium session with a fresh ``--user-data-dir`` (``profile``), browser logs
+    kept."""
     require_browser()
     from selenium import webdriver
     from selenium.webdriver.chrome.options import Options
@@ -58,18 +66,23 @@ def chromium(profile: Path, downloads: Path | None = None, width: int = 1200) ->
     options = Options()
     options.binary_location = str(CHROMIUM)
     for flag in FLAGS:
-        options.add_argument(flag.replace("1200", str(width)) if flag.startswith("--window-size") else flag)
+        options.add_argument(
+            flag.replace("1200", str(width)) if flag.startswith("--window-size") else flag
+        )
     options.add_argument(f"--user-data-dir={profile}")
     options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
     if downloads is not None:
         downloads.mkdir(parents=True, exist_ok=True)
         options.add_experimental_option(
-            "prefs", {"download.default_directory": str(downloads), "download.prompt_for_download": False}
+            "prefs",
+            {"download.default_directory": str(downloads), "download.prompt_for_download": False},
         )
     driver = webdriver.Chrome(service=Service(executable_path=str(CHROMEDRIVER)), options=options)
     try:
         if downloads is not None:
-            driver.execute_cdp_cmd("Page.setDownloadBehavior", {"behavior": "allow", "downloadPath": str(downloads)})
+            driver.execute_cdp_cmd(
+                "Page.setDownloadBehavior", {"behavior": "allow", "downloadPath": str(downloads)}
+            )
         yield driver
     finally:
         driver.quit()

@@ -6,8 +6,8 @@ from spcl.extract.backends import Extraction, Extractor
 
 
 class TimeoutOnce(Extractor):
-    """Test double (not a model): a transient ``timeout`` for every document of its first call, then nothing found
-    (rule hits still make the spans)."""
+    """Test double (not a model): a transient ``timeout`` for every document of its first call, then
+    nothing found (rule hits still make the spans)."""
 
     name = "scripted"
     model = "scripted-v0"
@@ -18,4 +18,6 @@ class TimeoutOnce(Extractor):
 
     def run(self, texts: list[str]) -> list[Extraction]:
         self.calls += 1
-        return [Extraction(error="timeout") if self.calls == 1 else Extraction(raw="") for _ in texts]
+        return [
+            Extraction(error="timeout") if self.calls == 1 else Extraction(raw="") for _ in texts
+        ]

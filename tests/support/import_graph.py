@@ -1,7 +1,7 @@
 """Reading spcl's import graph from the source with ``ast`` (for the architecture tests).
 
-Every ``import``/``from … import`` counts, at module level and inside functions (a lazy import is still a
-dependency), with relative imports resolved. A package is ``spcl.<first name>``.
+Every ``import``/``from … import`` counts, at module level and inside functions (a lazy import is
+still a dependency), with relative imports resolved. A package is ``spcl.<first name>``.
 """
 
 from __future__ import annotations
@@ -19,7 +19,8 @@ def module_name(path: Path, root: Path) -> str:
 
 
 def imported_modules(source: str, module: str, is_package: bool) -> set[str]:
-    """Every module ``source`` imports, anywhere in it (functions and ``if`` blocks too), relative ones resolved.
+    """Every module ``source`` imports, anywhere in it (functions and ``if`` blocks too), relative
+    ones resolved.
 
     >>> sorted(imported_modules("import a.b\\ndef f():\\n    from .c import d\\n", "spcl.x.y", False))
     ['a.b', 'spcl.x.c']
@@ -50,5 +51,7 @@ def library_imports(root: Path = ROOT) -> dict[str, set[str]]:
     out = {}
     for path in sorted((root / "spcl").rglob("*.py")):
         name = module_name(path, root)
-        out[name] = imported_modules(path.read_text(encoding="utf-8"), name, path.name == "__init__.py")
+        out[name] = imported_modules(
+            path.read_text(encoding="utf-8"), name, path.name == "__init__.py"
+        )
     return out

@@ -1,4 +1,5 @@
-"""Raw JSONL records and files, written byte for byte (malformed ones included) for reader and job tests."""
+"""Raw JSONL records and files, written byte for byte (malformed ones included) for reader and
+job tests."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""A seeded filter-output-like corpus (rows with planted hits) and a writer for it, for the review tests."""
+"""A seeded filter-output-like corpus (rows with planted hits) and a writer for it, for the
+review tests."""
 
 from __future__ import annotations
 
@@ -51,18 +52,20 @@ def make_rows(n: int = 600, seed: int = 1) -> list[dict]:
                     }
                 ],
                 "reasons": ["rule:PHONE"] if decision == "flagged" else [],
-                "scores": {
-                    "lgbm": lgbm,
-                    "svc": lgbm - 0.5,
-                    "lgbm_flag": lgbm > 0.5,
-                    "svc_flag": lgbm > 0.5,
-                    "medical": 0.1,
-                    "crime": 0.2,
-                    "disability": 0.0,
-                    "other": 0.0,
-                }
-                if screened
-                else None,
+                "scores": (
+                    {
+                        "lgbm": lgbm,
+                        "svc": lgbm - 0.5,
+                        "lgbm_flag": lgbm > 0.5,
+                        "svc_flag": lgbm > 0.5,
+                        "medical": 0.1,
+                        "crime": 0.2,
+                        "disability": 0.0,
+                        "other": 0.0,
+                    }
+                    if screened
+                    else None
+                ),
                 "top_category": rng.choice(CATS) if screened else None,
                 "quarantine_reason": None,
                 "raw": None,
@@ -92,9 +95,15 @@ def make_rows(n: int = 600, seed: int = 1) -> list[dict]:
     return rows
 
 
-def write_output(path: Path, rows: list[dict], *, rows_per_file: int, shuffle_seed: int | None = None) -> Path:
-    """Write rows as a hive-partitioned filter output (``decision=*/part-*.parquet``) plus stats.json."""
-    rows = [{**r, "row_key": r.get("row_key") or row_key(r["id"], r["source"], r["position"])} for r in rows]
+def write_output(
+    path: Path, rows: list[dict], *, rows_per_file: int, shuffle_seed: int | None = None
+) -> Path:
+    """Write rows as a hive-partitioned filter output (``decision=*/part-*.parquet``) plus
+    stats.json."""
+    rows = [
+        {**r, "row_key": r.get("row_key") or row_key(r["id"], r["source"], r["position"])}
+        for r in rows
+    ]
     if shuffle_seed is not None:
         random.Random(shuffle_seed).shuffle(rows)
     table = pa.Table.from_pylist(rows, schema=OUTPUT_SCHEMA)
@@ -109,8 +118,11 @@ def write_output(path: Path, rows: list[dict], *, rows_per_file: int, shuffle_se
         basename_template="part-{i}.parquet",
         existing_data_behavior="overwrite_or_ignore",
     )
-    counts = {d: sum(1 for r in rows if r["decision"] == d) for d in ("clean", "flagged", "quarantine")}
+    counts = {
+        d: sum(1 for r in rows if r["decision"] == d) for d in ("clean", "flagged", "quarantine")
+    }
     (path / "stats.json").write_text(json.dumps({"counts": counts, "by_lang": {}}))
-    (path / "manifest.json").write_text(json.dumps({"kind": "filter-output", "licence": "CC-BY-4.0", "files": {}}))
+    (path / "manifest.json").write_text(
+        json.dumps({"kind": "filter-output", "licence": "CC-BY-4.0", "files": {}})
+    )
     return path
-

@@ -22,4 +22,3 @@ SMALL = TrainSettings(
 def small_records(n_per_label: int = 30, seed: int = 0) -> list[Record]:
     """A small seeded ja/ko/en training set (synthetic: no real text in tests)."""
     return [record_from_dict(r) for r in generate(n_per_label, seed=seed)]
-

@@ -1,8 +1,10 @@
-"""A scripted OpenAI-compatible chat server on loopback (a test double of a *model*, not of the client).
+"""A scripted OpenAI-compatible chat server on loopback (a test double of a *model*, not of the
+client).
 
-The real ``openai`` backend talks HTTP to it exactly as to vLLM or ``transformers serve``; what the "model"
-answers is scripted per document by the test: an answer, an HTTP status, or a hang. It exists because no
-instruct model small enough for CPU tests answers on demand with "nothing", a partial list, 503s or hangs.
+The real ``openai`` backend talks HTTP to it exactly as to vLLM or ``transformers serve``; what the
+"model" answers is scripted per document by the test: an answer, an HTTP status, or a hang. It
+exists because no instruct model small enough for CPU tests answers on demand with "nothing", a
+partial list, 503s or hangs.
 """
 
 from __future__ import annotations
@@ -23,9 +25,12 @@ Action = str | int | tuple[str, float]
 
 
 class ScriptedChatServer:
-    """``/v1/models`` and ``/v1/chat/completions``; ``script(document, attempt) -> Action`` decides each reply."""
+    """``/v1/models`` and ``/v1/chat/completions``; ``script(document, attempt) -> Action``
+    decides each reply."""
 
-    def __init__(self, script: Callable[[str, int], Action], retry_after: str | None = None) -> None:
+    def __init__(
+        self, script: Callable[[str, int], Action], retry_after: str | None = None
+    ) -> None:
         self.script = script
         self.retry_after = retry_after  # sent as ``Retry-After`` with every scripted error status
         self.attempts: Counter[str] = Counter()  # requests per document text
@@ -47,7 +52,9 @@ class ScriptedChatServer:
                     self.wfile.write(body)
 
             def do_GET(self) -> None:
-                self._send(200, json.dumps({"object": "list", "data": [{"id": MODEL_NAME}]}).encode())
+                self._send(
+                    200, json.dumps({"object": "list", "data": [{"id": MODEL_NAME}]}).encode()
+                )
 
             def do_POST(self) -> None:
                 body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
@@ -62,9 +69,16 @@ class ScriptedChatServer:
                 if isinstance(action, int):
                     self._send(action, b'{"error": {"message": "scripted failure"}}')
                     return
-                reply = {"choices": [{"index": 0, "message": {"role": "assistant", "content": action},
-                                      "finish_reason": "stop"}],
-                         "usage": {"completion_tokens": max(1, len(action) // 4)}}
+                reply = {
+                    "choices": [
+                        {
+                            "index": 0,
+                            "message": {"role": "assistant", "content": action},
+                            "finish_reason": "stop",
+                        }
+                    ],
+                    "usage": {"completion_tokens": max(1, len(action) // 4)},
+                }
                 self._send(200, json.dumps(reply).encode())
 
         self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
@@ -89,8 +103,9 @@ class ScriptedChatServer:
 
 
 @contextlib.contextmanager
-def scripted_server(script: Callable[[str, int], Action],
-                    retry_after: str | None = None) -> Iterator[ScriptedChatServer]:
+def scripted_server(
+    script: Callable[[str, int], Action], retry_after: str | None = None
+) -> Iterator[ScriptedChatServer]:
     """Start a :class:`ScriptedChatServer` for the ``with`` block."""
     with ScriptedChatServer(script, retry_after) as server:
         yield server

