@@ -82,6 +82,9 @@ _CLUSTER = re.compile(r"[0-9０-９][-0-9０-９‐‑‒–—−－.．() ー�
 _JOINABLE = re.compile("[ー―﹣‒—\u3000]")
 _WRAP_AFTER = re.compile(r"[-ー―‐‑‒–—−－﹣]\r?\n")
 _WRAP_BEFORE = re.compile(r"[-ー―‐‑‒–—−－﹣]\r?\n[ \t]*$")
+# A digit run too short to be a cluster wrapped after a hyphen ("테헤란로 152-" + newline + "1990"): an
+# address or lot number the joined view reads whole.
+_SHORT_WRAP = re.compile(r"[0-9０-９][-ー―‐‑‒–—−－﹣]\r?\n[ \t]*[0-9０-９]")
 
 _VALIDATION_RANK = {True: 2, None: 1, False: 0}
 
@@ -169,8 +172,8 @@ class DetectorSet:
         view = view if folded is None else folded.text
         needs_join: list[bool] = []
         hits = self.find_folded(view, needs_join)
-        # a number cluster holds a wide dash or space, " - ", or is wrapped after a hyphen
-        if needs_join:
+        # a number cluster holds a wide dash or space, " - ", or a number is wrapped after a hyphen
+        if needs_join or _SHORT_WRAP.search(view):
             joined = join_digits(view)
             # hits on the joined view, merged with those on the view as it was
             if joined is not None:

@@ -107,6 +107,15 @@ def test_prefiltered_fast_path_equals_running_every_detector(text: str) -> None:
         assert missed == []
 
 
+def test_an_address_number_wrapped_after_a_hyphen_is_read_whole() -> None:
+    """A lot number too short to be a number cluster, wrapped after its hyphen, is masked whole (the fast path
+    once stopped at ``152`` and would have released ``-1990``)."""
+    text = "서울특별시 강남구 테헤란로 152-\n1990年1月2日"
+    assert [text[h.start : h.end] for h in build_detectors().find(text)] == [
+        "서울특별시 강남구 테헤란로 152-\n1990"
+    ]
+
+
 def test_fast_path_keeps_both_phones_around_a_wide_dash_in_decoded_text() -> None:
     """The one known case where the fast path finds more than the reference: after ``%40`` decodes,
     two phones joined by a long dash are read on the view as written as well as joined, and both are
