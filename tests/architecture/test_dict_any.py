@@ -21,9 +21,10 @@ from __future__ import annotations
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
-MAX_DICT_ANY = 259
-"""Lines of spcl/*.py naming ``dict[str, Any]`` (362 before the typed records of "House, step
-4")."""
+MAX_DICT_ANY = 269
+"""Lines of spcl/*.py naming ``dict[str, Any]``: 362 before the reports', evaluations' and annotate's typed
+records, 259 after them, 269 once the tree was formatted at 100 columns (a long signature now names its
+parameters one per line)."""
 
 
 def dict_any_lines(root: Path = ROOT) -> list[str]:
