@@ -58,8 +58,8 @@ _EXAMPLE_BEFORE = re.compile(
     re.IGNORECASE,
 )
 _EXAMPLE_AFTER = re.compile(
-    r"\s?(?:のように|のような|などの?形式|형식으로|처럼|\(?e\.g\.|\(?(?:example|sample|dummy|fake|test)\)|"
-    r"(?:is|as) (?:an? )?(?:example|sample|dummy|placeholder|test (?:data|value|number)))",
+    r"\s?(?:のように|のような|などの?形式|형식으로|처럼|\(?e\.g\.|\(?(?:example|sample|dummy|fake|"
+    r"test)\)|(?:is|as) (?:an? )?(?:example|sample|dummy|placeholder|test (?:data|value|number)))",
     re.IGNORECASE,
 )
 EXAMPLE_WINDOW = 24

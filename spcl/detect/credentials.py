@@ -96,8 +96,8 @@ _WORD_PREFIXES = (
     "credential",
 )
 _SECRET_WORD = re.compile(
-    r"password|passwd|passphrase|pwd|secret|token|api[_\-]?key|access[_\-]?key|auth[_\-]?key|private[_\-]?key"
-    r"|credentials?"
+    r"password|passwd|passphrase|pwd|secret|token|api[_\-]?key|access[_\-]?key|auth[_\-]?key|"
+    r"private[_\-]?key|credentials?"
 )
 _SECRET_WORD_ANY_CASE = re.compile(_SECRET_WORD.pattern, re.IGNORECASE)
 _ASSIGN = re.compile(

@@ -325,10 +325,10 @@ def ip_is_public(value: str) -> bool:
 
 # ------------------------------------------------------------------------------------ credentials
 _PLACEHOLDER_WORDS = re.compile(
-    r"example|sample|dummy|placeholder|change[_-]?me|your|redacted|xxxx|\*\*\*|\.\.\.|…|[<>]|\{\{|\$\{|%[sd]|"
-    r"^\$|^(?:none|null|nil|true|false|undefined|test|todo|fixme|admin|root|pass|password|passwd|secret|token|"
-    r"api[_-]?key|key|value|string|required|optional|empty|default|foo|bar|foobar|"
-    r"1234(?:5(?:6(?:78?)?)?)?|abcd(?:ef)?|qwerty)$",
+    r"example|sample|dummy|placeholder|change[_-]?me|your|redacted|xxxx|\*\*\*|\.\.\.|…|[<>]|\{\{|"
+    r"\$\{|%[sd]|^\$|^(?:none|null|nil|true|false|undefined|test|todo|fixme|admin|root|pass|"
+    r"password|passwd|secret|token|api[_-]?key|key|value|string|required|optional|empty|default|"
+    r"foo|bar|foobar|1234(?:5(?:6(?:78?)?)?)?|abcd(?:ef)?|qwerty)$",
     re.IGNORECASE,
 )
 

@@ -95,7 +95,8 @@ def relocate(type_: str, value: str, text: str) -> list[tuple[str, str]]:
 
 
 _CJK_RUN = re.compile(
-    r"[\u3040-\u30fa\u30fc-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff\uff66-\uff9f]{2,}"
+    r"[\u3040-\u30fa\u30fc-\u30ff\u3400-\u4dbf\u4e00-\u9fff"
+    r"\uac00-\ud7af\uf900-\ufaff\uff66-\uff9f]{2,}"
 )
 _HAN_HANGUL_PAIR = re.compile(r"(?=([\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff]{2}))")
 _LETTERS = re.compile(r"[^\W\d_]+")
