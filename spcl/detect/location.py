@@ -179,7 +179,8 @@ class AddressDetector:
     def find(self, text: str) -> list[Hit]:
         """ADDRESS hits in ``text``.
 
-        >>> [h.end for h in AddressDetector(DetectSettings()).find("서울특별시 강남구 테헤란로 152 3층")]
+        >>> detector = AddressDetector(DetectSettings())
+        >>> [h.end for h in detector.find("서울특별시 강남구 테헤란로 152 3층")]
         [18]
         """
         found: dict[int, tuple[int, str]] = {}

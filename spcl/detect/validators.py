@@ -287,8 +287,10 @@ def ipv4_is_placeholder(value: str) -> bool:
     evenly (``1.2.3.4``, ``5.6.7.8``, ``11.22.33.44``, ``10.20.30.40``, ``4.3.2.1``), all four parts
     are equal (``123.123.123.123``), or its digits count up (``12.34.56.78``, ``123.45.67.89``).
 
-    >>> ipv4_is_placeholder("11.22.33.55"), ipv4_is_placeholder("12.34.56.78"), ipv4_is_placeholder("93.184.216.34")
-    (True, True, False)
+    >>> ipv4_is_placeholder("11.22.33.55"), ipv4_is_placeholder("12.34.56.78")
+    (True, True)
+    >>> ipv4_is_placeholder("93.184.216.34")
+    False
     """
     parts = [int(p) for p in value.split(".")]
     a, b, c, d = parts
@@ -399,8 +401,10 @@ def validate_private_key_body(body: str) -> bool:
     header lines) of at least 64 characters, ``False`` for a placeholder (``...``, ``<key>``, too
     short).
 
-    >>> validate_private_key_body("MIIEvQIBADANBgkqhkiG9w0BAQEFAASC" * 3), validate_private_key_body("...")
-    (True, False)
+    >>> validate_private_key_body("MIIEvQIBADANBgkqhkiG9w0BAQEFAASC" * 3)
+    True
+    >>> validate_private_key_body("...")
+    False
     """
     lines = [ln.strip() for ln in body.splitlines() if ln.strip() and ":" not in ln]
     b64 = "".join(lines)

@@ -233,8 +233,10 @@ def starts_korean_word(text: str, start: int, end: int) -> bool:
     ends with a Hangul syllable and holds at least two: a name written glued to the next word
     (``소지섭하는듯``).
 
-    >>> starts_korean_word("소지섭하는듯", 0, 3), starts_korean_word("이소지섭", 1, 4), starts_korean_word("박모", 0, 1)
-    (True, False, False)
+    >>> starts_korean_word("소지섭하는듯", 0, 3)
+    True
+    >>> starts_korean_word("이소지섭", 1, 4), starts_korean_word("박모", 0, 1)
+    (False, False)
     """
     if not 0 <= start < end <= len(text) or (start > 0 and _HANGUL.match(text[start - 1])):
         return False

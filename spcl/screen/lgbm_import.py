@@ -25,7 +25,8 @@ def import_lightgbm() -> ModuleType:
         return sys.modules["lightgbm"]
     hidden = [name for name in HIDDEN if name not in sys.modules]
     for name in hidden:
-        sys.modules[name] = None  # type: ignore[assignment]  # makes `import name` raise ImportError
+        # makes `import name` raise ImportError
+        sys.modules[name] = None  # type: ignore[assignment]
     try:
         import lightgbm
     finally:

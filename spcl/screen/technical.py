@@ -195,7 +195,8 @@ def message_records(
             continue
         try:
             with open(mo, "rb") as fh:
-                catalog = gettext.GNUTranslations(fh)._catalog  # type: ignore[attr-defined]  # gettext: no public API
+                # gettext: no public API
+                catalog = gettext.GNUTranslations(fh)._catalog  # type: ignore[attr-defined]
         except (OSError, ValueError, UnicodeDecodeError):
             continue
         texts = []
