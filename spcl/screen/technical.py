@@ -195,8 +195,7 @@ def message_records(
             continue
         try:
             with open(mo, "rb") as fh:
-                # gettext: no public API
-                catalog = gettext.GNUTranslations(fh)._catalog  # type: ignore[attr-defined]
+                catalog = gettext.GNUTranslations(fh)._catalog  # type: ignore[attr-defined]  # gettext: no public API
         except (OSError, ValueError, UnicodeDecodeError):
             continue
         texts = []
