@@ -58,8 +58,8 @@ _EXAMPLE_BEFORE = re.compile(
     re.IGNORECASE,
 )
 _EXAMPLE_AFTER = re.compile(
-    r"\s?(?:のように|のような|などの?形式|형식으로|처럼|\(?e\.g\.|\(?(?:example|sample|dummy|fake|test)\)|"
-    r"(?:is|as) (?:an? )?(?:example|sample|dummy|placeholder|test (?:data|value|number)))",
+    r"\s?(?:のように|のような|などの?形式|형식으로|처럼|\(?e\.g\.|\(?(?:example|sample|dummy|fake|"
+    r"test)\)|(?:is|as) (?:an? )?(?:example|sample|dummy|placeholder|test (?:data|value|number)))",
     re.IGNORECASE,
 )
 EXAMPLE_WINDOW = 24
@@ -69,8 +69,10 @@ def example_context(text: str, start: int, end: int) -> bool:
     """True when words right around ``text[start:end]`` say it is a documentation example or test
     data.
 
-    >>> example_context("例えば 03-1234-5678 と書く", 4, 16), example_context("03-1234-5678のように", 0, 12)
-    (True, True)
+    >>> example_context("例えば 03-1234-5678 と書く", 4, 16)
+    True
+    >>> example_context("03-1234-5678のように", 0, 12)
+    True
     >>> example_context("電話 03-1234-5678 まで", 3, 15)
     False
     """

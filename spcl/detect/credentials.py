@@ -96,8 +96,8 @@ _WORD_PREFIXES = (
     "credential",
 )
 _SECRET_WORD = re.compile(
-    r"password|passwd|passphrase|pwd|secret|token|api[_\-]?key|access[_\-]?key|auth[_\-]?key|private[_\-]?key"
-    r"|credentials?"
+    r"password|passwd|passphrase|pwd|secret|token|api[_\-]?key|access[_\-]?key|auth[_\-]?key|"
+    r"private[_\-]?key|credentials?"
 )
 _SECRET_WORD_ANY_CASE = re.compile(_SECRET_WORD.pattern, re.IGNORECASE)
 _ASSIGN = re.compile(
@@ -114,7 +114,8 @@ class CredentialDetector:
     the ``detector`` name says which: ``aws_key@1``, ``github_token@1``, ``gitlab_token@1``,
     ``slack_token@1``, ``jwt@1``, ``private_key@1``, ``password@1``).
 
-    >>> [h.detector for h in CredentialDetector(DetectSettings()).find('db_password = "t7#Qz9!vLm"')]
+    >>> detector = CredentialDetector(DetectSettings())
+    >>> [h.detector for h in detector.find('db_password = "t7#Qz9!vLm"')]
     ['password@1']
     """
 

@@ -79,8 +79,9 @@ _SHORT = ("t_y", "k_y", "s_ymd")
 _AFTER_WINDOW = 16
 # Where dates are searched: after each of these substrings (together they cover _BEFORE in the usual
 # casings); _BEFORE itself then checks the window of every date found.
-_BEFORE_CUES = ("생년월일", "생일", "출생", "태어", "生年月日", "誕生日", "生まれ", "出生", "born", "Born", "BORN",
-                "birth", "Birth", "BIRTH", "dob", "DOB", "Dob", "DoB", "d.o.b", "D.O.B", "D.o.B", "(b.")  # fmt: skip
+_BEFORE_CUES = ("생년월일", "생일", "출생", "태어", "生年月日", "誕生日", "生まれ", "出生",
+                "born", "Born", "BORN", "birth", "Birth", "BIRTH", "dob", "DOB", "Dob", "DoB",
+                "d.o.b", "D.O.B", "D.o.B", "(b.")  # fmt: skip
 # Before each of these substrings too (a date followed by a birth word).
 _AFTER_CUES = ("태어", "출생", "生まれ", "誕生", "出生", "born", "Born")
 _AFTER_MARKS = ("生", "생")

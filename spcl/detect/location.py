@@ -25,9 +25,9 @@ _POSTAL = re.compile(
 )
 
 _KR_PROVINCE = (
-    r"(?:(?:서울|부산|대구|인천|광주|대전|울산)(?:특별시|광역시|시)?|세종(?:특별자치시|시)?|경기도?"
-    r"|강원(?:특별자치도|도)?|충청[남북]도|충[남북]|전라[남북]도|전[남북](?:특별자치도)?|경상[남북]도|경[남북]"
-    r"|제주(?:특별자치도|도)?)"
+    r"(?:(?:서울|부산|대구|인천|광주|대전|울산)(?:특별시|광역시|시)?|세종(?:특별자치시|시)?|"
+    r"경기도?|강원(?:특별자치도|도)?|충청[남북]도|충[남북]|전라[남북]도|전[남북](?:특별자치도)?|"
+    r"경상[남북]도|경[남북]|제주(?:특별자치도|도)?)"
 )
 _KR_NUM = r"\d{1,5}(?:-\d{1,5})?"
 _KR_ADDRESS = (
@@ -40,9 +40,9 @@ _KR_ADDRESS = (
     r"(?:(?![\d가-힣])|(?=입니다|이다|이며|이고|에서|에|으로|로|의|은|는|을|를|과|와|까지))"
 )
 _JP_PREFECTURE = (
-    r"(?:東京都|北海道|(?:大阪|京都)府|(?:青森|岩手|宮城|秋田|山形|福島|茨城|栃木|群馬|埼玉|千葉|神奈川|新潟"
-    r"|富山|石川|福井|山梨|長野|岐阜|静岡|愛知|三重|滋賀|兵庫|奈良|和歌山|鳥取|島根|岡山|広島|山口|徳島|香川"
-    r"|愛媛|高知|福岡|佐賀|長崎|熊本|大分|宮崎|鹿児島|沖縄)県)"
+    r"(?:東京都|北海道|(?:大阪|京都)府|(?:青森|岩手|宮城|秋田|山形|福島|茨城|栃木|群馬|埼玉|千葉|"
+    r"神奈川|新潟|富山|石川|福井|山梨|長野|岐阜|静岡|愛知|三重|滋賀|兵庫|奈良|和歌山|鳥取|島根|"
+    r"岡山|広島|山口|徳島|香川|愛媛|高知|福岡|佐賀|長崎|熊本|大分|宮崎|鹿児島|沖縄)県)"
 )
 _JP_CHARS = r"[一-鿿々〆ヶぁ-んァ-ヴー]"
 _JP_NUM = r"(?:\d{1,4}|[一二三四五六七八九十]{1,3})"
@@ -82,18 +82,18 @@ _POSTAL_CUES = ("〒", "郵便番号", "우편", "우)")  # every _POSTAL match 
 # English street addresses: house number + 1-4 capitalised street words + a street suffix, then the
 # optional direction, unit, city, state and ZIP, so that the span covers the whole written address.
 _EN_SUFFIX = (
-    r"(?:Street|St|Avenue|Ave|Road|Rd|Boulevard|Blvd|Lane|Ln|Drive|Dr|Court|Ct|Way|Place|Pl|Terrace|Ter|Circle"
-    r"|Cir|Parkway|Pkwy|Highway|Hwy|Square|Sq|Trail|Trl|Alley|Plaza|Loop|Crescent|Close|Row|Pike|Broadway)"
+    r"(?:Street|St|Avenue|Ave|Road|Rd|Boulevard|Blvd|Lane|Ln|Drive|Dr|Court|Ct|Way|Place|Pl|"
+    r"Terrace|Ter|Circle|Cir|Parkway|Pkwy|Highway|Hwy|Square|Sq|Trail|Trl|Alley|Plaza|Loop|"
+    r"Crescent|Close|Row|Pike|Broadway)"
 )
 _US_STATES = (
-    r"AL|AK|AZ|AR|CA|CO|CT|DE|DC|FL|GA|HI|ID|IL|IN|IA|KS|KY|LA|ME|MD|MA|MI|MN|MS|MO|MT|NE|NV|NH|NJ|NM|NY|NC|ND"
-    r"|OH|OK|OR|PA|PR|RI|SC|SD|TN|TX|UT|VT|VA|WA|WV|WI|WY|Alabama|Alaska|Arizona|Arkansas|California|Colorado"
-    r"|Connecticut|Delaware|Florida|Georgia|Hawaii|Idaho|Illinois|Indiana|Iowa|Kansas|Kentucky|Louisiana|Maine"
-    r"|Maryland|Massachusetts|Michigan|Minnesota|Mississippi|Missouri|Montana|Nebraska|Nevada|New"
-    r" Hampshire"
-    r"|New Jersey|New Mexico|New York|North Carolina|North Dakota|Ohio|Oklahoma|Oregon|Pennsylvania"
-    r"|Rhode Island|South Carolina|South Dakota|Tennessee|Texas|Utah|Vermont|Virginia|Washington"
-    r"|West Virginia|Wisconsin|Wyoming"
+    r"AL|AK|AZ|AR|CA|CO|CT|DE|DC|FL|GA|HI|ID|IL|IN|IA|KS|KY|LA|ME|MD|MA|MI|MN|MS|MO|MT|NE|NV|NH|NJ|"
+    r"NM|NY|NC|ND|OH|OK|OR|PA|PR|RI|SC|SD|TN|TX|UT|VT|VA|WA|WV|WI|WY|Alabama|Alaska|Arizona|"
+    r"Arkansas|California|Colorado|Connecticut|Delaware|Florida|Georgia|Hawaii|Idaho|Illinois|"
+    r"Indiana|Iowa|Kansas|Kentucky|Louisiana|Maine|Maryland|Massachusetts|Michigan|Minnesota|"
+    r"Mississippi|Missouri|Montana|Nebraska|Nevada|New Hampshire|New Jersey|New Mexico|New York|"
+    r"North Carolina|North Dakota|Ohio|Oklahoma|Oregon|Pennsylvania|Rhode Island|South Carolina|"
+    r"South Dakota|Tennessee|Texas|Utah|Vermont|Virginia|Washington|West Virginia|Wisconsin|Wyoming"
 )
 _EN_WORD = r"(?:[A-Z][A-Za-z'\-]{0,19}|\d{1,3}(?:st|nd|rd|th)|[NSEW]\.)"
 # starts with the digit class (fast skipping); the left boundary is checked in Python
@@ -179,7 +179,8 @@ class AddressDetector:
     def find(self, text: str) -> list[Hit]:
         """ADDRESS hits in ``text``.
 
-        >>> [h.end for h in AddressDetector(DetectSettings()).find("서울특별시 강남구 테헤란로 152 3층")]
+        >>> detector = AddressDetector(DetectSettings())
+        >>> [h.end for h in detector.find("서울특별시 강남구 테헤란로 152 3층")]
         [18]
         """
         found: dict[int, tuple[int, str]] = {}

@@ -110,7 +110,8 @@ class EmailDetector:
         """True when ``address`` is on the allow-list (its domain or a parent domain, or its local
         part).
 
-        >>> EmailDetector(DetectSettings(email_allow_domains=("example.com",))).allowed("a@mail.example.com")
+        >>> detector = EmailDetector(DetectSettings(email_allow_domains=("example.com",)))
+        >>> detector.allowed("a@mail.example.com")
         True
         """
         local, _, domain = address.lower().rpartition("@")

@@ -45,11 +45,9 @@ _IPV4_LEFT = re.compile(r"(?:[A-Za-z0-9_\-]|\d\.|[fF]{4}:)$")
 _HEX = frozenset("0123456789abcdefABCDEF")
 _IPV6 = re.compile(r"[23][0-9A-Fa-f]{3}:[0-9A-Fa-f:]{2,35}(?:\.\d{1,3}){0,3}(?![A-Za-z0-9_:])")
 _VERSION_CONTEXT = re.compile(
-    r"version|ver\.|release|build|kernel|linux|firmware|revision|rev\.|patch|update|confirmed"
-    r" on|subnet|range|"
-    r"netmask|routers|chrome|firefox|safari|android|windows|macos|ios|python|java|node|openssl|nginx|apache|"
-    r"gcc|glibc|php|perl|ruby|"
-    r"버전|빌드|リビジョン|バージョン|ビルド|版",
+    r"version|ver\.|release|build|kernel|linux|firmware|revision|rev\.|patch|update|confirmed on|"
+    r"subnet|range|netmask|routers|chrome|firefox|safari|android|windows|macos|ios|python|java|"
+    r"node|openssl|nginx|apache|gcc|glibc|php|perl|ruby|버전|빌드|リビジョン|バージョン|ビルド|版",
     re.IGNORECASE,
 )
 _PREFIX = re.compile(r"/(\d{1,3})(?!\d)")
@@ -59,7 +57,8 @@ _HOST_BEFORE = re.compile(
     r"[A-Za-z0-9\-]\.(?:org|com|net|edu|gov|io|jp|kr|de|uk)[:\s]{1,3}$", re.IGNORECASE
 )
 _HOST_AFTER = re.compile(
-    r"[\s:]{1,3}[A-Za-z0-9\-]{1,63}(?:\.[A-Za-z0-9\-]{1,63}){0,4}\.(?:org|com|net|edu|gov|io|jp|kr|de|uk)(?![A-Za-z])",
+    r"[\s:]{1,3}[A-Za-z0-9\-]{1,63}(?:\.[A-Za-z0-9\-]{1,63}){0,4}\.(?:org|com|net|edu|gov|io|jp|kr|"
+    r"de|uk)(?![A-Za-z])",
     re.IGNORECASE,
 )
 # Addresses of network configuration, command examples and protocol traces, not of a person. A veto
@@ -69,8 +68,8 @@ _NETMASK = re.compile(
 )
 _QUAD = re.compile(r"(?<![\d.])\d{1,3}\.\d{1,3}\.\d{1,3}\.\d{1,3}(?![\d.])")
 _CONFIG_CONTEXT = re.compile(
-    r"gateway|ゲートウェイ|게이트웨이|name-?servers?|nameserver|listen-on|only_from|no_access|allow|deny|route|"
-    r"who-has|is-at",
+    r"gateway|ゲートウェイ|게이트웨이|name-?servers?|nameserver|listen-on|only_from|no_access|"
+    r"allow|deny|route|who-has|is-at",
     re.IGNORECASE,
 )
 _EXAMPLE_BEFORE = re.compile(
@@ -81,7 +80,8 @@ _EXAMPLE_AFTER = re.compile(r"[\s'\"`]{0,3}(?:のよう|などの|같이|와 같
 _PROMPT = re.compile(r"(?:^|\s)[$#%] \S{1,40}(?: \S{1,40}){0,3} $")  # "$ ./a.out 193.168.1.128"
 _SENTENCE_END = re.compile(r"[。！？\n]|[.!?](?:\s|$)")
 _NET_CONTEXT = re.compile(
-    r"(?<![A-Za-z])ip(?![A-Za-z])|addr|host|server|client|ping|connect|from|dns|서버|주소|접속|アドレス|サーバ|ホスト",
+    r"(?<![A-Za-z])ip(?![A-Za-z])|addr|host|server|client|ping|connect|from|dns|서버|주소|접속|"
+    r"アドレス|サーバ|ホスト",
     re.IGNORECASE,
 )
 

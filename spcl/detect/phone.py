@@ -110,7 +110,8 @@ def classify_kr(digits: str, prefix: str | None) -> Kind | None:
     ``prefix`` is the first digit group as written (``"02"`` in 02-123-4567), or ``None`` when the
     number has no separators; then only mobile numbers of exact length count.
 
-    >>> classify_kr("01012345678", None), classify_kr("15881234", "1588"), classify_kr("0312345678", "03")
+    >>> (classify_kr("01012345678", None), classify_kr("15881234", "1588"),
+    ...  classify_kr("0312345678", "03"))
     ('personal', 'company', None)
     """
     n = len(digits)
@@ -143,7 +144,8 @@ def classify_jp(digits: str, prefix: str | None) -> Kind | None:
     ``prefix`` as in :func:`classify_kr`; fixed lines (10 digits, area code of 2-5 digits with the
     leading 0) need separators.
 
-    >>> classify_jp("09012345678", None), classify_jp("0120123456", "0120"), classify_jp("0312345678", "03")
+    >>> (classify_jp("09012345678", None), classify_jp("0120123456", "0120"),
+    ...  classify_jp("0312345678", "03"))
     ('personal', 'company', 'personal')
     """
     n = len(digits)

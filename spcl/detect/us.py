@@ -34,9 +34,9 @@ _SPACE_DIGIT = re.compile(r" \d")
 # words that make a 3-2-4 number an order, ticket or part number (besides the shared negative
 # context)
 _NUMBER_OF_A_THING = re.compile(
-    r"order|invoice|ticket|case|ref\.?|reference|tracking|confirmation|booking|part|item|product|catalog|"
-    r"room|rm\.|suite|ext\.|extension|unit|lot|batch|model|"
-    r"주문|송장|예약|호실|내선|注文|伝票|予約|品番|号室|内線",
+    r"order|invoice|ticket|case|ref\.?|reference|tracking|confirmation|booking|part|item|product|"
+    r"catalog|room|rm\.|suite|ext\.|extension|unit|lot|batch|model|주문|송장|예약|호실|내선|注文|"
+    r"伝票|予約|品番|号室|内線",
     re.IGNORECASE,
 )
 # How far before the value those words count ("part number for the replacement kit: 123-45-6789").

@@ -213,15 +213,16 @@ def validate_itin(digits: str) -> bool:
 
 
 IBAN_LENGTHS: dict[str, int] = {
-    "AD": 24, "AE": 23, "AL": 28, "AT": 20, "AZ": 28, "BA": 20, "BE": 16, "BG": 22, "BH": 22, "BI": 27, "BR": 29,
-    "BY": 28, "CH": 21, "CR": 22, "CY": 28, "CZ": 24, "DE": 22, "DJ": 27, "DK": 18, "DO": 28, "EE": 20, "EG": 29,
-    "ES": 24, "FI": 18, "FK": 18, "FO": 18, "FR": 27, "GB": 22, "GE": 22, "GI": 23, "GL": 18, "GR": 27, "GT": 28,
-    "HN": 28, "HR": 21, "HU": 28, "IE": 22, "IL": 23, "IQ": 23, "IS": 26, "IT": 27, "JO": 30, "KW": 30, "KZ": 20,
-    "LB": 28, "LC": 32, "LI": 21, "LT": 20, "LU": 20, "LV": 21, "LY": 25, "MC": 27, "MD": 24, "ME": 22, "MK": 19,
-    "MN": 20, "MR": 27, "MT": 31, "MU": 30, "NI": 28, "NL": 18, "NO": 15, "OM": 23, "PK": 24, "PL": 28, "PS": 29,
-    "PT": 25, "QA": 29, "RO": 24, "RS": 22, "RU": 33, "SA": 24, "SC": 31, "SD": 18, "SE": 24, "SI": 19, "SK": 24,
-    "SM": 27, "SO": 23, "ST": 25, "SV": 28, "TL": 23, "TN": 24, "TR": 26, "UA": 29, "VA": 22, "VG": 24, "XK": 20,
-    "YE": 30,
+    "AD": 24, "AE": 23, "AL": 28, "AT": 20, "AZ": 28, "BA": 20, "BE": 16, "BG": 22, "BH": 22,
+    "BI": 27, "BR": 29, "BY": 28, "CH": 21, "CR": 22, "CY": 28, "CZ": 24, "DE": 22, "DJ": 27,
+    "DK": 18, "DO": 28, "EE": 20, "EG": 29, "ES": 24, "FI": 18, "FK": 18, "FO": 18, "FR": 27,
+    "GB": 22, "GE": 22, "GI": 23, "GL": 18, "GR": 27, "GT": 28, "HN": 28, "HR": 21, "HU": 28,
+    "IE": 22, "IL": 23, "IQ": 23, "IS": 26, "IT": 27, "JO": 30, "KW": 30, "KZ": 20, "LB": 28,
+    "LC": 32, "LI": 21, "LT": 20, "LU": 20, "LV": 21, "LY": 25, "MC": 27, "MD": 24, "ME": 22,
+    "MK": 19, "MN": 20, "MR": 27, "MT": 31, "MU": 30, "NI": 28, "NL": 18, "NO": 15, "OM": 23,
+    "PK": 24, "PL": 28, "PS": 29, "PT": 25, "QA": 29, "RO": 24, "RS": 22, "RU": 33, "SA": 24,
+    "SC": 31, "SD": 18, "SE": 24, "SI": 19, "SK": 24, "SM": 27, "SO": 23, "ST": 25, "SV": 28,
+    "TL": 23, "TN": 24, "TR": 26, "UA": 29, "VA": 22, "VG": 24, "XK": 20, "YE": 30,
 }  # fmt: skip
 """IBAN length per country (the SWIFT IBAN registry, release 101; the same table python-stdnum
 ships)."""
@@ -286,8 +287,10 @@ def ipv4_is_placeholder(value: str) -> bool:
     evenly (``1.2.3.4``, ``5.6.7.8``, ``11.22.33.44``, ``10.20.30.40``, ``4.3.2.1``), all four parts
     are equal (``123.123.123.123``), or its digits count up (``12.34.56.78``, ``123.45.67.89``).
 
-    >>> ipv4_is_placeholder("11.22.33.55"), ipv4_is_placeholder("12.34.56.78"), ipv4_is_placeholder("93.184.216.34")
-    (True, True, False)
+    >>> ipv4_is_placeholder("11.22.33.55"), ipv4_is_placeholder("12.34.56.78")
+    (True, True)
+    >>> ipv4_is_placeholder("93.184.216.34")
+    False
     """
     parts = [int(p) for p in value.split(".")]
     a, b, c, d = parts
@@ -325,10 +328,10 @@ def ip_is_public(value: str) -> bool:
 
 # ------------------------------------------------------------------------------------ credentials
 _PLACEHOLDER_WORDS = re.compile(
-    r"example|sample|dummy|placeholder|change[_-]?me|your|redacted|xxxx|\*\*\*|\.\.\.|…|[<>]|\{\{|\$\{|%[sd]|"
-    r"^\$|^(?:none|null|nil|true|false|undefined|test|todo|fixme|admin|root|pass|password|passwd|secret|token|"
-    r"api[_-]?key|key|value|string|required|optional|empty|default|foo|bar|foobar|"
-    r"1234(?:5(?:6(?:78?)?)?)?|abcd(?:ef)?|qwerty)$",
+    r"example|sample|dummy|placeholder|change[_-]?me|your|redacted|xxxx|\*\*\*|\.\.\.|…|[<>]|\{\{|"
+    r"\$\{|%[sd]|^\$|^(?:none|null|nil|true|false|undefined|test|todo|fixme|admin|root|pass|"
+    r"password|passwd|secret|token|api[_-]?key|key|value|string|required|optional|empty|default|"
+    r"foo|bar|foobar|1234(?:5(?:6(?:78?)?)?)?|abcd(?:ef)?|qwerty)$",
     re.IGNORECASE,
 )
 
@@ -398,8 +401,10 @@ def validate_private_key_body(body: str) -> bool:
     header lines) of at least 64 characters, ``False`` for a placeholder (``...``, ``<key>``, too
     short).
 
-    >>> validate_private_key_body("MIIEvQIBADANBgkqhkiG9w0BAQEFAASC" * 3), validate_private_key_body("...")
-    (True, False)
+    >>> validate_private_key_body("MIIEvQIBADANBgkqhkiG9w0BAQEFAASC" * 3)
+    True
+    >>> validate_private_key_body("...")
+    False
     """
     lines = [ln.strip() for ln in body.splitlines() if ln.strip() and ":" not in ln]
     b64 = "".join(lines)

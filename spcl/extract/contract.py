@@ -206,7 +206,8 @@ def _known_type(type_: str, allowed: frozenset[str]) -> str | None:
     a known type that is not allowed (switched off on purpose) or when the reading is not allowed
     either.
 
-    >>> _known_type("PHOEN", frozenset({"PHONE", "ID"})), _known_type("CALL", frozenset({"PHONE", "ID"}))
+    >>> allowed = frozenset({"PHONE", "ID"})
+    >>> _known_type("PHOEN", allowed), _known_type("CALL", allowed)
     ('PHONE', 'ID')
     """
     if type_ in _KNOWN_NAMES:
@@ -237,7 +238,8 @@ _TYPE_ALIASES: dict[str, str] = {
     "PHONE_NUMBER": "PHONE", "TELEPHONE": "PHONE", "TEL": "PHONE", "MOBILE": "PHONE",
     "E_MAIL": "EMAIL", "EMAIL_ADDRESS": "EMAIL", "MAIL": "EMAIL",
     "DATE_OF_BIRTH": "DOB", "BIRTHDATE": "DOB", "BIRTH_DATE": "DOB", "BIRTHDAY": "DOB",
-    "CREDIT_CARD": "CARD", "CARD_NUMBER": "CARD", "BANK_ACCOUNT": "ACCOUNT", "ACCOUNT_NUMBER": "ACCOUNT",
+    "CREDIT_CARD": "CARD", "CARD_NUMBER": "CARD",
+    "BANK_ACCOUNT": "ACCOUNT", "ACCOUNT_NUMBER": "ACCOUNT",
     "IP_ADDRESS": "IP", "PASSWORD": "CREDENTIAL", "STREET_ADDRESS": "ADDRESS",
 }  # fmt: skip
 _TYPE_ALIASES.update(
@@ -263,7 +265,8 @@ def _glued_row(line: str, allowed: frozenset[str]) -> tuple[str, str] | None:
     name that the line starts with wins; it must not run on into a longer word (``IDENTITY`` is no
     ``ID`` row).
 
-    >>> _glued_row("PERSON田中 直人", frozenset({"PERSON"})), _glued_row("IDENTITY x", frozenset({"ID"}))
+    >>> (_glued_row("PERSON田中 直人", frozenset({"PERSON"})),
+    ...  _glued_row("IDENTITY x", frozenset({"ID"})))
     (('PERSON', '田中 直人'), None)
     """
     lead = _ROW_LEAD.match(line)
@@ -296,7 +299,8 @@ def parse_extraction(
 ) -> ParseResult:
     """Parse an extractor's raw output into source-checked candidates.
 
-    >>> r = parse_extraction("<think>x</think>PERSON\\t김가상\\nACCOUNT\\talias123456\\n", "김 가 상 123456")
+    >>> raw = "<think>x</think>PERSON\\t김가상\\nACCOUNT\\talias123456\\n"
+    >>> r = parse_extraction(raw, "김 가 상 123456")
     >>> r.candidates, r.hallucinated_rows, r.parse_success
     ([('PERSON', '김가상')], [('ACCOUNT', 'alias123456')], True)
     """

@@ -95,7 +95,8 @@ def loose_surfaces(
     whole words (``spcl.mask.words.is_whole_word``). ``unspaced``: when nothing matches with spaces
     kept, match with all whitespace removed.
 
-    >>> loose_surfaces("Jonathan Smithers", "JONATHAN\\nSmithers, Ｊｏｎａｔｈａｎ  Ｓｍｉｔｈｅｒｓ")
+    >>> text = "JONATHAN\\nSmithers, Ｊｏｎａｔｈａｎ  Ｓｍｉｔｈｅｒｓ"
+    >>> loose_surfaces("Jonathan Smithers", text)
     ['JONATHAN\\nSmithers', 'Ｊｏｎａｔｈａｎ  Ｓｍｉｔｈｅｒｓ']
     """
     spans = _spans(value, text, keep_spaces=True)

@@ -14,7 +14,8 @@ operator                a span becomes                                  reversib
                         type and value under the run key: the same      value; the hash alone is
                         value hashes the same across the corpus         one-way)
 ``redact``              nothing (the value is removed)                  no: ``spcl unmask`` refuses
-                                                                        the row (``irreversible_span``)
+                                                                        the row
+                                                                        (``irreversible_span``)
 ``keep``                itself (left in clear, on purpose)              nothing to reverse
 ``generalize``          refused here: generalization rewrites whole     —
                         documents (``spcl generalize``)

@@ -2,7 +2,8 @@
 
 Layout of a vault folder::
 
-    vault.json              {"format": "spcl-vault-1", "cipher": "AES-256-GCM", "key_check": "<hex>"}
+    vault.json              {"format": "spcl-vault-1", "cipher": "AES-256-GCM",
+                             "key_check": "<hex>"}
     <writer>.jsonl          one line per record: {"id", "v", "nonce", "ciphertext"} (base64)
 
 A version-3 record (``"v": 3``, what every writer writes now) encrypts ``{"mapping"[, "source",
@@ -238,7 +239,8 @@ class Vault:
         rec["nonce"] = base64.b64encode(nonce).decode("ascii")
         rec["ciphertext"] = base64.b64encode(ct).decode("ascii")
         if self._fh is None:
-            self._fh = open(self.path, "a", encoding="utf-8")  # noqa: SIM115 - kept open across puts
+            # kept open across puts
+            self._fh = open(self.path, "a", encoding="utf-8")  # noqa: SIM115
         self._fh.write(json.dumps(rec, ensure_ascii=False) + "\n")
         self._files.pop(self.writer, None)  # re-read on the next lookup
         if self._index is not None:

@@ -32,7 +32,8 @@ from functools import lru_cache
 from typing import Any
 
 _JA = re.compile(
-    r"[\u3041-\u309f\u30a1-\u30fa\u30fc-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uff66-\uff9f々〆]"
+    r"[\u3041-\u309f\u30a1-\u30fa\u30fc-\u30ff\u3400-\u4dbf"
+    r"\u4e00-\u9fff\uf900-\ufaff\uff66-\uff9f々〆]"
 )
 _KATAKANA = re.compile(r"[\u30a1-\u30fa\u30fc\uff66-\uff9f]")  # not ・ (U+30FB): it separates names
 # not ㆍ (U+318D), a list separator
@@ -45,16 +46,17 @@ _WRAP = re.compile(
     r"(?=[\u3041-\u309f\u30a0-\u30ff\u3400-\u4dbf\u4e00-\u9fff々ー])"
 )
 _KO_PARTICLES = (
-    "의|은|는|이|가|을|를|에|에게|에게서|에서|께|께서|한테|한테서|와|과|도|만|로|으로|로서|으로서|로부터|으로부터|"
-    "이나|나|랑|이랑|까지|부터|보다|처럼|조차|마저|밖에|마다|뿐|이며|며|이고|고|이다|다|이었다|였다|이었고|였고|"
-    "이었던|였던|이라고|라고|이라는|라는|이란|란|이라며|라며|이자|이든|든|입니다|이에요|예요|이야|야|아|여|"
-    "이지만|지만|인|인데|이면|면|이니|이던|던|야말로|이야말로|이라도|라도|에서는|에서도|에게는|에게도|와의|과의|"
-    "로는|으로는|에는|에도|께는|만의|들|들의|들은|들이|들을|들과|들도|들에게|같은|같이|씬|"
-    "말고|때문에|땜에|덕에|덕분에"
+    "의|은|는|이|가|을|를|에|에게|에게서|에서|께|께서|한테|한테서|와|과|도|만|로|으로|로서|으로서|"
+    "로부터|으로부터|이나|나|랑|이랑|까지|부터|보다|처럼|조차|마저|밖에|마다|뿐|이며|며|이고|고|"
+    "이다|다|이었다|였다|이었고|였고|이었던|였던|이라고|라고|이라는|라는|이란|란|이라며|라며|이자|"
+    "이든|든|입니다|이에요|예요|이야|야|아|여|이지만|지만|인|인데|이면|면|이니|이던|던|야말로|"
+    "이야말로|이라도|라도|에서는|에서도|에게는|에게도|와의|과의|로는|으로는|에는|에도|께는|만의|들|"
+    "들의|들은|들이|들을|들과|들도|들에게|같은|같이|씬|말고|때문에|땜에|덕에|덕분에"
 )
 _KO_HONORIFICS = (
-    "씨|님|군|양|옹|여사|선생|선생님|선수|감독|의원|대표|회장|사장|교수|박사|기자|작가|대통령|총리|장관|"
-    "측|씨측|부부|일가|가족|전|후보|변호사|위원장|목사|신부|스님|코치|아저씨|언니|형|누나|오빠|선배"
+    "씨|님|군|양|옹|여사|선생|선생님|선수|감독|의원|대표|회장|사장|교수|박사|기자|작가|대통령|총리|"
+    "장관|측|씨측|부부|일가|가족|전|후보|변호사|위원장|목사|신부|스님|코치|아저씨|언니|형|누나|"
+    "오빠|선배"
 )
 _KO_TAIL = re.compile(rf"(?:(?:{_KO_HONORIFICS})(?:님)?)?(?:(?:{_KO_PARTICLES}))*")
 _KO_GRAMMAR_TAGS = ("J", "E", "VCP", "XSN")
@@ -231,8 +233,10 @@ def starts_korean_word(text: str, start: int, end: int) -> bool:
     ends with a Hangul syllable and holds at least two: a name written glued to the next word
     (``소지섭하는듯``).
 
-    >>> starts_korean_word("소지섭하는듯", 0, 3), starts_korean_word("이소지섭", 1, 4), starts_korean_word("박모", 0, 1)
-    (True, False, False)
+    >>> starts_korean_word("소지섭하는듯", 0, 3)
+    True
+    >>> starts_korean_word("이소지섭", 1, 4), starts_korean_word("박모", 0, 1)
+    (False, False)
     """
     if not 0 <= start < end <= len(text) or (start > 0 and _HANGUL.match(text[start - 1])):
         return False

@@ -3,13 +3,12 @@ loader makes.
 
 An artifact is a folder of plain files, none of which executes code when loaded:
 
-| file | content |
-|---|---|
-| ``model_card.json`` | format version, settings, thresholds, data hashes, CV metrics, SHA-256 of every file |
-| ``lgbm.txt`` | LightGBM's own text model over the selected columns |
-| ``screen.npz`` | IDF, SVC weights, selected columns, category weights (``allow_pickle=False``) |
-| ``spm.model`` | the SentencePiece model (Korean / English / other) |
-| ``lexicon.json`` | the category lexicon the model was trained with |
+- ``model_card.json``: format version, settings, thresholds, data hashes, CV metrics, SHA-256 of
+  every file
+- ``lgbm.txt``: LightGBM's own text model over the selected columns
+- ``screen.npz``: IDF, SVC weights, selected columns, category weights (``allow_pickle=False``)
+- ``spm.model``: the SentencePiece model (Korean / English / other)
+- ``lexicon.json``: the category lexicon the model was trained with
 
 ``model_sha256`` in the card (and so the version string ``NAME@SHA12``) covers every model file
 **and** the card's fields that change decisions (:data:`DECISION_FIELDS`: thresholds, per-language

@@ -51,7 +51,8 @@ class ScreenOutputs:
     def from_card(cls, card: Mapping[str, Any], default: ScreenOutputs) -> ScreenOutputs:
         """The card's ``outputs`` (``{"scores": [...], "flags": [...]}``), else ``default``.
 
-        >>> ScreenOutputs.from_card({"outputs": {"scores": ["kw"], "flags": ["kw"]}}, LGBM_SVC_OUTPUTS)
+        >>> card = {"outputs": {"scores": ["kw"], "flags": ["kw"]}}
+        >>> ScreenOutputs.from_card(card, LGBM_SVC_OUTPUTS)
         ScreenOutputs(scores=('kw',), flags=('kw',))
         """
         raw = card.get("outputs")

@@ -25,7 +25,7 @@ def import_lightgbm() -> ModuleType:
         return sys.modules["lightgbm"]
     hidden = [name for name in HIDDEN if name not in sys.modules]
     for name in hidden:
-        sys.modules[name] = None  # type: ignore[assignment]  # makes `import name` raise ImportError
+        sys.modules[name] = None  # type: ignore[assignment]  # `import name` raises ImportError
     try:
         import lightgbm
     finally:

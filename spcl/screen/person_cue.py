@@ -34,20 +34,21 @@ _CUES: dict[str, tuple[str, str, str]] = {
     "en": (
         r"\b(?:i|i'm|i've|i'd|i'll|im|ive|my|me|myself|mine)\b",
         r"\b(?:mr|mrs|ms|miss|dr)\b",
-        r"\b(?:mother|father|mom|mum|dad|wife|husband|son|daughter|brother|sister|grandmother|grandfather|"
-        r"grandma|grandpa|aunt|uncle|cousin|girlfriend|boyfriend|fiance|fiancee|parents?|kids?|baby|"
-        r"family)\b",
+        r"\b(?:mother|father|mom|mum|dad|wife|husband|son|daughter|brother|sister|grandmother|"
+        r"grandfather|grandma|grandpa|aunt|uncle|cousin|girlfriend|boyfriend|fiance|fiancee|"
+        r"parents?|kids?|baby|family)\b",
     ),
     "ja": (
         r"私|僕|俺|わたし|あたし|ぼく|自分|うちの",
         r"さん|様|氏|くん|君|ちゃん|先生",
-        r"母|父|妻|夫|息子|娘|兄|姉|弟|妹|祖母|祖父|家族|子ども|子供|旦那|嫁|主人|親|彼氏|彼女|友達|友人",
+        r"母|父|妻|夫|息子|娘|兄|姉|弟|妹|祖母|祖父|家族|子ども|子供|旦那|嫁|主人|親|彼氏|彼女|"
+        r"友達|友人",
     ),
     "ko": (
         r"저는|제가|저도|저를|저의|저한테|저희|나는|내가|나도|난 |내 |제 |저 ",
         r"씨|님",
-        r"엄마|아빠|어머니|아버지|어머님|아버님|남편|아내|와이프|아들|딸|형|누나|언니|오빠|동생|할머니|"
-        r"할아버지|가족|부모|남친|여친|남자친구|여자친구|친구|시어머니|장모",
+        r"엄마|아빠|어머니|아버지|어머님|아버님|남편|아내|와이프|아들|딸|형|누나|언니|오빠|동생|"
+        r"할머니|할아버지|가족|부모|남친|여친|남자친구|여자친구|친구|시어머니|장모",
     ),
 }
 

@@ -182,7 +182,8 @@ def thresholds_for_none_budget(
     Deterministic.
 
     >>> lg, svc = np.array([0.9, 0.8, 0.1, 0.2, 0.3]), np.array([0.0, 2.0, -1.0, -1.0, -1.0])
-    >>> [round(t, 2) for t in thresholds_for_none_budget(lg, svc, np.array([1, 1, 0, 0, 0], bool), 0.34)]
+    >>> positive = np.array([1, 1, 0, 0, 0], bool)
+    >>> [round(t, 2) for t in thresholds_for_none_budget(lg, svc, positive, 0.34)]
     [0.26, inf]
     """
     neg = ~positive

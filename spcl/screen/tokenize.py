@@ -48,8 +48,10 @@ def route(lang: str, mecab_dic: str = "unidic-lite") -> str:
     """Which tokenizer serves a language: ``mecab`` for ``ja`` (``sp`` when the model uses no MeCab,
     ``chars`` for character n-grams), ``sp`` for everything else.
 
-    >>> [route(x) for x in ("ja", "ko", "en", "other", "xx")], route("ja", "none"), route("ja", "chars")
-    (['mecab', 'sp', 'sp', 'sp', 'sp'], 'sp', 'chars')
+    >>> [route(x) for x in ("ja", "ko", "en", "other", "xx")]
+    ['mecab', 'sp', 'sp', 'sp', 'sp']
+    >>> route("ja", "none"), route("ja", "chars")
+    ('sp', 'chars')
     """
     if lang != "ja" or mecab_dic == "none":
         return "sp"

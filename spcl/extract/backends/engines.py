@@ -166,7 +166,8 @@ def engine_kwargs(kwargs: dict[str, Any], cpu: bool | None = None) -> dict[str, 
 
     >>> engine_kwargs({"model": "m", "gpu_memory_utilization": 0.85}, cpu=True)["enforce_eager"]
     True
-    >>> "gpu_memory_utilization" in engine_kwargs({"model": "m", "gpu_memory_utilization": 0.85}, cpu=True)
+    >>> conf = {"model": "m", "gpu_memory_utilization": 0.85}
+    >>> "gpu_memory_utilization" in engine_kwargs(conf, cpu=True)
     False
     >>> engine_kwargs({"model": "m"}, cpu=False)
     {'model': 'm'}

@@ -103,7 +103,8 @@ def backend_names(
 
     >>> backend_names("extractor", generalize=True), backend_names("chat", generalize=True)
     (('rules', 'openai', 'transformers'), ('openai', 'transformers'))
-    >>> backend_names("extractor", needs_model=False), backend_names("extractor", needs_model=True, server=False)
+    >>> (backend_names("extractor", needs_model=False),
+    ...  backend_names("extractor", needs_model=True, server=False))
     (('rules',), ('transformers', 'vllm'))
     """
     return tuple(

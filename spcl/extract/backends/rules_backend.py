@@ -42,14 +42,15 @@ HIT_TYPE_MAP: dict[str, str] = RULE_HIT_TYPES
 
 REL_WORDS: tuple[str, ...] = (
     # Korean
-    "어머니", "아버지", "엄마", "아빠", "남편", "아내", "부인", "아들", "할머니", "할아버지", "손자", "손녀",
-    "누나", "오빠", "언니", "동생", "남동생", "여동생", "시어머니", "시아버지", "장모", "장인", "며느리", "사위",
-    "외할머니", "외할아버지", "배우자", "자녀", "딸아이",
+    "어머니", "아버지", "엄마", "아빠", "남편", "아내", "부인", "아들", "할머니", "할아버지",
+    "손자", "손녀", "누나", "오빠", "언니", "동생", "남동생", "여동생", "시어머니", "시아버지",
+    "장모", "장인", "며느리", "사위", "외할머니", "외할아버지", "배우자", "자녀", "딸아이",
     # Japanese
-    "母親", "父親", "息子", "祖母", "祖父", "長男", "長女", "次男", "次女", "義母", "義父", "配偶者", "お母さん",
-    "お父さん", "主人", "家内", "嫁",
+    "母親", "父親", "息子", "祖母", "祖父", "長男", "長女", "次男", "次女", "義母", "義父",
+    "配偶者", "お母さん", "お父さん", "主人", "家内", "嫁",
     # English
-    "mother", "father", "husband", "daughter", "brother", "sister", "grandmother", "grandfather", "spouse", "wife",
+    "mother", "father", "husband", "daughter", "brother", "sister", "grandmother", "grandfather",
+    "spouse", "wife",
 )  # fmt: skip
 _REL_RE = re.compile(
     "|".join(sorted((re.escape(w) for w in REL_WORDS if len(w) >= 2), key=len, reverse=True))
@@ -100,9 +101,11 @@ _EXTRA_RULES: tuple[tuple[str, re.Pattern[str]], ...] = (
     (
         "ADDRESS",
         re.compile(
-            r"(?:서울특별시|부산광역시|대구광역시|인천광역시|광주광역시|대전광역시|울산광역시|세종특별자치시|경기도|강원도|"
-            r"강원특별자치도|충청북도|충청남도|전라북도|전북특별자치도|전라남도|경상북도|경상남도|제주특별자치도)"
-            r"(?:\s[가-힣]{1,6}[시군구]){1,2}\s[가-힣0-9]{1,10}(?:로|길)\s\d{1,4}(?:-\d{1,4})?(?!\d)"
+            r"(?:서울특별시|부산광역시|대구광역시|인천광역시|광주광역시|대전광역시|울산광역시|"
+            r"세종특별자치시|경기도|강원도|강원특별자치도|충청북도|충청남도|전라북도|"
+            r"전북특별자치도|전라남도|경상북도|경상남도|제주특별자치도)"
+            r"(?:\s[가-힣]{1,6}[시군구]){1,2}\s[가-힣0-9]{1,10}(?:로|길)"
+            r"\s\d{1,4}(?:-\d{1,4})?(?!\d)"
         ),
     ),
     # English street addresses: 158 Sample Street, Apt 2, Fairview (any run of up to 16 whitespace
@@ -111,8 +114,9 @@ _EXTRA_RULES: tuple[tuple[str, re.Pattern[str]], ...] = (
     (
         "ADDRESS",
         re.compile(
-            r"(?<![\dA-Za-z])\d{1,5}\s{1,16}[A-Z][a-z]+(?:\s{1,16}[A-Z][a-z]+)?\s{1,16}(?:Street|St\.?|Avenue|Ave\.?|Road|Rd\.?|Lane|"
-            r"Ln\.?|Court|Ct\.?|Drive|Dr\.?|Boulevard|Blvd\.?|Way|Place|Pl\.?)(?![A-Za-z])"
+            r"(?<![\dA-Za-z])\d{1,5}\s{1,16}[A-Z][a-z]+(?:\s{1,16}[A-Z][a-z]+)?\s{1,16}"
+            r"(?:Street|St\.?|Avenue|Ave\.?|Road|Rd\.?|Lane|Ln\.?|Court|Ct\.?|Drive|Dr\.?|"
+            r"Boulevard|Blvd\.?|Way|Place|Pl\.?)(?![A-Za-z])"
             r"(?:,\s{1,16}(?:Apt|Suite|Unit|#)\.?\s{0,16}\w+)?"
             r"(?:,\s{1,16}[A-Z][a-z]+(?:\s{1,16}[A-Z][a-z]+)?)?"
         ),

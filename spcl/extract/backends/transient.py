@@ -40,8 +40,8 @@ def is_transient(reason: str | None) -> bool:
     """True when the reason code ``reason`` names a failure of the serving side, not of the
     document.
 
-    >>> [is_transient(r) for r in ("timeout", "http_503", "http_425", "http_400", "output_truncated",
-    ...                            "engine_error:OSError", "http_5xx")]
+    >>> [is_transient(r) for r in ("timeout", "http_503", "http_425", "http_400",
+    ...                            "output_truncated", "engine_error:OSError", "http_5xx")]
     [True, True, True, False, False, True, False]
     """
     if not reason:

@@ -17,9 +17,9 @@ def _words(text: str) -> frozenset[str]:
 _CAP = r"[A-Z](?:[a-z]+(?:[A-Z][a-z]+)?|['\u2019][A-Z][a-z]+)(?:-[A-Z][a-z]+)?(?![A-Za-z])"
 _EN_TITLE = re.compile(rf"\b(?:Mr|Mrs|Ms|Miss|Mx|Dr|Prof)\.?\s+({_CAP}(?:\s+{_CAP}){{0,2}})")
 _EN_CUE = re.compile(
-    r"\b(?:(?:[Mm]y name is|[Nn]ame:|[Cc]ontact(?:"
-    r" person)?:|[Pp]atient:?|[Ss]incerely,|[Rr]egards,|"
-    r"[Rr]efund|[Dd]ear|(?:mother|father|husband|wife|son|daughter|brother|sister|spouse|partner),)\s+"
+    r"\b(?:(?:[Mm]y name is|[Nn]ame:|[Cc]ontact(?: person)?:|[Pp]atient:?|[Ss]incerely,|"
+    r"[Rr]egards,|[Rr]efund|[Dd]ear|(?:mother|father|husband|wife|son|daughter|brother|sister|"
+    r"spouse|partner),)\s+"
     # 'named' then one line break at most: not "named\n\n Example 2:"
     r"|[Nn]amed(?:[ \t]+|[ \t]*\n[ \t]*))"
     rf"({_CAP}(?:\s+{_CAP}){{0,2}})"
@@ -34,21 +34,23 @@ _EN_BY = re.compile(
 )
 _EN_ONE_FULL = re.compile(_FULL)
 EN_GIVEN_NAMES = _words(
-    """James John Robert Michael William David Richard Joseph Thomas Charles Christopher Daniel Matthew Anthony
-    Mark Donald Steven Paul Andrew Joshua Kenneth Kevin Brian George Timothy Ronald Edward Jason Jeffrey Ryan
-    Jacob Gary Nicholas Eric Jonathan Stephen Larry Justin Scott Brandon Benjamin Samuel Gregory Alexander Frank
-    Patrick Raymond Jack Dennis Jerry Tyler Aaron Jose Adam Nathan Henry Douglas Zachary Peter Kyle Noah Ethan
-    Jeremy Walter Christian Keith Roger Terry Austin Sean Gerald Carl Harold Dylan Arthur Lawrence Jordan Jesse
-    Bryan Billy Bruce Gabriel Joe Logan Alan Juan Albert Willie Elijah Wayne Randy Vincent Liam Mason Lucas
-    Mary Patricia Jennifer Linda Elizabeth Barbara Susan Jessica Sarah Karen Lisa Nancy Betty Sandra Margaret
-    Ashley Kimberly Emily Donna Michelle Carol Amanda Melissa Deborah Stephanie Dorothy Rebecca Sharon Laura
-    Cynthia Amy Kathleen Angela Shirley Brenda Emma Anna Pamela Nicole Samantha Katherine Christine Helen Debra
-    Rachel Carolyn Janet Maria Catherine Heather Diane Olivia Julie Joyce Victoria Ruth Virginia Lauren Kelly
-    Christina Joan Evelyn Judith Andrea Hannah Megan Cheryl Jacqueline Martha Madison Teresa Gloria Sara Janice
-    Ann Kathryn Abigail Sophia Frances Jean Alice Judy Isabella Julia Grace Amber Denise Danielle Marilyn
-    Beverly Charlotte Natalie Theresa Diana Brittany Doris Kayla Alexis Lori Marie Ava Mia Harper Ella
-    Morgan Jamie Avery Riley Casey Taylor Alex Sam Jordan Quinn Skyler Cameron Drew Reese Rowan Parker Peyton
-    Kendall Hayden Emerson Finley Dakota Charlie Robin Jesse Blake Sage"""
+    """James John Robert Michael William David Richard Joseph Thomas Charles Christopher Daniel
+    Matthew Anthony Mark Donald Steven Paul Andrew Joshua Kenneth Kevin Brian George Timothy Ronald
+    Edward Jason Jeffrey Ryan Jacob Gary Nicholas Eric Jonathan Stephen Larry Justin Scott Brandon
+    Benjamin Samuel Gregory Alexander Frank Patrick Raymond Jack Dennis Jerry Tyler Aaron Jose Adam
+    Nathan Henry Douglas Zachary Peter Kyle Noah Ethan Jeremy Walter Christian Keith Roger Terry
+    Austin Sean Gerald Carl Harold Dylan Arthur Lawrence Jordan Jesse Bryan Billy Bruce Gabriel Joe
+    Logan Alan Juan Albert Willie Elijah Wayne Randy Vincent Liam Mason Lucas Mary Patricia Jennifer
+    Linda Elizabeth Barbara Susan Jessica Sarah Karen Lisa Nancy Betty Sandra Margaret Ashley
+    Kimberly Emily Donna Michelle Carol Amanda Melissa Deborah Stephanie Dorothy Rebecca Sharon
+    Laura Cynthia Amy Kathleen Angela Shirley Brenda Emma Anna Pamela Nicole Samantha Katherine
+    Christine Helen Debra Rachel Carolyn Janet Maria Catherine Heather Diane Olivia Julie Joyce
+    Victoria Ruth Virginia Lauren Kelly Christina Joan Evelyn Judith Andrea Hannah Megan Cheryl
+    Jacqueline Martha Madison Teresa Gloria Sara Janice Ann Kathryn Abigail Sophia Frances Jean
+    Alice Judy Isabella Julia Grace Amber Denise Danielle Marilyn Beverly Charlotte Natalie Theresa
+    Diana Brittany Doris Kayla Alexis Lori Marie Ava Mia Harper Ella Morgan Jamie Avery Riley Casey
+    Taylor Alex Sam Jordan Quinn Skyler Cameron Drew Reese Rowan Parker Peyton Kendall Hayden
+    Emerson Finley Dakota Charlie Robin Jesse Blake Sage"""
 )
 _EN_NOT_SURNAME = _words(
     """Street Avenue Road Lane Court Drive University Hospital Bank Inc Company Project Team

@@ -40,10 +40,11 @@ _TOKEN = re.compile(
     r"https?://\S+|www\.\S+|[@#][\w.]+|[^\W\d_]+(?:['\u2019\-][^\W\d_]{2,})*\.?|\d+|\S"
 )
 _TITLES = _words(
-    """mr mrs ms miss mx dr prof sir dame lord lady president senator sen rep governor gov
-    mayor judge justice minister chancellor king queen prince princess pope father rev reverend saint st coach
-    captain capt general gen colonel col lieutenant lt sgt sergeant officer detective agent chairman ceo director
-    professor doctor uncle aunt auntie grandma grandpa brother sister bro sis mom mum dad"""
+    """mr mrs ms miss mx dr prof sir dame lord lady president senator sen rep governor gov mayor
+    judge justice minister chancellor king queen prince princess pope father rev reverend saint st
+    coach captain capt general gen colonel col lieutenant lt sgt sergeant officer detective agent
+    chairman ceo director professor doctor uncle aunt auntie grandma grandpa brother sister bro sis
+    mom mum dad"""
 )
 _SAYING = _words(
     """said says say told tells asked asks wrote writes tweeted tweets posted posts added adds

@@ -34,8 +34,9 @@ _JA_EXCLUDE = ["parser", "compound_splitter", "bunsetu_recognizer", "morphologiz
 _KANA = re.compile(r"[\u3040-\u30ff]")
 _ASCII_LETTER = re.compile(r"[A-Za-z]")
 _JA_NOT_PERSON_SUFFIX = re.compile(
-    r"(?:社|党|省|庁|局|機関|駅|号|組|軍|衆|グループ|銀行|大学|学校|病院|県|府|都|区|半島|神社|港|空港|線|会|団|"
-    r"連盟|協会|工業|電線|製作所|商店|ホテル|スタジアム|事件|戦争|賞|杯|駒|侯爵|伯爵|公爵|子爵|男爵)$"
+    r"(?:社|党|省|庁|局|機関|駅|号|組|軍|衆|グループ|銀行|大学|学校|病院|県|府|都|区|半島|神社|港|"
+    r"空港|線|会|団|連盟|協会|工業|電線|製作所|商店|ホテル|スタジアム|事件|戦争|賞|杯|駒|侯爵|伯爵|"
+    r"公爵|子爵|男爵)$"
 )  # not 山, 川, 島, 村 (中山, 小川 are surnames)
 
 # Sudachi refuses very long inputs; GiNZA reads a document in sentence-bounded chunks
