@@ -195,7 +195,8 @@ def message_records(
             continue
         try:
             with open(mo, "rb") as fh:
-                catalog = gettext.GNUTranslations(fh)._catalog  # type: ignore[attr-defined]  # gettext: no public API
+                translations = gettext.GNUTranslations(fh)
+            catalog = translations._catalog  # type: ignore[attr-defined]  # gettext: no public API
         except (OSError, ValueError, UnicodeDecodeError):
             continue
         texts = []

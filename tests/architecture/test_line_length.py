@@ -15,7 +15,7 @@ from tools.wrap_long_lines import width
 ROOT = Path(__file__).resolve().parents[2]
 TREES = ("spcl", "jobs", "tests", "tools")
 LIMIT = 100
-MAX_LONG_LINES = 292
+MAX_LONG_LINES = 168
 """Lines over :data:`LIMIT` columns in spcl/, jobs/, tests/ and tools/ after the tree was formatted at 100
 (7,208 before); lower it when lines are shortened, never raise it."""
 
@@ -33,7 +33,9 @@ def long_lines(root: Path = ROOT) -> list[str]:
 
 def test_lines_over_100_columns_only_shrink() -> None:
     found = long_lines()
-    assert len(found) <= MAX_LONG_LINES, f"{len(found)} lines over {LIMIT} columns; the newest: {found[-5:]}"
+    assert len(found) <= MAX_LONG_LINES, (
+        f"{len(found)} lines over {LIMIT} columns; the newest: {found[-5:]}"
+    )
 
 
 def test_the_count_sees_a_long_line(tmp_path: Path) -> None:
