@@ -59,8 +59,7 @@ def build_clients(cfg: GeneralizeJobConfig) -> tuple[Extractor, ChatClient | Non
         extractor = make_extractor(
             cfg.backend, model=cfg.model, types=cfg.types, options=cfg.extract_options
         )
-        # a loaded model
-        loaded = (extractor.net, extractor.tokenizer)  # type: ignore[attr-defined]
+        loaded = (extractor.net, extractor.tokenizer)  # type: ignore[attr-defined]  # loaded model
         return extractor, make_chat(
             cfg.backend, model=cfg.model, options={"loaded": loaded, **cfg.options}
         )

@@ -166,8 +166,7 @@ def jsonl_text(records: Iterable[Mapping[str, Any]], *, sort_keys: bool = False)
 
 def _opened(raw: IO[bytes], name: str) -> IO[bytes]:
     if name.endswith(".gz"):
-        # GzipFile is a binary IO
-        return gzip.GzipFile(  # type: ignore[return-value]
+        return gzip.GzipFile(  # type: ignore[return-value]  # GzipFile is a binary IO
             filename=name, mode="wb", fileobj=raw, mtime=0
         )
     if name.endswith(".zst"):
