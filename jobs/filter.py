@@ -2,7 +2,8 @@
 
 On a cluster (options as for ``spcl filter``)::
 
-    spark-submit jobs/filter.py --input s3a://bucket/crawl/ --output s3a://bucket/out/ --conf conf/cluster.yaml
+    spark-submit jobs/filter.py --input s3a://bucket/crawl/ --output s3a://bucket/out/ \\
+        --conf conf/cluster.yaml
 """
 
 from __future__ import annotations

@@ -2,7 +2,8 @@
 per input file).
 
     spark-submit --conf spark.executorEnv.SPCL_VAULT_KEY_FILE=/secrets/vault.key \\
-        jobs/generalize.py --input /shared/out/decision=flagged --output /shared/gen --vault /shared/vault \\
+        jobs/generalize.py --input /shared/out/decision=flagged --output /shared/gen \\
+        --vault /shared/vault \\
         --backend openai --endpoint http://gpu-node:8000/v1 --model NAME
 
 Executors build their extractor and chat client once per Python worker; input, output and vault

@@ -2,7 +2,8 @@
 input file).
 
     spark-submit --conf spark.executorEnv.SPCL_VAULT_KEY_FILE=/secrets/vault.key \\
-        jobs/mask.py --input /shared/out/decision=flagged --output /shared/masked --vault /shared/vault \\
+        jobs/mask.py --input /shared/out/decision=flagged --output /shared/masked \\
+        --vault /shared/vault \\
         --backend vllm --model /models/qwen3-8b --fallback rules
 
 Executors build their extractor once per Python worker (one vLLM engine per GPU executor); input,

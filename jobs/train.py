@@ -1,6 +1,7 @@
 """spark-submit entry point of screen training (the same code as ``spcl train``).
 
-    spark-submit jobs/train.py --data labelled.jsonl --output models/NAME [--seed 0] [--synthetic 300]
+    spark-submit jobs/train.py --data labelled.jsonl --output models/NAME \\
+        [--seed 0] [--synthetic 300]
 
 Training data for the screen is small (thousands of labelled documents), so the driver trains in
 plain Python; Spark is the launcher that ships the code and the environment to a cluster node.

@@ -28,16 +28,17 @@ PII_TYPES: tuple[str, ...] = RULE_PII_TYPES
 ``spcl.entity_types.RULE_HIT_TYPES``."""
 
 EMAIL_DOC_DOMAINS: tuple[str, ...] = (
-    "example.com", "example.net", "example.org", "example.edu", "example", "test", "invalid", "localhost",
-    "example.jp", "example.co.jp", "example.ne.jp", "example.kr", "example.co.kr",
+    "example.com", "example.net", "example.org", "example.edu", "example", "test", "invalid",
+    "localhost", "example.jp", "example.co.jp", "example.ne.jp", "example.kr", "example.co.kr",
 )  # fmt: skip
 """Documentation domains (RFC 2606/6761 and the JP/KR example names): e-mail there is never a
 person's."""
 
 IP_DNS_RESOLVERS: tuple[str, ...] = (
-    "8.8.8.8", "8.8.4.4", "1.1.1.1", "1.0.0.1", "9.9.9.9", "149.112.112.112", "208.67.222.222", "208.67.220.220",
-    "4.2.2.1", "4.2.2.2", "64.6.64.6", "64.6.65.6", "2001:4860:4860::8888", "2001:4860:4860::8844",
-    "2606:4700:4700::1111", "2606:4700:4700::1001", "2620:fe::fe", "2620:fe::9",
+    "8.8.8.8", "8.8.4.4", "1.1.1.1", "1.0.0.1", "9.9.9.9", "149.112.112.112", "208.67.222.222",
+    "208.67.220.220", "4.2.2.1", "4.2.2.2", "64.6.64.6", "64.6.65.6", "2001:4860:4860::8888",
+    "2001:4860:4860::8844", "2606:4700:4700::1111", "2606:4700:4700::1001", "2620:fe::fe",
+    "2620:fe::9",
 )  # fmt: skip
 """Well-known public DNS resolvers (Google, Cloudflare, Quad9, OpenDNS, Level3, Verisign):
 public, never a person's."""

@@ -149,7 +149,8 @@ def job_config(
     naming a bad key.
 
     >>> from spcl.config import GeneralizeSettings
-    >>> job_config(GeneralizeSettings, yaml_section={"guesses": 3}, cli={"guesses": None, "seed": 7}).seed
+    >>> section, cli = {"guesses": 3}, {"guesses": None, "seed": 7}
+    >>> job_config(GeneralizeSettings, yaml_section=section, cli=cli).seed
     7
     """
     base = (

@@ -267,8 +267,8 @@ def context_gates(
     cheap ``in`` gates: a greedy cover of the words by their substrings of 2-5 characters (the most
     words first, then the longer, then a word's start).
 
-    >>> context_gates({"en": ["driver's license", "driving licence", "license no"], "ja": ["免許証", "運転免許"]},
-    ...               ["en", "ja"])
+    >>> context_gates({"en": ["driver's license", "driving licence", "license no"],
+    ...                "ja": ["免許証", "運転免許"]}, ["en", "ja"])
     ('licen', '免許')
     """
     words = list(

@@ -31,7 +31,8 @@ def guess_lang(text: str) -> str:
     Kana → ja, Hangul → ko (the more frequent script wins when both occur); Han without kana or
     Hangul → other (Chinese); Latin letters with common English function words → en.
 
-    >>> guess_lang("今日は晴れです"), guess_lang("오늘은 맑아요"), guess_lang("It is sunny and warm")
+    >>> (guess_lang("今日は晴れです"), guess_lang("오늘은 맑아요"),
+    ...  guess_lang("It is sunny and warm"))
     ('ja', 'ko', 'en')
     """
     return guess_langs([text])[0]

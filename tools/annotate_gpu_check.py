@@ -1,8 +1,9 @@
 """GPU check of ``spcl annotate`` for when a GPU machine is lent: two local teacher models, in
 process.
 
-    python tools/annotate_gpu_check.py --output /tmp/annotate-gpu                       # two tiny random models
-    python tools/annotate_gpu_check.py --output /tmp/ag --model /models/a --model /models/b --backend vllm
+    python tools/annotate_gpu_check.py --output /tmp/annotate-gpu   # two tiny random models
+    python tools/annotate_gpu_check.py --output /tmp/ag --model /models/a --model /models/b \\
+        --backend vllm
 
 Writes ``--docs`` documents as four Parquet files (``--data FILE.jsonl`` with ``id, text, lang``,
 e.g. ``scpi-real-v1``, or else the seeded synthetic ja/ko/en screen corpus), runs the annotate job

@@ -49,10 +49,11 @@ def tree():
     return {k: round(v, 2) for k, v in split.items()}
 
 a = json.loads(sys.argv[1])
-stats = run_filter(FilterJob(tuple(a[0]), a[1], load_settings(overrides={"screen.enabled": True}), "spark", a[2],
+stats = run_filter(FilterJob(tuple(a[0]), a[1],
+                             load_settings(overrides={"screen.enabled": True}), "spark", a[2],
                              overwrite=True))
-print("RESULT " + json.dumps({"wall": round(time.time() - psutil.Process().create_time(), 2), "cpu": tree(),
-                              "startup": stats.get("startup_seconds", {})}))
+print("RESULT " + json.dumps({"wall": round(time.time() - psutil.Process().create_time(), 2),
+                              "cpu": tree(), "startup": stats.get("startup_seconds", {})}))
 """
 
 

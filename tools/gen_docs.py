@@ -1,7 +1,7 @@
 """Generate the reference pages of the documentation site from the code.
 
-    python -m tools.gen_docs            # rewrite docs/reference/cli.md and docs/reference/configuration.md
-    python -m tools.gen_docs --check    # exit 1 when a checked-in page differs from what the code gives
+    python -m tools.gen_docs          # rewrite docs/reference/cli.md and configuration.md
+    python -m tools.gen_docs --check  # exit 1 when a checked-in page differs from the code's
 
 ``cli.md`` is every command's ``--help`` as ``spcl.cli.build_parser`` prints it (80 columns);
 ``configuration.md`` is every key of the YAML configuration (``spcl.config.Settings``): type,

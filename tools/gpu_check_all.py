@@ -1,6 +1,6 @@
 """The one prepared script for a lent GPU: every GPU check of the project, the vLLM path first.
 
-    PYTHONPATH=. python tools/gpu_check_all.py --output /tmp/gpu-all                 # random-init models
+    PYTHONPATH=. python tools/gpu_check_all.py --output /tmp/gpu-all  # random-init models
     PYTHONPATH=. python tools/gpu_check_all.py --output /tmp/gpu-all --model /models/qwen3-8b
 
 Each step is a subprocess with its own time limit, so one failing or slow step never hides the
@@ -57,7 +57,11 @@ def _step(name: str, cmd: list[str], result: Path, timeout: int) -> dict[str, ob
 def _gpu_hours(summary: dict[str, object]) -> dict[str, object] | None:
     """GPU-hours per million flagged documents from the first mask step that measured tokens."""
     for step in ("vllm", "transformers"):
-        res = summary.get(step, {}).get("result") if isinstance(summary.get(step), dict) else None  # type: ignore[union-attr]
+        res = (
+            summary.get(step, {}).get("result")  # type: ignore[union-attr]
+            if isinstance(summary.get(step), dict)
+            else None
+        )
         if not isinstance(res, dict):
             continue
         metrics = res["metrics"]

@@ -1,7 +1,8 @@
 """GPU check of ``spcl train-extractor`` for a lent GPU machine (no internet needed).
 
-    PYTHONPATH=. python tools/gpu_check_finetune.py --output /tmp/ft-gpu                  # random-init Llama
-    PYTHONPATH=. python tools/gpu_check_finetune.py --output /tmp/ft-gpu --base /models/qwen3-1.7b --epochs 1
+    PYTHONPATH=. python tools/gpu_check_finetune.py --output /tmp/ft-gpu  # random-init Llama
+    PYTHONPATH=. python tools/gpu_check_finetune.py --output /tmp/ft-gpu \\
+        --base /models/qwen3-1.7b --epochs 1
 
 It writes the synthetic PII set (``spcl synth pii``, seed 42: 1,600 training documents) and its chat
 records, takes ``--base`` (a real model folder if the machine has one) or writes a random-init Llama

@@ -1,8 +1,9 @@
 """The prepared GPU check of ``spcl generalize`` (transformers backend): run once when a GPU is
 lent.
 
-    python tools/gpu_check_generalize.py --output /tmp/gen-check --model /models/qwen3-8b   # a real local model
-    python tools/gpu_check_generalize.py --output /tmp/gen-check                            # random-init model
+    python tools/gpu_check_generalize.py --output /tmp/gen-check \\
+        --model /models/qwen3-8b                        # a real local model
+    python tools/gpu_check_generalize.py --output /tmp/gen-check  # random-init model
 
 It writes ``--docs`` synthetic flagged documents (``spcl.synth.pii``, ko/en), finds their spans with
 the rules extractor, runs the whole two-stage loop (candidates + inference attack) with a local

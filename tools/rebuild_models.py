@@ -1,7 +1,8 @@
 """Rebuild the shipped models from the data in this repository and say whether they match the
 shipped ones.
 
-    python tools/rebuild_models.py                  # every model, into build/models/ (`make models`)
+    python tools/rebuild_models.py                  # every model, into build/models/
+                                                    # (`make models`)
     python tools/rebuild_models.py --only names-crf # one of them
     python tools/rebuild_models.py --list           # the training commands, without running them
 

@@ -63,7 +63,8 @@ def scrub(value: Any, roots: tuple[str, ...] = ()) -> Any:
     """``value`` without volatile keys, run ids replaced, 64-hex digests blanked, and a path under
     one of ``roots`` (a run's output folder, its checkout) made relative to ``<root>``.
 
-    >>> scrub({"run_id": "x", "n": 3, "file": "m-20261202T060405Z-7320dda3-b98a.jsonl", "elapsed_seconds": 1.5})
+    >>> scrub({"run_id": "x", "n": 3, "file": "m-20261202T060405Z-7320dda3-b98a.jsonl",
+    ...        "elapsed_seconds": 1.5})
     {'n': 3, 'file': 'm-<run>.jsonl'}
     >>> scrub(["/tmp/a/in/x.parquet"], ("/tmp/a",))
     ['<root>/in/x.parquet']

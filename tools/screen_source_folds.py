@@ -13,7 +13,8 @@ line per record (``--flags-out``: id, fold, scores, flag; no text) that other st
 Counts and rates only.
 
     python tools/screen_source_folds.py --oof oof.jsonl --model models/screen-default \\
-        --labelled v1.jsonl --labelled v2.jsonl --labelled v3.jsonl --before old-model --output report.json
+        --labelled v1.jsonl --labelled v2.jsonl --labelled v3.jsonl --before old-model \\
+        --output report.json
 """
 
 from __future__ import annotations

@@ -31,7 +31,10 @@ def _vote_text(v: VoteJson) -> str:
     label, error = v.get("label"), v.get("error")
     if label is None:
         return f"vote:{v['teacher']}={'error:' + error if error else 'unparseable'}"
-    return f"vote:{v['teacher']}={label}:{','.join(v.get('categories') or []) or '-'}:{v['confidence']}"
+    return (
+        f"vote:{v['teacher']}={label}:"
+        f"{','.join(v.get('categories') or []) or '-'}:{v['confidence']}"
+    )
 
 
 def _top_category(votes: list[VoteJson]) -> str | None:

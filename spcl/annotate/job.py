@@ -5,18 +5,23 @@ report.
 Layout under ``--output``::
 
     labelled.jsonl   id, text, lang, label, categories, source (what ``spcl train`` reads) + codes,
-                     confidence, votes (each teacher's label, codes, categories, confidence), verifier
-    rejected.jsonl   id, text, lang, reason, votes, verifier  (for ``spcl review export --what rejected``)
+                     confidence, votes (each teacher's label, codes, categories, confidence),
+                     verifier
+    rejected.jsonl   id, text, lang, reason, votes, verifier
+                     (for ``spcl review export --what rejected``)
     dropped.jsonl    id, reason, source_file, position — no text: ``unreadable:<reader reason>``,
                      ``too_long``, ``no_person_mention``, ``balanced_out`` (+ label)
     pending.jsonl    id, reason (``backend_error:<teacher>``), error (``http_503``, ``timeout`` …),
-                     source_file, position — no text: records a teacher or the verifier could not answer
-                     *transiently* (``spcl.extract.backends.transient``) after the client's retries
-    report.json      counts per step, reconciliation, Cohen's kappa per teacher pair (overall and per
-                     category), parse-failure and backend-error rates, tokens and seconds per document
+                     source_file, position — no text: records a teacher or the verifier could not
+                     answer *transiently* (``spcl.extract.backends.transient``) after the client's
+                     retries
+    report.json      counts per step, reconciliation, Cohen's kappa per teacher pair (overall and
+                     per category), parse-failure and backend-error rates, tokens and seconds per
+                     document
     agreement.png    per-category kappa of every teacher pair
     manifest.json    SHA-256 of every file, teachers, thresholds, seed, the input's manifest
-    _work/           per-input-file parts and done-markers (checkpoints; a nested dataset with its own manifest)
+    _work/           per-input-file parts and done-markers (checkpoints; a nested dataset with its
+                     own manifest)
 
 Every input record ends in exactly one of labelled / rejected / dropped / pending (``report.json``
 checks it).

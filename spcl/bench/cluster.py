@@ -86,7 +86,8 @@ def _signal_group(p: subprocess.Popen[bytes], sig: int) -> None:
 
 
 def _daemon(root: Path, name: str, args: list[str], env: dict[str, str]) -> subprocess.Popen[bytes]:
-    log = open(root / f"{name}.log", "wb")  # noqa: SIM115 - owned by the process, closed with the file table
+    # the log is owned by the process, closed with the file table
+    log = open(root / f"{name}.log", "wb")  # noqa: SIM115
     return subprocess.Popen(
         [str(spark_class()), *args],
         stdout=log,

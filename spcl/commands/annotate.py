@@ -1,10 +1,12 @@
 """``spcl annotate``: label a crawl sample with two or more teacher LLMs, keep what they agree on.
 
     spcl annotate --input sample/ --output data/annotated/ \\
-        --teacher openai:swallow-8b@http://gpu-a:8000/v1 --teacher openai:gemma-2-9b@http://gpu-b:8000/v1 \\
-        [--verifier openai:gpt-oss-120b@http://gpu-c:8000/v1] [--min-confidence 0.8] [--candidates person|all] \\
-        [--positive-share 0.10] [--seed 0] [--engine spark]
-    spcl annotate ... --teacher vllm:/models/swallow-8b --teacher vllm:/models/gemma-2-9b   # in-process, GPU
+        --teacher openai:swallow-8b@http://gpu-a:8000/v1 \\
+        --teacher openai:gemma-2-9b@http://gpu-b:8000/v1 \\
+        [--verifier openai:gpt-oss-120b@http://gpu-c:8000/v1] [--min-confidence 0.8] \\
+        [--candidates person|all] [--positive-share 0.10] [--seed 0] [--engine spark]
+    spcl annotate ... --teacher vllm:/models/swallow-8b \\
+        --teacher vllm:/models/gemma-2-9b                            # in-process, GPU
 
 Outputs in --output: labelled.jsonl (for spcl train), rejected.jsonl (for spcl review export --what
 rejected), dropped.jsonl, pending.jsonl, report.json, agreement.png, manifest.json. A rerun with the

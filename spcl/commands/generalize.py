@@ -3,7 +3,8 @@ attacker cannot invert (INTACT-style), else a ``[TYPE_n]`` label (its benchmark:
 generalize``).
 
     spcl generalize --input out/decision=flagged --output gen/ --vault vault/ --backend rules
-    spcl generalize ... --backend openai --endpoint http://gpu-node:8000/v1 --model NAME --candidates 5 --guesses 5
+    spcl generalize ... --backend openai --endpoint http://gpu-node:8000/v1 --model NAME \\
+        --candidates 5 --guesses 5
     spcl generalize ... --backend transformers --model /models/qwen3-8b --device cuda
     spcl bench generalize --backend openai --endpoint http://gpu-node:8000/v1 --model NAME --docs 20
 

@@ -5,7 +5,8 @@ transformers, vLLM).
     spcl mask ... --backend openai --endpoint http://gpu-node:8000/v1 --model NAME
     spcl mask ... --backend transformers --model /models/SmolLM2-135M-Instruct.Q4_1.gguf
     spcl mask ... --backend vllm --model /models/qwen3-8b --fallback rules
-    spcl mask ... --operator PERSON=surrogate --operator EMAIL=hash   (per-type operators; default [TYPE_n])
+    spcl mask ... --operator PERSON=surrogate --operator EMAIL=hash
+                                        (per-type operators; default [TYPE_n])
 
 The vault key comes from ``SPCL_VAULT_KEY`` (base64/hex) or ``SPCL_VAULT_KEY_FILE`` — never the
 command line. A rerun with the same ``--output`` resumes: finished input files are skipped, changed

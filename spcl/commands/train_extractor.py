@@ -1,10 +1,11 @@
 """``spcl train-extractor``: fine-tune the LLM-stage extractor on chat records (completion-only
 loss).
 
-    spcl train-extractor --data data/pii-synth/train-chat.jsonl --eval data/pii-synth/validation.jsonl \\
-        --base /models/qwen3-1.7b --output models/extractor-lora --lora-rank 16 --epochs 2 --seed 0 --device cuda
-    spcl train-extractor --data train-chat.jsonl --base SmolLM2-135M-Instruct.Q4_1.gguf --output smoke/ \\
-        --max-steps 2 --device cpu                                   # a CPU smoke run
+    spcl train-extractor --data data/pii-synth/train-chat.jsonl \\
+        --eval data/pii-synth/validation.jsonl --base /models/qwen3-1.7b \\
+        --output models/extractor-lora --lora-rank 16 --epochs 2 --seed 0 --device cuda
+    spcl train-extractor --data train-chat.jsonl --base SmolLM2-135M-Instruct.Q4_1.gguf \\
+        --output smoke/ --max-steps 2 --device cpu                   # a CPU smoke run
     spcl mask ... --backend transformers --model /models/qwen3-1.7b --adapter models/extractor-lora
 
 The prompt is the LLM stage's versioned prompt (``spcl.extract.prompt``); the loss sees only the

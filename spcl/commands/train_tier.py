@@ -1,7 +1,8 @@
 """``spcl train-tier``: train the tier's head (encoder embeddings → small network) and write it with
 its card.
 
-    spcl train-tier --data ../data/scpi-real-v1/labelled.jsonl --data ../data/scpi-real-v2/labelled.jsonl \\
+    spcl train-tier --data ../data/scpi-real-v1/labelled.jsonl \\
+        --data ../data/scpi-real-v2/labelled.jsonl \\
         --screen models/screen-default --output models/tier-default
 
 Sources are held out in groups: every document is scored by a head that never saw its source, and

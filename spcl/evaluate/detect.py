@@ -302,7 +302,8 @@ def _prose(nbytes: Counter[str], hits: dict[str, Counter[str]]) -> ProseBlock:
     def row(size: int, found: Counter[str]) -> ProseRow:
         mb = size / 1e6
         non_email = sum(n for t, n in found.items() if t != "EMAIL")
-        return {"mb": round(mb, 3), "hits": dict(sorted(found.items())), "non_email_hits": non_email,
+        return {"mb": round(mb, 3), "hits": dict(sorted(found.items())),
+                "non_email_hits": non_email,
                 "non_email_hits_per_mb": round(non_email / mb, 3) if mb else None}  # fmt: skip
 
     total: Counter[str] = Counter()

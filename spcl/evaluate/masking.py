@@ -13,11 +13,13 @@ PRED.jsonl — one record per document, in either form (``id`` must be a gold id
 
 2. candidates already parsed::
 
-       {"id": "...", "candidates": [["PERSON", "김가상"], ["PHONE", "010-0000-1234"]], "parse_success": true}
+       {"id": "...", "candidates": [["PERSON", "김가상"], ["PHONE", "010-0000-1234"]],
+        "parse_success": true}
 
-   The candidates go through the same row rules as raw output (allowed type, non-empty, de-duplicated,
-   present in the source); rows not in the source count as hallucinated. ``parse_success`` is optional
-   (default: the parser's rule — no rows, or at least one accepted); when given it is taken as is.
+   The candidates go through the same row rules as raw output (allowed type, non-empty,
+   de-duplicated, present in the source); rows not in the source count as hallucinated.
+   ``parse_success`` is optional (default: the parser's rule — no rows, or at least one accepted);
+   when given it is taken as is.
 
 A gold document with no prediction counts as a failed parse with no candidates (fail closed).
 Candidates of documents whose ``parse_success`` is False are excluded from the entity predictions

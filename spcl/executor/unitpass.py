@@ -95,7 +95,8 @@ def keep_settled(
     >>> ok = pa.table({"row_key": ["a", "b"]})
     >>> bad = pa.table({"row_key": ["b", "c", "d"]})
     >>> kept_ok, kept_bad, settled = keep_settled(ok, bad, pa.array([True, False, False]))
-    >>> kept_ok.column("row_key").to_pylist(), kept_bad.column("row_key").to_pylist(), sorted(settled)
+    >>> (kept_ok.column("row_key").to_pylist(), kept_bad.column("row_key").to_pylist(),
+    ...  sorted(settled))
     (['a'], ['c', 'd'], ['a', 'c', 'd'])
     """
     redo = pa.array(sorted(set(failed.filter(retry).column("row_key").to_pylist())), pa.string())

@@ -83,7 +83,8 @@ def part_path(folder: Path, key: str) -> Path:
     gives ``part-00000-<hash>.parquet``, not ``part-part-…``). A part an earlier version wrote under
     the doubled name is still found (and kept using).
 
-    >>> part_path(Path("out"), "part-00000-0123abcd").name, part_path(Path("out"), "docs-0123abcd").name
+    >>> (part_path(Path("out"), "part-00000-0123abcd").name,
+    ...  part_path(Path("out"), "docs-0123abcd").name)
     ('part-00000-0123abcd.parquet', 'part-docs-0123abcd.parquet')
     """
     legacy = folder / f"part-{key}.parquet"
@@ -134,7 +135,8 @@ def other_settings(
     (``""``: an older or edited marker) counts as other settings too: an empty hash never passes the
     check.
 
-    >>> keyed = [(Path("/in/a.parquet"), "a-1"), (Path("/in/b.parquet"), "b-2"), (Path("/in/c.parquet"), "c-3")]
+    >>> keyed = [(Path("/in/a.parquet"), "a-1"), (Path("/in/b.parquet"), "b-2"),
+    ...          (Path("/in/c.parquet"), "c-3")]
     >>> other_settings(keyed, {"a-1": "h1", "b-2": "h2", "c-3": ""}.get, "h1")
     ['b-2', 'c-3']
     >>> other_settings(keyed, {"a-1": "h1"}.get, "h1")

@@ -2,7 +2,8 @@
 
 A record is the conversational prompt-completion form ``spcl synth to-chat`` writes::
 
-    {"id": "...", "prompt_version": "extract-v4", "prompt": [system, user], "completion": [assistant]}
+    {"id": "...", "prompt_version": "extract-v4", "prompt": [system, user],
+     "completion": [assistant]}
 
 A PII split record (``{"id", "source_text", "target_tsv", ...}``, what ``spcl synth pii`` writes) is
 turned into that form with ``spcl.synth.pii.chat_record``, so ``--eval validation.jsonl`` works as

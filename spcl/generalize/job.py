@@ -3,14 +3,16 @@ vault.
 
 Layout under ``--output`` (``<key>`` names one input file, as in ``spcl mask``)::
 
-    generalized/part-<key>.parquet  id, lang, generalized_text, spans (type, start, end in the NFC source,
-                                    out_start, out_end in the output, replacement, kind generalized|label,
-                                    rank), n_spans, backend, model, prompt_version, source_file
-    failed/part-<key>.parquet       id, row_key, reason, transient, backend, model, prompt_version,
-                                    source_file (no text)
-    _done/<key>.json                the checkpoint of one input file: its content hash, runs and counts
-    metrics.json                    totals over every finished file (counts and rates, never values) and the
-                                    reconciliation: input rows == generalized + failed, from the footers
+    generalized/part-<key>.parquet
+                        id, lang, generalized_text, spans (type, start, end in the NFC source,
+                        out_start, out_end in the output, replacement, kind generalized|label,
+                        rank), n_spans, backend, model, prompt_version, source_file
+    failed/part-<key>.parquet
+                        id, row_key, reason, transient, backend, model, prompt_version,
+                        source_file (no text)
+    _done/<key>.json    the checkpoint of one input file: its content hash, runs and counts
+    metrics.json        totals over every finished file (counts and rates, never values) and the
+                        reconciliation: input rows == generalized + failed, from the footers
 
 The originals go to the vault (``--vault``, ``gen-<key>.jsonl``, encrypted by ``spcl.mask.vault``):
 per document ``{span index: original}``, so ``spcl.generalize.outcome.restore(text, spans,

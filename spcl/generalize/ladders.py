@@ -74,8 +74,8 @@ MONTH_NAMES = (
     "December",
 )
 _MONTH_RE = (
-    r"(?P<mon>jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?|sep(?:t(?:ember)?)?"
-    r"|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)\.?"
+    r"(?P<mon>jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?"
+    r"|sep(?:t(?:ember)?)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)\.?"
 )
 _MONTH_NUM = {name[:3].lower(): i for i, name in enumerate(MONTH_NAMES, 1)}
 # era → (base year, last year number)
@@ -126,7 +126,8 @@ _JP_ADDRESS = re.compile(
     r"(?P<pref>東京都|北海道|(?:大阪|京都)府|[一-鿿]{2,3}県)"
     r"(?P<muni>(?:[一-鿿ぁ-んァ-ヴー々ヶ]{1,7}?[市区町村郡]){1,3}?)"
     r"(?P<town>[一-鿿ぁ-んァ-ヴー々ヶ]*?)"
-    r"(?P<num>(?:[0-9０-９一二三四五六七八九十]+(?:丁目|番地?|号|[-‐－−の]))*[0-9０-９一二三四五六七八九十]*号?)$"
+    r"(?P<num>(?:[0-9０-９一二三四五六七八九十]+(?:丁目|番地?|号|[-‐－−の]))*"
+    r"[0-9０-９一二三四五六七八九十]*号?)$"
 )
 RUNG_ORDER: dict[str, tuple[str, ...]] = {
     "date": ("month", "year", "decade"),

@@ -92,10 +92,10 @@ TYPE_FREQUENT["DATE"] = TYPE_FREQUENT["DATETIME"]
 TYPE_FREQUENT["QUANTITY"] = TYPE_FREQUENT["AGE"]
 
 MONTHS: dict[str, str] = {
-    "january": "1", "jan": "1", "february": "2", "feb": "2", "march": "3", "mar": "3", "april": "4",
-    "apr": "4", "may": "5", "june": "6", "jun": "6", "july": "7", "jul": "7", "august": "8", "aug": "8",
-    "september": "9", "sep": "9", "sept": "9", "october": "10", "oct": "10", "november": "11", "nov": "11",
-    "december": "12", "dec": "12",
+    "january": "1", "jan": "1", "february": "2", "feb": "2", "march": "3", "mar": "3",
+    "april": "4", "apr": "4", "may": "5", "june": "6", "jun": "6", "july": "7", "jul": "7",
+    "august": "8", "aug": "8", "september": "9", "sep": "9", "sept": "9", "october": "10",
+    "oct": "10", "november": "11", "nov": "11", "december": "12", "dec": "12",
 }  # fmt: skip
 _ACRONYM_SKIP = _words("of the and for on in at to de du la le")
 _PIECES = re.compile(

@@ -64,8 +64,9 @@ is."""
 def is_transient_reason(reason: str) -> bool:
     """True when a failed row's ``reason`` is a transient backend failure a rerun retries.
 
-    >>> [is_transient_reason(r) for r in ("extract:http_503", "attack:timeout", "extract:unparseable_output",
-    ...                                   "candidates:http_400", "release:uncovered_hit:PHONE", "no_id")]
+    >>> reasons = ("extract:http_503", "attack:timeout", "extract:unparseable_output",
+    ...            "candidates:http_400", "release:uncovered_hit:PHONE", "no_id")
+    >>> [is_transient_reason(r) for r in reasons]
     [True, True, False, False, False, False]
     """
     for prefix in STAGE_PREFIXES:

@@ -59,7 +59,7 @@ def build_clients(cfg: GeneralizeJobConfig) -> tuple[Extractor, ChatClient | Non
         extractor = make_extractor(
             cfg.backend, model=cfg.model, types=cfg.types, options=cfg.extract_options
         )
-        loaded = (extractor.net, extractor.tokenizer)  # type: ignore[attr-defined]  # a loaded model
+        loaded = (extractor.net, extractor.tokenizer)  # type: ignore[attr-defined]  # loaded model
         return extractor, make_chat(
             cfg.backend, model=cfg.model, options={"loaded": loaded, **cfg.options}
         )

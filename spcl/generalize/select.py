@@ -23,7 +23,8 @@ def choose(
     so the caller falls back to the label (fail closed). Each candidate is passed to ``matches`` as
     ``disclosed``: what the candidate itself says does not count as recovered.
 
-    >>> choose("3 August 2003", "DATETIME", ["August 2003", "2003"], [["3 August 2003"], ["2004", "2002"]])
+    >>> guesses = [["3 August 2003"], ["2004", "2002"]]
+    >>> choose("3 August 2003", "DATETIME", ["August 2003", "2003"], guesses)
     1
     """
     for i in range(min(len(candidates), len(guesses))):

@@ -64,7 +64,8 @@ def collect_spans(
     ``types`` the entity types that may become candidates; ``names`` adds the CPU person-name
     finders.
 
-    >>> [(e.type, e.mentions) for e in collect_spans("김가상 / 김 가 상", [("PERSON", "김가상")], [])]
+    >>> spans = collect_spans("김가상 / 김 가 상", [("PERSON", "김가상")], [])
+    >>> [(e.type, e.mentions) for e in spans]
     [('PERSON', [(0, 3), (6, 11)])]
     """
     text = normalize(text)

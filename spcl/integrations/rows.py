@@ -176,8 +176,10 @@ def screen_texts(
 
     Example (a doctest):
 
-        >>> out = screen_texts(["今日は晴れです。", "連絡先: taro.yamada@mailbox.com", None, "a\\x00b"])
-        >>> [(r.decision, r.reasons, r.quarantine_reason) for r in out]  # doctest: +NORMALIZE_WHITESPACE
+        >>> out = screen_texts(["今日は晴れです。", "連絡先: taro.yamada@mailbox.com", None,
+        ...                     "a\\x00b"])
+        >>> [(r.decision, r.reasons, r.quarantine_reason)  # doctest: +NORMALIZE_WHITESPACE
+        ...  for r in out]
         [('clean', (), None), ('flagged', ('rule:EMAIL',), None),
          ('quarantine', (), 'missing_text_field'), ('quarantine', (), 'text_contains_nul')]
         >>> [(h.type, h.start, h.end) for h in out[1].hits]

@@ -166,7 +166,9 @@ def jsonl_text(records: Iterable[Mapping[str, Any]], *, sort_keys: bool = False)
 
 def _opened(raw: IO[bytes], name: str) -> IO[bytes]:
     if name.endswith(".gz"):
-        return gzip.GzipFile(filename=name, mode="wb", fileobj=raw, mtime=0)  # type: ignore[return-value]  # GzipFile is a binary IO
+        return gzip.GzipFile(  # type: ignore[return-value]  # GzipFile is a binary IO
+            filename=name, mode="wb", fileobj=raw, mtime=0
+        )
     if name.endswith(".zst"):
         import zstandard
 

@@ -3,13 +3,16 @@ check → ``masked/`` / ``failed/`` / vault.
 
 Layout under ``--output``::
 
-    masked/part-<key>.parquet   id, row_key, lang, masked_text, spans (with found_by), entity_types, n_entities,
-                                backend, extracted_by, model, prompt_version, fallback, source_file,
-                                vault_file, config_hash                                  (no clear values)
-    failed/part-<key>.parquet   id, row_key, reason, transient, backend, model, prompt_version, source_file,
-                                config_hash                                              (no text)
-    _done/<key>.json            the state of one input file: its content hash, runs, counts and timings
-    metrics.json                totals, transient/permanent failures, reconciliation, this run's speed
+    masked/part-<key>.parquet   id, row_key, lang, masked_text, spans (with found_by),
+                                entity_types, n_entities, backend, extracted_by, model,
+                                prompt_version, fallback, source_file, vault_file, config_hash
+                                (no clear values)
+    failed/part-<key>.parquet   id, row_key, reason, transient, backend, model, prompt_version,
+                                source_file, config_hash (no text)
+    _done/<key>.json            the state of one input file: its content hash, runs, counts and
+                                timings
+    metrics.json                totals, transient/permanent failures, reconciliation, this run's
+                                speed
     manifest.json               SHA-256 and size of every file, config hash, model, prompt version
 
 and the token mappings go to the vault folder (``--vault``): one new ``mask-<key>-<run>-<n>.jsonl``

@@ -178,7 +178,7 @@ class MaskStage(VaultJob):
                 types=cfg.types,
                 options=cfg.options,
             ) as probe:
-                probe.check()  # type: ignore[attr-defined]  # a server extractor has check(); Extractor does not
+                probe.check()  # type: ignore[attr-defined]  # only a server extractor has it
 
     def before_units(self, cfg: MaskJobConfig, plan: Plan) -> None:
         """The name finder configured must be there (never a silent fallback to another one)."""

@@ -3,7 +3,8 @@
 Layout under the destination (the output folder by default)::
 
     report.html           the page: tables and every chart inlined (opens offline, on a phone)
-    report/*.png          the same charts as files, report/facts.json (the numbers), report/manifest.json
+    report/*.png          the same charts as files, report/facts.json (the numbers),
+                          report/manifest.json
 
 ``report/`` carries its own manifest, so it is a nested dataset that ``spcl manifest verify OUT/``
 skips, and ``report.html`` is a derived view that verify ignores (``spcl.manifest.DERIVED_FILES``):

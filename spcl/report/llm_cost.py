@@ -32,8 +32,9 @@ def token_facts(
     ``gpu_hours`` is ``None``).
 
     >>> t = token_facts({"documents": 4, "generated_tokens_per_second": 50.0, "backend": "vllm",
-    ...                  "tokens": {"documents": 4, "documents_counted": 4, "prompt": 2000, "completion": 400,
-    ...                             "prompt_per_document": 500.0, "completion_per_document": 100.0}},
+    ...                  "tokens": {"documents": 4, "documents_counted": 4, "prompt": 2000,
+    ...                             "completion": 400, "prompt_per_document": 500.0,
+    ...                             "completion_per_document": 100.0}},
     ...                 flagged=36_000, gpu_tokens_per_s=2000.0)
     >>> t["flagged_documents"], t["completion_tokens"], t["gpu_hours"], t["rate_source"]
     (36000, 3600000, 0.5, 'given')

@@ -15,7 +15,8 @@ from typing import Any
 
 _CSS = """
 *{box-sizing:border-box}
-body{font-family:system-ui,sans-serif;margin:0 auto;padding:.8em;max-width:56em;color:#222;line-height:1.45}
+body{font-family:system-ui,sans-serif;margin:0 auto;padding:.8em;max-width:56em;color:#222;
+ line-height:1.45}
 h1{font-size:1.4em}h2{font-size:1.15em;margin-top:1.6em;border-bottom:1px solid #ddd}
 img{max-width:100%;height:auto;display:block;margin:.5em 0}
 .scroll{overflow-x:auto}

@@ -38,9 +38,10 @@ STORAGE_PREFIX = "spcl-review:"
 
 _CSS = """
 *{box-sizing:border-box}
-body{font-family:system-ui,"Noto Sans CJK JP","Noto Sans KR",sans-serif;margin:0;color:#222;background:#fafafa}
-header.bar{position:sticky;top:0;z-index:2;background:#263238;color:#fff;padding:.5em 1em;display:flex;
- flex-wrap:wrap;gap:.6em;align-items:center}
+body{font-family:system-ui,"Noto Sans CJK JP","Noto Sans KR",sans-serif;margin:0;color:#222;
+ background:#fafafa}
+header.bar{position:sticky;top:0;z-index:2;background:#263238;color:#fff;padding:.5em 1em;
+ display:flex;flex-wrap:wrap;gap:.6em;align-items:center}
 header.bar h1{font-size:1em;margin:0;flex:1 1 12em}
 header.bar input{width:9em}
 #progress{font-weight:bold}
@@ -52,15 +53,17 @@ main{max-width:60em;margin:0 auto;padding:.5em 1em 40vh}
 .meta{color:#555;font-size:.85em}
 .text{white-space:pre-wrap;margin:.5em 0;line-height:1.6;overflow-wrap:anywhere}
 mark.hit{background:#ffd54f}
-mark.hit::after{content:attr(data-type);color:#a15c00;font-size:.65em;vertical-align:super;margin-left:1px}
+mark.hit::after{content:attr(data-type);color:#a15c00;font-size:.65em;vertical-align:super;
+ margin-left:1px}
 table.scores td{padding:0 .6em 0 0;font-size:.85em}
 .controls{display:flex;flex-wrap:wrap;gap:.4em;align-items:center}
-.controls button{font:inherit;padding:.3em .7em;border:1px solid #888;border-radius:4px;background:#eee;cursor:pointer}
+.controls button{font:inherit;padding:.3em .7em;border:1px solid #888;border-radius:4px;
+ background:#eee;cursor:pointer}
 .controls button[aria-pressed=true]{background:#1565c0;color:#fff;border-color:#0d47a1}
 .controls .sep{width:1px;height:1.6em;background:#ccc}
 .controls input.note{flex:1 1 12em;font:inherit;padding:.3em}
-#help{position:fixed;right:1em;top:3.5em;z-index:3;background:#fff;border:2px solid #263238;border-radius:6px;
- padding:.8em 1.2em;box-shadow:0 4px 16px #0004}
+#help{position:fixed;right:1em;top:3.5em;z-index:3;background:#fff;border:2px solid #263238;
+ border-radius:6px;padding:.8em 1.2em;box-shadow:0 4px 16px #0004}
 #help td{padding:.1em .6em}
 .warn{background:#ffebee;color:#b71c1c;padding:.5em 1em;margin:0}
 kbd{border:1px solid #999;border-radius:3px;padding:0 .3em;background:#f5f5f5;color:#222}
@@ -113,7 +116,8 @@ _JS = r"""
   function render(el) {
     var e = state.labels[idOf(el)] || { label: "", categories: [], pii: "", note: "" };
     press(el, "[data-label]", "data-label", function (v) { return v === e.label; });
-    press(el, "[data-category]", "data-category", function (v) { return e.categories.indexOf(v) >= 0; });
+    press(el, "[data-category]", "data-category",
+      function (v) { return e.categories.indexOf(v) >= 0; });
     press(el, "[data-pii]", "data-pii", function (v) { return v === e.pii; });
     var note = el.querySelector("input.note");
     if (note && document.activeElement !== note) { note.value = e.note || ""; }
@@ -141,7 +145,9 @@ _JS = r"""
   function toggleCategory(el, cat) {
     var e = entryOf(idOf(el));
     var has = e.categories.indexOf(cat) >= 0;
-    e.categories = CATEGORIES.filter(function (c) { return c === cat ? !has : e.categories.indexOf(c) >= 0; });
+    e.categories = CATEGORIES.filter(function (c) {
+      return c === cat ? !has : e.categories.indexOf(c) >= 0;
+    });
     changed(el);
   }
   function setPii(el, value) {
@@ -151,10 +157,12 @@ _JS = r"""
     changed(el);
   }
 
-  // the same rule as spcl.review.reviews.escape_cell: guard formula-like cells, keep numbers numbers
+  // the same rule as spcl.review.reviews.escape_cell: guard formula-like cells,
+  // keep numbers numbers
   function escapeCell(v) {
     v = String(v);
-    if (/^[=+\-@\t\r']/.test(v) && !/^[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?$/.test(v)) { return "'" + v; }
+    if (/^[=+\-@\t\r']/.test(v) &&
+        !/^[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?$/.test(v)) { return "'" + v; }
     return v;
   }
   function quote(v) { return /[",\r\n]/.test(v) ? "\"" + v.replace(/"/g, "\"\"") + "\"" : v; }
@@ -162,7 +170,8 @@ _JS = r"""
     var lines = [data.columns.map(quote).join(",")];
     for (var i = 0; i < data.rows.length; i++) {
       var cells = data.rows[i];
-      var e = state.labels[cells[keyColumn] || cells[0]] || { label: "", categories: [], pii: "", note: "" };
+      var e = state.labels[cells[keyColumn] || cells[0]] ||
+        { label: "", categories: [], pii: "", note: "" };
       var filled = [e.label, e.categories.join(","), e.pii, e.note].map(escapeCell);
       lines.push(cells.concat(filled).map(quote).join(","));
     }
@@ -171,7 +180,8 @@ _JS = r"""
   window.spclLabelsCSV = labelsCSV;
 
   function download() {
-    var name = state.reviewer ? "reviewer-" + state.reviewer.replace(/[^A-Za-z0-9_-]/g, "_") + ".csv"
+    var name = state.reviewer
+      ? "reviewer-" + state.reviewer.replace(/[^A-Za-z0-9_-]/g, "_") + ".csv"
       : "labels-" + data.key.slice(0, 12) + ".csv";
     var blob = new Blob(["\ufeff" + labelsCSV()], { type: "text/csv;charset=utf-8" });
     var a = document.createElement("a");
@@ -193,7 +203,9 @@ _JS = r"""
     var b = t.closest("[data-label],[data-category],[data-pii]");
     if (!b) { save(); return; }
     if (b.hasAttribute("data-label")) { setLabel(el, b.getAttribute("data-label")); }
-    else if (b.hasAttribute("data-category")) { toggleCategory(el, b.getAttribute("data-category")); }
+    else if (b.hasAttribute("data-category")) {
+      toggleCategory(el, b.getAttribute("data-category"));
+    }
     else { setPii(el, b.getAttribute("data-pii")); }
   });
   document.addEventListener("input", function (ev) {
@@ -219,7 +231,9 @@ _JS = r"""
     else if (!el) { return; }
     else if (k === "j" || k === "ArrowDown") { setCurrent(state.current + 1, true); save(); }
     else if (k === "k" || k === "ArrowUp") { setCurrent(state.current - 1, true); save(); }
-    else if (k >= "1" && k <= String(LABELS.length) && k.length === 1) { setLabel(el, LABELS[+k - 1]); }
+    else if (k >= "1" && k <= String(LABELS.length) && k.length === 1) {
+      setLabel(el, LABELS[+k - 1]);
+    }
     else if (CATKEYS[k]) { toggleCategory(el, CATKEYS[k]); }
     else if (k === "y") { setPii(el, "yes"); }
     else if (k === "n") { setPii(el, "no"); }

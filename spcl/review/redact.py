@@ -36,7 +36,8 @@ def redact(
     Overlapping spans merge into one token named after the earliest-starting (then longest) hit.
     Returns the masked text and the hits re-pointed at their tokens.
 
-    >>> redact("d1", "call 010-1234-5678 or 010-1234-5678", [{"type": "PHONE", "start": 5, "end": 18}])[0]
+    >>> hits = [{"type": "PHONE", "start": 5, "end": 18}]
+    >>> redact("d1", "call 010-1234-5678 or 010-1234-5678", hits)[0]
     'call [PHONE] or [PHONE]'
     """
     check_hits(doc_id, text, hits)

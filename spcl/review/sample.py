@@ -180,7 +180,8 @@ def union_bucket(
     """The ``union`` bucket of a row's ``scores``: which models passed their threshold, then the
     LightGBM band.
 
-    >>> union_bucket({"lgbm": 0.3, "svc": 0.4, "lgbm_flag": False, "svc_flag": True}), union_bucket(None)
+    >>> scores = {"lgbm": 0.3, "svc": 0.4, "lgbm_flag": False, "svc_flag": True}
+    >>> union_bucket(scores), union_bucket(None)
     ('svc:<0.5', '-')
     """
     heads = heads_in(scores or ())

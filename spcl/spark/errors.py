@@ -38,8 +38,9 @@ def task_failure_line(err: BaseException) -> str | None:
 
     >>> class Py4JJavaError(Exception): pass
     >>> Py4JJavaError.__module__ = "py4j.protocol"
-    >>> trace = "Job aborted\\n\\tat org.apache...\\nTraceback (most recent call last):\\n  File \\"x.py\\"\\n" \\
-    ...         "ImportError: cannot import name '__version__' from 'spcl' (unknown location)\\n\\tat org..."
+    >>> trace = ("Job aborted\\n\\tat org.apache...\\nTraceback (most recent call last):\\n"
+    ...          "  File \\"x.py\\"\\nImportError: cannot import name '__version__' from 'spcl' "
+    ...          "(unknown location)\\n\\tat org...")
     >>> task_failure_line(Py4JJavaError(trace))[:60]
     "a Spark task failed: ImportError: cannot import name '__vers"
     """

@@ -21,7 +21,8 @@ MESSAGES = (
 def hash_checks(source: str) -> list[int]:
     """Lines of ``source`` that compare a ``….hexdigest()`` or write one of the loader's messages.
 
-    >>> hash_checks('if hashlib.sha256(d).hexdigest() != want:\\n    raise E(f"{p}: model file missing")')
+    >>> hash_checks('if hashlib.sha256(d).hexdigest() != want:\\n'
+    ...             '    raise E(f"{p}: model file missing")')
     [1, 2]
     >>> hash_checks('digest = hashlib.sha256(d).hexdigest()')
     []

@@ -49,7 +49,8 @@ OTHER_MEANINGS: dict[tuple[str, str], str] = {
 def backend_name_literals(source: str, names: frozenset[str]) -> list[tuple[int, str]]:
     """``(line, value)`` of every string literal in ``source`` whose value is one of ``names``.
 
-    >>> backend_name_literals("x = 'rules'\\ny = f(name='vllm', other='vllm x')\\n", frozenset({"rules", "vllm"}))
+    >>> source = "x = 'rules'\\ny = f(name='vllm', other='vllm x')\\n"
+    >>> backend_name_literals(source, frozenset({"rules", "vllm"}))
     [(1, 'rules'), (2, 'vllm')]
     """
     return sorted(

@@ -22,9 +22,9 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
 MAX_DICT_ANY = 269
-"""Lines of spcl/*.py naming ``dict[str, Any]``: 362 before the reports', evaluations' and annotate's typed
-records, 259 after them, 269 once the tree was formatted at 100 columns (a long signature now names its
-parameters one per line)."""
+"""Lines of spcl/*.py naming ``dict[str, Any]``: 362 before the reports', evaluations' and
+annotate's typed records, 259 after them, 269 once the tree was formatted at 100 columns (a long
+signature now names its parameters one per line)."""
 
 
 def dict_any_lines(root: Path = ROOT) -> list[str]:

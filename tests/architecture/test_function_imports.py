@@ -36,7 +36,8 @@ def _is_internal(node: ast.Import | ast.ImportFrom) -> bool:
 def internal_imports(source: str) -> tuple[list[int], list[int]]:
     """``(module-level, function-level)`` line numbers of the internal imports in ``source``.
 
-    >>> internal_imports("from spcl.x import a\\nimport os\\ndef f():\\n    from . import b\\n    import json\\n")
+    >>> internal_imports("from spcl.x import a\\nimport os\\n"
+    ...                  "def f():\\n    from . import b\\n    import json\\n")
     ([1], [4])
     """
     top: list[int] = []

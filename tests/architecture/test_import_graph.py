@@ -171,7 +171,8 @@ def module_edges(imports: dict[str, set[str]]) -> set[tuple[str, str]]:
     """``(module, imported module)`` between spcl modules; a module importing its own package's
     ``__init__`` is left out (a package re-exports its modules: that is not a loop of ideas).
 
-    >>> sorted(module_edges({"spcl.a": {"spcl.a.b"}, "spcl.a.b": {"spcl.a", "spcl.c"}, "spcl.c": {"json"}}))
+    >>> imports = {"spcl.a": {"spcl.a.b"}, "spcl.a.b": {"spcl.a", "spcl.c"}, "spcl.c": {"json"}}
+    >>> sorted(module_edges(imports))
     [('spcl.a', 'spcl.a.b'), ('spcl.a.b', 'spcl.c')]
     """
     modules = set(imports)

@@ -83,7 +83,8 @@ def reads_outside_read_unit(path: Path) -> list[str]:
 
     >>> import tempfile
     >>> f = Path(tempfile.mkdtemp()) / "m.py"
-    >>> _ = f.write_text("def read_unit(s):\n    yield from read_rows(1)\ndef run(p):\n    pf.iter_batches()\n")
+    >>> _ = f.write_text("def read_unit(s):\\n    yield from read_rows(1)\\n"
+    ...                  "def run(p):\\n    pf.iter_batches()\\n")
     >>> reads_outside_read_unit(f)
     ['run: iter_batches']
     """

@@ -91,11 +91,13 @@ def _file_names(scope: ast.AST) -> set[str]:
 def loops_decoding_files(source: str) -> list[int]:
     """Line numbers of ``json.loads`` calls inside a loop or comprehension over a file.
 
-    >>> loops_decoding_files("import json\\nwith open(p) as fh:\\n    for l in fh:\\n        json.loads(l)\\n")
+    >>> loops_decoding_files("import json\\nwith open(p) as fh:\\n"
+    ...                      "    for l in fh:\\n        json.loads(l)\\n")
     [4]
     >>> loops_decoding_files("import json\\nfor part in parts:\\n    json.loads(part)\\n")
     []
-    >>> loops_decoding_files("import json\\nrows = [json.loads(x) for x in p.read_text().splitlines()]\\n")
+    >>> loops_decoding_files("import json\\n"
+    ...                      "rows = [json.loads(x) for x in p.read_text().splitlines()]\\n")
     [2]
     """
     tree = ast.parse(source)

@@ -51,7 +51,8 @@ def head_names(source: str) -> list[tuple[int, str]]:
     """``(line, text)`` of every identifier or non-docstring string literal in ``source`` naming a
     screen head.
 
-    >>> head_names('x = scores["lgbm"]\\ndef f(svc_flag):\\n    "LinearSVC only in a docstring."\\n')
+    >>> head_names('x = scores["lgbm"]\\ndef f(svc_flag):\\n'
+    ...            '    "LinearSVC only in a docstring."\\n')
     [(1, 'lgbm'), (2, 'svc_flag')]
     >>> head_names('y = res.lgbm_score\\nfrom m import LGBM_EDGES as E')
     [(1, 'lgbm_score'), (2, 'LGBM_EDGES')]

@@ -27,7 +27,10 @@ NOT_PERSONAL = [
     "Windows XP: 61.33.17.55:4024 -> 61.33.17.44:139 hops=3",
     "$ ./a.out 157.168.1.128\ninet_net_pton() returned: 32",  # a shell prompt and command
     "ホスト番号は 134.6.4.194 のようにドットによって区切られた",  # 「…のように」: an example
-    "IP アドレスは、ホスト名もしくは 10 進数ドット表現 (例: 153.234.56.78) のどちらでも指定可能です",
+    (
+        "IP アドレスは、ホスト名もしくは 10 進数ドット表現 (例: 153.234.56.78) "
+        "のどちらでも指定可能です"
+    ),
     "クライアントにどの様なパラメータを与えるか (例えばゲートウェイとして 221.177.244.7)",
     "option domain-name-servers 193.5.5.1;",  # configuration words
     "Set the gateway 94.23.1.7 in the router",

@@ -65,19 +65,21 @@ text = "Your ticket TCK-482913 is ready. 今日は晴れです。"
 settings = load_settings(overrides={"screen.enabled": False})
 out = screen_texts([text, "no code here TCK-482913"], settings=settings)
 row = out[0]
-hits = rule_hits(text, [{"type": h.type, "start": h.start, "end": h.end, "validated": h.validated} for h in row.hits],
-                 list(row.reasons))
+hits = rule_hits(text, [{"type": h.type, "start": h.start, "end": h.end, "validated": h.validated}
+                        for h in row.hits], list(row.reasons))
 released = mask_document(text, Extraction(raw=""), hits, DEFAULT_TYPES, False)
 refused = mask_document(text, Extraction(raw=""), hits, ("PERSON",), False)
 only_ko = find_pii(text, load_settings(overrides={"detect.languages": ["ko"]}).detect)
 print(json.dumps({
-    "registered": "TOY_TICKET" in PII_TYPES and "TOY_TICKET" in DETECTORS and "TOY_TICKET" in TYPE_PRIORITY,
+    "registered": "TOY_TICKET" in PII_TYPES and "TOY_TICKET" in DETECTORS
+                  and "TOY_TICKET" in TYPE_PRIORITY,
     "policy": PolicySettings().action("TOY_TICKET"),
     "entity": RULE_HIT_TYPES["TOY_TICKET"], "vocabulary": "TICKET" in DEFAULT_TYPES,
     "label": "TOY_TICKET" in LABEL_TYPES and "TICKET" in LABEL_TYPES,
     "decision": row.decision, "reasons": list(row.reasons), "no_context": out[1].decision,
     "flagging": [(h.type, h.flagging) for h in hits],
-    "masked": released.released.masked_text if released.released else None, "released_reason": released.reason,
+    "masked": released.released.masked_text if released.released else None,
+    "released_reason": released.reason,
     "refused_reason": refused.reason, "only_ko": [h.type for h in only_ko],
 }))
 """

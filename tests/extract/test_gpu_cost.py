@@ -65,7 +65,12 @@ def _input(tmp: Path) -> Path:
 
 
 def _cfg(tmp: Path, **kw: object) -> MaskJobConfig:
-    return MaskJobConfig(str(_input(tmp)), str(tmp / "out"), str(tmp / "vault"), **kw)  # type: ignore[arg-type]
+    return MaskJobConfig(
+        str(_input(tmp)),
+        str(tmp / "out"),
+        str(tmp / "vault"),
+        **kw,  # type: ignore[arg-type]
+    )
 
 
 def test_mask_metrics_carry_prompt_and_completion_tokens_per_document(tmp_path: Path) -> None:

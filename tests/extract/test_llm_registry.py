@@ -63,7 +63,8 @@ def toy_backend(monkeypatch: pytest.MonkeyPatch) -> None:
 def test_a_backend_registered_once_is_built_by_both_factories(toy_backend: None) -> None:
     assert "toy" in registry.backend_names("extractor") and "toy" in registry.backend_names("chat")
     ex = make_extractor("toy", model="m", types=("PHONE",), options={"x": 1}, chunk_chars=500)
-    assert ex.name == "toy" and isinstance(ex.inner, ToyExtractor)  # type: ignore[attr-defined]  # windows
+    # windows
+    assert ex.name == "toy" and isinstance(ex.inner, ToyExtractor)  # type: ignore[attr-defined]
     assert ex.inner.types == ("PHONE",) and ex.inner.opts == {"x": 1}  # type: ignore[attr-defined]
     chat = make_chat("toy", model="m", options={"temperature": 0})
     assert isinstance(chat, ToyChat) and chat.opts == {"temperature": 0}

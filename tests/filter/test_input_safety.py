@@ -308,7 +308,8 @@ def test_6_bom_keeps_the_first_record(tmp_path: Path, engine: str) -> None:
     assert snapshot(src) == before
 
 
-# 7. ids: duplicates counted, non-string ids kept as strings, one row key per record, same in both engines
+# 7. ids: duplicates counted, non-string ids kept as strings, one row key per record, same in both
+# engines
 
 
 def _id_corpus(src: Path) -> None:

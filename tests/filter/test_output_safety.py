@@ -397,12 +397,18 @@ def test_a_worker_failure_is_one_line() -> None:
     trace = (
         "An error occurred while calling o80.collectToPython.\n: org.apache.spark.SparkException:"
         " Job aborted\n"
-        + "\tat org.apache.spark.scheduler.DAGScheduler.failJobAndIndependentStages(DAGScheduler.scala:1)\n"
+        + (
+            "\tat org.apache.spark.scheduler.DAGScheduler.failJobAndIndependentStages"
+            "(DAGScheduler.scala:1)\n"
+        )
         * 40
         + "org.apache.spark.api.python.PythonException: Traceback (most recent call last):\n  File"
         ' "/venv/pyspark/worker.py", line 1, in main\n    func = read_command(pickleSer,'
         " infile)\nImportError: cannot import name '__version__' from 'spcl' (unknown location)\n"
-        + "\tat org.apache.spark.api.python.BasePythonRunner.handlePythonException(PythonRunner.scala:1)\n"
+        + (
+            "\tat org.apache.spark.api.python.BasePythonRunner.handlePythonException"
+            "(PythonRunner.scala:1)\n"
+        )
         * 40
     )
     line = task_failure_line(Py4JJavaError(trace))

@@ -158,7 +158,8 @@ logging.basicConfig(level=logging.INFO, stream=sys.stderr)
 from pyspark.sql import SparkSession
 from spcl.integrations.spark import screen_dataframe
 s = SparkSession.builder.master("local[1]").config("spark.ui.enabled", "false").getOrCreate()
-df = s.createDataFrame([("a", "mail: taro.yamada@mailbox.com"), ("b", "週末は晴れ")], ["id", "text"])
+df = s.createDataFrame([("a", "mail: taro.yamada@mailbox.com"), ("b", "週末は晴れ")],
+                       ["id", "text"])
 print(sorted((r["id"], r["decision"]) for r in screen_dataframe(df).collect()))
 s.stop()
 """

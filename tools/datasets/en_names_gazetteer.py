@@ -76,7 +76,10 @@ def main() -> None:
     Path(args.out).write_text(
         json.dumps(table, ensure_ascii=False, indent=0) + "\n", encoding="utf-8"
     )
-    print(f"{len(table['given'])} given names, {len(table['surname'])} surnames")  # type: ignore[arg-type]
+    print(
+        f"{len(table['given'])} given names, "  # type: ignore[arg-type]
+        f"{len(table['surname'])} surnames"  # type: ignore[arg-type]
+    )
 
 
 if __name__ == "__main__":

@@ -64,8 +64,8 @@ def _nine(d: str, rng: random.Random) -> tuple[str, str]:
     }[form], form
 
 
-_IBAN_COUNTRIES = ["DE", "GB", "FR", "ES", "IT", "NL", "BE", "CH", "AT", "PL", "SE", "NO", "DK", "IE", "PT", "FI",
-                   "SA", "AE", "TR", "GR", "CZ", "HU", "RO", "LU"]  # fmt: skip
+_IBAN_COUNTRIES = ["DE", "GB", "FR", "ES", "IT", "NL", "BE", "CH", "AT", "PL", "SE", "NO", "DK",
+                   "IE", "PT", "FI", "SA", "AE", "TR", "GR", "CZ", "HU", "RO", "LU"]  # fmt: skip
 
 
 def iban(rng: random.Random, country: str | None = None) -> str:
@@ -357,32 +357,39 @@ def make_value(type_: str, lang: str, rng: random.Random) -> Value:
 
 
 TEMPLATES: dict[tuple[str, str], list[str]] = {
-    ("SSN", "en"): ["SSN: {v}", "Social Security number {v}", "My social security number is {v}.", "SSN# {v}",
-                    "Employee SSN {v} is on file.", "Soc. Sec. No. {v}"],
+    ("SSN", "en"): ["SSN: {v}", "Social Security number {v}", "My social security number is {v}.",
+                    "SSN# {v}", "Employee SSN {v} is on file.", "Soc. Sec. No. {v}"],
     ("SSN", "ko"): ["미국 사회보장번호(SSN) {v}", "SSN: {v} 입니다."],
     ("SSN", "ja"): ["社会保障番号（SSN）：{v}", "SSN {v} を記入してください。"],
-    ("ITIN", "en"): ["ITIN: {v}", "Individual Taxpayer Identification Number {v}", "my ITIN is {v}."],
+    ("ITIN", "en"): ["ITIN: {v}", "Individual Taxpayer Identification Number {v}",
+                     "my ITIN is {v}."],
     ("ITIN", "ko"): ["납세자 번호(ITIN) {v}"],
     ("ITIN", "ja"): ["ITIN（個人納税者番号）：{v}"],
-    ("IBAN", "en"): ["IBAN: {v}", "Please wire the deposit to {v}.", "Account (IBAN) {v}, BIC DEUTDEFF."],
+    ("IBAN", "en"): ["IBAN: {v}", "Please wire the deposit to {v}.",
+                     "Account (IBAN) {v}, BIC DEUTDEFF."],
     ("IBAN", "ko"): ["IBAN {v}로 송금해 주세요.", "해외 계좌(IBAN): {v}"],
     ("IBAN", "ja"): ["IBAN：{v}", "振込先IBAN {v} までお願いします。"],
-    ("IP", "en"): ["Failed login from {v}{t}.", "client IP {v}{t}", "My home IP is {v}{t} if you need it.",
-                   "Access from {v}{t} was blocked."],
+    ("IP", "en"): ["Failed login from {v}{t}.", "client IP {v}{t}",
+                   "My home IP is {v}{t} if you need it.", "Access from {v}{t} was blocked."],
     ("IP", "ko"): ["접속 IP: {v}{t}", "{v}{t}에서 로그인했습니다."],
     ("IP", "ja"): ["接続元IP：{v}{t}", "{v}{t} からのアクセスを確認しました。"],
     ("CREDENTIAL", "en"): ["{h}{v}{t}"],
     ("CREDENTIAL", "ko"): ["{h}{v}{t}"],
     ("CREDENTIAL", "ja"): ["{h}{v}{t}"],
-    ("PASSPORT", "en"): ["Passport No. {v}", "passport number {v}", "My passport {v} expires in 2027.",
-                         "Passport: {v}"],
-    ("PASSPORT", "ko"): ["여권번호 {v}", "여권 번호: {v}", "여권({v})을 지참하세요."],
-    ("PASSPORT", "ja"): ["旅券番号：{v}", "パスポート番号 {v}", "パスポートNo. {v}"],
+    ("PASSPORT", "en"): ["Passport No. {v}", "passport number {v}",
+                         "My passport {v} expires in 2027.", "Passport: {v}"],
+    ("PASSPORT", "ko"): ["여권번호 {v}", "여권 번호: {v}",
+                         "여권({v})을 지참하세요."],
+    ("PASSPORT", "ja"): ["旅券番号：{v}", "パスポート番号 {v}",
+                         "パスポートNo. {v}"],
     ("DRIVER_LICENSE", "en"): ["driver's license number {v}", "Driving licence: {v}"],
-    ("DRIVER_LICENSE", "ko"): ["운전면허번호 {v}", "운전면허증 번호: {v}", "면허번호 {v} 확인"],
-    ("DRIVER_LICENSE", "ja"): ["運転免許証番号：{v}", "免許証番号 第{v}号", "運転免許 {v}"],
-    ("ADDRESS", "en"): ["I live at {v}.", "Ship to {v}", "Her address is {v}.", "Send the documents to {v} by Friday.",
-                        "Mailing address: {v}", "The office at {v} is closed."],
+    ("DRIVER_LICENSE", "ko"): ["운전면허번호 {v}", "운전면허증 번호: {v}",
+                               "면허번호 {v} 확인"],
+    ("DRIVER_LICENSE", "ja"): ["運転免許証番号：{v}", "免許証番号 第{v}号",
+                               "運転免許 {v}"],
+    ("ADDRESS", "en"): ["I live at {v}.", "Ship to {v}", "Her address is {v}.",
+                        "Send the documents to {v} by Friday.", "Mailing address: {v}",
+                        "The office at {v} is closed."],
 }  # fmt: skip
 """Statements per (type, carrier language); ``{h}``/``{t}`` take the generator's head and tail."""
 
@@ -395,59 +402,74 @@ def _bad_iban(rng: random.Random) -> str:
 
 NEGATIVES: dict[str, tuple[Callable[[random.Random], str], dict[str, list[str]]]] = {
     "invalid-ssn": (
-        lambda r: r.choice([f"000-{_d(r, 2)}-{_d(r, 4)}", f"666-{r.randint(10, 99)}-{r.randint(1000, 9999)}",
+        lambda r: r.choice([f"000-{_d(r, 2)}-{_d(r, 4)}",
+                            f"666-{r.randint(10, 99)}-{r.randint(1000, 9999)}",
                             f"{r.randint(100, 899)}-00-{r.randint(1000, 9999)}",
                             f"{r.randint(100, 665)}-{r.randint(10, 99)}-0000",
-                            "078-05-1120", "219-09-9999", f"9{_d(r, 2)}-{r.randint(10, 49)}-{_d(r, 4)}"]),
-        {"en": ["SSN: {v}", "the social security number {v} printed on the sample card"], "ko": ["SSN {v}"],
-         "ja": ["SSN：{v}"]},
+                            "078-05-1120", "219-09-9999",
+                            f"9{_d(r, 2)}-{r.randint(10, 49)}-{_d(r, 4)}"]),
+        {"en": ["SSN: {v}", "the social security number {v} printed on the sample card"],
+         "ko": ["SSN {v}"], "ja": ["SSN：{v}"]},
     ),
     "bad-iban": (_bad_iban, {"en": ["IBAN: {v}"], "ko": ["IBAN {v}"], "ja": ["IBAN：{v}"]}),
     "private-ip": (
         lambda r: r.choice(["127.0.0.1", "0.0.0.0", "255.255.255.0", "224.0.0.251",
-                            f"169.254.{r.randint(1, 254)}.{r.randint(1, 254)}", f"198.51.100.{r.randint(1, 254)}",
+                            f"169.254.{r.randint(1, 254)}.{r.randint(1, 254)}",
+                            f"198.51.100.{r.randint(1, 254)}",
                             f"192.0.2.{r.randint(1, 254)}",
                             f"100.{r.randint(64, 127)}.{r.randint(0, 255)}.{r.randint(1, 254)}",
-                            "::1", "fe80::1ff:fe23:4567:890a", "2001:db8::8a2e:370:7334", "8.8.8.8", "1.1.1.1"]),
+                            "::1", "fe80::1ff:fe23:4567:890a", "2001:db8::8a2e:370:7334",
+                            "8.8.8.8", "1.1.1.1"]),
         {"en": ["Bind the server to {v} first.", "nameserver {v}"], "ko": ["서버 주소 {v}"],
          "ja": ["アドレス {v} に接続"]},
     ),
     "version-quad": (
-        lambda r: r.choice([f"v{r.randint(1, 9)}.{r.randint(0, 30)}.{r.randint(0, 30)}.{r.randint(1, 99)}",
-                            f"{r.randint(1, 9)}.{r.randint(0, 30)}.{r.randint(0, 30)}.{r.randint(1, 99)}-beta",
-                            f"{r.randint(1, 9)}.{r.randint(0, 9)}.{r.randint(0, 9)}.{r.randint(1, 9)}"]),
-        {"en": ["Upgrade to version {v} today.", "release {v} fixes the bug", "section {v} of the manual"],
+        lambda r: r.choice([
+            f"v{r.randint(1, 9)}.{r.randint(0, 30)}.{r.randint(0, 30)}.{r.randint(1, 99)}",
+            f"{r.randint(1, 9)}.{r.randint(0, 30)}.{r.randint(0, 30)}.{r.randint(1, 99)}-beta",
+            f"{r.randint(1, 9)}.{r.randint(0, 9)}.{r.randint(0, 9)}.{r.randint(1, 9)}",
+        ]),
+        {"en": ["Upgrade to version {v} today.", "release {v} fixes the bug",
+                "section {v} of the manual"],
          "ko": ["버전 {v}로 업데이트"], "ja": ["バージョン {v} で修正"]},
     ),
     "hash": (
-        lambda r: r.choice([_s(r, "0123456789abcdef", 40), _s(r, "0123456789abcdef", 7), _s(r, "0123456789abcdef", 64),
-                            _s(r, "0123456789ABCDEF", 32)]),
-        {"en": ["commit {v} reverted the change", "sha256sum: {v}"], "ko": ["커밋 {v}"], "ja": ["チェックサム {v}"]},
+        lambda r: r.choice([_s(r, "0123456789abcdef", 40), _s(r, "0123456789abcdef", 7),
+                            _s(r, "0123456789abcdef", 64), _s(r, "0123456789ABCDEF", 32)]),
+        {"en": ["commit {v} reverted the change", "sha256sum: {v}"], "ko": ["커밋 {v}"],
+         "ja": ["チェックサム {v}"]},
     ),
     "placeholder-key": (
-        lambda r: r.choice(["aws_access_key_id = AKIAIOSFODNN7EXAMPLE", "AKIAXXXXXXXXXXXXXXXX",
-                            "GITHUB_TOKEN=ghp_xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx", 'password = "changeme"',
-                            'password: "<your-password>"', "DB_PASSWORD=${DB_PASSWORD}", "api_key: YOUR_API_KEY",
-                            'password = ""', "password=********", "token: <token>", "secret = os.environ['SECRET']",
-                            "password = get_password()", "-----BEGIN PRIVATE KEY-----\n...\n-----END PRIVATE KEY-----",
-                            "xoxb-xxxxxxxxxxxx-xxxxxxxxxxxx-xxxxxxxxxxxxxxxxxxxxxxxx"]),
-        {"en": ["Example config: {v}", "Replace the placeholder {v} with yours."], "ko": ["설정 예시: {v}"],
-         "ja": ["設定例：{v}"]},
+        lambda r: r.choice([
+            "aws_access_key_id = AKIAIOSFODNN7EXAMPLE", "AKIAXXXXXXXXXXXXXXXX",
+            "GITHUB_TOKEN=ghp_xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx", 'password = "changeme"',
+            'password: "<your-password>"', "DB_PASSWORD=${DB_PASSWORD}", "api_key: YOUR_API_KEY",
+            'password = ""', "password=********", "token: <token>", "secret = os.environ['SECRET']",
+            "password = get_password()",
+            "-----BEGIN PRIVATE KEY-----\n...\n-----END PRIVATE KEY-----",
+            "xoxb-xxxxxxxxxxxx-xxxxxxxxxxxx-xxxxxxxxxxxxxxxxxxxxxxxx",
+        ]),
+        {"en": ["Example config: {v}", "Replace the placeholder {v} with yours."],
+         "ko": ["설정 예시: {v}"], "ja": ["設定例：{v}"]},
     ),
     "order-3-2-4": (
         lambda r: f"{r.randint(100, 899)}-{r.randint(10, 99)}-{r.randint(1000, 9999)}",
-        {"en": ["Order no. {v} has shipped.", "Invoice {v} is attached."], "ko": ["주문번호 {v} 배송 시작"],
-         "ja": ["注文番号 {v} を発送しました。"]},
+        {"en": ["Order no. {v} has shipped.", "Invoice {v} is attached."],
+         "ko": ["주문번호 {v} 배송 시작"], "ja": ["注文番号 {v} を発送しました。"]},
     ),
     "isbn-10": (
-        lambda r: f"ISBN {r.randint(0, 9)}-{r.randint(100, 999)}-{r.randint(10000, 99999)}-{r.randint(0, 9)}",
+        lambda r: (
+            f"ISBN {r.randint(0, 9)}-{r.randint(100, 999)}-"
+            f"{r.randint(10000, 99999)}-{r.randint(0, 9)}"
+        ),
         {"en": ["See {v}."], "ko": ["참고: {v}"], "ja": ["参考：{v}"]},
     ),
     "document-shaped": (
-        lambda r: r.choice([f"M{_d(r, 8)}", f"TK{_d(r, 7)}", f"{r.randint(11, 28)}-{_d(r, 2)}-{_d(r, 6)}-{_d(r, 2)}",
+        lambda r: r.choice([f"M{_d(r, 8)}", f"TK{_d(r, 7)}",
+                            f"{r.randint(11, 28)}-{_d(r, 2)}-{_d(r, 6)}-{_d(r, 2)}",
                             f"A{_d(r, 8)}"]),
-        {"en": ["Model {v} is out of stock.", "Part {v} ships next week."], "ko": ["모델명 {v} 품절"],
-         "ja": ["型番 {v} は在庫切れです。"]},
+        {"en": ["Model {v} is out of stock.", "Part {v} ships next week."],
+         "ko": ["모델명 {v} 품절"], "ja": ["型番 {v} は在庫切れです。"]},
     ),
     "city-state-zip": (
         lambda r: "{}, {} {}".format(*r.choice(_CITIES)),

