@@ -37,6 +37,7 @@ from spcl.annotate.summary import (
     teacher_report,
 )
 from spcl.annotate.teachers import TeacherJson
+from spcl.executor.state import DoneMarker
 from spcl.manifest import manifest_ref, record_counts, write_manifest
 from spcl.screen import CATEGORIES
 
@@ -143,7 +144,7 @@ def finalize(cfg: AnnotateConfig, run: AnnotateRun) -> dict[str, Any]:
 
 
 def _merge_parts(
-    work: Path, done: dict[str, dict[str, Any]]
+    work: Path, done: dict[str, DoneMarker]
 ) -> tuple[dict[str, Any], dict[str, list[dict[str, Any]]]]:
     """The summed counts of every committed file and its part rows, ``{part: rows}``, in key
     order."""

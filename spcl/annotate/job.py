@@ -65,6 +65,7 @@ from spcl.annotate.teachers import make_client
 from spcl.config import InputSettings
 from spcl.executor import JobError, Plan, RunInfo, run_local, run_spark
 from spcl.executor.filejob import FileJob
+from spcl.executor.state import DoneMarker
 from spcl.executor.unitpass import UnitPass
 from spcl.extract.backends.chat import ChatClient
 from spcl.extract.backends.registry import is_server_backend
@@ -115,7 +116,7 @@ class AnnotateStage(FileJob):
         balance)."""
         return cfg.parts_hash()
 
-    def needs_retry(self, cfg: AnnotateConfig, marker: dict[str, Any]) -> bool:
+    def needs_retry(self, cfg: AnnotateConfig, marker: DoneMarker) -> bool:
         """Pending records to ask about again."""
         return bool(marker.get("pending"))
 

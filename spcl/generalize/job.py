@@ -43,7 +43,7 @@ import pyarrow.parquet as pq
 from spcl.executor import JobError, Plan, RunInfo, run_local, run_spark
 from spcl.executor.counts import rate
 from spcl.executor.flagged import batch_row_keys, count_rows, file_key, list_input_files, open_input
-from spcl.executor.state import write_json_atomic
+from spcl.executor.state import DoneMarker, write_json_atomic
 from spcl.executor.unitpass import UnitPass
 from spcl.executor.vaultjob import PartRows, VaultJob, VaultRun
 from spcl.extract.backends import Extractor
@@ -106,7 +106,7 @@ class GeneralizeStage(VaultJob):
         """The flagged Parquet files and their keys."""
         return [(p, file_key(p, cfg.input)) for p in list_input_files(cfg.input)]
 
-    def needs_retry(self, cfg: GeneralizeJobConfig, marker: dict[str, Any]) -> bool:
+    def needs_retry(self, cfg: GeneralizeJobConfig, marker: DoneMarker) -> bool:
         """Transient failures to retry."""
         return bool(marker.get("stats", {}).get("failed_transient"))
 

@@ -20,6 +20,7 @@ from typing import Any, ClassVar
 import pyarrow as pa
 
 from spcl.executor import JobError, Plan, RunInfo, run_local, run_spark
+from spcl.executor.state import DoneMarker
 from spcl.executor.unitpass import UnitPass
 from spcl.executor.vaultjob import VaultJob
 from spcl.extract.backends import (
@@ -153,12 +154,12 @@ class MaskStage(VaultJob):
         """The flagged Parquet files and their keys."""
         return [(p, file_key(p, cfg.input)) for p in list_input_files(cfg.input)]
 
-    def needs_retry(self, cfg: MaskJobConfig, marker: dict[str, Any]) -> bool:
+    def needs_retry(self, cfg: MaskJobConfig, marker: DoneMarker) -> bool:
         """Transient failures (all failures with ``retry_failed``) to retry."""
         stats = marker.get("stats", {})
         return bool(stats.get("failed_transient") or (cfg.retry_failed and stats.get("failed")))
 
-    def check_marker(self, path: Path, marker: dict[str, Any]) -> dict[str, Any]:
+    def check_marker(self, path: Path, marker: DoneMarker) -> DoneMarker:
         """The marker when its fields have the right kinds (``spcl.mask_stage.state``), else
         ``MarkerError``."""
         return checked_marker(path, marker).to_dict()
@@ -241,14 +242,15 @@ class MaskStage(VaultJob):
         stats.seconds += time.perf_counter() - run.started
         run.records = stats.documents
         ex = worker.extractor
-        return Marker(
+        marker = Marker(
             **run.unit.marker,
             backend=ex.name,
             model=ex.model,
             prompt_version=ex.prompt_version,
             config_hash=worker.config_hash,
             stats=stats,
-        ).to_dict()
+        )
+        return dict(marker.to_dict())
 
     def log_unit(self, run: MaskPass) -> None:
         """The file's counts."""
