@@ -52,6 +52,10 @@ from spcl.io.inputs import check_job_output
 from spcl.manifest import sha256_file
 from spcl.progress import Progress
 
+Reconciliation = dict[str, int | bool | list[str]]
+"""What :meth:`FileJob.reconcile` finds: ``input_rows``, the rows of each part (named by the job),
+``ok`` and ``uncommitted_files``."""
+
 MARKER_HASH_FIELDS: tuple[Literal["release_hash", "parts_hash"], ...] = (
     "release_hash",
     "parts_hash",
@@ -355,7 +359,7 @@ class FileJob(FileStage):
         keyed: Iterable[tuple[Path, str]],
         hashes: dict[str, str],
         parts: tuple[str, ...],
-    ) -> dict[str, Any]:
+    ) -> Reconciliation:
         """``input rows == sum of the parts`` over the current input files (from the Parquet footers
         of ``<output>/<part>/``); a file without a done-marker for its current content is
         uncommitted."""
@@ -379,4 +383,11 @@ class FileJob(FileStage):
         }
 
 
-__all__ = ["MARKER_HASH_FIELDS", "FileJob", "JobError", "footer_rows", "marker_hash"]
+__all__ = [
+    "MARKER_HASH_FIELDS",
+    "FileJob",
+    "JobError",
+    "Reconciliation",
+    "footer_rows",
+    "marker_hash",
+]

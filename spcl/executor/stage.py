@@ -32,6 +32,7 @@ from spcl.progress import Progress
 
 C = TypeVar("C")
 W = TypeVar("W")
+R_co = TypeVar("R_co", covariant=True)  # a stage's metrics: only returned
 C_contra = TypeVar("C_contra", contravariant=True)  # a reader only takes the configuration
 
 
@@ -85,9 +86,10 @@ class RunInfo:
     from it)."""
 
 
-class Stage(Protocol, Generic[C, W]):
+class Stage(Protocol, Generic[C, W, R_co]):
     """A job the executors can run. ``C`` is its config (a dataclass with ``run_id`` and
-    ``to_json``/ ``from_json``), ``W`` its worker (what :meth:`setup` builds once per process)."""
+    ``to_json``/ ``from_json``), ``W`` its worker (what :meth:`setup` builds once per process),
+    ``R_co`` its metrics (what :meth:`finish` returns, and the executors with it)."""
 
     name: ClassVar[str]
     """Short name (``mask``): the Spark application is ``spcl-<name>``."""
@@ -156,7 +158,7 @@ class Stage(Protocol, Generic[C, W]):
         """Release the worker's clients."""
         ...
 
-    def finish(self, cfg: C, plan: Plan, run: RunInfo, worker: W | None) -> dict[str, Any]:
+    def finish(self, cfg: C, plan: Plan, run: RunInfo, worker: W | None) -> R_co:
         """Reconcile, write metrics and manifests; returns the metrics (``worker`` on the python
         engine)."""
         ...

@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import Any, TypedDict, cast
 
@@ -23,7 +23,7 @@ from spcl.io.atomic import write_atomic
 from spcl.io.jsonl import read_jsonl_objects
 
 
-def write_json_atomic(path: Path, data: dict[str, Any], *, private: bool = False) -> None:
+def write_json_atomic(path: Path, data: Mapping[str, object], *, private: bool = False) -> None:
     """Write ``data`` as JSON (indent 1, sorted keys, final newline) to ``path`` under a temporary
     name, then move it into place (``spcl.io.atomic.write_atomic``); ``private`` creates it with
     mode 0600."""
