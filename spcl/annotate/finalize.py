@@ -115,7 +115,7 @@ class _Merged:
     bal: Balance
 
 
-def finalize(cfg: AnnotateConfig, run: AnnotateRun) -> dict[str, Any]:
+def finalize(cfg: AnnotateConfig, run: AnnotateRun) -> AnnotateReport:
     """Write labelled / rejected / dropped, ``report.json``, ``agreement.png`` and both manifests;
     returns the report. ``report["reconciliation"]["ok"]`` is False when some input record is in no
     output; ``report["counts"]["pending"]`` counts the records left for a rerun (transient backend
@@ -140,7 +140,7 @@ def finalize(cfg: AnnotateConfig, run: AnnotateRun) -> dict[str, Any]:
     write_private_atomic(out / REPORT, json.dumps(report, indent=2, ensure_ascii=False) + "\n")
     plot_agreement(pairs, out / CHART)
     _write_manifests(cfg, len(done), report, len(kept), pairs)
-    return dict(report)  # the executor's stages hand back plain JSON dicts
+    return report
 
 
 def _merge_parts(

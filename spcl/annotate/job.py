@@ -59,7 +59,7 @@ from spcl.annotate.config import (
     read_jsonl,
     write_private_atomic,
 )
-from spcl.annotate.finalize import finalize
+from spcl.annotate.finalize import AnnotateReport, finalize
 from spcl.annotate.runner import AnnotatePass, AnnotateRunner
 from spcl.annotate.teachers import make_client
 from spcl.config import InputSettings
@@ -242,7 +242,7 @@ class AnnotateStage(FileJob):
 
     def finish(
         self, cfg: AnnotateConfig, plan: Plan, run: RunInfo, worker: AnnotateRunner | None
-    ) -> dict[str, Any]:
+    ) -> AnnotateReport:
         """Merge the parts, balance, write the outputs and the report
         (``spcl.annotate.finalize``)."""
         return finalize(
@@ -262,7 +262,7 @@ STAGE = AnnotateStage()
 
 def run_annotate(
     cfg: AnnotateConfig, clients: dict[str, ChatClient] | None = None
-) -> dict[str, Any]:
+) -> AnnotateReport:
     """Run the job in this process over every unfinished input file, then finalize; returns
     ``report.json``."""
     return run_local(STAGE, cfg, clients)
@@ -270,7 +270,7 @@ def run_annotate(
 
 def run_annotate_spark(
     cfg: AnnotateConfig, master: str | None = None, submitted: bool = False
-) -> dict[str, Any]:
+) -> AnnotateReport:
     """Run the job with Spark: one task per unfinished input file (the same ``AnnotateRunner`` code
     on executors), then finalize on the driver. Paths must be visible to every executor.
     ``submitted``: running under spark-submit (``jobs/*.py``), whose master is kept unless
