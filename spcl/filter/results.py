@@ -8,7 +8,6 @@ import hashlib
 import json
 import time
 from collections import Counter
-from typing import Any
 
 import pyarrow.fs as pafs
 
