@@ -23,7 +23,16 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from typing import Any, ClassVar, Generic, Literal, Protocol, TypeVar, runtime_checkable
+from typing import (
+    Any,
+    ClassVar,
+    Generic,
+    Literal,
+    Protocol,
+    TypedDict,
+    TypeVar,
+    runtime_checkable,
+)
 
 from spcl.executor.errors import JobError
 from spcl.executor.runs import with_run_id
@@ -36,6 +45,13 @@ R_co = TypeVar("R_co", covariant=True)  # a stage's metrics: only returned
 C_contra = TypeVar("C_contra", contravariant=True)  # a reader only takes the configuration
 
 
+class UnitReportJson(TypedDict):
+    """A :class:`UnitReport` as JSON (what a Spark task sends back)."""
+
+    key: str
+    records: int
+
+
 @dataclass(slots=True)
 class UnitReport:
     """What processing one unit returns to the driver: its key and how many records this run asked
@@ -45,12 +61,12 @@ class UnitReport:
     key: str
     records: int = 0
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> UnitReportJson:
         """JSON-ready (what a Spark task sends back)."""
         return {"key": self.key, "records": self.records}
 
     @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> UnitReport:
+    def from_dict(cls, data: UnitReportJson) -> UnitReport:
         """A report back from :meth:`to_dict`."""
         return cls(key=str(data["key"]), records=int(data["records"]))
 
