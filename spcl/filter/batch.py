@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol, TypedDict
 
 import numpy as np
 import pyarrow as pa
@@ -125,7 +125,18 @@ def context_for(settings_json: str) -> FilterContext:
     return build_context(Settings.model_validate_json(settings_json))
 
 
-def _hit_rows(hits: list[Hit]) -> list[dict[str, Any]]:
+class HitRow(TypedDict):
+    """One entry of the output's ``hits`` column: a rule detection (:class:`spcl.rule_types.Hit`)
+    without its text."""
+
+    type: str
+    start: int
+    end: int
+    validated: bool | None
+    detector: str
+
+
+def _hit_rows(hits: list[Hit]) -> list[HitRow]:
     return [
         {
             "type": h.type,
