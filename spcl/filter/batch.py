@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol, TypedDict
+from typing import TYPE_CHECKING, Any, Protocol
 
 import numpy as np
 import pyarrow as pa
@@ -26,6 +26,7 @@ from spcl.filter.route import decide, reported_hits, rule_reasons, screen_reason
 from spcl.io.schema import SCORES_TYPE, output_schema, row_key, scores_type
 from spcl.labels import CATEGORIES
 from spcl.resources import resolve_path
+from spcl.rule_types import HitRow
 from spcl.screen.heads import DEFAULT_OUTPUTS
 from spcl.screen.kinds import load_any
 from spcl.text import guess_langs, normalize
@@ -123,17 +124,6 @@ def build_context(settings: Settings) -> FilterContext:
 def context_for(settings_json: str) -> FilterContext:
     """The worker-wide context for serialized settings, built on first use and then reused."""
     return build_context(Settings.model_validate_json(settings_json))
-
-
-class HitRow(TypedDict):
-    """One entry of the output's ``hits`` column: a rule detection (:class:`spcl.rule_types.Hit`)
-    without its text."""
-
-    type: str
-    start: int
-    end: int
-    validated: bool | None
-    detector: str
 
 
 def _hit_rows(hits: list[Hit]) -> list[HitRow]:
