@@ -24,6 +24,7 @@ import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from importlib import import_module
+from typing import TypedDict
 
 LANGUAGES: tuple[str, ...] = ("ja", "ko", "en")
 """Languages a detector may declare (its text languages and the keys of its context words)."""
@@ -43,6 +44,17 @@ class Hit:
     RRN or a type with no checksum). ``detector`` names the detector and its version, e.g.
     ``"rrn_kr@1"``.
     """
+
+    type: str
+    start: int
+    end: int
+    validated: bool | None
+    detector: str
+
+
+class HitRow(TypedDict):
+    """A :class:`Hit` as one entry of a filter output's ``hits`` column (what ``spcl mask`` reads
+    back; a reader still guards against a malformed entry)."""
 
     type: str
     start: int

@@ -17,7 +17,13 @@ from spcl.annotate.teachers import TeacherSpec, name_teachers
 from spcl.config import InputSettings
 from spcl.config_models import JobConfig
 from spcl.executor.errors import JobError
-from spcl.executor.state import load_json_markers, read_json_marker, read_jsonl, write_json_atomic
+from spcl.executor.state import (
+    DoneMarker,
+    load_json_markers,
+    read_json_marker,
+    read_jsonl,
+    write_json_atomic,
+)
 from spcl.executor.units import list_unit_files, record_file_key
 from spcl.io.atomic import write_atomic
 from spcl.io.jsonl import jsonl_text
@@ -190,11 +196,11 @@ def merge_counts(mine: dict[str, Any], theirs: dict[str, Any]) -> dict[str, Any]
     return mine
 
 
-def read_marker(path: Path) -> dict[str, Any] | None:
+def read_marker(path: Path) -> DoneMarker | None:
     """A done-marker, or ``None`` when the file was never committed."""
     return read_json_marker(path)
 
 
-def load_done(out: str | Path) -> dict[str, dict[str, Any]]:
+def load_done(out: str | Path) -> dict[str, DoneMarker]:
     """``{key: done-marker}`` of every committed input file of an output folder."""
     return load_json_markers(Path(out) / WORK / "done")

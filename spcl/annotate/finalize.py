@@ -37,6 +37,7 @@ from spcl.annotate.summary import (
     teacher_report,
 )
 from spcl.annotate.teachers import TeacherJson
+from spcl.executor.state import DoneMarker
 from spcl.manifest import manifest_ref, record_counts, write_manifest
 from spcl.screen import CATEGORIES
 
@@ -114,7 +115,7 @@ class _Merged:
     bal: Balance
 
 
-def finalize(cfg: AnnotateConfig, run: AnnotateRun) -> dict[str, Any]:
+def finalize(cfg: AnnotateConfig, run: AnnotateRun) -> AnnotateReport:
     """Write labelled / rejected / dropped, ``report.json``, ``agreement.png`` and both manifests;
     returns the report. ``report["reconciliation"]["ok"]`` is False when some input record is in no
     output; ``report["counts"]["pending"]`` counts the records left for a rerun (transient backend
@@ -139,11 +140,11 @@ def finalize(cfg: AnnotateConfig, run: AnnotateRun) -> dict[str, Any]:
     write_private_atomic(out / REPORT, json.dumps(report, indent=2, ensure_ascii=False) + "\n")
     plot_agreement(pairs, out / CHART)
     _write_manifests(cfg, len(done), report, len(kept), pairs)
-    return dict(report)  # the executor's stages hand back plain JSON dicts
+    return report
 
 
 def _merge_parts(
-    work: Path, done: dict[str, dict[str, Any]]
+    work: Path, done: dict[str, DoneMarker]
 ) -> tuple[dict[str, Any], dict[str, list[dict[str, Any]]]]:
     """The summed counts of every committed file and its part rows, ``{part: rows}``, in key
     order."""

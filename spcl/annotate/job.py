@@ -64,12 +64,13 @@ from spcl.annotate.config import (
     read_jsonl,
     write_private_atomic,
 )
-from spcl.annotate.finalize import finalize
+from spcl.annotate.finalize import AnnotateReport, finalize
 from spcl.annotate.runner import AnnotatePass, AnnotateRunner
 from spcl.annotate.teachers import make_client
 from spcl.config import InputSettings
 from spcl.executor import JobError, Plan, RunInfo, run_local, run_spark
 from spcl.executor.filejob import FileJob
+from spcl.executor.state import DoneMarker
 from spcl.executor.unitpass import UnitPass
 from spcl.extract.backends.chat import ChatClient
 from spcl.extract.backends.registry import is_server_backend
@@ -120,7 +121,7 @@ class AnnotateStage(FileJob):
         balance)."""
         return cfg.parts_hash()
 
-    def needs_retry(self, cfg: AnnotateConfig, marker: dict[str, Any]) -> bool:
+    def needs_retry(self, cfg: AnnotateConfig, marker: DoneMarker) -> bool:
         """Pending records to ask about again."""
         return bool(marker.get("pending"))
 
@@ -246,7 +247,7 @@ class AnnotateStage(FileJob):
 
     def finish(
         self, cfg: AnnotateConfig, plan: Plan, run: RunInfo, worker: AnnotateRunner | None
-    ) -> dict[str, Any]:
+    ) -> AnnotateReport:
         """Merge the parts, balance, write the outputs and the report
         (``spcl.annotate.finalize``)."""
         return finalize(
@@ -266,7 +267,7 @@ STAGE = AnnotateStage()
 
 def run_annotate(
     cfg: AnnotateConfig, clients: dict[str, ChatClient] | None = None
-) -> dict[str, Any]:
+) -> AnnotateReport:
     """Run the job in this process over every unfinished input file, then finalize; returns
     ``report.json``."""
     return run_local(STAGE, cfg, clients)
@@ -274,7 +275,7 @@ def run_annotate(
 
 def run_annotate_spark(
     cfg: AnnotateConfig, master: str | None = None, submitted: bool = False
-) -> dict[str, Any]:
+) -> AnnotateReport:
     """Run the job with Spark: one task per unfinished input file (the same ``AnnotateRunner`` code
     on executors), then finalize on the driver. Paths must be visible to every executor.
     ``submitted``: running under spark-submit (``jobs/*.py``), whose master is kept unless

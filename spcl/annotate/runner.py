@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TypedDict
 
 import pyarrow as pa
 
@@ -46,7 +46,31 @@ class AnnotatePass(UnitRun):
     asked: set[int] = field(default_factory=set)
 
 
-def _teacher_stats() -> dict[str, Any]:
+class TeacherStats(TypedDict):
+    """One teacher's (or the verifier's) counts in a file's stats: documents asked, outputs, parsed
+    votes, failures by kind, tokens and seconds."""
+
+    documents: int
+    outputs: int
+    parsed: int
+    parse_failures: dict[str, int]
+    backend_errors: dict[str, int]
+    generated_tokens: int
+    wall_seconds: float
+    latency_seconds: float
+
+
+class Candidate(TypedDict):
+    """A record to ask the teachers about: its id, normalized text, language and position in the
+    file."""
+
+    id: str
+    text: str
+    lang: str
+    position: int
+
+
+def _teacher_stats() -> TeacherStats:
     return {
         "documents": 0,
         "outputs": 0,
@@ -106,7 +130,7 @@ class AnnotateRunner:
             client.check()
 
     def _ask(
-        self, name: str, requests: list[ChatRequest], stats: dict[str, Any]
+        self, name: str, requests: list[ChatRequest], stats: dict[str, TeacherStats]
     ) -> list[TeacherVote]:
         t0 = time.perf_counter()
         replies = self.clients[name].complete(requests)
@@ -125,14 +149,14 @@ class AnnotateRunner:
                 if tv.vote is not None:
                     st["parsed"] += 1
                 else:
-                    st["parse_failures"][tv.parse_failure] = (
-                        st["parse_failures"].get(tv.parse_failure, 0) + 1
-                    )
+                    kind = tv.parse_failure
+                    assert kind is not None  # from_output: no vote, no error -> a parse failure
+                    st["parse_failures"][kind] = st["parse_failures"].get(kind, 0) + 1
             votes.append(tv)
         return votes
 
     def annotate(
-        self, docs: list[dict[str, Any]], stats: dict[str, Any]
+        self, docs: list[Candidate], stats: dict[str, Any]
     ) -> list[tuple[Decision, list[TeacherVote], TeacherVote | None]]:
         """Ask every teacher about ``docs`` (dicts with ``text``), filter, verify; one outcome
         per doc."""
@@ -176,7 +200,7 @@ class AnnotateRunner:
                 {"id": doc_id, "reason": reason, "source_file": source_file, "position": position}
             )
 
-        docs: list[dict[str, Any]] = []
+        docs: list[Candidate] = []
         for (doc_id, text, meta, error, position), verdict in zip(
             zip(
                 *(batch.column(c).to_pylist() for c in ("id", "text", "meta", "error", "position")),

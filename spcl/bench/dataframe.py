@@ -15,8 +15,9 @@ from __future__ import annotations
 import os
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import NotRequired, TypedDict
 
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -25,6 +26,7 @@ from spcl.bench.processes import WorkerMemory
 from spcl.bench.realtext import real_documents
 from spcl.config import load_settings
 from spcl.filter.job import FilterJob, run_filter
+from spcl.filter.stats import StatsJson
 from spcl.spark import build_session
 
 
@@ -45,7 +47,7 @@ def write_parquet_corpus(folder: Path, docs: int, seed: int, files: int = 8) -> 
     return paths
 
 
-def _timed(run: Any) -> tuple[float, float]:
+def _timed(run: Callable[[], object]) -> tuple[float, float]:
     """Wall seconds and CPU seconds (Python workers + JVM) of ``run()``."""
     monitor = WorkerMemory()
     monitor.start()
@@ -58,9 +60,29 @@ def _timed(run: Any) -> tuple[float, float]:
     return seconds, monitor.cpu_seconds
 
 
+class PathSpeed(TypedDict):
+    """One path's speed: documents per second per core, and per CPU second."""
+
+    docs_per_s_per_core: float
+    docs_per_cpu_s: float
+
+
+class DataframeBench(TypedDict):
+    """What :func:`run_dataframe_bench` measured."""
+
+    docs: int
+    cores: int
+    load_average: list[float]
+    filter: PathSpeed
+    dataframe: PathSpeed
+    same_counts: bool
+    ratio_wall: NotRequired[float]
+    ratio_cpu: NotRequired[float]
+
+
 def run_dataframe_bench(
     docs: int, seed: int, workdir: str | None, cores: int = 2
-) -> dict[str, Any]:
+) -> DataframeBench:
     """Write the corpus, time both paths in one local[cores] session, print the report; returns
     the numbers."""
     # optional heavy dependency: importing spcl.integrations.spark imports pyspark (and sets
@@ -73,7 +95,7 @@ def run_dataframe_bench(
     master = f"local[{cores}]"
     spark = build_session(settings, master)
 
-    def filter_job(paths: list[str], out: str) -> dict[str, Any]:
+    def filter_job(paths: list[str], out: str) -> StatsJson:
         return run_filter(FilterJob(tuple(paths), out, settings, "spark", master, True))
 
     def dataframe(paths: list[str], out: str) -> None:
@@ -87,8 +109,9 @@ def run_dataframe_bench(
     filter_job(inputs[:cores], str(root / "warm-filter"))
     dataframe(inputs[:cores], str(root / "warm-df"))
     load_before = os.getloadavg()[0]
-    stats: dict[str, Any] = {}
-    f_wall, f_cpu = _timed(lambda: stats.update(filter_job(inputs, str(root / "out-filter"))))
+    runs: list[StatsJson] = []
+    f_wall, f_cpu = _timed(lambda: runs.append(filter_job(inputs, str(root / "out-filter"))))
+    stats = runs[0]
     d_wall, d_cpu = _timed(lambda: dataframe(inputs, str(root / "out-df")))
     load_after = os.getloadavg()[0]
     counts_df = {
@@ -96,7 +119,7 @@ def run_dataframe_bench(
         for r in spark.read.parquet(str(root / "out-df")).groupBy("decision").count().collect()
     }
     n = stats["reconciliation"]["input_records"]
-    result = {
+    result: DataframeBench = {
         "docs": n,
         "cores": cores,
         "load_average": [round(load_before, 2), round(load_after, 2)],
@@ -115,11 +138,10 @@ def run_dataframe_bench(
         f"full screen, Spark {master}; load average {load_before:.1f} → {load_after:.1f} "
         "(a shared machine: compare the two lines, and the CPU-second figures)"
     )
-    for name, label in (
-        ("filter", "spcl filter (Spark engine)"),
-        ("dataframe", "screen_dataframe + write"),
+    for r, label in (
+        (result["filter"], "spcl filter (Spark engine)"),
+        (result["dataframe"], "screen_dataframe + write"),
     ):
-        r = result[name]
         print(
             f"  {label:28}: {r['docs_per_s_per_core']:8.0f} docs/s per core,"
             f" {r['docs_per_cpu_s']:8.0f} docs per CPU second (Python workers + JVM)"

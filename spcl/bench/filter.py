@@ -24,7 +24,7 @@ from typing import Any
 from spcl.bench import ANCHOR_SCREEN_DOCS_PER_CORE
 from spcl.bench.filter_cluster import run_cluster_bench
 from spcl.bench.filter_runs import cold_run
-from spcl.bench.marginal import cpu_line, marginal, print_split, startup_split
+from spcl.bench.marginal import ColdRun, cpu_line, marginal, print_split, startup_split
 from spcl.bench.realtext import real_documents
 from spcl.io.jsonl import write_jsonl
 from spcl.synth.corpus import generate_corpus
@@ -107,7 +107,7 @@ def _local_bench(
     for stage, share in py["stage_profile"].items():
         print(f"    {share:6.1%}  {stage}")
     result["python"] = py
-    runs: dict[str, dict[str, list[dict[str, Any]]]] = {}
+    runs: dict[str, dict[str, list[ColdRun]]] = {}
     configs: list[tuple[str, str, str | None, int]] = [("python", "python", None, 1)]
     if spark:
         configs.append(("spark local[2]", "spark", "local[2]", 2))

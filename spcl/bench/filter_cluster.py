@@ -10,7 +10,7 @@ from typing import Any
 
 from spcl.bench.cluster import standalone_cluster
 from spcl.bench.filter_runs import cold_run
-from spcl.bench.marginal import cpu_line, marginal, print_split, startup_split
+from spcl.bench.marginal import ColdRun, cpu_line, marginal, print_split, startup_split
 from spcl.bench.processes import ClusterMemory
 
 GOAL_SCALE_OUT = 1.8
@@ -19,7 +19,7 @@ GOAL_SCALE_OUT = 1.8
 
 def _cluster_run(
     cluster: Any, inputs: list[str], output: str, screen: bool, peaks: dict[str, float]
-) -> dict[str, Any]:
+) -> ColdRun:
     """One cold run on ``cluster``; its CPU seconds include the executors' and their Python workers'
     (a new executor per run), and ``peaks`` keeps the largest worker memory seen."""
     monitor = ClusterMemory(cluster.worker_pids())

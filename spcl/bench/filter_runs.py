@@ -17,6 +17,7 @@ import sys
 import time
 from typing import Any
 
+from spcl.bench.marginal import ColdRun
 from spcl.bench.processes import tree_cpu_split
 from spcl.config import load_settings
 from spcl.filter.batch import build_context, process_batch
@@ -124,7 +125,7 @@ def python_engine_child(inputs: list[str], output: str, screen: bool) -> dict[st
 
 def cold_run_child(
     inputs: list[str], output: str, screen: bool, engine: str, master: str | None
-) -> dict[str, Any]:
+) -> ColdRun:
     """Run in a fresh process: one whole filter run; its wall time counted from this process's
     start."""
     born = process_started_at() or time.time()
@@ -148,7 +149,7 @@ def cold_run_child(
 
 def cold_run(
     inputs: list[str], output: str, screen: bool, engine: str, master: str | None = None
-) -> dict[str, Any]:
+) -> ColdRun:
     """:func:`cold_run_child` in a fresh interpreter (its JVM, Python workers and model loads all
     cold)."""
     code = (
@@ -165,4 +166,5 @@ def cold_run(
     if proc.returncode != 0:
         raise RuntimeError(f"benchmark run failed ({engine}, {master}): {proc.stderr[-2000:]}")
     line = next(x for x in proc.stdout.splitlines() if x.startswith("RESULT "))
-    return dict(json.loads(line[len("RESULT ") :]))
+    run: ColdRun = json.loads(line[len("RESULT ") :])
+    return run

@@ -5,16 +5,29 @@ documents), the same in CPU seconds, and where a cold Spark run's start-up went.
 from __future__ import annotations
 
 import statistics
-from typing import Any
+from typing import TypedDict
+
+
+class ColdRun(TypedDict):
+    """One whole filter run in a fresh process (``spcl.bench.filter_runs.cold_run``): its
+    documents, wall and CPU seconds (``cpu_split`` by role), and where its time went."""
+
+    docs: int
+    wall: float
+    cpu: float
+    cpu_split: dict[str, float]
+    driver_imports: float
+    driver_imports_cpu: float
+    stage_seconds: dict[str, float]
+    startup_seconds: dict[str, float]
+    task_seconds: float
 
 
 def median(values: list[float]) -> float:
     return statistics.median(values) if values else float("nan")
 
 
-def marginal(
-    small: list[dict[str, Any]], large: list[dict[str, Any]], cores: int
-) -> dict[str, float]:
+def marginal(small: list[ColdRun], large: list[ColdRun], cores: int) -> dict[str, float]:
     """Marginal docs/s per core and fixed start-up (median runs): the cost of documents beyond the
     small input, and the large run's wall time minus its documents at that rate."""
     ts, tl = median([r["wall"] for r in small]), median([r["wall"] for r in large])
@@ -52,7 +65,7 @@ def cpu_line(m: dict[str, float]) -> str:
     )
 
 
-def startup_split(runs: list[dict[str, Any]]) -> dict[str, float]:
+def startup_split(runs: list[ColdRun]) -> dict[str, float]:
     """Medians of where a cold Spark run's start-up went (driver imports, session, listing, worker
     launch, imports and model load in the workers, the tail after the last task)."""
     keys: dict[str, list[float]] = {}

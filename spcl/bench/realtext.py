@@ -23,7 +23,7 @@ import random
 import re
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, TypedDict
 
 from spcl.io.jsonl import read_jsonl_objects
 from spcl.resources import SOURCE_ROOT
@@ -105,7 +105,15 @@ def real_documents(n: int, seed: int = 0, target_bytes: int = 1500) -> Iterator[
         yield {"id": f"real-{seed}-{i:07d}", "lang": lang, "text": text}
 
 
-def corpus_summary() -> dict[str, Any]:
+class CorpusSummary(TypedDict):
+    """The sources found, and passages and characters per language."""
+
+    sources: list[str]
+    passages: dict[str, int]
+    chars: dict[str, int]
+
+
+def corpus_summary() -> CorpusSummary:
     """Passages and characters per language and which sources were found (for the benchmark's
     output)."""
     pools = passage_pools()

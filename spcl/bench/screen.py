@@ -45,6 +45,28 @@ class _Timing(TypedDict):
     flags: list[bool]
 
 
+class LangSpeed(TypedDict):
+    """One language's median rates: documents, the screen alone, the full path (per CPU second)
+    and its flag rate."""
+
+    docs: int
+    screen_docs_per_cpu_s: float
+    full_docs_per_cpu_s: float
+    full_mb_per_cpu_s: float
+    flag_rate: float
+
+
+class ModelSpeed(TypedDict):
+    """One model's rates over every language (:func:`_summary`)."""
+
+    version: str
+    docs_per_cpu_s: float
+    screen_only_docs_per_cpu_s: float
+    ratio_to_anchor_266: float
+    flag_rate: float
+    per_lang: dict[str, LangSpeed]
+
+
 def _time_model(screen: Any, find: Any, texts: list[str], langs: list[str], batch: int) -> _Timing:
     """CPU seconds of one pass: rules (when ``find``) and the screen, per batch; and the screen's
     flags."""
@@ -140,10 +162,10 @@ def _summary(
     by_lang: dict[str, list[int]],
     texts: list[str],
     prep_per_doc: float,
-) -> dict[str, Any]:
+) -> ModelSpeed:
     """Median per-language rates of one model: the screen alone and rules + screen +
     normalize/lang."""
-    per_lang: dict[str, Any] = {}
+    per_lang: dict[str, LangSpeed] = {}
     total_s = total_screen = 0.0
     flagged = 0
     for lang, idx in sorted(by_lang.items()):

@@ -12,10 +12,27 @@ from __future__ import annotations
 import resource
 import time
 from pathlib import Path
-from typing import Any
+from typing import Any, TypedDict
 
 from spcl.io.jsonl import read_jsonl_objects
 from spcl.tier import load_tier
+
+
+class TierSpeed(TypedDict):
+    """What :func:`bench_tier` measured: the model, the documents, load and pass seconds, rates,
+    seconds per stage, documents passed and peak memory."""
+
+    model: str
+    encoder: str | None
+    docs: int
+    chars_per_doc: int
+    load_seconds: float
+    seconds: float
+    docs_per_second: float | None
+    mb_per_second: float | None
+    stage_seconds: dict[str, float]
+    passed: int
+    peak_rss_mb: int
 
 
 def bench_tier(
@@ -26,7 +43,7 @@ def bench_tier(
     backend: str | None = None,
     encoder_dir: str | None = None,
     device: str = "auto",
-) -> dict[str, Any]:
+) -> TierSpeed:
     """Time ``load_tier(model).passes`` on ``docs`` documents of about ``chars`` characters made of
     the labelled passages in ``data`` (one language per document, passages joined in file order)."""
 

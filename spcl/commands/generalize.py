@@ -199,7 +199,8 @@ def run_from_args(args: argparse.Namespace) -> int:
         "reconciliation",
         "run",
     )
-    print(json.dumps({k: metrics[k] for k in keys}, indent=2, ensure_ascii=False))
+    shown: dict[str, object] = dict(metrics)
+    print(json.dumps({k: shown[k] for k in keys}, indent=2, ensure_ascii=False))
     if not metrics["reconciliation"]["ok"]:
         raise RunFailed(
             "reconciliation failed: input rows != generalized + failed (see metrics.json)"

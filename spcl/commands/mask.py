@@ -356,7 +356,8 @@ def run_from_args(args: argparse.Namespace) -> int:
         "reconciliation",
         "run",
     )
-    print(json.dumps({k: metrics[k] for k in keys}, indent=2))
+    shown: dict[str, object] = dict(metrics)
+    print(json.dumps({k: shown[k] for k in keys}, indent=2))
     if not metrics["reconciliation"]["ok"]:
         raise RunFailed("reconciliation failed: input rows != masked + failed (see metrics.json)")
     if metrics["failed_transient"]:

@@ -179,11 +179,11 @@ def _report(args: argparse.Namespace) -> int:
     write_estimates(
         result, reviews, out, input=args.input, reviews_path=reviews_path, plan_path=plan_path
     )
-    for key, name in (
-        ("precision_flagged", "precision of flagged"),
-        ("miss_rate_clean", "miss rate of clean"),
+    for block, name in (
+        (result["precision_flagged"], "precision of flagged"),
+        (result["miss_rate_clean"], "miss rate of clean"),
     ):
-        r = result[key]["overall"]
+        r = block["overall"]
         if r["rate"] is None:
             print(f"{name}: no reviewed documents")
             continue

@@ -2,7 +2,18 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TypedDict
+
+
+class TokenCounts(TypedDict):
+    """What the model read and wrote (:func:`token_block`)."""
+
+    documents: int
+    documents_counted: int
+    prompt: int
+    completion: int
+    prompt_per_document: float
+    completion_per_document: float
 
 
 def rate(num: float, den: float) -> float:
@@ -10,7 +21,7 @@ def rate(num: float, den: float) -> float:
     return num / den if den else 0.0
 
 
-def token_block(prompt: int, completion: int, documents: int, counted: int) -> dict[str, Any]:
+def token_block(prompt: int, completion: int, documents: int, counted: int) -> TokenCounts:
     """What the model read and wrote: totals, and per document of the stage's input (``documents``;
     the cost of one flagged document, the figure a GPU-hours estimate starts from, ``spcl report``).
     ``counted`` is how many document answers the backend reported counts for (the engine's own, or

@@ -31,13 +31,15 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import AbstractContextManager, nullcontext
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Literal
 
 import pyarrow.parquet as pq
 
 from spcl.executor.errors import JobError
 from spcl.executor.stage import FileStage, Plan, UnitReport
 from spcl.executor.state import (
+    DoneMarker,
+    UnitMarker,
     marker_file,
     marker_unreadable,
     read_json_marker,
@@ -50,12 +52,19 @@ from spcl.io.inputs import check_job_output
 from spcl.manifest import sha256_file
 from spcl.progress import Progress
 
-MARKER_HASH_FIELDS: tuple[str, ...] = ("release_hash", "parts_hash")
+Reconciliation = dict[str, int | bool | list[str]]
+"""What :meth:`FileJob.reconcile` finds: ``input_rows``, the rows of each part (named by the job),
+``ok`` and ``uncommitted_files``."""
+
+MARKER_HASH_FIELDS: tuple[Literal["release_hash", "parts_hash"], ...] = (
+    "release_hash",
+    "parts_hash",
+)
 """Where a done-marker holds its release hash: ``release_hash`` (written), ``parts_hash`` (read
 only: the annotate job's markers of older versions)."""
 
 
-def marker_hash(marker: dict[str, Any]) -> str:
+def marker_hash(marker: DoneMarker) -> str:
     """The release hash a done-marker recorded (``""`` when none: never equal to a run's hash).
 
     >>> marker_hash({"release_hash": "a1"}), marker_hash({"parts_hash": "b2"}), marker_hash({})
@@ -110,11 +119,11 @@ class FileJob(FileStage):
         """The hash of the settings that decide what a committed unit holds."""
         return str(cfg.release_hash())
 
-    def needs_retry(self, cfg: Any, marker: dict[str, Any]) -> bool:
+    def needs_retry(self, cfg: Any, marker: DoneMarker) -> bool:
         """True when the committed, unchanged unit of ``marker`` has records to ask about again."""
         raise NotImplementedError
 
-    def check_marker(self, path: Path, marker: dict[str, Any]) -> dict[str, Any]:
+    def check_marker(self, path: Path, marker: DoneMarker) -> DoneMarker:
         """``marker`` when its fields have the kinds the job reads; ``MarkerError`` otherwise
         (fail closed)."""
         if not isinstance(marker.get("stats", {}), dict):
@@ -176,13 +185,13 @@ class FileJob(FileStage):
         """The done-marker of unit ``key``."""
         return marker_file(self.output(cfg) / self.done_folder, key)
 
-    def marker(self, cfg: Any, key: str) -> dict[str, Any] | None:
+    def marker(self, cfg: Any, key: str) -> DoneMarker | None:
         """The checked done-marker of ``key``; ``None`` when the unit was never committed."""
         path = self.marker_path(cfg, key)
         data = read_json_marker(path)
         return None if data is None else self.check_marker(path, data)
 
-    def all_markers(self, cfg: Any) -> dict[str, dict[str, Any]]:
+    def all_markers(self, cfg: Any) -> dict[str, DoneMarker]:
         """``{key: checked marker}`` of every done-marker in the output."""
         folder = self.output(cfg) / self.done_folder
         found = (
@@ -323,7 +332,7 @@ class FileJob(FileStage):
         ):
             prior = None
         runs = [*(prior or {}).get("runs", []), cfg.run_id]
-        marker = {
+        marker: UnitMarker = {
             "key": key,
             "input": str(path.resolve()),
             "input_sha256": input_sha,
@@ -350,7 +359,7 @@ class FileJob(FileStage):
         keyed: Iterable[tuple[Path, str]],
         hashes: dict[str, str],
         parts: tuple[str, ...],
-    ) -> dict[str, Any]:
+    ) -> Reconciliation:
         """``input rows == sum of the parts`` over the current input files (from the Parquet footers
         of ``<output>/<part>/``); a file without a done-marker for its current content is
         uncommitted."""
@@ -374,4 +383,11 @@ class FileJob(FileStage):
         }
 
 
-__all__ = ["MARKER_HASH_FIELDS", "FileJob", "JobError", "footer_rows", "marker_hash"]
+__all__ = [
+    "MARKER_HASH_FIELDS",
+    "FileJob",
+    "JobError",
+    "Reconciliation",
+    "footer_rows",
+    "marker_hash",
+]

@@ -11,9 +11,10 @@ from spcl.progress import Progress
 
 C = TypeVar("C")
 W = TypeVar("W")
+R = TypeVar("R")
 
 
-def run_local(stage: Stage[C, W], cfg: C, clients: dict[str, Any] | None = None) -> dict[str, Any]:
+def run_local(stage: Stage[C, W, R], cfg: C, clients: dict[str, Any] | None = None) -> R:
     """Plan, set up one worker (``clients`` passed to it), process every unit to do, finish; returns
     the stage's metrics. The worker is torn down even when a unit fails."""
     started = time.perf_counter()
@@ -22,9 +23,7 @@ def run_local(stage: Stage[C, W], cfg: C, clients: dict[str, Any] | None = None)
         return _run(stage, cfg, clients, started)
 
 
-def _run(
-    stage: Stage[C, W], cfg: C, clients: dict[str, Any] | None, started: float
-) -> dict[str, Any]:
+def _run(stage: Stage[C, W, R], cfg: C, clients: dict[str, Any] | None, started: float) -> R:
     """:func:`run_local` once the output's run lock is held."""
     plan = stage.plan(cfg)
     stage.before(cfg, plan, "python")

@@ -43,7 +43,7 @@ def _alive(pid: int) -> bool:
     return True
 
 
-def _read(path: Path) -> tuple[bytes, dict[str, Any]] | None:
+def _read(path: Path) -> tuple[bytes, dict[str, object]] | None:
     """The lock's bytes and content (``{}`` when unreadable: a lock being written), ``None`` when
     absent."""
     try:
@@ -74,7 +74,7 @@ def _process_start(pid: int) -> float | None:
         return None
 
 
-def _stale(data: dict[str, Any]) -> bool:
+def _stale(data: dict[str, object]) -> bool:
     """A lock of this host whose process is gone, or whose pid now belongs to a process started
     after the lock was taken (the pid was reused)."""
     pid = data.get("pid")

@@ -30,11 +30,12 @@ from spcl.spark.progress import SparkProgress
 
 C = TypeVar("C")
 W = TypeVar("W")
+R = TypeVar("R")
 
 _WORKERS: dict[tuple[str, str], Any] = {}
 
 
-def resolve_stage(ref: str) -> Stage[Any, Any]:
+def resolve_stage(ref: str) -> Stage[Any, Any, Any]:
     """The stage object named ``module:attribute``."""
     module, _, attr = ref.partition(":")
     return getattr(importlib.import_module(module), attr)
@@ -55,8 +56,8 @@ def process_partition(ref: str, cfg_json: str, items: Iterable[tuple[str, str]])
 
 
 def run_spark(
-    stage: Stage[C, W], cfg: C, master: str | None = None, submitted: bool = False
-) -> dict[str, Any]:
+    stage: Stage[C, W, R], cfg: C, master: str | None = None, submitted: bool = False
+) -> R:
     """Plan on the driver, run the stage's units as Spark tasks, finish on the driver; returns the
     metrics.
 
@@ -74,13 +75,13 @@ def run_spark(
 
 
 def _run(
-    stage: Stage[C, W],
+    stage: Stage[C, W, R],
     reader: SparkReader[C] | None,
     cfg: C,
     master: str | None,
     submitted: bool,
     started: float,
-) -> dict[str, Any]:
+) -> R:
     """:func:`run_spark` once the output's run lock is held."""
     plan = stage.plan(cfg)
     stage.before(cfg, plan, "spark")
@@ -120,7 +121,7 @@ def _run(
     return stage.finish(cfg, plan, run, None)
 
 
-def _per_unit(stage: Stage[C, W], spark: Any, cfg: C, plan: Plan) -> list[UnitReport]:
+def _per_unit(stage: Stage[C, W, Any], spark: Any, cfg: C, plan: Plan) -> list[UnitReport]:
     """One Spark task per unit to do (``process_partition``); a task that failed for good is the
     stage's error."""
     if not plan.todo:

@@ -23,7 +23,16 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from typing import Any, ClassVar, Generic, Literal, Protocol, TypeVar, runtime_checkable
+from typing import (
+    Any,
+    ClassVar,
+    Generic,
+    Literal,
+    Protocol,
+    TypedDict,
+    TypeVar,
+    runtime_checkable,
+)
 
 from spcl.executor.errors import JobError
 from spcl.executor.runs import with_run_id
@@ -32,7 +41,15 @@ from spcl.progress import Progress
 
 C = TypeVar("C")
 W = TypeVar("W")
+R_co = TypeVar("R_co", covariant=True)  # a stage's metrics: only returned
 C_contra = TypeVar("C_contra", contravariant=True)  # a reader only takes the configuration
+
+
+class UnitReportJson(TypedDict):
+    """A :class:`UnitReport` as JSON (what a Spark task sends back)."""
+
+    key: str
+    records: int
 
 
 @dataclass(slots=True)
@@ -44,12 +61,12 @@ class UnitReport:
     key: str
     records: int = 0
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> UnitReportJson:
         """JSON-ready (what a Spark task sends back)."""
         return {"key": self.key, "records": self.records}
 
     @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> UnitReport:
+    def from_dict(cls, data: UnitReportJson) -> UnitReport:
         """A report back from :meth:`to_dict`."""
         return cls(key=str(data["key"]), records=int(data["records"]))
 
@@ -85,9 +102,10 @@ class RunInfo:
     from it)."""
 
 
-class Stage(Protocol, Generic[C, W]):
+class Stage(Protocol, Generic[C, W, R_co]):
     """A job the executors can run. ``C`` is its config (a dataclass with ``run_id`` and
-    ``to_json``/ ``from_json``), ``W`` its worker (what :meth:`setup` builds once per process)."""
+    ``to_json``/ ``from_json``), ``W`` its worker (what :meth:`setup` builds once per process),
+    ``R_co`` its metrics (what :meth:`finish` returns, and the executors with it)."""
 
     name: ClassVar[str]
     """Short name (``mask``): the Spark application is ``spcl-<name>``."""
@@ -156,7 +174,7 @@ class Stage(Protocol, Generic[C, W]):
         """Release the worker's clients."""
         ...
 
-    def finish(self, cfg: C, plan: Plan, run: RunInfo, worker: W | None) -> dict[str, Any]:
+    def finish(self, cfg: C, plan: Plan, run: RunInfo, worker: W | None) -> R_co:
         """Reconcile, write metrics and manifests; returns the metrics (``worker`` on the python
         engine)."""
         ...

@@ -11,9 +11,9 @@ from __future__ import annotations
 import json
 import os
 import shutil
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, TypedDict, cast
 
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -23,11 +23,46 @@ from spcl.io.atomic import write_atomic
 from spcl.io.jsonl import read_jsonl_objects
 
 
-def write_json_atomic(path: Path, data: dict[str, Any], *, private: bool = False) -> None:
+def write_json_atomic(path: Path, data: Mapping[str, object], *, private: bool = False) -> None:
     """Write ``data`` as JSON (indent 1, sorted keys, final newline) to ``path`` under a temporary
     name, then move it into place (``spcl.io.atomic.write_atomic``); ``private`` creates it with
     mode 0600."""
     write_atomic(path, json.dumps(data, indent=1, sort_keys=True) + "\n", private=private)
+
+
+class UnitMarker(TypedDict):
+    """The common fields of every done-marker a file job writes (:meth:`FileJob.start
+    <spcl.executor.filejob.FileJob.start>`): the unit's key, its input path and SHA-256, the runs
+    that wrote it (this one last) and the release hash of the settings."""
+
+    key: str
+    input: str
+    input_sha256: str
+    last_run: str
+    runs: list[str]
+    release_hash: str
+
+
+class DoneMarker(TypedDict, total=False):
+    """A done-marker as read back (any field may be missing from an older or damaged marker; each
+    job checks the fields it reads): the common fields :meth:`FileJob.start
+    <spcl.executor.filejob.FileJob.start>` writes, the fields of the job's own identity, and its
+    counters (``stats``: each job reads them into its own record)."""
+
+    key: str
+    input: str
+    input_sha256: str
+    last_run: str
+    runs: list[str]
+    release_hash: str
+    parts_hash: str  # the annotate job's markers of older versions
+    backend: str
+    model: str
+    prompt_version: str
+    config_hash: str
+    source_file: str
+    pending: int
+    stats: dict[str, Any]
 
 
 def marker_file(folder: str | Path, key: str) -> Path:
@@ -49,7 +84,7 @@ def marker_unreadable(path: Path) -> MarkerError:
     )
 
 
-def read_json_marker(path: Path) -> dict[str, Any] | None:
+def read_json_marker(path: Path) -> DoneMarker | None:
     """A done-marker's content, or ``None`` when the unit was never committed; :class:`MarkerError`
     when the file exists but is not a readable JSON object (never a traceback, never taken as
     done)."""
@@ -65,10 +100,10 @@ def read_json_marker(path: Path) -> dict[str, Any] | None:
         raise marker_unreadable(path) from None
     if not isinstance(data, dict):
         raise marker_unreadable(path)
-    return data
+    return cast(DoneMarker, data)  # a JSON object; its fields are checked where they are read
 
 
-def load_json_markers(folder: str | Path) -> dict[str, dict[str, Any]]:
+def load_json_markers(folder: str | Path) -> dict[str, DoneMarker]:
     """``{key: marker}`` of every done-marker in ``folder`` (by file stem, sorted; empty when
     absent); :class:`MarkerError` for a damaged one."""
     root = Path(folder)

@@ -21,6 +21,8 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from spcl.executor.state import DoneMarker, UnitMarker
+
 
 @dataclass(frozen=True, slots=True)
 class UnitPass:
@@ -30,8 +32,8 @@ class UnitPass:
     path: Path
     key: str
     input_sha: str
-    prior: dict[str, Any] | None
-    marker: dict[str, Any]
+    prior: DoneMarker | None
+    marker: UnitMarker
 
 
 SETTLED, DUPLICATE, NEW = "settled", "duplicate", "new"

@@ -26,6 +26,7 @@ from spcl.filter.route import decide, reported_hits, rule_reasons, screen_reason
 from spcl.io.schema import SCORES_TYPE, output_schema, row_key, scores_type
 from spcl.labels import CATEGORIES
 from spcl.resources import resolve_path
+from spcl.rule_types import HitRow
 from spcl.screen.heads import DEFAULT_OUTPUTS
 from spcl.screen.kinds import load_any
 from spcl.text import guess_langs, normalize
@@ -125,7 +126,7 @@ def context_for(settings_json: str) -> FilterContext:
     return build_context(Settings.model_validate_json(settings_json))
 
 
-def _hit_rows(hits: list[Hit]) -> list[dict[str, Any]]:
+def _hit_rows(hits: list[Hit]) -> list[HitRow]:
     return [
         {
             "type": h.type,

@@ -56,7 +56,7 @@ from spcl.filter.plan import FilterPlan
 from spcl.filter.results import write_stats, written_counts
 from spcl.filter.spark import duplicate_ids, filter_tasks, list_files, startup_split
 from spcl.filter.spark_tasks import WORKER_MODULES
-from spcl.filter.stats import merge_stats
+from spcl.filter.stats import StatsJson, merge_stats
 from spcl.filter.task import DEFAULT_BATCH_ROWS, TaskReport, screen_unopenable
 from spcl.io.inputs import Listing
 from spcl.io.storage import is_local, local_path
@@ -263,7 +263,7 @@ class FilterStage:
 
     def finish(
         self, cfg: FilterJob, plan: Plan, run: RunInfo, worker: FilterWorker | None
-    ) -> dict[str, Any]:
+    ) -> StatsJson:
         """Count duplicate ids, reconcile against the files on storage, write ``stats.json`` and
         ``manifest.json``; returns the stats (a :class:`JobError` after writing them when the
         reconciliation fails or every record was quarantined)."""
@@ -311,7 +311,7 @@ class FilterStage:
 STAGE = FilterStage()
 """The filter stage the executors run."""
 
-ENGINES: dict[str, Callable[[FilterJob], dict[str, Any]]] = {
+ENGINES: dict[str, Callable[[FilterJob], StatsJson]] = {
     "python": lambda job: run_local(STAGE, job),
     "spark": lambda job: run_spark(STAGE, job, job.master, job.submitted_master),
 }
@@ -336,7 +336,7 @@ def with_absolute_output(job: FilterJob) -> FilterJob:
     return job
 
 
-def run_filter(job: FilterJob) -> dict[str, Any]:
+def run_filter(job: FilterJob) -> StatsJson:
     """Run the job on its engine's executor and write ``stats.json`` and ``manifest.json``; returns
     the stats.
 

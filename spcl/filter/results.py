@@ -8,7 +8,6 @@ import hashlib
 import json
 import time
 from collections import Counter
-from typing import Any
 
 import pyarrow.fs as pafs
 
@@ -17,11 +16,11 @@ from spcl.config import Settings
 from spcl.filter.batch import model_identity
 from spcl.filter.driver import FilterJob, JobError
 from spcl.filter.plan import FilterPlan
-from spcl.filter.stats import summarize
+from spcl.filter.stats import StatsJson, summarize
 from spcl.filter.task import TaskReport
 from spcl.io.storage import filesystem, join, write_text
 from spcl.io.writers import footer_rows
-from spcl.manifest import MANIFEST_NAME, manifest_document
+from spcl.manifest import MANIFEST_NAME, FileEntry, manifest_document
 
 __all__ = ["write_stats", "written_counts"]
 
@@ -43,10 +42,12 @@ def output_parquet_files(output: str) -> list[str]:
     return sorted(found)
 
 
-def written_counts(output: str, reports: list[TaskReport]) -> tuple[dict[str, int], dict[str, Any]]:
+def written_counts(
+    output: str, reports: list[TaskReport]
+) -> tuple[dict[str, int], dict[str, FileEntry]]:
     """Rows per decision in the footers of the Parquet files actually on storage (each file once,
     stray files included), and the manifest entries of the files the tasks wrote."""
-    entries: dict[str, Any] = {}
+    entries: dict[str, FileEntry] = {}
     for report in reports:
         for f in report.files:
             entries[f.path] = {"sha256": f.sha256, "bytes": f.bytes, "records": f.rows}
@@ -68,36 +69,38 @@ def write_stats(
     duplicate_ids: int,
     timings: dict[str, float],
     startup: dict[str, float],
-    entries: dict[str, Any],
-) -> dict[str, Any]:
+    entries: dict[str, FileEntry],
+) -> StatsJson:
     """Summarize the tasks' ``reports`` and what ``finish`` counted into ``stats.json`` (and
     ``manifest.json`` with the output files' ``entries``), then raise when the run does not hold."""
     settings = job.settings
     elapsed = time.time() - fp.started
-    stats = summarize(
-        counters,
-        input_records,
-        spcl_version=__version__,
-        config_hash=settings.config_hash(),
-        **(
-            model_identity(settings.screen.model)
-            if settings.screen.enabled
-            else {"model": None, "model_version": None}
-        ),
-        engine=engine,
-        master=master,
-        input_files=fp.files,
-        skipped_files=sorted(fp.skipped),
-        skipped_file_reasons=dict(sorted(Counter(fp.skipped.values()).items())),
-        duplicate_input_files=fp.listing.duplicates,
-        duplicate_ids=duplicate_ids,
-        manifest=settings.output.manifest,
-        elapsed_seconds=round(elapsed, 3),
-        docs_per_second=round(input_records / elapsed, 1) if elapsed > 0 else None,
-        stage_seconds=timings,
-        **({"startup_seconds": startup} if startup else {}),
-        task_seconds=round(sum(r.seconds for r in reports), 3),
+    identity = (
+        model_identity(settings.screen.model)
+        if settings.screen.enabled
+        else {"model": None, "model_version": None}
     )
+    stats: StatsJson = {
+        **summarize(counters, input_records),
+        "spcl_version": __version__,
+        "config_hash": settings.config_hash(),
+        "model": identity["model"],
+        "model_version": identity["model_version"],
+        "engine": engine,
+        "master": master,
+        "input_files": fp.files,
+        "skipped_files": sorted(fp.skipped),
+        "skipped_file_reasons": dict(sorted(Counter(fp.skipped.values()).items())),
+        "duplicate_input_files": fp.listing.duplicates,
+        "duplicate_ids": duplicate_ids,
+        "manifest": settings.output.manifest,
+        "elapsed_seconds": round(elapsed, 3),
+        "docs_per_second": round(input_records / elapsed, 1) if elapsed > 0 else None,
+        "stage_seconds": timings,
+    }
+    if startup:
+        stats["startup_seconds"] = startup
+    stats["task_seconds"] = round(sum(r.seconds for r in reports), 3)
     stats_bytes = (json.dumps(stats, indent=2, ensure_ascii=False) + "\n").encode()
     write_text(join(job.output, "stats.json"), stats_bytes.decode())
     if settings.output.manifest:
@@ -127,7 +130,7 @@ def write_stats(
     return stats
 
 
-def all_quarantined_hint(stats: dict[str, Any], settings: Settings) -> str:
+def all_quarantined_hint(stats: StatsJson, settings: Settings) -> str:
     """The message for a run that quarantined every record: the top reasons and what to check."""
     reasons = sorted(stats["quarantine_reasons"].items(), key=lambda kv: -kv[1])
     top = ", ".join(f"{r}: {n}" for r, n in reasons[:3])

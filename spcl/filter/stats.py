@@ -10,11 +10,56 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Iterable
-from typing import Any
+from typing import NotRequired, TypedDict
 
 import pyarrow as pa
 
 STATS_COLUMNS: tuple[str, ...] = ("decision", "lang", "hits", "reasons", "quarantine_reason")
+
+
+class RecordReconciliation(TypedDict):
+    """Input records against the records written (``ok`` when equal)."""
+
+    input_records: int
+    output_records: int
+    ok: bool
+
+
+class StatsCounts(TypedDict):
+    """The counts of ``stats.json`` (:func:`summarize`)."""
+
+    counts: dict[str, int]
+    reconciliation: RecordReconciliation
+    by_lang: dict[str, dict[str, int]]
+    pii_hits_by_type: dict[str, int]
+    documents_by_pii_type: dict[str, int]
+    flag_reasons: dict[str, int]
+    quarantine_reasons: dict[str, int]
+    non_string_ids: int
+    derived_ids: int
+
+
+class StatsJson(StatsCounts):
+    """``stats.json`` of a filter output: the counts, then the run's facts
+    (``spcl.filter.results.write_stats``)."""
+
+    spcl_version: str
+    config_hash: str
+    model: str | None
+    model_version: str | None
+    engine: str
+    master: str | None
+    input_files: list[str]
+    skipped_files: list[str]
+    skipped_file_reasons: dict[str, int]
+    duplicate_input_files: int
+    duplicate_ids: int
+    manifest: bool
+    elapsed_seconds: float
+    docs_per_second: float | None
+    stage_seconds: dict[str, float]
+    startup_seconds: NotRequired[dict[str, float]]
+    task_seconds: NotRequired[float]  # set last, after the optional start-up seconds
 
 
 def batch_stats(batch: pa.RecordBatch | pa.Table) -> dict[str, Counter[str]]:
@@ -53,8 +98,9 @@ def merge_stats(
     return total
 
 
-def summarize(counters: dict[str, Counter[str]], input_records: int, **run: Any) -> dict[str, Any]:
-    """The ``stats.json`` document: counts, reconciliation and run facts (``run`` is copied in)."""
+def summarize(counters: dict[str, Counter[str]], input_records: int) -> StatsCounts:
+    """The counts of ``stats.json``: per decision, the reconciliation, per language, type and
+    reason."""
     decision = counters.get("decision", Counter())
     counts = {d: int(decision.get(d, 0)) for d in ("clean", "flagged", "quarantine")}
     output_records = sum(counts.values())
@@ -76,5 +122,4 @@ def summarize(counters: dict[str, Counter[str]], input_records: int, **run: Any)
         "quarantine_reasons": dict(sorted(counters.get("quarantine", Counter()).items())),
         "non_string_ids": int(counters.get("id_note", Counter()).get("non_string", 0)),
         "derived_ids": int(counters.get("id_note", Counter()).get("derived", 0)),
-        **run,
     }

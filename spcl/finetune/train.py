@@ -23,7 +23,7 @@ import time
 from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, TypedDict
 
 from spcl.errors import RunFailed
 from spcl.extract.adapter import base_fingerprint, pickle_files, write_model_card
@@ -50,7 +50,22 @@ def _sha(text: str) -> str:
     return hashlib.sha256(text.encode()).hexdigest()
 
 
-def _problem_summary(problems: list[tuple[str, str]]) -> dict[str, Any]:
+class LeftOutRecord(TypedDict):
+    """A record left out of training or evaluation: its id and why."""
+
+    id: str
+    reason: str
+
+
+class ProblemSummary(TypedDict):
+    """The records left out (the card's ``left_out``): how many, per reason, and each one."""
+
+    count: int
+    by_reason: dict[str, int]
+    records: list[LeftOutRecord]
+
+
+def _problem_summary(problems: list[tuple[str, str]]) -> ProblemSummary:
     return {
         "count": len(problems),
         "by_reason": dict(sorted(Counter(r for _, r in problems).items())),

@@ -45,13 +45,13 @@ import pyarrow.parquet as pq
 from spcl.executor import JobError, Plan, RunInfo, run_local, run_spark
 from spcl.executor.counts import rate
 from spcl.executor.flagged import batch_row_keys, count_rows, file_key, list_input_files, open_input
-from spcl.executor.state import write_json_atomic
+from spcl.executor.state import DoneMarker, write_json_atomic
 from spcl.executor.unitpass import UnitPass
 from spcl.executor.vaultjob import PartRows, VaultJob, VaultRun
 from spcl.extract.backends import Extractor
 from spcl.extract.backends.chat import ChatClient
 from spcl.generalize.config import GeneralizeJobConfig
-from spcl.generalize.metrics import build_metrics
+from spcl.generalize.metrics import GeneralizeMetrics, GeneralizeRunFacts, build_metrics
 from spcl.generalize.records import (
     FAILED_SCHEMA,
     GENERALIZED_SCHEMA,
@@ -108,7 +108,7 @@ class GeneralizeStage(VaultJob):
         """The flagged Parquet files and their keys."""
         return [(p, file_key(p, cfg.input)) for p in list_input_files(cfg.input)]
 
-    def needs_retry(self, cfg: GeneralizeJobConfig, marker: dict[str, Any]) -> bool:
+    def needs_retry(self, cfg: GeneralizeJobConfig, marker: DoneMarker) -> bool:
         """Transient failures to retry."""
         return bool(marker.get("stats", {}).get("failed_transient"))
 
@@ -200,17 +200,18 @@ class GeneralizeStage(VaultJob):
 
     def finish(
         self, cfg: GeneralizeJobConfig, plan: Plan, run: RunInfo, worker: GeneralizeRunner | None
-    ) -> dict[str, Any]:
+    ) -> GeneralizeMetrics:
         """``metrics.json`` with this run's counts and speed, and the reconciliation."""
         keyed, hashes = plan.context
-        info: dict[str, Any] = {"engine": "spark"} if run.engine == "spark" else {}
-        info |= {
+        info: GeneralizeRunFacts = {
             "files_processed": run.files_processed,
             "files_skipped": run.files_skipped,
             "documents": run.records,
             "elapsed_seconds": run.elapsed_seconds,
             "docs_per_second": round(rate(run.records, run.elapsed_seconds), 6),
         }
+        if run.engine == "spark":
+            info = {"engine": "spark", **info}
         reconciliation = self.reconcile(cfg, keyed, hashes, ("generalized", "failed"))
         metrics = build_metrics(
             cfg.output,
@@ -229,7 +230,7 @@ STAGE = GeneralizeStage()
 
 def run_generalize_job(
     cfg: GeneralizeJobConfig, extractor: Extractor | None = None, chat: ChatClient | None = None
-) -> dict[str, Any]:
+) -> GeneralizeMetrics:
     """Run the job in this process over every unfinished input file; returns ``metrics.json``'s
     content."""
     return run_local(STAGE, cfg, {"extractor": extractor, "chat": chat})
@@ -237,7 +238,7 @@ def run_generalize_job(
 
 def run_generalize_job_spark(
     cfg: GeneralizeJobConfig, master: str | None = None, submitted: bool = False
-) -> dict[str, Any]:
+) -> GeneralizeMetrics:
     """Run the job with Spark: one task per unfinished input file, the same runner on executors.
 
     Executors read the vault key from their own environment (``SPCL_VAULT_KEY`` /

@@ -4,12 +4,68 @@ label fallback per type, tokens and seconds (counts and rates, never values)."""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import Any, NotRequired, TypedDict
 
-from spcl.executor.counts import rate, token_block
+from spcl.executor.counts import TokenCounts, rate, token_block
+from spcl.executor.filejob import Reconciliation
 from spcl.executor.state import load_json_markers, marker_file, marker_unreadable
 from spcl.generalize.engine import GeneralizeSettings
 from spcl.generalize.records import GenStats
+
+
+class GeneralizeRunFacts(TypedDict):
+    """``metrics.json``'s ``run``: this run's counts and speed (``engine`` on Spark only)."""
+
+    engine: NotRequired[str]
+    files_processed: int
+    files_skipped: int
+    documents: int
+    elapsed_seconds: float
+    docs_per_second: float
+
+
+class FallbackShare(TypedDict):
+    """Of one type's generalizable entities: how many, how many fell back to the label, the
+    share."""
+
+    generalizable: int
+    label: int
+    share: float
+
+
+class GeneralizeMetrics(TypedDict):
+    """``metrics.json`` of a generalize output (:func:`build_metrics`): counts and rates, no
+    values."""
+
+    backend: str
+    model: str
+    prompt_version: str
+    models_in_output: list[str]
+    settings: dict[str, object]
+    files: int
+    documents: int
+    generalized: int
+    failed: int
+    failed_transient: int
+    failed_reasons: dict[str, int]
+    entities: int
+    entities_by_type: dict[str, int]
+    spans_by_type: dict[str, int]
+    entities_by_rank: dict[str, int]
+    share_by_rank: dict[str, float]
+    labels_by_source: dict[str, int]
+    label_fallback_per_type: dict[str, FallbackShare]
+    attacked_entities: int
+    llm_calls: int
+    llm_calls_per_entity: float
+    cache_hits: int
+    guesses_per_document: float
+    tokens_per_document: float
+    tokens: TokenCounts
+    llm_seconds_per_document: float
+    seconds_per_document: float
+    reconciliation: Reconciliation
+    run: GeneralizeRunFacts
 
 
 def _rate(num: float, den: float) -> float:
@@ -21,9 +77,9 @@ def build_metrics(
     backend: str,
     settings: dict[str, Any],
     identity: tuple[str, str, str] | None,
-    run: dict[str, Any],
-    reconciliation: dict[str, Any],
-) -> dict[str, Any]:
+    run: GeneralizeRunFacts,
+    reconciliation: Reconciliation,
+) -> GeneralizeMetrics:
     """metrics.json of the output folder ``output``: totals over every finished file (its
     done-markers), shares by rank and fallback per type (no values); ``backend`` and ``settings``
     (GeneralizeSettings fields) as configured, ``identity`` the worker's ``(backend, model, prompt

@@ -10,7 +10,7 @@ whether an output may be released (the loop itself is ``spcl.generalize.engine``
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TypedDict
 
 from spcl.detect import find_pii
 from spcl.generalize.spans import Entity
@@ -54,6 +54,21 @@ class Decision:
         )
 
 
+class GenSpan(TypedDict):
+    """One replaced mention of a generalized document (an entry of the output's ``spans``
+    column): its source offsets, its offsets in the output, the replacement and how it was
+    chosen."""
+
+    type: str
+    start: int
+    end: int
+    out_start: int
+    out_end: int
+    replacement: str
+    kind: str
+    rank: int | None
+
+
 @dataclass(slots=True)
 class DocResult:
     """A document's outcome: the generalized text, spans and vault mapping — or a failure
@@ -61,7 +76,7 @@ class DocResult:
 
     id: str
     text: str | None = None
-    spans: list[dict[str, Any]] = field(default_factory=list)
+    spans: list[GenSpan] = field(default_factory=list)
     mapping: dict[str, str] = field(default_factory=dict)
     reason: str | None = None
     decisions: list[Decision] = field(default_factory=list)
@@ -80,7 +95,7 @@ class DocResult:
         )
 
 
-def restore(text: str, spans: list[dict[str, Any]], mapping: dict[str, str]) -> str:
+def restore(text: str, spans: list[GenSpan], mapping: dict[str, str]) -> str:
     """The source back from a generalized ``text``: each span's ``[out_start, out_end)`` →
     ``mapping[str(i)]``."""
     out, pos = [], 0

@@ -28,7 +28,7 @@ import numpy as np
 
 from spcl.extract.backends.transformers_backend import load_model
 from spcl.generalize.job import iter_generalized
-from spcl.generalize.outcome import restore
+from spcl.generalize.outcome import GenSpan, restore
 
 
 class LMScorer:
@@ -134,7 +134,7 @@ class UtilityReport:
 
 
 def score_document(
-    source: str, spans: Iterable[dict[str, Any]], scorer: LMScorer, report: UtilityReport
+    source: str, spans: Iterable[GenSpan], scorer: LMScorer, report: UtilityReport
 ) -> None:
     """Add one document: each span's ``[start, end)`` original in ``source`` against its
     ``replacement``."""

@@ -39,6 +39,7 @@ from spcl.mask.operators import operator_key
 from spcl.mask.vault import open_vault, resolve_key
 from spcl.mask_stage.candidates import rule_hits
 from spcl.mask_stage.document import mask_document
+from spcl.mask_stage.release import MaskedSpan
 from spcl.operator_types import check_operators
 from spcl.text import normalize
 
@@ -114,7 +115,7 @@ class MaskedRow:
     status: str  # clean | masked | failed | quarantine
     text: str | None
     reason: str | None
-    spans: list[dict[str, Any]] | None
+    spans: list[MaskedSpan] | None
     vault_file: str | None
     screen: dict[str, Any]
 

@@ -155,7 +155,7 @@ class Screened:
     reasons: tuple[str, ...]
     hits: tuple[Hit, ...]
     lang: str | None
-    scores: dict[str, Any] | None
+    scores: dict[str, float | bool | None] | None
     top_category: str | None
     quarantine_reason: str | None
     config_hash: str

@@ -222,7 +222,7 @@ class Vault:
         if (source is None) != (masked is None) or (original is not None and source is None):
             raise VaultError("a round-trip record needs both the source and the masked text")
         version = RECORD_VERSION
-        body: dict[str, Any] = {"mapping": mapping}
+        body: dict[str, str | dict[str, str]] = {"mapping": mapping}
         if source is not None and masked is not None:
             body |= {
                 "source": self.text_mac("source", source),
@@ -235,7 +235,7 @@ class Vault:
         nonce = secrets.token_bytes(NONCE_BYTES)
         plain = utf8(json.dumps(body, ensure_ascii=False, separators=(",", ":")))
         ct = self._aead.encrypt(nonce, plain, aad(doc_id, version, self.writer))
-        rec: dict[str, Any] = {"id": doc_id, "v": version}
+        rec: dict[str, str | int] = {"id": doc_id, "v": version}
         rec["nonce"] = base64.b64encode(nonce).decode("ascii")
         rec["ciphertext"] = base64.b64encode(ct).decode("ascii")
         if self._fh is None:

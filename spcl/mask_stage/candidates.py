@@ -35,6 +35,7 @@ from spcl.mask.variants import (
     scan_all,
 )
 from spcl.mask_stage.name_lists import apply_name_lists
+from spcl.rule_types import HitRow
 
 SOURCES: tuple[str, ...] = ("extractor", "rules", "names")
 
@@ -58,7 +59,7 @@ def _flag_types(reasons: Sequence[str] | None) -> set[str] | None:
 
 def rule_hits(
     text: str,
-    column_hits: Sequence[dict[str, Any]] | None = None,
+    column_hits: Sequence[HitRow] | None = None,
     reasons: Sequence[str] | None = None,
 ) -> list[RuleHit]:
     """The rule hits of NFC ``text``: the filter's ``column_hits`` that fit the text ∪ the detectors

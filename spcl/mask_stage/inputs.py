@@ -22,6 +22,7 @@ from spcl.executor.errors import JobError
 from spcl.executor.flagged import batch_row_keys, derived_row_key, file_key
 from spcl.executor.units import list_unit_files
 from spcl.io.readers import JSONL_SUFFIXES, PARQUET_MAGIC, count_records, read_records
+from spcl.rule_types import HitRow
 
 __all__ = [
     "READ_COLUMNS",
@@ -50,7 +51,7 @@ class InputRows:
     ids: list[str | None]
     texts: list[Any]
     langs: list[str | None]
-    hits: list[list[dict[str, Any]] | None]
+    hits: list[list[HitRow] | None]
     reasons: list[list[str] | None]
     row_keys: list[str]
     errors: list[str | None] | None = None  # the reader's reason for a record it could not use

@@ -3,16 +3,25 @@ speed."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import NotRequired, TypedDict
 
-from spcl.executor.counts import rate, token_block
+from spcl.executor.counts import TokenCounts, rate, token_block
+from spcl.executor.filejob import Reconciliation
 from spcl.extract.backends.registry import FALLBACK_BACKENDS, is_model_backend
 from spcl.extract.names import finder_info
 from spcl.mask_stage.config import MaskJobConfig
 from spcl.mask_stage.name_lists import name_lists_record
 from spcl.mask_stage.state import FileStats, Marker
 
-__all__ = ["LATENCY_PERCENTILES", "build_metrics", "rate", "token_block"]
+__all__ = [
+    "LATENCY_PERCENTILES",
+    "MaskMetrics",
+    "MaskRunFacts",
+    "TierBlock",
+    "build_metrics",
+    "rate",
+    "token_block",
+]
 
 LATENCY_PERCENTILES = (50, 90, 99)
 LLM_TOKENS_PER_DOCUMENT = 1080
@@ -21,7 +30,74 @@ on the vLLM path with the project prompt: ≈ 894 + 185); the tier's savings est
 own average instead whenever the backend reported token counts."""
 
 
-def tier_block(cfg: MaskJobConfig, total: FileStats) -> dict[str, Any]:
+class TierBlock(TypedDict):
+    """``metrics.json``'s ``tier``: what the tier did (:func:`tier_block`)."""
+
+    enabled: bool
+    model: str | None
+    checked: int
+    cleared: int
+    cleared_per_language: dict[str, int]
+    cleared_reasons: dict[str, int]
+    errors: int
+    seconds: float
+    llm_tokens_per_document: float
+    llm_tokens_per_document_source: str
+    expected_llm_tokens_saved: int
+
+
+class MaskRunFacts(TypedDict):
+    """``metrics.json``'s ``run``: this run's counts and speed (``engine`` on Spark only)."""
+
+    engine: NotRequired[str]
+    run_id: str
+    files_processed: int
+    files_skipped: int
+    documents: int
+    elapsed_seconds: float
+    docs_per_second: float
+
+
+class MaskMetrics(TypedDict):
+    """``metrics.json`` of a mask output (:func:`build_metrics`): counts and rates, no values."""
+
+    backend: str
+    model: str
+    prompt_version: str
+    models_in_output: list[str]
+    prompt_versions_in_output: list[str]
+    config_hash: str
+    adapter: str | None
+    fallback: str | None
+    types: list[str]
+    names: bool
+    names_finder: dict[str, object] | None
+    name_lists: dict[str, object]
+    files: int
+    documents: int
+    masked: int
+    failed: int
+    failed_transient: int
+    failed_permanent: int
+    masked_by_fallback: int
+    failed_reasons: dict[str, int]
+    entities_per_type: dict[str, int]
+    entities: int
+    spans_found_by: dict[str, int]
+    parse_success_rate: float
+    extraction_success_rate: float
+    hallucination_rate: float
+    latency_seconds: dict[str, float]
+    generated_tokens: int
+    generated_tokens_per_second: float
+    tokens: TokenCounts
+    docs_per_second: float
+    tier: TierBlock
+    reconciliation: Reconciliation
+    run: MaskRunFacts
+
+
+def tier_block(cfg: MaskJobConfig, total: FileStats) -> TierBlock:
     """What the tier did: documents scored, cleared per language and reason, errors, the LLM
     tokens saved."""
     cleared = sum(total.tier_cleared.values())
@@ -60,7 +136,7 @@ def _single(values: set[str]) -> str:
     return next(iter(values)) if len(values) == 1 else ("mixed" if values else "")
 
 
-def _names_finder(cfg: MaskJobConfig) -> dict[str, Any] | None:
+def _names_finder(cfg: MaskJobConfig) -> dict[str, object] | None:
     """The person-name finder of the run and its version (None when no finder reads the
     documents)."""
     if not (cfg.names or not is_model_backend(cfg.backend) or cfg.fallback in FALLBACK_BACKENDS):
@@ -71,9 +147,9 @@ def _names_finder(cfg: MaskJobConfig) -> dict[str, Any] | None:
 def build_metrics(
     cfg: MaskJobConfig,
     markers: dict[str, Marker],
-    reconciliation: dict[str, Any],
-    run: dict[str, Any],
-) -> dict[str, Any]:
+    reconciliation: Reconciliation,
+    run: MaskRunFacts,
+) -> MaskMetrics:
     """metrics.json: counts and rates over the committed files, the reconciliation, this run (no
     values)."""
     total = FileStats()

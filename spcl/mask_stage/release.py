@@ -17,12 +17,23 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TypedDict
 
 from spcl.mask import MaskResult, reassemble_text
 from spcl.mask_stage.candidates import RuleHit
 
 _SEAL = object()  # only this module can make a Released
+
+
+class MaskedSpan(TypedDict):
+    """One masked span of a released document (an entry of the masked output's ``spans`` column):
+    its offsets in the NFC source, type, token and finding sources."""
+
+    type: str
+    start: int
+    end: int
+    token: str
+    found_by: list[str]
 
 
 @dataclass(frozen=True, slots=True)
@@ -31,7 +42,7 @@ class Released:
     secret mapping."""
 
     masked_text: str
-    spans: list[dict[str, Any]]
+    spans: list[MaskedSpan]
     types: list[str]
     mapping: dict[str, str]
     seal: object = field(repr=False, compare=False)
@@ -95,7 +106,7 @@ def check_release(
         if surface and surface in result.masked_text:
             return f"rule_value_in_output:{hit.type}"
     sources = list(found_by) if found_by is not None else [[] for _ in result.spans]
-    spans = [
+    spans: list[MaskedSpan] = [
         {"type": s.type, "start": s.start, "end": s.end, "token": s.token, "found_by": list(src)}
         for s, src in zip(result.spans, sources, strict=True)
     ]

@@ -20,6 +20,7 @@ from typing import Any, ClassVar
 import pyarrow as pa
 
 from spcl.executor import JobError, Plan, RunInfo, run_local, run_spark
+from spcl.executor.state import DoneMarker
 from spcl.executor.unitpass import UnitPass
 from spcl.executor.vaultjob import VaultJob
 from spcl.extract.backends import (
@@ -42,7 +43,7 @@ from spcl.mask_stage.inputs import (
     list_input_files,
     read_rows,
 )
-from spcl.mask_stage.metrics import build_metrics, rate
+from spcl.mask_stage.metrics import MaskMetrics, MaskRunFacts, build_metrics, rate
 from spcl.mask_stage.outputs import FailedRows, MaskedRows
 from spcl.mask_stage.schema import FAILED_SCHEMA, MASKED_SCHEMA
 from spcl.mask_stage.state import FileStats, Marker, checked_marker, load_markers, write_json_atomic
@@ -97,8 +98,8 @@ def count_outputs(stats: FileStats, input_rows: int, masked: pa.Table, failed: p
 
 
 def finish(
-    cfg: MaskJobConfig, keyed: list[tuple[Path, str]], hashes: dict[str, str], run: dict[str, Any]
-) -> dict[str, Any]:
+    cfg: MaskJobConfig, keyed: list[tuple[Path, str]], hashes: dict[str, str], run: MaskRunFacts
+) -> MaskMetrics:
     """Reconcile, write ``metrics.json`` and the output's and vault's ``manifest.json``; returns
     the metrics."""
     keys = {k for _, k in keyed}
@@ -118,7 +119,10 @@ def finish(
         "name_lists": metrics["name_lists"],
     }
     tier = metrics["tier"]
-    records = {"masked": metrics["masked"], "failed": metrics["failed"]}
+    records: dict[str, int | dict[str, int]] = {
+        "masked": metrics["masked"],
+        "failed": metrics["failed"],
+    }
     if tier["enabled"]:  # the masked rows the tier cleared (unchanged, no LLM), per language
         records |= {
             "tier_cleared": tier["cleared"],
@@ -153,12 +157,12 @@ class MaskStage(VaultJob):
         """The flagged Parquet files and their keys."""
         return [(p, file_key(p, cfg.input)) for p in list_input_files(cfg.input)]
 
-    def needs_retry(self, cfg: MaskJobConfig, marker: dict[str, Any]) -> bool:
+    def needs_retry(self, cfg: MaskJobConfig, marker: DoneMarker) -> bool:
         """Transient failures (all failures with ``retry_failed``) to retry."""
         stats = marker.get("stats", {})
         return bool(stats.get("failed_transient") or (cfg.retry_failed and stats.get("failed")))
 
-    def check_marker(self, path: Path, marker: dict[str, Any]) -> dict[str, Any]:
+    def check_marker(self, path: Path, marker: DoneMarker) -> DoneMarker:
         """The marker when its fields have the right kinds (``spcl.mask_stage.state``), else
         ``MarkerError``."""
         return checked_marker(path, marker).to_dict()
@@ -241,14 +245,15 @@ class MaskStage(VaultJob):
         stats.seconds += time.perf_counter() - run.started
         run.records = stats.documents
         ex = worker.extractor
-        return Marker(
+        marker = Marker(
             **run.unit.marker,
             backend=ex.name,
             model=ex.model,
             prompt_version=ex.prompt_version,
             config_hash=worker.config_hash,
             stats=stats,
-        ).to_dict()
+        )
+        return dict(marker.to_dict())
 
     def log_unit(self, run: MaskPass) -> None:
         """The file's counts."""
@@ -265,11 +270,10 @@ class MaskStage(VaultJob):
 
     def finish(
         self, cfg: MaskJobConfig, plan: Plan, run: RunInfo, worker: MaskRunner | None
-    ) -> dict[str, Any]:
+    ) -> MaskMetrics:
         """:func:`finish` with this run's counts and speed."""
         keyed, hashes = plan.context
-        info: dict[str, Any] = {"engine": "spark"} if run.engine == "spark" else {}
-        info |= {
+        info: MaskRunFacts = {
             "run_id": cfg.run_id,
             "files_processed": run.files_processed,
             "files_skipped": run.files_skipped,
@@ -277,13 +281,15 @@ class MaskStage(VaultJob):
             "elapsed_seconds": run.elapsed_seconds,
             "docs_per_second": round(rate(run.records, run.elapsed_seconds), 3),
         }
+        if run.engine == "spark":
+            info = {"engine": "spark", **info}
         return finish(cfg, keyed, hashes, info)
 
 
 STAGE = MaskStage()
 
 
-def run_mask_job(cfg: MaskJobConfig, extractor: Extractor | None = None) -> dict[str, Any]:
+def run_mask_job(cfg: MaskJobConfig, extractor: Extractor | None = None) -> MaskMetrics:
     """Run the job in this process over every input file with work to do; returns
     ``metrics.json``'s content."""
     return run_local(STAGE, cfg, {"extractor": extractor})
@@ -291,7 +297,7 @@ def run_mask_job(cfg: MaskJobConfig, extractor: Extractor | None = None) -> dict
 
 def run_mask_job_spark(
     cfg: MaskJobConfig, master: str | None = None, submitted: bool = False
-) -> dict[str, Any]:
+) -> MaskMetrics:
     """Run the job with Spark: one task per input file with work to do, the same ``MaskRunner`` on
     executors.
 

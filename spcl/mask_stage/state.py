@@ -13,7 +13,13 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from spcl.executor.state import marker_file, marker_unreadable, read_json_marker, write_json_atomic
+from spcl.executor.state import (
+    DoneMarker,
+    marker_file,
+    marker_unreadable,
+    read_json_marker,
+    write_json_atomic,
+)
 
 __all__ = [
     "FileStats",
@@ -113,27 +119,41 @@ class Marker:
     # MaskJobConfig.release_hash of the run ("" in markers written before it existed)
     release_hash: str = ""
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> DoneMarker:
         """The marker as JSON-ready data."""
-        data = asdict(self)
-        data["stats"] = asdict(self.stats)
-        return data
+        return {
+            "key": self.key,
+            "input": self.input,
+            "input_sha256": self.input_sha256,
+            "last_run": self.last_run,
+            "runs": list(self.runs),
+            "backend": self.backend,
+            "model": self.model,
+            "prompt_version": self.prompt_version,
+            "config_hash": self.config_hash,
+            "stats": asdict(self.stats),
+            "release_hash": self.release_hash,
+        }
 
     @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> Marker:
+    def from_dict(cls, data: DoneMarker) -> Marker:
         """A marker read back."""
-        fields = {k: data[k] for k in cls.__dataclass_fields__ if k in data and k != "stats"}
-        fields.setdefault("runs", [])
-        for name in (
-            "input_sha256",
-            "last_run",
-            "backend",
-            "model",
-            "prompt_version",
-            "config_hash",
-        ):
-            fields.setdefault(name, "")
-        return cls(stats=FileStats.from_dict(data.get("stats", {})), **fields)
+        stats = FileStats.from_dict(data.get("stats", {}))
+        if "key" not in data or "input" not in data:
+            raise TypeError("a done-marker names its key and input")
+        return cls(
+            key=data["key"],
+            input=data["input"],
+            input_sha256=data.get("input_sha256", ""),
+            last_run=data.get("last_run", ""),
+            runs=data.get("runs", []),
+            backend=data.get("backend", ""),
+            model=data.get("model", ""),
+            prompt_version=data.get("prompt_version", ""),
+            config_hash=data.get("config_hash", ""),
+            stats=stats,
+            release_hash=data.get("release_hash", ""),
+        )
 
 
 def marker_path(output: str | Path, key: str) -> Path:
@@ -141,7 +161,7 @@ def marker_path(output: str | Path, key: str) -> Path:
     return marker_file(Path(output) / "_done", key)
 
 
-def checked_marker(path: Path, data: dict[str, Any]) -> Marker:
+def checked_marker(path: Path, data: DoneMarker) -> Marker:
     """``data`` as a :class:`Marker`; :class:`~spcl.executor.state.MarkerError` when a field has the
     wrong kind (a damaged or hand-edited marker is never taken as done)."""
     try:

@@ -95,7 +95,7 @@ class UnmaskReport:
         """Refused rows per reason, sorted by reason."""
         return dict(sorted(Counter(reason for _, _, reason in self.refused).items()))
 
-    def summary(self) -> dict[str, Any]:
+    def summary(self) -> dict[str, int | list[str] | dict[str, int]]:
         """Counts and file names only (no values): what ``spcl unmask`` prints."""
         return {
             "files": self.files,

@@ -13,7 +13,7 @@ import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, TypedDict
+from typing import NotRequired, TypedDict
 
 import pyarrow.compute as pc
 
@@ -346,6 +346,23 @@ class _Estimator:
         return {"overall": overall, "by_lang": by_lang, "by_category": by_category}
 
 
+class Estimates(TypedDict):
+    """``estimates.json`` (:func:`estimate`): what counts as positive, the ids not found, the two
+    decisions' rates and the recall they give."""
+
+    positive_labels: str | list[str]
+    positive_rule: str
+    ids_not_in_output: list[str]
+    rule_flagged_unanswered: NotRequired[int]  # under the "auto" rule only
+    precision_flagged: DecisionBlock
+    miss_rate_clean: DecisionBlock
+    recall_estimate: NotRequired[RecallEstimate]
+
+
+class _RuleFlags(TypedDict, total=False):
+    rule_flagged_unanswered: int
+
+
 def _recall_estimate(p: RateJson, m: RateJson) -> RecallEstimate | None:
     """Recall from the precision of flagged and the miss rate of clean (counts), with
     conservative bounds."""
@@ -367,7 +384,7 @@ def estimate(
     scan: Scan,
     corpus_counts: Mapping[str, int],
     positive: Sequence[str] | str = AUTO,
-) -> dict[str, Any]:
+) -> Estimates:
     """Precision of ``flagged`` and miss rate of ``clean`` overall, per language and per category.
 
     ``positive`` are the labels that count as sensitive, or ``"auto"`` (default, ``AUTO_RULE``):
@@ -378,53 +395,27 @@ def estimate(
     sizes found in the output for languages and categories.
     """
     est = _Estimator(reviews, scan, positive)
-    result: dict[str, Any] = {
+
+    def block(dec: str) -> DecisionBlock:
+        return est.decision_block(
+            dec, int(corpus_counts.get(dec, scan.domains.get((dec, "all", ""), 0)))
+        )
+
+    # rule-flagged NONE documents whose hit nobody confirmed or rejected count as false positives
+    rule_flags: _RuleFlags = (
+        {"rule_flagged_unanswered": est.unanswered_rule_flags()} if est.auto else {}
+    )
+    result: Estimates = {
         "positive_labels": AUTO if est.auto else list(est.positive),
         "positive_rule": AUTO_RULE if est.auto else f"label in {', '.join(est.positive)}",
         "ids_not_in_output": sorted(i for i in est.labelled if i not in scan.docs),
+        **rule_flags,
+        "precision_flagged": block("flagged"),
+        "miss_rate_clean": block("clean"),
     }
-    # rule-flagged NONE documents whose hit nobody confirmed or rejected count as false positives
-    if est.auto:
-        result["rule_flagged_unanswered"] = est.unanswered_rule_flags()
-    for dec, name in (("flagged", "precision_flagged"), ("clean", "miss_rate_clean")):
-        total = int(corpus_counts.get(dec, scan.domains.get((dec, "all", ""), 0)))
-        result[name] = est.decision_block(dec, total)
     recall = _recall_estimate(
         result["precision_flagged"]["overall"], result["miss_rate_clean"]["overall"]
     )
     if recall is not None:
         result["recall_estimate"] = recall
     return result
-
-
-def plot_estimates(result: Mapping[str, Any], path: str | Path) -> Path:
-    """A PNG with precision of flagged and miss rate of clean, overall and per language, with
-    intervals."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    fig, axes = plt.subplots(1, 2, figsize=(10, 4))
-    for ax, key, title in (
-        (axes[0], "precision_flagged", "precision of flagged"),
-        (axes[1], "miss_rate_clean", "miss rate of clean"),
-    ):
-        block = result[key]
-        entries = [("all", block["overall"]), *sorted(block["by_lang"].items())]
-        entries = [(n, r) for n, r in entries if r["rate"] is not None]
-        xs = range(len(entries))
-        rates = [r["rate"] for _, r in entries]
-        err = [
-            [r["rate"] - r["low"] for _, r in entries],
-            [r["high"] - r["rate"] for _, r in entries],
-        ]
-        ax.bar(xs, rates, yerr=err, capsize=4, color="#4c72b0")
-        ax.set_xticks(list(xs), [f"{n}\n(n={r['reviewed']})" for n, r in entries])
-        ax.set_ylim(0, 1)
-        ax.set_title(f"{title} (Wilson 95 %)")
-    fig.tight_layout()
-    out = Path(path)
-    fig.savefig(out, dpi=100)
-    plt.close(fig)
-    return out

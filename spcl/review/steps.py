@@ -27,17 +27,18 @@ from spcl.manifest import (
     write_manifest,
 )
 from spcl.review.agree import adjudicate, agreement, check_coverage
-from spcl.review.estimate import estimate, plot_estimates, scan_output, scan_with_plan
+from spcl.review.estimate import Estimates, estimate, scan_output, scan_with_plan
+from spcl.review.estimate_plot import plot_estimates
 from spcl.review.export import private_dir, write_private
 from spcl.review.labels import ReviewError, parse_pii
-from spcl.review.reviews import read_reviews
+from spcl.review.reviews import Review, read_reviews
 from spcl.review.sample import SamplePlan, SampleSpec
 
 
-def read_reviewer_files(paths: Sequence[str]) -> dict[str, Any]:
+def read_reviewer_files(paths: Sequence[str]) -> dict[str, dict[str, Review]]:
     """Each reviewer file's reviews, keyed by reviewer name (``reviewer-a.csv`` → ``a``; the path
     on a clash)."""
-    out: dict[str, Any] = {}
+    out: dict[str, dict[str, Review]] = {}
     for p in paths:
         name = Path(p).stem
         name = name[len("reviewer-") :] if name.startswith("reviewer-") else name
@@ -120,7 +121,9 @@ def update_batch_manifest(batch: Path, records: int) -> None:
     os.chmod(path, 0o600)
 
 
-def adjudicate_pii(rows: list[dict[str, Any]], reviews: dict[str, Any], policy: str) -> None:
+def adjudicate_pii(
+    rows: list[dict[str, Any]], reviews: dict[str, dict[str, Review]], policy: str
+) -> None:
     """Fill each row's ``pii`` (are the rule hits real personal data?) from every reviewer's answer:
     kept when all who answered agree; on disagreement blank, or ``yes`` under
     ``policy="sensitive"``.
@@ -163,7 +166,7 @@ def write_adjudicated(rows: list[dict[str, Any]], out: Path) -> None:
     update_batch_manifest(out.parent, len(rows))
 
 
-def by_document_id(reviews: dict[str, Any]) -> dict[str, Any]:
+def by_document_id(reviews: dict[str, Review]) -> dict[str, Review]:
     """Reviews re-keyed by document id (estimates match reviews to output rows by id); refuses
     repeated ids, which an id-keyed estimate cannot tell apart."""
     by_id = {r.id: r for r in reviews.values()}
@@ -179,7 +182,7 @@ def by_document_id(reviews: dict[str, Any]) -> dict[str, Any]:
 
 def estimate_reviews(
     input: str, reviews_path: Path, plan_path: Path, positive: tuple[str, ...]
-) -> tuple[dict[str, Any], dict[str, Any]]:
+) -> tuple[Estimates, dict[str, Review]]:
     """``(estimates, reviews by id)``: precision of flagged and miss rate of clean from the
     adjudicated reviews, weighted by the sample plan at ``plan_path`` when there is one (else
     re-scanned with the default spec)."""
@@ -197,8 +200,8 @@ def estimate_reviews(
 
 
 def write_estimates(
-    result: dict[str, Any],
-    reviews: dict[str, Any],
+    result: Estimates,
+    reviews: dict[str, Review],
     out: Path,
     *,
     input: str,
