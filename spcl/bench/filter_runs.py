@@ -24,22 +24,15 @@ from spcl.filter.batch import build_context, process_batch
 from spcl.filter.job import FilterJob, run_filter
 from spcl.filter.spark_tasks import process_started_at
 from spcl.io.readers import read_records
+from spcl.screen.profile_groups import SCREEN_PROFILE_GROUPS
 
 _STAGE_GROUPS: tuple[tuple[str, str], ...] = (
-    ("fugashi", "MeCab (fugashi)"),
-    ("sentencepiece", "SentencePiece"),
-    ("lightgbm", "LightGBM predict"),
-    ("spcl/screen/features", "features: keys, lexicon, TF-IDF"),
-    ("spcl/screen/lexicon", "features: keys, lexicon, TF-IDF"),
-    ("spcl/screen/tokenize", "MeCab parse (fugashi's Cython time lands in tokenize.py)"),
-    ("scipy", "scipy.sparse"),
-    ("sklearn", "scikit-learn"),
+    *SCREEN_PROFILE_GROUPS,
     ("numpy", "NumPy"),
     ("spcl/detect", "rule detectors"),
     ("spcl/text", "normalize + language"),
     ("pyarrow", "Arrow"),
     ("spcl/filter", "batch function (Python)"),
-    ("spcl/screen/model", "screen model (Python)"),
 )
 
 

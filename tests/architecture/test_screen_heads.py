@@ -16,9 +16,6 @@ ROOT = Path(__file__).resolve().parents[2]
 HEAD_NAMES = re.compile(r"lgbm|svc|lightgbm|linearsvc", re.IGNORECASE)
 OWNER = ROOT / "spcl" / "screen"
 ALLOWED: dict[str, str] = {
-    "spcl/bench/filter_runs.py": (
-        "a benchmark timing the shipped screen's stages by name (LightGBM predict)"
-    ),
     "spcl/io/schema.py": (
         "the persisted output schema's default scores struct (the shipped kind's); spcl.io is the"
         " layer below the screen (the screen reads through it), so it cannot import the screen's"
