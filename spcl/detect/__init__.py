@@ -83,8 +83,11 @@ _JOINABLE = re.compile("[ー―﹣‒—\u3000]")
 _WRAP_AFTER = re.compile(r"[-ー―‐‑‒–—−－﹣]\r?\n")
 _WRAP_BEFORE = re.compile(r"[-ー―‐‑‒–—−－﹣]\r?\n[ \t]*$")
 # A digit run too short to be a cluster, wrapped after a hyphen ("테헤란로 152-" + newline +
-# "1990"): an address or lot number the joined view reads whole.
-_SHORT_WRAP = re.compile(r"[0-9０-９][-ー―‐‑‒–—−－﹣]\r?\n[ \t]*[0-9０-９]")
+# "1990"): an address or lot number the joined view reads whole. It starts with the newline (the
+# regex engine then jumps from one newline to the next) and looks back.
+_SHORT_WRAP = re.compile(
+    r"\n(?:(?<=[0-9０-９][-ー―‐‑‒–—−－﹣]\n)|(?<=[0-9０-９][-ー―‐‑‒–—−－﹣]\r\n))[ \t]*[0-9０-９]"
+)
 
 _VALIDATION_RANK = {True: 2, None: 1, False: 0}
 
