@@ -57,9 +57,12 @@ VOLATILE = (
 )
 """JSON keys (substrings, lower case) whose values change from run to run; ``parts_hash`` hashes
 the endpoints."""
+ANNOTATE_VOLATILE = (*VOLATILE, "release_hash")
+"""In annotate's outputs (``ann-*``) the release hash changes too: it covers the teachers'
+endpoints, which the fixture serves on random ports."""
 
 
-def scrub(value: Any, roots: tuple[str, ...] = ()) -> Any:
+def scrub(value: Any, roots: tuple[str, ...] = (), volatile: tuple[str, ...] = VOLATILE) -> Any:
     """``value`` without volatile keys, run ids replaced, 64-hex digests blanked, and a path under
     one of ``roots`` (a run's output folder, its checkout) made relative to ``<root>``.
 
@@ -71,12 +74,12 @@ def scrub(value: Any, roots: tuple[str, ...] = ()) -> Any:
     """
     if isinstance(value, dict):
         return {
-            RUN_ID.sub("<run>", k): scrub(v, roots)
+            RUN_ID.sub("<run>", k): scrub(v, roots, volatile)
             for k, v in value.items()
-            if not any(w in k.lower() for w in VOLATILE)
+            if not any(w in k.lower() for w in volatile)
         }
     if isinstance(value, list):
-        return [scrub(v, roots) for v in value]
+        return [scrub(v, roots, volatile) for v in value]
     if isinstance(value, str):
         for root in roots:
             if value.startswith(root.rstrip("/") + "/"):
@@ -115,7 +118,8 @@ def digests(path: Path, roots: tuple[str, ...] = ()) -> tuple[str, str]:
             for entry in doc["files"].values():
                 if isinstance(entry, dict):
                     entry.pop("bytes", None)  # sizes of files with timings in them
-        return raw, _hash(scrub(doc, roots))
+        annotate = any(part.startswith("ann-") for part in path.parts)
+        return raw, _hash(scrub(doc, roots, ANNOTATE_VOLATILE if annotate else VOLATILE))
     return raw, raw
 
 
@@ -125,7 +129,9 @@ def compare(
     """``{"identical": n, "normalized": n, "differ": [...], "only_a": [...], "only_b": [...]}`` over
     every file under ``a`` and ``b`` (names with run ids replaced; paths under ``a`` or ``roots_a``,
     ``b`` or ``roots_b`` compared relative to them)."""
-    ra, rb = (str(a.resolve()), *roots_a), (str(b.resolve()), *roots_b)
+    # the inputs both runs read come from this tool's checkout
+    ra = (str(a.resolve()), *roots_a, str(ROOT))
+    rb = (str(b.resolve()), *roots_b, str(ROOT))
     fa = {RUN_ID.sub("<run>", p.relative_to(a).as_posix()): p for p in a.rglob("*") if p.is_file()}
     fb = {RUN_ID.sub("<run>", p.relative_to(b).as_posix()): p for p in b.rglob("*") if p.is_file()}
     result: dict[str, Any] = {
