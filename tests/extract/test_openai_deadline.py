@@ -43,29 +43,43 @@ def _serve(sock: socket.socket, mode: str, stop: threading.Event) -> None:
         threading.Thread(target=_answer, args=(conn, this, stop), daemon=True).start()
 
 
-def _answer(conn: socket.socket, mode: str, stop: threading.Event) -> None:
-    with conn:
-        data = b""
-        while b"\r\n\r\n" not in data:
-            data += conn.recv(65536)
-        head, _, body = data.partition(b"\r\n\r\n")
-        length = int(
-            next(
-                h.split(b":")[1]
-                for h in head.split(b"\r\n")
-                if h.lower().startswith(b"content-length")
-            )
+def _read_request(conn: socket.socket) -> bool:
+    """Read one HTTP request (headers and body) from ``conn``; False when the client closed it."""
+    data = b""
+    while b"\r\n\r\n" not in data:
+        chunk = conn.recv(65536)
+        if not chunk:
+            return False
+        data += chunk
+    head, _, body = data.partition(b"\r\n\r\n")
+    length = int(
+        next(
+            h.split(b":")[1] for h in head.split(b"\r\n") if h.lower().startswith(b"content-length")
         )
-        while len(body) < length:
-            body += conn.recv(65536)
-        headers = (
-            f"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: {len(REPLY)}\r\n"
-            "\r\n"
-        ).encode()
-        out = headers + REPLY
+    )
+    while len(body) < length:
+        chunk = conn.recv(65536)
+        if not chunk:
+            return False
+        body += chunk
+    return True
+
+
+def _answer(conn: socket.socket, mode: str, stop: threading.Event) -> None:
+    """Answer on ``conn``: ``fast`` serves every request the client sends on it (keep-alive, as a
+    real server does, so a pooled connection is never closed under the client); the drip modes
+    answer one request a byte at a time."""
+    headers = (
+        f"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: {len(REPLY)}\r\n\r\n"
+    ).encode()
+    out = headers + REPLY
+    with conn:
         try:
             if mode == "fast":
-                conn.sendall(out)
+                while not stop.is_set() and _read_request(conn):
+                    conn.sendall(out)
+                return
+            if not _read_request(conn):
                 return
             start = 0 if mode == "drip_headers" else len(headers)
             conn.sendall(out[:start])
