@@ -34,6 +34,6 @@ def with_run_id(cfg: C) -> C:
     """
     if getattr(cfg, "run_id", ""):
         return cfg
-    if isinstance(cfg, BaseModel):  # a job config (spcl.config.JobConfig)
+    if isinstance(cfg, BaseModel):  # a job config (spcl.config_models.JobConfig)
         return cfg.model_copy(update={"run_id": new_run_id()})
     return dataclasses.replace(cfg, run_id=new_run_id())  # type: ignore[type-var]  # C: a dataclass
