@@ -41,7 +41,7 @@ from itertools import pairwise
 from spcl.config import PII_TYPES, DetectSettings
 from spcl.detect.base import Detector, Hit, NumericDetector
 from spcl.detect.folding import Folded, fold
-from spcl.detect.markup import Decoded, decode_markup, join_digits
+from spcl.detect.markup import WRAPPED_NUMBER, Decoded, decode_markup, join_digits
 from spcl.rule_types import BY_NAME, RULE_TYPES
 
 __all__ = [
@@ -77,18 +77,9 @@ _NUMERIC = frozenset(
 # >= 7 characters (shorter runs hold no PII); ASCII and full-width digits. A leading "+" or "(" is
 # added in Python: an optional first character would cost the scan its fast first-character search.
 _CLUSTER = re.compile(r"[0-9０-９][-0-9０-９‐‑‒–—−－.．() ー―﹣\u3000]{6,}")
-# A cluster the between-digits view changes: a dash or space the detectors' separators do not take,
-# or a line wrapped right after it ("010-1234-" + newline) or right before it.
+# A cluster the between-digits view changes: a dash or space the detectors' separators do not take
+# (a number wrapped after a hyphen is found by markup.WRAPPED_NUMBER, whatever its length).
 _JOINABLE = re.compile("[ー―﹣‒—\u3000]")
-_WRAP_AFTER = re.compile(r"[-ー―‐‑‒–—−－﹣]\r?\n")
-_WRAP_BEFORE = re.compile(r"[-ー―‐‑‒–—−－﹣]\r?\n[ \t]*$")
-# A digit run too short to be a cluster, wrapped after a hyphen ("테헤란로 152-" + newline +
-# "1990"): an address or lot number the joined view reads whole. It starts with the newline (the
-# regex engine then jumps from one newline to the next) and looks back.
-_SHORT_WRAP = re.compile(
-    r"\n(?:(?<=[0-9０-９][-ー―‐‑‒–—−－﹣]\n)|(?<=[0-9０-９][-ー―‐‑‒–—−－﹣]\r\n))[ \t]*[0-9０-９]"
-)
-
 _VALIDATION_RANK = {True: 2, None: 1, False: 0}
 
 
@@ -176,7 +167,7 @@ class DetectorSet:
         needs_join: list[bool] = []
         hits = self.find_folded(view, needs_join)
         # a number cluster holds a wide dash or space, " - ", or a number is wrapped after a hyphen
-        if needs_join or _SHORT_WRAP.search(view):
+        if needs_join or WRAPPED_NUMBER.search(view):
             joined = join_digits(view)
             # hits on the joined view, merged with those on the view as it was
             if joined is not None:
@@ -194,9 +185,9 @@ class DetectorSet:
     def find_folded(self, text: str, needs_join: list[bool] | None = None) -> list[Hit]:
         """All hits in an already folded ``text`` (offsets into it), overlaps resolved.
 
-        ``needs_join`` (a list) gets ``True`` appended when a number cluster holds a character or a
-        wrap that :func:`spcl.detect.markup.join_digits` would fold (the detectors then read the
-        joined view too).
+        ``needs_join`` (a list) gets ``True`` appended when a number cluster holds a character that
+        :func:`spcl.detect.markup.join_digits` would fold (the detectors then read the joined view
+        too).
         """
         hits: list[Hit] = []
         if self.numeric:
@@ -206,12 +197,7 @@ class DetectorSet:
                 if (
                     needs_join is not None
                     and not needs_join
-                    and (
-                        _JOINABLE.search(text, s, e)
-                        or " - " in m.group()
-                        or _WRAP_AFTER.match(text, e - 1)
-                        or _WRAP_BEFORE.search(text, max(0, s - 12), s)
-                    )
+                    and (_JOINABLE.search(text, s, e) or " - " in m.group())
                 ):
                     needs_join.append(True)
                 if s and text[s - 1] in "+(（":

@@ -93,6 +93,12 @@ _WIDE_BETWEEN = re.compile(
     rf"|(?<=[{_DIGIT}] [{_DASHES}])(?= [{_DIGIT}]))"
 )
 _WRAP = re.compile(rf"\r?\n[ \t]{{0,8}}(?=[{_DIGIT}])")
+WRAPPED_NUMBER = re.compile(
+    rf"\n(?:(?<=[{_DIGIT}][-{_DASHES}]\n)|(?<=[{_DIGIT}][-{_DASHES}]\r\n))[ \t]{{0,8}}[{_DIGIT}]"
+)
+"""A number wrapped after a hyphen at the end of a line, as :func:`join_digits` joins it
+(``테헤란로 152-`` + newline + ``1990``): the cheap test whether the joined view reads a wrap. It
+starts at the newline (the regex engine jumps from one newline to the next) and looks back."""
 
 
 def _reference(ref: str) -> str | None:
